@@ -1,0 +1,32 @@
+# gpulease: everything a fresh machine needs is installed from these files.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STACK ?= aws-lora-7b
+
+.PHONY: setup plan test lint schema bench clean
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt -c constraints.txt
+	touch $@
+
+setup: $(VENV)/.installed
+
+## The main job, offline: review what an example stack would create (no credentials, no Pulumi CLI).
+plan: setup
+	$(PY) -m gpulease plan $(STACK)
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+test: setup lint
+	$(PY) -m pytest -q
+
+## Regenerate the checked-in JSON Schema of the stack config.
+schema: setup
+	$(PY) -m gpulease schema --write
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,5 @@
+"""AWS: one ``gpulease:aws:GpuExperiment`` per stack; a file per responsibility."""
+
+from components.aws.experiment import AwsGpuExperiment
+
+__all__ = ["AwsGpuExperiment"]

@@ -1,0 +1,35 @@
+"""Facts about the AWS account and region that several files need, looked up once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+
+@dataclass(frozen=True)
+class AwsContext:
+    region: str
+    account_id: str
+    partition: str
+    provider: aws.Provider | None
+
+    def invoke_opts(self) -> pulumi.InvokeOptions:
+        return pulumi.InvokeOptions(provider=self.provider) if self.provider else pulumi.InvokeOptions()
+
+    def opts(self, parent: pulumi.Resource, **kwargs) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=parent, **kwargs)
+
+    def arn(self, service: str, resource: str, region: bool = True, account: bool = True) -> str:
+        return (
+            f"arn:{self.partition}:{service}:{self.region if region else ''}:"
+            f"{self.account_id if account else ''}:{resource}"
+        )
+
+
+def lookup_context(region: str, provider: aws.Provider | None) -> AwsContext:
+    opts = pulumi.InvokeOptions(provider=provider) if provider else None
+    identity = aws.get_caller_identity(opts=opts)
+    partition = aws.get_partition(opts=opts)
+    return AwsContext(region=region, account_id=identity.account_id, partition=partition.partition, provider=provider)

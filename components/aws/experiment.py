@@ -1,0 +1,152 @@
+"""``gpulease:aws:GpuExperiment``: every resource of one stack (an experiment, or a sweep's runs) on AWS."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from components import vocabulary as v
+from components.aws import identity, instance, lifetime, network, storage
+from components.aws.context import lookup_context
+from components.bootstrap import BootstrapSettings, render_user_data
+from components.catalog import resolve_instance_type
+from components.deadline import record_deadline
+from components.naming import bucket_name
+from components.spec import StackSpec
+from components.tagging import experiment_tags
+
+
+def _latest(values: list[pulumi.Output[str]]) -> pulumi.Output[str]:
+    return pulumi.Output.all(*values).apply(lambda items: max(items))
+
+
+class AwsGpuExperiment(pulumi.ComponentResource):
+    """Shared per stack: security group, key pair, checkpoint bucket. Per experiment: deadline, data volume,
+    instance role, instance, attachment, termination schedule."""
+
+    def __init__(
+        self,
+        name: str,
+        spec: StackSpec,
+        region: str,
+        provider: aws.Provider | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        # With an explicit provider (the spec names a region other than aws:region) every child inherits it
+        # through parent=self.
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(providers=[provider] if provider else None))
+        super().__init__("gpulease:aws:GpuExperiment", name, None, opts)
+        base = spec.base
+        stack = pulumi.get_stack()
+        ctx = lookup_context(region, provider)
+
+        # Every lookup happens before the first resource is registered, so a bad type or zone creates nothing.
+        vpc_id = network.resolve_vpc(base, ctx)
+        plans = {}
+        for exp in spec.experiments:
+            itype = resolve_instance_type("aws", region, exp.gpu)
+            required_az = (
+                storage.existing_volume_zone(exp.data_disk.existing_volume_id, ctx)
+                if exp.data_disk.existing_volume_id
+                else None
+            )
+            plans[exp.name] = (itype, network.place(exp, itype.type, vpc_id, ctx, required_az), instance.resolve_image(exp, ctx))
+
+        deadlines = {e.name: record_deadline(e, self) for e in spec.experiments}
+        bucket_id = base.checkpoints.bucket or bucket_name(base.project, name)
+        with_checkpoints = base.checkpoints.enabled
+        shared_uri = storage.bucket_uri(bucket_id, base.checkpoints.prefix) if with_checkpoints else v.NO_CHECKPOINTS
+        shared_tags = experiment_tags(
+            base,
+            stack=stack,
+            expires_at=_latest(list(deadlines.values())),
+            checkpoint_uri=shared_uri,
+            experiment=name,
+            max_runtime_hours=max(e.max_runtime_hours for e in spec.experiments),
+        )
+
+        sg = network.create_security_group(name, base.ssh, vpc_id, shared_tags, self)
+        key_name = network.create_key_pair(name, base.ssh, shared_tags, self)
+        bucket = (
+            storage.create_bucket(
+                name, bucket_id, base, {**shared_tags, v.TAG_RETAIN: str(base.checkpoints.retain).lower()}, ctx, self
+            )
+            if with_checkpoints
+            else None
+        )
+
+        self.experiments: dict[str, dict[str, pulumi.Input]] = {}
+        for exp in spec.experiments:
+            itype, placement, image_id = plans[exp.name]
+            prefix = f"{exp.checkpoints.prefix}{exp.name}/" if spec.kind == "sweep" else exp.checkpoints.prefix
+            uri = storage.bucket_uri(bucket.name, prefix) if bucket else v.NO_CHECKPOINTS
+            deadline = deadlines[exp.name]
+            tags = experiment_tags(exp, stack=stack, expires_at=deadline, checkpoint_uri=uri)
+
+            volume = storage.create_data_volume(
+                exp, placement.availability_zone, {**tags, v.TAG_RETAIN: str(exp.data_disk.retain).lower()}, ctx, self
+            )
+            profile = identity.create_instance_profile(
+                exp.name,
+                bucket_arn=bucket.arn if bucket else None,
+                prefix=prefix if bucket else None,
+                ssm=exp.ssh.mode == "ssm",
+                tags=tags,
+                ctx=ctx,
+                parent=self,
+            )
+            settings = pulumi.Output.all(deadline, volume.id).apply(
+                lambda args, exp=exp, uri=uri: render_user_data(
+                    BootstrapSettings(
+                        cloud="aws",
+                        region=region,
+                        stack=stack,
+                        experiment=exp.name,
+                        deadline=args[0],
+                        max_runtime_hours=exp.max_runtime_hours,
+                        idle_minutes=exp.idle_minutes,
+                        idle_gpu_percent=exp.watchdog.idle_gpu_percent,
+                        warn_minutes=exp.watchdog.warn_minutes,
+                        warn_hook=exp.watchdog.warn_hook,
+                        checkpoint_uri=None if uri == v.NO_CHECKPOINTS else uri,
+                        checkpoint_interval_minutes=exp.checkpoints.interval_minutes,
+                        checkpoint_hook=exp.checkpoints.hook,
+                        data_disk_id=args[1],
+                    )
+                )
+            )
+            inst = instance.create_instance(
+                exp,
+                instance_type=itype.type,
+                image_id=image_id,
+                subnet_id=placement.subnet_id,
+                security_group=sg,
+                key_name=key_name,
+                instance_profile=profile,
+                user_data=settings,
+                tags=tags,
+                depends_on=[volume.resource] if volume.resource else [],
+                parent=self,
+            )
+            storage.attach_data_volume(exp, volume, inst, self)
+            lifetime.create_termination_schedule(
+                exp.name, instance=inst, deadline=deadline, tags=tags, ctx=ctx, parent=self
+            )
+            access = (
+                inst.public_ip.apply(lambda ip, user=exp.ssh.user: f"ssh {user}@{ip}")
+                if exp.ssh.mode == "ssh"
+                else inst.id.apply(lambda iid: f"aws ssm start-session --target {iid} --region {region}")
+            )
+            self.experiments[exp.name] = {
+                "instanceId": inst.id,
+                "instanceType": itype.type,
+                "market": exp.market,
+                "publicIp": inst.public_ip,
+                "sshCommand": access,
+                "dataVolumeId": volume.id,
+                "availabilityZone": placement.availability_zone,
+                "checkpointUri": uri,
+                "deadline": deadline,
+            }
+        self.bucket = bucket.name if bucket else None
+        self.register_outputs({"experiments": self.experiments, "bucket": self.bucket})

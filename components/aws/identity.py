@@ -1,0 +1,132 @@
+"""Who may do what: the instance role (its bucket prefix only) and the scheduler's role (terminate one instance)."""
+
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pulumi_aws as aws
+
+from components.aws.context import AwsContext
+from components.naming import scoped_name
+
+SSM_MANAGED_POLICY = "policy/AmazonSSMManagedInstanceCore"
+
+
+def assume_role_policy(service: str, source_account: str | None = None) -> str:
+    statement: dict = {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}
+    if source_account:
+        # Confused-deputy guard: only schedules in this account may use the role.
+        statement["Condition"] = {"StringEquals": {"aws:SourceAccount": source_account}}
+    return json.dumps({"Version": "2012-10-17", "Statement": [statement]}, sort_keys=True)
+
+
+def checkpoint_access_policy(bucket_arn: str, prefix: str) -> str:
+    """Read and write under the experiment's prefix, list only that prefix; nothing else in S3."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "ListCheckpointPrefix",
+                    "Effect": "Allow",
+                    "Action": "s3:ListBucket",
+                    "Resource": bucket_arn,
+                    "Condition": {"StringLike": {"s3:prefix": [prefix, f"{prefix}*"]}},
+                },
+                {
+                    "Sid": "LocateBucket",
+                    "Effect": "Allow",
+                    "Action": "s3:GetBucketLocation",
+                    "Resource": bucket_arn,
+                },
+                {
+                    "Sid": "ReadWriteCheckpoints",
+                    "Effect": "Allow",
+                    "Action": [
+                        "s3:GetObject",
+                        "s3:PutObject",
+                        "s3:AbortMultipartUpload",
+                        "s3:ListMultipartUploadParts",
+                    ],
+                    "Resource": f"{bucket_arn}/{prefix}*",
+                },
+            ],
+        },
+        sort_keys=True,
+    )
+
+
+def create_instance_profile(
+    name: str,
+    *,
+    bucket_arn: str | None,
+    prefix: str | None,
+    ssm: bool,
+    tags: dict,
+    ctx: AwsContext,
+    parent: pulumi.Resource,
+) -> aws.iam.InstanceProfile:
+    opts = pulumi.ResourceOptions(parent=parent)
+    role = aws.iam.Role(
+        f"{name}-instance-role",
+        name=scoped_name(f"{name}-instance"),
+        description=f"gpulease {name}: checkpoint prefix access" + (" and SSM sessions" if ssm else ""),
+        assume_role_policy=assume_role_policy("ec2.amazonaws.com"),
+        tags=tags,
+        opts=opts,
+    )
+    if bucket_arn and prefix:
+        aws.iam.RolePolicy(
+            f"{name}-checkpoint-access",
+            role=role.id,
+            policy=checkpoint_access_policy(bucket_arn, prefix),
+            opts=opts,
+        )
+    if ssm:
+        aws.iam.RolePolicyAttachment(
+            f"{name}-ssm-core",
+            role=role.name,
+            policy_arn=f"arn:{ctx.partition}:iam::aws:{SSM_MANAGED_POLICY}",
+            opts=opts,
+        )
+    return aws.iam.InstanceProfile(
+        f"{name}-instance-profile",
+        name=scoped_name(f"{name}-instance"),
+        role=role.name,
+        tags=tags,
+        opts=opts,
+    )
+
+
+def terminate_only_policy(instance_arn: str) -> str:
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {"Sid": "TerminateThisInstance", "Effect": "Allow", "Action": "ec2:TerminateInstances", "Resource": instance_arn}
+            ],
+        },
+        sort_keys=True,
+    )
+
+
+def create_scheduler_role(
+    name: str, instance_arn: pulumi.Output[str], tags: dict, ctx: AwsContext, parent: pulumi.Resource
+) -> aws.iam.Role:
+    opts = pulumi.ResourceOptions(parent=parent)
+    role = aws.iam.Role(
+        f"{name}-deadline-role",
+        name=scoped_name(f"{name}-deadline"),
+        description=f"gpulease {name}: EventBridge Scheduler may terminate this one instance",
+        assume_role_policy=assume_role_policy("scheduler.amazonaws.com", ctx.account_id),
+        tags=tags,
+        opts=opts,
+    )
+    aws.iam.RolePolicy(
+        f"{name}-deadline-terminate",
+        role=role.id,
+        policy=instance_arn.apply(terminate_only_policy),
+        opts=opts,
+    )
+    return role

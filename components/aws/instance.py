@@ -1,0 +1,104 @@
+"""The GPU instance: image, market (spot or on-demand), IMDSv2, encrypted root disk, shutdown = terminate."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from components.aws.context import AwsContext
+from components.spec import ExperimentSpec
+
+# Image families resolved to the newest matching image. The Deep Learning Base AMI ships the NVIDIA driver,
+# CUDA and Docker, so nothing is rebuilt by hand on each instance.
+AMI_FAMILIES: dict[str, dict] = {
+    "dlami-base-ubuntu22": {
+        "owners": ["amazon"],
+        "name": "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) *",
+    },
+    "dlami-pytorch-ubuntu22": {
+        "owners": ["amazon"],
+        "name": "Deep Learning OSS Nvidia Driver AMI GPU PyTorch * (Ubuntu 22.04) *",
+    },
+    "ubuntu-22.04": {
+        "owners": ["099720109477"],  # Canonical
+        "name": "ubuntu/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-*",
+    },
+}
+
+
+def resolve_image(spec: ExperimentSpec, ctx: AwsContext) -> str:
+    if spec.image.id:
+        return spec.image.id
+    family = AMI_FAMILIES[spec.image_family]
+    ami = aws.ec2.get_ami(
+        most_recent=True,
+        owners=family["owners"],
+        filters=[
+            {"name": "name", "values": [family["name"]]},
+            {"name": "architecture", "values": ["x86_64"]},
+            {"name": "state", "values": ["available"]},
+        ],
+        opts=ctx.invoke_opts(),
+    )
+    return ami.id
+
+
+def market_options(spec: ExperimentSpec) -> dict | None:
+    """Spot: a one-time request, terminated (never stopped) on interruption; None means on-demand."""
+    if spec.market != "spot":
+        return None
+    spot: dict = {"instance_interruption_behavior": "terminate", "spot_instance_type": "one-time"}
+    if spec.max_spot_price_usd is not None:
+        spot["max_price"] = f"{spec.max_spot_price_usd:g}"
+    return {"market_type": "spot", "spot_options": spot}
+
+
+def create_instance(
+    spec: ExperimentSpec,
+    *,
+    instance_type: str,
+    image_id: str,
+    subnet_id: str,
+    security_group: aws.ec2.SecurityGroup,
+    key_name: pulumi.Input[str] | None,
+    instance_profile: aws.iam.InstanceProfile,
+    user_data: pulumi.Input[str],
+    tags: dict,
+    depends_on: list[pulumi.Resource],
+    parent: pulumi.Resource,
+) -> aws.ec2.Instance:
+    return aws.ec2.Instance(
+        f"{spec.name}-instance",
+        ami=image_id,
+        instance_type=instance_type,
+        subnet_id=subnet_id,
+        vpc_security_group_ids=[security_group.id],
+        associate_public_ip_address=True,
+        key_name=key_name,
+        iam_instance_profile=instance_profile.name,
+        instance_market_options=market_options(spec),
+        # Shutting down from inside (watchdog, idle, deadline) must end billing, not leave a stopped instance.
+        instance_initiated_shutdown_behavior="terminate",
+        metadata_options={
+            "http_endpoint": "enabled",
+            "http_tokens": "required",
+            # 2 hops so training containers on the instance can reach the role's credentials.
+            "http_put_response_hop_limit": 2,
+            "instance_metadata_tags": "enabled",
+        },
+        root_block_device={
+            "volume_type": "gp3",
+            "volume_size": spec.image.root_disk_gb,
+            "encrypted": True,
+            "delete_on_termination": True,
+            "tags": tags,
+        },
+        ebs_optimized=True,
+        user_data=user_data,
+        # A one-time spot instance cannot be stopped to change its user-data in place; replace it instead.
+        user_data_replace_on_change=True,
+        tags=tags,
+        # Terminating the instance before the data volume is deleted keeps destroy ordered: the attachment is
+        # skipped, the instance goes, the disk is detached, then a non-retained disk can be deleted.
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on),
+    )

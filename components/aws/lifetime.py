@@ -1,0 +1,55 @@
+"""The hard deadline outside the instance: an EventBridge Scheduler one-time schedule terminates it.
+
+The schedule fires once at the deadline (flexible window off), calls EC2 TerminateInstances for exactly this
+instance through a role that may do nothing else, and deletes itself afterwards. The watchdog inside the
+instance shuts it down at the same moment after a last checkpoint sync; this schedule is the backstop that
+works even when the instance is wedged.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pulumi_aws as aws
+
+from components import vocabulary as v
+from components.aws.context import AwsContext
+from components.aws.identity import create_scheduler_role
+from components.naming import scoped_name
+
+TERMINATE_TARGET = "arn:aws:scheduler:::aws-sdk:ec2:terminateInstances"
+
+
+def at_expression(deadline_rfc3339: str) -> str:
+    """EventBridge Scheduler's one-time form: ``at(yyyy-mm-ddThh:mm:ss)``, read in the schedule's timezone (UTC)."""
+    return f"at({v.parse_rfc3339(deadline_rfc3339).strftime('%Y-%m-%dT%H:%M:%S')})"
+
+
+def create_termination_schedule(
+    name: str,
+    *,
+    instance: aws.ec2.Instance,
+    deadline: pulumi.Output[str],
+    tags: dict,
+    ctx: AwsContext,
+    parent: pulumi.Resource,
+) -> aws.scheduler.Schedule:
+    role = create_scheduler_role(name, instance.arn, tags, ctx, parent)
+    return aws.scheduler.Schedule(
+        f"{name}-deadline",
+        name=scoped_name(f"{name}-deadline"),
+        description=f"gpulease {name}: terminate the instance at its deadline",
+        schedule_expression=deadline.apply(at_expression),
+        schedule_expression_timezone="UTC",
+        flexible_time_window={"mode": "OFF"},
+        action_after_completion="DELETE",
+        state="ENABLED",
+        target={
+            "arn": TERMINATE_TARGET,
+            "role_arn": role.arn,
+            "input": instance.id.apply(lambda iid: json.dumps({"InstanceIds": [iid]})),
+            "retry_policy": {"maximum_event_age_in_seconds": 86400, "maximum_retry_attempts": 185},
+        },
+        opts=pulumi.ResourceOptions(parent=parent),
+    )

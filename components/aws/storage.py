@@ -1,0 +1,187 @@
+"""Data that must outlive the instance: the encrypted data volume and the checkpoint bucket.
+
+Retention: a retained volume or bucket is registered with ``retain_on_delete``. ``pulumi destroy`` then
+finishes (the stack can be removed, the CI teardown never blocks) while the disk and the bucket stay in the
+account, tagged ``gpulease:retain=true`` so that the reaper leaves them alone; reattach the disk with
+``dataDisk.existingVolumeId``. ``protect`` would instead make every destroy fail until someone edits state
+by hand, which is the opposite of what an ephemeral experiment needs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from components.aws.context import AwsContext
+from components.spec import CheckpointSpec, ExperimentSpec
+
+DATA_DEVICE_NAME = "/dev/sdf"
+
+
+@dataclass
+class Bucket:
+    name: str
+    arn: str
+    created: bool
+    resource: aws.s3.Bucket | None = None
+
+
+def bucket_uri(bucket: str, prefix: str) -> str:
+    return f"s3://{bucket}/{prefix}"
+
+
+def lifecycle_rules(checkpoints: CheckpointSpec) -> list[dict]:
+    """Lifecycle for the checkpoint prefix: expire old checkpoints, cap noncurrent versions, abort stale uploads."""
+    lc = checkpoints.lifecycle
+    rule: dict = {
+        "id": "gpulease-checkpoints",
+        "status": "Enabled",
+        "filter": {"prefix": checkpoints.prefix},
+        "expiration": {"days": lc.keep_days},
+        "noncurrent_version_expiration": {
+            "noncurrent_days": lc.noncurrent_days,
+            **({"newer_noncurrent_versions": lc.noncurrent_versions_to_keep} if lc.noncurrent_versions_to_keep else {}),
+        },
+        "abort_incomplete_multipart_upload": {"days_after_initiation": lc.abort_incomplete_upload_days},
+    }
+    if lc.transitions:
+        rule["transitions"] = [{"days": t.days, "storage_class": t.storage_class} for t in lc.transitions]
+    cleanup = {
+        "id": "gpulease-expired-delete-markers",
+        "status": "Enabled",
+        "filter": {"prefix": checkpoints.prefix},
+        "expiration": {"expired_object_delete_marker": True},
+    }
+    return [rule, cleanup]
+
+
+def tls_only_policy(bucket_arn: str) -> str:
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "DenyInsecureTransport",
+                    "Effect": "Deny",
+                    "Principal": "*",
+                    "Action": "s3:*",
+                    "Resource": [bucket_arn, f"{bucket_arn}/*"],
+                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                }
+            ],
+        },
+        sort_keys=True,
+    )
+
+
+def create_bucket(
+    base: str, name: str, spec: ExperimentSpec, tags: dict, ctx: AwsContext, parent: pulumi.Resource
+) -> Bucket:
+    """The checkpoint bucket: private, encrypted, versioned, TLS-only, with lifecycle rules; or an existing one.
+
+    An existing bucket is used as it is: gpulease never changes a bucket it does not manage."""
+    cp = spec.checkpoints
+    if cp.bucket:
+        return Bucket(name=cp.bucket, arn=f"arn:{ctx.partition}:s3:::{cp.bucket}", created=False)
+    arn = f"arn:{ctx.partition}:s3:::{name}"
+    opts = pulumi.ResourceOptions(parent=parent)
+    bucket = aws.s3.Bucket(
+        f"{base}-checkpoints",
+        bucket=name,
+        force_destroy=not cp.retain,
+        tags=tags,
+        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=cp.retain),
+    )
+    pab = aws.s3.BucketPublicAccessBlock(
+        f"{base}-checkpoints-public-access",
+        bucket=bucket.id,
+        block_public_acls=True,
+        block_public_policy=True,
+        ignore_public_acls=True,
+        restrict_public_buckets=True,
+        opts=opts,
+    )
+    aws.s3.BucketOwnershipControls(
+        f"{base}-checkpoints-ownership",
+        bucket=bucket.id,
+        rule={"object_ownership": "BucketOwnerEnforced"},
+        opts=opts,
+    )
+    aws.s3.BucketServerSideEncryptionConfiguration(
+        f"{base}-checkpoints-encryption",
+        bucket=bucket.id,
+        rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}, "bucket_key_enabled": True}],
+        opts=opts,
+    )
+    versioning = aws.s3.BucketVersioning(
+        f"{base}-checkpoints-versioning",
+        bucket=bucket.id,
+        versioning_configuration={"status": "Enabled"},
+        opts=opts,
+    )
+    aws.s3.BucketPolicy(
+        f"{base}-checkpoints-tls-only",
+        bucket=bucket.id,
+        policy=tls_only_policy(arn),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[pab]),
+    )
+    aws.s3.BucketLifecycleConfiguration(
+        f"{base}-checkpoints-lifecycle",
+        bucket=bucket.id,
+        rules=lifecycle_rules(cp),
+        # Lifecycle rules on noncurrent versions need versioning in place first.
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[versioning]),
+    )
+    return Bucket(name=name, arn=arn, created=True, resource=bucket)
+
+
+@dataclass
+class DataVolume:
+    id: pulumi.Input[str]
+    availability_zone: str
+    resource: aws.ebs.Volume | None
+
+
+def existing_volume_zone(volume_id: str, ctx: AwsContext) -> str:
+    found = aws.ebs.get_volume(filters=[{"name": "volume-id", "values": [volume_id]}], opts=ctx.invoke_opts())
+    return found.availability_zone
+
+
+def create_data_volume(
+    spec: ExperimentSpec, availability_zone: str, tags: dict, ctx: AwsContext, parent: pulumi.Resource
+) -> DataVolume:
+    disk = spec.data_disk
+    if disk.existing_volume_id:
+        # Reattached, never managed: destroying this stack leaves the disk exactly as it was.
+        return DataVolume(id=disk.existing_volume_id, availability_zone=availability_zone, resource=None)
+    volume = aws.ebs.Volume(
+        f"{spec.name}-data",
+        availability_zone=availability_zone,
+        size=disk.size_gb,
+        type=spec.disk_type,
+        iops=disk.iops,
+        throughput=disk.throughput,
+        encrypted=True,
+        kms_key_id=disk.kms_key_id,
+        tags=tags,
+        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=disk.retain),
+    )
+    return DataVolume(id=volume.id, availability_zone=availability_zone, resource=volume)
+
+
+def attach_data_volume(
+    spec: ExperimentSpec, volume: DataVolume, instance: aws.ec2.Instance, parent: pulumi.Resource
+) -> aws.ec2.VolumeAttachment:
+    # skip_destroy: on destroy the attachment is only forgotten; terminating the instance detaches the disk.
+    # A forced detach of a mounted disk could corrupt it, and a one-time spot instance cannot be stopped first.
+    return aws.ec2.VolumeAttachment(
+        f"{spec.name}-data-attachment",
+        device_name=DATA_DEVICE_NAME,
+        volume_id=volume.id,
+        instance_id=instance.id,
+        skip_destroy=True,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )

@@ -1,0 +1,40 @@
+"""The cloud-neutral facade: one call turns a validated ``StackSpec`` into the cloud's component."""
+
+from __future__ import annotations
+
+import importlib
+
+import pulumi
+
+from components.spec import SpecError, StackSpec
+
+# cloud -> (module, component class, provider config namespace)
+CLOUDS: dict[str, tuple[str, str]] = {
+    "aws": ("components.aws", "AwsGpuExperiment"),
+    "alicloud": ("components.alicloud", "AlicloudGpuExperiment"),
+}
+
+
+def stack_region(spec: StackSpec) -> str:
+    """The spec's region, else the provider's region config; one of them is required."""
+    region = spec.base.region or pulumi.Config(spec.cloud).get("region")
+    if not region:
+        field = "gpulease:sweep.base.region" if spec.kind == "sweep" else "gpulease:experiment.region"
+        raise SpecError(spec.stack, [(field, f"no region: set it here or as {spec.cloud}:region in the stack config")])
+    return region
+
+
+def _explicit_provider(spec: StackSpec, region: str) -> pulumi.ProviderResource | None:
+    if pulumi.Config(spec.cloud).get("region") == region:
+        return None
+    module = importlib.import_module(f"pulumi_{spec.cloud}")
+    return module.Provider(f"{spec.cloud}-{region}", region=region)
+
+
+def GpuExperiment(spec: StackSpec) -> pulumi.ComponentResource:  # noqa: N802 - reads as the component it returns
+    """Create ``gpulease:<cloud>:GpuExperiment`` for the stack."""
+    region = stack_region(spec)
+    module_name, class_name = CLOUDS[spec.cloud]
+    component = getattr(importlib.import_module(module_name), class_name)
+    name = spec.sweep_name or spec.base.name
+    return component(name, spec, region, provider=_explicit_provider(spec, region))

@@ -1,0 +1,43 @@
+"""The Pulumi program: read the stack config, validate it, declare the experiment, export its outputs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+from pulumi.runtime import config as runtime_config
+
+from components.errors import UserError
+from components.experiment import GpuExperiment
+from components.spec import CONFIG_NAMESPACE, load_stack_spec
+
+
+def gpulease_config() -> dict[str, Any]:
+    """Every ``gpulease:*`` key of the stack config, structured values parsed from their JSON form."""
+    merged = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    out: dict[str, Any] = {}
+    for key, raw in merged.items():
+        if not key.startswith(f"{CONFIG_NAMESPACE}:"):
+            continue
+        try:
+            out[key] = json.loads(raw) if isinstance(raw, str) else raw
+        except json.JSONDecodeError:
+            out[key] = raw
+    return out
+
+
+def main() -> None:
+    stack = pulumi.get_stack()
+    try:
+        spec = load_stack_spec(stack, gpulease_config(), source=f"stacks/Pulumi.{stack}.yaml")
+        experiment = GpuExperiment(spec)
+    except UserError as exc:
+        # A user mistake: one message, no traceback, nothing registered.
+        raise pulumi.RunError(str(exc)) from None
+    experiments = experiment.experiments
+    pulumi.export("experiments", experiments)
+    pulumi.export("bucket", experiment.bucket)
+    if spec.kind == "experiment":
+        for key, value in experiments[spec.base.name].items():
+            pulumi.export(key, value)

@@ -1,0 +1,42 @@
+"""The one tag set every taggable resource of an experiment carries, built from the spec."""
+
+from __future__ import annotations
+
+import pulumi
+
+from components import vocabulary as v
+from components.spec import ExperimentSpec
+
+
+def experiment_tags(
+    spec: ExperimentSpec,
+    *,
+    stack: str,
+    expires_at: pulumi.Input[str],
+    checkpoint_uri: str,
+    experiment: str | None = None,
+    max_runtime_hours: float | None = None,
+    retain: bool | None = None,
+) -> dict[str, pulumi.Input[str]]:
+    """Accounting tags for one experiment (or, with ``experiment``/``max_runtime_hours``, for a sweep's shared
+    resources). User tags come first so that gpulease's keys always win."""
+    tags: dict[str, pulumi.Input[str]] = dict(spec.tags)
+    tags.update(
+        {
+            v.TAG_OWNER: spec.owner,
+            v.TAG_PROJECT: spec.project,
+            v.TAG_EXPERIMENT: experiment or spec.name,
+            v.TAG_COST_CENTER: spec.cost_center,
+            v.TAG_BUDGET_USD: f"{spec.budget_usd:g}",
+            v.TAG_EXPIRES_AT: expires_at,
+            v.TAG_MAX_RUNTIME_HOURS: f"{(max_runtime_hours or spec.max_runtime_hours):g}",
+            v.TAG_CHECKPOINT_URI: checkpoint_uri,
+            v.TAG_MANAGED_BY: v.MANAGED_BY_VALUE,
+            v.TAG_STACK: stack,
+        }
+    )
+    if spec.on_demand_reason:
+        tags[v.TAG_ON_DEMAND_REASON] = spec.on_demand_reason
+    if retain is not None:
+        tags[v.TAG_RETAIN] = "true" if retain else "false"
+    return tags

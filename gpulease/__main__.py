@@ -1,0 +1,3 @@
+from gpulease.cli import main
+
+raise SystemExit(main())
