@@ -8,7 +8,7 @@ import pulumi_aws as aws
 from components import vocabulary as v
 from components.aws import identity, instance, lifetime, network, storage
 from components.aws.context import lookup_context
-from components.bootstrap import BootstrapSettings, render_user_data
+from components.bootstrap import render_user_data, settings_for
 from components.catalog import resolve_instance_type
 from components.deadline import record_deadline
 from components.naming import bucket_name
@@ -95,22 +95,15 @@ class AwsGpuExperiment(pulumi.ComponentResource):
                 ctx=ctx,
                 parent=self,
             )
-            settings = pulumi.Output.all(deadline, volume.id).apply(
+            user_data = pulumi.Output.all(deadline, volume.id).apply(
                 lambda args, exp=exp, uri=uri: render_user_data(
-                    BootstrapSettings(
+                    settings_for(
+                        exp,
                         cloud="aws",
                         region=region,
                         stack=stack,
-                        experiment=exp.name,
                         deadline=args[0],
-                        max_runtime_hours=exp.max_runtime_hours,
-                        idle_minutes=exp.idle_minutes,
-                        idle_gpu_percent=exp.watchdog.idle_gpu_percent,
-                        warn_minutes=exp.watchdog.warn_minutes,
-                        warn_hook=exp.watchdog.warn_hook,
                         checkpoint_uri=None if uri == v.NO_CHECKPOINTS else uri,
-                        checkpoint_interval_minutes=exp.checkpoints.interval_minutes,
-                        checkpoint_hook=exp.checkpoints.hook,
                         data_disk_id=args[1],
                     )
                 )
@@ -123,7 +116,7 @@ class AwsGpuExperiment(pulumi.ComponentResource):
                 security_group=sg,
                 key_name=key_name,
                 instance_profile=profile,
-                user_data=settings,
+                user_data=user_data,
                 tags=tags,
                 depends_on=[volume.resource] if volume.resource else [],
                 parent=self,

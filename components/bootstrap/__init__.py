@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from components.spec import ExperimentSpec
+
 SETTINGS_PATH = "/etc/gpulease/settings.json"
 MOUNT_POINT = "/data"
 
@@ -54,4 +56,33 @@ def render_user_data(settings: BootstrapSettings) -> str:
         "    permissions: '0644'\n"
         "    content: |\n"
         f"{indented}\n"
+    )
+
+
+def settings_for(
+    spec: ExperimentSpec,
+    *,
+    cloud: str,
+    region: str,
+    stack: str,
+    deadline: str,
+    checkpoint_uri: str | None,
+    data_disk_id: str,
+) -> BootstrapSettings:
+    """The settings for one experiment, taken from its spec and the resources created for it."""
+    return BootstrapSettings(
+        cloud=cloud,
+        region=region,
+        stack=stack,
+        experiment=spec.name,
+        deadline=deadline,
+        max_runtime_hours=spec.max_runtime_hours,
+        idle_minutes=spec.idle_minutes,
+        idle_gpu_percent=spec.watchdog.idle_gpu_percent,
+        warn_minutes=spec.watchdog.warn_minutes,
+        warn_hook=spec.watchdog.warn_hook,
+        checkpoint_uri=checkpoint_uri,
+        checkpoint_interval_minutes=spec.checkpoints.interval_minutes,
+        checkpoint_hook=spec.checkpoints.hook,
+        data_disk_id=data_disk_id,
     )
