@@ -37,4 +37,9 @@ def GpuExperiment(spec: StackSpec) -> pulumi.ComponentResource:  # noqa: N802 - 
     module_name, class_name = CLOUDS[spec.cloud]
     component = getattr(importlib.import_module(module_name), class_name)
     name = spec.sweep_name or spec.base.name
-    return component(name, spec, region, provider=_explicit_provider(spec, region))
+    provider = _explicit_provider(spec, region)
+    # Lookups first (a module-level ``prepare``), so that a bad type or zone registers nothing.
+    prepare = getattr(importlib.import_module(module_name), "prepare", None)
+    if prepare is None:
+        return component(name, spec, region, provider=provider)
+    return component(name, spec, region, provider=provider, plan=prepare(spec, region, provider))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import os
 import runpy
 import sys
@@ -49,6 +50,10 @@ class CapturedResource:
     property_dependencies: dict[str, list[str]]
     delete_before_replace: bool
     replace_on_changes: list[str]
+    # The wire form (protobuf Struct) of the inputs and of the mock's outputs, unknowns kept as the engine's
+    # sentinels: what an analyzer receives in Analyze / AnalyzeStack (see gpulease/policy_runner.py).
+    input_struct: Any = None
+    output_struct: Any = None
 
 
 @dataclass
@@ -91,11 +96,25 @@ class Rendering:
 class CapturingMonitor(pulumi_mocks.MockMonitor):
     """The SDK's mock monitor, recording each registration request in full."""
 
-    def __init__(self, mocks: pulumi.runtime.Mocks):
+    def __init__(self, mocks: pulumi.runtime.Mocks, prior: Rendering | None = None):
         super().__init__(mocks)
         self.captured: list[CapturedResource] = []
+        self.prior = {r.urn: r for r in prior.resources} if prior else {}
+
+    def _apply_ignore_changes(self, request) -> None:
+        """What the engine does on an update: an ignored property keeps its value from the previous state."""
+        urn = self.make_urn(request.parent, request.type, request.name)
+        old = self.prior.get(urn)
+        if old is None or not request.ignoreChanges:
+            return
+        inputs = rpc.deserialize_properties(request.object)
+        for path in request.ignoreChanges:
+            _copy_path(old.inputs, inputs, path.split("."))
+        request.object.CopyFrom(_sync_await(rpc.serialize_properties(inputs, {})))
 
     def RegisterResource(self, request):  # noqa: N802 - gRPC method name
+        if request.type != "pulumi:pulumi:Stack":
+            self._apply_ignore_changes(request)
         response = super().RegisterResource(request)
         if request.type == "pulumi:pulumi:Stack":
             return response
@@ -119,9 +138,21 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
                 property_dependencies={k: list(v.urns) for k, v in request.propertyDependencies.items()},
                 delete_before_replace=bool(request.deleteBeforeReplace),
                 replace_on_changes=list(request.replaceOnChanges),
+                input_struct=request.object,
+                output_struct=response.object,
             )
         )
         return response
+
+
+def _copy_path(source: Mapping[str, Any], target: dict[str, Any], path: list[str]) -> None:
+    head, rest = path[0], path[1:]
+    if head not in source:
+        target.pop(head, None)
+    elif not rest:
+        target[head] = source[head]
+    elif isinstance(source[head], Mapping) and isinstance(target.get(head), dict):
+        _copy_path(source[head], target[head], rest)
 
 
 def _plain(value: Any) -> Any:
@@ -163,6 +194,21 @@ def engine_config(config: Mapping[str, Any], project: str) -> tuple[dict[str, st
 
 
 @contextmanager
+def _fixed_clock(now: datetime | None) -> Iterator[None]:
+    if now is None:
+        yield
+        return
+    from components import clock
+
+    original = clock.utcnow
+    clock.utcnow = lambda: now
+    try:
+        yield
+    finally:
+        clock.utcnow = original
+
+
+@contextmanager
 def _program_cwd(directory: Path) -> Iterator[None]:
     previous = os.getcwd()
     added = str(directory) not in sys.path
@@ -188,16 +234,24 @@ def render(
     region: str | None = None,
     now: datetime | None = None,
     preview: bool = True,
+    prior: Rendering | None = None,
 ) -> Rendering:
     """Run ``program`` (default: this project's program) under mocks with ``config``; capture everything.
 
     A program error (a user mistake reported through ``pulumi.RunError``, or any exception) is returned in
-    ``Rendering.error`` with whatever was registered before it."""
+    ``Rendering.error`` with whatever was registered before it. ``now`` fixes the program's clock;
+    ``prior`` is the previous run's rendering, so that ``ignore_changes`` keeps recorded values as the engine
+    does on an update."""
     region = region or str(config.get("aws:region") or config.get("alicloud:region") or "us-east-1")
     mocks = mocks or CloudMocks(region=region, now=now)
-    monitor = CapturingMonitor(mocks)
+    monitor = CapturingMonitor(mocks, prior)
     flat, secret_keys = engine_config(config, project)
 
+    # Outputs a failed program left pending must not fail this render (the SDK's own test decorator clears
+    # the same set).
+    _discard_pending_outputs()
+    # The outputs of a failed program are dropped on purpose; asyncio would otherwise log each one at exit.
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     settings.set_root_resource(None)  # type: ignore[arg-type]
     pulumi.runtime.set_all_config(flat, secret_keys)
     pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
@@ -214,7 +268,7 @@ def render(
             runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
 
     try:
-        with _program_cwd(directory):
+        with _program_cwd(directory), _fixed_clock(now):
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}
@@ -223,8 +277,24 @@ def render(
         rendering.error = str(exc)
     except Exception as exc:
         rendering.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        _discard_pending_outputs()
     rendering.resources = list(monitor.captured)
     return rendering
+
+
+def _discard_pending_outputs() -> None:
+    from pulumi.runtime.settings import SETTINGS
+
+    with SETTINGS.lock:
+        pending = list(SETTINGS.outputs)
+        SETTINGS.outputs.clear()
+    for task in pending:
+        if task.done():
+            if not task.cancelled():
+                task.exception()  # retrieved, so asyncio does not log it as never retrieved
+        else:
+            task.cancel()
 
 
 async def _run_program(run: Callable[[], None]) -> None:

@@ -1,5 +1,5 @@
 """AWS: one ``gpulease:aws:GpuExperiment`` per stack; a file per responsibility."""
 
-from components.aws.experiment import AwsGpuExperiment
+from components.aws.experiment import AwsGpuExperiment, prepare
 
-__all__ = ["AwsGpuExperiment"]
+__all__ = ["AwsGpuExperiment", "prepare"]

@@ -8,12 +8,29 @@ import pulumi_aws as aws
 from components import vocabulary as v
 from components.aws import identity, instance, lifetime, network, storage
 from components.aws.context import lookup_context
-from components.bootstrap import render_user_data, settings_for
-from components.catalog import resolve_instance_type
+from components.bootstrap import render_user_data_base64, settings_for
+from components.catalog import InstanceType, resolve_instance_type
 from components.deadline import record_deadline
 from components.naming import bucket_name
 from components.spec import StackSpec
 from components.tagging import experiment_tags
+
+Placed = tuple[InstanceType, network.Placement, str]
+
+
+def prepare(spec: StackSpec, region: str, provider: aws.Provider | None = None) -> tuple[str, dict[str, Placed]]:
+    """Every lookup the stack needs (catalog, VPC, zone and subnet, image, existing disks), done before the
+    first resource is registered so that a bad type or zone creates nothing."""
+    ctx = lookup_context(region, provider)
+    vpc_id = network.resolve_vpc(spec.base, ctx)
+    plans: dict[str, Placed] = {}
+    for exp in spec.experiments:
+        itype = resolve_instance_type("aws", region, exp.gpu)
+        required_az = (
+            storage.existing_volume_zone(exp.data_disk.existing_volume_id, ctx) if exp.data_disk.existing_volume_id else None
+        )
+        plans[exp.name] = (itype, network.place(exp, itype.type, vpc_id, ctx, required_az), instance.resolve_image(exp, ctx))
+    return vpc_id, plans
 
 
 def _latest(values: list[pulumi.Output[str]]) -> pulumi.Output[str]:
@@ -31,6 +48,7 @@ class AwsGpuExperiment(pulumi.ComponentResource):
         region: str,
         provider: aws.Provider | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        plan: tuple[str, dict[str, Placed]] | None = None,
     ):
         # With an explicit provider (the spec names a region other than aws:region) every child inherits it
         # through parent=self.
@@ -40,17 +58,7 @@ class AwsGpuExperiment(pulumi.ComponentResource):
         stack = pulumi.get_stack()
         ctx = lookup_context(region, provider)
 
-        # Every lookup happens before the first resource is registered, so a bad type or zone creates nothing.
-        vpc_id = network.resolve_vpc(base, ctx)
-        plans = {}
-        for exp in spec.experiments:
-            itype = resolve_instance_type("aws", region, exp.gpu)
-            required_az = (
-                storage.existing_volume_zone(exp.data_disk.existing_volume_id, ctx)
-                if exp.data_disk.existing_volume_id
-                else None
-            )
-            plans[exp.name] = (itype, network.place(exp, itype.type, vpc_id, ctx, required_az), instance.resolve_image(exp, ctx))
+        vpc_id, plans = plan or prepare(spec, region, provider)
 
         deadlines = {e.name: record_deadline(e, self) for e in spec.experiments}
         bucket_id = base.checkpoints.bucket or bucket_name(base.project, name)
@@ -96,7 +104,7 @@ class AwsGpuExperiment(pulumi.ComponentResource):
                 parent=self,
             )
             user_data = pulumi.Output.all(deadline, volume.id).apply(
-                lambda args, exp=exp, uri=uri: render_user_data(
+                lambda args, exp=exp, uri=uri: render_user_data_base64(
                     settings_for(
                         exp,
                         cloud="aws",

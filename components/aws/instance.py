@@ -94,7 +94,7 @@ def create_instance(
             "tags": tags,
         },
         ebs_optimized=True,
-        user_data=user_data,
+        user_data_base64=user_data,
         # A one-time spot instance cannot be stopped to change its user-data in place; replace it instead.
         user_data_replace_on_change=True,
         tags=tags,

@@ -1,0 +1,38 @@
+"""Whether a resource type accepts tags, read from the installed provider SDKs (no hand-kept list to drift)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from functools import lru_cache
+
+# Pulumi package name -> Python module of its SDK.
+SDK_MODULES = {"aws": "pulumi_aws", "alicloud": "pulumi_alicloud", "time": "pulumiverse_time"}
+
+
+@lru_cache(maxsize=512)
+def resource_class(type_token: str) -> type | None:
+    """The SDK class of a type token such as ``aws:ec2/instance:Instance``, or None when unknown."""
+    try:
+        package, module_path, class_name = type_token.split(":")
+    except ValueError:
+        return None
+    root = SDK_MODULES.get(package)
+    if root is None:
+        return None
+    module_name = module_path.split("/")[0]
+    dotted = root if module_name == "index" else f"{root}.{module_name}"
+    try:
+        module = importlib.import_module(dotted)
+    except ImportError:
+        return None
+    return getattr(module, class_name, None)
+
+
+@lru_cache(maxsize=512)
+def is_taggable(type_token: str) -> bool:
+    """True when the resource type takes a ``tags`` input."""
+    cls = resource_class(type_token)
+    if cls is None or not hasattr(cls, "_internal_init"):
+        return False
+    return "tags" in inspect.signature(cls._internal_init).parameters
