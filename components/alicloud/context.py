@@ -1,0 +1,28 @@
+"""Facts about the Alibaba Cloud account and region that several files need, looked up once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+
+@dataclass(frozen=True)
+class AlicloudContext:
+    region: str
+    account_id: str
+    provider: alicloud.Provider | None
+
+    def invoke_opts(self) -> pulumi.InvokeOptions:
+        return pulumi.InvokeOptions(provider=self.provider) if self.provider else pulumi.InvokeOptions()
+
+    def oss_arn(self, bucket: str, key: str | None = None) -> str:
+        """The RAM resource name of a bucket (``key`` None) or of objects under a key pattern."""
+        return f"acs:oss:*:{self.account_id}:{bucket}" + (f"/{key}" if key is not None else "")
+
+
+def lookup_context(region: str, provider: alicloud.Provider | None) -> AlicloudContext:
+    opts = pulumi.InvokeOptions(provider=provider) if provider else None
+    account = alicloud.get_account(opts=opts)
+    return AlicloudContext(region=region, account_id=account.id, provider=provider)

@@ -1,0 +1,180 @@
+"""Where the instance lives and who may reach it: zone and vSwitch choice, VPC, security group, SSH rules, key pair."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from components import vocabulary as v
+from components.alicloud.context import AlicloudContext
+from components.errors import UserError
+from components.naming import scoped_name
+from components.spec import ExperimentSpec, SshSpec
+
+# The VPC gpulease creates when the spec names none; one /24 vSwitch per zone inside it.
+VPC_CIDR = "10.42.0.0/16"
+
+
+class PlacementError(UserError):
+    """No zone or vSwitch can host the instance type where it must run."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    zone_id: str
+    vpc_id: str | None
+    """None: gpulease creates the VPC."""
+    vswitch_id: str | None
+    """None: gpulease creates a vSwitch in ``zone_id``."""
+
+
+def vswitch_cidr(zone_id: str) -> str:
+    """A fixed /24 per zone (by the zone's letter), so a vSwitch never moves when other zones change."""
+    index = ord(zone_id[-1]) - ord("a")
+    if not 0 <= index < 26:
+        raise PlacementError(f"zone {zone_id!r} does not end in a letter; give network.subnetId (a vSwitch id)")
+    return f"10.42.{index}.0/24"
+
+
+def offered_zones(spec: ExperimentSpec, instance_type: str, ctx: AlicloudContext) -> list[str]:
+    """Zones where the type can be created with this market and an encrypted disk of the spec's category.
+
+    GPU types are stocked in few zones, so the zone comes from this lookup rather than from a default."""
+    found = alicloud.get_zones(
+        available_instance_type=instance_type,
+        available_resource_creation="Instance",
+        available_disk_category=spec.disk_type,
+        instance_charge_type="PostPaid",
+        spot_strategy="SpotAsPriceGo" if spec.market == "spot" else None,
+        opts=ctx.invoke_opts(),
+    )
+    return sorted(found.ids)
+
+
+def place(spec: ExperimentSpec, instance_type: str, ctx: AlicloudContext, required_zone: str | None) -> Placement:
+    """Choose the zone and vSwitch: the given vSwitch, else one of the given VPC, else a new VPC and vSwitch."""
+    net = spec.network
+    zones = offered_zones(spec, instance_type, ctx)
+    where = f"{instance_type} ({spec.market})"
+    if net.subnet_id:
+        found = alicloud.vpc.get_switches(ids=[net.subnet_id], opts=ctx.invoke_opts()).vswitches
+        if not found:
+            raise PlacementError(f"network.subnetId: vSwitch {net.subnet_id} does not exist in {ctx.region}")
+        vsw = found[0]
+        if net.vpc_id and vsw.vpc_id != net.vpc_id:
+            raise PlacementError(f"network.subnetId: vSwitch {net.subnet_id} is in {vsw.vpc_id}, not in network.vpcId {net.vpc_id}")
+        if required_zone and vsw.zone_id != required_zone:
+            raise PlacementError(f"vSwitch {net.subnet_id} is in {vsw.zone_id} but the data disk is in {required_zone}")
+        if vsw.zone_id not in zones:
+            raise PlacementError(f"{where} is not offered in {vsw.zone_id} (the vSwitch's zone); offered in: {', '.join(zones) or 'no zone'}")
+        return Placement(vsw.zone_id, vsw.vpc_id, vsw.id)
+    wanted = required_zone or net.availability_zone
+    if wanted:
+        if wanted not in zones:
+            raise PlacementError(f"{where} is not offered in {wanted}; offered in: {', '.join(zones) or 'no zone'}")
+        zones = [wanted]
+    if not zones:
+        raise PlacementError(f"{where} is not offered in any zone of {ctx.region} right now")
+    if not net.vpc_id:
+        return Placement(zones[0], None, None)
+    for zone in zones:
+        ids = sorted(alicloud.vpc.get_switches(vpc_id=net.vpc_id, zone_id=zone, opts=ctx.invoke_opts()).ids)
+        if ids:
+            return Placement(zone, net.vpc_id, ids[0])
+    raise PlacementError(
+        f"no vSwitch of {net.vpc_id} is in a zone offering {where} ({', '.join(zones)}); "
+        "give network.subnetId, or omit network.vpcId to let gpulease create a VPC"
+    )
+
+
+def create_vpc(name: str, tags: dict, parent: pulumi.Resource) -> alicloud.vpc.Network:
+    return alicloud.vpc.Network(
+        f"{name}-vpc",
+        vpc_name=scoped_name(name),
+        cidr_block=VPC_CIDR,
+        description=f"gpulease {name}",
+        tags=tags,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def create_vswitch(name: str, zone_id: str, vpc_id: pulumi.Input[str], tags: dict, parent: pulumi.Resource) -> alicloud.vpc.Switch:
+    return alicloud.vpc.Switch(
+        f"{name}-vsw-{zone_id}",
+        vswitch_name=scoped_name(f"{name}-{zone_id}"),
+        vpc_id=vpc_id,
+        zone_id=zone_id,
+        cidr_block=vswitch_cidr(zone_id),
+        description=f"gpulease {name}: {zone_id}",
+        tags=tags,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def create_security_group(
+    name: str, ssh: SshSpec, vpc_id: pulumi.Input[str], tags: dict, parent: pulumi.Resource
+) -> alicloud.ecs.SecurityGroup:
+    """SSH only from the user's CIDRs, one described rule each; no inbound rule at all in cloud-assistant mode.
+
+    Every rule names its source explicitly (``cidr_ip``, or ``ipv6_cidr_ip`` for an IPv6 network): a rule with
+    no source is never sent."""
+    opts = pulumi.ResourceOptions(parent=parent)
+    sg = alicloud.ecs.SecurityGroup(
+        f"{name}-sg",
+        security_group_name=scoped_name(name),
+        vpc_id=vpc_id,
+        security_group_type="normal",
+        # Sweep runs share the group; they have no reason to reach each other.
+        inner_access_policy="Drop",
+        description=f"gpulease {name}: SSH from named addresses only" if ssh.mode == "ssh" else f"gpulease {name}: no inbound",
+        tags=tags,
+        opts=opts,
+    )
+    for cidr in ssh.allowed_cidrs:
+        source = {"cidr_ip": cidr} if ipaddress.ip_network(cidr).version == 4 else {"ipv6_cidr_ip": cidr}
+        alicloud.ecs.SecurityGroupRule(
+            f"{name}-ssh-{cidr.replace('/', '-').replace(':', '-')}",
+            security_group_id=sg.id,
+            type="ingress",
+            ip_protocol="tcp",
+            port_range=f"{v.SSH_PORT}/{v.SSH_PORT}",
+            nic_type="intranet",
+            policy="accept",
+            priority=1,
+            description=f"SSH from {cidr}",
+            opts=opts,
+            **source,
+        )
+    # Egress stays open: the instance pulls packages and images and writes checkpoints to the bucket.
+    alicloud.ecs.SecurityGroupRule(
+        f"{name}-egress-v4",
+        security_group_id=sg.id,
+        type="egress",
+        ip_protocol="all",
+        port_range="-1/-1",
+        nic_type="intranet",
+        policy="accept",
+        priority=1,
+        cidr_ip="0.0.0.0/0",
+        description="all outbound",
+        opts=opts,
+    )
+    return sg
+
+
+def create_key_pair(name: str, ssh: SshSpec, tags: dict, parent: pulumi.Resource) -> pulumi.Input[str] | None:
+    if ssh.mode != "ssh":
+        return None
+    if ssh.key_name:
+        return ssh.key_name
+    key = alicloud.ecs.EcsKeyPair(
+        f"{name}-key",
+        key_pair_name=scoped_name(f"{name}-key"),
+        public_key=ssh.public_key,
+        tags=tags,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    return key.key_pair_name

@@ -1,0 +1,173 @@
+"""Data that must outlive the instance: the encrypted data disk and the checkpoint bucket.
+
+Retention works as on AWS: a retained disk or bucket is registered with ``retain_on_delete``, so ``pulumi
+destroy`` finishes while the disk and the bucket stay in the account, tagged ``gpulease:retain=true`` for the
+reaper to leave alone; reattach the disk with ``dataDisk.existingVolumeId``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from components.alicloud.context import AlicloudContext
+from components.errors import UserError
+from components.naming import scoped_name
+from components.spec import CheckpointSpec, ExperimentSpec
+
+
+class DiskLookupError(UserError):
+    """The disk to reattach does not exist in the region."""
+
+
+@dataclass
+class Bucket:
+    name: str
+    arn: str
+    """The RAM resource name of the bucket."""
+    created: bool
+    resource: alicloud.oss.Bucket | None = None
+
+
+def bucket_uri(bucket: str, prefix: str) -> str:
+    return f"oss://{bucket}/{prefix}"
+
+
+def lifecycle_rules(checkpoints: CheckpointSpec) -> list[dict]:
+    """Lifecycle for the checkpoint prefix: expire old checkpoints, expire noncurrent versions, abort stale uploads.
+
+    OSS has no "keep the newest N noncurrent versions" (AWS ``newer_noncurrent_versions``): noncurrent
+    versions expire by age only, after ``noncurrentDays``."""
+    lc = checkpoints.lifecycle
+    rule: dict = {
+        "id": "gpulease-checkpoints",
+        "enabled": True,
+        "prefix": checkpoints.prefix,
+        "expirations": [{"days": lc.keep_days}],
+        "noncurrent_version_expirations": [{"days": lc.noncurrent_days}],
+        "abort_multipart_uploads": [{"days": lc.abort_incomplete_upload_days}],
+    }
+    if lc.transitions:
+        rule["transitions"] = [{"days": t.days, "storage_class": t.storage_class} for t in lc.transitions]
+    cleanup = {
+        "id": "gpulease-expired-delete-markers",
+        "enabled": True,
+        "prefix": checkpoints.prefix,
+        "expirations": [{"expired_object_delete_marker": True}],
+    }
+    return [rule, cleanup]
+
+
+def tls_only_policy(bucket: str, account_id: str) -> str:
+    """Refuse every request over plain HTTP, as the AWS bucket does."""
+    return json.dumps(
+        {
+            "Version": "1",
+            "Statement": [
+                {
+                    "Effect": "Deny",
+                    "Principal": ["*"],
+                    "Action": ["oss:*"],
+                    "Resource": [f"acs:oss:*:{account_id}:{bucket}", f"acs:oss:*:{account_id}:{bucket}/*"],
+                    "Condition": {"Bool": {"acs:SecureTransport": ["false"]}},
+                }
+            ],
+        },
+        sort_keys=True,
+    )
+
+
+def create_bucket(
+    base: str, name: str, spec: ExperimentSpec, tags: dict, ctx: AlicloudContext, parent: pulumi.Resource
+) -> Bucket:
+    """The checkpoint bucket: private, encrypted, versioned, TLS-only, with lifecycle rules; or an existing one.
+
+    An existing bucket is used as it is: gpulease never changes a bucket it does not manage."""
+    cp = spec.checkpoints
+    if cp.bucket:
+        return Bucket(name=cp.bucket, arn=ctx.oss_arn(cp.bucket), created=False)
+    opts = pulumi.ResourceOptions(parent=parent)
+    # Versioning, encryption and lifecycle are set on the bucket itself so that they exist from its first
+    # moment (noncurrent-version rules need versioning already on); ACL and public-access block are separate
+    # resources because the provider deprecated their inline forms.
+    bucket = alicloud.oss.Bucket(
+        f"{base}-checkpoints",
+        bucket=name,
+        storage_class="Standard",
+        redundancy_type="LRS",
+        versioning={"status": "Enabled"},
+        server_side_encryption_rule={"sse_algorithm": "AES256"},
+        lifecycle_rules=lifecycle_rules(cp),
+        # The main rule and the delete-marker rule share the prefix and both expire; OSS needs this to accept them.
+        lifecycle_rule_allow_same_action_overlap=True,
+        force_destroy=not cp.retain,
+        tags=tags,
+        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=cp.retain),
+    )
+    alicloud.oss.BucketAcl(f"{base}-checkpoints-acl", bucket=bucket.bucket, acl="private", opts=opts)
+    pab = alicloud.oss.BucketPublicAccessBlock(
+        f"{base}-checkpoints-public-access", bucket=bucket.bucket, block_public_access=True, opts=opts
+    )
+    alicloud.oss.BucketPolicy(
+        f"{base}-checkpoints-tls-only",
+        bucket=bucket.bucket,
+        policy=tls_only_policy(name, ctx.account_id),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[pab]),
+    )
+    return Bucket(name=name, arn=ctx.oss_arn(name), created=True, resource=bucket)
+
+
+@dataclass
+class DataDisk:
+    id: pulumi.Input[str]
+    zone_id: str
+    resource: alicloud.ecs.EcsDisk | None
+
+
+def existing_disk_zone(disk_id: str, ctx: AlicloudContext) -> str:
+    found = alicloud.ecs.get_ecs_disks(ids=[disk_id], opts=ctx.invoke_opts()).disks
+    if not found:
+        raise DiskLookupError(f"dataDisk.existingVolumeId: disk {disk_id} does not exist in {ctx.region}")
+    return found[0].zone_id
+
+
+def create_data_disk(spec: ExperimentSpec, zone_id: str, tags: dict, parent: pulumi.Resource) -> DataDisk:
+    disk = spec.data_disk
+    if disk.existing_volume_id:
+        # Reattached, never managed: destroying this stack leaves the disk exactly as it was.
+        return DataDisk(id=disk.existing_volume_id, zone_id=zone_id, resource=None)
+    ecs_disk = alicloud.ecs.EcsDisk(
+        f"{spec.name}-data",
+        disk_name=scoped_name(f"{spec.name}-data", 128),
+        description=f"gpulease {spec.name}: data disk",
+        zone_id=zone_id,
+        size=disk.size_gb,
+        category=spec.disk_type,
+        performance_level=disk.performance_level or ("PL1" if spec.disk_type == "cloud_essd" else None),
+        encrypted=True,
+        kms_key_id=disk.kms_key_id,
+        payment_type="PayAsYouGo",
+        # The instance is released at its deadline or on a spot interruption; the disk must outlive it.
+        delete_with_instance=False,
+        delete_auto_snapshot=False,
+        tags=tags,
+        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=disk.retain),
+    )
+    return DataDisk(id=ecs_disk.id, zone_id=zone_id, resource=ecs_disk)
+
+
+def attach_data_disk(
+    spec: ExperimentSpec, disk: DataDisk, instance: alicloud.ecs.Instance, parent: pulumi.Resource
+) -> alicloud.ecs.EcsDiskAttachment:
+    # retain_on_delete: on destroy the attachment is only forgotten; releasing the instance detaches the disk.
+    # A forced detach of a mounted disk could corrupt it (the AWS side uses skip_destroy for the same reason).
+    return alicloud.ecs.EcsDiskAttachment(
+        f"{spec.name}-data-attachment",
+        disk_id=disk.id,
+        instance_id=instance.id,
+        delete_with_instance=False,
+        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=True),
+    )

@@ -1,0 +1,39 @@
+"""The one place where gpulease's tag set meets Alibaba Cloud's tag rules.
+
+The shared keys (``gpulease:owner`` ...) and values need no re-encoding on Alibaba Cloud: ECS and OSS accept
+colons in keys and ``@`` in values, and ``gpulease:`` is not a reserved prefix. So the reaper and the policy
+pack read Alibaba Cloud tags with the same ``components.vocabulary`` keys as on AWS. What differs are the
+limits (20 tags, 64-character keys on OSS, 128-character values, reserved ``aliyun``/``acs:`` prefixes): the spec
+refuses user input that breaks them, and ``encode_tags`` checks the final set, computed values included,
+before anything is registered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pulumi
+
+from components import vocabulary as v
+from components.errors import UserError
+
+
+class TagError(UserError):
+    """A tag Alibaba Cloud would refuse."""
+
+
+def encode_tags(tags: Mapping[str, pulumi.Input[str]], *, stack: str, resource: str) -> dict[str, pulumi.Input[str]]:
+    """The tags to send to Alibaba Cloud for ``tags``; raises ``TagError`` naming the stack and the tag."""
+    problems = []
+    if len(tags) > v.ALICLOUD_MAX_TAGS:
+        problems.append(f"{len(tags)} tags on {resource}; Alibaba Cloud accepts at most {v.ALICLOUD_MAX_TAGS}")
+    for key, value in tags.items():
+        problem = v.alicloud_tag_problem(key, value if isinstance(value, str) else None)
+        if problem:
+            problems.append(problem)
+    if problems:
+        raise TagError(
+            f"stack '{stack}': the tags of {resource} break Alibaba Cloud's rules: " + "; ".join(problems)
+            + ". Shorten checkpoints.prefix or the values in tags."
+        )
+    return dict(tags)

@@ -1,0 +1,314 @@
+"""The same spec on AWS and on Alibaba Cloud gives the same guarantees.
+
+Each guarantee is read out of both clouds' registered resources into one cloud-neutral form and compared.
+A guarantee one cloud cannot give is listed in ``GAPS`` and must be explained in the README's per-cloud table.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from datetime import datetime
+
+import pytest
+
+from components import vocabulary as v
+from components.taggable import is_taggable
+from gpulease.render import Rendering, render
+from tests.conftest import FIXED_NOW, ROOT, experiment
+
+LIFECYCLE = {
+    "keepDays": 21,
+    "noncurrentDays": 5,
+    "abortIncompleteUploadDays": 3,
+}
+
+
+def spec_for(cloud: str, **overrides) -> dict:
+    """One spec; only the cloud-specific fields differ (cloud, storage class names)."""
+    storage_class = {"aws": "STANDARD_IA", "alicloud": "IA"}[cloud]
+    checkpoints = {"prefix": "ckpt/", "lifecycle": {**LIFECYCLE, "transitions": [{"days": 7, "storageClass": storage_class}]}}
+    checkpoints.update(overrides.pop("checkpoints", {}))
+    return experiment(cloud=cloud, gpu={"gpuMemoryGb": 24, "count": 1}, checkpoints=checkpoints, **overrides)
+
+
+def render_on(cloud: str, **overrides) -> Rendering:
+    region_key, region = {"aws": ("aws:region", "us-east-1"), "alicloud": ("alicloud:region", "cn-hangzhou")}[cloud]
+    r = render({region_key: region, "gpulease:experiment": spec_for(cloud, **overrides)}, stack="parity", now=FIXED_NOW)
+    assert r.error is None, f"{cloud}: {r.error}"
+    return r
+
+
+@pytest.fixture(scope="module")
+def both() -> dict[str, Rendering]:
+    return {cloud: render_on(cloud) for cloud in ("aws", "alicloud")}
+
+
+def _one(r: Rendering, type_: str):
+    return r.one(type_)
+
+
+# --- how each cloud expresses each guarantee, read back into one form ------------------------------------
+
+
+def ssh_scope(cloud: str, r: Rendering) -> set[tuple[str, str, int, int]]:
+    if cloud == "aws":
+        rules = r.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+        return {(x.inputs.get("cidrIpv4") or x.inputs.get("cidrIpv6"), x.inputs["ipProtocol"], x.inputs["fromPort"], x.inputs["toPort"]) for x in rules}
+    rules = [x for x in r.of_type("alicloud:ecs/securityGroupRule:SecurityGroupRule") if x.inputs["type"] == "ingress"]
+    out = set()
+    for x in rules:
+        low, high = (int(p) for p in x.inputs["portRange"].split("/"))
+        out.add((x.inputs.get("cidrIp") or x.inputs.get("ipv6CidrIp"), x.inputs["ipProtocol"], low, high))
+    return out
+
+
+def spot(cloud: str, r: Rendering) -> dict:
+    if cloud == "aws":
+        inputs = _one(r, "aws:ec2/instance:Instance").inputs
+        market = inputs.get("instanceMarketOptions")
+        if not market:
+            return {"spot": False}
+        options = market["spotOptions"]
+        return {
+            "spot": market["marketType"] == "spot",
+            "on_interruption": {"terminate": "release"}.get(options["instanceInterruptionBehavior"]),
+            "max_price": float(options["maxPrice"]) if "maxPrice" in options else None,
+        }
+    inputs = _one(r, "alicloud:ecs/instance:Instance").inputs
+    assert inputs["instanceChargeType"] == "PostPaid"
+    if inputs["spotStrategy"] == "NoSpot":
+        return {"spot": False}
+    return {
+        "spot": inputs["spotStrategy"] in ("SpotAsPriceGo", "SpotWithPriceLimit"),
+        "on_interruption": {"Terminate": "release"}.get(inputs["spotInterruptionBehavior"]),
+        "max_price": inputs.get("spotPriceLimit") if inputs["spotStrategy"] == "SpotWithPriceLimit" else None,
+    }
+
+
+def external_deadline(cloud: str, r: Rendering) -> datetime:
+    """The moment a timer outside the instance ends it."""
+    if cloud == "aws":
+        expression = _one(r, "aws:scheduler/schedule:Schedule").inputs["scheduleExpression"]
+        return datetime.fromisoformat(re.fullmatch(r"at\((.+)\)", expression).group(1) + "+00:00")
+    return v.parse_rfc3339(_one(r, "alicloud:ecs/instance:Instance").inputs["autoReleaseTime"])
+
+
+def encryption(cloud: str, r: Rendering) -> dict:
+    if cloud == "aws":
+        instance = _one(r, "aws:ec2/instance:Instance").inputs
+        sse = _one(r, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration").inputs
+        tls = json.loads(_one(r, "aws:s3/bucketPolicy:BucketPolicy").inputs["policy"])["Statement"][0]
+        return {
+            "root": instance["rootBlockDevice"]["encrypted"],
+            "data": _one(r, "aws:ebs/volume:Volume").inputs["encrypted"],
+            "bucket": sse["rules"][0]["applyServerSideEncryptionByDefault"]["sseAlgorithm"],
+            "tls_only": tls["Effect"] == "Deny" and "aws:SecureTransport" in json.dumps(tls["Condition"]),
+        }
+    instance = _one(r, "alicloud:ecs/instance:Instance").inputs
+    tls = json.loads(_one(r, "alicloud:oss/bucketPolicy:BucketPolicy").inputs["policy"])["Statement"][0]
+    return {
+        "root": instance["systemDiskEncrypted"],
+        "data": _one(r, "alicloud:ecs/ecsDisk:EcsDisk").inputs["encrypted"],
+        "bucket": _one(r, "alicloud:oss/bucket:Bucket").inputs["serverSideEncryptionRule"]["sseAlgorithm"],
+        "tls_only": tls["Effect"] == "Deny" and "acs:SecureTransport" in json.dumps(tls["Condition"]),
+    }
+
+
+def retention(cloud: str, r: Rendering) -> dict:
+    names = {
+        "aws": ("aws:ebs/volume:Volume", "aws:s3/bucket:Bucket", "aws:ec2/volumeAttachment:VolumeAttachment"),
+        "alicloud": ("alicloud:ecs/ecsDisk:EcsDisk", "alicloud:oss/bucket:Bucket", "alicloud:ecs/ecsDiskAttachment:EcsDiskAttachment"),
+    }[cloud]
+    disk, bucket, attachment = (_one(r, t) for t in names)
+    never_force_detached = attachment.inputs.get("skipDestroy") is True if cloud == "aws" else attachment.retain_on_delete
+    disk_outlives_instance = True if cloud == "aws" else disk.inputs["deleteWithInstance"] is False
+    return {
+        "disk": disk.retain_on_delete and not disk.protect,
+        "bucket": bucket.retain_on_delete and bucket.inputs["forceDestroy"] is False,
+        "disk_tag": disk.inputs["tags"][v.TAG_RETAIN],
+        "bucket_tag": bucket.inputs["tags"][v.TAG_RETAIN],
+        "never_force_detached": never_force_detached,
+        "disk_outlives_instance": disk_outlives_instance,
+    }
+
+
+def lifecycle(cloud: str, r: Rendering) -> dict:
+    if cloud == "aws":
+        main, markers = _one(r, "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration").inputs["rules"]
+        return {
+            "prefix": main["filter"]["prefix"],
+            "expire_days": main["expiration"]["days"],
+            "noncurrent_days": main["noncurrentVersionExpiration"]["noncurrentDays"],
+            "noncurrent_versions_kept": main["noncurrentVersionExpiration"].get("newerNoncurrentVersions"),
+            "abort_upload_days": main["abortIncompleteMultipartUpload"]["daysAfterInitiation"],
+            "transition_days": [t["days"] for t in main.get("transitions", [])],
+            "delete_markers_cleaned": markers["expiration"] == {"expiredObjectDeleteMarker": True} and markers["filter"] == main["filter"],
+            "versioned": _one(r, "aws:s3/bucketVersioning:BucketVersioning").inputs["versioningConfiguration"]["status"] == "Enabled",
+        }
+    bucket = _one(r, "alicloud:oss/bucket:Bucket").inputs
+    main, markers = bucket["lifecycleRules"]
+    return {
+        "prefix": main["prefix"],
+        "expire_days": main["expirations"][0]["days"],
+        "noncurrent_days": main["noncurrentVersionExpirations"][0]["days"],
+        "noncurrent_versions_kept": None,  # OSS has no such setting
+        "abort_upload_days": main["abortMultipartUploads"][0]["days"],
+        "transition_days": [t["days"] for t in main.get("transitions", [])],
+        "delete_markers_cleaned": markers["expirations"] == [{"expiredObjectDeleteMarker": True}] and markers["prefix"] == main["prefix"],
+        "versioned": bucket["versioning"] == {"status": "Enabled"},
+    }
+
+
+def tags(cloud: str, r: Rendering) -> dict:
+    """The instance's tags, the storage URI's scheme set aside, and whether every taggable resource has them all."""
+    instance = _one(r, {"aws": "aws:ec2/instance:Instance", "alicloud": "alicloud:ecs/instance:Instance"}[cloud])
+    base = dict(instance.inputs["tags"])
+    base[v.TAG_CHECKPOINT_URI] = base[v.TAG_CHECKPOINT_URI].split("://", 1)[1]
+    taggable = [x for x in r.custom_resources if is_taggable(x.type)]
+    complete = all(
+        all((x.inputs.get("tags") or {}).get(k) is not None for k in v.REQUIRED_TAGS) for x in taggable
+    )
+    return {"instance": base, "every_taggable_resource_complete": complete and len(taggable) >= 6}
+
+
+_VERBS = {
+    "s3:GetObject": "read", "oss:GetObject": "read",
+    "s3:PutObject": "write", "oss:PutObject": "write",
+    "s3:AbortMultipartUpload": "abort-upload", "oss:AbortMultipartUpload": "abort-upload",
+    "s3:ListMultipartUploadParts": "list-parts", "oss:ListParts": "list-parts",
+    "s3:ListBucket": "list", "oss:ListObjects": "list",
+    "s3:GetBucketLocation": "locate", "oss:GetBucketLocation": "locate", "oss:GetBucketInfo": "locate",
+}
+
+
+def _resource_path(arn: str) -> str:
+    """``arn:aws:s3:::b/p*`` and ``acs:oss:*:123:b/p*`` both become ``b/p*``."""
+    return arn.split(":::", 1)[1] if arn.startswith("arn:") else arn.split(":", 4)[4]
+
+
+def storage_access(cloud: str, r: Rendering) -> dict:
+    if cloud == "aws":
+        policy = json.loads(next(p for p in r.of_type("aws:iam/rolePolicy:RolePolicy") if p.name.endswith("checkpoint-access")).inputs["policy"])
+        prefix_key = "s3:prefix"
+    else:
+        policy = json.loads(_one(r, "alicloud:ram/policy:Policy").inputs["policyDocument"])
+        prefix_key = "oss:Prefix"
+    grants: dict[str, set[str]] = {}
+    list_condition = None
+    wildcard = False
+    for statement in policy["Statement"]:
+        assert statement["Effect"] == "Allow"
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        wildcard |= any(a.endswith("*") for a in actions) or any(res in ("*", "acs:oss:*:*:*") for res in resources)
+        for action in actions:
+            grants.setdefault(_VERBS[action], set()).update(_resource_path(res) for res in resources)
+        if "Condition" in statement:
+            list_condition = statement["Condition"]["StringLike"][prefix_key]
+    return {"grants": grants, "list_only_under": list_condition, "wildcard": wildcard}
+
+
+def shutdown_from_inside(cloud: str, r: Rendering) -> str | None:
+    """What an OS shutdown (watchdog, idle GPU) does to billing; None when the cloud offers no setting for it."""
+    if cloud == "aws":
+        return _one(r, "aws:ec2/instance:Instance").inputs["instanceInitiatedShutdownBehavior"]
+    return None
+
+
+GUARANTEES: dict[str, Callable[[str, Rendering], object]] = {
+    "ssh scope": ssh_scope,
+    "spot": spot,
+    "deadline": external_deadline,
+    "encryption": encryption,
+    "retention": retention,
+    "lifecycle": lifecycle,
+    "tags": tags,
+    "least-privilege storage access": storage_access,
+}
+
+# Guarantee -> (facts that differ, the README table row's first cell). Everything not listed must be equal.
+GAPS: dict[str, tuple[str, str]] = {
+    "lifecycle": ("noncurrent_versions_kept", "Noncurrent versions kept"),
+    "shutdown from inside": ("", "Shutdown from inside"),
+}
+
+
+@pytest.mark.parametrize("guarantee", sorted(GUARANTEES))
+def test_same_guarantee_on_both_clouds(both, guarantee: str) -> None:
+    read = GUARANTEES[guarantee]
+    aws, ali = read("aws", both["aws"]), read("alicloud", both["alicloud"])
+    gap = GAPS.get(guarantee)
+    if gap and isinstance(aws, dict):
+        aws = {k: val for k, val in aws.items() if k != gap[0]}
+        ali = {k: val for k, val in ali.items() if k != gap[0]}
+    assert aws == ali, f"{guarantee}: AWS {aws} != Alibaba Cloud {ali}"
+
+
+def test_the_guarantees_are_the_spec_not_just_equal(both) -> None:
+    """Equal could mean equally wrong: check the shared facts against the spec itself."""
+    facts = {name: read("alicloud", both["alicloud"]) for name, read in GUARANTEES.items()}
+    assert facts["ssh scope"] == {("203.0.113.7/32", "tcp", 22, 22), ("2001:db8:1234::/48", "tcp", 22, 22)}
+    assert facts["spot"] == {"spot": True, "on_interruption": "release", "max_price": None}
+    assert facts["deadline"] == v.parse_rfc3339(both["alicloud"].outputs["deadline"]) == v.parse_rfc3339("2026-12-01T16:00:00Z")
+    assert facts["encryption"] == {"root": True, "data": True, "bucket": "AES256", "tls_only": True}
+    assert facts["retention"] == {
+        "disk": True, "bucket": True, "disk_tag": "true", "bucket_tag": "true",
+        "never_force_detached": True, "disk_outlives_instance": True,
+    }
+    lc = facts["lifecycle"]
+    assert (lc["prefix"], lc["expire_days"], lc["noncurrent_days"], lc["abort_upload_days"], lc["transition_days"]) == ("ckpt/", 21, 5, 3, [7])
+    assert lc["delete_markers_cleaned"] and lc["versioned"]
+    assert facts["tags"]["every_taggable_resource_complete"]
+    access = facts["least-privilege storage access"]
+    bucket = both["alicloud"].outputs["bucket"]
+    assert access["wildcard"] is False
+    assert access["list_only_under"] == ["ckpt/", "ckpt/*"]
+    for verb in ("read", "write", "abort-upload", "list-parts"):
+        assert access["grants"][verb] == {f"{bucket}/ckpt/*"}
+    assert access["grants"]["list"] == {bucket}
+    assert both["aws"].outputs["bucket"] == bucket  # same stack, same name on both clouds
+
+
+@pytest.mark.parametrize(
+    ("overrides", "guarantee", "expected"),
+    [
+        ({"ssh": {"mode": "ssm"}}, "ssh scope", set()),
+        ({"maxSpotPriceUsd": 0.9}, "spot", {"spot": True, "on_interruption": "release", "max_price": 0.9}),
+        ({"market": "on-demand", "onDemandReason": "interactive profiling - no interruptions"}, "spot", {"spot": False}),
+        ({"expiresAt": "2026-12-01T12:30:00Z"}, "deadline", v.parse_rfc3339("2026-12-01T12:30:00Z")),
+    ],
+)
+def test_variants_keep_parity(overrides: dict, guarantee: str, expected: object) -> None:
+    read = GUARANTEES[guarantee]
+    ali_overrides = dict(overrides)
+    if overrides.get("ssh", {}).get("mode") == "ssm":
+        ali_overrides["ssh"] = {"mode": "cloud-assistant"}  # the cloud-specific name of "no inbound at all"
+    assert read("aws", render_on("aws", **overrides)) == expected
+    assert read("alicloud", render_on("alicloud", **ali_overrides)) == expected
+
+
+def test_retention_off_is_honoured_on_both() -> None:
+    overrides = {"dataDisk": {"retain": False}, "checkpoints": {"retain": False}}
+    for cloud in ("aws", "alicloud"):
+        facts = retention(cloud, render_on(cloud, **dict(overrides)))
+        assert (facts["disk"], facts["bucket"], facts["disk_tag"], facts["bucket_tag"]) == (False, False, "false", "false"), cloud
+
+
+def test_gaps_differ_as_documented_and_are_in_the_readme(both) -> None:
+    assert lifecycle("aws", both["aws"])["noncurrent_versions_kept"] == 3
+    assert lifecycle("alicloud", both["alicloud"])["noncurrent_versions_kept"] is None
+    assert shutdown_from_inside("aws", both["aws"]) == "terminate"
+    assert shutdown_from_inside("alicloud", both["alicloud"]) is None
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Clouds", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")]
+    for _, title in GAPS.values():
+        (row,) = [line for line in rows if line.split("|")[1].strip() == title]
+        gap_cell = row.rstrip("|").split("|")[-1].strip()
+        assert len(gap_cell) > 20, f"README row {title!r} must say why"
+    # Every compared guarantee has its row too.
+    titles = {line.split("|")[1].strip().lower() for line in rows}
+    for guarantee in ("ssh scope", "spot", "deadline", "encryption", "retention", "lifecycle", "tags", "least-privilege storage access"):
+        assert any(guarantee in t for t in titles), f"README's Clouds table has no row for {guarantee}"
