@@ -2,20 +2,95 @@
 
 ``BootstrapSettings`` is the contract between the components and the instance: the components fill it from
 the spec and the created resources, ``render_user_data`` turns it into cloud-init user-data, and the
-watchdog reads the same settings back from ``SETTINGS_PATH`` on the instance (one source of truth).
+instance-side tools (``instance_setup.py``: data disk and readiness; ``watchdog.py``: deadline, idle, spot
+notice, checkpoint sync; on CI stacks only, ``job_agent.py``: the job sent through the bucket) read the same settings back from ``SETTINGS_PATH`` (one source of truth).
+
+Both tools are single standard-library files, shipped verbatim in user-data and run by systemd, so they work
+on any image with python3 (the Deep Learning AMIs and Ubuntu 22.04 on both clouds).
 """
 
 from __future__ import annotations
 
+import ast
+import base64
+import gzip
 import json
+from functools import lru_cache
+from pathlib import Path
 from typing import Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict
 
 from components.spec import ExperimentSpec
 
 SETTINGS_PATH = "/etc/gpulease/settings.json"
 MOUNT_POINT = "/data"
+INSTALL_DIR = "/opt/gpulease"
+SETUP_UNIT = "gpulease-bootstrap.service"
+WATCHDOG_UNIT = "gpulease-watchdog.service"
+JOB_AGENT_UNIT = "gpulease-job-agent.service"
+
+USER_DATA_LIMITS = {"aws": 16 * 1024, "alicloud": 32 * 1024}
+"""Largest raw user-data each cloud accepts, in bytes (before base64)."""
+
+METADATA_URLS = {"aws": "http://169.254.169.254", "alicloud": "http://100.100.100.200"}
+
+_HERE = Path(__file__).resolve().parent
+SETUP_SCRIPT = _HERE / "instance_setup.py"
+WATCHDOG_SCRIPT = _HERE / "watchdog.py"
+JOB_AGENT_SCRIPT = _HERE / "job_agent.py"
+
+# Cloud CLI commands; {src} {dst} {region} {role} are filled in on the instance. The instance role is the only
+# credential: the AWS CLI finds it through IMDS, ossutil is told to use the ECS RAM role (its name is read from
+# the metadata service).
+_OSS_AUTH = ["-e", "oss-{region}-internal.aliyuncs.com", "--mode", "EcsRamRole", "--ecs-role-name", "{role}"]
+SYNC_COMMANDS: dict[str, list[str]] = {
+    "aws": ["aws", "s3", "sync", "{src}", "{dst}", "--region", "{region}", "--no-progress", "--only-show-errors"],
+    "alicloud": ["ossutil", "cp", "-r", "-u", "-f", "{src}", "{dst}", *_OSS_AUTH],
+}
+BUCKET_CHECK_COMMANDS: dict[str, list[str]] = {
+    "aws": ["aws", "s3", "ls", "{dst}", "--region", "{region}"],
+    "alicloud": ["ossutil", "ls", "{dst}", *_OSS_AUTH],
+}
+# The ready marker, copied next to the checkpoints for runners that cannot SSH in (the CI channel reads it).
+READY_UPLOAD_COMMANDS: dict[str, list[str]] = {
+    "aws": ["aws", "s3", "cp", "{file}", "{dst}_gpulease/ready.json", "--region", "{region}", "--only-show-errors"],
+    "alicloud": ["ossutil", "cp", "-f", "{file}", "{dst}_gpulease/ready.json", *_OSS_AUTH],
+}
+# The job agent's bucket access (CI stacks only): one level of listing, one object either way, a directory up.
+JOB_COMMANDS: dict[str, dict[str, list[str]]] = {
+    "aws": {
+        "list_command": ["aws", "s3", "ls", "{dst}", "--region", "{region}"],
+        "copy_command": ["aws", "s3", "cp", "{src}", "{dst}", "--region", "{region}", "--only-show-errors"],
+        "copy_dir_command": [
+            "aws", "s3", "cp", "{src}", "{dst}", "--recursive", "--region", "{region}", "--only-show-errors"
+        ],
+    },
+    "alicloud": {
+        "list_command": ["ossutil", "ls", "-d", "{dst}", *_OSS_AUTH],
+        "copy_command": ["ossutil", "cp", "-f", "{src}", "{dst}", *_OSS_AUTH],
+        "copy_dir_command": ["ossutil", "cp", "-r", "-f", "{src}", "{dst}", *_OSS_AUTH],
+    },
+}
+# Run only when the CLI is missing (the Deep Learning AMIs ship the AWS CLI; plain Ubuntu images do not).
+CLI_INSTALL_COMMANDS: dict[str, list[str]] = {
+    "aws": ["snap", "install", "aws-cli", "--classic"],
+    "alicloud": ["/bin/sh", "-c", "curl -fsSL https://gosspublic.alicdn.com/ossutil/install.sh | bash"],
+}
+
+
+class JobAgentSettings(BaseModel):
+    """What ``job_agent.py`` needs beyond the shared settings; present only on CI stacks (``ciRun``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    poll_seconds: int = 5
+    log_chunk_seconds: int = 5
+    kill_grace_seconds: int = 30
+    list_command: list[str]
+    copy_command: list[str]
+    copy_dir_command: list[str]
 
 
 class BootstrapSettings(BaseModel):
@@ -25,6 +100,7 @@ class BootstrapSettings(BaseModel):
     region: str
     stack: str
     experiment: str
+    market: Literal["spot", "on-demand"] = "spot"
     deadline: str
     """RFC 3339 UTC: the watchdog shuts the instance down at this moment."""
     max_runtime_hours: float
@@ -32,31 +108,192 @@ class BootstrapSettings(BaseModel):
     idle_gpu_percent: int
     warn_minutes: int
     warn_hook: str | None = None
+    final_sync_minutes: int = 5
     checkpoint_uri: str | None = None
     """s3://bucket/prefix/ or oss://bucket/prefix/; None when the experiment keeps no checkpoints."""
     checkpoint_interval_minutes: int
     checkpoint_hook: str | None = None
+    checkpoint_signal: str | None = None
+    checkpoint_process: str | None = None
+    hook_timeout_seconds: int = 120
+    busy_marker: str = "/data/busy"
+    busy_marker_max_age_minutes: int = 0
+    on_rebalance: Literal["checkpoint", "shutdown", "ignore"] = "checkpoint"
+    poll_seconds: int = 5
     data_disk_id: str
     """vol-... on AWS, d-... on Alibaba Cloud: the bootstrap finds the device by this id."""
+    data_owner: str = "ubuntu"
+    """The login user; it owns the data directories so that jobs run without sudo."""
     mount_point: str = MOUNT_POINT
+    metadata_url: str = METADATA_URLS["aws"]
+    sync_command: list[str] = SYNC_COMMANDS["aws"]
+    bucket_check_command: list[str] = BUCKET_CHECK_COMMANDS["aws"]
+    ready_upload_command: list[str] | None = None
+    cli_install_command: list[str] | None = None
+    shutdown_command: list[str] = ["shutdown", "-h", "now"]
+    nvidia_smi: str = "nvidia-smi"
+    job_agent: JobAgentSettings | None = None
+    """Set on CI stacks with a bucket: the job agent is installed and takes its jobs from the bucket."""
 
 
 def settings_json(settings: BootstrapSettings) -> str:
-    return json.dumps(settings.model_dump(), indent=2, sort_keys=True)
+    data = settings.model_dump()
+    if data["job_agent"] is None:
+        del data["job_agent"]  # an experiment that is not a CI run gets the same user-data as before the agent
+    return json.dumps(data, indent=2, sort_keys=True)
+
+
+@lru_cache(maxsize=16)
+def shipped_source(path: Path) -> str:
+    """An instance-side tool as shipped: the same syntax tree without docstrings and comments.
+
+    AWS takes 16 KB of user-data even gzipped; the readable source lives in this package, and the tests check
+    that the shipped tree equals the source tree less its docstrings."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and _has_docstring(node):
+            node.body = node.body[1:] or [ast.Pass()]
+    header = f"#!/usr/bin/env python3\n# gpulease {path.name}: readable source in components/bootstrap/{path.name}\n"
+    return header + ast.unparse(tree) + "\n"
+
+
+def _has_docstring(node: ast.AST) -> bool:
+    body = getattr(node, "body", None)
+    return bool(body) and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(
+        body[0].value.value, str
+    )
+
+
+SETUP_UNIT_TEXT = f"""[Unit]
+Description=gpulease bootstrap: mount the data disk, check the instance is ready
+Wants=network-online.target
+After=network-online.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/bin/python3 {INSTALL_DIR}/instance_setup.py
+StandardOutput=journal+console
+TimeoutStartSec=1800
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+WATCHDOG_UNIT_TEXT = f"""[Unit]
+Description=gpulease watchdog: deadline, idle shutdown, spot notice, checkpoint sync
+Wants=network-online.target
+After=network-online.target
+# Never give up restarting: this service is what ends billing when nobody is watching.
+StartLimitIntervalSec=0
+
+[Service]
+ExecStart=/usr/bin/python3 {INSTALL_DIR}/watchdog.py
+Restart=always
+RestartSec=5
+TimeoutStopSec=90
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+# KillMode=mixed: SIGTERM reaches the agent alone, which stops the job and reports it; SIGKILL then ends the rest.
+JOB_AGENT_UNIT_TEXT = f"""[Unit]
+Description=gpulease job agent: CI jobs sent through the bucket
+Wants=network-online.target {SETUP_UNIT}
+After=network-online.target {SETUP_UNIT}
+StartLimitIntervalSec=0
+
+[Service]
+ExecStart=/usr/bin/python3 {INSTALL_DIR}/job_agent.py
+Restart=always
+RestartSec=5
+KillMode=mixed
+TimeoutStopSec=90
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+class _Literal(str):
+    """A string dumped as a YAML literal block, so the shipped files stay readable in the user-data."""
+
+
+def _literal(dumper: yaml.SafeDumper, value: _Literal) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", str(value), style="|")
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+_Dumper.add_representer(_Literal, _literal)
+
+
+def cloud_config(settings: BootstrapSettings) -> dict:
+    """The cloud-config document: the settings, both tools, their units, and the commands that start them."""
+
+    def file(path: str, content: str, mode: str) -> dict:
+        return {"path": path, "permissions": mode, "owner": "root:root", "content": _Literal(content)}
+
+    config = {
+        "write_files": [
+            file(SETTINGS_PATH, settings_json(settings) + "\n", "0644"),
+            file(f"{INSTALL_DIR}/instance_setup.py", shipped_source(SETUP_SCRIPT), "0755"),
+            file(f"{INSTALL_DIR}/watchdog.py", shipped_source(WATCHDOG_SCRIPT), "0755"),
+            file(f"/etc/systemd/system/{SETUP_UNIT}", SETUP_UNIT_TEXT, "0644"),
+            file(f"/etc/systemd/system/{WATCHDOG_UNIT}", WATCHDOG_UNIT_TEXT, "0644"),
+        ],
+        # --no-block: the bootstrap may wait minutes for the data disk to be attached, and cloud-init must not
+        # wait with it. The watchdog starts at once and independently: the deadline holds even without a disk.
+        "runcmd": [
+            ["systemctl", "daemon-reload"],
+            ["systemctl", "enable", "--now", "--no-block", WATCHDOG_UNIT],
+            ["systemctl", "enable", "--now", "--no-block", SETUP_UNIT],
+        ],
+    }
+    if settings.job_agent is not None:
+        config["write_files"] += [
+            file(f"{INSTALL_DIR}/job_agent.py", shipped_source(JOB_AGENT_SCRIPT), "0755"),
+            file(f"/etc/systemd/system/{JOB_AGENT_UNIT}", JOB_AGENT_UNIT_TEXT, "0644"),
+        ]
+        config["runcmd"].append(["systemctl", "enable", "--now", "--no-block", JOB_AGENT_UNIT])
+    return config
 
 
 def render_user_data(settings: BootstrapSettings) -> str:
-    """cloud-init user-data that writes the settings file for the instance-side tools."""
-    body = settings_json(settings)
-    indented = "\n".join("      " + line for line in body.splitlines())
-    return (
-        "#cloud-config\n"
-        "write_files:\n"
-        f"  - path: {SETTINGS_PATH}\n"
-        "    permissions: '0644'\n"
-        "    content: |\n"
-        f"{indented}\n"
-    )
+    """cloud-init user-data (``#cloud-config``) as text."""
+    body = yaml.dump(cloud_config(settings), Dumper=_Dumper, sort_keys=False, width=1000, allow_unicode=False)
+    return "#cloud-config\n" + body
+
+
+def render_user_data_base64(settings: BootstrapSettings) -> str:
+    """The user-data base64-encoded, gzipped when the text exceeds the cloud's limit (cloud-init unpacks it).
+
+    The gzip header carries no timestamp, so the same settings always give the same value and an unchanged
+    experiment never replaces its instance."""
+    raw = render_user_data(settings).encode()
+    limit = USER_DATA_LIMITS[settings.cloud]
+    if len(raw) > limit:
+        text, raw = raw, gzip.compress(raw, compresslevel=9, mtime=0)
+        if len(raw) > limit:
+            # Zopfli writes the same gzip format about 4% smaller, slowly; only what gzip cannot fit pays for it,
+            # so the user-data of anything that fits already stays byte for byte what it was.
+            import zopfli.gzip
+
+            raw = min(raw, zopfli.gzip.compress(text, numiterations=15), key=len)
+        if len(raw) > limit:
+            raise ValueError(f"user-data is {len(raw)} bytes gzipped; {settings.cloud} accepts at most {limit}")
+    return base64.b64encode(raw).decode()
+
+
+def decode_user_data(encoded: str) -> str:
+    """The user-data text from its base64 form, gzipped or not (the inverse of ``render_user_data_base64``)."""
+    raw = base64.b64decode(encoded)
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    return raw.decode()
 
 
 def settings_for(
@@ -70,19 +307,36 @@ def settings_for(
     data_disk_id: str,
 ) -> BootstrapSettings:
     """The settings for one experiment, taken from its spec and the resources created for it."""
+    wd, ck = spec.watchdog, spec.checkpoints
     return BootstrapSettings(
         cloud=cloud,
         region=region,
         stack=stack,
         experiment=spec.name,
+        market=spec.market,
         deadline=deadline,
         max_runtime_hours=spec.max_runtime_hours,
         idle_minutes=spec.idle_minutes,
-        idle_gpu_percent=spec.watchdog.idle_gpu_percent,
-        warn_minutes=spec.watchdog.warn_minutes,
-        warn_hook=spec.watchdog.warn_hook,
+        idle_gpu_percent=wd.idle_gpu_percent,
+        warn_minutes=wd.warn_minutes,
+        warn_hook=wd.warn_hook,
+        final_sync_minutes=wd.final_sync_minutes,
         checkpoint_uri=checkpoint_uri,
-        checkpoint_interval_minutes=spec.checkpoints.interval_minutes,
-        checkpoint_hook=spec.checkpoints.hook,
+        checkpoint_interval_minutes=ck.interval_minutes,
+        checkpoint_hook=ck.hook,
+        checkpoint_signal=ck.signal,
+        checkpoint_process=ck.process,
+        hook_timeout_seconds=ck.hook_timeout_seconds,
+        busy_marker=wd.busy_marker,
+        busy_marker_max_age_minutes=wd.busy_marker_max_age_minutes,
+        on_rebalance=wd.on_rebalance,
+        poll_seconds=wd.poll_seconds,
         data_disk_id=data_disk_id,
+        data_owner=spec.ssh.user,
+        metadata_url=METADATA_URLS[cloud],
+        sync_command=SYNC_COMMANDS[cloud],
+        bucket_check_command=BUCKET_CHECK_COMMANDS[cloud],
+        ready_upload_command=READY_UPLOAD_COMMANDS[cloud],
+        cli_install_command=CLI_INSTALL_COMMANDS[cloud],
+        job_agent=JobAgentSettings(**JOB_COMMANDS[cloud]) if spec.ci_run and checkpoint_uri else None,
     )

@@ -1,0 +1,318 @@
+"""User-data as each cloud receives it: the settings equal the spec, the tools and units that run them, the size.
+
+The AWS case renders a real spec through the program under mocks and decodes the instance's user data exactly
+as cloud-init would (base64, then gzip when compressed)."""
+
+from __future__ import annotations
+
+import ast
+import base64
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components import bootstrap
+from components.bootstrap import (
+    BootstrapSettings,
+    render_user_data,
+    render_user_data_base64,
+    settings_for,
+)
+from components.spec import ExperimentSpec
+from tests.conftest import BASE_EXPERIMENT, experiment, render_experiment
+
+INSTANCE = "aws:ec2/instance:Instance"
+VOLUME = "aws:ebs/volume:Volume"
+BUCKET = "aws:s3/bucket:Bucket"
+DEADLINE = "2026-12-01T16:00:00Z"
+ROOT = Path(__file__).resolve().parent.parent
+
+SPEC_OVERRIDES: dict[str, Any] = {
+    "idleMinutes": 45,
+    "watchdog": {
+        "idleGpuPercent": 7,
+        "warnMinutes": 20,
+        "warnHook": "wall 'deadline in 20 minutes'",
+        "finalSyncMinutes": 4,
+        "busyMarker": "/data/.busy",
+        "busyMarkerMaxAgeMinutes": 120,
+        "onRebalance": "shutdown",
+        "pollSeconds": 10,
+    },
+    "checkpoints": {
+        "prefix": "ckpt/",
+        "intervalMinutes": 10,
+        "hook": "python /data/save.py",
+        "signal": "usr1",
+        "process": "train.py",
+        "hookTimeoutSeconds": 90,
+    },
+}
+
+
+def decode(encoded: str) -> str:
+    raw = base64.b64decode(encoded)
+    return (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()
+
+
+def cloud_config(text: str) -> dict[str, Any]:
+    assert text.startswith("#cloud-config\n")
+    return yaml.safe_load(text)
+
+
+def files(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f["path"]: f for f in config["write_files"]}
+
+
+@pytest.fixture(scope="module")
+def aws_render():
+    r = render_experiment(experiment(**SPEC_OVERRIDES))
+    assert r.error is None, r.error
+    return r
+
+
+@pytest.fixture(scope="module")
+def aws_text(aws_render) -> str:
+    instance = aws_render.one(INSTANCE)
+    assert "userData" not in instance.inputs or not instance.inputs["userData"]
+    return decode(instance.inputs["userDataBase64"])
+
+
+def test_aws_settings_equal_the_spec_and_the_created_resources(aws_render, aws_text: str) -> None:
+    written = files(cloud_config(aws_text))
+    settings = json.loads(written[bootstrap.SETTINGS_PATH]["content"])
+    bucket = aws_render.one(BUCKET).inputs["bucket"]
+    assert settings == {
+        "cloud": "aws",
+        "region": "us-east-1",
+        "stack": "test",
+        "experiment": "exp1",
+        "market": "spot",
+        "deadline": DEADLINE,
+        "max_runtime_hours": 8.0,
+        "idle_minutes": 45,
+        "idle_gpu_percent": 7,
+        "warn_minutes": 20,
+        "warn_hook": "wall 'deadline in 20 minutes'",
+        "final_sync_minutes": 4,
+        "checkpoint_uri": f"s3://{bucket}/ckpt/",
+        "checkpoint_interval_minutes": 10,
+        "checkpoint_hook": "python /data/save.py",
+        "checkpoint_signal": "SIGUSR1",
+        "checkpoint_process": "train.py",
+        "hook_timeout_seconds": 90,
+        "busy_marker": "/data/.busy",
+        "busy_marker_max_age_minutes": 120,
+        "on_rebalance": "shutdown",
+        "poll_seconds": 10,
+        "data_disk_id": aws_render.one(VOLUME).id,
+        "data_owner": "ubuntu",
+        "mount_point": "/data",
+        "metadata_url": "http://169.254.169.254",
+        "sync_command": ["aws", "s3", "sync", "{src}", "{dst}", "--region", "{region}", "--no-progress", "--only-show-errors"],
+        "bucket_check_command": ["aws", "s3", "ls", "{dst}", "--region", "{region}"],
+        "ready_upload_command": [
+            "aws", "s3", "cp", "{file}", "{dst}_gpulease/ready.json", "--region", "{region}", "--only-show-errors"
+        ],
+        "cli_install_command": ["snap", "install", "aws-cli", "--classic"],
+        "shutdown_command": ["shutdown", "-h", "now"],
+        "nvidia_smi": "nvidia-smi",
+    }
+
+
+def test_aws_user_data_fits_the_limit_and_is_stable_across_runs(aws_render) -> None:
+    encoded = aws_render.one(INSTANCE).inputs["userDataBase64"]
+    raw = base64.b64decode(encoded)
+    assert len(raw) <= 16 * 1024
+    assert raw[:2] == b"\x1f\x8b"  # the tools make the text larger than 16 KB: it travels gzipped
+    assert aws_render.one(INSTANCE).inputs["userDataReplaceOnChange"] is True
+    again = render_experiment(experiment(**SPEC_OVERRIDES))
+    assert again.one(INSTANCE).inputs["userDataBase64"] == encoded  # an unchanged spec never replaces the instance
+
+
+def test_user_data_is_gzipped_only_past_the_limit_and_refused_past_it_gzipped(monkeypatch) -> None:
+    settings = _alicloud_settings()
+    text = render_user_data(settings).encode()
+    monkeypatch.setitem(bootstrap.USER_DATA_LIMITS, "alicloud", len(text))
+    assert base64.b64decode(render_user_data_base64(settings)) == text
+    monkeypatch.setitem(bootstrap.USER_DATA_LIMITS, "alicloud", len(text) - 1)
+    packed = base64.b64decode(render_user_data_base64(settings))
+    assert packed[:2] == b"\x1f\x8b" and gzip.decompress(packed) == text
+    monkeypatch.setitem(bootstrap.USER_DATA_LIMITS, "alicloud", 1000)
+    with pytest.raises(ValueError, match="bytes gzipped; alicloud accepts at most 1000"):
+        render_user_data_base64(settings)
+
+
+def _docstring_free(source: str) -> str:
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+@pytest.mark.parametrize("name", ["instance_setup.py", "watchdog.py"])
+def test_the_shipped_tools_are_the_tested_sources_and_run_on_python_3_10(aws_text: str, name: str) -> None:
+    shipped = files(cloud_config(aws_text))[f"/opt/gpulease/{name}"]
+    assert shipped["permissions"] == "0755"
+    source = (ROOT / "components" / "bootstrap" / name).read_text()
+    assert _docstring_free(shipped["content"]) == _docstring_free(source)
+    ast.parse(shipped["content"], feature_version=(3, 10))  # Ubuntu 22.04's python3
+    assert "from datetime import UTC" not in source
+
+
+def test_units_run_the_tools_and_the_watchdog_always_restarts(aws_text: str) -> None:
+    config = cloud_config(aws_text)
+    written = files(config)
+    watchdog_unit = written[f"/etc/systemd/system/{bootstrap.WATCHDOG_UNIT}"]["content"]
+    setup_unit = written[f"/etc/systemd/system/{bootstrap.SETUP_UNIT}"]["content"]
+    assert "ExecStart=/usr/bin/python3 /opt/gpulease/watchdog.py\n" in watchdog_unit
+    assert "Restart=always\n" in watchdog_unit and "StartLimitIntervalSec=0\n" in watchdog_unit
+    assert "ExecStart=/usr/bin/python3 /opt/gpulease/instance_setup.py\n" in setup_unit
+    assert "Type=oneshot\n" in setup_unit and "WantedBy=multi-user.target\n" in setup_unit  # every boot
+    assert config["runcmd"] == [
+        ["systemctl", "daemon-reload"],
+        ["systemctl", "enable", "--now", "--no-block", bootstrap.WATCHDOG_UNIT],
+        ["systemctl", "enable", "--now", "--no-block", bootstrap.SETUP_UNIT],
+    ]
+
+
+@pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed here")
+def test_units_pass_systemd_verification(aws_text: str, tmp_path: Path) -> None:
+    written = files(cloud_config(aws_text))
+    for unit in (bootstrap.WATCHDOG_UNIT, bootstrap.SETUP_UNIT):
+        path = tmp_path / unit
+        path.write_text(written[f"/etc/systemd/system/{unit}"]["content"])
+        out = subprocess.run(["systemd-analyze", "verify", str(path)], capture_output=True, text=True)
+        problems = [line for line in out.stderr.splitlines() if unit in line and "not found" not in line.lower()]
+        assert problems == [], out.stderr
+
+
+def test_no_credentials_travel_in_user_data(aws_text: str) -> None:
+    settings = json.loads(files(cloud_config(aws_text))[bootstrap.SETTINGS_PATH]["content"])
+    assert set(settings) == set(BootstrapSettings.model_fields) - {"job_agent"}  # CI stacks only
+    lowered = aws_text.lower()
+    for needle in ("aws_secret_access_key", "aws_access_key_id", "accesskeysecret", "private key", "akia"):
+        assert needle not in lowered
+
+
+def _load_shipped(text: str, name: str) -> types.ModuleType:
+    """The tool exactly as user-data carries it, imported as a module of its own."""
+    module = types.ModuleType(f"shipped_{name}")
+    sys.modules[module.__name__] = module  # dataclasses resolve their annotations through sys.modules
+    try:
+        exec(compile(files(cloud_config(text))[f"/opt/gpulease/{name}.py"]["content"], name, "exec"), module.__dict__)
+    finally:
+        del sys.modules[module.__name__]
+    return module
+
+
+def test_aws_shipped_bootstrap_looks_the_volume_up_by_its_nvme_serial(aws_render, aws_text: str) -> None:
+    volume_id = aws_render.one(VOLUME).id
+    setup = _load_shipped(aws_text, "instance_setup")
+    assert setup.device_candidates("aws", volume_id) == [
+        f"/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_{volume_id.replace('-', '')}",
+        "/dev/sdf",
+        "/dev/xvdf",
+    ]
+
+
+def test_shipped_bootstrap_never_formats_without_the_blank_disk_decision(aws_text: str) -> None:
+    """Every mkfs in the shipped bootstrap sits behind ``if not fmt: return`` where fmt is format_decision's."""
+    tree = ast.parse(files(cloud_config(aws_text))["/opt/gpulease/instance_setup.py"]["content"])
+    mkfs_functions = [
+        fn
+        for fn in ast.walk(tree)
+        if isinstance(fn, ast.FunctionDef)
+        and any(isinstance(c, ast.JoinedStr) and "mkfs." in ast.unparse(c) for c in ast.walk(fn))
+    ]
+    assert [fn.name for fn in mkfs_functions] == ["mount_data_disk"]
+    source = ast.unparse(mkfs_functions[0])
+    decided = source.index("fmt, why = format_decision(ev)")
+    guard = source.index("if not fmt:", decided)
+    assert decided < guard < source.index("mkfs.")
+
+
+def _alicloud_settings() -> BootstrapSettings:
+    spec = ExperimentSpec.model_validate(
+        {**BASE_EXPERIMENT, **SPEC_OVERRIDES, "cloud": "alicloud", "gpu": {"instanceType": "ecs.gn7i-c8g1.2xlarge"}}
+    )
+    return settings_for(
+        spec,
+        cloud="alicloud",
+        region="cn-hangzhou",
+        stack="ali",
+        deadline=DEADLINE,
+        checkpoint_uri="oss://gpulease-ckpt/ckpt/",
+        data_disk_id="d-bp1abcdefghij1234567",
+    )
+
+
+def test_alicloud_user_data_uses_its_metadata_service_ossutil_and_the_disk_serial() -> None:
+    encoded = render_user_data_base64(_alicloud_settings())
+    assert len(base64.b64decode(encoded)) <= bootstrap.USER_DATA_LIMITS["alicloud"]
+    text = decode(encoded)
+    settings = json.loads(files(cloud_config(text))[bootstrap.SETTINGS_PATH]["content"])
+    assert settings["cloud"] == "alicloud" and settings["region"] == "cn-hangzhou"
+    assert settings["metadata_url"] == "http://100.100.100.200"
+    assert settings["data_disk_id"] == "d-bp1abcdefghij1234567"
+    assert settings["checkpoint_uri"] == "oss://gpulease-ckpt/ckpt/"
+    assert settings["sync_command"][:6] == ["ossutil", "cp", "-r", "-u", "-f", "{src}"]
+    assert "--ecs-role-name" in settings["sync_command"] and "oss-{region}-internal.aliyuncs.com" in settings["sync_command"]
+    assert (settings["idle_minutes"], settings["checkpoint_interval_minutes"], settings["deadline"]) == (45, 10, DEADLINE)
+    setup = _load_shipped(text, "instance_setup")
+    assert setup.device_candidates("alicloud", settings["data_disk_id"]) == [
+        "/dev/disk/by-id/virtio-bp1abcdefghij1234567",
+        "/dev/disk/by-id/nvme-Alibaba_Cloud_Elastic_Block_Storage_bp1abcdefghij1234567",
+    ]
+
+
+def test_shipped_shell_passes_shellcheck(tmp_path: Path) -> None:
+    shellcheck = ROOT / ".venv" / "bin" / "shellcheck"
+    if not shellcheck.exists():
+        found = shutil.which("shellcheck")
+        if found is None:
+            pytest.skip("shellcheck is not installed (requirements-dev.txt installs it into .venv)")
+        shellcheck = Path(found)
+    scripts = [cmd[2] for cmd in bootstrap.CLI_INSTALL_COMMANDS.values() if cmd[:2] == ["/bin/sh", "-c"]]
+    assert scripts, "the Alibaba ossutil install is the one shell snippet shipped"
+    for i, script in enumerate(scripts):
+        path = tmp_path / f"snippet-{i}.sh"
+        path.write_text("#!/bin/sh\n" + script + "\n")
+        out = subprocess.run([str(shellcheck), "--shell=sh", str(path)], capture_output=True, text=True)
+        assert out.returncode == 0, out.stdout
+
+
+@pytest.mark.parametrize(
+    ("overrides", "path", "message"),
+    [
+        ({"checkpoints": {"signal": "USR1"}}, "gpulease:experiment.checkpoints", "signal and process go together"),
+        ({"checkpoints": {"signal": "KILL", "process": "train.py"}}, "gpulease:experiment.checkpoints.signal", "accepted: USR1"),
+        ({"watchdog": {"busyMarker": "busy"}}, "gpulease:experiment.watchdog.busyMarker", "not an absolute path"),
+        ({"watchdog": {"onRebalance": "panic"}}, "gpulease:experiment.watchdog.onRebalance", "checkpoint"),
+        ({"watchdog": {"finalSyncMinutes": 0}}, "gpulease:experiment.watchdog.finalSyncMinutes", "greater than or equal to 1"),
+    ],
+)
+def test_bad_watchdog_settings_are_refused_with_the_field_named(overrides: dict, path: str, message: str) -> None:
+    from components.spec import SpecError, load_stack_spec
+
+    with pytest.raises(SpecError) as err:
+        load_stack_spec("dev", {"gpulease:experiment": experiment(**overrides)})
+    problems = dict(err.value.problems)
+    assert path in problems, problems
+    assert message in problems[path]
