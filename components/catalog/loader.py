@@ -1,0 +1,148 @@
+"""Reading the catalog: the shipped data files, then the user's override files merged on top.
+
+An override file has the shape of the shipped files (``sources``, ``instances``, ``regions``, any of them). A row
+naming a known instance type (cloud + type) or region (cloud + region) changes only the fields it gives
+(``prices`` merge region by region); any other row is a new one and must be complete. Every row is validated;
+a malformed one raises ``CatalogError`` naming the file, the line and the row.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from components.catalog.models import Catalog, InstanceType, RegionPrices, Source
+from components.errors import UserError
+
+DATA_DIR = Path(__file__).parent
+BASE_FILES = (DATA_DIR / "instances.yaml", DATA_DIR / "prices.yaml")
+OVERRIDES_ENV = "GPULEASE_CATALOG_OVERRIDES"
+"""Override files, separated by the platform's path separator (``:`` on Linux and macOS)."""
+
+_SECTIONS: dict[str, tuple[type[BaseModel], tuple[str, str]]] = {
+    "instances": (InstanceType, ("cloud", "type")),
+    "regions": (RegionPrices, ("cloud", "region")),
+}
+_MERGED_MAPS = ("prices", "blockStorageGbMonth", "provisionedIopsMonth", "throughputMbpsMonth")
+
+
+class CatalogError(UserError):
+    """A malformed catalog file or a request the catalog cannot satisfy.
+
+    For a request, ``field`` is the path inside the experiment spec (``gpu.fit``, ``gpu.instanceType`` ...) and
+    ``detail`` the message without it, so that a caller can report ``SpecError(stack, [(prefix + field, detail)])``.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None):
+        self.field = field
+        self.detail = message
+        super().__init__(f"{field}: {message}" if field else message)
+
+
+def override_paths() -> tuple[Path, ...]:
+    raw = os.environ.get(OVERRIDES_ENV, "")
+    return tuple(Path(p).expanduser() for p in raw.split(os.pathsep) if p.strip())
+
+
+def load_catalog(overrides: Sequence[str | Path] | None = None) -> Catalog:
+    """The shipped catalog with ``overrides`` (default: the files named by ``GPULEASE_CATALOG_OVERRIDES``)."""
+    paths = tuple(Path(p) for p in overrides) if overrides is not None else override_paths()
+    for path in paths:
+        if not path.is_file():
+            raise CatalogError(f"catalog override file {path} does not exist (from --catalog or {OVERRIDES_ENV})")
+    # Keyed by modification time too, so that an edited override file is read again.
+    stamps = tuple((str(p), p.stat().st_mtime_ns) for p in (*BASE_FILES, *paths))
+    return _load(stamps)
+
+
+@lru_cache(maxsize=8)
+def _load(stamps: tuple[tuple[str, int], ...]) -> Catalog:
+    rows: dict[str, dict[tuple[str, str], tuple[dict[str, Any], str]]] = {name: {} for name in _SECTIONS}
+    sources: dict[str, Source] = {}
+    files = []
+    for path_text, _ in stamps:
+        path = Path(path_text)
+        files.append(str(path))
+        document, lines = _read(path)
+        for key, raw in (document.get("sources") or {}).items():
+            try:
+                sources[str(key)] = Source.model_validate(raw)
+            except ValidationError as exc:
+                raise CatalogError(f"{path}: sources.{key}: {_first_error(exc)}") from None
+        for section, (model, key_fields) in _SECTIONS.items():
+            items = document.get(section) or []
+            if not isinstance(items, list):
+                raise CatalogError(f"{path}: '{section}' must be a list of rows")
+            for i, raw in enumerate(items):
+                where = f"{path} line {lines.get((section, i), '?')}: {section}[{i}]"
+                if not isinstance(raw, dict):
+                    raise CatalogError(f"{where}: a row must be a mapping of fields")
+                key = tuple(str(raw.get(f, "")) for f in key_fields)
+                label = f"{where} ({' '.join(k for k in key if k) or 'no ' + ' / '.join(key_fields)})"
+                if not all(key):
+                    raise CatalogError(f"{label}: needs {' and '.join(key_fields)} to identify the row")
+                previous = rows[section].get(key)
+                merged = _merge(previous[0], raw) if previous else dict(raw)
+                try:
+                    model.model_validate(merged)
+                except ValidationError as exc:
+                    raise CatalogError(f"{label}: {_first_error(exc)}") from None
+                rows[section][key] = (merged, label)
+    instances = [InstanceType.model_validate(raw) for raw, _ in rows["instances"].values()]
+    regions = [RegionPrices.model_validate(raw) for raw, _ in rows["regions"].values()]
+    for section, items in (("instances", instances), ("regions", regions)):
+        for item, (_, label) in zip(items, rows[section].values(), strict=True):
+            if item.source not in sources and "://" not in item.source:
+                raise CatalogError(
+                    f"{label}: source: {item.source!r} is neither a key of 'sources' ({', '.join(sorted(sources))}) nor a URL"
+                )
+    return Catalog(instances=instances, regions=regions, sources=sources, files=files)
+
+
+def _read(path: Path) -> tuple[dict[str, Any], dict[tuple[str, int], int]]:
+    """The parsed document and the line of each row, so that an error can point at it."""
+    text = path.read_text()
+    try:
+        document = yaml.safe_load(text) or {}
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        raise CatalogError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(document, dict):
+        raise CatalogError(f"{path}: expected a mapping with sources, instances and/or regions")
+    unknown = sorted(set(document) - {"sources", *_SECTIONS})
+    if unknown:
+        raise CatalogError(f"{path}: unknown top-level key(s) {', '.join(unknown)}; accepted: sources, instances, regions")
+    lines: dict[tuple[str, int], int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            if key_node.value in _SECTIONS and isinstance(value_node, yaml.SequenceNode):
+                for i, item in enumerate(value_node.value):
+                    lines[(key_node.value, i)] = item.start_mark.line + 1
+    return document, lines
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if key in _MERGED_MAPS and isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def _first_error(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        field = ".".join(str(p) for p in err["loc"]) or "row"
+        shown = err.get("input")
+        got = f" (got {shown!r})" if err["type"] != "missing" and not isinstance(shown, dict) else ""
+        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        parts.append(f"{field}: {msg}{got}")
+    return "; ".join(parts)
