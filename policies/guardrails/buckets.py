@@ -1,0 +1,138 @@
+"""What a stack says about each of its buckets, gathered from the bucket and the resources configuring it.
+
+Both clouds split a bucket's settings across resources (AWS: ``BucketVersioning``,
+``BucketLifecycleConfiguration``, ``BucketPublicAccessBlock``, ``BucketAcl``; Alibaba: ``BucketVersioning``,
+``BucketPublicAccessBlock``, ``BucketAcl``, ``BucketServerSideEncryption``) or take them inline. A setting
+resource belongs to a bucket when its ``bucket`` input names it, or, when that name is not known during
+preview, when its ``bucket`` input depends on the bucket resource.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from policies.guardrails import common as c
+
+SETTING_TYPES = (
+    c.AWS_BUCKET_PUBLIC_ACCESS_BLOCK, c.AWS_ACCOUNT_PUBLIC_ACCESS_BLOCK, c.AWS_BUCKET_ACL, c.AWS_BUCKET_VERSIONING,
+    c.AWS_BUCKET_LIFECYCLE, c.ALI_BUCKET_PUBLIC_ACCESS_BLOCK, c.ALI_ACCOUNT_PUBLIC_ACCESS_BLOCK, c.ALI_BUCKET_ACL,
+    c.ALI_BUCKET_VERSIONING, c.ALI_BUCKET_ENCRYPTION,
+)
+"""Every type ``bucket_facts`` reads besides the buckets themselves."""
+BUCKET_FACT_TYPES = (*c.BUCKET_TYPES, *SETTING_TYPES)
+
+PUBLIC_ACLS = ("public-read", "public-read-write", "authenticated-read")
+AWS_BLOCK_FLAGS = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
+
+
+@dataclass
+class BucketFacts:
+    resource: Any
+    name: Any
+    versioned: bool | None = None
+    lifecycle: bool | None = None
+    public_acls: list[str] = field(default_factory=list)
+    access_blocked: bool | None = None
+    block_gaps: list[str] = field(default_factory=list)
+    encrypted: bool | None = None
+    aborts_uploads: bool | None = None
+
+
+def _belongs(setting: Any, bucket: Any, name: Any) -> bool:
+    target = c.known(setting.props, "bucket")
+    if isinstance(target, str) and isinstance(name, str):
+        return target == name
+    return bucket.urn in {d.urn for d in setting.property_dependencies.get("bucket", [])}
+
+
+def _aws_blocks_all(props: Any) -> tuple[bool | None, list[str]]:
+    values = {flag: c.known(props, flag) for flag in AWS_BLOCK_FLAGS}
+    if any(val is c.UNKNOWN for val in values.values()):
+        return None, []
+    gaps = [flag for flag, val in values.items() if not c.truthy(val)]
+    return not gaps, gaps
+
+
+def _enabled_rules(rules: list[Any], key: str, on: Any) -> bool:
+    return any(c.known(rule, key) == on for rule in rules if rule is not c.UNKNOWN)
+
+
+def _aborts(rules: list[Any], enabled_key: str, on: Any, abort_key: str) -> bool:
+    return any(
+        c.known(rule, enabled_key) == on and c.known(rule, abort_key) not in (None, [], {})
+        for rule in rules
+        if rule is not c.UNKNOWN
+    )
+
+
+def bucket_facts(resources: list, account_level: bool = True) -> list[BucketFacts]:
+    """One ``BucketFacts`` per AWS or Alibaba bucket in the stack; ``account_level``: whether an account-wide
+    public access block in the stack counts for every bucket."""
+    settings = [r for r in resources if r.resource_type not in c.BUCKET_TYPES]
+    account_block_aws = [r for r in resources if account_level and r.resource_type == c.AWS_ACCOUNT_PUBLIC_ACCESS_BLOCK]
+    account_block_ali = [r for r in resources if account_level and r.resource_type == c.ALI_ACCOUNT_PUBLIC_ACCESS_BLOCK]
+    out = []
+    for bucket in resources:
+        if bucket.resource_type not in c.BUCKET_TYPES:
+            continue
+        props = bucket.props
+        name = c.known(props, "bucket")
+        facts = BucketFacts(resource=bucket, name=name)
+        acl = c.known(props, "acl")
+        if acl in PUBLIC_ACLS:
+            facts.public_acls.append(f"acl={acl}")
+        mine = [s for s in settings if c.known(s.props, "bucket") is not None and _belongs(s, bucket, name)]
+        if bucket.resource_type == c.AWS_BUCKET:
+            facts.versioned = c.truthy(c.known(props, "versioning", "enabled")) or any(
+                c.known(s.props, "versioningConfiguration", "status") == "Enabled"
+                for s in mine
+                if s.resource_type == c.AWS_BUCKET_VERSIONING
+            )
+            facts.lifecycle = _enabled_rules(c.items(props, "lifecycleRules"), "enabled", True) or any(
+                _enabled_rules(c.items(s.props, "rules"), "status", "Enabled")
+                for s in mine
+                if s.resource_type == c.AWS_BUCKET_LIFECYCLE
+            )
+            facts.aborts_uploads = _aborts(c.items(props, "lifecycleRules"), "enabled", True,
+                                           "abortIncompleteMultipartUploadDays") or any(
+                _aborts(c.items(s.props, "rules"), "status", "Enabled", "abortIncompleteMultipartUpload")
+                for s in mine
+                if s.resource_type == c.AWS_BUCKET_LIFECYCLE
+            )
+            blocks = [_aws_blocks_all(s.props) for s in mine if s.resource_type == c.AWS_BUCKET_PUBLIC_ACCESS_BLOCK]
+            blocks += [_aws_blocks_all(a.props) for a in account_block_aws]
+            facts.public_acls += [
+                f"BucketAcl {s.name!r} acl={c.known(s.props, 'acl')}"
+                for s in mine
+                if s.resource_type == c.AWS_BUCKET_ACL and c.known(s.props, "acl") in PUBLIC_ACLS
+            ]
+        else:
+            facts.versioned = c.known(props, "versioning", "status") == "Enabled" or any(
+                c.known(s.props, "status") == "Enabled" for s in mine if s.resource_type == c.ALI_BUCKET_VERSIONING
+            )
+            facts.lifecycle = _enabled_rules(c.items(props, "lifecycleRules"), "enabled", True)
+            facts.aborts_uploads = _aborts(c.items(props, "lifecycleRules"), "enabled", True, "abortMultipartUploads")
+            blocks = [
+                (None if c.known(s.props, "blockPublicAccess") is c.UNKNOWN else
+                 c.truthy(c.known(s.props, "blockPublicAccess")), [] if c.truthy(
+                     c.known(s.props, "blockPublicAccess")) else ["blockPublicAccess"])
+                for s in [*[m for m in mine if m.resource_type == c.ALI_BUCKET_PUBLIC_ACCESS_BLOCK], *account_block_ali]
+            ]
+            facts.public_acls += [
+                f"BucketAcl {s.name!r} acl={c.known(s.props, 'acl')}"
+                for s in mine
+                if s.resource_type == c.ALI_BUCKET_ACL and c.known(s.props, "acl") in PUBLIC_ACLS
+            ]
+            facts.encrypted = bool(c.known(props, "serverSideEncryptionRule", "sseAlgorithm")) or any(
+                s.resource_type == c.ALI_BUCKET_ENCRYPTION and bool(c.known(s.props, "sseAlgorithm")) for s in mine
+            )
+        if any(ok for ok, _ in blocks):
+            facts.access_blocked = True
+        elif any(ok is None for ok, _ in blocks):
+            facts.access_blocked = None
+        else:
+            facts.access_blocked = False
+            facts.block_gaps = sorted({gap for _, gaps in blocks for gap in gaps})
+        out.append(facts)
+    return out

@@ -1,0 +1,237 @@
+"""budget-tags: every cost traces to an owner and a budget, and the worst case fits the budget.
+
+``budget-tags`` (resource, mandatory): every taggable resource (a type whose SDK takes ``tags``) carries the
+required tags with valid values: budget a positive number, expires-at RFC 3339 with an offset, owner an email,
+max-runtime-hours a positive number within the cap, managed-by ``gpulease``, checkpoint-uri a bucket URI or
+``none``.
+
+``budget-worst-case`` (stack, mandatory): the worst-case cost from ``components.cost`` (each instance's hourly
+cap x its max runtime, plus storage) does not exceed the budget tag. When every budget tag in the stack agrees
+(one experiment, or a sweep, whose budget covers all its runs) the whole stack is held to it; when experiments
+carry different budgets each is held to its own. It judges only when the instance prices are known; otherwise
+``budget-unpriced`` (stack, advisory) says what is unpriced, so an unknown price never blocks a deployment but
+is never silent either.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+from pulumi_policy import (
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from components import vocabulary as v
+from components.spec import EMAIL
+from components.taggable import is_taggable
+from policies.guardrails import common as c
+
+
+def _valid(key: str, value: Any) -> str | None:
+    """Why a tag value is not acceptable, or None."""
+    if key == v.TAG_BUDGET_USD:
+        number = c.as_number(value)
+        if number is None or number <= 0:
+            return f"{key}={value!r} is not a positive number of USD, e.g. 40"
+    elif key == v.TAG_EXPIRES_AT:
+        if c.parse_time(value) is None:
+            return f"{key}={value!r} is not an RFC 3339 timestamp with a UTC offset, e.g. 2026-11-30T10:00:00Z"
+    elif key == v.TAG_OWNER:
+        if not isinstance(value, str) or not EMAIL.match(value):
+            return f"{key}={value!r} is not an email address, e.g. alice@example.com"
+    elif key == v.TAG_MAX_RUNTIME_HOURS:
+        number = c.as_number(value)
+        if number is None or not 0 < number <= v.MAX_RUNTIME_HOURS_CAP:
+            return f"{key}={value!r} is not a number of hours in (0, {v.MAX_RUNTIME_HOURS_CAP:g}]"
+    elif key == v.TAG_MANAGED_BY:
+        if value != v.MANAGED_BY_VALUE:
+            return f"{key}={value!r}; accepted: {v.MANAGED_BY_VALUE}"
+    elif key == v.TAG_CHECKPOINT_URI:
+        if value != v.NO_CHECKPOINTS and c.checkpoint_bucket(value) is None:
+            return f"{key}={value!r} is not s3://bucket/prefix, oss://bucket/prefix or {v.NO_CHECKPOINTS!r}"
+    elif not isinstance(value, str) or not value.strip():
+        return f"{key} is empty"
+    return None
+
+
+def _budget_tags(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if not is_taggable(args.resource_type):
+        return
+    required = list(c.config_value(args.get_config(), "requiredTags", list(v.REQUIRED_TAGS)))
+    tags = c.tags_of(args.props, args.provider)
+    what = c.display(args.resource_type, args.name)
+    missing = [k for k in required if k not in tags]
+    if missing:
+        report(f"{what} is missing required tags: {', '.join(missing)}")
+    problems = [p for k in required if k in tags and tags[k] is not c.UNKNOWN for p in [_valid(k, tags[k])] if p]
+    if problems:
+        report(f"{what} has invalid tags: {'; '.join(problems)}")
+
+
+budget_tags = c.judges(ResourceValidationPolicy(
+    name="budget-tags",
+    description="Every taggable resource carries the accounting tags (owner, budget, deadline...) with valid values.",
+    validate=_budget_tags,
+    enforcement_level=c.level("mandatory"),
+    config_schema=c.schema(
+        {
+            "requiredTags": {"type": "array", "items": {"type": "string"}, "default": list(v.REQUIRED_TAGS),
+                             "description": "Tag keys every taggable resource must carry."},
+        }
+    ),
+), is_taggable)
+
+
+# --- stack level: the worst case against the budget -------------------------------------------------------
+
+
+def cost_model() -> Any:
+    """``components.cost`` when it is installed alongside, else None (the budget is then only advisory)."""
+    try:
+        return importlib.import_module("components.cost")
+    except ImportError:
+        return None
+
+
+def _plain(value: Any) -> Any:
+    """Proxied properties as plain data for the cost model; unknown values become None."""
+    if isinstance(value, Mapping):
+        return {k: _plain(c.known(value, k)) for k in value}
+    if isinstance(value, list | tuple) or (hasattr(value, "__len__") and hasattr(value, "__getitem__")
+                                             and not isinstance(value, str | bytes)):
+        return [_plain(c.known(value, i)) for i in range(len(value))]
+    return None if value is c.UNKNOWN else value
+
+
+def _region(resources: list) -> str | None:
+    for r in resources:
+        if r.provider is not None:
+            region = c.known(r.provider.props, "region")
+            if isinstance(region, str):
+                return region
+    return None
+
+
+# The budget rules read taggable resources only: everything the cost model prices takes tags (instances,
+# disks, buckets, addresses), and a resource without tags belongs to no experiment and no budget.
+
+
+def estimate_stack(resources: list) -> Any:
+    """The cost model's ``StackCost`` for the stack's resources, or None when no cost model is installed."""
+    model = cost_model()
+    if model is None:
+        return None
+    plain = [(r.resource_type, _plain(r.props), {"name": r.name}) for r in resources]
+    return model.estimate_resources(plain, region=_region(resources))
+
+
+def unpriced_instances(estimate: Any, experiment: str, resources: list) -> list[str]:
+    """An experiment's instance lines whose hourly cap or runtime is unknown (so its worst case is no bound).
+
+    The cost model starts an instance's line with its instance type; disks and addresses of the same resource
+    have their own lines and do not make the compute unpriced."""
+    types = {c.known(r.props, "instanceType") for r in resources if r.resource_type in c.INSTANCE_TYPES}
+    return [
+        line.item
+        for line in estimate.lines
+        if line.experiment == experiment
+        and line.item.split(" ")[0] in types
+        and (line.max_hourly_usd is None or line.runtime_hours is None)
+    ]
+
+
+def _budgeted(estimate: Any) -> list[Any]:
+    return [e for e in estimate.experiments if e.budget_usd is not None]
+
+
+def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> None:
+    margin = float(c.config_value(args.get_config(), "headroomPercent", 0))
+    estimate = estimate_stack(args.resources)
+    if estimate is None:
+        return
+    budgeted = _budgeted(estimate)
+    if not budgeted:
+        return
+    shared = {exp.budget_usd for exp in budgeted}
+    if len(shared) == 1:
+        # One budget for the stack (a sweep shares its budget): everything it runs must fit in it.
+        if any(unpriced_instances(estimate, exp.name, args.resources) for exp in budgeted):
+            return  # budget-unpriced reports it
+        budget = shared.pop()
+        limit = budget * (1 - margin / 100)
+        if estimate.worst_case_usd > limit:
+            names = ", ".join(repr(exp.name) for exp in budgeted)
+            report(f"worst-case cost ${estimate.worst_case_usd:,.2f} of {names} (${estimate.max_hourly_usd:,.2f}/h "
+                   f"until each deadline, storage included) exceeds the {v.TAG_BUDGET_USD} of ${budget:,.2f}"
+                   + (f" less {margin:g}% headroom" if margin else "")
+                   + "; accepted: cheaper or shorter runs, a spot price cap, or a larger budget")
+        return
+    for exp in budgeted:
+        if unpriced_instances(estimate, exp.name, args.resources):
+            continue  # budget-unpriced reports it
+        limit = exp.budget_usd * (1 - margin / 100)
+        if exp.worst_case_usd > limit:
+            anchor = next(
+                (r.urn for r in args.resources if r.resource_type in c.INSTANCE_TYPES
+                 and c.tags_of(r.props, r.provider).get(v.TAG_EXPERIMENT) == exp.name),
+                None,
+            )
+            runtime = f"{exp.runtime_hours:g} h" if exp.runtime_hours else "its max runtime"
+            report(f"experiment {exp.name!r}: worst-case cost ${exp.worst_case_usd:,.2f} (${exp.max_hourly_usd:,.2f}/h "
+                   f"for {runtime}, storage included) exceeds its {v.TAG_BUDGET_USD} of ${exp.budget_usd:,.2f}"
+                   + (f" less {margin:g}% headroom" if margin else "")
+                   + "; accepted: a cheaper or shorter run, a spot price cap, or a larger budget", anchor)
+
+
+def _budget_unpriced(args: StackValidationArgs, report: ReportViolation) -> None:
+    accepted = set(c.config_value(args.get_config(), "acceptUnpriced", []))
+    estimate = estimate_stack(args.resources)
+    budgeted = [r for r in args.resources if r.resource_type in c.INSTANCE_TYPES
+                and c.tags_of(r.props, r.provider).get(v.TAG_BUDGET_USD) is not None]
+    if not budgeted:
+        return
+    if estimate is None:
+        report("no cost model is installed (components/cost.py), so no worst case is checked against the budget")
+        return
+    for exp in _budgeted(estimate):
+        missing = [m for m in unpriced_instances(estimate, exp.name, args.resources) if m.split(" ")[0] not in accepted]
+        if missing:
+            types = [m.split(" ")[0] for m in missing]
+            gaps = [u for u in estimate.unknown_prices if any(t in u for t in types) or "runtime" in u]
+            report(f"experiment {exp.name!r}: the worst case cannot be checked against its budget of "
+                   f"${exp.budget_usd:,.2f}; no price or runtime for: {', '.join(gaps or missing)}")
+
+
+budget_worst_case = c.judges(StackValidationPolicy(
+    name="budget-worst-case",
+    description="Each experiment's worst-case cost (price x max runtime + storage) fits its budget tag.",
+    validate=_budget_worst_case,
+    enforcement_level=c.level("mandatory"),
+    config_schema=c.schema(
+        {
+            "headroomPercent": {"type": "number", "minimum": 0, "maximum": 100, "default": 0,
+                                "description": "Keep this share of the budget unspent in the worst case."},
+        }
+    ),
+), is_taggable)
+
+budget_unpriced = c.judges(StackValidationPolicy(
+    name="budget-unpriced",
+    description="An experiment whose worst-case cost cannot be priced is flagged for review.",
+    validate=_budget_unpriced,
+    enforcement_level=c.level("advisory"),
+    config_schema=c.schema(
+        {
+            "acceptUnpriced": {"type": "array", "items": {"type": "string"}, "default": [],
+                               "description": "Instance types accepted without a catalog price."},
+        }
+    ),
+), is_taggable)
+
+POLICIES = [budget_tags, budget_worst_case, budget_unpriced]

@@ -1,0 +1,153 @@
+"""What an instance exposes from the inside: the metadata service and its user-data.
+
+``imdsv2-required`` (resource, mandatory): EC2 instances, spot requests and launch templates require IMDSv2
+session tokens (``metadataOptions.httpTokens = required``, or the endpoint disabled) with a hop limit of at most
+``maxHopLimit``; Alibaba ECS instances set ``httpTokens = required`` (the same token-only mode).
+
+``no-secrets-in-user-data`` (resource, mandatory): user-data (plain, base64 or gzip) holds no cloud access keys,
+private key blocks or common token formats. Instances get credentials from their role; user-data is readable
+by anyone who can describe the instance. Extra regular expressions come from ``extraPatterns``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import re
+from functools import lru_cache
+
+from pulumi_policy import ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
+
+from policies.guardrails import common as c
+
+AWS_METADATA_TYPES = (c.AWS_INSTANCE, c.AWS_SPOT_REQUEST, c.AWS_LAUNCH_TEMPLATE)
+
+
+def _imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    max_hops = int(c.config_value(args.get_config(), "maxHopLimit", 2))
+    what = c.display(args.resource_type, args.name)
+    props = args.props
+    if args.resource_type in AWS_METADATA_TYPES:
+        tokens = c.known(props, "metadataOptions", "httpTokens")
+        endpoint = c.known(props, "metadataOptions", "httpEndpoint")
+        hops = c.known(props, "metadataOptions", "httpPutResponseHopLimit")
+        if c.UNKNOWN in (tokens, endpoint) or endpoint == "disabled":
+            return
+        if tokens != "required":
+            report(f"{what} allows IMDSv1 (metadataOptions.httpTokens={tokens or 'optional'}); accepted: "
+                   "metadata_options={'http_tokens': 'required'}")
+        number = c.as_number(hops)
+        if number is not None and number > max_hops:
+            report(f"{what}: metadataOptions.httpPutResponseHopLimit={number:g} lets more than {max_hops} network "
+                   "hops reach the instance credentials")
+    elif args.resource_type == c.ALI_INSTANCE:
+        tokens = c.known(props, "httpTokens")
+        endpoint = c.known(props, "httpEndpoint")
+        if c.UNKNOWN in (tokens, endpoint) or endpoint == "disabled":
+            return
+        if tokens != "required":
+            report(f"{what} allows metadata access without a token (httpTokens={tokens or 'optional'}); accepted: "
+                   "http_tokens='required'")
+
+
+imdsv2_required = c.judges(ResourceValidationPolicy(
+    name="imdsv2-required",
+    description="Instances require token-based (IMDSv2) metadata access.",
+    validate=_imdsv2,
+    enforcement_level=c.level("mandatory"),
+    config_schema=c.schema(
+        {
+            "maxHopLimit": {"type": "integer", "minimum": 1, "maximum": 64, "default": 2,
+                            "description": "Largest accepted httpPutResponseHopLimit (2 lets containers reach it)."},
+        }
+    ),
+), (*AWS_METADATA_TYPES, c.ALI_INSTANCE))
+
+
+# kind -> (literals one of which any match contains, lower-cased; the pattern). The literals let a scan skip a
+# pattern with one substring search instead of running the expression over the whole user-data.
+SECRET_PATTERNS: dict[str, tuple[tuple[str, ...], str]] = {
+    "an AWS access key id": (("akia", "asia"), r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    "an AWS secret access key": (
+        ("secret",), r"(?i:aws_?secret_?access_?key)\s*[=:]\s*['\"]?[A-Za-z0-9/+=]{40}"),
+    "an Alibaba Cloud AccessKey id": (("ltai",), r"\bLTAI[0-9A-Za-z]{12,21}\b"),
+    "an Alibaba Cloud AccessKey secret": (
+        ("secret",),
+        r"(?i:access_?key_?secret|ALIBABA_CLOUD_ACCESS_KEY_SECRET|ALICLOUD_SECRET_KEY)\s*[=:]\s*['\"]?[A-Za-z0-9]{30}"),
+    "a private key block": (
+        ("private key",), r"-----BEGIN (?:(?:RSA|DSA|EC|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY(?: BLOCK)?-----"),
+    "a GitHub token": (("gh", "github_pat_"), r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b"),
+    "a Hugging Face token": (("hf_",), r"\bhf_[A-Za-z0-9]{30,}\b"),
+    "a Slack token": (("xox",), r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b"),
+    "an OpenAI-style API key": (("sk-",), r"\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}\b"),
+    "a Weights & Biases API key": (("wandb_api_key",), r"(?i:WANDB_API_KEY)\s*[=:]\s*['\"]?[0-9a-f]{40}\b"),
+    "a Pulumi access token": (("pul-",), r"\bpul-[0-9a-f]{40}\b"),
+    "a Google API key": (("aiza",), r"\bAIza[0-9A-Za-z_-]{35}\b"),
+}
+
+
+@lru_cache(maxsize=256)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def decoded_texts(raw: str, encoded: bool) -> list[str]:
+    """The user-data to scan: as written, or its base64 (and gzip) decoding when it is encoded."""
+    compact = "".join(raw.split()) if encoded or len(raw) >= 16 else ""
+    if compact and re.fullmatch(r"[A-Za-z0-9+/=]+", compact):
+        try:
+            data = base64.b64decode(compact, validate=True)
+            if data[:2] == b"\x1f\x8b":
+                data = gzip.decompress(data)
+            return [data.decode("utf-8", errors="replace")]
+        except (binascii.Error, ValueError, OSError):
+            pass
+    return [raw]
+
+
+def find_secrets(text: str, extra: list[str] | None = None) -> list[str]:
+    """``"<kind> on line N"`` for each secret found; the secret itself is never repeated."""
+    lowered = text.lower()
+    candidates = [(kind, pattern) for kind, (literals, pattern) in SECRET_PATTERNS.items()
+                  if any(literal in lowered for literal in literals)]
+    candidates += [(f"extraPatterns[{i}]", pattern) for i, pattern in enumerate(extra or [])]
+    found = []
+    for kind, pattern in candidates:
+        for match in _compiled(pattern).finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            found.append(f"{kind} on line {line}")
+    return found
+
+
+def _user_data(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type not in (*AWS_METADATA_TYPES, c.ALI_INSTANCE):
+        return
+    extra = list(c.config_value(args.get_config(), "extraPatterns", []))
+    what = c.display(args.resource_type, args.name)
+    for key in ("userData", "userDataBase64"):
+        raw = c.known(args.props, key)
+        if not isinstance(raw, str) or not raw:
+            continue
+        found: list[str] = []
+        for text in decoded_texts(raw, encoded=key == "userDataBase64" or args.resource_type == c.AWS_LAUNCH_TEMPLATE):
+            found += [f for f in find_secrets(text, extra) if f not in found]
+        if found:
+            report(f"{what}: {key} holds {', '.join(found)}; accepted: credentials from the instance role (AWS "
+                   "instance profile / Alibaba RAM role) or a secrets manager, fetched at boot")
+
+
+no_secrets_in_user_data = c.judges(ResourceValidationPolicy(
+    name="no-secrets-in-user-data",
+    description="User-data holds no access keys, private keys or tokens.",
+    validate=_user_data,
+    enforcement_level=c.level("mandatory"),
+    config_schema=c.schema(
+        {
+            "extraPatterns": {"type": "array", "items": {"type": "string", "format": "regex"}, "default": [],
+                              "description": "More regular expressions that must not match the user-data."},
+        }
+    ),
+), (*AWS_METADATA_TYPES, c.ALI_INSTANCE))
+
+POLICIES = [imdsv2_required, no_secrets_in_user_data]

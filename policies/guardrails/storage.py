@@ -1,0 +1,201 @@
+"""Storage: encrypted disks, private buckets with lifecycle rules, data disks that outlive the stack.
+
+``encrypted-storage`` (stack, mandatory): EBS volumes, EC2 root and EBS block devices, launch-template block
+devices, Alibaba disks, system and data disks, and OSS buckets are encrypted. (S3 encrypts every bucket by
+default; account-level EBS default encryption is invisible to a preview, so it is not assumed.)
+
+``bucket-public-access-blocked`` (stack, mandatory): every bucket has a public access block in the stack
+(AWS: all four flags; Alibaba: ``blockPublicAccess``), or an account-level block is in the stack, and no
+public ACL is set on it.
+
+``bucket-lifecycle-required`` (stack, advisory): every bucket has at least one enabled lifecycle rule.
+
+``data-disk-retained`` (resource, mandatory): a data disk survives ``pulumi destroy`` and the instance's end.
+The analyzer protocol carries ``protect`` but not ``retainOnDelete``, so a disk counts as retained when it is
+protected or tagged ``gpulease:retain=true`` (what the components set together with ``retain_on_delete``);
+``gpulease:retain=false`` is a reviewed opt-out (config ``allowOptOut``). Disks that die with the instance
+(EC2 ``ebsBlockDevices`` with ``deleteOnTermination``, Alibaba ``deleteWithInstance`` on a disk, an inline data
+disk or a disk attachment) are violations too.
+``gpulease plan`` additionally checks that ``gpulease:retain=true`` comes with ``retain_on_delete``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pulumi_policy import (
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from components import vocabulary as v
+from policies.guardrails import buckets
+from policies.guardrails import common as c
+
+ENCRYPTED_TYPES = (*c.DATA_DISK_TYPES, *c.AWS_INSTANCES, c.AWS_LAUNCH_TEMPLATE, c.ALI_INSTANCE)
+
+
+def _unencrypted(resource_type: str, props: Any, require_key: bool) -> list[str]:
+    """Which storage of one resource is not encrypted (empty when all of it is, or cannot be known)."""
+    found: list[str] = []
+
+    def check(label: str, flag: Any, key: Any = None) -> None:
+        if flag is c.UNKNOWN:
+            return
+        if not c.truthy(flag):
+            found.append(f"{label} is not encrypted")
+        elif require_key and not key:
+            found.append(f"{label} is encrypted with the default key, not a customer-managed key")
+
+    if resource_type == c.AWS_VOLUME:
+        check("the volume", c.known(props, "encrypted"), c.known(props, "kmsKeyId"))
+    elif resource_type in c.AWS_INSTANCES:
+        check("the root block device", c.known(props, "rootBlockDevice", "encrypted"),
+              c.known(props, "rootBlockDevice", "kmsKeyId"))
+        for i, dev in enumerate(c.items(props, "ebsBlockDevices")):
+            check(f"ebsBlockDevices[{i}] ({c.known(dev, 'deviceName')})", c.known(dev, "encrypted"),
+                  c.known(dev, "kmsKeyId"))
+    elif resource_type == c.AWS_LAUNCH_TEMPLATE:
+        for i, dev in enumerate(c.items(props, "blockDeviceMappings")):
+            if c.known(dev, "ebs") is not None:
+                check(f"blockDeviceMappings[{i}] ({c.known(dev, 'deviceName')})", c.known(dev, "ebs", "encrypted"),
+                      c.known(dev, "ebs", "kmsKeyId"))
+    elif resource_type in (c.ALI_ECS_DISK, c.ALI_DISK):
+        check("the disk", c.known(props, "encrypted"), c.known(props, "kmsKeyId"))
+    elif resource_type == c.ALI_INSTANCE:
+        check("the system disk", c.known(props, "systemDiskEncrypted"), c.known(props, "systemDiskKmsKeyId"))
+        for i, disk in enumerate(c.items(props, "dataDisks")):
+            check(f"dataDisks[{i}]", c.known(disk, "encrypted"), c.known(disk, "kmsKeyId"))
+    return found
+
+
+def _encrypted_storage(args: StackValidationArgs, report: ReportViolation) -> None:
+    require_key = bool(c.config_value(args.get_config(), "requireCustomerKey", False))
+    for r in args.resources:
+        problems = _unencrypted(r.resource_type, r.props, require_key)
+        if problems:
+            report(f"{c.display(r.resource_type, r.name)}: {'; '.join(problems)}", r.urn)
+    for facts in buckets.bucket_facts(args.resources):
+        if facts.resource.resource_type == c.ALI_BUCKET and facts.encrypted is False:
+            r = facts.resource
+            report(f"{c.display(r.resource_type, r.name)} has no server-side encryption (serverSideEncryptionRule or "
+                   "a BucketServerSideEncryption resource)", r.urn)
+
+
+encrypted_storage = c.judges(StackValidationPolicy(
+    name="encrypted-storage",
+    description="Disks, instance block devices and buckets are encrypted at rest.",
+    validate=_encrypted_storage,
+    enforcement_level=c.level("mandatory"),
+    config_schema=c.schema(
+        {
+            "requireCustomerKey": {"type": "boolean", "default": False,
+                                   "description": "Also require a customer-managed KMS key on disks."},
+        }
+    ),
+), (*ENCRYPTED_TYPES, *buckets.BUCKET_FACT_TYPES))
+
+
+def _public_access(args: StackValidationArgs, report: ReportViolation) -> None:
+    account_level = bool(c.config_value(args.get_config(), "acceptAccountLevelBlock", True))
+    for facts in buckets.bucket_facts(args.resources, account_level=account_level):
+        r = facts.resource
+        what = c.display(r.resource_type, r.name)
+        if facts.public_acls:
+            report(f"{what} is public: {', '.join(facts.public_acls)}; accepted: private", r.urn)
+        if facts.access_blocked is False:
+            gaps = f" (not set: {', '.join(facts.block_gaps)})" if facts.block_gaps else ""
+            kind = "BucketPublicAccessBlock" if r.resource_type == c.AWS_BUCKET else \
+                "BucketPublicAccessBlock with blockPublicAccess=true"
+            report(f"{what} has no public access block{gaps}; accepted: a {kind} for it in the stack", r.urn)
+
+
+bucket_public_access_blocked = c.judges(StackValidationPolicy(
+    name="bucket-public-access-blocked",
+    description="Buckets block public access and carry no public ACL.",
+    validate=_public_access,
+    enforcement_level=c.level("mandatory"),
+    config_schema=c.schema(
+        {
+            "acceptAccountLevelBlock": {"type": "boolean", "default": True,
+                                        "description": "An account-level public access block in the stack covers "
+                                        "every bucket."},
+        }
+    ),
+), buckets.BUCKET_FACT_TYPES)
+
+
+def _lifecycle(args: StackValidationArgs, report: ReportViolation) -> None:
+    require_abort = bool(c.config_value(args.get_config(), "requireAbortIncompleteUploads", False))
+    for facts in buckets.bucket_facts(args.resources):
+        r = facts.resource
+        if facts.lifecycle is False:
+            report(f"{c.display(r.resource_type, r.name)} has no enabled lifecycle rule: old checkpoints and "
+                   "noncurrent versions are kept (and billed) forever", r.urn)
+        elif require_abort and facts.aborts_uploads is False:
+            report(f"{c.display(r.resource_type, r.name)} has no enabled rule aborting incomplete multipart uploads: "
+                   "parts of interrupted checkpoint uploads are billed forever", r.urn)
+
+
+bucket_lifecycle_required = c.judges(StackValidationPolicy(
+    name="bucket-lifecycle-required",
+    description="Buckets expire old objects through at least one enabled lifecycle rule.",
+    validate=_lifecycle,
+    enforcement_level=c.level("advisory"),
+    config_schema=c.schema(
+        {
+            "requireAbortIncompleteUploads": {"type": "boolean", "default": False,
+                                              "description": "Also require a rule aborting incomplete multipart "
+                                              "uploads."},
+        }
+    ),
+), buckets.BUCKET_FACT_TYPES)
+
+
+def _retained(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    allow_opt_out = bool(c.config_value(args.get_config(), "allowOptOut", True))
+    what = c.display(args.resource_type, args.name)
+    props = args.props
+    if args.resource_type in c.DATA_DISK_TYPES:
+        retain = c.tags_of(props, args.provider).get(v.TAG_RETAIN)
+        if retain is c.UNKNOWN:
+            return
+        opted_out = allow_opt_out and isinstance(retain, str) and retain.lower() == "false"
+        if args.resource_type != c.AWS_VOLUME and c.truthy(c.known(props, "deleteWithInstance")) and not opted_out:
+            report(f"{what} has deleteWithInstance=true: it is released together with its instance")
+        if not (args.opts.protect or c.truthy(retain) or opted_out):
+            report(f"{what} would be deleted by pulumi destroy; accepted: retain_on_delete=True with tag "
+                   f"{v.TAG_RETAIN}=true, protect=True" + (f", or an explicit {v.TAG_RETAIN}=false" if allow_opt_out
+                                                          else ""))
+    elif args.resource_type in c.AWS_INSTANCES:
+        for i, dev in enumerate(c.items(props, "ebsBlockDevices")):
+            if dev is not c.UNKNOWN and c.known(dev, "deleteOnTermination", default=True) is True:
+                report(f"{what}: ebsBlockDevices[{i}] ({c.known(dev, 'deviceName')}) is deleted when the instance "
+                       "terminates; accepted: a separate retained aws.ebs.Volume, or deleteOnTermination=false")
+    elif args.resource_type in c.ALI_DISK_ATTACHMENTS:
+        if c.truthy(c.known(props, "deleteWithInstance")):
+            report(f"{what} has deleteWithInstance=true: the attached disk is released together with the instance")
+    elif args.resource_type == c.ALI_INSTANCE:
+        for i, disk in enumerate(c.items(props, "dataDisks")):
+            if disk is not c.UNKNOWN and c.known(disk, "deleteWithInstance", default=True) is True:
+                report(f"{what}: dataDisks[{i}] is released with the instance; accepted: a separate retained "
+                       "alicloud.ecs.EcsDisk, or deleteWithInstance=false")
+
+
+data_disk_retained = c.judges(ResourceValidationPolicy(
+    name="data-disk-retained",
+    description="Data disks outlive the instance and the stack unless the opt-out is explicit.",
+    validate=_retained,
+    enforcement_level=c.level("mandatory"),
+    config_schema=c.schema(
+        {
+            "allowOptOut": {"type": "boolean", "default": True,
+                            "description": f"Accept a disk tagged {v.TAG_RETAIN}=false (deleted on purpose)."},
+        }
+    ),
+), (*c.DATA_DISK_TYPES, *c.AWS_INSTANCES, c.ALI_INSTANCE, *c.ALI_DISK_ATTACHMENTS))
+
+POLICIES = [encrypted_storage, bucket_public_access_blocked, bucket_lifecycle_required, data_disk_retained]
