@@ -1,0 +1,258 @@
+"""The one interface the ephemeral orchestration uses to drive Pulumi, and its Automation API implementation.
+
+The orchestration never imports ``pulumi.automation``: it talks to a ``StackBackend``. ``AutomationBackend``
+runs the local Pulumi CLI over this project directory (``LocalWorkspace`` with ``work_dir`` = the project root,
+so ``Pulumi.yaml``, ``stackConfigDir: stacks`` and the ``.venv`` toolchain apply exactly as for ``pulumi up``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from pulumi import automation as auto
+from pulumi.automation import errors as auto_errors
+
+from components.errors import UserError
+from gpulease.render import PROJECT_ROOT
+
+MIN_PULUMI_CLI = (3, 170, 0)
+"""Oldest Pulumi CLI accepted: ``pulumi config set-all --json`` (structured config, set in one call) is needed."""
+
+LineSink = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ResourceEvent:
+    """One resource step as the engine reports it: ``op`` is create/update/delete/same/replace..., ``done`` is
+    False when the step starts and True when it finishes (``failed`` when it did not)."""
+
+    op: str
+    type: str
+    urn: str
+    done: bool
+    failed: bool = False
+
+
+ResourceSink = Callable[[ResourceEvent], None]
+
+
+@dataclass(frozen=True)
+class StackInfo:
+    name: str
+    last_update: datetime | None = None
+    resource_count: int | None = None
+    update_in_progress: bool = False
+
+
+@dataclass(frozen=True)
+class OperationResult:
+    """What an up or destroy changed, e.g. ``{"create": 12}`` or ``{"delete": 12}``."""
+
+    resource_changes: dict[str, int] = field(default_factory=dict)
+
+
+class PulumiCliError(UserError):
+    """The Pulumi CLI is missing or too old; nothing was created."""
+
+
+class StackExistsError(UserError):
+    """A stack of that name exists already: it belongs to another run and is left alone."""
+
+
+class StackMissingError(RuntimeError):
+    """The stack does not exist (any more)."""
+
+
+class StackBackend(Protocol):
+    """The operations the ephemeral orchestration needs from Pulumi, and nothing else."""
+
+    def cli_version(self) -> str:
+        """The installed CLI's version; raises ``PulumiCliError`` when it is missing or older than supported."""
+        ...
+
+    def list_stacks(self) -> list[StackInfo]: ...
+
+    def create(self, stack: str, config: Mapping[str, Any]) -> None:
+        """Create a new stack (fail if it exists) and set its whole config (structured values kept)."""
+        ...
+
+    def up(self, stack: str, on_output: LineSink, on_resource: ResourceSink) -> OperationResult: ...
+
+    def outputs(self, stack: str) -> dict[str, Any]: ...
+
+    def destroy(self, stack: str, on_output: LineSink, on_resource: ResourceSink) -> OperationResult: ...
+
+    def remove(self, stack: str) -> None:
+        """Remove the stack and its config file (only ever called once its resources are destroyed)."""
+        ...
+
+
+def _version_tuple(text: str) -> tuple[int, int, int] | None:
+    core = text.strip().removeprefix("v").split("-")[0].split("+")[0]
+    parts = core.split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        return None
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
+def _dotted(version: tuple[int, int, int]) -> str:
+    return ".".join(str(p) for p in version)
+
+
+def config_json(config: Mapping[str, Any]) -> str:
+    """Stack config in the form ``pulumi config --json`` prints and ``config set-all --json`` reads."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, value in config.items():
+        if isinstance(value, Mapping) and set(value) == {"secure"}:
+            raise UserError(f"config key {key!r} is a secret encrypted for another stack; it cannot be copied")
+        if isinstance(value, (Mapping, list)):
+            out[key] = {"value": json.dumps(value), "objectValue": value, "secret": False}
+        elif isinstance(value, bool):
+            out[key] = {"value": "true" if value else "false", "secret": False}
+        else:
+            out[key] = {"value": str(value), "secret": False}
+    return json.dumps(out)
+
+
+class AutomationBackend:
+    """``StackBackend`` over ``pulumi.automation`` with the project directory as the workspace."""
+
+    def __init__(
+        self,
+        work_dir: Path = PROJECT_ROOT,
+        *,
+        secrets_provider: str | None = None,
+        env_vars: Mapping[str, str] | None = None,
+    ):
+        self.work_dir = Path(work_dir)
+        self.secrets_provider = secrets_provider
+        self.env_vars = dict(env_vars or {})
+        self._command: Any = None
+
+    # -- the CLI ---------------------------------------------------------------------------------------------
+    def _pulumi_command(self) -> Any:
+        if self._command is not None:
+            return self._command
+        if shutil.which("pulumi", path=os.environ.get("PATH")) is None:
+            raise PulumiCliError(
+                "the Pulumi CLI is not installed (no 'pulumi' on PATH); ephemeral stacks run it through the "
+                f"Automation API. Install Pulumi {_dotted(MIN_PULUMI_CLI)} or newer "
+                "(https://www.pulumi.com/docs/install/, or pulumi/actions in GitHub Actions). Nothing was created."
+            )
+        try:
+            # Our own floor is checked below, with a message that names it.
+            command = auto.PulumiCommand(skip_version_check=True)
+        except (OSError, auto_errors.InvalidVersionError) as exc:
+            raise PulumiCliError(f"the Pulumi CLI could not report its version ({exc}). Nothing was created.") from None
+        found = _version_tuple(str(command.version or ""))
+        if found is None or found < MIN_PULUMI_CLI:
+            shown = str(command.version) if command.version else "an unreadable version"
+            raise PulumiCliError(
+                f"the Pulumi CLI is too old: found {shown}, ephemeral stacks need {_dotted(MIN_PULUMI_CLI)} or newer "
+                "(config set-all --json). Upgrade the CLI. Nothing was created."
+            )
+        self._command = command
+        return command
+
+    def cli_version(self) -> str:
+        return str(self._pulumi_command().version)
+
+    # -- workspace and stacks ---------------------------------------------------------------------------------
+    def _options(self) -> Any:
+        return auto.LocalWorkspaceOptions(
+            work_dir=str(self.work_dir),
+            secrets_provider=self.secrets_provider,
+            env_vars=self.env_vars or None,
+            pulumi_command=self._pulumi_command(),
+        )
+
+    def _workspace(self) -> Any:
+        return auto.LocalWorkspace(**self._options().__dict__)
+
+    def _select(self, stack: str) -> Any:
+        try:
+            return auto.select_stack(stack_name=stack, work_dir=str(self.work_dir), opts=self._options())
+        except auto_errors.StackNotFoundError:
+            raise StackMissingError(f"stack {stack!r} does not exist") from None
+
+    def list_stacks(self) -> list[StackInfo]:
+        found = []
+        for summary in self._workspace().list_stacks():
+            last = summary.last_update
+            if last is not None and last.tzinfo is None:
+                last = last.replace(tzinfo=UTC)
+            found.append(
+                StackInfo(
+                    name=summary.name,
+                    last_update=last,
+                    resource_count=summary.resource_count,
+                    update_in_progress=bool(summary.update_in_progress),
+                )
+            )
+        return found
+
+    def create(self, stack: str, config: Mapping[str, Any]) -> None:
+        payload = config_json(config)
+        # create_stack, not create_or_select: an existing stack of the same name belongs to another run.
+        try:
+            created = auto.create_stack(stack_name=stack, work_dir=str(self.work_dir), opts=self._options())
+        except auto_errors.StackAlreadyExistsError:
+            raise StackExistsError(f"stack {stack!r} exists already; it is left alone") from None
+        try:
+            created.set_all_config_json(payload)
+        except BaseException:
+            # A stack without its config is of no use and holds no resources yet: do not leave it behind.
+            self._workspace().remove_stack(stack)
+            raise
+
+    def up(self, stack: str, on_output: LineSink, on_resource: ResourceSink) -> OperationResult:
+        result = self._select(stack).up(
+            on_output=on_output, on_event=_event_adapter(on_resource), color="never", suppress_progress=True
+        )
+        return OperationResult(dict(result.summary.resource_changes or {}))
+
+    def outputs(self, stack: str) -> dict[str, Any]:
+        # Read with --stack, without selecting: ls and gc must not change the user's current stack.
+        try:
+            found = self._workspace().stack_outputs(stack)
+        except auto_errors.StackNotFoundError:
+            raise StackMissingError(f"stack {stack!r} does not exist") from None
+        return {key: out.value for key, out in found.items()}
+
+    def destroy(self, stack: str, on_output: LineSink, on_resource: ResourceSink) -> OperationResult:
+        result = self._select(stack).destroy(
+            on_output=on_output, on_event=_event_adapter(on_resource), color="never", suppress_progress=True
+        )
+        return OperationResult(dict(result.summary.resource_changes or {}))
+
+    def remove(self, stack: str) -> None:
+        try:
+            self._workspace().remove_stack(stack)
+        except auto_errors.StackNotFoundError:
+            raise StackMissingError(f"stack {stack!r} does not exist") from None
+
+
+def _event_adapter(on_resource: ResourceSink) -> Callable[[Any], None]:
+    """Translate the engine's event stream into ``ResourceEvent``s (start, done, failed per resource)."""
+
+    def handle(event: Any) -> None:
+        pre = getattr(event, "resource_pre_event", None)
+        done = getattr(event, "res_outputs_event", None)
+        failed = getattr(event, "res_op_failed_event", None)
+        for item, finished, broke in ((pre, False, False), (done, True, False), (failed, True, True)):
+            meta = getattr(item, "metadata", None) if item is not None else None
+            if meta is None:
+                continue
+            op = getattr(meta.op, "value", meta.op)
+            if meta.type == "pulumi:pulumi:Stack":
+                continue
+            on_resource(ResourceEvent(op=str(op), type=meta.type, urn=meta.urn, done=finished, failed=broke))
+
+    return handle

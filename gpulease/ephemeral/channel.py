@@ -1,0 +1,234 @@
+"""How the CI runner talks to the instance: objects under the experiment's checkpoint prefix.
+
+Why the bucket and not SSH: a CI runner's address is unknown in advance (SSH would have to open to it) and
+``ssm`` / ``cloud-assistant`` stacks have no inbound port at all. The bucket is reachable from both sides with
+the credentials each already has (the runner's CI role, the instance's role scoped to the checkpoint prefix),
+and everything the job leaves behind is in one place.
+
+The contract, with ``P = <checkpointUri>_gpulease/`` (e.g. ``s3://bucket/checkpoints/_gpulease/``):
+
+- ``P/ready.json``: the bootstrap's readiness report (``/var/lib/gpulease/ready.json``: ``ready``, ``failed``,
+  ``time``, ``checks``) plus the instance's ``instanceId``, uploaded once the bootstrap has run. The runner
+  accepts it only when ``instanceId`` is the stack's instance (a marker left in a retained bucket by an earlier
+  run never counts) and stops waiting at once when it says ``"ready": false``.
+- ``P/jobs/<job>/request.json``: written by the runner: ``{"jobId", "command", "deadline"}``. The instance runs
+  ``bash -lc <command>`` once, in ``/data``, with ``GPULEASE_JOB_ID`` and ``GPULEASE_ARTIFACTS_DIR``
+  (``/data/artifacts/<job>``) in its environment, and kills it at ``deadline``.
+- ``P/jobs/<job>/log/<seq>.txt``: the job's combined stdout/stderr, appended as numbered chunks (``seq`` zero
+  padded to 8 digits, a new chunk at most every few seconds); object stores cannot append, so chunks stream.
+- ``P/jobs/<job>/artifacts/...``: the contents of ``GPULEASE_ARTIFACTS_DIR``, uploaded when the job ends.
+- ``P/jobs/<job>/result.json``: ``{"exitCode": <int>, "finishedAt": "<RFC 3339>"}``, written LAST, after the
+  final log chunk and the artifacts, so its presence means everything else is complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any, Protocol
+
+from components import vocabulary as v
+from components.errors import UserError
+
+CONTROL_DIR = "_gpulease/"
+READY_MARKER = "ready.json"
+LineSink = Callable[[str], None]
+
+
+class ChannelError(RuntimeError):
+    """The instance did not become ready, or the job's state could not be read, in time."""
+
+
+class InstanceChannel(Protocol):
+    """Waiting for the instance, running the training command on it, and collecting what it wrote."""
+
+    def wait_ready(self, outputs: Mapping[str, Any], timeout_s: float, on_line: LineSink) -> dict[str, Any]:
+        """Block until the instance reports ready; return its marker. Raises ``ChannelError`` on timeout."""
+        ...
+
+    def run(self, outputs: Mapping[str, Any], job_id: str, command: str, deadline: datetime, on_line: LineSink) -> int:
+        """Run ``command`` on the instance, stream its log lines, return its exit code."""
+        ...
+
+    def download_artifacts(self, outputs: Mapping[str, Any], job_id: str, dest: Path) -> list[Path]:
+        """Copy the job's artifacts into ``dest``; return the files written."""
+        ...
+
+
+@dataclass(frozen=True)
+class BucketLocation:
+    scheme: str
+    bucket: str
+    prefix: str
+
+    @property
+    def control(self) -> str:
+        return f"{self.prefix}{CONTROL_DIR}"
+
+    def job(self, job_id: str) -> str:
+        return f"{self.control}jobs/{job_id}/"
+
+
+def parse_bucket_uri(uri: str) -> BucketLocation:
+    """``s3://bucket/prefix/`` or ``oss://bucket/prefix/`` into its parts (prefix always ends with ``/``)."""
+    scheme, sep, rest = uri.partition("://")
+    if not sep or scheme not in ("s3", "oss") or not rest:
+        raise ChannelError(f"checkpointUri {uri!r} is not an s3:// or oss:// location")
+    bucket, _, prefix = rest.partition("/")
+    if prefix and not prefix.endswith("/"):
+        prefix += "/"
+    return BucketLocation(scheme, bucket, prefix)
+
+
+def location_from_outputs(outputs: Mapping[str, Any]) -> BucketLocation:
+    uri = outputs.get("checkpointUri")
+    if not uri or uri == v.NO_CHECKPOINTS:
+        raise ChannelError("the stack has no checkpoint bucket (checkpointUri output), so no job channel")
+    return parse_bucket_uri(str(uri))
+
+
+def bucket_client(cloud: str, region: str, endpoint_url: str | None = None) -> Any:
+    """An S3 API client for the experiment's bucket, with botocore's standard retry mode for throttling.
+
+    Alibaba Cloud OSS speaks the S3 API at ``https://oss-<region>.aliyuncs.com`` (virtual-hosted addressing);
+    it is given the ``ALIBABA_CLOUD_ACCESS_KEY_*`` credentials."""
+    import boto3
+    from botocore.config import Config
+
+    retries = {"mode": "standard", "max_attempts": 8}
+    if cloud == "alicloud":
+        return boto3.client(
+            "s3",
+            region_name=region,
+            endpoint_url=endpoint_url or f"https://oss-{region}.aliyuncs.com",
+            aws_access_key_id=os.environ.get("ALIBABA_CLOUD_ACCESS_KEY_ID") or os.environ.get("ALICLOUD_ACCESS_KEY"),
+            aws_secret_access_key=os.environ.get("ALIBABA_CLOUD_ACCESS_KEY_SECRET")
+            or os.environ.get("ALICLOUD_SECRET_KEY"),
+            aws_session_token=os.environ.get("ALIBABA_CLOUD_SECURITY_TOKEN") or os.environ.get("ALICLOUD_SECURITY_TOKEN"),
+            config=Config(retries=retries, s3={"addressing_style": "virtual"}, signature_version="s3v4"),
+        )
+    return boto3.client("s3", region_name=region, endpoint_url=endpoint_url, config=Config(retries=retries))
+
+
+def _rfc3339_now() -> str:
+    return v.rfc3339(datetime.now(UTC))
+
+
+class BucketChannel:
+    """``InstanceChannel`` over the checkpoint bucket (see the module docstring for the contract)."""
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        poll_seconds: float = 5.0,
+        sleep: Callable[[float], None] = time.sleep,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ):
+        self.client = client
+        self.poll_seconds = poll_seconds
+        self.sleep = sleep
+        self.now = now
+
+    # -- small S3 helpers ---------------------------------------------------------------------------------
+    def _get_json(self, bucket: str, key: str) -> dict[str, Any] | None:
+        try:
+            body = self.client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        except self.client.exceptions.NoSuchKey:
+            return None
+        try:
+            data = json.loads(body)
+        except json.JSONDecodeError as exc:
+            raise ChannelError(f"{key} is not JSON ({exc})") from None
+        return data if isinstance(data, dict) else None
+
+    def _keys(self, bucket: str, prefix: str, start_after: str = "") -> list[str]:
+        keys: list[str] = []
+        paginator = self.client.get_paginator("list_objects_v2")
+        kwargs: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix}
+        if start_after:
+            kwargs["StartAfter"] = start_after
+        for page in paginator.paginate(**kwargs):
+            keys += [item["Key"] for item in page.get("Contents", [])]
+        return sorted(keys)
+
+    # -- the protocol -------------------------------------------------------------------------------------
+    def wait_ready(self, outputs: Mapping[str, Any], timeout_s: float, on_line: LineSink) -> dict[str, Any]:
+        loc = location_from_outputs(outputs)
+        key = f"{loc.control}{READY_MARKER}"
+        instance_id = outputs.get("instanceId")
+        started = time.monotonic()
+        announced_stale = False
+        while True:
+            marker = self._get_json(loc.bucket, key)
+            if marker is not None and (instance_id is None or marker.get("instanceId") == instance_id):
+                if marker.get("ready") is False:
+                    # The bootstrap's own verdict: waiting longer would not change it.
+                    failed = ", ".join(marker.get("failed") or []) or "unknown checks"
+                    raise ChannelError(f"instance {marker.get('instanceId')} reported NOT ready: {failed} failed")
+                on_line(f"instance {marker.get('instanceId', '?')} ready at {marker.get('time', '?')}")
+                return marker
+            if marker is not None and not announced_stale:
+                on_line(f"ignoring a ready marker from another instance ({marker.get('instanceId')!r})")
+                announced_stale = True
+            if time.monotonic() - started >= timeout_s:
+                raise ChannelError(
+                    f"the instance did not report ready within {timeout_s / 60:g} minutes "
+                    f"(no {loc.scheme}://{loc.bucket}/{key} for instance {instance_id})"
+                )
+            self.sleep(self.poll_seconds)
+
+    def run(self, outputs: Mapping[str, Any], job_id: str, command: str, deadline: datetime, on_line: LineSink) -> int:
+        loc = location_from_outputs(outputs)
+        job = loc.job(job_id)
+        if self._get_json(loc.bucket, f"{job}request.json") is not None:
+            # A retained bucket may hold an earlier job of the same id; its result must never be taken for ours.
+            raise ChannelError(f"{loc.scheme}://{loc.bucket}/{job} already has a request; job ids are used once")
+        request = {"jobId": job_id, "command": command, "deadline": v.rfc3339(deadline), "requestedAt": _rfc3339_now()}
+        self.client.put_object(
+            Bucket=loc.bucket, Key=f"{job}request.json", Body=json.dumps(request).encode(), ContentType="application/json"
+        )
+        log_prefix = f"{job}log/"
+        last = ""
+        while True:
+            # Read the result before the log: a result means the final chunk is already there to drain.
+            result = self._get_json(loc.bucket, f"{job}result.json")
+            for key in self._keys(loc.bucket, log_prefix, start_after=last):
+                text = self.client.get_object(Bucket=loc.bucket, Key=key)["Body"].read().decode("utf-8", "replace")
+                for line in text.splitlines():
+                    on_line(line)
+                last = key
+            if result is not None:
+                code = result.get("exitCode")
+                if not isinstance(code, int):
+                    raise ChannelError(f"{job}result.json has no integer exitCode: {result!r}")
+                return code
+            if self.now() >= deadline:
+                raise ChannelError(f"the job did not finish before the stack's deadline {v.rfc3339(deadline)}")
+            self.sleep(self.poll_seconds)
+
+    def download_artifacts(self, outputs: Mapping[str, Any], job_id: str, dest: Path) -> list[Path]:
+        loc = location_from_outputs(outputs)
+        prefix = f"{loc.job(job_id)}artifacts/"
+        written: list[Path] = []
+        root = dest.resolve()
+        for key in self._keys(loc.bucket, prefix):
+            relative = PurePosixPath(key[len(prefix) :])
+            if not relative.parts or ".." in relative.parts or key.endswith("/"):
+                continue  # never write outside dest, and skip "directory" placeholder objects
+            target = root.joinpath(*relative.parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self.client.download_file(loc.bucket, key, str(target))
+            written.append(target)
+        return written
+
+
+def open_channel(cloud: str, region: str) -> InstanceChannel:
+    if cloud not in ("aws", "alicloud"):
+        raise UserError(f"no job channel for cloud {cloud!r}")
+    return BucketChannel(bucket_client(cloud, region))

@@ -1,0 +1,552 @@
+"""run / up / down / ls / gc for ephemeral stacks, over a ``StackBackend`` and an ``InstanceChannel``.
+
+The guarantee of ``run``: once the stack exists, it is destroyed and removed however the run ends: success, a
+failed step, an exception, SIGINT or SIGTERM. Signals raise ``Interrupted`` in the main thread; from the start of
+teardown on, further signals are noted and ignored so that a second Ctrl-C cannot leave a GPU running. A stack
+whose destroy fails is NOT removed (removing it would orphan live resources): it keeps its deadline and
+``ephemeral gc`` retries it. What catches a runner that died outright (SIGKILL, lost machine) is, in order, the
+workflow's ``if: always()`` clean-up step, the scheduled ``ephemeral gc``, and the stack's own deadline (the
+scheduler / auto-release timer and the watchdog on the instance).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from components import vocabulary as v
+from gpulease.ephemeral import naming
+from gpulease.ephemeral.backend import StackBackend, StackExistsError, StackInfo, StackMissingError
+from gpulease.ephemeral.channel import InstanceChannel
+from gpulease.ephemeral.config import EphemeralConfig
+from gpulease.ephemeral.progress import Progress
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_TEARDOWN_FAILED = 3
+"""Teardown did not finish: the stack is kept for ``ephemeral gc``; this wins over every other exit code."""
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+DESTROY_ATTEMPTS = 3
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived; a BaseException so that no ``except Exception`` swallows it."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+def forward_to_cli(signum: int) -> None:
+    """Send ``signum`` to the Pulumi CLI processes this process started (Linux /proc; a no-op elsewhere)."""
+    me = os.getpid()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        comm = text[text.find("(") + 1 : text.rfind(")")]
+        fields = text[text.rfind(")") + 2 :].split()
+        if len(fields) > 1 and fields[1] == str(me) and comm == "pulumi":
+            with contextlib.suppress(OSError):
+                os.kill(int(stat.parent.name), signum)
+
+
+@dataclass
+class SignalGuard:
+    """While armed, the first SIGINT/SIGTERM interrupts the run; later ones are only recorded.
+
+    Inside ``critical()`` (a Pulumi CLI operation) the interruption waits for the operation to return: raising
+    while the Automation API reads the CLI's output would close its pipes and kill it mid-update, leaving a
+    locked stack. A SIGTERM is passed on to the CLI as SIGINT, its graceful cancel (in-flight steps finish, state
+    is saved, the lock released). A SIGINT is not passed on: from a terminal the whole process group, the CLI
+    included, has received it already, and a second one would make the CLI stop at once."""
+
+    received: list[int] = field(default_factory=list)
+    armed: bool = True
+    pending: int | None = None
+    depth: int = 0
+    forward: Callable[[int], None] = field(default_factory=lambda: forward_to_cli)
+
+    def handle(self, signum: int, _frame: Any) -> None:
+        self.received.append(signum)
+        if not self.armed:
+            return
+        if self.depth:
+            if self.pending is None:
+                self.pending = signum
+                if signum == signal.SIGTERM:
+                    self.forward(signal.SIGINT)
+            return
+        self.armed = False  # one-shot: a second signal must never interrupt the teardown
+        raise Interrupted(signum)
+
+    @contextmanager
+    def critical(self) -> Iterator[None]:
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            if self.pending is not None and self.armed and not self.depth:
+                signum, self.pending = self.pending, None
+                self.armed = False
+                raise Interrupted(signum)
+
+    def disarm(self) -> None:
+        self.armed = False
+
+
+@contextmanager
+def guard_signals() -> Iterator[SignalGuard]:
+    guard = SignalGuard()
+    if threading.current_thread() is not threading.main_thread():
+        # Signal handlers can only be installed from the main thread; callers there still get teardown on errors.
+        yield guard
+        return
+    previous = {s: signal.getsignal(s) for s in SIGNALS}
+    for s in SIGNALS:
+        signal.signal(s, guard.handle)
+    try:
+        yield guard
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def stack_deadline(outputs: Mapping[str, Any]) -> datetime | None:
+    """The stack's recorded deadline: the ``deadline`` output, or the latest of a sweep's experiments."""
+    found: list[datetime] = []
+    candidates = [outputs.get("deadline")]
+    experiments = outputs.get("experiments")
+    if isinstance(experiments, Mapping):
+        candidates += [e.get("deadline") for e in experiments.values() if isinstance(e, Mapping)]
+    for value in candidates:
+        if isinstance(value, str):
+            try:
+                found.append(v.parse_rfc3339(value))
+            except ValueError:
+                continue
+    return max(found) if found else None
+
+
+def rendered_cost(cfg: EphemeralConfig) -> dict[str, float] | None:
+    """Hourly and worst-case cost of what the stack will create: its program rendered offline (under mocks) and
+    priced by ``components.cost``. None when it cannot be estimated; an estimate never fails a run."""
+    try:
+        from components.cost import estimate_resources
+        from gpulease.render import render
+
+        rendering = render(cfg.config, stack=cfg.stack)
+        if rendering.error:
+            return None
+        cost = estimate_resources(
+            [(r.type, r.inputs, {"name": r.name, "retainOnDelete": r.retain_on_delete}) for r in rendering.custom_resources],
+            region=cfg.region,
+        )
+    except Exception:
+        return None
+    return {"hourlyUsd": round(cost.hourly_usd, 4), "worstCaseUsd": round(cost.worst_case_usd, 2)}
+
+
+@dataclass
+class Teardown:
+    attempted: bool = False
+    destroyed: bool = False
+    removed: bool = False
+    error: str | None = None
+    resources_deleted: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "attempted": self.attempted,
+            "destroyed": self.destroyed,
+            "removed": self.removed,
+            "resourcesDeleted": self.resources_deleted,
+            "error": self.error,
+        }
+
+
+def teardown(
+    backend: StackBackend,
+    stack: str,
+    progress: Progress,
+    *,
+    attempts: int = DESTROY_ATTEMPTS,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Teardown:
+    """Destroy (retrying: deletes can race the cloud's own eventual consistency), then remove the stack."""
+    result = Teardown(attempted=True)
+    with progress.step("destroy") as record:
+        for attempt in range(1, attempts + 1):
+            try:
+                changes = backend.destroy(stack, lambda line: progress.line("pulumi", line), progress.resource)
+                result.destroyed = True
+                result.resources_deleted = changes.resource_changes.get("delete", 0)
+                break
+            except StackMissingError:
+                result.destroyed = True
+                record.detail = "stack already gone"
+                break
+            except Exception as exc:
+                result.error = f"destroy attempt {attempt}/{attempts} failed: {str(exc).strip()[:500]}"
+                progress.note(result.error)
+                if attempt < attempts:
+                    sleep(min(30.0, 5.0 * attempt))
+        if not result.destroyed:
+            record.status = "failed"
+            record.detail = "stack kept for ephemeral gc (its deadline still stops the instance)"
+    if not result.destroyed:
+        return result
+    with progress.step("remove stack") as record:
+        try:
+            backend.remove(stack)
+            result.removed = True
+            result.error = None
+        except StackMissingError:
+            result.removed = True
+            result.error = None
+        except Exception as exc:
+            result.error = f"remove failed: {str(exc).strip()[:500]}"
+            record.status = "failed"
+            record.detail = result.error
+    return result
+
+
+@dataclass
+class RunOptions:
+    command: str
+    artifacts_dir: Path
+    ready_timeout_s: float = 20 * 60
+
+
+@dataclass
+class RunState:
+    created: bool = False
+    outputs: dict[str, Any] = field(default_factory=dict)
+    up_changes: dict[str, int] = field(default_factory=dict)
+    ready: bool = False
+    command_exit: int | None = None
+    artifacts: list[Path] = field(default_factory=list)
+    error: str | None = None
+    failed_step: str | None = None
+    instance_started: float | None = None
+
+
+class EphemeralRun:
+    """One ``ephemeral run``: create, up, wait, train, collect, and always tear down."""
+
+    def __init__(
+        self,
+        backend: StackBackend,
+        channel_factory: Callable[[EphemeralConfig], InstanceChannel],
+        progress: Progress,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        estimator: Callable[[EphemeralConfig], dict[str, float] | None] | None = None,
+    ):
+        self.backend = backend
+        self.channel_factory = channel_factory
+        self.progress = progress
+        self.sleep = sleep
+        self.now = now
+        self.estimator = estimator
+
+    def execute(self, cfg: EphemeralConfig, options: RunOptions) -> dict[str, Any]:
+        started = time.monotonic()
+        state = RunState()
+        interrupted: Interrupted | None = None
+        tear: Teardown | None = None
+        # Priced before anything exists, from the rendered program; the summary scales it by the real lifetime.
+        rates = self.estimator(cfg) if self.estimator else None
+        with guard_signals() as guard:
+            try:
+                self._body(cfg, options, state, guard)
+            except Interrupted as exc:
+                interrupted = exc
+                state.error = str(exc)
+            except StackExistsError as exc:
+                state.error = str(exc)
+                state.created = False
+            except Exception as exc:
+                state.error = state.error or f"{type(exc).__name__}: {str(exc).strip()[:1000]}"
+            finally:
+                guard.disarm()
+                if state.created:
+                    tear = teardown(self.backend, cfg.stack, self.progress, sleep=self.sleep)
+            late = [signal.Signals(s).name for s in guard.received[1 if interrupted else 0 :]]
+            if late:
+                self.progress.note(f"received {', '.join(late)} during teardown; teardown finished first")
+        return self._summary(cfg, options, state, tear, interrupted, time.monotonic() - started, rates)
+
+    def _body(self, cfg: EphemeralConfig, options: RunOptions, state: RunState, guard: SignalGuard) -> None:
+        p = self.progress
+        with p.step("create stack") as record:
+            record.detail = cfg.stack
+            state.created = True  # from here on the stack may exist: teardown runs whatever happens next
+            with guard.critical():
+                self.backend.create(cfg.stack, cfg.config)
+        with p.step("up") as record:
+            state.failed_step = "up"
+            state.instance_started = time.monotonic()
+            with guard.critical():
+                result = self.backend.up(cfg.stack, lambda line: p.line("pulumi", line), p.resource)
+                state.up_changes = dict(result.resource_changes)
+                state.outputs = self.backend.outputs(cfg.stack)
+            record.detail = f"{sum(state.up_changes.values())} resources"
+        channel = self.channel_factory(cfg)
+        with p.step("wait for instance"):
+            state.failed_step = "wait for instance"
+            channel.wait_ready(state.outputs, options.ready_timeout_s, lambda line: p.line("instance", line))
+            state.ready = True
+        deadline = stack_deadline(state.outputs) or (self.now() + timedelta(hours=cfg.experiment.max_runtime_hours))
+        train_error: BaseException | None = None
+        try:
+            with p.step("train") as record:
+                state.failed_step = "train"
+                state.command_exit = channel.run(
+                    state.outputs, cfg.stack, options.command, deadline, lambda line: p.line("train", line)
+                )
+                record.detail = f"exit code {state.command_exit}"
+                if state.command_exit != 0:
+                    record.status = "failed"
+        except BaseException as exc:
+            train_error = exc
+            raise
+        finally:
+            # Artifacts (logs, partial checkpoints) matter most when the job failed: collect them whenever the
+            # job reached the instance. A collection error never hides the training error.
+            try:
+                with p.step("collect artifacts") as record:
+                    if train_error is None:
+                        state.failed_step = "collect artifacts"
+                    state.artifacts = channel.download_artifacts(state.outputs, cfg.stack, options.artifacts_dir)
+                    record.detail = f"{len(state.artifacts)} files into {options.artifacts_dir}"
+            except Exception as exc:
+                if train_error is None:
+                    raise
+                p.note(f"artifacts not collected: {exc}")
+        state.failed_step = None
+
+    def _summary(
+        self,
+        cfg: EphemeralConfig,
+        options: RunOptions,
+        state: RunState,
+        tear: Teardown | None,
+        interrupted: Interrupted | None,
+        seconds: float,
+        rates: dict[str, float] | None,
+    ) -> dict[str, Any]:
+        if tear is not None and not (tear.destroyed and tear.removed):
+            code, outcome = EXIT_TEARDOWN_FAILED, "teardown-failed"
+        elif interrupted is not None:
+            code, outcome = 128 + interrupted.signum, "interrupted"
+        elif state.command_exit not in (None, 0):
+            code, outcome = int(state.command_exit), "command-failed"
+        elif state.error is not None:
+            code, outcome = EXIT_FAILED, "failed"
+        else:
+            code, outcome = EXIT_OK, "succeeded"
+        hours = 0.0
+        if state.instance_started is not None:
+            # From the start of up to the end of teardown: resources bill until they are gone.
+            hours = max(0.0, time.monotonic() - state.instance_started) / 3600
+        instance_type = state.outputs.get("instanceType")
+        return {
+            "stack": cfg.stack,
+            "baseStack": cfg.base_stack,
+            "ciRun": cfg.experiment.ci_run,
+            "outcome": outcome,
+            "exitCode": code,
+            "commandExitCode": state.command_exit,
+            "error": state.error,
+            "failedStep": state.failed_step if state.error else None,
+            "durationSeconds": round(seconds, 1),
+            "deadline": state.outputs.get("deadline"),
+            "maxRuntimeHours": cfg.experiment.max_runtime_hours,
+            "instanceType": instance_type,
+            "market": cfg.experiment.market,
+            "resources": {
+                "count": state.up_changes.get("create", 0) + state.up_changes.get("same", 0),
+                "changes": state.up_changes,
+            },
+            "estimatedCostUsd": round(rates["hourlyUsd"] * hours, 4) if rates else None,
+            "hourlyUsd": rates["hourlyUsd"] if rates else None,
+            "worstCaseUsd": rates["worstCaseUsd"] if rates else None,
+            "artifacts": [str(p) for p in state.artifacts],
+            "artifactsDir": str(options.artifacts_dir),
+            "teardown": tear.as_dict() if tear else {},
+            "steps": [{"name": s.name, "status": s.status, "seconds": s.seconds, "detail": s.detail} for s in self.progress.steps],
+        }
+
+
+# -- the steps by hand ------------------------------------------------------------------------------------------
+
+
+def bring_up(
+    backend: StackBackend,
+    channel_factory: Callable[[EphemeralConfig], InstanceChannel] | None,
+    progress: Progress,
+    cfg: EphemeralConfig,
+    *,
+    ready_timeout_s: float,
+    keep_on_failure: bool = False,
+) -> dict[str, Any]:
+    """Create and up an ephemeral stack and (with a channel) wait until the instance is ready. A failure tears the
+    half-made stack down unless ``keep_on_failure``; success leaves it running until ``down`` or its deadline."""
+    state = RunState()
+    interrupted: Interrupted | None = None
+    tear: Teardown | None = None
+    with guard_signals() as guard:
+        try:
+            with progress.step("create stack") as record:
+                record.detail = cfg.stack
+                state.created = True
+                with guard.critical():
+                    backend.create(cfg.stack, cfg.config)
+            with progress.step("up"), guard.critical():
+                state.up_changes = dict(
+                    backend.up(cfg.stack, lambda line: progress.line("pulumi", line), progress.resource).resource_changes
+                )
+                state.outputs = backend.outputs(cfg.stack)
+            if channel_factory is not None:
+                with progress.step("wait for instance"):
+                    channel_factory(cfg).wait_ready(
+                        state.outputs, ready_timeout_s, lambda line: progress.line("instance", line)
+                    )
+                    state.ready = True
+        except Interrupted as exc:
+            interrupted, state.error = exc, str(exc)
+        except StackExistsError as exc:
+            state.created, state.error = False, str(exc)
+        except Exception as exc:
+            state.error = f"{type(exc).__name__}: {str(exc).strip()[:1000]}"
+        finally:
+            guard.disarm()
+            if state.created and state.error is not None and not keep_on_failure:
+                tear = teardown(backend, cfg.stack, progress)
+    if tear is not None and not (tear.destroyed and tear.removed):
+        code = EXIT_TEARDOWN_FAILED
+    elif interrupted is not None:
+        code = 128 + interrupted.signum
+    else:
+        code = EXIT_FAILED if state.error else EXIT_OK
+    return {
+        "stack": cfg.stack,
+        "baseStack": cfg.base_stack,
+        "exitCode": code,
+        "outcome": "up" if code == EXIT_OK else "failed",
+        "error": state.error,
+        "ready": state.ready,
+        "outputs": state.outputs,
+        "resources": {"changes": state.up_changes},
+        "teardown": tear.as_dict() if tear else {},
+        "steps": [{"name": s.name, "status": s.status, "seconds": s.seconds, "detail": s.detail} for s in progress.steps],
+    }
+
+
+def take_down(
+    backend: StackBackend, progress: Progress, stack: str, sleep: Callable[[float], None] = time.sleep
+) -> dict[str, Any]:
+    """Destroy and remove one ephemeral stack, shielded from signals once started."""
+    with guard_signals() as guard:
+        guard.disarm()  # a clean-up must run to the end; signals are recorded, not obeyed
+        tear = teardown(backend, stack, progress, sleep=sleep)
+    ok = tear.destroyed and tear.removed
+    return {"stack": stack, "exitCode": EXIT_OK if ok else EXIT_TEARDOWN_FAILED, "teardown": tear.as_dict()}
+
+
+@dataclass(frozen=True)
+class StackStatus:
+    info: StackInfo
+    deadline: datetime | None
+    deadline_source: str
+    expired: bool
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "stack": self.info.name,
+            "lastUpdate": v.rfc3339(self.info.last_update) if self.info.last_update else None,
+            "resourceCount": self.info.resource_count,
+            "updateInProgress": self.info.update_in_progress,
+            "deadline": v.rfc3339(self.deadline) if self.deadline else None,
+            "deadlineSource": self.deadline_source,
+            "expired": self.expired,
+            "reason": self.reason,
+        }
+
+
+def stack_status(backend: StackBackend, info: StackInfo, now: datetime, grace: timedelta) -> StackStatus:
+    """Whether an ephemeral stack is past its deadline.
+
+    The deadline is the stack's ``deadline`` output. A stack without one never finished an ``up`` (its runner
+    died during it, or it failed): it counts as expired ``grace`` after its last update. A stack that was never
+    updated holds no resources and costs nothing; it is reported, not touched."""
+    try:
+        outputs = backend.outputs(info.name) if info.resource_count else {}
+    except StackMissingError:
+        outputs = {}
+    deadline = stack_deadline(outputs)
+    if deadline is not None:
+        source = "output"
+    elif info.last_update is not None:
+        deadline, source = info.last_update + grace, "last update + grace"
+    else:
+        return StackStatus(info, None, "none", False, "never updated: holds no resources")
+    if info.update_in_progress:
+        return StackStatus(info, deadline, source, False, "an update is in progress (or its runner died holding the lock)")
+    if deadline > now:
+        return StackStatus(info, deadline, source, False, "before its deadline")
+    return StackStatus(info, deadline, source, True, "past its deadline")
+
+
+def list_ephemeral(
+    backend: StackBackend, now: datetime, grace: timedelta, include_all: bool = False
+) -> list[StackStatus]:
+    infos = [s for s in backend.list_stacks() if include_all or naming.is_ephemeral(s.name)]
+    return [stack_status(backend, info, now, grace) for info in sorted(infos, key=lambda s: s.name)]
+
+
+def collect_garbage(
+    backend: StackBackend,
+    progress: Progress,
+    *,
+    now: datetime,
+    grace: timedelta,
+    dry_run: bool = False,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[str, Any]:
+    """Destroy and remove every ``ci-*`` stack past its deadline; touch nothing else."""
+    statuses = list_ephemeral(backend, now, grace)
+    selected = [s for s in statuses if s.expired]
+    results = []
+    with guard_signals() as guard:
+        guard.disarm()
+        for status in selected:
+            if dry_run:
+                progress.note(f"would destroy {status.info.name} (deadline {status.as_dict()['deadline']})")
+                results.append({"stack": status.info.name, "dryRun": True})
+                continue
+            progress.note(f"destroying {status.info.name}: {status.reason} ({status.as_dict()['deadline']})")
+            tear = teardown(backend, status.info.name, progress, sleep=sleep)
+            results.append({"stack": status.info.name, "teardown": tear.as_dict()})
+    failed = [r for r in results if r.get("teardown") and not r["teardown"]["removed"]]
+    return {
+        "exitCode": EXIT_TEARDOWN_FAILED if failed else EXIT_OK,
+        "checked": [s.as_dict() for s in statuses],
+        "collected": results,
+        "dryRun": dry_run,
+    }
