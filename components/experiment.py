@@ -6,6 +6,7 @@ import importlib
 
 import pulumi
 
+from components.catalog import CatalogError, resolve_instance_type
 from components.spec import SpecError, StackSpec
 
 # cloud -> (module, component class, provider config namespace)
@@ -31,9 +32,24 @@ def _explicit_provider(spec: StackSpec, region: str) -> pulumi.ProviderResource 
     return module.Provider(f"{spec.cloud}-{region}", region=region)
 
 
+def check_instance_types(spec: StackSpec, region: str) -> None:
+    """Resolve every experiment's GPU through the catalog first, so a type that does not exist or a workload that
+    fits nowhere is reported like any other config mistake (stack, field path, what is accepted)."""
+    problems: list[tuple[str, str]] = []
+    for i, exp in enumerate(spec.experiments):
+        prefix = "gpulease:experiment" if spec.kind == "experiment" else f"gpulease:sweep.runs[{i}]"
+        try:
+            resolve_instance_type(spec.cloud, region, exp.gpu)
+        except CatalogError as exc:
+            problems.append((f"{prefix}.{exc.field or 'gpu'}", exc.detail))
+    if problems:
+        raise SpecError(spec.stack, problems)
+
+
 def GpuExperiment(spec: StackSpec) -> pulumi.ComponentResource:  # noqa: N802 - reads as the component it returns
     """Create ``gpulease:<cloud>:GpuExperiment`` for the stack."""
     region = stack_region(spec)
+    check_instance_types(spec, region)
     module_name, class_name = CLOUDS[spec.cloud]
     component = getattr(importlib.import_module(module_name), class_name)
     name = spec.sweep_name or spec.base.name

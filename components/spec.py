@@ -28,6 +28,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from components import clock, sizing
 from components import vocabulary as v
 from components.errors import UserError
 
@@ -56,6 +57,7 @@ DEFAULT_IMAGE_FAMILY = {"aws": "dlami-base-ubuntu22", "alicloud": "ubuntu-22.04"
 
 AWS_STORAGE_CLASSES = ("STANDARD_IA", "ONEZONE_IA", "INTELLIGENT_TIERING", "GLACIER_IR", "GLACIER", "DEEP_ARCHIVE")
 ALICLOUD_STORAGE_CLASSES = ("IA", "Archive", "ColdArchive", "DeepColdArchive")
+CHECKPOINT_SIGNALS = ("USR1", "USR2", "TERM", "INT", "HUP")
 
 
 class _Model(BaseModel):
@@ -76,6 +78,43 @@ def _tag_safe(value: str, what: str) -> str:
     return value
 
 
+class FitSpec(_Model):
+    """A training (or inference) workload, sized by ``components.sizing`` to pick the instance type."""
+
+    params: str | float = Field(..., description="Model size: a preset (1B, 3B, 7B, 8B, 13B, 14B, 32B, 34B, 70B, 405B) or a count such as 7e9.")
+    method: Literal["full", "lora", "qlora"] = Field("lora", description="full fine-tuning, LoRA adapters, or LoRA on 4-bit base weights.")
+    precision: Literal["bf16", "fp16", "fp32"] = Field("bf16", description="Working precision (bf16/fp16: mixed precision).")
+    seq_len: int = Field(1024, ge=1, le=1_048_576, description="Tokens per sequence.")
+    batch: int = Field(1, ge=1, le=65536, description="Sequences per step, split across the GPUs.")
+    grad_checkpointing: bool = Field(False, description="Recompute activations in the backward pass.")
+    inference: bool = Field(False, description="Size for serving (weights + KV cache) instead of training.")
+    gpus: int | None = Field(None, ge=1, le=16, description="Pin the GPU count; otherwise any count that fits.")
+    lora_rank: int = Field(sizing.DEFAULT_LORA_RANK, ge=1, le=1024)
+    optimizer: Literal["adamw", "adamw-8bit"] = Field("adamw", description="AdamW, or 8-bit AdamW (bitsandbytes).")
+    master_weights: bool = Field(True, description="Keep an fp32 master copy in mixed precision; false for pure bf16.")
+    headroom: float = Field(sizing.DEFAULT_HEADROOM, ge=0, lt=0.9, description="Fraction of GPU memory kept free.")
+    hidden: int | None = Field(None, ge=64, description="Explicit shape: hidden size (with layers and heads).")
+    layers: int | None = Field(None, ge=1, le=1024)
+    heads: int | None = Field(None, ge=1, le=1024)
+    kv_heads: int | None = Field(None, ge=1, le=1024, description="Key/value heads (grouped-query attention).")
+
+    @field_validator("params")
+    @classmethod
+    def _params(cls, value: str | float) -> str | float:
+        if isinstance(value, str) and value.strip().upper() in sizing.PRESETS:
+            return value.strip().upper()
+        sizing.parse_params(value)
+        return value
+
+    @model_validator(mode="after")
+    def _shape(self) -> FitSpec:
+        try:
+            sizing.workload_from_fit(self)
+        except sizing.SizingError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+
 class GpuSpec(_Model):
     """Either an explicit instance type, or requirements resolved through the catalog."""
 
@@ -83,10 +122,10 @@ class GpuSpec(_Model):
     gpu_memory_gb: float | None = Field(None, gt=0, description="Memory per GPU, at least this many GB.")
     count: int = Field(1, ge=1, le=16, description="Number of GPUs.")
     model: str | None = Field(None, description="GPU model, e.g. A10G, L4, A100, H100, T4.")
-    fit: dict[str, Any] | None = Field(
+    fit: FitSpec | None = Field(
         None,
-        description="Workload to size for: {params, method, precision, seqLen, batch, gradCheckpointing}; "
-        "resolved to the cheapest instance type that fits.",
+        description="Workload to size for, e.g. {params: 7B, method: lora, seqLen: 2048, batch: 4}; "
+        "resolved to the cheapest instance type in the region whose GPUs hold it.",
     )
 
     @model_validator(mode="after")
@@ -210,6 +249,38 @@ class CheckpointSpec(_Model):
         None,
         description="Command run before a checkpoint sync on a spot notice or the deadline, e.g. 'pkill -USR1 -f train.py'.",
     )
+    signal: str | None = Field(
+        None,
+        description="A signal sent to the training process before a final sync (instead of or besides hook), e.g. USR1.",
+    )
+    process: str | None = Field(
+        None, description="Part of the training process's command line that signal is sent to, e.g. train.py."
+    )
+    hook_timeout_seconds: int = Field(
+        120,
+        ge=5,
+        le=1800,
+        description="How long the hook (or the signalled process) may take before the sync starts anyway; "
+        "always cut short to fit the spot notice window.",
+    )
+
+    @field_validator("signal")
+    @classmethod
+    def _signal(cls, name: str | None) -> str | None:
+        if name is None:
+            return None
+        bare = name.upper().removeprefix("SIG")
+        if bare not in CHECKPOINT_SIGNALS:
+            raise ValueError(f"{name!r} is not a signal for a checkpoint; accepted: {', '.join(CHECKPOINT_SIGNALS)}")
+        return f"SIG{bare}"
+
+    @model_validator(mode="after")
+    def _signal_target(self) -> CheckpointSpec:
+        if (self.signal is None) != (self.process is None):
+            raise ValueError(
+                "signal and process go together; accepted: e.g. {signal: USR1, process: train.py}, or neither"
+            )
+        return self
 
     @field_validator("bucket")
     @classmethod
@@ -242,6 +313,28 @@ class WatchdogSpec(_Model):
     idle_gpu_percent: int = Field(5, ge=0, le=100, description="Below this GPU utilization the GPU counts as idle.")
     warn_minutes: int = Field(15, ge=0, le=240, description="Run the warning hook this long before the deadline.")
     warn_hook: str | None = Field(None, description="Command run when the deadline is near.")
+    final_sync_minutes: int = Field(
+        5, ge=1, le=60, description="Run the checkpoint hook and the final sync this long before the deadline, then shut down."
+    )
+    busy_marker: str = Field(
+        "/data/busy", description="While this file exists the instance never counts as idle (touch it from a job)."
+    )
+    busy_marker_max_age_minutes: int = Field(
+        0, ge=0, le=10080, description="Ignore a busy marker not touched for this long; 0 trusts it at any age."
+    )
+    on_rebalance: Literal["checkpoint", "shutdown", "ignore"] = Field(
+        "checkpoint",
+        description="On an AWS rebalance recommendation (an early interruption warning): checkpoint and sync, "
+        "also shut down, or ignore it.",
+    )
+    poll_seconds: int = Field(5, ge=1, le=60, description="How often the metadata service is asked for a spot notice.")
+
+    @field_validator("busy_marker")
+    @classmethod
+    def _busy_marker(cls, path: str) -> str:
+        if not path.startswith("/") or "\n" in path:
+            raise ValueError(f"{path!r} is not an absolute path; accepted: e.g. /data/busy")
+        return path
 
 
 class ExperimentSpec(_Model):
@@ -274,6 +367,10 @@ class ExperimentSpec(_Model):
     image: ImageSpec = Field(default_factory=ImageSpec)
     network: NetworkSpec = Field(default_factory=NetworkSpec)
     watchdog: WatchdogSpec = Field(default_factory=WatchdogSpec)
+    ci_run: str | None = Field(
+        None,
+        description="The CI run an ephemeral stack belongs to (set by gpulease ephemeral); tagged on every resource.",
+    )
 
     @field_validator("name")
     @classmethod
@@ -295,6 +392,15 @@ class ExperimentSpec(_Model):
     @classmethod
     def _tag_text(cls, value: str) -> str:
         return _tag_safe(value, "this value")
+
+    @field_validator("ci_run")
+    @classmethod
+    def _ci_run(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        if not value.strip():
+            raise ValueError("is empty; accepted: an identifier of the CI run, e.g. octo/repo/actions/runs/123")
+        return _tag_safe(value.strip(), "ciRun")
 
     @field_validator("on_demand_reason")
     @classmethod
@@ -332,7 +438,7 @@ class ExperimentSpec(_Model):
         problems: list[tuple[str, str]] = []
         if self.market == "on-demand" and not self.on_demand_reason:
             problems.append(
-                ("onDemandReason", "on-demand costs 2-4x spot; accepted: a reason, e.g. 'interactive debugging, cannot be interrupted'")
+                ("onDemandReason", "on-demand costs 2-4x spot; accepted: a reason, e.g. 'interactive debugging - cannot be interrupted'")
             )
         if self.market == "spot" and self.on_demand_reason:
             problems.append(("onDemandReason", "is only for market: on-demand"))
@@ -374,7 +480,7 @@ class ExperimentSpec(_Model):
         if image.family is not None and image.family not in IMAGE_FAMILIES[self.cloud]:
             problems.append(("image.family", f"{image.family!r}; accepted on {self.cloud}: {', '.join(IMAGE_FAMILIES[self.cloud])}"))
         if self.expires_at is not None:
-            now = datetime.now(UTC)
+            now = clock.utcnow()
             lead = timedelta(minutes=v.ALICLOUD_MIN_RELEASE_MINUTES if self.cloud == "alicloud" else 5)
             if self.expires_at < now + lead:
                 problems.append(
@@ -390,9 +496,53 @@ class ExperimentSpec(_Model):
             problems.append(
                 ("maxRuntimeHours", f"Alibaba Cloud refuses a release time under {v.ALICLOUD_MIN_RELEASE_MINUTES} minutes away; accepted: 0.5 or more")
             )
+        if self.cloud == "alicloud":
+            problems += self._alicloud_problems()
         if problems:
             raise _MultiFieldError(problems)
         return self
+
+    def _alicloud_problems(self) -> list[tuple[str, str]]:
+        """What Alibaba Cloud cannot do as asked: OSS keeps no count of noncurrent versions, and values that
+        become tags must meet its stricter tag rules (20 tags, 128 characters, reserved prefixes)."""
+        problems: list[tuple[str, str]] = []
+        if "noncurrent_versions_to_keep" in self.checkpoints.lifecycle.model_fields_set:
+            problems.append(
+                ("checkpoints.lifecycle.noncurrentVersionsToKeep", "OSS cannot keep a number of noncurrent versions; "
+                 "accepted on alicloud: omit it (noncurrent versions expire after noncurrentDays)")
+            )
+        builtin = {
+            v.TAG_OWNER, v.TAG_PROJECT, v.TAG_EXPERIMENT, v.TAG_COST_CENTER, v.TAG_BUDGET_USD, v.TAG_EXPIRES_AT,
+            v.TAG_MAX_RUNTIME_HOURS, v.TAG_CHECKPOINT_URI, v.TAG_MANAGED_BY, v.TAG_STACK, v.TAG_RETAIN,
+        }
+        builtin |= {v.TAG_ON_DEMAND_REASON} if self.on_demand_reason else set()
+        builtin |= {v.TAG_CI_RUN} if getattr(self, "ci_run", None) else set()
+        extra = [k for k in self.tags if k not in builtin]
+        if len(builtin) + len(extra) > v.ALICLOUD_MAX_TAGS:
+            problems.append(
+                ("tags", f"{len(extra)} extra tags plus gpulease's {len(builtin)} exceed Alibaba Cloud's {v.ALICLOUD_MAX_TAGS} "
+                 f"per resource; accepted: at most {v.ALICLOUD_MAX_TAGS - len(builtin)} tags here")
+            )
+        for key, value in self.tags.items():
+            problem = v.alicloud_tag_problem(key, value)
+            if problem:
+                problems.append((f"tags.{key}", problem))
+        for field, value in (
+            ("owner", self.owner), ("project", self.project), ("costCenter", self.cost_center),
+            ("onDemandReason", self.on_demand_reason), ("ciRun", getattr(self, "ci_run", None)),
+        ):
+            if not value:
+                continue
+            if len(value) > v.ALICLOUD_TAG_VALUE_MAX_LEN:
+                problems.append(
+                    (field, f"is {len(value)} characters and becomes a tag value; Alibaba Cloud accepts up to {v.ALICLOUD_TAG_VALUE_MAX_LEN}")
+                )
+            elif value.lower().startswith(v.ALICLOUD_RESERVED_TAG_PREFIXES):
+                problems.append(
+                    (field, "becomes a tag value and starts with a prefix Alibaba Cloud reserves; accepted: "
+                     f"a value not starting with {', '.join(v.ALICLOUD_RESERVED_TAG_PREFIXES)}")
+                )
+        return problems
 
     @property
     def disk_type(self) -> str:
@@ -440,7 +590,7 @@ class SweepSpec(_Model):
 
 
 # Fields a sweep run may not change: the runs share one security group, one bucket and one network.
-SWEEP_SHARED_FIELDS = ("cloud", "region", "ssh", "network", "owner", "project", "costCenter")
+SWEEP_SHARED_FIELDS = ("cloud", "region", "ssh", "network", "owner", "project", "costCenter", "budgetUsd")
 
 
 class StackSpec(_Model):
@@ -537,11 +687,18 @@ def _format_errors(prefix: str, exc: ValidationError, model: type[BaseModel]) ->
     return problems
 
 
-def _deep_merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+# Sections that say one thing one of several ways: a run's override replaces them whole (a run that asks for
+# {gpuMemoryGb: 48} must not keep the base's instanceType).
+REPLACED_SECTIONS = ("gpu", "image")
+
+
+def _deep_merge(base: dict[str, Any], override: Mapping[str, Any], top: bool = True) -> dict[str, Any]:
     merged = copy.deepcopy(base)
     for key, value in override.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
-            merged[key] = _deep_merge(merged[key], value)
+        if top and key in REPLACED_SECTIONS:
+            merged[key] = copy.deepcopy(value)
+        elif isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value, top=False)
         else:
             merged[key] = copy.deepcopy(value)
     return merged

@@ -37,6 +37,8 @@ def experiment_tags(
     )
     if spec.on_demand_reason:
         tags[v.TAG_ON_DEMAND_REASON] = spec.on_demand_reason
+    if spec.ci_run:
+        tags[v.TAG_CI_RUN] = spec.ci_run
     if retain is not None:
         tags[v.TAG_RETAIN] = "true" if retain else "false"
     return tags

@@ -100,3 +100,30 @@ def is_managed(tags: Mapping[str, str] | None) -> bool:
 def tags_from_list(items: list[dict] | None, key: str = "Key", value: str = "Value") -> dict[str, str]:
     """Turn a cloud API tag list (``[{"Key": k, "Value": v}]``) into a dict."""
     return {item[key]: item.get(value, "") for item in items or []}
+
+TAG_RETAIN_UNTIL = f"{TAG_PREFIX}retain-until"
+"""RFC 3339 UTC end of a snapshot's retention; the reaper deletes a managed snapshot only after it."""
+
+# Alibaba Cloud tag rules (ECS tags and OSS bucket tags, the stricter of the two): at most 20 tags on a
+# resource, keys up to 64 characters (OSS), values up to 128, and neither may start with a reserved prefix.
+ALICLOUD_MAX_TAGS = 20
+ALICLOUD_TAG_KEY_MAX_LEN = 64
+ALICLOUD_TAG_VALUE_MAX_LEN = 128
+ALICLOUD_RESERVED_TAG_PREFIXES: tuple[str, ...] = ("aliyun", "acs:", "http://", "https://")
+"""Compared case-insensitively; OSS also refuses keys starting with ``acs`` without the colon."""
+
+
+def alicloud_tag_problem(key: str, value: str | None) -> str | None:
+    """Why Alibaba Cloud would refuse this tag (ECS or OSS rules), or None when it is accepted."""
+    lowered_key = key.lower()
+    if not key or len(key) > ALICLOUD_TAG_KEY_MAX_LEN:
+        return f"tag key {key!r} must be 1-{ALICLOUD_TAG_KEY_MAX_LEN} characters on Alibaba Cloud"
+    if lowered_key.startswith((*ALICLOUD_RESERVED_TAG_PREFIXES, "acs")):
+        return f"tag key {key!r} starts with a prefix Alibaba Cloud reserves (aliyun, acs, http://, https://)"
+    if value is None:
+        return None
+    if len(value) > ALICLOUD_TAG_VALUE_MAX_LEN:
+        return f"tag {key!r} has a value of {len(value)} characters; Alibaba Cloud accepts up to {ALICLOUD_TAG_VALUE_MAX_LEN}"
+    if value.lower().startswith(ALICLOUD_RESERVED_TAG_PREFIXES):
+        return f"tag {key!r} has a value starting with a prefix Alibaba Cloud reserves (aliyun, acs:, http://, https://)"
+    return None

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import base64
-import gzip
 import json
 from datetime import timedelta
 
 import pytest
 
 from components import vocabulary as v
+from components.bootstrap import decode_user_data
 from components.taggable import is_taggable
 from gpulease.mocks import ACCOUNT_ID, CloudMocks, _subnet_id
 from tests.conftest import FIXED_NOW, experiment, render_experiment
@@ -32,10 +31,7 @@ def spot():
 
 
 def user_data_text(instance) -> str:
-    if instance.inputs.get("userData"):
-        return instance.inputs["userData"]
-    raw = base64.b64decode(instance.inputs["userDataBase64"])
-    return gzip.decompress(raw).decode() if raw[:2] == b"\x1f\x8b" else raw.decode()
+    return decode_user_data(instance.inputs["userDataBase64"])
 
 
 def test_ssh_only_from_the_named_cidrs(spot) -> None:
@@ -345,10 +341,12 @@ def test_invalid_spec_registers_nothing() -> None:
 
 
 def test_unknown_type_or_unfit_requirement_registers_nothing() -> None:
-    r = render_experiment(experiment(gpu={"instanceType": "g5.96xlarge"}))
-    assert r.resources == [] and "not in the aws catalog" in r.error
-    r = render_experiment(experiment(gpu={"gpuMemoryGb": 24, "count": 3}))
-    assert r.resources == [] and "no aws instance type" in r.error
+    r = render_experiment(experiment(gpu={"instanceType": "g5.96xlarge"}), stack="typo")
+    assert r.resources == []
+    assert "stack 'typo'" in r.error and "gpulease:experiment.gpu.instanceType" in r.error and "g5.xlarge" in r.error
+    r = render_experiment(experiment(gpu={"gpuMemoryGb": 24, "count": 3}), stack="odd")
+    assert r.resources == []
+    assert "stack 'odd'" in r.error and "gpulease:experiment.gpu" in r.error
 
 
 def test_region_from_the_spec_gets_its_own_provider() -> None:

@@ -8,12 +8,12 @@ import pulumi_aws as aws
 from components import vocabulary as v
 from components.aws import identity, instance, lifetime, network, storage
 from components.aws.context import lookup_context
-from components.bootstrap import render_user_data_base64, settings_for
 from components.catalog import InstanceType, resolve_instance_type
 from components.deadline import record_deadline
 from components.naming import bucket_name
 from components.spec import StackSpec
 from components.tagging import experiment_tags
+from components.userdata import experiment_user_data
 
 Placed = tuple[InstanceType, network.Placement, str]
 
@@ -103,18 +103,8 @@ class AwsGpuExperiment(pulumi.ComponentResource):
                 ctx=ctx,
                 parent=self,
             )
-            user_data = pulumi.Output.all(deadline, volume.id).apply(
-                lambda args, exp=exp, uri=uri: render_user_data_base64(
-                    settings_for(
-                        exp,
-                        cloud="aws",
-                        region=region,
-                        stack=stack,
-                        deadline=args[0],
-                        checkpoint_uri=None if uri == v.NO_CHECKPOINTS else uri,
-                        data_disk_id=args[1],
-                    )
-                )
+            user_data = experiment_user_data(
+                exp, cloud="aws", region=region, stack=stack, deadline=deadline, checkpoint_uri=uri, data_disk_id=volume.id
             )
             inst = instance.create_instance(
                 exp,
