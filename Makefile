@@ -22,7 +22,7 @@ lint: setup
 	$(VENV)/bin/ruff check .
 
 test: setup lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 ## Regenerate the checked-in JSON Schema of the stack config.
 schema: setup

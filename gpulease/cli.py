@@ -11,6 +11,12 @@ from components.errors import UserError
 
 COMMANDS = [
     "gpulease.commands.plan",
+    "gpulease.commands.schema",
+    "gpulease.commands.ls",
+    "gpulease.commands.reap",
+    "gpulease.commands.ephemeral",
+    "gpulease.commands.size",
+    "gpulease.commands.cost",
 ]
 
 EXIT_OK = 0
