@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -189,7 +188,7 @@ class PolicyRunner:
 
     def analyze(self, rendering: Rendering, now: datetime | None = None) -> PolicyResult:
         """Run every policy on ``rendering``; ``now`` fixes the policies' clock (default: the real time)."""
-        with _fixed_clock(now):
+        with clock.frozen(now):
             return self._analyze(rendering)
 
     def _analyze(self, rendering: Rendering) -> PolicyResult:
@@ -260,19 +259,6 @@ class PolicyRunner:
                         stage="offline",
                     )
                 )
-
-
-@contextmanager
-def _fixed_clock(now: datetime | None) -> Iterator[None]:
-    if now is None:
-        yield
-        return
-    original = clock.utcnow
-    clock.utcnow = lambda: now
-    try:
-        yield
-    finally:
-        clock.utcnow = original
 
 
 def _stack_resource(res: CapturedResource, providers: _ProviderInfo) -> analyzer_pb2.AnalyzerResource:

@@ -27,6 +27,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.sync_await import _sync_await
 
+from components import clock
 from gpulease.mocks import CloudMocks
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -194,21 +195,6 @@ def engine_config(config: Mapping[str, Any], project: str) -> tuple[dict[str, st
 
 
 @contextmanager
-def _fixed_clock(now: datetime | None) -> Iterator[None]:
-    if now is None:
-        yield
-        return
-    from components import clock
-
-    original = clock.utcnow
-    clock.utcnow = lambda: now
-    try:
-        yield
-    finally:
-        clock.utcnow = original
-
-
-@contextmanager
 def _program_cwd(directory: Path) -> Iterator[None]:
     previous = os.getcwd()
     added = str(directory) not in sys.path
@@ -268,7 +254,7 @@ def render(
             runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
 
     try:
-        with _program_cwd(directory), _fixed_clock(now):
+        with _program_cwd(directory), clock.frozen(now):
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}
