@@ -1,0 +1,1 @@
+"""Inventory and reaper for gpulease-managed AWS resources: list what exists, sweep what outlived its deadline."""

@@ -1,0 +1,303 @@
+"""Listing: every gpulease-managed instance, spot request, volume, Elastic IP, snapshot and bucket in a region.
+
+Every call filters on ``gpulease:managed-by=gpulease`` server-side and pages with the largest page the API
+allows; the result is checked again client-side so that nothing untagged can slip into a sweep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from components.vocabulary import MANAGED_BY_VALUE, TAG_MANAGED_BY, is_managed, tags_from_list
+from gpulease.inventory.aws import AwsClients, managed_filter
+
+# The largest page each API serves (its MaxResults ceiling); fewer pages means fewer calls.
+PAGE_SIZE = {
+    "describe_instances": 1000,
+    "describe_spot_instance_requests": 1000,
+    "describe_volumes": 500,
+    "describe_snapshots": 1000,
+    "get_resources": 100,
+}
+
+# Instances that still cost money or can be started again; shutting-down and terminated ones are left out.
+LIVE_INSTANCE_STATES = ["pending", "running", "stopping", "stopped"]
+LIVE_SPOT_REQUEST_STATES = ["open", "active"]
+
+KINDS = ("instance", "spot-request", "volume", "address", "snapshot", "bucket")
+
+
+@dataclass(frozen=True)
+class Instance:
+    id: str
+    region: str
+    state: str
+    instance_type: str
+    market: str
+    launch_time: datetime | None
+    spot_request_id: str | None
+    tags: dict[str, str]
+    kind: str = "instance"
+
+
+@dataclass(frozen=True)
+class SpotRequest:
+    id: str
+    region: str
+    state: str
+    instance_id: str | None
+    create_time: datetime | None
+    tags: dict[str, str]
+    kind: str = "spot-request"
+
+
+@dataclass(frozen=True)
+class Volume:
+    id: str
+    region: str
+    state: str
+    size_gb: int
+    volume_type: str
+    attached_to: tuple[str, ...]
+    create_time: datetime | None
+    tags: dict[str, str]
+    kind: str = "volume"
+
+
+@dataclass(frozen=True)
+class Address:
+    id: str
+    region: str
+    public_ip: str
+    association_id: str | None
+    instance_id: str | None
+    tags: dict[str, str]
+    kind: str = "address"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    id: str
+    region: str
+    state: str
+    volume_id: str | None
+    size_gb: int
+    start_time: datetime | None
+    tags: dict[str, str]
+    kind: str = "snapshot"
+
+
+@dataclass(frozen=True)
+class Bucket:
+    id: str
+    region: str
+    arn: str
+    tags: dict[str, str]
+    kind: str = "bucket"
+
+
+Resource = Instance | SpotRequest | Volume | Address | Snapshot | Bucket
+
+
+@dataclass
+class RegionInventory:
+    region: str
+    instances: list[Instance] = field(default_factory=list)
+    spot_requests: list[SpotRequest] = field(default_factory=list)
+    volumes: list[Volume] = field(default_factory=list)
+    addresses: list[Address] = field(default_factory=list)
+    snapshots: list[Snapshot] = field(default_factory=list)
+    buckets: list[Bucket] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def resources(self) -> list[Resource]:
+        return [
+            *self.instances,
+            *self.spot_requests,
+            *self.volumes,
+            *self.addresses,
+            *self.snapshots,
+            *self.buckets,
+        ]
+
+
+def pages(client: Any, operation: str, key: str, **params: Any) -> list[dict]:
+    paginator = client.get_paginator(operation)
+    config = {"PageSize": PAGE_SIZE[operation]} if operation in PAGE_SIZE else {}
+    items: list[dict] = []
+    for page in paginator.paginate(PaginationConfig=config, **params):
+        items.extend(page.get(key, []))
+    return items
+
+
+def list_instances(ec2: Any, region: str) -> list[Instance]:
+    filters = [*managed_filter(), {"Name": "instance-state-name", "Values": LIVE_INSTANCE_STATES}]
+    return instances_from(pages(ec2, "describe_instances", "Reservations", Filters=filters), region)
+
+
+def instances_from(reservations: list[dict], region: str) -> list[Instance]:
+    """The managed instances of a DescribeInstances answer (the managed-by tag checked on the answer itself)."""
+    found = []
+    for reservation in reservations:
+        for raw in reservation.get("Instances", []):
+            tags = tags_from_list(raw.get("Tags"))
+            if not is_managed(tags):
+                continue
+            found.append(
+                Instance(
+                    id=raw["InstanceId"],
+                    region=region,
+                    state=raw.get("State", {}).get("Name", "unknown"),
+                    instance_type=raw.get("InstanceType", ""),
+                    market=raw.get("InstanceLifecycle") or "on-demand",
+                    launch_time=raw.get("LaunchTime"),
+                    spot_request_id=raw.get("SpotInstanceRequestId"),
+                    tags=tags,
+                )
+            )
+    return found
+
+
+def list_spot_requests(ec2: Any, region: str) -> list[SpotRequest]:
+    filters = [*managed_filter(), {"Name": "state", "Values": LIVE_SPOT_REQUEST_STATES}]
+    found = []
+    for raw in pages(ec2, "describe_spot_instance_requests", "SpotInstanceRequests", Filters=filters):
+        tags = tags_from_list(raw.get("Tags"))
+        if not is_managed(tags) or raw.get("State") not in LIVE_SPOT_REQUEST_STATES:
+            continue
+        found.append(
+            SpotRequest(
+                id=raw["SpotInstanceRequestId"],
+                region=region,
+                state=raw["State"],
+                instance_id=raw.get("InstanceId") or None,
+                create_time=raw.get("CreateTime"),
+                tags=tags,
+            )
+        )
+    return found
+
+
+def list_volumes(ec2: Any, region: str) -> list[Volume]:
+    return volumes_from(pages(ec2, "describe_volumes", "Volumes", Filters=managed_filter()), region)
+
+
+def volumes_from(volumes: list[dict], region: str) -> list[Volume]:
+    """The managed volumes of a DescribeVolumes answer (the managed-by tag checked on the answer itself)."""
+    found = []
+    for raw in volumes:
+        tags = tags_from_list(raw.get("Tags"))
+        if not is_managed(tags):
+            continue
+        attached = tuple(a["InstanceId"] for a in raw.get("Attachments", []) if a.get("InstanceId"))
+        found.append(
+            Volume(
+                id=raw["VolumeId"],
+                region=region,
+                state=raw.get("State", "unknown"),
+                size_gb=int(raw.get("Size", 0)),
+                volume_type=raw.get("VolumeType", ""),
+                attached_to=attached,
+                create_time=raw.get("CreateTime"),
+                tags=tags,
+            )
+        )
+    return found
+
+
+def list_addresses(ec2: Any, region: str) -> list[Address]:
+    # DescribeAddresses has no paging: one call answers for the whole region.
+    found = []
+    for raw in ec2.describe_addresses(Filters=managed_filter()).get("Addresses", []):
+        tags = tags_from_list(raw.get("Tags"))
+        if not is_managed(tags) or not raw.get("AllocationId"):
+            continue
+        found.append(
+            Address(
+                id=raw["AllocationId"],
+                region=region,
+                public_ip=raw.get("PublicIp", ""),
+                association_id=raw.get("AssociationId") or None,
+                instance_id=raw.get("InstanceId") or None,
+                tags=tags,
+            )
+        )
+    return found
+
+
+def list_snapshots(ec2: Any, region: str) -> list[Snapshot]:
+    found = []
+    for raw in pages(ec2, "describe_snapshots", "Snapshots", OwnerIds=["self"], Filters=managed_filter()):
+        tags = tags_from_list(raw.get("Tags"))
+        if not is_managed(tags):
+            continue
+        found.append(
+            Snapshot(
+                id=raw["SnapshotId"],
+                region=region,
+                state=raw.get("State", "unknown"),
+                volume_id=raw.get("VolumeId") or None,
+                size_gb=int(raw.get("VolumeSize", 0)),
+                start_time=raw.get("StartTime"),
+                tags=tags,
+            )
+        )
+    return found
+
+
+def list_buckets(tagging: Any, region: str) -> list[Bucket]:
+    """Managed buckets through the tagging API: S3 itself cannot filter buckets by tag."""
+    found = []
+    for raw in pages(
+        tagging,
+        "get_resources",
+        "ResourceTagMappingList",
+        TagFilters=[{"Key": TAG_MANAGED_BY, "Values": [MANAGED_BY_VALUE]}],
+        ResourceTypeFilters=["s3"],
+    ):
+        tags = tags_from_list(raw.get("Tags"))
+        arn = raw.get("ResourceARN", "")
+        if not is_managed(tags) or not arn.startswith("arn:") or ":s3:::" not in arn:
+            continue
+        found.append(Bucket(id=arn.split(":::", 1)[1], region=region, arn=arn, tags=tags))
+    return found
+
+
+EC2_LISTERS: dict[str, Callable[[Any, str], list]] = {
+    "instances": list_instances,
+    "spot_requests": list_spot_requests,
+    "volumes": list_volumes,
+    "addresses": list_addresses,
+    "snapshots": list_snapshots,
+}
+
+
+def collect_region(clients: AwsClients, region: str, *, buckets: bool = True, snapshots: bool = True) -> RegionInventory:
+    """List one region, one listing after the other: EC2 throttles describe calls per account, and a listing is
+    a handful of calls. A listing that fails is recorded and the others go on."""
+    inventory = RegionInventory(region=region)
+    ec2 = clients.ec2(region)
+    for name, lister in EC2_LISTERS.items():
+        if name == "snapshots" and not snapshots:
+            continue
+        try:
+            setattr(inventory, name, lister(ec2, region))
+        except (BotoCoreError, ClientError) as exc:
+            inventory.errors.append(f"{region}: listing {name.replace('_', ' ')} failed: {exc}")
+    if buckets:
+        try:
+            inventory.buckets = list_buckets(clients.tagging(region), region)
+        except (BotoCoreError, ClientError) as exc:
+            inventory.errors.append(f"{region}: listing buckets failed: {exc}")
+    return inventory
+
+
+def collect(clients: AwsClients, regions: list[str], **kwargs: Any) -> list[RegionInventory]:
+    with ThreadPoolExecutor(max_workers=max(1, len(regions))) as pool:
+        return list(pool.map(lambda region: collect_region(clients, region, **kwargs), regions))

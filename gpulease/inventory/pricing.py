@@ -1,0 +1,38 @@
+"""Hourly price and spend so far of a listed instance, from the dated instance catalog (an estimate for spot)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from components.catalog import load_catalog
+from gpulease.inventory.collect import Instance
+
+BILLED_STATES = {"pending", "running", "stopping"}
+
+
+def hourly_price(instance: Instance) -> float | None:
+    """USD per hour: the catalog's on-demand price in the region, less the typical spot discount for spot."""
+    known = load_catalog().get("aws", instance.instance_type)
+    if known is None:
+        return None
+    price = known.on_demand_price(instance.region)
+    if price is None:
+        return None
+    if instance.market == "spot":
+        price *= 1 - known.spot_discount
+    return round(price, 4)
+
+
+def age_hours(instance: Instance, now: datetime) -> float | None:
+    if instance.launch_time is None:
+        return None
+    return max(0.0, (now - instance.launch_time).total_seconds() / 3600)
+
+
+def spend_so_far(instance: Instance, now: datetime) -> float | None:
+    """USD since the instance last started (EC2's LaunchTime); unknown for a stopped instance or an unpriced type."""
+    price = hourly_price(instance)
+    hours = age_hours(instance, now)
+    if price is None or hours is None or instance.state not in BILLED_STATES:
+        return None
+    return round(price * hours, 2)
