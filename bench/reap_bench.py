@@ -139,6 +139,10 @@ class Fleet:
     release: int = 0
     build_seconds: float = 0.0
     managed: Counter = field(default_factory=Counter)
+    # DescribeTags rows the sweep reads (managed-by, expires-at, retain on instances and volumes, managed or not)
+    # and the candidates it then describes by id.
+    tag_rows: int = 0
+    candidates: Counter = field(default_factory=Counter)
 
 
 def build_fleet(url: str, shape: FleetShape, workers: int = 8) -> Fleet:
@@ -185,6 +189,8 @@ def build_fleet(url: str, shape: FleetShape, workers: int = 8) -> Fleet:
             count -= batch
     fleet.terminate = n_expired
     fleet.managed["instance"] = n_expired + n_live
+    fleet.candidates["instance"] = n_expired
+    fleet.tag_rows += shape.instances + fleet.managed["instance"]  # expires-at on all, managed-by on managed
 
     # Volumes: expired + retain=false (deleted), expired + retain=true, live, unmanaged.
     v_unmanaged = int(shape.volumes * shape.unmanaged_share)
@@ -235,6 +241,8 @@ def build_fleet(url: str, shape: FleetShape, workers: int = 8) -> Fleet:
     fleet.delete_volumes = v_expired
     fleet.release = a_expired
     fleet.managed["volume"] = shape.volumes - v_unmanaged
+    fleet.candidates["volume"] = v_expired  # managed, expired, retain=false
+    fleet.tag_rows += 2 * shape.volumes + fleet.managed["volume"]  # expires-at and retain on all
     fleet.managed["address"] = shape.addresses - a_unmanaged
     fleet.build_seconds = time.perf_counter() - started
     return fleet
@@ -304,6 +312,21 @@ def minimum_calls(fleet: Fleet, *, moto_pages: bool = True) -> dict[str, int]:
         "ReleaseAddress": fleet.release,
         "DeleteVolume": fleet.delete_volumes,
     }
+    return {k: v for k, v in floor.items() if v}
+
+
+def two_step_calls(fleet: Fleet, *, moto_pages: bool = True) -> dict[str, int]:
+    """The fewest calls of gpulease's own call pattern on this fleet: instances and volumes through their deciding
+    tags, then the candidates described by id (see ``gpulease/inventory/lookup.py``).
+
+    calls = 1 (GetCallerIdentity) + ⌈tag rows / 1000⌉ DescribeTags
+          + ⌈candidate instances / 1000⌉ DescribeInstances + ⌈candidate volumes / 500⌉ DescribeVolumes
+          + DescribeSpotInstanceRequests, DescribeSnapshots (paged on managed ones), DescribeAddresses (1)
+          + the same action calls as ``minimum_calls``"""
+    floor = minimum_calls(fleet, moto_pages=moto_pages)
+    floor["DescribeTags"] = 1 if moto_pages else max(1, math.ceil(fleet.tag_rows / 1000))
+    floor["DescribeInstances"] = math.ceil(fleet.candidates["instance"] / 1000)
+    floor["DescribeVolumes"] = math.ceil(fleet.candidates["volume"] / 500)
     return {k: v for k, v in floor.items() if v}
 
 
@@ -574,6 +597,10 @@ def main(argv: list[str] | None = None) -> int:
           f"built in {min(build_times):.1f}-{max(build_times):.1f}s")
     print(f"minimum (moto pages) = {sum(floor.values())}; with AWS page sizes = "
           f"{sum(minimum_calls(fleet, moto_pages=False).values())}")
+    print(f"gpulease's two-step pattern (tags, then candidates by id) needs at least "
+          f"{sum(two_step_calls(fleet).values())} on moto, {sum(two_step_calls(fleet, moto_pages=False).values())} "
+          f"with AWS page sizes ({fleet.tag_rows} tag rows, {fleet.candidates['instance']} candidate instances, "
+          f"{fleet.candidates['volume']} candidate volumes)")
     print()
     print(table(results, floor, fleet))
     gpulease_result = results[0]

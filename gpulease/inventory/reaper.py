@@ -4,7 +4,10 @@ Decisions are pure (inventory + clock in, decisions out) so the safety rules can
 own. Acting never raises for one resource or one batch: a failure is recorded and the sweep goes on.
 
 Safety rules, in order:
-- only resources tagged ``gpulease:managed-by=gpulease`` are listed, and the tag is checked again client-side;
+- only resources tagged ``gpulease:managed-by=gpulease`` are looked at (server-side filters: tag filters on the
+  listings, resource-type and key filters on DescribeTags), and the tag is checked again client-side;
+- tags alone only ever keep: a candidate is described afresh (state, attachments, all its tags) right before
+  acting, and every rule is applied again to that description;
 - nothing without a valid ``gpulease:expires-at`` is touched, and nothing before that deadline plus a grace period;
 - a volume is deleted only when unattached, available and explicitly tagged ``gpulease:retain=false``
   (a missing or unreadable retain tag counts as retained);
