@@ -28,5 +28,10 @@ test: setup lint
 schema: setup
 	$(PY) -m gpulease schema --write
 
+## Benchmarks (not part of the tests): plan review against its floor, the reaper against Cloud Custodian.
+bench: setup
+	$(PY) bench/plan_bench.py
+	bash bench/reap_bench.sh
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) bench/.venv .pytest_cache .ruff_cache
