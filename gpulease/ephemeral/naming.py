@@ -47,7 +47,7 @@ def ephemeral_stack_name(
     *,
     sha: Callable[[], str | None] = git_short_sha,
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
-    token: Callable[[], str] = lambda: secrets.token_hex(2),
+    token: Callable[[], str] = lambda: secrets.token_hex(4),
 ) -> str:
     run = ci_run_id(env) or f"{now().strftime('%Y%m%d%H%M%S')}{token()}"
     short = _clean(env.get("GITHUB_SHA", ""))[:7] or _clean(sha() or "")[:7] or "nosha"
