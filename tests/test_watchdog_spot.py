@@ -134,7 +134,8 @@ def test_a_signal_hook_lets_the_training_process_write_its_checkpoint_before_the
 
 def test_a_hook_that_hangs_is_cut_short_to_leave_the_window_to_the_sync(tmp_path: Path) -> None:
     hang = tmp_path / "hang"
-    hang.write_text("#!/bin/sh\nsleep 30\n")
+    pid_file = tmp_path / "hang.pid"
+    hang.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nsleep 30\n")
     hang.chmod(0o755)
     # 30 s of notice: 10 s are kept for the shutdown, half of the remaining 20 s goes to the hook.
     state = MetadataState(cloud="aws", instance_action={"action": "terminate", "time": iso(START + 30)})
@@ -145,6 +146,9 @@ def test_a_hook_that_hangs_is_cut_short_to_leave_the_window_to_the_sync(tmp_path
     assert time.monotonic() - started < 10
     assert rig.names() == ["sync", "shutdown"]
     assert "checkpoint-hook: did not finish within 10 s; going on" in rig.log_text()
+    # The hook is cut short with everything it started, not only the shell that ran it.
+    stat = Path(f"/proc/{int(pid_file.read_text())}/stat")
+    assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"  # gone, or dead and unreaped
 
 
 def test_on_demand_instances_do_not_poll_for_spot_notices(tmp_path: Path) -> None:

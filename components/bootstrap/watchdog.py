@@ -423,19 +423,23 @@ class Watchdog:
         env = {**os.environ, "GPULEASE_REASON": reason, "GPULEASE_CHECKPOINT_DIR": self.checkpoint_dir}
         started = self.clock.now()
         try:
-            out = subprocess.run(
-                argv, capture_output=True, text=True, timeout=self.clock.real(timeout), env=env, check=False
+            # Its own session, so that a hook cut short goes with everything it started.
+            proc = subprocess.Popen(
+                argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
             )
+            stdout, stderr = proc.communicate(timeout=self.clock.real(timeout))
         except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
             self.decide(what, f"did not finish within {timeout:.0f} s; going on")
             return False
         except OSError as exc:
             self.decide(what, f"could not run: {exc}")
             return False
         took = self.clock.now() - started
-        tail = (out.stderr or out.stdout).strip()[-300:]
-        self.decide(what, f"exited {out.returncode} after {took:.0f} s" + (f": {tail}" if tail else ""))
-        return out.returncode == 0
+        tail = (stderr or stdout).strip()[-300:]
+        self.decide(what, f"exited {proc.returncode} after {took:.0f} s" + (f": {tail}" if tail else ""))
+        return proc.returncode == 0
 
     def checkpoint_hook(self, reason: str, window_end: float | None) -> None:
         hook, sig, process = self.s["checkpoint_hook"], self.s["checkpoint_signal"], self.s["checkpoint_process"]
