@@ -39,6 +39,9 @@ def experiment_tags(
         tags[v.TAG_ON_DEMAND_REASON] = spec.on_demand_reason
     if spec.ci_run:
         tags[v.TAG_CI_RUN] = spec.ci_run
-    if retain is not None:
-        tags[v.TAG_RETAIN] = "true" if retain else "false"
-    return tags
+    return tags if retain is None else retained(tags, retain)
+
+
+def retained(tags: dict[str, pulumi.Input[str]], retain: bool) -> dict[str, pulumi.Input[str]]:
+    """``tags`` plus the retain tag the reaper and the retention policy read for disks and buckets."""
+    return {**tags, v.TAG_RETAIN: "true" if retain else "false"}

@@ -104,6 +104,8 @@ def test_image_lookup_is_the_deep_learning_base_ami() -> None:
     r = render_experiment(experiment(), mocks=mocks)
     calls = [args for token, args in mocks.calls if token == "aws:ec2/getAmi:getAmi"]
     assert len(calls) == 1
+    # Every lookup happens once, in prepare(), before anything is registered.
+    assert [token for token, _ in mocks.calls].count("aws:index/getCallerIdentity:getCallerIdentity") == 1
     names = [f["values"] for f in calls[0]["filters"] if f["name"] == "name"]
     assert names == [["Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) *"]]
     assert calls[0]["owners"] == ["amazon"] and calls[0]["mostRecent"] is True

@@ -18,15 +18,6 @@ class AwsContext:
     def invoke_opts(self) -> pulumi.InvokeOptions:
         return pulumi.InvokeOptions(provider=self.provider) if self.provider else pulumi.InvokeOptions()
 
-    def opts(self, parent: pulumi.Resource, **kwargs) -> pulumi.ResourceOptions:
-        return pulumi.ResourceOptions(parent=parent, **kwargs)
-
-    def arn(self, service: str, resource: str, region: bool = True, account: bool = True) -> str:
-        return (
-            f"arn:{self.partition}:{service}:{self.region if region else ''}:"
-            f"{self.account_id if account else ''}:{resource}"
-        )
-
 
 def lookup_context(region: str, provider: aws.Provider | None) -> AwsContext:
     opts = pulumi.InvokeOptions(provider=provider) if provider else None

@@ -2,35 +2,47 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 import pulumi_aws as aws
 
 from components import vocabulary as v
 from components.aws import identity, instance, lifetime, network, storage
-from components.aws.context import lookup_context
+from components.aws.context import AwsContext, lookup_context
 from components.catalog import InstanceType, resolve_instance_type
 from components.deadline import record_deadline
+from components.experiment_outputs import checkpoint_prefix, experiment_outputs
 from components.naming import bucket_name
 from components.spec import StackSpec
-from components.tagging import experiment_tags
+from components.tagging import experiment_tags, retained
 from components.userdata import experiment_user_data
 
 Placed = tuple[InstanceType, network.Placement, str]
 
 
-def prepare(spec: StackSpec, region: str, provider: aws.Provider | None = None) -> tuple[str, dict[str, Placed]]:
-    """Every lookup the stack needs (catalog, VPC, zone and subnet, image, existing disks), done before the
-    first resource is registered so that a bad type or zone creates nothing."""
+@dataclass(frozen=True)
+class AwsPlan:
+    """What the lookups found: the account, the VPC, and per experiment its type, placement and image."""
+
+    ctx: AwsContext
+    vpc_id: str
+    placed: dict[str, Placed]
+
+
+def prepare(spec: StackSpec, region: str, provider: aws.Provider | None = None) -> AwsPlan:
+    """Every lookup the stack needs (account, catalog, VPC, zone and subnet, image, existing disks), done before
+    the first resource is registered so that a bad type or zone creates nothing."""
     ctx = lookup_context(region, provider)
     vpc_id = network.resolve_vpc(spec.base, ctx)
-    plans: dict[str, Placed] = {}
+    placed: dict[str, Placed] = {}
     for exp in spec.experiments:
         itype = resolve_instance_type("aws", region, exp.gpu)
         required_az = (
             storage.existing_volume_zone(exp.data_disk.existing_volume_id, ctx) if exp.data_disk.existing_volume_id else None
         )
-        plans[exp.name] = (itype, network.place(exp, itype.type, vpc_id, ctx, required_az), instance.resolve_image(exp, ctx))
-    return vpc_id, plans
+        placed[exp.name] = (itype, network.place(exp, itype.type, vpc_id, ctx, required_az), instance.resolve_image(exp, ctx))
+    return AwsPlan(ctx, vpc_id, placed)
 
 
 def _latest(values: list[pulumi.Output[str]]) -> pulumi.Output[str]:
@@ -48,7 +60,7 @@ class AwsGpuExperiment(pulumi.ComponentResource):
         region: str,
         provider: aws.Provider | None = None,
         opts: pulumi.ResourceOptions | None = None,
-        plan: tuple[str, dict[str, Placed]] | None = None,
+        plan: AwsPlan | None = None,
     ):
         # With an explicit provider (the spec names a region other than aws:region) every child inherits it
         # through parent=self.
@@ -56,9 +68,8 @@ class AwsGpuExperiment(pulumi.ComponentResource):
         super().__init__("gpulease:aws:GpuExperiment", name, None, opts)
         base = spec.base
         stack = pulumi.get_stack()
-        ctx = lookup_context(region, provider)
-
-        vpc_id, plans = plan or prepare(spec, region, provider)
+        plan = plan or prepare(spec, region, provider)
+        ctx, vpc_id = plan.ctx, plan.vpc_id
 
         deadlines = {e.name: record_deadline(e, self) for e in spec.experiments}
         bucket_id = base.checkpoints.bucket or bucket_name(base.project, name)
@@ -77,7 +88,7 @@ class AwsGpuExperiment(pulumi.ComponentResource):
         key_name = network.create_key_pair(name, base.ssh, shared_tags, self)
         bucket = (
             storage.create_bucket(
-                name, bucket_id, base, {**shared_tags, v.TAG_RETAIN: str(base.checkpoints.retain).lower()}, ctx, self
+                name, bucket_id, base, retained(shared_tags, base.checkpoints.retain), ctx, self
             )
             if with_checkpoints
             else None
@@ -85,14 +96,14 @@ class AwsGpuExperiment(pulumi.ComponentResource):
 
         self.experiments: dict[str, dict[str, pulumi.Input]] = {}
         for exp in spec.experiments:
-            itype, placement, image_id = plans[exp.name]
-            prefix = f"{exp.checkpoints.prefix}{exp.name}/" if spec.kind == "sweep" else exp.checkpoints.prefix
+            itype, placement, image_id = plan.placed[exp.name]
+            prefix = checkpoint_prefix(spec, exp)
             uri = storage.bucket_uri(bucket.name, prefix) if bucket else v.NO_CHECKPOINTS
             deadline = deadlines[exp.name]
             tags = experiment_tags(exp, stack=stack, expires_at=deadline, checkpoint_uri=uri)
 
             volume = storage.create_data_volume(
-                exp, placement.availability_zone, {**tags, v.TAG_RETAIN: str(exp.data_disk.retain).lower()}, ctx, self
+                exp, placement.availability_zone, retained(tags, exp.data_disk.retain), self
             )
             profile = identity.create_instance_profile(
                 exp.name,
@@ -123,21 +134,16 @@ class AwsGpuExperiment(pulumi.ComponentResource):
             lifetime.create_termination_schedule(
                 exp.name, instance=inst, deadline=deadline, tags=tags, ctx=ctx, parent=self
             )
-            access = (
-                inst.public_ip.apply(lambda ip, user=exp.ssh.user: f"ssh {user}@{ip}")
-                if exp.ssh.mode == "ssh"
-                else inst.id.apply(lambda iid: f"aws ssm start-session --target {iid} --region {region}")
+            self.experiments[exp.name] = experiment_outputs(
+                exp,
+                instance_id=inst.id,
+                public_ip=inst.public_ip,
+                instance_type=itype.type,
+                data_volume_id=volume.id,
+                availability_zone=placement.availability_zone,
+                checkpoint_uri=uri,
+                deadline=deadline,
+                session_command=lambda iid: f"aws ssm start-session --target {iid} --region {region}",
             )
-            self.experiments[exp.name] = {
-                "instanceId": inst.id,
-                "instanceType": itype.type,
-                "market": exp.market,
-                "publicIp": inst.public_ip,
-                "sshCommand": access,
-                "dataVolumeId": volume.id,
-                "availabilityZone": placement.availability_zone,
-                "checkpointUri": uri,
-                "deadline": deadline,
-            }
         self.bucket = bucket.name if bucket else None
         self.register_outputs({"experiments": self.experiments, "bucket": self.bucket})

@@ -25,8 +25,6 @@ DATA_DEVICE_NAME = "/dev/sdf"
 class Bucket:
     name: str
     arn: str
-    created: bool
-    resource: aws.s3.Bucket | None = None
 
 
 def bucket_uri(bucket: str, prefix: str) -> str:
@@ -85,7 +83,7 @@ def create_bucket(
     An existing bucket is used as it is: gpulease never changes a bucket it does not manage."""
     cp = spec.checkpoints
     if cp.bucket:
-        return Bucket(name=cp.bucket, arn=f"arn:{ctx.partition}:s3:::{cp.bucket}", created=False)
+        return Bucket(name=cp.bucket, arn=f"arn:{ctx.partition}:s3:::{cp.bucket}")
     arn = f"arn:{ctx.partition}:s3:::{name}"
     opts = pulumi.ResourceOptions(parent=parent)
     bucket = aws.s3.Bucket(
@@ -135,13 +133,12 @@ def create_bucket(
         # Lifecycle rules on noncurrent versions need versioning in place first.
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[versioning]),
     )
-    return Bucket(name=name, arn=arn, created=True, resource=bucket)
+    return Bucket(name=name, arn=arn)
 
 
 @dataclass
 class DataVolume:
     id: pulumi.Input[str]
-    availability_zone: str
     resource: aws.ebs.Volume | None
 
 
@@ -151,12 +148,12 @@ def existing_volume_zone(volume_id: str, ctx: AwsContext) -> str:
 
 
 def create_data_volume(
-    spec: ExperimentSpec, availability_zone: str, tags: dict, ctx: AwsContext, parent: pulumi.Resource
+    spec: ExperimentSpec, availability_zone: str, tags: dict, parent: pulumi.Resource
 ) -> DataVolume:
     disk = spec.data_disk
     if disk.existing_volume_id:
         # Reattached, never managed: destroying this stack leaves the disk exactly as it was.
-        return DataVolume(id=disk.existing_volume_id, availability_zone=availability_zone, resource=None)
+        return DataVolume(id=disk.existing_volume_id, resource=None)
     volume = aws.ebs.Volume(
         f"{spec.name}-data",
         availability_zone=availability_zone,
@@ -169,7 +166,7 @@ def create_data_volume(
         tags=tags,
         opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=disk.retain),
     )
-    return DataVolume(id=volume.id, availability_zone=availability_zone, resource=volume)
+    return DataVolume(id=volume.id, resource=volume)
 
 
 def attach_data_volume(
