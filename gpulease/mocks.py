@@ -69,7 +69,8 @@ class CloudMocks(pulumi.runtime.Mocks):
 
 
 def _zones(m: CloudMocks) -> list[str]:
-    if m.region.startswith("cn-") or (m.region.startswith("ap-southeast-") and "-" in m.region[13:]):
+    # Alibaba's mainland zones are <region>-<letter> (cn-hangzhou-h); AWS and Alibaba's others <region><letter>.
+    if m.region.startswith("cn-"):
         return [f"{m.region}-{s}" for s in "hij"]
     return [f"{m.region}{s}" for s in "abc"]
 
