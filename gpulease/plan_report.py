@@ -10,8 +10,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from components.cost import ExperimentCost, StackCost
 from gpulease.policy_runner import Violation
 from gpulease.review import StackReview, exit_code
+from policies.guardrails import common as types
 
 COMMENT_MARKER = "<!-- gpulease-plan -->"
 """First line of the pull-request comment; the workflow finds and updates the comment carrying it."""
@@ -20,16 +22,16 @@ MERMAID_MAX_NODES = 120
 
 # Properties worth a reviewer's eye, per resource type (JSON has every input).
 KEY_PROPERTIES: dict[str, tuple[str, ...]] = {
-    "aws:ec2/instance:Instance": ("instanceType", "instanceMarketOptions.marketType", "metadataOptions.httpTokens",
-                                  "rootBlockDevice.encrypted"),
-    "aws:ebs/volume:Volume": ("size", "type", "encrypted", "availabilityZone"),
-    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": ("cidrIpv4", "cidrIpv6", "fromPort", "toPort"),
-    "aws:s3/bucket:Bucket": ("bucket", "forceDestroy"),
-    "aws:scheduler/schedule:Schedule": ("scheduleExpression", "actionAfterCompletion"),
-    "alicloud:ecs/instance:Instance": ("instanceType", "spotStrategy", "autoReleaseTime", "httpTokens"),
-    "alicloud:ecs/ecsDisk:EcsDisk": ("size", "category", "encrypted", "deleteWithInstance"),
-    "alicloud:ecs/securityGroupRule:SecurityGroupRule": ("type", "ipProtocol", "portRange", "cidrIp"),
-    "alicloud:oss/bucket:Bucket": ("bucket", "acl"),
+    types.AWS_INSTANCE: ("instanceType", "instanceMarketOptions.marketType", "metadataOptions.httpTokens",
+                         "rootBlockDevice.encrypted"),
+    types.AWS_VOLUME: ("size", "type", "encrypted", "availabilityZone"),
+    types.AWS_INGRESS_RULE: ("cidrIpv4", "cidrIpv6", "fromPort", "toPort"),
+    types.AWS_BUCKET: ("bucket", "forceDestroy"),
+    types.AWS_SCHEDULE: ("scheduleExpression", "actionAfterCompletion"),
+    types.ALI_INSTANCE: ("instanceType", "spotStrategy", "autoReleaseTime", "httpTokens"),
+    types.ALI_ECS_DISK: ("size", "category", "encrypted", "deleteWithInstance"),
+    types.ALI_SECURITY_GROUP_RULE: ("type", "ipProtocol", "portRange", "cidrIp"),
+    types.ALI_BUCKET: ("bucket", "acl"),
     "time:index/static:Static": ("rfc3339",),
 }
 LEVEL_ORDER = ("mandatory", "remediate", "advisory")
@@ -63,9 +65,9 @@ def _usd(value: float | None) -> str:
     return "n/a" if value is None else f"${value:,.2f}"
 
 
-def _budget_total(cost: Any) -> float | None:
+def _budget_total(cost: StackCost) -> float | None:
     """The stack's budget: the one value every experiment shares (a sweep), else the sum of their budgets."""
-    budgets = [e.budget_usd for e in getattr(cost, "experiments", []) if e.budget_usd is not None]
+    budgets = [e.budget_usd for e in cost.experiments if e.budget_usd is not None]
     if not budgets:
         return None
     return budgets[0] if len(set(budgets)) == 1 else sum(budgets)
@@ -82,13 +84,13 @@ def _grouped(review: StackReview) -> dict[str, list[Violation]]:
     return groups
 
 
-def _unbounded(cost: Any) -> bool:
-    """Something bills by the hour with no max runtime to stop it: the worst case has no bound."""
-    return any(e.runtime_hours is None and e.max_hourly_usd > 0 for e in getattr(cost, "experiments", []))
+def _unbounded(experiment: ExperimentCost) -> bool:
+    """It bills by the hour with no max runtime to stop it: its worst case has no bound."""
+    return experiment.runtime_hours is None and experiment.max_hourly_usd > 0
 
 
-def _worst(cost: Any) -> str:
-    return "unbounded (no max runtime)" if _unbounded(cost) else _usd(cost.worst_case_usd)
+def _worst(cost: StackCost) -> str:
+    return "unbounded (no max runtime)" if any(map(_unbounded, cost.experiments)) else _usd(cost.worst_case_usd)
 
 
 # --- terminal ------------------------------------------------------------------------------------------------
@@ -226,11 +228,11 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
                 "| --- | --- | --- | --- | --- | --- |"]
         for e in c.experiments:
             runtime = f"{e.runtime_hours:g} h" if e.runtime_hours else "none"
-            worst = "unbounded" if e.runtime_hours is None and e.max_hourly_usd > 0 else _usd(e.worst_case_usd)
+            worst = "unbounded" if _unbounded(e) else _usd(e.worst_case_usd)
             out.append(f"| {_cell(e.name)} | {_usd(e.hourly_usd)} | {_usd(e.max_hourly_usd)} | {runtime} | "
                        f"{worst} | {_usd(e.budget_usd)} |")
         out += ["", f"After destroy (retained disks and buckets): {_usd(c.after_destroy_monthly_usd)}/month."
-                + (f" Prices as of {c.prices_as_of}." if getattr(c, "prices_as_of", None) else "")]
+                + (f" Prices as of {c.prices_as_of}." if c.prices_as_of else "")]
         if c.unknown_prices:
             out.append(f"Not priced: {_cell('; '.join(c.unknown_prices))}.")
         out.append("")

@@ -37,6 +37,7 @@ from components import clock
 from components import vocabulary as v
 from components.errors import UserError
 from gpulease.render import CapturedResource, Rendering
+from policies.guardrails import common as guardrails
 
 PINNED_SDK_VERSION = "1.21.0"
 PACK_VERSION = "0.1.0"
@@ -52,7 +53,6 @@ LEVEL_NAMES = {
     analyzer_pb2.DISABLED: "disabled",
 }
 LEVEL_VALUES = {name: value for value, name in LEVEL_NAMES.items()}
-DATA_DISK_TYPES = ("aws:ebs/volume:Volume", "alicloud:ecs/ecsDisk:EcsDisk", "alicloud:ecs/disk:Disk")
 
 
 class PolicyConfigError(UserError):
@@ -241,8 +241,9 @@ class PolicyRunner:
         lvl = self.levels.get("data-disk-retained")
         if lvl in (None, "disabled"):
             return
+        description = next(p.description for p in self.policies if p.name == "data-disk-retained")
         for res in rendering.resources:
-            if res.type not in DATA_DISK_TYPES:
+            if res.type not in guardrails.DATA_DISK_TYPES:
                 continue
             tags = res.inputs.get("tags") or {}
             if str(tags.get(v.TAG_RETAIN, "")).lower() == "true" and not (res.retain_on_delete or res.protect):
@@ -250,9 +251,8 @@ class PolicyRunner:
                     Violation(
                         policy="data-disk-retained",
                         level="mandatory" if lvl == "remediate" else lvl,
-                        message=f"Data disks outlive the instance and the stack unless the opt-out is explicit.\n"
-                        f"{res.type.split(':')[-1]} {res.name!r} is tagged {v.TAG_RETAIN}=true but registered "
-                        "without retain_on_delete or protect: pulumi destroy would delete it",
+                        message=f"{description}\n{guardrails.display(res.type, res.name)} is tagged {v.TAG_RETAIN}=true "
+                        "but registered without retain_on_delete or protect: pulumi destroy would delete it",
                         urn=res.urn,
                         resource_type=res.type,
                         resource_name=res.name,

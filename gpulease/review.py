@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from components.cost import StackCost, estimate_resources
 from components.errors import UserError
 from gpulease import stacks
 from gpulease.policy_runner import PolicyResult, PolicyRunner
@@ -30,7 +31,7 @@ class StackReview:
     stack_file: Path
     rendering: Rendering
     policy: PolicyResult | None
-    cost: Any = None  # components.cost.StackCost when the cost model is available
+    cost: StackCost | None = None  # None when the program failed
 
     @property
     def name(self) -> str:
@@ -85,12 +86,8 @@ def render_target(project_dir: Path, stack_file: Path, now: datetime | None = No
     return render(config, stack=stacks.stack_name(stack_file), project=project, program_dir=program_dir, now=now)
 
 
-def estimate(rendering: Rendering) -> Any:
-    """The cost model's estimate for a rendering, or None when no cost model is installed."""
-    try:
-        from components.cost import estimate_resources
-    except ImportError:
-        return None
+def estimate(rendering: Rendering) -> StackCost:
+    """The cost model's estimate for a rendering."""
     resources = [
         (r.type, r.inputs, {"name": r.name, "retainOnDelete": r.retain_on_delete}) for r in rendering.resources if r.custom
     ]

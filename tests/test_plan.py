@@ -184,6 +184,7 @@ def test_the_project_root_names_every_stack_in_stacks(monkeypatch):
     monkeypatch.chdir(ROOT)
     pairs = stacks.resolve(".")
     assert {f.name for _, f in pairs} == {p.name for p in (ROOT / "stacks").glob("Pulumi.*.yaml")}
+    assert {"Pulumi.aws-lora-7b.yaml", "Pulumi.ali-lora-7b.yaml"} <= {f.name for _, f in pairs}
     assert {proj for proj, _ in pairs} == {ROOT}
 
 

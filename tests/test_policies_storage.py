@@ -151,6 +151,9 @@ def test_retain_tag_without_retain_on_delete_is_caught_offline():
     result = analyze(tagged_only)
     (offline,) = [x for x in result.violations if x.policy == "data-disk-retained"]
     assert (offline.level, offline.stage, offline.resource_name) == ("mandatory", "offline", "tagged")
+    # The same first line the SDK gives the rule's own findings, so reports group it with them.
+    assert offline.message.partition("\n")[0] == \
+        "Data disks outlive the instance and the stack unless the opt-out is explicit."
     assert offline.detail == (f"Volume 'tagged' is tagged {v.TAG_RETAIN}=true but registered without retain_on_delete "
                               "or protect: pulumi destroy would delete it")
     assert [x for x in analyze(tagged_only, config={"data-disk-retained": "disabled"}).violations

@@ -54,6 +54,13 @@ def _aws_blocks_all(props: Any) -> tuple[bool | None, list[str]]:
     return not gaps, gaps
 
 
+def _ali_blocks(props: Any) -> tuple[bool | None, list[str]]:
+    flag = c.known(props, "blockPublicAccess")
+    if flag is c.UNKNOWN:
+        return None, []
+    return (True, []) if c.truthy(flag) else (False, ["blockPublicAccess"])
+
+
 def _enabled_rules(rules: list[Any], key: str, on: Any) -> bool:
     return any(c.known(rule, key) == on for rule in rules if rule is not c.UNKNOWN)
 
@@ -102,31 +109,24 @@ def bucket_facts(resources: list, account_level: bool = True) -> list[BucketFact
             )
             blocks = [_aws_blocks_all(s.props) for s in mine if s.resource_type == c.AWS_BUCKET_PUBLIC_ACCESS_BLOCK]
             blocks += [_aws_blocks_all(a.props) for a in account_block_aws]
-            facts.public_acls += [
-                f"BucketAcl {s.name!r} acl={c.known(s.props, 'acl')}"
-                for s in mine
-                if s.resource_type == c.AWS_BUCKET_ACL and c.known(s.props, "acl") in PUBLIC_ACLS
-            ]
+            acl_type = c.AWS_BUCKET_ACL
         else:
             facts.versioned = c.known(props, "versioning", "status") == "Enabled" or any(
                 c.known(s.props, "status") == "Enabled" for s in mine if s.resource_type == c.ALI_BUCKET_VERSIONING
             )
             facts.lifecycle = _enabled_rules(c.items(props, "lifecycleRules"), "enabled", True)
             facts.aborts_uploads = _aborts(c.items(props, "lifecycleRules"), "enabled", True, "abortMultipartUploads")
-            blocks = [
-                (None if c.known(s.props, "blockPublicAccess") is c.UNKNOWN else
-                 c.truthy(c.known(s.props, "blockPublicAccess")), [] if c.truthy(
-                     c.known(s.props, "blockPublicAccess")) else ["blockPublicAccess"])
-                for s in [*[m for m in mine if m.resource_type == c.ALI_BUCKET_PUBLIC_ACCESS_BLOCK], *account_block_ali]
-            ]
-            facts.public_acls += [
-                f"BucketAcl {s.name!r} acl={c.known(s.props, 'acl')}"
-                for s in mine
-                if s.resource_type == c.ALI_BUCKET_ACL and c.known(s.props, "acl") in PUBLIC_ACLS
-            ]
+            blocks = [_ali_blocks(s.props) for s in mine if s.resource_type == c.ALI_BUCKET_PUBLIC_ACCESS_BLOCK]
+            blocks += [_ali_blocks(a.props) for a in account_block_ali]
+            acl_type = c.ALI_BUCKET_ACL
             facts.encrypted = bool(c.known(props, "serverSideEncryptionRule", "sseAlgorithm")) or any(
                 s.resource_type == c.ALI_BUCKET_ENCRYPTION and bool(c.known(s.props, "sseAlgorithm")) for s in mine
             )
+        facts.public_acls += [
+            f"BucketAcl {s.name!r} acl={c.known(s.props, 'acl')}"
+            for s in mine
+            if s.resource_type == acl_type and c.known(s.props, "acl") in PUBLIC_ACLS
+        ]
         if any(ok for ok, _ in blocks):
             facts.access_blocked = True
         elif any(ok is None for ok, _ in blocks):

@@ -15,7 +15,6 @@ is never silent either.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,6 +26,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
+from components import cost
 from components import vocabulary as v
 from components.spec import EMAIL
 from components.taggable import is_taggable
@@ -91,14 +91,6 @@ budget_tags = c.judges(ResourceValidationPolicy(
 # --- stack level: the worst case against the budget -------------------------------------------------------
 
 
-def cost_model() -> Any:
-    """``components.cost`` when it is installed alongside, else None (the budget is then only advisory)."""
-    try:
-        return importlib.import_module("components.cost")
-    except ImportError:
-        return None
-
-
 def _plain(value: Any) -> Any:
     """Proxied properties as plain data for the cost model; unknown values become None."""
     if isinstance(value, Mapping):
@@ -122,13 +114,10 @@ def _region(resources: list) -> str | None:
 # disks, buckets, addresses), and a resource without tags belongs to no experiment and no budget.
 
 
-def estimate_stack(resources: list) -> Any:
-    """The cost model's ``StackCost`` for the stack's resources, or None when no cost model is installed."""
-    model = cost_model()
-    if model is None:
-        return None
+def estimate_stack(resources: list) -> cost.StackCost:
+    """The cost model's ``StackCost`` for the stack's resources."""
     plain = [(r.resource_type, _plain(r.props), {"name": r.name}) for r in resources]
-    return model.estimate_resources(plain, region=_region(resources))
+    return cost.estimate_resources(plain, region=_region(resources))
 
 
 def unpriced_instances(estimate: Any, experiment: str, resources: list) -> list[str]:
@@ -153,8 +142,6 @@ def _budgeted(estimate: Any) -> list[Any]:
 def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> None:
     margin = float(c.config_value(args.get_config(), "headroomPercent", 0))
     estimate = estimate_stack(args.resources)
-    if estimate is None:
-        return
     budgeted = _budgeted(estimate)
     if not budgeted:
         return
@@ -191,14 +178,11 @@ def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> No
 
 def _budget_unpriced(args: StackValidationArgs, report: ReportViolation) -> None:
     accepted = set(c.config_value(args.get_config(), "acceptUnpriced", []))
-    estimate = estimate_stack(args.resources)
     budgeted = [r for r in args.resources if r.resource_type in c.INSTANCE_TYPES
                 and c.tags_of(r.props, r.provider).get(v.TAG_BUDGET_USD) is not None]
     if not budgeted:
         return
-    if estimate is None:
-        report("no cost model is installed (components/cost.py), so no worst case is checked against the budget")
-        return
+    estimate = estimate_stack(args.resources)
     for exp in _budgeted(estimate):
         missing = [m for m in unpriced_instances(estimate, exp.name, args.resources) if m.split(" ")[0] not in accepted]
         if missing:

@@ -56,9 +56,6 @@ BUCKET_TYPES = (AWS_BUCKET, ALI_BUCKET)
 # EventBridge Scheduler's universal target that terminates EC2 instances (what components/aws/lifetime.py uses).
 TERMINATE_TARGET = "arn:aws:scheduler:::aws-sdk:ec2:terminateInstances"
 
-WORLD_V4 = ipaddress.ip_network("0.0.0.0/0")
-WORLD_V6 = ipaddress.ip_network("::/0")
-
 
 class _Unknown:
     """A value that cannot be known during preview."""

@@ -44,17 +44,18 @@ def _max_runtime(args: ResourceValidationArgs, report: ReportViolation) -> None:
     raw = c.tags_of(args.props, args.provider).get(v.TAG_EXPIRES_AT)
     if raw is c.UNKNOWN:
         return
+    now = c.now()  # one reading, so the limit and the reported distance agree
     if raw is None:
         report(f"{what} ({c.known(args.props, 'instanceType')}) has no {v.TAG_EXPIRES_AT} tag; accepted: an RFC 3339 "
-               f"UTC deadline no later than now + {max_hours:g} h, e.g. {v.rfc3339(c.now() + timedelta(hours=8))}")
+               f"UTC deadline no later than now + {max_hours:g} h, e.g. {v.rfc3339(now + timedelta(hours=8))}")
         return
     expires = c.parse_time(raw)
     if expires is None:
         report(f"{what}: {v.TAG_EXPIRES_AT}={raw!r} is not an RFC 3339 timestamp with a UTC offset")
         return
-    limit = c.now() + timedelta(hours=max_hours)
+    limit = now + timedelta(hours=max_hours)
     if expires > limit:
-        hours = (expires - c.now()).total_seconds() / 3600
+        hours = (expires - now).total_seconds() / 3600
         report(f"{what}: {v.TAG_EXPIRES_AT}={raw} is {hours:.0f} h away, more than the {max_hours:g} h allowed "
                f"(latest accepted: {v.rfc3339(limit)})")
     if args.resource_type == c.ALI_INSTANCE:
