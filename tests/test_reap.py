@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from components.vocabulary import TAG_MANAGED_BY, TAG_RETAIN, TAG_RETAIN_UNTIL, parse_rfc3339
+from components.vocabulary import TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_RETAIN, TAG_RETAIN_UNTIL, parse_rfc3339
 from gpulease.cli import main
 from gpulease.inventory.aws import AwsTargetError
 from gpulease.inventory.collect import Instance, RegionInventory, collect_region
@@ -54,7 +54,7 @@ def build_mixed_fleet(ec2) -> dict[str, str]:
     (f["i_live"],) = launch(ec2, tags(expires=FUTURE))
     (f["i_in_grace"],) = launch(ec2, tags(expires=NOW - timedelta(minutes=10)))
     (f["i_no_deadline"],) = launch(ec2, tags(expires=None))
-    (f["i_bad_deadline"],) = launch(ec2, {**tags(), "gpulease:expires-at": "tomorrow"})
+    (f["i_bad_deadline"],) = launch(ec2, {**tags(), TAG_EXPIRES_AT: "tomorrow"})
     (f["i_unmanaged"],) = launch(ec2, tags(managed=False, expires=PAST))
     f["sir_expired"], f["i_spot_expired"] = launch_spot(ec2, tags(expires=PAST))
     f["sir_live"], f["i_spot_live"] = launch_spot(ec2, tags(expires=FUTURE))
@@ -107,7 +107,7 @@ def test_mixed_fleet_dry_run_execute_and_rerun(aws):  # noqa: F811
     unmanaged = {fleet[n] for n in ("i_unmanaged", "v_unmanaged", "e_unmanaged", "s_unmanaged")}
     assert not unmanaged & set(reported)
     assert "grace period" in reported[fleet["i_in_grace"]].reason
-    assert "no gpulease:expires-at tag" in reported[fleet["i_no_deadline"]].reason
+    assert f"no {TAG_EXPIRES_AT} tag" in reported[fleet["i_no_deadline"]].reason
     assert "not an RFC 3339 time" in reported[fleet["i_bad_deadline"]].reason
     assert reported[fleet["v_attached"]].reason.startswith(f"attached to {fleet['i_live']}")
     assert "treated as retained" in reported[fleet["v_free_no_retain_tag"]].reason

@@ -7,13 +7,14 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from components import clock
 from components.errors import UserError
 from gpulease.ephemeral import naming, orchestrator, preflight
 from gpulease.ephemeral.backend import AutomationBackend, StackBackend
@@ -240,7 +241,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
     backend = BACKEND_FACTORY(args)
     backend.cli_version()
     statuses = orchestrator.list_ephemeral(
-        backend, datetime.now(UTC), timedelta(minutes=args.grace_minutes), include_all=args.all
+        backend, clock.utcnow(), timedelta(minutes=args.grace_minutes), include_all=args.all
     )
     document = {"exitCode": 0, "stacks": [s.as_dict() for s in statuses]}
 
@@ -262,7 +263,7 @@ def cmd_gc(args: argparse.Namespace) -> int:
     progress = make_progress(args.json)
     try:
         result = orchestrator.collect_garbage(
-            backend, progress, now=datetime.now(UTC), grace=timedelta(minutes=args.grace_minutes), dry_run=args.dry_run
+            backend, progress, now=clock.utcnow(), grace=timedelta(minutes=args.grace_minutes), dry_run=args.dry_run
         )
     finally:
         progress.close()

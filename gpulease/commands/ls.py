@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from components import clock
 from components.vocabulary import TAG_EXPERIMENT, TAG_EXPIRES_AT, TAG_OWNER, TAG_RETAIN, TAG_RETAIN_UNTIL
 from gpulease.inventory.aws import resolve_regions
 from gpulease.inventory.collect import (
@@ -26,7 +27,6 @@ from gpulease.inventory.collect import (
 )
 from gpulease.inventory.options import add_aws_options, clients_from_args, output_console
 from gpulease.inventory.pricing import age_hours, hourly_price, spend_so_far
-from gpulease.inventory.reaper import utc_now
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -150,7 +150,7 @@ def print_table(inventories: list[RegionInventory], now: datetime, console: Cons
 def run(args: argparse.Namespace) -> int:
     regions = resolve_regions(args.region)
     clients = clients_from_args(args)
-    now = utc_now()
+    now = clock.utcnow()
     inventories = collect(clients, regions, buckets=args.buckets)
     errors = [e for inv in inventories for e in inv.errors]
     if args.format == "json":

@@ -10,6 +10,7 @@ from datetime import timedelta
 from rich.console import Console
 from rich.table import Table
 
+from components import clock
 from components.errors import UserError
 from gpulease.inventory.aws import ALLOWED_ACCOUNTS_ENV, resolve_regions, split_list
 from gpulease.inventory.options import add_aws_options, clients_from_args, output_console
@@ -21,7 +22,6 @@ from gpulease.inventory.reaper import (
     ReapSettings,
     SweepReport,
     sweep,
-    utc_now,
 )
 
 STATUS_STYLE = {"done": "green", "would": "yellow", "failed": "bold red", "gone": "dim", KEPT: ""}
@@ -77,7 +77,7 @@ def settings_from_args(args: argparse.Namespace) -> ReapSettings:
     if not 1 <= args.workers <= 64:
         raise ReapOptionError(f"--workers must be between 1 and 64, got {args.workers}")
     return ReapSettings(
-        now=utc_now(),
+        now=clock.utcnow(),
         grace=timedelta(minutes=args.grace_minutes),
         snapshot_before_delete=args.snapshot_before_delete,
         snapshot_retention=timedelta(days=args.snapshot_retention_days),

@@ -13,6 +13,7 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
+from botocore.exceptions import ClientError
 
 from components.errors import UserError
 from components.vocabulary import MANAGED_BY_VALUE, TAG_MANAGED_BY
@@ -32,6 +33,11 @@ class AwsTargetError(UserError):
 def managed_filter() -> list[dict[str, Any]]:
     """The server-side filter that selects only resources gpulease manages."""
     return [{"Name": f"tag:{TAG_MANAGED_BY}", "Values": [MANAGED_BY_VALUE]}]
+
+
+def not_found(exc: Exception) -> bool:
+    """An EC2 answer saying the resource (or one of the ids asked for) no longer exists."""
+    return isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code", "").endswith("NotFound")
 
 
 def split_list(values: list[str] | None, env_name: str) -> list[str]:

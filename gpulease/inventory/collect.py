@@ -30,9 +30,6 @@ PAGE_SIZE = {
 LIVE_INSTANCE_STATES = ["pending", "running", "stopping", "stopped"]
 LIVE_SPOT_REQUEST_STATES = ["open", "active"]
 
-KINDS = ("instance", "spot-request", "volume", "address", "snapshot", "bucket")
-
-
 @dataclass(frozen=True)
 class Instance:
     id: str
@@ -269,7 +266,9 @@ def list_buckets(tagging: Any, region: str) -> list[Bucket]:
     return found
 
 
-EC2_LISTERS: dict[str, Callable[[Any, str], list]] = {
+Lister = Callable[[Any, str], list]
+
+EC2_LISTERS: dict[str, Lister] = {
     "instances": list_instances,
     "spot_requests": list_spot_requests,
     "volumes": list_volumes,
@@ -278,23 +277,23 @@ EC2_LISTERS: dict[str, Callable[[Any, str], list]] = {
 }
 
 
+def fill(inventory: RegionInventory, client: Any, listers: dict[str, Lister]) -> None:
+    """Run each listing into the inventory field of its name, one after the other; a listing that fails is
+    recorded in the inventory's errors and the others go on."""
+    for name, lister in listers.items():
+        try:
+            setattr(inventory, name, lister(client, inventory.region))
+        except (BotoCoreError, ClientError) as exc:
+            inventory.errors.append(f"{inventory.region}: listing {name.replace('_', ' ')} failed: {exc}")
+
+
 def collect_region(clients: AwsClients, region: str, *, buckets: bool = True, snapshots: bool = True) -> RegionInventory:
     """List one region, one listing after the other: EC2 throttles describe calls per account, and a listing is
     a handful of calls. A listing that fails is recorded and the others go on."""
     inventory = RegionInventory(region=region)
-    ec2 = clients.ec2(region)
-    for name, lister in EC2_LISTERS.items():
-        if name == "snapshots" and not snapshots:
-            continue
-        try:
-            setattr(inventory, name, lister(ec2, region))
-        except (BotoCoreError, ClientError) as exc:
-            inventory.errors.append(f"{region}: listing {name.replace('_', ' ')} failed: {exc}")
+    fill(inventory, clients.ec2(region), {k: f for k, f in EC2_LISTERS.items() if snapshots or k != "snapshots"})
     if buckets:
-        try:
-            inventory.buckets = list_buckets(clients.tagging(region), region)
-        except (BotoCoreError, ClientError) as exc:
-            inventory.errors.append(f"{region}: listing buckets failed: {exc}")
+        fill(inventory, clients.tagging(region), {"buckets": list_buckets})
     return inventory
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from components.vocabulary import TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_RETAIN, TAG_RETAIN_UNTIL, is_managed
+from gpulease.inventory.aws import not_found
 from gpulease.inventory.collect import LIVE_INSTANCE_STATES, Instance, Volume, instances_from, pages, volumes_from
 
 # The tags a sweep decides on; every other tag is read from the fresh description of a candidate.
@@ -89,7 +90,7 @@ def _describe(
             for page in ec2.get_paginator(operation).paginate(**params):
                 items.extend(page.get(key, []))
         except ClientError as exc:
-            if not exc.response.get("Error", {}).get("Code", "").endswith("NotFound"):
+            if not not_found(exc):
                 raise
             for sub in _chunks(chunk, FILTER_VALUES_PER_CALL):
                 items.extend(pages(ec2, operation, key, Filters=[{"Name": id_filter, "Values": sub}, *filters]))

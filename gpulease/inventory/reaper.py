@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -34,7 +34,7 @@ from components.vocabulary import (
     parse_rfc3339,
     rfc3339,
 )
-from gpulease.inventory.aws import AwsClients, check_account
+from gpulease.inventory.aws import AwsClients, check_account, not_found
 from gpulease.inventory.collect import (
     Address,
     Instance,
@@ -43,6 +43,7 @@ from gpulease.inventory.collect import (
     Snapshot,
     SpotRequest,
     Volume,
+    fill,
     list_addresses,
     list_snapshots,
     list_spot_requests,
@@ -284,10 +285,6 @@ def _error_text(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _not_found(exc: Exception) -> bool:
-    return isinstance(exc, ClientError) and exc.response.get("Error", {}).get("Code", "").endswith("NotFound")
-
-
 def _chunks(items: list[Decision], size: int) -> Iterable[list[Decision]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -313,7 +310,7 @@ def _batch(
             try:
                 accepted = call(list(pending))
             except (BotoCoreError, ClientError) as exc:
-                missing = set(_ID_PATTERN.findall(str(exc))) & set(pending) if _not_found(exc) else set()
+                missing = set(_ID_PATTERN.findall(str(exc))) & set(pending) if not_found(exc) else set()
                 if missing:
                     outcomes.extend(_outcome(pending.pop(i), GONE, "no longer exists") for i in sorted(missing))
                     continue
@@ -335,7 +332,7 @@ def _each(decisions: list[Decision], workers: int, act: Callable[[Decision], str
         try:
             return _outcome(decision, DONE, act(decision))
         except (BotoCoreError, ClientError) as exc:
-            if _not_found(exc):
+            if not_found(exc):
                 return _outcome(decision, GONE, "no longer exists")
             return _outcome(decision, FAILED, _error_text(exc))
 
@@ -438,12 +435,7 @@ def scan_region(ec2: Any, region: str, settings: ReapSettings) -> tuple[RegionIn
     A lookup that fails is recorded in the inventory's errors and the other kinds are still swept: acting on a
     partial view is safe, since only what was described is acted on."""
     inventory = RegionInventory(region=region)
-    listers = {"spot_requests": list_spot_requests, "addresses": list_addresses, "snapshots": list_snapshots}
-    for name, lister in listers.items():
-        try:
-            setattr(inventory, name, lister(ec2, region))
-        except (BotoCoreError, ClientError) as exc:
-            inventory.errors.append(f"{region}: listing {name.replace('_', ' ')} failed: {exc}")
+    fill(inventory, ec2, {"spot_requests": list_spot_requests, "addresses": list_addresses, "snapshots": list_snapshots})
     try:
         tagged = managed_tags(ec2)
     except (BotoCoreError, ClientError) as exc:
@@ -494,6 +486,3 @@ def sweep(
             report.errors.extend(errors)
     return report
 
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
