@@ -328,10 +328,19 @@ class Offer:
     instance: InstanceType
     region: str
     estimate: MemoryEstimate
-    headroom_gb: float
-    on_demand_usd: float
-    spot_usd: float
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def headroom_gb(self) -> float:
+        return self.instance.gpu_memory_gb - self.estimate.total_gb
+
+    @property
+    def on_demand_usd(self) -> float:
+        return self.instance.prices[self.region]
+
+    @property
+    def spot_usd(self) -> float:
+        return self.on_demand_usd * (1 - self.instance.spot_discount)
 
     def as_dict(self) -> dict[str, Any]:
         it = self.instance
@@ -347,7 +356,7 @@ class Offer:
             "ramGb": it.ram_gb,
             "neededPerGpuGb": round(self.estimate.total_gb, 2),
             "headroomGb": round(self.headroom_gb, 2),
-            "onDemandUsdPerHour": it.prices[self.region],
+            "onDemandUsdPerHour": self.on_demand_usd,
             "spotEstimateUsdPerHour": round(self.spot_usd, 4),
             "priceAsOf": it.as_of.isoformat(),
             "warnings": self.warnings,
@@ -386,9 +395,6 @@ def find_offers(
                 instance=it,
                 region=region,
                 estimate=est,
-                headroom_gb=it.gpu_memory_gb - est.total_gb,
-                on_demand_usd=it.prices[region],
-                spot_usd=it.prices[region] * (1 - it.spot_discount),
                 warnings=offer_warnings(workload, it),
             )
         )

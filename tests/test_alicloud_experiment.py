@@ -460,4 +460,5 @@ def test_sweep_shares_network_and_bucket_and_splits_the_rest() -> None:
     for run in ("sw-a", "sw-b"):
         rw = next(s for s in policies[f"{run}-checkpoint-access"]["Statement"] if "oss:PutObject" in s["Action"])
         assert rw["Resource"] == [f"acs:oss:*:{ALICLOUD_ACCOUNT_ID}:{bucket}/ckpt/{run}/*"]
+        assert r.outputs["experiments"][run]["checkpointUri"] == f"oss://{bucket}/ckpt/{run}/"
     assert r.one(BUCKET).inputs["tags"][v.TAG_EXPIRES_AT] == "2026-12-01T18:00:00Z"

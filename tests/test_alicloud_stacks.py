@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from components import vocabulary as v
 from gpulease.cli import main
 from gpulease.render import render_stack_file
 from tests._alicloud_support import INSTANCE
@@ -38,7 +39,7 @@ def test_example_stack_renders(stack: str) -> None:
 def test_debug_box_has_no_inbound_port_and_states_its_reason() -> None:
     r = render_stack_file(STACKS_DIR / "Pulumi.ali-debug-t4.yaml", now=FIXED_NOW)
     assert [x for x in r.of_type("alicloud:ecs/securityGroupRule:SecurityGroupRule") if x.inputs["type"] == "ingress"] == []
-    assert r.one(INSTANCE).inputs["tags"]["gpulease:on-demand-reason"].startswith("interactive debugging")
+    assert r.one(INSTANCE).inputs["tags"][v.TAG_ON_DEMAND_REASON].startswith("interactive debugging")
 
 
 def test_plan_command_reviews_an_alibaba_stack(capsys) -> None:

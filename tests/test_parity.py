@@ -45,10 +45,6 @@ def both() -> dict[str, Rendering]:
     return {cloud: render_on(cloud) for cloud in ("aws", "alicloud")}
 
 
-def _one(r: Rendering, type_: str):
-    return r.one(type_)
-
-
 # --- how each cloud expresses each guarantee, read back into one form ------------------------------------
 
 
@@ -66,7 +62,7 @@ def ssh_scope(cloud: str, r: Rendering) -> set[tuple[str, str, int, int]]:
 
 def spot(cloud: str, r: Rendering) -> dict:
     if cloud == "aws":
-        inputs = _one(r, "aws:ec2/instance:Instance").inputs
+        inputs = r.one("aws:ec2/instance:Instance").inputs
         market = inputs.get("instanceMarketOptions")
         if not market:
             return {"spot": False}
@@ -76,7 +72,7 @@ def spot(cloud: str, r: Rendering) -> dict:
             "on_interruption": {"terminate": "release"}.get(options["instanceInterruptionBehavior"]),
             "max_price": float(options["maxPrice"]) if "maxPrice" in options else None,
         }
-    inputs = _one(r, "alicloud:ecs/instance:Instance").inputs
+    inputs = r.one("alicloud:ecs/instance:Instance").inputs
     assert inputs["instanceChargeType"] == "PostPaid"
     if inputs["spotStrategy"] == "NoSpot":
         return {"spot": False}
@@ -90,28 +86,28 @@ def spot(cloud: str, r: Rendering) -> dict:
 def external_deadline(cloud: str, r: Rendering) -> datetime:
     """The moment a timer outside the instance ends it."""
     if cloud == "aws":
-        expression = _one(r, "aws:scheduler/schedule:Schedule").inputs["scheduleExpression"]
+        expression = r.one("aws:scheduler/schedule:Schedule").inputs["scheduleExpression"]
         return datetime.fromisoformat(re.fullmatch(r"at\((.+)\)", expression).group(1) + "+00:00")
-    return v.parse_rfc3339(_one(r, "alicloud:ecs/instance:Instance").inputs["autoReleaseTime"])
+    return v.parse_rfc3339(r.one("alicloud:ecs/instance:Instance").inputs["autoReleaseTime"])
 
 
 def encryption(cloud: str, r: Rendering) -> dict:
     if cloud == "aws":
-        instance = _one(r, "aws:ec2/instance:Instance").inputs
-        sse = _one(r, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration").inputs
-        tls = json.loads(_one(r, "aws:s3/bucketPolicy:BucketPolicy").inputs["policy"])["Statement"][0]
+        instance = r.one("aws:ec2/instance:Instance").inputs
+        sse = r.one("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration").inputs
+        tls = json.loads(r.one("aws:s3/bucketPolicy:BucketPolicy").inputs["policy"])["Statement"][0]
         return {
             "root": instance["rootBlockDevice"]["encrypted"],
-            "data": _one(r, "aws:ebs/volume:Volume").inputs["encrypted"],
+            "data": r.one("aws:ebs/volume:Volume").inputs["encrypted"],
             "bucket": sse["rules"][0]["applyServerSideEncryptionByDefault"]["sseAlgorithm"],
             "tls_only": tls["Effect"] == "Deny" and "aws:SecureTransport" in json.dumps(tls["Condition"]),
         }
-    instance = _one(r, "alicloud:ecs/instance:Instance").inputs
-    tls = json.loads(_one(r, "alicloud:oss/bucketPolicy:BucketPolicy").inputs["policy"])["Statement"][0]
+    instance = r.one("alicloud:ecs/instance:Instance").inputs
+    tls = json.loads(r.one("alicloud:oss/bucketPolicy:BucketPolicy").inputs["policy"])["Statement"][0]
     return {
         "root": instance["systemDiskEncrypted"],
-        "data": _one(r, "alicloud:ecs/ecsDisk:EcsDisk").inputs["encrypted"],
-        "bucket": _one(r, "alicloud:oss/bucket:Bucket").inputs["serverSideEncryptionRule"]["sseAlgorithm"],
+        "data": r.one("alicloud:ecs/ecsDisk:EcsDisk").inputs["encrypted"],
+        "bucket": r.one("alicloud:oss/bucket:Bucket").inputs["serverSideEncryptionRule"]["sseAlgorithm"],
         "tls_only": tls["Effect"] == "Deny" and "acs:SecureTransport" in json.dumps(tls["Condition"]),
     }
 
@@ -121,7 +117,7 @@ def retention(cloud: str, r: Rendering) -> dict:
         "aws": ("aws:ebs/volume:Volume", "aws:s3/bucket:Bucket", "aws:ec2/volumeAttachment:VolumeAttachment"),
         "alicloud": ("alicloud:ecs/ecsDisk:EcsDisk", "alicloud:oss/bucket:Bucket", "alicloud:ecs/ecsDiskAttachment:EcsDiskAttachment"),
     }[cloud]
-    disk, bucket, attachment = (_one(r, t) for t in names)
+    disk, bucket, attachment = (r.one(t) for t in names)
     never_force_detached = attachment.inputs.get("skipDestroy") is True if cloud == "aws" else attachment.retain_on_delete
     disk_outlives_instance = True if cloud == "aws" else disk.inputs["deleteWithInstance"] is False
     return {
@@ -136,7 +132,7 @@ def retention(cloud: str, r: Rendering) -> dict:
 
 def lifecycle(cloud: str, r: Rendering) -> dict:
     if cloud == "aws":
-        main, markers = _one(r, "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration").inputs["rules"]
+        main, markers = r.one("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration").inputs["rules"]
         return {
             "prefix": main["filter"]["prefix"],
             "expire_days": main["expiration"]["days"],
@@ -145,9 +141,9 @@ def lifecycle(cloud: str, r: Rendering) -> dict:
             "abort_upload_days": main["abortIncompleteMultipartUpload"]["daysAfterInitiation"],
             "transition_days": [t["days"] for t in main.get("transitions", [])],
             "delete_markers_cleaned": markers["expiration"] == {"expiredObjectDeleteMarker": True} and markers["filter"] == main["filter"],
-            "versioned": _one(r, "aws:s3/bucketVersioning:BucketVersioning").inputs["versioningConfiguration"]["status"] == "Enabled",
+            "versioned": r.one("aws:s3/bucketVersioning:BucketVersioning").inputs["versioningConfiguration"]["status"] == "Enabled",
         }
-    bucket = _one(r, "alicloud:oss/bucket:Bucket").inputs
+    bucket = r.one("alicloud:oss/bucket:Bucket").inputs
     main, markers = bucket["lifecycleRules"]
     return {
         "prefix": main["prefix"],
@@ -163,7 +159,7 @@ def lifecycle(cloud: str, r: Rendering) -> dict:
 
 def tags(cloud: str, r: Rendering) -> dict:
     """The instance's tags, the storage URI's scheme set aside, and whether every taggable resource has them all."""
-    instance = _one(r, {"aws": "aws:ec2/instance:Instance", "alicloud": "alicloud:ecs/instance:Instance"}[cloud])
+    instance = r.one({"aws": "aws:ec2/instance:Instance", "alicloud": "alicloud:ecs/instance:Instance"}[cloud])
     base = dict(instance.inputs["tags"])
     base[v.TAG_CHECKPOINT_URI] = base[v.TAG_CHECKPOINT_URI].split("://", 1)[1]
     taggable = [x for x in r.custom_resources if is_taggable(x.type)]
@@ -193,7 +189,7 @@ def storage_access(cloud: str, r: Rendering) -> dict:
         policy = json.loads(next(p for p in r.of_type("aws:iam/rolePolicy:RolePolicy") if p.name.endswith("checkpoint-access")).inputs["policy"])
         prefix_key = "s3:prefix"
     else:
-        policy = json.loads(_one(r, "alicloud:ram/policy:Policy").inputs["policyDocument"])
+        policy = json.loads(r.one("alicloud:ram/policy:Policy").inputs["policyDocument"])
         prefix_key = "oss:Prefix"
     grants: dict[str, set[str]] = {}
     list_condition = None
@@ -213,7 +209,7 @@ def storage_access(cloud: str, r: Rendering) -> dict:
 def shutdown_from_inside(cloud: str, r: Rendering) -> str | None:
     """What an OS shutdown (watchdog, idle GPU) does to billing; None when the cloud offers no setting for it."""
     if cloud == "aws":
-        return _one(r, "aws:ec2/instance:Instance").inputs["instanceInitiatedShutdownBehavior"]
+        return r.one("aws:ec2/instance:Instance").inputs["instanceInitiatedShutdownBehavior"]
     return None
 
 

@@ -13,9 +13,10 @@ from components.alicloud.context import AlicloudContext, lookup_context
 from components.alicloud.tags import encode_tags
 from components.catalog import InstanceType, resolve_instance_type
 from components.deadline import record_deadline
+from components.experiment_outputs import checkpoint_prefix, experiment_outputs
 from components.naming import bucket_name
-from components.spec import ExperimentSpec, StackSpec
-from components.tagging import experiment_tags
+from components.spec import StackSpec
+from components.tagging import experiment_tags, retained
 from components.userdata import experiment_user_data
 
 # A stand-in for the recorded deadline while checking tags before anything is registered (same length).
@@ -38,10 +39,6 @@ class Plan:
     experiments: dict[str, Placed]
 
 
-def _prefix(spec: StackSpec, exp: ExperimentSpec) -> str:
-    return f"{exp.checkpoints.prefix}{exp.name}/" if spec.kind == "sweep" else exp.checkpoints.prefix
-
-
 def prepare(spec: StackSpec, region: str, provider: alicloud.Provider | None = None) -> Plan:
     """Every lookup the stack needs (account, catalog, zones, vSwitches, images, existing disks) and the tag
     check, done before the first resource is registered so that a bad type, zone or tag creates nothing."""
@@ -57,7 +54,7 @@ def prepare(spec: StackSpec, region: str, provider: alicloud.Provider | None = N
         )
         placement = network.place(exp, itype.type, ctx, required_zone)
         placed[exp.name] = Placed(itype, placement, instance.resolve_image(exp, itype.type, ctx))
-        uri = storage.bucket_uri(bucket, _prefix(spec, exp)) if exp.checkpoints.enabled else v.NO_CHECKPOINTS
+        uri = storage.bucket_uri(bucket, checkpoint_prefix(spec, exp)) if exp.checkpoints.enabled else v.NO_CHECKPOINTS
         probe = experiment_tags(exp, stack=spec.stack, expires_at=_DEADLINE_PLACEHOLDER, checkpoint_uri=uri, retain=True)
         encode_tags(probe, stack=spec.stack, resource=f"experiment {exp.name!r}")
     vpcs = {p.placement.vpc_id for p in placed.values()}
@@ -130,7 +127,7 @@ class AlicloudGpuExperiment(pulumi.ComponentResource):
                 name,
                 plan.bucket,
                 base,
-                tagged({**shared_tags, v.TAG_RETAIN: str(base.checkpoints.retain).lower()}, "the checkpoint bucket"),
+                tagged(retained(shared_tags, base.checkpoints.retain), "the checkpoint bucket"),
                 ctx,
                 self,
             )
@@ -142,13 +139,13 @@ class AlicloudGpuExperiment(pulumi.ComponentResource):
         for exp in spec.experiments:
             placed = plan.experiments[exp.name]
             zone = placed.placement.zone_id
-            prefix = _prefix(spec, exp)
+            prefix = checkpoint_prefix(spec, exp)
             uri = storage.bucket_uri(bucket.name, prefix) if bucket else v.NO_CHECKPOINTS
             deadline = deadlines[exp.name]
             tags = tagged(experiment_tags(exp, stack=stack, expires_at=deadline, checkpoint_uri=uri), f"experiment {exp.name!r}")
 
             disk = storage.create_data_disk(
-                exp, zone, tagged({**tags, v.TAG_RETAIN: str(exp.data_disk.retain).lower()}, "the data disk"), self
+                exp, zone, tagged(retained(tags, exp.data_disk.retain), "the data disk"), self
             )
             # Without a bucket the instance needs no cloud permissions at all, so it gets no role.
             role = (
@@ -176,21 +173,16 @@ class AlicloudGpuExperiment(pulumi.ComponentResource):
             storage.attach_data_disk(exp, disk, inst, self)
             if role is not None:
                 identity.attach_instance_role(exp.name, role, inst, self)
-            access = (
-                inst.public_ip.apply(lambda ip, user=exp.ssh.user: f"ssh {user}@{ip}")
-                if exp.ssh.mode == "ssh"
-                else inst.id.apply(lambda iid: f"ali-instance-cli session --instance {iid}")
+            self.experiments[exp.name] = experiment_outputs(
+                exp,
+                instance_id=inst.id,
+                public_ip=inst.public_ip,
+                instance_type=placed.instance_type.type,
+                data_volume_id=disk.id,
+                availability_zone=zone,
+                checkpoint_uri=uri,
+                deadline=deadline,
+                session_command=lambda iid: f"ali-instance-cli session --instance {iid}",
             )
-            self.experiments[exp.name] = {
-                "instanceId": inst.id,
-                "instanceType": placed.instance_type.type,
-                "market": exp.market,
-                "publicIp": inst.public_ip,
-                "sshCommand": access,
-                "dataVolumeId": disk.id,
-                "availabilityZone": zone,
-                "checkpointUri": uri,
-                "deadline": deadline,
-            }
         self.bucket = bucket.name if bucket else None
         self.register_outputs({"experiments": self.experiments, "bucket": self.bucket})

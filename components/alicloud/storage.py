@@ -28,8 +28,6 @@ class Bucket:
     name: str
     arn: str
     """The RAM resource name of the bucket."""
-    created: bool
-    resource: alicloud.oss.Bucket | None = None
 
 
 def bucket_uri(bucket: str, prefix: str) -> str:
@@ -88,7 +86,7 @@ def create_bucket(
     An existing bucket is used as it is: gpulease never changes a bucket it does not manage."""
     cp = spec.checkpoints
     if cp.bucket:
-        return Bucket(name=cp.bucket, arn=ctx.oss_arn(cp.bucket), created=False)
+        return Bucket(name=cp.bucket, arn=ctx.oss_arn(cp.bucket))
     opts = pulumi.ResourceOptions(parent=parent)
     # Versioning, encryption and lifecycle are set on the bucket itself so that they exist from its first
     # moment (noncurrent-version rules need versioning already on); ACL and public-access block are separate
@@ -117,7 +115,7 @@ def create_bucket(
         policy=tls_only_policy(name, ctx.account_id),
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[pab]),
     )
-    return Bucket(name=name, arn=ctx.oss_arn(name), created=True, resource=bucket)
+    return Bucket(name=name, arn=ctx.oss_arn(name))
 
 
 @dataclass
