@@ -43,7 +43,9 @@ class FakeClock(watchdog.Clock):
         self.t += max(0.0, seconds)
 
     def real(self, seconds: float) -> float:
-        return max(0.05, seconds * 0.05)
+        # A twentieth of real time, but never under a quarter second: the hook and sync stand-ins are real
+        # processes, and on a loaded machine 50 ms is not always enough for one to start and record itself.
+        return max(0.25, seconds * 0.05)
 
 
 def executable(path: Path, body: str) -> Path:
