@@ -142,7 +142,8 @@ def test_the_job_is_stopped_at_its_deadline_with_its_whole_process_group(world, 
 echo $! > child.pid
 echo started
 while :; do wait; done"""
-    put_request(s3, "ci-2-abc", command, deadline=datetime.now(UTC) + timedelta(seconds=3))
+    # Six seconds: time for a loaded machine to start the job and install its traps before the stop.
+    put_request(s3, "ci-2-abc", command, deadline=datetime.now(UTC) + timedelta(seconds=6))
     outcome = result(s3, "ci-2-abc")
 
     assert outcome["exitCode"] == 137
