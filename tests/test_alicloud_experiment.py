@@ -9,6 +9,8 @@ from datetime import timedelta
 import pytest
 
 from components import vocabulary as v
+from components.alicloud.instance import nvidia_driver
+from components.spec import ExperimentSpec
 from components.taggable import is_taggable, resource_class
 from gpulease.mocks import ALICLOUD_ACCOUNT_ID, CloudMocks
 from gpulease.render import render
@@ -196,6 +198,12 @@ def test_image_lookup_and_explicit_image() -> None:
     explicit = render_ali(ali_experiment(image={"id": "m-bp1abcdefghij1234567"}))
     assert explicit.one(INSTANCE).inputs["imageId"] == "m-bp1abcdefghij1234567"
     assert explicit.one(INSTANCE).ignore_changes == []
+
+
+def test_the_default_image_has_no_nvidia_driver() -> None:
+    """Alibaba's public Ubuntu image carries no GPU driver: the instance must install it (docs/provider-facts.md)."""
+    assert nvidia_driver(ExperimentSpec.model_validate(ali_experiment())) == "absent"
+    assert nvidia_driver(ExperimentSpec.model_validate(ali_experiment(image={"id": "m-bp1abcdefghij1234567"}))) == "unknown"
 
 
 def test_every_instance_replacement_is_ordered_with_its_attachment(spot) -> None:

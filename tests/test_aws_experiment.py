@@ -9,7 +9,9 @@ from datetime import timedelta
 import pytest
 
 from components import vocabulary as v
+from components.aws.instance import AMI_FAMILIES, nvidia_driver
 from components.bootstrap import decode_user_data
+from components.spec import ExperimentSpec
 from components.taggable import is_taggable
 from gpulease.mocks import ACCOUNT_ID, CloudMocks, _subnet_id
 from tests.conftest import FIXED_NOW, experiment, render_experiment
@@ -93,7 +95,7 @@ def test_spot_instance_inputs(spot) -> None:
 def test_max_spot_price_and_on_demand() -> None:
     capped = render_experiment(experiment(maxSpotPriceUsd=0.45)).one(INSTANCE).inputs
     assert capped["instanceMarketOptions"]["spotOptions"]["maxPrice"] == "0.45"
-    # Plain digits at both ends of the range: "%g" would send "1e-05" and "1.23457e+06", which EC2 does not parse.
+    # Plain digits at both ends of the range: "%g" would send "1e-05", and "1.23457e+06" (a different price).
     for price, sent in ((0.00001, "0.00001"), (1234567.0, "1234567"), (2.0, "2")):
         inputs = render_experiment(experiment(maxSpotPriceUsd=price, budgetUsd=1e8)).one(INSTANCE).inputs
         assert inputs["instanceMarketOptions"]["spotOptions"]["maxPrice"] == sent
@@ -117,6 +119,16 @@ def test_image_lookup_is_the_deep_learning_base_ami() -> None:
     explicit = render_experiment(experiment(image={"id": "ami-0123456789abcdef0"}))
     assert explicit.one(INSTANCE).inputs["ami"] == "ami-0123456789abcdef0"
     assert r.error is None
+
+
+def test_which_images_bring_the_nvidia_driver() -> None:
+    """The Deep Learning AMIs carry the driver (their names say so); Canonical's Ubuntu does not; a pinned image
+    is unknown until readiness runs nvidia-smi on it."""
+    for family in AMI_FAMILIES.values():
+        assert (family["nvidia_driver"] == "preinstalled") == ("Nvidia Driver" in family["name"])
+    assert nvidia_driver(ExperimentSpec.model_validate(experiment())) == "preinstalled"
+    assert nvidia_driver(ExperimentSpec.model_validate(experiment(image={"family": "ubuntu-22.04"}))) == "absent"
+    assert nvidia_driver(ExperimentSpec.model_validate(experiment(image={"id": "ami-0123456789abcdef0"}))) == "unknown"
 
 
 def test_a_newer_family_image_never_replaces_the_instance_and_every_replacement_is_ordered(spot) -> None:
