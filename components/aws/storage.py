@@ -101,8 +101,8 @@ def create_bucket(
     # grants nothing) comes last. The instance depends on the whole chain, so no checkpoint is written earlier.
     chain: list[pulumi.Resource] = [bucket]
 
-    def after(*more: pulumi.Resource) -> pulumi.ResourceOptions:
-        return pulumi.ResourceOptions(parent=parent, depends_on=[chain[-1], *more])
+    def after() -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=parent, depends_on=[chain[-1]])
 
     chain.append(aws.s3.BucketOwnershipControls(
         f"{base}-checkpoints-ownership",
