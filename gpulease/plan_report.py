@@ -61,6 +61,21 @@ def short_type(type_: str) -> str:
     return type_.split(":")[-1]
 
 
+def replacement_options(res: Any) -> str:
+    """The options that decide how a change replaces the resource, where set; '' when the engine's defaults hold.
+
+    A reviewer reads ``delete-before-replace`` (the old one goes first), ``replace on: x`` (a change of x replaces
+    it on purpose) and ``ignore: x`` (a new value of x is not applied)."""
+    parts = []
+    if res.delete_before_replace:
+        parts.append("delete-before-replace")
+    if res.replace_on_changes:
+        parts.append("replace on: " + ", ".join(res.replace_on_changes))
+    if res.ignore_changes:
+        parts.append("ignore: " + ", ".join(res.ignore_changes))
+    return "; ".join(parts)
+
+
 def _usd(value: float | None) -> str:
     return "n/a" if value is None else f"${value:,.2f}"
 
@@ -104,11 +119,11 @@ def print_terminal(reviews: list[StackReview], console: Console) -> None:
             console.print(f"[red]error[/red]: {r.error}")
             continue
         table = Table(title=f"{len(r.custom_resources)} resources", show_lines=False)
-        for column in ("type", "name", "retained", "key properties"):
+        for column in ("type", "name", "retained", "replacement", "key properties"):
             table.add_column(column, overflow="fold")
         for res in r.custom_resources:
             table.add_row(short_type(res.type), res.name, "yes" if res.retain_on_delete else "",
-                          key_properties(res.type, res.inputs))
+                          replacement_options(res), key_properties(res.type, res.inputs))
         console.print(table)
         groups = _grouped(review)
         if groups:
@@ -238,9 +253,10 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
         out.append("")
     if detailed:
         out += [f"<details><summary>Resources ({len(r.custom_resources)})</summary>", "",
-                "| type | name | retained | key properties |", "| --- | --- | --- | --- |"]
+                "| type | name | retained | replacement | key properties |", "| --- | --- | --- | --- | --- |"]
         out += [f"| `{short_type(x.type)}` | {_cell(x.name)} | {'yes' if x.retain_on_delete else ''} | "
-                f"{_cell(key_properties(x.type, x.inputs))} |" for x in r.custom_resources]
+                f"{_cell(replacement_options(x))} | {_cell(key_properties(x.type, x.inputs))} |"
+                for x in r.custom_resources]
         out += ["", "</details>", "", "<details><summary>Resource tree</summary>", "", "```mermaid", mermaid(review),
                 "```", "", "</details>", ""]
     return out
@@ -297,6 +313,8 @@ def to_json(reviews: list[StackReview]) -> dict[str, Any]:
                         "options": {
                             "protect": x.protect,
                             "retainOnDelete": x.retain_on_delete,
+                            "deleteBeforeReplace": x.delete_before_replace,
+                            "replaceOnChanges": x.replace_on_changes,
                             "ignoreChanges": x.ignore_changes,
                             "dependencies": x.dependencies,
                             "provider": x.provider,

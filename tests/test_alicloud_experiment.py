@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from datetime import timedelta
 
 import pytest
 
 from components import vocabulary as v
+from components.alicloud.instance import nvidia_driver
+from components.spec import ExperimentSpec
 from components.taggable import is_taggable, resource_class
 from gpulease.mocks import ALICLOUD_ACCOUNT_ID, CloudMocks
 from gpulease.render import render
@@ -165,6 +168,8 @@ def test_spot_instance_inputs(spot) -> None:
     assert inputs["spotInterruptionBehavior"] == "Terminate"
     assert "spotPriceLimit" not in inputs
     assert inputs["httpTokens"] == "required" and inputs["httpEndpoint"] == "enabled"
+    # Documented as "not available for use yet" by pulumi_alicloud 4.0.0: never sent.
+    assert "httpPutResponseHopLimit" not in inputs
     assert (inputs["systemDiskCategory"], inputs["systemDiskEncrypted"], inputs["systemDiskSize"]) == ("cloud_essd", True, 100)
     assert inputs["imageId"] == "ubuntu_22_04_x64_20G_alibase_20261101.vhd"
     assert inputs["internetMaxBandwidthOut"] > 0
@@ -193,6 +198,22 @@ def test_image_lookup_and_explicit_image() -> None:
     explicit = render_ali(ali_experiment(image={"id": "m-bp1abcdefghij1234567"}))
     assert explicit.one(INSTANCE).inputs["imageId"] == "m-bp1abcdefghij1234567"
     assert explicit.one(INSTANCE).ignore_changes == []
+
+
+def test_the_default_image_has_no_nvidia_driver() -> None:
+    """Alibaba's public Ubuntu image carries no GPU driver: the instance must install it (docs/provider-facts.md)."""
+    assert nvidia_driver(ExperimentSpec.model_validate(ali_experiment())) == "absent"
+    assert nvidia_driver(ExperimentSpec.model_validate(ali_experiment(image={"id": "m-bp1abcdefghij1234567"}))) == "unknown"
+
+
+def test_every_instance_replacement_is_ordered_with_its_attachment(spot) -> None:
+    """A pinned image that changes replaces the instance (not an in-place system-disk swap), and any replacement
+    releases the old instance and drops its disk attachment before the new ones are created."""
+    instance = spot.one(INSTANCE)
+    assert instance.delete_before_replace is True and instance.replace_on_changes == ["imageId"]
+    attachment = spot.one(DISK_ATTACHMENT)
+    assert attachment.delete_before_replace is True
+    assert attachment.property_dependencies["instanceId"] == [instance.urn]
 
 
 def test_auto_release_time_is_the_recorded_deadline(spot) -> None:
@@ -247,6 +268,8 @@ def test_data_disk_encrypted_in_the_instance_zone_and_retained(spot) -> None:
     assert attach.inputs["deleteWithInstance"] is False
     assert attach.retain_on_delete is True  # never force-detach a mounted disk on destroy
     assert disk.urn in spot.one(INSTANCE).dependencies
+    # A bigger sizeGb takes effect without a restart.
+    assert disk.inputs["type"] == "online"
 
 
 def test_data_disk_not_retained_when_asked_and_performance_level() -> None:
@@ -294,6 +317,20 @@ def test_checkpoint_bucket_private_encrypted_versioned_tls_only(spot) -> None:
     assert deny["Effect"] == "Deny" and deny["Condition"] == {"Bool": {"acs:SecureTransport": ["false"]}}
     assert deny["Resource"] == [f"acs:oss:*:{ALICLOUD_ACCOUNT_ID}:{name}", f"acs:oss:*:{ALICLOUD_ACCOUNT_ID}:{name}/*"]
     assert spot.outputs["checkpointUri"] == f"oss://{name}/ckpt/"
+
+
+def test_disk_categories_resized_offline_are_left_to_the_default() -> None:
+    disk = render_ali(ali_experiment(dataDisk={"type": "cloud_auto"})).one(DISK)
+    assert disk.inputs["category"] == "cloud_auto" and "type" not in disk.inputs
+
+
+def test_bucket_settings_apply_in_order_before_the_instance_starts(spot) -> None:
+    """Versioning, encryption and lifecycle live on the bucket (applied in the provider's order); ACL, public
+    access block and the TLS-only policy follow one after the other; the instance waits for all of them."""
+    chain = [spot.one(t) for t in (BUCKET, BUCKET_ACL, BUCKET_PAB, BUCKET_POLICY)]
+    for earlier, later in itertools.pairwise(chain):
+        assert earlier.urn in later.dependencies, f"{later.name} does not wait for {earlier.name}"
+    assert {r.urn for r in chain} <= set(spot.one(INSTANCE).dependencies)
 
 
 def test_lifecycle_rules_follow_the_spec() -> None:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from datetime import timedelta
 
 import pytest
 
 from components import vocabulary as v
+from components.aws.instance import AMI_FAMILIES, nvidia_driver
 from components.bootstrap import decode_user_data
+from components.spec import ExperimentSpec
 from components.taggable import is_taggable
 from gpulease.mocks import ACCOUNT_ID, CloudMocks, _subnet_id
 from tests.conftest import FIXED_NOW, experiment, render_experiment
@@ -92,6 +95,10 @@ def test_spot_instance_inputs(spot) -> None:
 def test_max_spot_price_and_on_demand() -> None:
     capped = render_experiment(experiment(maxSpotPriceUsd=0.45)).one(INSTANCE).inputs
     assert capped["instanceMarketOptions"]["spotOptions"]["maxPrice"] == "0.45"
+    # Plain digits at both ends of the range: "%g" would send "1e-05", and "1.23457e+06" (a different price).
+    for price, sent in ((0.00001, "0.00001"), (1234567.0, "1234567"), (2.0, "2")):
+        inputs = render_experiment(experiment(maxSpotPriceUsd=price, budgetUsd=1e8)).one(INSTANCE).inputs
+        assert inputs["instanceMarketOptions"]["spotOptions"]["maxPrice"] == sent
     od = render_experiment(experiment(market="on-demand", onDemandReason="interactive profiling - no interruptions"))
     assert od.error is None, od.error
     inputs = od.one(INSTANCE).inputs
@@ -112,6 +119,28 @@ def test_image_lookup_is_the_deep_learning_base_ami() -> None:
     explicit = render_experiment(experiment(image={"id": "ami-0123456789abcdef0"}))
     assert explicit.one(INSTANCE).inputs["ami"] == "ami-0123456789abcdef0"
     assert r.error is None
+
+
+def test_which_images_bring_the_nvidia_driver() -> None:
+    """The Deep Learning AMIs carry the driver (their names say so); Canonical's Ubuntu does not; a pinned image
+    is unknown until readiness runs nvidia-smi on it."""
+    for family in AMI_FAMILIES.values():
+        assert (family["nvidia_driver"] == "preinstalled") == ("Nvidia Driver" in family["name"])
+    assert nvidia_driver(ExperimentSpec.model_validate(experiment())) == "preinstalled"
+    assert nvidia_driver(ExperimentSpec.model_validate(experiment(image={"family": "ubuntu-22.04"}))) == "absent"
+    assert nvidia_driver(ExperimentSpec.model_validate(experiment(image={"id": "ami-0123456789abcdef0"}))) == "unknown"
+
+
+def test_a_newer_family_image_never_replaces_the_instance_and_every_replacement_is_ordered(spot) -> None:
+    """``ami`` is replace-triggering: a looked-up image is ignored after the first run, a pinned one is not; any
+    replacement deletes the old instance and its attachment first (no two GPUs, no VolumeInUse)."""
+    instance = spot.one(INSTANCE)
+    assert instance.ignore_changes == ["ami"] and instance.delete_before_replace is True
+    attachment = spot.one("aws:ec2/volumeAttachment:VolumeAttachment")
+    assert attachment.delete_before_replace is True
+    assert attachment.property_dependencies["instanceId"] == [instance.urn]
+    pinned = render_experiment(experiment(image={"id": "ami-0123456789abcdef0"})).one(INSTANCE)
+    assert pinned.ignore_changes == [] and pinned.delete_before_replace is True
 
 
 def test_data_volume_encrypted_in_the_instance_zone_and_retained(spot) -> None:
@@ -163,7 +192,8 @@ def test_checkpoint_bucket_private_encrypted_versioned_tls_only(spot) -> None:
     pab = spot.one("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock").inputs
     assert all(pab[k] is True for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets"))
     sse = spot.one("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration").inputs
-    assert sse["rules"][0]["applyServerSideEncryptionByDefault"]["sseAlgorithm"] == "AES256"
+    # SSE-S3 alone: a bucket key only applies to SSE-KMS, so none is sent.
+    assert sse["rules"] == [{"applyServerSideEncryptionByDefault": {"sseAlgorithm": "AES256"}}]
     versioning = spot.one("aws:s3/bucketVersioning:BucketVersioning").inputs
     assert versioning["versioningConfiguration"] == {"status": "Enabled"}
     policy = json.loads(spot.one("aws:s3/bucketPolicy:BucketPolicy").inputs["policy"])
@@ -171,6 +201,24 @@ def test_checkpoint_bucket_private_encrypted_versioned_tls_only(spot) -> None:
     assert deny["Effect"] == "Deny" and deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
     assert deny["Resource"] == [f"arn:aws:s3:::{name}", f"arn:aws:s3:::{name}/*"]
     assert spot.outputs["checkpointUri"] == f"s3://{name}/ckpt/"
+
+
+def test_bucket_settings_apply_in_order_before_the_instance_starts(spot) -> None:
+    """Each setting waits for the one before (block public access, encrypt, version, then lifecycle and the TLS
+    policy), and the instance waits for all of them: no checkpoint lands in a half-configured bucket."""
+    order = [
+        BUCKET,
+        "aws:s3/bucketOwnershipControls:BucketOwnershipControls",
+        "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock",
+        "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+        "aws:s3/bucketVersioning:BucketVersioning",
+        "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration",
+        "aws:s3/bucketPolicy:BucketPolicy",
+    ]
+    chain = [spot.one(t) for t in order]
+    for earlier, later in itertools.pairwise(chain):
+        assert earlier.urn in later.dependencies, f"{later.name} does not wait for {earlier.name}"
+    assert {r.urn for r in chain} <= set(spot.one(INSTANCE).dependencies)
 
 
 def test_lifecycle_rules_follow_the_spec() -> None:

@@ -213,6 +213,22 @@ def shutdown_from_inside(cloud: str, r: Rendering) -> str | None:
     return None
 
 
+def replacement(cloud: str, r: Rendering) -> dict:
+    """How an update may replace the instance: only delete-before-replace, with its disk attachment, never for a
+    newer family image; and no checkpoint before the bucket's settings are all in place."""
+    instance = r.one("aws:ec2/instance:Instance" if cloud == "aws" else "alicloud:ecs/instance:Instance")
+    attachment = r.one("aws:ec2/volumeAttachment:VolumeAttachment" if cloud == "aws"
+                       else "alicloud:ecs/ecsDiskAttachment:EcsDiskAttachment")
+    bucket_parts = [x for x in r.resources if x.type.split(":")[1].startswith(("s3/", "oss/"))]
+    return {
+        "instance_delete_before_replace": instance.delete_before_replace,
+        "attachment_delete_before_replace": attachment.delete_before_replace,
+        "attachment_follows_instance": attachment.property_dependencies.get("instanceId") == [instance.urn],
+        "family_image_ignored": instance.ignore_changes == ["ami" if cloud == "aws" else "imageId"],
+        "bucket_ready_before_instance": {x.urn for x in bucket_parts} <= set(instance.dependencies),
+    }
+
+
 GUARANTEES: dict[str, Callable[[str, Rendering], object]] = {
     "ssh scope": ssh_scope,
     "spot": spot,
@@ -222,6 +238,7 @@ GUARANTEES: dict[str, Callable[[str, Rendering], object]] = {
     "lifecycle": lifecycle,
     "tags": tags,
     "least-privilege storage access": storage_access,
+    "replacement": replacement,
 }
 
 # Guarantee -> (facts that differ, the README table row's first cell). Everything not listed must be equal.
@@ -257,6 +274,7 @@ def test_the_guarantees_are_the_spec_not_just_equal(both) -> None:
     assert (lc["prefix"], lc["expire_days"], lc["noncurrent_days"], lc["abort_upload_days"], lc["transition_days"]) == ("ckpt/", 21, 5, 3, [7])
     assert lc["delete_markers_cleaned"] and lc["versioned"]
     assert facts["tags"]["every_taggable_resource_complete"]
+    assert facts["replacement"] == dict.fromkeys(facts["replacement"], True) and len(facts["replacement"]) == 5
     access = facts["least-privilege storage access"]
     bucket = both["alicloud"].outputs["bucket"]
     assert access["wildcard"] is False

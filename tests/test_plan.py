@@ -56,6 +56,29 @@ def test_example_stack_is_clean_with_cost(capsys):
     assert volume["options"]["retainOnDelete"] is True
 
 
+def test_replacement_options_are_in_the_json_and_the_tables(capsys, tmp_path):
+    """A reviewer sees what a change would replace, and in which order, without reading the program."""
+    _, report = plan_json(capsys, "aws-lora-7b", "ali-lora-7b")
+    for stack, image in zip(report["stacks"], ("ami", "imageId"), strict=True):
+        by_type = {r["type"].split(":")[-1]: r["options"] for r in stack["resources"]}
+        instance = by_type["Instance"]
+        assert instance["deleteBeforeReplace"] is True and instance["ignoreChanges"] == [image]
+        assert instance["replaceOnChanges"] == ([] if image == "ami" else ["imageId"])
+        attachment = by_type["VolumeAttachment" if image == "ami" else "EcsDiskAttachment"]
+        assert attachment["deleteBeforeReplace"] is True
+        assert by_type["Bucket"]["deleteBeforeReplace"] is False and by_type["Bucket"]["replaceOnChanges"] == []
+    main(["plan", "ali-lora-7b", "--format", "markdown"])
+    rows = {line.split("|")[2].strip(): line.split("|")[4].strip() for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| `") and line.count("|") == 6}
+    assert rows["llama7b-lora-instance"] == "delete-before-replace; replace on: imageId; ignore: imageId"
+    assert rows["llama7b-lora-data-attachment"] == "delete-before-replace"
+    assert rows["llama7b-lora-data"] == ""
+    out = tmp_path / "plan.txt"
+    main(["plan", "aws-lora-7b", "--output", str(out)])
+    (row,) = [line for line in out.read_text().splitlines() if "llama7b-lora-instance " in line]
+    assert "delete-before-replace; ignore: ami" in row
+
+
 def test_hand_written_project_fails_with_exactly_the_expected_violations(capsys):
     code, report = plan_json(capsys, str(HANDWRITTEN))
     assert code == 1

@@ -167,7 +167,8 @@ class AlicloudGpuExperiment(pulumi.ComponentResource):
                 auto_release_time=lifetime.auto_release_time(exp.name, deadline),
                 user_data=user_data,
                 tags=tags,
-                depends_on=[disk.resource] if disk.resource else [],
+                # The data disk first (ordered destroy), and the bucket fully configured before any checkpoint.
+                depends_on=([disk.resource] if disk.resource else []) + (bucket.settings if bucket else []),
                 parent=self,
             )
             storage.attach_data_disk(exp, disk, inst, self)

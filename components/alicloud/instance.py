@@ -1,4 +1,17 @@
-"""The GPU instance: image, market (spot or on-demand), IMDSv2-style hardened metadata, encrypted system disk."""
+"""The GPU instance: image, market (spot or on-demand), IMDSv2-style hardened metadata, encrypted system disk.
+
+Replacement rules (sources in docs/provider-facts.md):
+- A change of ``image_id`` is applied in place by default (the instance is stopped and its system disk replaced:
+  pulumi_alicloud ``ecs.Instance`` docstring, provider setting ``features.ecs_instance.replace_on_image_update``).
+  An image found by a family lookup is ignored after the first run, so a newer public image never touches a
+  running experiment; a pinned ``image.id`` that changes replaces the instance on purpose (``replace_on_changes``),
+  like on AWS, instead of wiping its system disk in place.
+- ``spot_strategy``, ``spot_price_limit`` and the system disk's category and encryption are replace-triggering
+  (terraform-provider-alicloud ``alicloud_instance`` docs: ``ForceNew``); every replacement is
+  delete-before-replace, so the old instance is released (its data disk detached and kept) before the new one
+  is created and the disk attached to it.
+- ``user_data`` and ``auto_release_time`` are updated in place; a ``user_data`` change reboots the instance.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +23,20 @@ from components.errors import UserError
 from components.naming import scoped_name
 from components.spec import ExperimentSpec
 
-# Image families resolved to the newest matching public image that supports the instance type. Alibaba
-# Cloud's Ubuntu 22.04 base image is the one its GPU driver installer supports; the bootstrap installs the driver.
+# Image families resolved to the newest matching public image that supports the instance type, and whether the
+# NVIDIA driver comes with it. Alibaba Cloud's public images carry no GPU driver: its documentation ("Create an
+# instance equipped with NVIDIA GPUs") has the driver installed at first boot by its auto-install script passed
+# in RunInstances UserData, or taken from a Marketplace image; "if you use an image without a pre-installed GPU
+# driver, you must install the GPU driver". So on this family the instance installs the driver before training,
+# and readiness fails when nvidia-smi cannot see the GPU (docs/provider-facts.md).
 IMAGE_FAMILIES: dict[str, dict] = {
-    "ubuntu-22.04": {"owners": "system", "name_regex": r"^ubuntu_22_04_x64_20G_alibase_"},
+    "ubuntu-22.04": {"owners": "system", "name_regex": r"^ubuntu_22_04_x64_20G_alibase_", "nvidia_driver": "absent"},
 }
+
+
+def nvidia_driver(spec: ExperimentSpec) -> str:
+    """``preinstalled`` or ``absent`` for a family image; ``unknown`` for a pinned ``image.id`` (readiness checks)."""
+    return IMAGE_FAMILIES[spec.image_family]["nvidia_driver"] if spec.image_family else "unknown"
 
 # Public bandwidth for pulling packages, images and datasets; billed by traffic, not reserved.
 INTERNET_MAX_BANDWIDTH_OUT_MBPS = 100
@@ -92,8 +114,8 @@ def create_instance(
         **market_options(spec),
         http_endpoint="enabled",
         http_tokens="required",
-        # 2 hops so training containers on the instance can reach the role's credentials.
-        http_put_response_hop_limit=2,
+        # No http_put_response_hop_limit: pulumi_alicloud 4.0.0 documents it as "not available for use yet" (the
+        # ecs.Instance docstring), so the service default (1 hop) applies.
         instance_metadata_tags="enabled",
         system_disk_category="cloud_essd",
         system_disk_size=spec.image.root_disk_gb,
@@ -104,10 +126,14 @@ def create_instance(
         tags=tags,
         volume_tags=tags,
         # Releasing the instance before the data disk is deleted keeps destroy ordered, as on AWS.
-        opts=pulumi.ResourceOptions(
-            parent=parent,
-            depends_on=depends_on,
-            # A newer image of the family must not replace a running experiment; an explicit image.id change does.
-            ignore_changes=["image_id"] if from_family else None,
-        ),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on, **replacement_options(from_family=from_family)),
     )
+
+
+def replacement_options(*, from_family: bool) -> dict:
+    """Only ever delete-before-replace; a newer family image is ignored, a changed pinned image replaces."""
+    return {
+        "delete_before_replace": True,
+        "ignore_changes": ["image_id"] if from_family else None,
+        "replace_on_changes": ["image_id"],
+    }

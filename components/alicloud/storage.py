@@ -8,7 +8,7 @@ reaper to leave alone; reattach the disk with ``dataDisk.existingVolumeId``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_alicloud as alicloud
@@ -17,6 +17,9 @@ from components.alicloud.context import AlicloudContext
 from components.errors import UserError
 from components.naming import scoped_name
 from components.spec import CheckpointSpec, ExperimentSpec
+
+# Disk categories ECS resizes online (alicloud_ecs_disk docs, argument ``type``).
+ONLINE_RESIZE_CATEGORIES = ("cloud_efficiency", "cloud_ssd", "cloud_essd")
 
 
 class DiskLookupError(UserError):
@@ -28,6 +31,8 @@ class Bucket:
     name: str
     arn: str
     """The RAM resource name of the bucket."""
+    settings: list[pulumi.Resource] = field(default_factory=list)
+    """The bucket and its separate settings, in the order they are applied; a writer depends on all of them."""
 
 
 def bucket_uri(bucket: str, prefix: str) -> str:
@@ -87,10 +92,13 @@ def create_bucket(
     cp = spec.checkpoints
     if cp.bucket:
         return Bucket(name=cp.bucket, arn=ctx.oss_arn(cp.bucket))
-    opts = pulumi.ResourceOptions(parent=parent)
-    # Versioning, encryption and lifecycle are set on the bucket itself so that they exist from its first
-    # moment (noncurrent-version rules need versioning already on); ACL and public-access block are separate
-    # resources because the provider deprecated their inline forms.
+    # Versioning, encryption and the lifecycle rules are set on the bucket itself: pulumi_alicloud 4.0.0 has no
+    # separate lifecycle resource, and a separate versioning or encryption resource would fight the bucket's own
+    # (non-computed) fields. Within the bucket's create the provider applies them in a fixed order: CreateBucket
+    # (storage class, redundancy), then lifecycle, policy, encryption, tags and versioning last
+    # (terraform-provider-alicloud resource_alicloud_oss_bucket.go, resourceAlicloudOssBucketUpdate). So the
+    # lifecycle rules reach OSS before versioning is on; whether OSS accepts the noncurrent-version and
+    # delete-marker rules on a bucket not yet versioned is not verifiable without a cloud (docs/provider-facts.md).
     bucket = alicloud.oss.Bucket(
         f"{base}-checkpoints",
         bucket=name,
@@ -105,17 +113,26 @@ def create_bucket(
         tags=tags,
         opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=cp.retain),
     )
-    alicloud.oss.BucketAcl(f"{base}-checkpoints-acl", bucket=bucket.bucket, acl="private", opts=opts)
-    pab = alicloud.oss.BucketPublicAccessBlock(
-        f"{base}-checkpoints-public-access", bucket=bucket.bucket, block_public_access=True, opts=opts
-    )
-    alicloud.oss.BucketPolicy(
+    # The separate settings follow one after the other: ACL private, public access blocked, then the TLS-only
+    # policy. A Deny statement is never public for OSS ("If the Effect in the bucket policy is Deny, the statement
+    # is considered non-public": OSS Block Public Access docs), so the blocked bucket accepts it. The instance
+    # depends on the whole chain, so no checkpoint is written before the bucket is private and TLS-only.
+    chain: list[pulumi.Resource] = [bucket]
+
+    def after() -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=parent, depends_on=[chain[-1]])
+
+    chain.append(alicloud.oss.BucketAcl(f"{base}-checkpoints-acl", bucket=bucket.bucket, acl="private", opts=after()))
+    chain.append(alicloud.oss.BucketPublicAccessBlock(
+        f"{base}-checkpoints-public-access", bucket=bucket.bucket, block_public_access=True, opts=after()
+    ))
+    chain.append(alicloud.oss.BucketPolicy(
         f"{base}-checkpoints-tls-only",
         bucket=bucket.bucket,
         policy=tls_only_policy(name, ctx.account_id),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[pab]),
-    )
-    return Bucket(name=name, arn=ctx.oss_arn(name))
+        opts=after(),
+    ))
+    return Bucket(name=name, arn=ctx.oss_arn(name), settings=chain)
 
 
 @dataclass
@@ -148,6 +165,10 @@ def create_data_disk(spec: ExperimentSpec, zone_id: str, tags: dict, parent: pul
         encrypted=True,
         kms_key_id=disk.kms_key_id,
         payment_type="PayAsYouGo",
+        # A bigger sizeGb takes effect without a reboot where ECS can resize online ("online: ... You can resize
+        # ultra disks, standard SSDs, and ESSDs online": alicloud_ecs_disk docs); offline (the provider default)
+        # waits for the next restart.
+        type="online" if spec.disk_type in ONLINE_RESIZE_CATEGORIES else None,
         # The instance is released at its deadline or on a spot interruption; the disk must outlive it.
         delete_with_instance=False,
         delete_auto_snapshot=False,
@@ -162,10 +183,12 @@ def attach_data_disk(
 ) -> alicloud.ecs.EcsDiskAttachment:
     # retain_on_delete: on destroy the attachment is only forgotten; releasing the instance detaches the disk.
     # A forced detach of a mounted disk could corrupt it (the AWS side uses skip_destroy for the same reason).
+    # instance_id is ForceNew (alicloud_ecs_disk_attachment docs), so a replaced instance replaces the attachment;
+    # delete-before-replace here and on the instance releases the old instance before the disk is attached anew.
     return alicloud.ecs.EcsDiskAttachment(
         f"{spec.name}-data-attachment",
         disk_id=disk.id,
         instance_id=instance.id,
         delete_with_instance=False,
-        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=True),
+        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=True, delete_before_replace=True),
     )

@@ -121,13 +121,15 @@ class AwsGpuExperiment(pulumi.ComponentResource):
                 exp,
                 instance_type=itype.type,
                 image_id=image_id,
+                from_family=exp.image.id is None,
                 subnet_id=placement.subnet_id,
                 security_group=sg,
                 key_name=key_name,
                 instance_profile=profile,
                 user_data=user_data,
                 tags=tags,
-                depends_on=[volume.resource] if volume.resource else [],
+                # The data volume first (ordered destroy), and the bucket fully configured before any checkpoint.
+                depends_on=([volume.resource] if volume.resource else []) + (bucket.settings if bucket else []),
                 parent=self,
             )
             storage.attach_data_volume(exp, volume, inst, self)

@@ -10,7 +10,7 @@ by hand, which is the opposite of what an ephemeral experiment needs.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_aws as aws
@@ -25,6 +25,8 @@ DATA_DEVICE_NAME = "/dev/sdf"
 class Bucket:
     name: str
     arn: str
+    settings: list[pulumi.Resource] = field(default_factory=list)
+    """The bucket and its settings, in the order they are applied; a writer depends on all of them."""
 
 
 def bucket_uri(bucket: str, prefix: str) -> str:
@@ -85,7 +87,6 @@ def create_bucket(
     if cp.bucket:
         return Bucket(name=cp.bucket, arn=f"arn:{ctx.partition}:s3:::{cp.bucket}")
     arn = f"arn:{ctx.partition}:s3:::{name}"
-    opts = pulumi.ResourceOptions(parent=parent)
     bucket = aws.s3.Bucket(
         f"{base}-checkpoints",
         bucket=name,
@@ -93,47 +94,58 @@ def create_bucket(
         tags=tags,
         opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=cp.retain),
     )
-    pab = aws.s3.BucketPublicAccessBlock(
+    # The settings are applied one after the other, each depending on the one before: S3 may refuse concurrent
+    # changes to one bucket with 409 OperationAborted, and the order itself matters. Public access
+    # is blocked first; encryption and versioning are in place before the lifecycle rules (rules on noncurrent
+    # versions need a versioned bucket); the TLS-only policy (a Deny, which BlockPublicPolicy accepts since it
+    # grants nothing) comes last. The instance depends on the whole chain, so no checkpoint is written earlier.
+    chain: list[pulumi.Resource] = [bucket]
+
+    def after() -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(parent=parent, depends_on=[chain[-1]])
+
+    chain.append(aws.s3.BucketOwnershipControls(
+        f"{base}-checkpoints-ownership",
+        bucket=bucket.id,
+        rule={"object_ownership": "BucketOwnerEnforced"},
+        opts=after(),
+    ))
+    chain.append(aws.s3.BucketPublicAccessBlock(
         f"{base}-checkpoints-public-access",
         bucket=bucket.id,
         block_public_acls=True,
         block_public_policy=True,
         ignore_public_acls=True,
         restrict_public_buckets=True,
-        opts=opts,
-    )
-    aws.s3.BucketOwnershipControls(
-        f"{base}-checkpoints-ownership",
-        bucket=bucket.id,
-        rule={"object_ownership": "BucketOwnerEnforced"},
-        opts=opts,
-    )
-    aws.s3.BucketServerSideEncryptionConfiguration(
+        opts=after(),
+    ))
+    # SSE-S3 (AES256) only: an S3 Bucket Key applies to SSE-KMS and has no effect here (S3 user guide, "Reducing
+    # the cost of SSE-KMS with Amazon S3 Bucket Keys"), so it is not set.
+    chain.append(aws.s3.BucketServerSideEncryptionConfiguration(
         f"{base}-checkpoints-encryption",
         bucket=bucket.id,
-        rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}, "bucket_key_enabled": True}],
-        opts=opts,
-    )
-    versioning = aws.s3.BucketVersioning(
+        rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],
+        opts=after(),
+    ))
+    chain.append(aws.s3.BucketVersioning(
         f"{base}-checkpoints-versioning",
         bucket=bucket.id,
         versioning_configuration={"status": "Enabled"},
-        opts=opts,
-    )
-    aws.s3.BucketPolicy(
-        f"{base}-checkpoints-tls-only",
-        bucket=bucket.id,
-        policy=tls_only_policy(arn),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[pab]),
-    )
-    aws.s3.BucketLifecycleConfiguration(
+        opts=after(),
+    ))
+    chain.append(aws.s3.BucketLifecycleConfiguration(
         f"{base}-checkpoints-lifecycle",
         bucket=bucket.id,
         rules=lifecycle_rules(cp),
-        # Lifecycle rules on noncurrent versions need versioning in place first.
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[versioning]),
-    )
-    return Bucket(name=name, arn=arn)
+        opts=after(),
+    ))
+    chain.append(aws.s3.BucketPolicy(
+        f"{base}-checkpoints-tls-only",
+        bucket=bucket.id,
+        policy=tls_only_policy(arn),
+        opts=after(),
+    ))
+    return Bucket(name=name, arn=arn, settings=chain)
 
 
 @dataclass
@@ -174,11 +186,14 @@ def attach_data_volume(
 ) -> aws.ec2.VolumeAttachment:
     # skip_destroy: on destroy the attachment is only forgotten; terminating the instance detaches the disk.
     # A forced detach of a mounted disk could corrupt it, and a one-time spot instance cannot be stopped first.
+    # instance_id is replace-triggering, so replacing the instance replaces the attachment; delete-before-replace
+    # (here and on the instance) makes the engine drop the old attachment and terminate the old instance before
+    # the new instance and its attachment are created: the volume is free again when it is attached.
     return aws.ec2.VolumeAttachment(
         f"{spec.name}-data-attachment",
         device_name=DATA_DEVICE_NAME,
         volume_id=volume.id,
         instance_id=instance.id,
         skip_destroy=True,
-        opts=pulumi.ResourceOptions(parent=parent),
+        opts=pulumi.ResourceOptions(parent=parent, delete_before_replace=True),
     )
