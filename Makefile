@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STACK ?= aws-lora-7b
 
-.PHONY: setup plan test lint schema bench clean
+.PHONY: setup plan test lint schema bench mutate clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ schema: setup
 bench: setup
 	$(PY) bench/plan_bench.py
 	bash bench/reap_bench.sh
+
+## Mutation check of the safety code (not part of CI): each listed edit must fail its tests; survivors are listed.
+mutate: setup
+	$(PY) -m tools.mutate
 
 clean:
 	rm -rf $(VENV) bench/.venv .pytest_cache .ruff_cache

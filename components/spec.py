@@ -28,7 +28,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from components import clock, sizing
+from components import clock, cloud_limits, sizing, ssh_keys
 from components import vocabulary as v
 from components.errors import UserError
 
@@ -58,6 +58,12 @@ DEFAULT_IMAGE_FAMILY = {"aws": "dlami-base-ubuntu22", "alicloud": "ubuntu-22.04"
 AWS_STORAGE_CLASSES = ("STANDARD_IA", "ONEZONE_IA", "INTELLIGENT_TIERING", "GLACIER_IR", "GLACIER", "DEEP_ARCHIVE")
 ALICLOUD_STORAGE_CLASSES = ("IA", "Archive", "ColdArchive", "DeepColdArchive")
 CHECKPOINT_SIGNALS = ("USR1", "USR2", "TERM", "INT", "HUP")
+# POSIX user names: the portable filename characters, not starting with a hyphen (POSIX.1-2017, 3.437 User
+# Name and 3.282 Portable Filename Character Set), in the lowercase form useradd(8) accepts by default
+# (NAME_REGEX ^[a-z][-a-z0-9_]*$), at most 32 characters ("Usernames may only be up to 32 characters long").
+POSIX_USER = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
+DEADLINE_YEARS = (2000, 2999)
+"""expiresAt years accepted: far outside them the date arithmetic of a deadline overflows (year 9999 + offset)."""
 
 
 class _Model(BaseModel):
@@ -66,6 +72,9 @@ class _Model(BaseModel):
         populate_by_name=True,
         extra="forbid",
         frozen=True,
+        # .inf / .nan are never a budget, a price or a size: NaN compares false with every limit and inf
+        # reaches the cloud as "inf".
+        allow_inf_nan=False,
     )
 
 
@@ -152,13 +161,28 @@ class SshSpec(_Model):
     allowed_cidrs: list[str] = Field(default_factory=list, description="Your addresses, e.g. 203.0.113.7/32.")
     public_key: str | None = Field(None, description="An OpenSSH public key; a key pair is created from it.")
     key_name: str | None = Field(None, description="An existing key pair name.")
-    user: str = Field("ubuntu", description="Login user for the SSH command output.")
+    user: str = Field("ubuntu", description="Login user for the SSH command output (a POSIX user name, e.g. ubuntu).")
+
+    @field_validator("user")
+    @classmethod
+    def _user(cls, user: str) -> str:
+        if not POSIX_USER.match(user):
+            raise ValueError(
+                f"{user!r} is not a user name; accepted: 1-32 lowercase letters, digits, _ and -, starting with a "
+                "letter or _ (e.g. ubuntu, ec2-user)"
+            )
+        return user
 
     @field_validator("allowed_cidrs")
     @classmethod
     def _cidrs(cls, cidrs: list[str]) -> list[str]:
         out = []
         for i, raw in enumerate(cidrs):
+            if "%" in raw:
+                raise ValueError(
+                    f"[{i}] {raw!r} has a zone (%...): a link-local scope means nothing to a security group; "
+                    "accepted: a global address such as 2001:db8::7/128"
+                )
             try:
                 net = ipaddress.ip_network(raw, strict=True)
             except ValueError as exc:
@@ -184,8 +208,12 @@ class SshSpec(_Model):
             return key
         if "PRIVATE KEY" in key:
             raise ValueError("holds a private key; accepted: the public half only (the .pub file)")
-        if not re.match(r"^(ssh-(ed25519|rsa)|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/=]+( \S.*)?$", key.strip()):
-            raise ValueError("is not an OpenSSH public key; accepted: a line such as 'ssh-ed25519 AAAA... you@host'")
+        if "\n" in key.strip():
+            raise ValueError("holds more than one line; accepted: one public key line")
+        try:
+            ssh_keys.key_type(key)
+        except ssh_keys.PublicKeyError as exc:
+            raise ValueError(f"{exc}; accepted: one line of a .pub file, e.g. 'ssh-ed25519 AAAAC3Nz... you@host'") from None
         return key.strip()
 
     @model_validator(mode="after")
@@ -350,7 +378,13 @@ class ExperimentSpec(_Model):
     region: str | None = Field(None, description="Defaults to the provider's region config (aws:region / alicloud:region).")
     gpu: GpuSpec
     market: Literal["spot", "on-demand"] = "spot"
-    max_spot_price_usd: float | None = Field(None, gt=0, description="Hourly cap for a spot instance; the on-demand price otherwise.")
+    max_spot_price_usd: float | None = Field(
+        None,
+        ge=0.001,
+        le=1000,
+        description="Hourly cap for a spot instance in USD (0.001-1000, above any GPU's on-demand price); the "
+        "on-demand price otherwise.",
+    )
     on_demand_reason: str | None = Field(None, description="Why this experiment cannot run on spot.")
     max_runtime_hours: float = Field(..., gt=0, le=v.MAX_RUNTIME_HOURS_CAP, description="Hard deadline after creation.")
     expires_at: datetime | None = Field(
@@ -431,6 +465,10 @@ class ExperimentSpec(_Model):
             return value
         if value.tzinfo is None:
             raise ValueError("has no UTC offset; accepted: RFC 3339 with Z or an offset, e.g. 2026-11-30T10:00:00Z")
+        first, last = DEADLINE_YEARS
+        if not first <= value.year <= last:
+            raise ValueError(f"year {value.year} is not a deadline; accepted: a date in the years {first}-{last}, "
+                             "e.g. 2026-11-30T10:00:00Z")
         return value.astimezone(UTC)
 
     @model_validator(mode="after")
@@ -453,14 +491,18 @@ class ExperimentSpec(_Model):
         if self.ssh.mode == "cloud-assistant" and self.cloud != "alicloud":
             problems.append(("ssh.mode", "cloud-assistant is Alibaba Cloud's; accepted on aws: ssh or ssm"))
         disk_types = AWS_DISK_TYPES if self.cloud == "aws" else ALICLOUD_DISK_TYPES
-        if self.data_disk.type is not None and self.data_disk.type not in disk_types:
-            problems.append(("dataDisk.type", f"{self.data_disk.type!r} is not a {self.cloud} disk type; accepted: {', '.join(disk_types)}"))
-        if self.data_disk.throughput is not None and self.disk_type != "gp3":
-            problems.append(("dataDisk.throughput", "applies to gp3 only"))
-        if self.data_disk.iops is not None and self.disk_type not in ("gp3", "io1", "io2"):
-            problems.append(("dataDisk.iops", f"does not apply to {self.disk_type}; accepted with gp3, io1, io2"))
-        if self.data_disk.performance_level is not None and self.disk_type != "cloud_essd":
-            problems.append(("dataDisk.performanceLevel", "applies to cloud_essd only"))
+        disk = self.data_disk
+        if disk.type is not None and disk.type not in disk_types:
+            problems.append(("dataDisk.type", f"{disk.type!r} is not a {self.cloud} disk type; accepted: {', '.join(disk_types)}"))
+        elif disk.existing_volume_id is None:
+            problems += cloud_limits.disk_problems(
+                self.cloud, self.disk_type, disk.size_gb, disk.iops, disk.throughput, disk.performance_level
+            )
+        problems += cloud_limits.runtime_problems(
+            self.cloud, self.max_runtime_hours, self.watchdog.final_sync_minutes, self.expires_at is not None
+        )
+        problems += self._ssh_problems()
+        problems += self._tag_problems()
         vol = self.data_disk.existing_volume_id
         if vol is not None:
             pattern, example = (AWS_VOLUME_ID, "vol-0123456789abcdef0") if self.cloud == "aws" else (ALICLOUD_DISK_ID, "d-bp1abcdefghij1234567")
@@ -492,44 +534,93 @@ class ExperimentSpec(_Model):
                     ("expiresAt", f"{v.rfc3339(self.expires_at)} is more than maxRuntimeHours ({self.max_runtime_hours:g}) from now; "
                      "accepted: a deadline within maxRuntimeHours, or raise maxRuntimeHours")
                 )
-        if self.cloud == "alicloud" and self.expires_at is None and self.max_runtime_hours * 60 < v.ALICLOUD_MIN_RELEASE_MINUTES:
-            problems.append(
-                ("maxRuntimeHours", f"Alibaba Cloud refuses a release time under {v.ALICLOUD_MIN_RELEASE_MINUTES} minutes away; accepted: 0.5 or more")
-            )
-        if self.cloud == "alicloud":
-            problems += self._alicloud_problems()
         if problems:
             raise _MultiFieldError(problems)
         return self
 
+    def _builtin_tags(self) -> set[str]:
+        """gpulease's own tag keys on this experiment's resources (the most any one resource carries)."""
+        builtin = {
+            v.TAG_OWNER, v.TAG_PROJECT, v.TAG_EXPERIMENT, v.TAG_COST_CENTER, v.TAG_BUDGET_USD, v.TAG_EXPIRES_AT,
+            v.TAG_MAX_RUNTIME_HOURS, v.TAG_CHECKPOINT_URI, v.TAG_MANAGED_BY, v.TAG_STACK, v.TAG_RETAIN,
+        }
+        builtin |= {v.TAG_ON_DEMAND_REASON} if self.on_demand_reason else set()
+        builtin |= {v.TAG_CI_RUN} if self.ci_run else set()
+        return builtin
+
+    def _tag_problems(self) -> list[tuple[str, str]]:
+        """Tag count and value lengths each cloud accepts (components.cloud_limits), for the user's tags and for
+        the values that become gpulease's own tags."""
+        problems: list[tuple[str, str]] = []
+        builtin = self._builtin_tags()
+        extra = [k for k in self.tags if k not in builtin]
+        most = cloud_limits.MAX_TAGS[self.cloud]
+        if len(builtin) + len(extra) > most:
+            problems.append(
+                ("tags", f"{len(extra)} extra tags plus gpulease's {len(builtin)} exceed the {most} tags {self.cloud} allows "
+                 f"per resource; accepted: at most {most - len(builtin)} tags here")
+            )
+        value_max = cloud_limits.TAG_VALUE_MAX[self.cloud]
+        if len(self.owner) > value_max:
+            problems.append(("owner", f"is {len(self.owner)} characters and becomes a tag value; {self.cloud} accepts up to {value_max}"))
+        if self.checkpoints.enabled:
+            ck = self.checkpoints
+            length = cloud_limits.checkpoint_uri_length(self.cloud, ck.bucket, ck.prefix, self.name)
+            if length > value_max:
+                room = len(ck.prefix) - (length - value_max)
+                problems.append(
+                    ("checkpoints.prefix", f"the checkpoint URI (bucket, prefix and run name, up to {length} characters) "
+                     f"becomes the tag {v.TAG_CHECKPOINT_URI}; {self.cloud} accepts values of up to {value_max}; "
+                     "accepted: a prefix of at most "
+                     f"{max(room, 0)} characters here")
+                )
+        if self.cloud == "alicloud":
+            problems += self._alicloud_problems()
+        return problems
+
+    def _ssh_problems(self) -> list[tuple[str, str]]:
+        """What the cloud's key-pair import and security-group quota would refuse."""
+        problems: list[tuple[str, str]] = []
+        ssh = self.ssh
+        if ssh.public_key:
+            problem = ssh_keys.cloud_problem(self.cloud, ssh_keys.key_type(ssh.public_key))
+            if problem:
+                problems.append(("ssh.publicKey", problem))
+        problems += cloud_limits.cidr_count_problems(self.cloud, ssh.allowed_cidrs)
+        return problems
+
+    def existing_disk_zone_problem(self, zone: str, region: str) -> str | None:
+        """Why an existing data disk found in ``zone`` cannot serve this experiment in ``region``, or None.
+
+        The clouds' placement code calls this after looking the disk up: a disk in another region, or a pinned
+        network.availabilityZone other than the disk's, is an error rather than a silently moved instance."""
+        field = "dataDisk.existingVolumeId"
+        disk_id = self.data_disk.existing_volume_id
+        if not zone.startswith(region):
+            return (f"{field}: {disk_id} is in {zone}, not in the stack's region {region}; a disk attaches only in its "
+                    f"own zone; accepted: a disk in {region} (copy a snapshot across regions first)")
+        pinned = self.network.availability_zone
+        if pinned and pinned != zone:
+            return (f"network.availabilityZone: {pinned} differs from the zone of {field} {disk_id} ({zone}); the "
+                    f"instance must run where the disk is; accepted: {zone}, or omit availabilityZone")
+        return None
+
     def _alicloud_problems(self) -> list[tuple[str, str]]:
         """What Alibaba Cloud cannot do as asked: OSS keeps no count of noncurrent versions, and values that
-        become tags must meet its stricter tag rules (20 tags, 128 characters, reserved prefixes)."""
+        become tags must meet its stricter tag rules (128 characters, reserved prefixes)."""
         problems: list[tuple[str, str]] = []
         if "noncurrent_versions_to_keep" in self.checkpoints.lifecycle.model_fields_set:
             problems.append(
                 ("checkpoints.lifecycle.noncurrentVersionsToKeep", "OSS cannot keep a number of noncurrent versions; "
                  "accepted on alicloud: omit it (noncurrent versions expire after noncurrentDays)")
             )
-        builtin = {
-            v.TAG_OWNER, v.TAG_PROJECT, v.TAG_EXPERIMENT, v.TAG_COST_CENTER, v.TAG_BUDGET_USD, v.TAG_EXPIRES_AT,
-            v.TAG_MAX_RUNTIME_HOURS, v.TAG_CHECKPOINT_URI, v.TAG_MANAGED_BY, v.TAG_STACK, v.TAG_RETAIN,
-        }
-        builtin |= {v.TAG_ON_DEMAND_REASON} if self.on_demand_reason else set()
-        builtin |= {v.TAG_CI_RUN} if getattr(self, "ci_run", None) else set()
-        extra = [k for k in self.tags if k not in builtin]
-        if len(builtin) + len(extra) > v.ALICLOUD_MAX_TAGS:
-            problems.append(
-                ("tags", f"{len(extra)} extra tags plus gpulease's {len(builtin)} exceed Alibaba Cloud's {v.ALICLOUD_MAX_TAGS} "
-                 f"per resource; accepted: at most {v.ALICLOUD_MAX_TAGS - len(builtin)} tags here")
-            )
         for key, value in self.tags.items():
             problem = v.alicloud_tag_problem(key, value)
             if problem:
                 problems.append((f"tags.{key}", problem))
         for field, value in (
-            ("owner", self.owner), ("project", self.project), ("costCenter", self.cost_center),
-            ("onDemandReason", self.on_demand_reason), ("ciRun", getattr(self, "ci_run", None)),
+            ("project", self.project), ("costCenter", self.cost_center),
+            ("onDemandReason", self.on_demand_reason), ("ciRun", self.ci_run),
         ):
             if not value:
                 continue
@@ -542,6 +633,8 @@ class ExperimentSpec(_Model):
                     (field, "becomes a tag value and starts with a prefix Alibaba Cloud reserves; accepted: "
                      f"a value not starting with {', '.join(v.ALICLOUD_RESERVED_TAG_PREFIXES)}")
                 )
+        if self.owner.lower().startswith(v.ALICLOUD_RESERVED_TAG_PREFIXES):
+            problems.append(("owner", "becomes a tag value and starts with a prefix Alibaba Cloud reserves"))
         return problems
 
     @property

@@ -41,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
-        print(f"gpulease: {exc}", file=sys.stderr)
+        # One line, whatever the error's own layout (a spec error lists its problems one per line): a CI log
+        # or a wrapper script reads the last line of stderr.
+        print(f"gpulease: {' '.join(line.strip() for line in str(exc).splitlines() if line.strip())}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130

@@ -225,7 +225,7 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
     r = review.rendering
     out = [f"### `{review.name}`", "", f"Stack file: `{review.stack_file.name}`", ""]
     if r.error:
-        return [*out, f"**The program failed (bad input):** {_cell(r.error)}", ""]
+        return [*out, f"**Not reviewed (bad input):** {_cell(r.error)}", ""]
     groups = _grouped(review)
     titles = {"mandatory": "Mandatory violations (block the deployment)", "advisory": "Advisory findings"}
     if not groups:

@@ -19,7 +19,6 @@ check the analyzer protocol cannot carry (``retainOnDelete`` against the ``gpule
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,7 +32,7 @@ from pulumi_policy import EnforcementLevel, Policy, ResourceValidationPolicy, St
 from pulumi_policy import policy as sdk_policy
 from pulumi_policy.version import VERSION as SDK_VERSION
 
-from components import clock
+from components import clock, inputfile
 from components import vocabulary as v
 from components.errors import UserError
 from gpulease.render import CapturedResource, Rendering
@@ -53,6 +52,10 @@ LEVEL_NAMES = {
     analyzer_pb2.DISABLED: "disabled",
 }
 LEVEL_VALUES = {name: value for value, name in LEVEL_NAMES.items()}
+
+
+POLICY_CONFIG_MAX_BYTES = 256 * 1024
+"""A policy config names a dozen policies; anything near this size is not one."""
 
 
 class PolicyConfigError(UserError):
@@ -116,11 +119,9 @@ class PolicyResult:
 def load_policy_config(path: Path) -> dict[str, Any]:
     """A ``--policy-pack-config`` JSON file: ``{"all": level, "<policy>": level | {enforcementLevel, ...}}``."""
     try:
-        data = json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise PolicyConfigError(f"policy config {path}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise PolicyConfigError(f"policy config {path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        data = inputfile.load_json(path, what="policy config file", max_bytes=POLICY_CONFIG_MAX_BYTES)
+    except inputfile.InputFileError as exc:
+        raise PolicyConfigError(f"policy config {exc}") from None
     if not isinstance(data, dict):
         raise PolicyConfigError(f"policy config {path}: the top level must be an object of policy names")
     return data
@@ -359,7 +360,7 @@ def resolve_config(info: Any, config: Mapping[str, Any]) -> tuple[dict[str, str]
     known_levels = ", ".join(LEVEL_VALUES)
 
     def parse_level(where: str, value: Any) -> str:
-        if value not in LEVEL_VALUES:
+        if not isinstance(value, str) or value not in LEVEL_VALUES:
             raise PolicyConfigError(f"policy config: {where}: {value!r} is not an enforcement level; accepted: "
                                     f"{known_levels}")
         return str(value)

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-import yaml
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.sync_await import _sync_await
@@ -168,12 +167,11 @@ def _plain(value: Any) -> Any:
 
 
 def load_stack_file(path: Path) -> dict[str, Any]:
-    """The ``config:`` map of a ``Pulumi.<stack>.yaml`` file, values as parsed YAML."""
-    raw = yaml.safe_load(path.read_text()) or {}
-    config = raw.get("config") or {}
-    if not isinstance(config, Mapping):
-        raise ValueError(f"{path}: 'config' must be a mapping")
-    return dict(config)
+    """The ``config:`` map of a ``Pulumi.<stack>.yaml`` file (``gpulease.stacks.load_stack_config``: read
+    through the input-file boundary; a bad file raises ``InputFileError``, a ``UserError``)."""
+    from gpulease.stacks import load_stack_config  # stacks imports this module
+
+    return load_stack_config(path)
 
 
 def engine_config(config: Mapping[str, Any], project: str) -> tuple[dict[str, str], list[str]]:
@@ -261,6 +259,10 @@ def render(
         rendering.outputs = _plain(_sync_await(pulumi.Output.from_input(exports).future())) or {}
     except pulumi.RunError as exc:
         rendering.error = str(exc)
+    except SystemExit as exc:
+        # sys.exit() in a program ends it before it registered everything: a failed render, never a clean one.
+        rendering.error = (f"the program called sys.exit({exc.code!r}) before it finished; nothing it would "
+                           "have registered after that was reviewed")
     except Exception as exc:
         rendering.error = f"{type(exc).__name__}: {exc}"
     finally:

@@ -12,8 +12,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from components.cost import StackCost, estimate_resources
 from components.errors import UserError
 from gpulease import stacks
@@ -57,13 +55,7 @@ class UnsupportedProjectError(UserError):
 
 def program_dir_of(project_dir: Path) -> Path:
     """Where a Pulumi Python project's ``__main__.py`` is: the project root, or its ``main`` directory."""
-    for name in ("Pulumi.yaml", "Pulumi.yml"):
-        path = project_dir / name
-        if path.exists():
-            meta = yaml.safe_load(path.read_text()) or {}
-            break
-    else:
-        raise stacks.StackNotFoundError(f"{project_dir} has no Pulumi.yaml")
+    meta = stacks.project_meta(project_dir)
     runtime = meta.get("runtime")
     runtime_name = runtime.get("name") if isinstance(runtime, dict) else runtime
     if runtime_name != "python":
@@ -81,7 +73,11 @@ def program_dir_of(project_dir: Path) -> Path:
 def render_target(project_dir: Path, stack_file: Path, now: datetime | None = None) -> Rendering:
     """Run a project's program for one of its stack files, under mocks."""
     project, _ = stacks.project_info(project_dir)
-    config = load_stack_file(stack_file)
+    try:
+        config = load_stack_file(stack_file)
+    except UserError as exc:
+        # A stack file that cannot be read is this stack's error; the other stacks are still reviewed.
+        return Rendering(project=project, stack=stacks.stack_name(stack_file), config={}, error=str(exc))
     program_dir = None if project_dir.resolve() == PROJECT_ROOT else program_dir_of(project_dir)
     return render(config, stack=stacks.stack_name(stack_file), project=project, program_dir=program_dir, now=now)
 

@@ -25,15 +25,21 @@ BASE_EXPERIMENT: dict[str, Any] = {
     "maxRuntimeHours": 8,
     "ssh": {
         "allowedCidrs": ["203.0.113.7/32", "2001:db8:1234::/48"],
-        "publicKey": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIJ1xTQn3XwHkq7BpH0Qm8rXh0bLZ2n1m9Wc8v0sF3Zq alice@laptop",
+        "publicKey": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA+hBi33bSLRNsgbKP5NSFs+fQAUzBEl3aSwo5F2Lh5+ alice@laptop",
     },
     "checkpoints": {"prefix": "ckpt/", "intervalMinutes": 15},
 }
 
 
+ALI_PUBLIC_KEY = "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBNjPdeYpH2wmOQ6Imsq2ysuaNgrWKzp4ujPFju9VNc+jSevpzl9iiZaa8cl1AjVRoZl5Ftn8H1x4BXf92QlfqKQ= alice@laptop"
+"""Alibaba Cloud's ImportKeyPair takes rsa, dsa and ecdsa keys, not ed25519: the base spec moved to alicloud uses this."""
+
+
 def experiment(**overrides: Any) -> dict[str, Any]:
-    """A valid AWS experiment spec with top-level keys replaced."""
+    """A valid AWS experiment spec with top-level keys replaced (on ``cloud="alicloud"`` with an ECDSA key)."""
     spec = copy.deepcopy(BASE_EXPERIMENT)
+    if overrides.get("cloud") == "alicloud":
+        spec["ssh"]["publicKey"] = ALI_PUBLIC_KEY
     spec.update(copy.deepcopy(overrides))
     return spec
 

@@ -273,10 +273,10 @@ def test_data_disk_encrypted_in_the_instance_zone_and_retained(spot) -> None:
 
 
 def test_data_disk_not_retained_when_asked_and_performance_level() -> None:
-    r = render_ali(ali_experiment(dataDisk={"sizeGb": 300, "retain": False, "performanceLevel": "PL2", "kmsKeyId": "key-hzz6"}))
+    r = render_ali(ali_experiment(dataDisk={"sizeGb": 500, "retain": False, "performanceLevel": "PL2", "kmsKeyId": "key-hzz6"}))
     disk = r.one(DISK)
     assert disk.retain_on_delete is False and disk.inputs["tags"][v.TAG_RETAIN] == "false"
-    assert (disk.inputs["size"], disk.inputs["performanceLevel"], disk.inputs["kmsKeyId"]) == (300, "PL2", "key-hzz6")
+    assert (disk.inputs["size"], disk.inputs["performanceLevel"], disk.inputs["kmsKeyId"]) == (500, "PL2", "key-hzz6")
 
 
 def test_existing_disk_is_reattached_in_its_zone_not_managed() -> None:

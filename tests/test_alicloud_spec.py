@@ -62,7 +62,8 @@ def test_on_demand_reason_longer_than_alibaba_accepts() -> None:
     with pytest.raises(SpecError) as err:
         load(spec)
     assert f"{EXP}.onDemandReason" in str(err.value) and "up to 128" in str(err.value)
-    assert load({**spec, "cloud": "aws", "gpu": {"instanceType": "g5.xlarge"}}).base.on_demand_reason == reason
+    on_aws = {**spec, "cloud": "aws", "gpu": {"instanceType": "g5.xlarge"}, "ssh": experiment()["ssh"]}
+    assert load(on_aws).base.on_demand_reason == reason
 
 
 def test_project_starting_with_a_reserved_prefix() -> None:

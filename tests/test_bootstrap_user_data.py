@@ -27,7 +27,7 @@ from components.bootstrap import (
     settings_for,
 )
 from components.spec import ExperimentSpec
-from tests.conftest import BASE_EXPERIMENT, experiment, render_experiment
+from tests.conftest import experiment, render_experiment
 
 INSTANCE = "aws:ec2/instance:Instance"
 VOLUME = "aws:ebs/volume:Volume"
@@ -250,7 +250,7 @@ def test_shipped_bootstrap_never_formats_without_the_blank_disk_decision(aws_tex
 
 def _alicloud_settings() -> BootstrapSettings:
     spec = ExperimentSpec.model_validate(
-        {**BASE_EXPERIMENT, **SPEC_OVERRIDES, "cloud": "alicloud", "gpu": {"instanceType": "ecs.gn7i-c8g1.2xlarge"}}
+        {**experiment(cloud="alicloud"), **SPEC_OVERRIDES, "gpu": {"instanceType": "ecs.gn7i-c8g1.2xlarge"}}
     )
     return settings_for(
         spec,

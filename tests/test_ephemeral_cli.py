@@ -185,3 +185,17 @@ def test_a_real_signal_to_the_process_tears_the_stack_down(tmp_path: Path, signu
     assert [op for op, _ in calls["backend"]] == ["cli_version", "create", "up", "outputs", "destroy", "remove"]
     assert calls["channel"] == ["wait_ready", "run", "download_artifacts"]
     assert "interrupted" in out and "destroyed and removed" in out
+
+
+@pytest.mark.parametrize("command", ["run", "up"])
+def test_a_program_that_fails_to_render_creates_nothing(
+    command: str, github, stand_ins, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The spec accepts g5.99xlarge (a GPU family), but the program cannot resolve it: pulumi up would fail
+    # partway. The offline render runs first, so nothing is created and the error is one line, exit 2.
+    argv = ["ephemeral", command, "--base-stack", "aws-lora-7b", "--set", "gpu={instanceType: g5.99xlarge}"]
+    code = cli.main([*argv, "--", "python", "train.py"] if command == "run" else argv)
+    err = capsys.readouterr().err
+    assert code == 2 and stand_ins["backend"].calls == [] and stand_ins["channel"].calls == []
+    assert err.count("\n") == 1 and "fails to render, so nothing was created" in err and "g5.99xlarge" in err
+    assert "Traceback" not in err

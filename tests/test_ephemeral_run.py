@@ -209,13 +209,26 @@ def test_a_signal_during_a_pulumi_operation_waits_for_it_and_cancels_it_graceful
     assert summary["exitCode"] == 128 + signum
 
 
-def test_forward_to_cli_signals_only_pulumi_children(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sigint_at_launch", ["default", "ignored"])
+def test_forward_to_cli_signals_only_pulumi_children(tmp_path: Path, sigint_at_launch: str) -> None:
+    # A background launch (nohup make test &, setsid ... &, a CI runner) starts everything with SIGINT ignored,
+    # and an ignored signal stays ignored across exec: a shell started that way cannot trap it. The real CLI is
+    # started by the Automation API while guard_signals() has its handler installed, and a handled signal is
+    # reset to its default at exec, so the CLI can receive SIGINT however gpulease itself was launched.
     marker = tmp_path / "got-int"
     script = tmp_path / "pulumi"
     script.write_text(f"#!/bin/sh\ntrap 'echo int > {marker}; exit 0' INT\nwhile true; do sleep 0.05; done\n")
     script.chmod(0o755)
-    pulumi = subprocess.Popen([str(script)])
-    other = subprocess.Popen(["sleep", "30"])
+    launched = signal.getsignal(signal.SIGINT)
+    if sigint_at_launch == "ignored":
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with guard_signals() as guard:
+            guard.disarm()
+            pulumi = subprocess.Popen([str(script)])
+        other = subprocess.Popen(["sleep", "30"])
+    finally:
+        signal.signal(signal.SIGINT, launched)
     try:
         for _ in range(100):  # until the shell has installed its trap
             if Path(f"/proc/{pulumi.pid}/stat").exists() and "pulumi" in Path(f"/proc/{pulumi.pid}/stat").read_text():

@@ -16,7 +16,7 @@ import pytest
 from components import bootstrap
 from components.bootstrap import JobAgentSettings, render_user_data_base64, settings_for
 from components.spec import ExperimentSpec
-from tests.conftest import BASE_EXPERIMENT, experiment, render_experiment
+from tests.conftest import experiment, render_experiment
 from tests.test_bootstrap_user_data import INSTANCE, SPEC_OVERRIDES, _docstring_free, cloud_config, decode, files
 
 CI_RUN = "octo/repo/actions/runs/1234567890"
@@ -110,7 +110,7 @@ def _settings(cloud: str, ci_run: str | None, checkpoint_uri: str | None) -> boo
     extra: dict[str, Any] = {"ciRun": ci_run} if ci_run else {}
     if cloud == "alicloud":
         extra["gpu"] = {"instanceType": "ecs.gn7i-c8g1.2xlarge"}
-    spec = ExperimentSpec.model_validate({**BASE_EXPERIMENT, **SPEC_OVERRIDES, **extra, "cloud": cloud})
+    spec = ExperimentSpec.model_validate({**experiment(cloud=cloud), **SPEC_OVERRIDES, **extra})
     return settings_for(
         spec,
         cloud=cloud,

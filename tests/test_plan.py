@@ -114,7 +114,7 @@ def test_policy_config_file_downgrades_to_advisory(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("{not json", "not JSON"),
+        ("{not json", "not valid JSON"),
         ('{"max-runtime": {"maxHours": -1}}', "policy config: max-runtime: maxHours: -1 is less than or equal to"),
     ],
 )

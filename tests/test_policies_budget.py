@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from components import vocabulary as v
 from gpulease.policy_runner import PolicyRunner
 from tests._policy_support import (
@@ -135,3 +137,11 @@ def test_aws_provider_default_tags_count():
     assert found(PolicyRunner().analyze(rendering, now=NOW), "budget-tags") == [
         ("budget-tags", "mandatory", "sg", f"SecurityGroup 'sg' is missing required tags: {v.TAG_OWNER}")
     ]
+
+
+@pytest.mark.parametrize("budget", ["0", "0.0", "-0", "nan", "inf", "-inf", ""])
+def test_a_budget_tag_that_is_not_a_positive_finite_number_fails(budget):
+    # "0" is no budget at all, and "nan" / "inf" parse as floats that slip past every comparison.
+    (hit,) = found(analyze(*_aws(aws_gpu(tags=tags(budget=budget)))), "budget-tags")
+    assert hit[:3] == ("budget-tags", "mandatory", "gpu")
+    assert f"{v.TAG_BUDGET_USD}={budget!r} is not a positive number of USD" in hit[3]

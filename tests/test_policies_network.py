@@ -108,3 +108,15 @@ def test_alicloud_variants():
         ("all", "SecurityGroupRule 'all' opens every port"),
         ("range", "SecurityGroupRule 'range' opens port 22"),
     ]
+
+
+def test_alicloud_ipv6_sources_are_read_from_ipv6_cidr_ip():
+    # Alibaba writes an IPv6 source into ipv6CidrIp (cidrIp stays empty): a narrow one passes, ::/0 and a /32 fail.
+    def rule(name: str, cidr: str):
+        return res(ALI_RULE, name, {"type": "ingress", "ipProtocol": "tcp", "portRange": "22/22",
+                                    "ipv6CidrIp": cidr, "securityGroupId": "sg-bp1"})
+    assert ssh_findings(rule("mine", "2001:db8:1234::/48")) == []
+    assert [(h[2], h[3].split(" (")[0]) for h in ssh_findings(rule("world", "::/0"), rule("wide", "2001:db8::/32"))] == [
+        ("world", "SecurityGroupRule 'world' opens port 22 to ::/0"),
+        ("wide", "SecurityGroupRule 'wide' opens port 22 to 2001:db8::/32"),
+    ]

@@ -129,3 +129,11 @@ def test_unknown_expires_at_is_not_judged_but_known_tags_are():
                      *checkpoint_bucket())
     assert found(result, "max-runtime") == []
     assert found(result, "budget-tags") == []
+
+
+def test_one_unmatched_schedule_does_not_cover_several_gpu_instances():
+    # With its input unknown and no dependency, one schedule is taken for the one instance only when there is
+    # exactly one: with two instances it could terminate either, so neither counts as covered.
+    result = analyze(res(AWS_INSTANCE, "a", aws_gpu()), res(AWS_INSTANCE, "b", aws_gpu()),
+                     aws_schedule_for("a", depends=False), *checkpoint_bucket())
+    assert sorted(h[2] for h in found(result, "max-runtime-cloud-stop")) == ["a", "b"]

@@ -57,6 +57,9 @@ def offered_zones(spec: ExperimentSpec, instance_type: str, ctx: AlicloudContext
 def place(spec: ExperimentSpec, instance_type: str, ctx: AlicloudContext, required_zone: str | None) -> Placement:
     """Choose the zone and vSwitch: the given vSwitch, else one of the given VPC, else a new VPC and vSwitch."""
     net = spec.network
+    conflict = spec.existing_disk_zone_problem(required_zone, ctx.region) if required_zone else None
+    if conflict:
+        raise PlacementError(conflict)
     zones = offered_zones(spec, instance_type, ctx)
     where = f"{instance_type} ({spec.market})"
     if net.subnet_id:

@@ -40,6 +40,9 @@ def place(spec: ExperimentSpec, instance_type: str, vpc_id: str, ctx: AwsContext
     GPU types are not offered in every zone, so the zone comes from the instance-type offerings rather than
     from whatever subnet the default VPC lists first."""
     net = spec.network
+    conflict = spec.existing_disk_zone_problem(required_az, ctx.region) if required_az else None
+    if conflict:
+        raise PlacementError(conflict)
     if net.subnet_id:
         subnet = aws.ec2.get_subnet(id=net.subnet_id, opts=ctx.invoke_opts())
         if required_az and subnet.availability_zone != required_az:

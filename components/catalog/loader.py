@@ -14,9 +14,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
+from components import inputfile
 from components.catalog.models import Catalog, InstanceType, RegionPrices, Source
 from components.errors import UserError
 
@@ -29,6 +29,8 @@ _SECTIONS: dict[str, tuple[type[BaseModel], tuple[str, str]]] = {
     "instances": (InstanceType, ("cloud", "type")),
     "regions": (RegionPrices, ("cloud", "region")),
 }
+CATALOG_MAX_BYTES = 4 * 1024 * 1024
+"""The shipped files are tens of kilobytes; an override with every region of every type stays far below this."""
 _MERGED_MAPS = ("prices", "blockStorageGbMonth", "provisionedIopsMonth", "throughputMbpsMonth")
 
 
@@ -53,12 +55,17 @@ def override_paths() -> tuple[Path, ...]:
 def load_catalog(overrides: Sequence[str | Path] | None = None) -> Catalog:
     """The shipped catalog with ``overrides`` (default: the files named by ``GPULEASE_CATALOG_OVERRIDES``)."""
     paths = tuple(Path(p) for p in overrides) if overrides is not None else override_paths()
+    stamps = [(str(p), p.stat().st_mtime_ns) for p in BASE_FILES]
     for path in paths:
-        if not path.is_file():
+        if not os.path.lexists(path):
             raise CatalogError(f"catalog override file {path} does not exist (from --catalog or {OVERRIDES_ENV})")
+        try:
+            stamps.append((str(path), os.stat(path).st_mtime_ns))
+        except OSError:  # a symlink loop, an unreadable folder: the input-file boundary says which
+            _read(path)
+            raise
     # Keyed by modification time too, so that an edited override file is read again.
-    stamps = tuple((str(p), p.stat().st_mtime_ns) for p in (*BASE_FILES, *paths))
-    return _load(stamps)
+    return _load(tuple(stamps))
 
 
 @lru_cache(maxsize=8)
@@ -106,24 +113,20 @@ def _load(stamps: tuple[tuple[str, int], ...]) -> Catalog:
 
 
 def _read(path: Path) -> tuple[dict[str, Any], dict[tuple[str, int], int]]:
-    """The parsed document and the line of each row, so that an error can point at it."""
-    text = path.read_text()
+    """The parsed document and the line of each row, so that an error can point at it.
+
+    Read through ``components.inputfile``: a regular UTF-8 file, size-capped, no aliases, tags or duplicate keys."""
     try:
-        document = yaml.safe_load(text) or {}
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        raise CatalogError(f"{path}: not valid YAML: {exc}") from None
+        doc = inputfile.load_yaml_document(path, what="catalog file", max_bytes=CATALOG_MAX_BYTES)
+    except inputfile.InputFileError as exc:
+        raise CatalogError(str(exc)) from None
+    document = doc.data if doc.data is not None else {}
     if not isinstance(document, dict):
-        raise CatalogError(f"{path}: expected a mapping with sources, instances and/or regions")
+        raise CatalogError(f"{path}:{doc.line()}: expected a mapping with sources, instances and/or regions")
     unknown = sorted(set(document) - {"sources", *_SECTIONS})
     if unknown:
         raise CatalogError(f"{path}: unknown top-level key(s) {', '.join(unknown)}; accepted: sources, instances, regions")
-    lines: dict[tuple[str, int], int] = {}
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            if key_node.value in _SECTIONS and isinstance(value_node, yaml.SequenceNode):
-                for i, item in enumerate(value_node.value):
-                    lines[(key_node.value, i)] = item.start_mark.line + 1
+    lines = {key: line for key, line in doc.lines.items() if len(key) == 2 and key[0] in _SECTIONS and isinstance(key[1], int)}
     return document, lines
 
 

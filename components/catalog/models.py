@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
@@ -14,7 +14,14 @@ HOURS_PER_MONTH = 730.0
 
 
 class _Row(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+    # allow_inf_nan=False: a price of .nan compares false with everything, so a NaN total would pass any budget.
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True, allow_inf_nan=False
+    )
+
+
+Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+"""A USD price item: finite and not negative (a negative price would lower every estimate)."""
 
 
 class Source(_Row):
@@ -34,7 +41,9 @@ class InstanceType(_Row):
     interconnect: Literal["nvlink", "pcie"] = Field(..., description="How the GPUs of one instance exchange data.")
     vcpu: int = Field(..., ge=1)
     ram_gb: float = Field(..., gt=0)
-    prices: dict[str, float] = Field(..., min_length=1, description="On-demand USD per hour by region.")
+    prices: dict[str, Annotated[float, Field(allow_inf_nan=False)]] = Field(
+        ..., min_length=1, description="On-demand USD per hour by region."
+    )
     spot_discount: float = Field(..., ge=0, lt=1, description="Typical spot discount, a fraction of on-demand.")
     as_of: date
     source: str = Field(..., min_length=1)
@@ -67,9 +76,9 @@ class RegionPrices(_Row):
 
     cloud: Cloud
     region: str = Field(..., min_length=2)
-    block_storage_gb_month: dict[str, float] = Field(..., min_length=1)
-    provisioned_iops_month: dict[str, float] = Field(default_factory=dict)
-    throughput_mbps_month: dict[str, float] = Field(default_factory=dict)
+    block_storage_gb_month: dict[str, Price] = Field(..., min_length=1)
+    provisioned_iops_month: dict[str, Price] = Field(default_factory=dict)
+    throughput_mbps_month: dict[str, Price] = Field(default_factory=dict)
     snapshot_gb_month: float = Field(..., ge=0)
     public_ipv4_hour: float = Field(..., ge=0)
     object_storage_gb_month: float = Field(..., ge=0)

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from components.cost import SHARED, StackCost, estimate_resources
+from components.errors import UserError
 from gpulease import stacks
 from gpulease.commands.size import catalog_overrides, wide_console
 from gpulease.render import PROJECT_ROOT, Rendering, load_stack_file, render
@@ -30,7 +31,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def render_stack(project_dir: Path, stack_file: Path) -> Rendering:
     project, _ = stacks.project_info(project_dir)
     program_dir = None if project_dir == PROJECT_ROOT else project_dir
-    return render(load_stack_file(stack_file), stack=stacks.stack_name(stack_file), project=project, program_dir=program_dir)
+    try:
+        config = load_stack_file(stack_file)
+    except UserError as exc:  # this stack's error; the other stacks are still priced
+        return Rendering(project=project, stack=stacks.stack_name(stack_file), config={}, error=str(exc))
+    return render(config, stack=stacks.stack_name(stack_file), project=project, program_dir=program_dir)
 
 
 def stack_cost(rendering: Rendering) -> StackCost:

@@ -40,6 +40,7 @@ BACKEND_FACTORY: Callable[[argparse.Namespace], StackBackend] = default_backend
 CHANNEL_FACTORY: Callable[[EphemeralConfig], InstanceChannel] = default_channel
 CREDENTIALS_CHECK: Callable[[str, str], str] = preflight.check_credentials
 COST_ESTIMATOR: Callable[[EphemeralConfig], dict[str, float] | None] = orchestrator.rendered_cost
+RENDER_CHECK: Callable[[EphemeralConfig], None] = orchestrator.render_check
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -153,6 +154,7 @@ def _prepare(args: argparse.Namespace) -> tuple[StackBackend, EphemeralConfig]:
         ci_run=naming.ci_run_label(env, stack),
     )
     _ = cfg.region  # a stack without any region cannot be created
+    RENDER_CHECK(cfg)  # a program that fails offline would fail halfway through pulumi up
     backend = BACKEND_FACTORY(args)
     backend.cli_version()
     CREDENTIALS_CHECK(cfg.spec.cloud, cfg.base_stack)

@@ -7,12 +7,14 @@ invalid spec or program error, invalid policy config).
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from pathlib import Path
 
 from rich.console import Console
 
+from components.errors import UserError
 from gpulease import plan_report
 from gpulease.policy_runner import load_policy_config
 from gpulease.review import exit_code, review
@@ -38,23 +40,40 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+class OutputPathError(UserError):
+    """``--output`` names a place a report cannot be written."""
+
+
+def check_output(path: Path) -> None:
+    """Refuse an ``--output`` that cannot be written before any stack is rendered (one line, exit 2)."""
+    accepted = "a file path in an existing folder, e.g. plan.md"
+    if path.is_dir():
+        raise OutputPathError(f"--output {path}: is a folder; accepted: {accepted}")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise OutputPathError(f"--output {path}: the folder {parent} does not exist; accepted: {accepted}")
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.output:
+        check_output(args.output)
     config = load_policy_config(args.policy_config) if args.policy_config else None
     reviews = review(args.stacks, policy_config=config)
     if args.format == "table":
-        if args.output:
-            with args.output.open("w") as handle:
-                plan_report.print_terminal(reviews, Console(file=handle, width=160))
-        else:
-            plan_report.print_terminal(reviews, Console())
+        buffer = io.StringIO()
+        plan_report.print_terminal(reviews, Console(file=buffer, width=160) if args.output else Console())
+        text = buffer.getvalue()
     else:
         text = (
             plan_report.markdown(reviews)
             if args.format == "markdown"
             else json.dumps(plan_report.to_json(reviews), indent=2, default=str) + "\n"
         )
-        if args.output:
+    if args.output:
+        try:
             args.output.write_text(text)
-        else:
-            sys.stdout.write(text)
+        except OSError as exc:
+            raise OutputPathError(f"--output {args.output}: cannot be written ({exc.strerror or exc})") from None
+    elif args.format != "table":
+        sys.stdout.write(text)
     return exit_code(reviews)

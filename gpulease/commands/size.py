@@ -99,6 +99,10 @@ def catalog_overrides(files: list[str] | None) -> Iterator[None]:
         existing = [p for p in (previous or "").split(os.pathsep) if p]
         os.environ[OVERRIDES_ENV] = os.pathsep.join([*existing, *files])
     try:
+        if files:
+            # Read them once up front: a bad override file is the command's one-line error (exit 2), not a
+            # failure of every stack that happens to resolve a type through the catalog.
+            load_catalog()
         yield
     finally:
         if previous is None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from components import vocabulary as v
+from components.errors import UserError
 from gpulease.ephemeral import naming
 from gpulease.ephemeral.backend import StackBackend, StackExistsError, StackInfo, StackMissingError
 from gpulease.ephemeral.channel import InstanceChannel
@@ -138,6 +139,23 @@ def stack_deadline(outputs: Mapping[str, Any]) -> datetime | None:
             except ValueError:
                 continue
     return max(found) if found else None
+
+
+class RenderFailedError(UserError):
+    """The stack's program fails under an offline render: ``pulumi up`` would fail partway, after creating things."""
+
+
+def render_check(cfg: EphemeralConfig) -> None:
+    """Run the stack's program offline (under mocks) exactly as ``pulumi up`` will run it, before anything exists.
+
+    A program error (an invalid config, user-data over the cloud's limit, ...) would otherwise surface only during
+    ``pulumi up``, after some resources were created: refuse the run instead, with the program's own message."""
+    from gpulease.render import render
+
+    rendering = render(cfg.config, stack=cfg.stack)
+    if rendering.error:
+        detail = " ".join(rendering.error.split())
+        raise RenderFailedError(f"stack '{cfg.stack}' (from {cfg.base_stack}) fails to render, so nothing was created: {detail}")
 
 
 def rendered_cost(cfg: EphemeralConfig) -> dict[str, float] | None:

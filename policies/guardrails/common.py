@@ -9,6 +9,7 @@ only what is not.
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -146,9 +147,11 @@ def as_number(value: Any) -> float | None:
     if value is UNKNOWN or value is None or isinstance(value, bool):
         return None
     try:
-        return float(value)
+        number = float(value)
     except (TypeError, ValueError):
         return None
+    # "nan" and "inf" parse as floats, but NaN passes every comparison-based check ("nan" <= 0 is false).
+    return number if math.isfinite(number) else None
 
 
 def now() -> datetime:

@@ -2,8 +2,8 @@
 
 Checked on every way of writing an ingress rule: inline ``ingress`` blocks of ``aws.ec2.SecurityGroup``,
 ``aws.ec2.SecurityGroupRule`` (type ingress), ``aws.vpc.SecurityGroupIngressRule`` and
-``alicloud.ecs.SecurityGroupRule`` (type ingress, policy accept; with neither ``cidrIp`` nor a source group nor
-a prefix list, Alibaba Cloud opens it to 0.0.0.0/0). A rule is open when its source is broader than
+``alicloud.ecs.SecurityGroupRule`` (type ingress, policy accept; with neither ``cidrIp`` / ``ipv6CidrIp`` nor a
+source group nor a prefix list, Alibaba Cloud opens it to 0.0.0.0/0). A rule is open when its source is broader than
 ``minPrefixV4`` / ``minPrefixV6`` (0.0.0.0/0 and ::/0 always are) and its protocol and port range include a
 watched port (``ports``, default 22; ``allPorts`` watches every port). Protocol ``-1`` / ``all`` means every
 port.
@@ -80,12 +80,15 @@ def _ssh_ingress(args: ResourceValidationArgs, report: ReportViolation) -> None:
     elif args.resource_type == c.ALI_SECURITY_GROUP_RULE:
         if c.known(props, "type") != "ingress" or str(c.known(props, "policy", default="accept")).lower() == "drop":
             return
-        cidr = c.known(props, "cidrIp")
+        # The source is one of cidrIp, ipv6CidrIp, a source group or a prefix list (pulumi_alicloud
+        # ecs.SecurityGroupRule: "You must specify one of the following field: cidr_ip, source_security_group_id,
+        # prefix_list_id, ipv6_cidr_ip"); with none of them Alibaba Cloud opens the rule to 0.0.0.0/0.
+        cidrs = [x for x in (c.known(props, "cidrIp"), c.known(props, "ipv6CidrIp")) if x is not None]
         other_source = c.known(props, "sourceSecurityGroupId") or c.known(props, "prefixListId")
-        if cidr is None and other_source is None:
-            cidr = "0.0.0.0/0"  # Alibaba's default source
+        if not cidrs and other_source is None:
+            cidrs = ["0.0.0.0/0"]  # Alibaba's default source
         low, high = _alicloud_range(c.known(props, "portRange", default="-1/-1"))
-        judge("", [cidr] if cidr is not None else [], c.known(props, "ipProtocol"), low, high)
+        judge("", cidrs, c.known(props, "ipProtocol"), low, high)
 
 
 ssh_ingress_restricted = c.judges(ResourceValidationPolicy(

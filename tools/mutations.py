@@ -1,0 +1,93 @@
+"""The mutations ``make mutate`` applies to the safety code: small edits a careless change could make.
+
+Each one must make at least one of its tests fail ("killed"); one that leaves them green is a survivor: a rule
+no test pins. Add a group for new safety code (the reaper's decisions in gpulease/inventory/reaper.py, the
+watchdog's rules in components/bootstrap/watchdog.py) by appending ``Mutation`` rows to ``MUTATIONS``.
+``find`` must occur exactly once in ``path``; the runner reports a stale row otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Mutation:
+    area: str
+    path: str
+    find: str
+    replace: str
+    tests: tuple[str, ...]
+    rule: str
+
+
+SPEC_TESTS = ("tests/test_spec.py", "tests/test_spec_limits.py", "tests/test_alicloud_spec.py")
+LOADER_TESTS = ("tests/test_hostile_input.py", "tests/test_hostile_cli.py")
+POLICY_TESTS = ("tests/test_policies_network.py", "tests/test_policies_budget.py", "tests/test_policies_runtime.py")
+
+MUTATIONS: list[Mutation] = [
+    # --- the spec's guards ------------------------------------------------------------------------------------
+    Mutation("spec", "components/vocabulary.py", "MIN_SSH_PREFIX_V6 = 48", "MIN_SSH_PREFIX_V6 = 16", SPEC_TESTS,
+             "IPv6 SSH sources wider than a /48 are refused"),
+    Mutation("spec", "components/vocabulary.py", "MIN_SSH_PREFIX_V4 = 16", "MIN_SSH_PREFIX_V4 = 8", SPEC_TESTS,
+             "IPv4 SSH sources wider than a /16 are refused"),
+    Mutation("spec", "components/spec.py", 'if "%" in raw:', "if False:", SPEC_TESTS,
+             "zone-scoped IPv6 sources are refused"),
+    Mutation("spec", "components/spec.py", 'if self.market == "spot" and not self.checkpoints.enabled:', "if False:",
+             SPEC_TESTS, "spot needs checkpoints"),
+    Mutation("spec", "components/spec.py", "        allow_inf_nan=False,\n", "        allow_inf_nan=True,\n", SPEC_TESTS,
+             "numbers are finite"),
+    Mutation("spec", "components/spec.py", "if not first <= value.year <= last:", "if False:", SPEC_TESTS,
+             "expiresAt within the years a deadline can be computed in"),
+    Mutation("spec", "components/spec.py", "if not POSIX_USER.match(user):", "if False:", SPEC_TESTS,
+             "ssh.user is a POSIX user name"),
+    Mutation("spec", "components/spec.py", "if len(builtin) + len(extra) > most:", "if False:", SPEC_TESTS,
+             "tag count within the cloud's limit"),
+    Mutation("spec", "components/spec.py", "if len(self.owner) > value_max:", "if False:", SPEC_TESTS,
+             "owner fits a tag value"),
+    Mutation("spec", "components/ssh_keys.py", "if declared in accepted:", "if True:", SPEC_TESTS,
+             "key types the cloud's ImportKeyPair refuses are refused"),
+    Mutation("spec", "components/ssh_keys.py", "key.key_size < MIN_RSA_BITS", "key.key_size < 1024", SPEC_TESTS,
+             "RSA keys of at least 2048 bits"),
+    Mutation("spec", "components/cloud_limits.py", "if not explicit_deadline and minutes < floor:", "if False:",
+             SPEC_TESTS, "runtime minimum per cloud"),
+    Mutation("spec", "components/cloud_limits.py", 'if iops is None and disk_type in ("io1", "io2"):', "if False:",
+             SPEC_TESTS, "io1/io2 need iops"),
+    Mutation("spec", "components/cloud_limits.py", "elif iops is not None and iops > ratio * size_gb:", "elif False:",
+             SPEC_TESTS, "IOPS per GiB"),
+    Mutation("spec", "components/cloud_limits.py", "if count > AWS_SG_RULES_PER_FAMILY:", "if False:", SPEC_TESTS,
+             "SSH sources within the security-group rule quota"),
+    Mutation("spec", "components/spec.py", "if pinned and pinned != zone:", "if False:", SPEC_TESTS,
+             "a pinned zone other than the existing disk's is an error"),
+    # --- the input boundary -----------------------------------------------------------------------------------
+    Mutation("loader", "components/inputfile.py", "if isinstance(event, AliasEvent):", "if False:", LOADER_TESTS,
+             "YAML aliases are refused"),
+    Mutation("loader", "components/inputfile.py", "            if event.anchor is not None:", "            if False:",
+             LOADER_TESTS, "YAML anchors are refused (no billion laughs)"),
+    Mutation("loader", "components/inputfile.py", "            if event.tag is not None:", "            if False:",
+             LOADER_TESTS, "YAML tags are refused"),
+    Mutation("loader", "components/inputfile.py", "if key_node.value in seen:", "if False:", LOADER_TESTS,
+             "duplicate keys are refused"),
+    Mutation("loader", "components/inputfile.py", "for test, label in _KINDS:", "for test, label in ():",
+             LOADER_TESTS, "only regular files are read (a FIFO, a folder, a device are refused)"),
+    Mutation("loader", "components/inputfile.py", "    if size > max_bytes:", "    if False:", LOADER_TESTS,
+             "input files are size-capped"),
+    Mutation("loader", "components/catalog/models.py", "Field(ge=0, allow_inf_nan=False)", "Field(allow_inf_nan=True)",
+             LOADER_TESTS, "catalog prices are finite and not negative"),
+    # --- the policy conditions --------------------------------------------------------------------------------
+    Mutation("policy", "policies/guardrails/budget.py", "if number is None or number <= 0:",
+             "if number is None or number < 0:", POLICY_TESTS, "a budget tag of 0 fails budget-tags"),
+    Mutation("policy", "policies/guardrails/common.py", "return number if math.isfinite(number) else None",
+             "return number", POLICY_TESTS, "nan/inf are not numbers"),
+    Mutation("policy", "policies/guardrails/runtime.py",
+             "if not covering and len(schedules) == 1 and len(aws_gpus) == 1 and unmatched:",
+             "if not covering and unmatched:", POLICY_TESTS,
+             "one unmatched schedule covers a single GPU instance only"),
+    Mutation("policy", "policies/guardrails/runtime.py", "    if expires > limit:", "    if False:", POLICY_TESTS,
+             "expires-at within maxHours"),
+    Mutation("policy", "policies/guardrails/network.py", 'c.known(props, "ipv6CidrIp")', "None", POLICY_TESTS,
+             "Alibaba IPv6 sources are judged"),
+    Mutation("policy", "policies/guardrails/common.py", "    if net.prefixlen < minimum:", "    if False:",
+             POLICY_TESTS, "a wide (not only a /0) source is open"),
+    # Reaper decisions and watchdog rules: append their rows here (area "reaper" / "watchdog").
+]
