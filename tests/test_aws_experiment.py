@@ -95,8 +95,9 @@ def test_spot_instance_inputs(spot) -> None:
 def test_max_spot_price_and_on_demand() -> None:
     capped = render_experiment(experiment(maxSpotPriceUsd=0.45)).one(INSTANCE).inputs
     assert capped["instanceMarketOptions"]["spotOptions"]["maxPrice"] == "0.45"
-    # Plain digits at both ends of the range: "%g" would send "1e-05", and "1.23457e+06" (a different price).
-    for price, sent in ((0.00001, "0.00001"), (1234567.0, "1234567"), (2.0, "2")):
+    # Plain digits, every one of them: "%g" would send "123.457" for 123.4567 (a different price) and "1e-05"
+    # style exponents below the spec's range.
+    for price, sent in ((0.001, "0.001"), (123.4567, "123.4567"), (999.99999, "999.99999"), (2.0, "2")):
         inputs = render_experiment(experiment(maxSpotPriceUsd=price, budgetUsd=1e8)).one(INSTANCE).inputs
         assert inputs["instanceMarketOptions"]["spotOptions"]["maxPrice"] == sent
     od = render_experiment(experiment(market="on-demand", onDemandReason="interactive profiling - no interruptions"))
