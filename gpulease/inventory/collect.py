@@ -13,7 +13,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from components.vocabulary import MANAGED_BY_VALUE, TAG_MANAGED_BY, is_managed, tags_from_list
-from gpulease.inventory.aws import AwsClients, managed_filter
+from gpulease.inventory.aws import CREDENTIAL_ERRORS, UNREACHABLE_ERRORS, AwsClients, managed_filter
 from gpulease.inventory.resources import (  # noqa: F401  (re-exported: the records every listing returns)
     Address,
     Bucket,
@@ -191,22 +191,30 @@ EC2_LISTERS: dict[str, Lister] = {
 }
 
 
-def fill(inventory: RegionInventory, client: Any, listers: dict[str, Lister]) -> None:
-    """Run each listing into the inventory field of its name, one after the other; a listing that fails is
-    recorded in the inventory's errors and the others go on."""
+def fill(inventory: RegionInventory, client: Any, listers: dict[str, Lister]) -> bool:
+    """Run each listing into the inventory field of its name, one after the other. A listing that fails is
+    recorded in the inventory's errors and the others go on; an endpoint that cannot be reached (refused, or
+    timed out on every attempt) stops the region, since its other calls would only wait the same way. Credential
+    errors are raised: they are the user's to fix. Returns False when the region was given up."""
     for name, lister in listers.items():
         try:
             setattr(inventory, name, lister(client, inventory.region))
+        except CREDENTIAL_ERRORS:
+            raise
         except (BotoCoreError, ClientError) as exc:
             inventory.errors.append(f"{inventory.region}: listing {name.replace('_', ' ')} failed: {exc}")
+            if isinstance(exc, UNREACHABLE_ERRORS):
+                inventory.errors.append(f"{inventory.region}: endpoint unreachable; the region's other calls were skipped")
+                return False
+    return True
 
 
 def collect_region(clients: AwsClients, region: str, *, buckets: bool = True, snapshots: bool = True) -> RegionInventory:
     """List one region, one listing after the other: EC2 throttles describe calls per account, and a listing is
     a handful of calls. A listing that fails is recorded and the others go on."""
     inventory = RegionInventory(region=region)
-    fill(inventory, clients.ec2(region), {k: f for k, f in EC2_LISTERS.items() if snapshots or k != "snapshots"})
-    if buckets:
+    reached = fill(inventory, clients.ec2(region), {k: f for k, f in EC2_LISTERS.items() if snapshots or k != "snapshots"})
+    if buckets and reached:
         fill(inventory, clients.tagging(region), {"buckets": list_buckets})
     return inventory
 

@@ -144,7 +144,8 @@ def scan_region(ec2: Any, region: str, settings: ReapSettings) -> tuple[RegionIn
     A lookup that fails is recorded in the inventory's errors and the other kinds are still swept: acting on a
     partial view is safe, since only what was described is acted on."""
     inventory = RegionInventory(region=region)
-    fill(inventory, ec2, {"spot_requests": list_spot_requests, "addresses": list_addresses, "snapshots": list_snapshots})
+    if not fill(inventory, ec2, {"spot_requests": list_spot_requests, "addresses": list_addresses, "snapshots": list_snapshots}):
+        return inventory, []
     try:
         tagged = managed_tags(ec2)
     except (BotoCoreError, ClientError) as exc:
