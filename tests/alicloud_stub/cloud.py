@@ -67,6 +67,11 @@ class Account:
     buckets: dict[str, Resource] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
+    def reset(self) -> None:
+        with self.lock:
+            for table in (self.instances, self.disks, self.snapshots, self.images, self.eips, self.buckets):
+                table.clear()
+
     # --- building -------------------------------------------------------------------------------------------
 
     def _new(self, prefix: str) -> str:

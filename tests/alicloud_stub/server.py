@@ -172,6 +172,8 @@ class AlicloudStub:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body leave in one write: two small writes meet delayed ACKs and cost ~40 ms a call.
+            wbufsize = 1 << 16
 
             def do_GET(self) -> None:
                 stub._serve(self)
