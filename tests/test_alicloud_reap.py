@@ -56,6 +56,7 @@ def build_mixed_fleet(account) -> dict[str, str]:
     f["s_progressing"] = add.add_snapshot(REGION, tags(extra=retain_until(PAST)), status="progressing")
     f["s_unmanaged"] = add.add_snapshot(REGION, tags(managed=False, extra=retain_until(PAST)))
     f["s_of_image"] = add.add_snapshot(REGION, tags(extra=retain_until(PAST)))
+    f["s_experiment_running"] = add.add_snapshot(REGION, tags(expires=FUTURE, extra=retain_until(PAST)))
     f["m_past_retention"] = add.add_image(REGION, tags(extra=retain_until(PAST)), snapshot=f["s_of_image"])
     f["m_retained"] = add.add_image(REGION, tags(retain=True, extra=retain_until(PAST)))
     f["m_unmanaged"] = add.add_image(REGION, tags(managed=False, extra=retain_until(PAST)))
@@ -105,6 +106,7 @@ def test_mixed_fleet_dry_run_execute_and_rerun(ali):  # noqa: F811
     assert reported[fleet["e_associated"]].reason == f"associated with {fleet['i_live']}"
     assert reported[fleet["s_progressing"]].reason == "state is pending"
     assert reported[fleet["e_associating"]].reason == "state is associating"
+    assert reported[fleet["s_experiment_running"]].reason.startswith("its experiment runs until")
     assert reported[fleet["d_left_behind"]].kind == "disk" and reported[fleet["e_free_expired"]].kind == "eip"
 
     done = sweep(ali.clients(), [REGION], ReapSettings(now=NOW, execute=True))
@@ -246,8 +248,10 @@ def test_the_managed_tag_is_checked_again_client_side_when_the_server_ignores_th
 
     ali.stub.register("2014-05-26", "DescribeDisks", ignoring_tags)
     try:
+        listed = collect_region(ali.clients(), REGION, buckets=False)
         report = sweep(ali.clients(), [REGION], ReapSettings(now=NOW, execute=True))
     finally:
         ali.stub.register("2014-05-26", "DescribeDisks", describe_disks)
+    assert [v.id for v in listed.volumes] == [ours], "the listing (what ls prints) drops foreign disks itself"
     assert {o.id: o.action for o in report.outcomes} == {ours: DELETE}
     assert set(ali.account.disks) == {foreign, bare}
