@@ -217,6 +217,9 @@ def test_cli_reap_and_ls_on_alibaba_cloud(ali, capsys):  # noqa: F811
     assert rows[disk]["deleteWithInstance"] is False
     assert rows["gpulease-ckpt-exp1"]["retain"] == "true" and rows["gpulease-ckpt-exp1"]["region"] == REGION
     assert rows[live]["region"] == OTHER_REGION and rows[live]["state"] == "running"
+    assert main(["ls", "--cloud", "alicloud", "--region", regions]) == 0
+    table = capsys.readouterr().out
+    assert "(alicloud)" in table and disk in table and f"attached to {expired}" in table
 
     assert main(["reap", "--cloud", "alicloud", "--region", regions, "--json"]) == 0
     dry = json.loads(capsys.readouterr().out)
