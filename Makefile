@@ -28,10 +28,12 @@ test: setup lint
 schema: setup
 	$(PY) -m gpulease schema --write
 
-## Benchmarks (not part of the tests): plan review against its floor, the reaper against Cloud Custodian.
+## Benchmarks (not part of the tests): plan review against its floor, the reaper against Cloud Custodian,
+## the Alibaba Cloud sweep's API calls against the minimum.
 bench: setup
 	$(PY) bench/plan_bench.py
 	bash bench/reap_bench.sh
+	$(PY) bench/alicloud_reap_bench.py
 
 ## Mutation check of the safety code (not part of CI): each listed edit must fail its tests; survivors are listed.
 mutate: setup

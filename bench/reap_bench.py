@@ -352,7 +352,9 @@ def run_gpulease(url: str, workdir: Path, workers: int) -> tuple[float, dict[str
     counts_file = workdir / "gpulease-calls.json"
     report_file = workdir / "gpulease-report.json"
     cmd = [sys.executable, str(Path(__file__).resolve()), "child", "--counts", str(counts_file), "--",
-           "reap", "--region", REGION, "--execute", "--json", "--workers", str(workers)]
+           "reap", "--region", REGION, "--execute", "--json", "--workers", str(workers),
+           # moto answers a 2,000-instance describe in seconds of CPU; leave a loaded machine room.
+           "--read-timeout", "120"]
     started = time.perf_counter()
     with report_file.open("w") as out:
         proc = subprocess.run(cmd, env=tool_env(url), stdout=out, stderr=subprocess.PIPE, text=True, check=False)

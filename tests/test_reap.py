@@ -224,7 +224,7 @@ def test_cli_reap_user_errors(aws, capsys, monkeypatch):  # noqa: F811
     assert main(["reap", "--region", REGION]) == 2
     assert f"account {ACCOUNT} is not on the allowlist (111111111111, 222222222222)" in capsys.readouterr().err
     assert main(["reap", "--region", REGION, "--grace-minutes", "-5"]) == 2
-    assert "--grace-minutes must be 0 or more" in capsys.readouterr().err
+    assert "--grace-minutes must be a number from 0 to" in capsys.readouterr().err
 
 
 def test_regions_from_environment_and_multiple_regions(aws, monkeypatch, capsys):  # noqa: F811

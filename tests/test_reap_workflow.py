@@ -42,3 +42,19 @@ def test_workflow_uses_oidc_an_allowlist_and_acts_only_when_scheduled_or_asked()
     assert "aws-access-key-id" not in creds["with"] and "secrets." not in text
     sweep = next(s for s in job["steps"] if s.get("name") == "Sweep")["run"]
     assert "python -m gpulease reap" in sweep and "--execute" in sweep and "exit 2" in sweep
+
+
+def test_alibaba_cloud_job_uses_oidc_through_the_sdk_chain_an_allowlist_and_a_step_timeout():
+    text = WORKFLOW.read_text()
+    flow = yaml.safe_load(text)
+    job = flow["jobs"]["reap-alicloud"]
+    assert job["concurrency"]["group"] != flow["jobs"]["reap"]["concurrency"]["group"], "one cloud never waits on the other"
+    assert job["env"]["GPULEASE_ALLOWED_ACCOUNTS"] == "${{ vars.GPULEASE_ALICLOUD_ACCOUNT_ID }}"
+    assert job["env"]["ALIBABA_CLOUD_ROLE_ARN"] == "${{ vars.GPULEASE_ALICLOUD_ROLE_ARN }}"
+    assert job["env"]["ALIBABA_CLOUD_OIDC_TOKEN_FILE"].endswith("/.oidc-token")
+    token = next(s for s in job["steps"] if s.get("name") == "OIDC token for the RAM role")["run"]
+    assert "ACTIONS_ID_TOKEN_REQUEST_URL" in token and "audience=sts.aliyuncs.com" in token
+    sweeps = {name: next(s for s in flow["jobs"][name]["steps"] if s.get("name") == "Sweep") for name in ("reap", "reap-alicloud")}
+    assert all(0 < step["timeout-minutes"] < flow["jobs"][name]["timeout-minutes"] for name, step in sweeps.items())
+    assert "--cloud alicloud" in sweeps["reap-alicloud"]["run"] and "exit 2" in sweeps["reap-alicloud"]["run"]
+    assert "ALIBABA_CLOUD_ACCESS_KEY" not in text and "secrets." not in text

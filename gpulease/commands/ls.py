@@ -1,4 +1,5 @@
-"""``gpulease ls``: every gpulease-managed AWS resource in the given regions, with deadline and cost so far."""
+"""``gpulease ls``: every gpulease-managed resource (AWS or Alibaba Cloud) in the given regions, with deadline and
+cost so far."""
 
 from __future__ import annotations
 
@@ -13,25 +14,25 @@ from rich.table import Table
 
 from components import clock
 from components.vocabulary import TAG_EXPERIMENT, TAG_EXPIRES_AT, TAG_OWNER, TAG_RETAIN, TAG_RETAIN_UNTIL
-from gpulease.inventory.aws import resolve_regions
-from gpulease.inventory.collect import (
+from gpulease.inventory import aws
+from gpulease.inventory.options import add_cloud_options, clients_from_args, output_console, resolve_regions
+from gpulease.inventory.pricing import age_hours, hourly_price, spend_so_far
+from gpulease.inventory.resources import (
     Address,
     Bucket,
+    Image,
     Instance,
     RegionInventory,
     Resource,
     Snapshot,
     SpotRequest,
     Volume,
-    collect,
 )
-from gpulease.inventory.options import add_aws_options, clients_from_args, output_console
-from gpulease.inventory.pricing import age_hours, hourly_price, spend_so_far
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ls", help="list every gpulease-managed AWS resource: state, deadline, price, spend")
-    add_aws_options(p)
+    p = sub.add_parser("ls", help="list every gpulease-managed resource (--cloud aws|alicloud): state, deadline, price")
+    add_cloud_options(p)
     p.add_argument("--no-buckets", dest="buckets", action="store_false", help="skip the bucket listing")
     p.set_defaults(func=run)
 
@@ -40,7 +41,7 @@ def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment else None
 
 
-def row(resource: Resource, now: datetime) -> dict[str, Any]:
+def row(resource: Resource, now: datetime, cloud: str = "aws") -> dict[str, Any]:
     """One resource as a flat record (the JSON output; the table shows a subset)."""
     tags = resource.tags
     base: dict[str, Any] = {
@@ -60,9 +61,10 @@ def row(resource: Resource, now: datetime) -> dict[str, Any]:
             market=resource.market,
             launchTime=_iso(resource.launch_time),
             ageHours=round(age, 2) if age is not None else None,
-            hourlyUsd=hourly_price(resource),
-            spendUsd=spend_so_far(resource, now),
+            hourlyUsd=hourly_price(resource, cloud),
+            spendUsd=spend_so_far(resource, now, cloud),
             spotRequestId=resource.spot_request_id,
+            releaseTime=_iso(resource.release_time),
         )
     elif isinstance(resource, SpotRequest):
         base.update(state=resource.state, instanceId=resource.instance_id, createTime=_iso(resource.create_time))
@@ -73,12 +75,14 @@ def row(resource: Resource, now: datetime) -> dict[str, Any]:
             volumeType=resource.volume_type,
             attachedTo=list(resource.attached_to),
             createTime=_iso(resource.create_time),
+            deleteWithInstance=resource.delete_with_instance,
         )
     elif isinstance(resource, Address):
         base.update(
             publicIp=resource.public_ip,
             associated=bool(resource.association_id or resource.instance_id),
             instanceId=resource.instance_id,
+            state=resource.state,
         )
     elif isinstance(resource, Snapshot):
         base.update(
@@ -86,6 +90,13 @@ def row(resource: Resource, now: datetime) -> dict[str, Any]:
             volumeId=resource.volume_id,
             sizeGb=resource.size_gb,
             startTime=_iso(resource.start_time),
+            retainUntil=tags.get(TAG_RETAIN_UNTIL),
+        )
+    elif isinstance(resource, Image):
+        base.update(
+            state=resource.state,
+            name=resource.name,
+            createTime=_iso(resource.create_time),
             retainUntil=tags.get(TAG_RETAIN_UNTIL),
         )
     elif isinstance(resource, Bucket):
@@ -97,11 +108,15 @@ def _detail(r: dict[str, Any]) -> str:
     kind = r["kind"]
     if kind == "instance":
         return f"{r['instanceType']} {r['market']}"
-    if kind == "volume":
+    if kind in ("volume", "disk"):
         return f"{r['sizeGb']} GiB {r['volumeType']}; " + (
             f"attached to {', '.join(r['attachedTo'])}" if r["attachedTo"] else "unattached"
         )
-    if kind == "address":
+    if kind == "instance" and r.get("releaseTime"):
+        return f"{r['instanceType']} {r['market']}; released at {r['releaseTime']}"
+    if kind == "image":
+        return r["name"] + (f"; retained until {r['retainUntil']}" if r.get("retainUntil") else "")
+    if kind in ("address", "eip"):
         return f"{r['publicIp']}; " + (f"associated with {r['instanceId'] or '?'}" if r["associated"] else "unassociated")
     if kind == "snapshot":
         return f"{r['sizeGb']} GiB of {r['volumeId'] or '?'}" + (
@@ -116,8 +131,8 @@ def _money(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"${value:,.{digits}f}"
 
 
-def print_table(inventories: list[RegionInventory], now: datetime, console: Console) -> None:
-    table = Table(title="gpulease-managed resources", show_lines=False)
+def print_table(inventories: list[RegionInventory], now: datetime, console: Console, cloud: str = "aws") -> None:
+    table = Table(title=f"gpulease-managed resources ({cloud})", show_lines=False)
     for column in ("region", "kind", "id", "owner / experiment", "state", "detail", "age", "expires at", "retain", "$/h",
                    "spent"):
         table.add_column(column, justify="right" if column in ("age", "$/h", "spent") else "left")
@@ -125,7 +140,7 @@ def print_table(inventories: list[RegionInventory], now: datetime, console: Cons
     total_spent = 0.0
     for inventory in inventories:
         for resource in inventory.resources():
-            r = row(resource, now)
+            r = row(resource, now, cloud)
             if r.get("state") == "running":
                 total_hourly += r.get("hourlyUsd") or 0.0
             total_spent += r.get("spendUsd") or 0.0
@@ -147,22 +162,36 @@ def print_table(inventories: list[RegionInventory], now: datetime, console: Cons
     console.print(f"running instances cost {_money(total_hourly, 3)}/h; spent so far {_money(total_spent)} (estimate)")
 
 
+def collect_inventories(args: argparse.Namespace, regions: list[str]) -> list[RegionInventory]:
+    clients = clients_from_args(args)
+    if args.cloud == "alicloud":
+        from gpulease.inventory.alicloud_collect import collect as collect_alicloud
+
+        return collect_alicloud(clients, regions, buckets=args.buckets)
+    from gpulease.inventory.collect import collect as collect_aws
+
+    try:
+        return collect_aws(clients, regions, buckets=args.buckets)
+    except aws.CREDENTIAL_ERRORS as exc:
+        raise aws.credentials_problem(exc) from None
+
+
 def run(args: argparse.Namespace) -> int:
     regions = resolve_regions(args.region)
-    clients = clients_from_args(args)
     now = clock.utcnow()
-    inventories = collect(clients, regions, buckets=args.buckets)
+    inventories = collect_inventories(args, regions)
     errors = [e for inv in inventories for e in inv.errors]
     if args.format == "json":
         payload = {
+            "cloud": args.cloud,
             "regions": regions,
             "at": now.isoformat(),
-            "resources": [row(res, now) for inv in inventories for res in inv.resources()],
+            "resources": [row(res, now, args.cloud) for inv in inventories for res in inv.resources()],
             "errors": errors,
         }
         print(json.dumps(payload, indent=2, sort_keys=True))
     else:
-        print_table(inventories, now, output_console())
+        print_table(inventories, now, output_console(), args.cloud)
     for error in errors:
         print(f"gpulease ls: {error}", file=sys.stderr)
     return 1 if errors else 0

@@ -1,4 +1,5 @@
-"""``gpulease reap``: sweep managed AWS resources that outlived their deadline. Dry run unless ``--execute``."""
+"""``gpulease reap``: sweep managed resources (AWS or Alibaba Cloud) that outlived their deadline. Dry run unless
+``--execute``."""
 
 from __future__ import annotations
 
@@ -11,35 +12,42 @@ from rich.console import Console
 from rich.table import Table
 
 from components import clock
-from components.errors import UserError
-from gpulease.inventory.aws import ALLOWED_ACCOUNTS_ENV, resolve_regions, split_list
-from gpulease.inventory.options import add_aws_options, clients_from_args, output_console
-from gpulease.inventory.reaper import (
-    DEFAULT_GRACE,
-    DEFAULT_SNAPSHOT_RETENTION,
-    FAILED,
-    KEPT,
-    ReapSettings,
-    SweepReport,
-    sweep,
+from gpulease.inventory import aws
+from gpulease.inventory.acting import FAILED, KEPT, SweepReport
+from gpulease.inventory.aws import ALLOWED_ACCOUNTS_ENV, split_list
+from gpulease.inventory.decide import DEFAULT_GRACE, DEFAULT_SNAPSHOT_RETENTION, ReapSettings
+from gpulease.inventory.options import (
+    InventoryOptionError,
+    add_cloud_options,
+    clients_from_args,
+    in_range,
+    output_console,
+    resolve_regions,
 )
+
+MAX_GRACE_MINUTES = 60 * 24 * 365
+MAX_RETENTION_DAYS = 3650
 
 STATUS_STYLE = {"done": "green", "would": "yellow", "failed": "bold red", "gone": "dim", KEPT: ""}
 
 
-class ReapOptionError(UserError):
-    """A reap option outside what is accepted."""
+ReapOptionError = InventoryOptionError
+
+
+class SweepUnavailableError(Exception):
+    """The sweep could not start: the account check failed at the service (not the user's input)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "reap",
-        help="sweep managed AWS resources past their deadline (dry run unless --execute)",
-        description="Terminate expired managed instances (and cancel their spot requests), release unassociated "
-        "expired Elastic IPs, delete unattached expired volumes tagged retain=false and snapshots past retention. "
-        "Only resources tagged gpulease:managed-by=gpulease are ever touched.",
+        help="sweep managed resources past their deadline, --cloud aws|alicloud (dry run unless --execute)",
+        description="Terminate (AWS) or release (Alibaba Cloud) expired managed instances (and cancel their spot "
+        "requests), release unassociated expired Elastic IPs / EIPs, delete unattached expired volumes / disks "
+        "tagged retain=false, and snapshots and custom images past retention. Only resources tagged "
+        "gpulease:managed-by=gpulease are ever touched.",
     )
-    add_aws_options(p)
+    add_cloud_options(p)
     p.add_argument("--execute", action="store_true", help="act; without it the sweep only reports what it would do")
     p.add_argument(
         "--grace-minutes",
@@ -70,12 +78,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def settings_from_args(args: argparse.Namespace) -> ReapSettings:
-    if args.grace_minutes < 0:
-        raise ReapOptionError(f"--grace-minutes must be 0 or more, got {args.grace_minutes:g}")
-    if args.snapshot_retention_days < 1:
-        raise ReapOptionError(f"--snapshot-retention-days must be 1 or more, got {args.snapshot_retention_days}")
-    if not 1 <= args.workers <= 64:
-        raise ReapOptionError(f"--workers must be between 1 and 64, got {args.workers}")
+    in_range("--grace-minutes", args.grace_minutes, 0, MAX_GRACE_MINUTES)
+    in_range("--snapshot-retention-days", args.snapshot_retention_days, 1, MAX_RETENTION_DAYS)
+    in_range("--workers", args.workers, 1, 64)
     return ReapSettings(
         now=clock.utcnow(),
         grace=timedelta(minutes=args.grace_minutes),
@@ -88,7 +93,8 @@ def settings_from_args(args: argparse.Namespace) -> ReapSettings:
 
 def print_report(report: SweepReport, console: Console, *, show_kept: bool) -> None:
     mode = "executed" if report.executed else "dry run (pass --execute to act)"
-    table = Table(title=f"gpulease reap: account {report.account}, {', '.join(report.regions)}; {mode}")
+    title = f"gpulease reap ({report.cloud}): account {report.account}, {', '.join(report.regions)}; {mode}"
+    table = Table(title=title)
     for column in ("region", "kind", "id", "action", "status", "why", "detail"):
         table.add_column(column)
     order = {FAILED: 0, "done": 1, "would": 1, "gone": 2, KEPT: 3}
@@ -105,11 +111,38 @@ def print_report(report: SweepReport, console: Console, *, show_kept: bool) -> N
         console.print(f"[bold red]error:[/bold red] {error}")
 
 
+def run_sweep(args: argparse.Namespace, regions: list[str], settings: ReapSettings, allowed: list[str]) -> SweepReport:
+    """The cloud's sweep; credential problems become one user error, a failed account check ``SweepUnavailableError``."""
+    clients = clients_from_args(args)
+    if args.cloud == "alicloud":
+        from gpulease.inventory import alicloud_reaper
+        from gpulease.inventory.alicloud_errors import SDK_ERRORS, error_text
+
+        try:
+            return alicloud_reaper.sweep(clients, regions, settings, allowed)
+        except SDK_ERRORS as exc:
+            raise SweepUnavailableError(f"reading the account (STS GetCallerIdentity) failed: {error_text(exc)}") from None
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from gpulease.inventory import reaper
+
+    try:
+        return reaper.sweep(clients, regions, settings, allowed)
+    except aws.CREDENTIAL_ERRORS as exc:
+        raise aws.credentials_problem(exc) from None
+    except (BotoCoreError, ClientError) as exc:
+        raise SweepUnavailableError(f"reading the account (STS GetCallerIdentity) failed: {exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     regions = resolve_regions(args.region)
     settings = settings_from_args(args)
     allowed = split_list(args.allowed_account, ALLOWED_ACCOUNTS_ENV)
-    report = sweep(clients_from_args(args), regions, settings, allowed)
+    try:
+        report = run_sweep(args, regions, settings, allowed)
+    except SweepUnavailableError as exc:
+        print(f"gpulease reap: {exc}; nothing was changed", file=sys.stderr)
+        return 1
     if args.format == "json":
         print(json.dumps(report.as_dict(), indent=2, sort_keys=True))
     else:

@@ -1,7 +1,11 @@
-"""boto3 clients for the inventory and the reaper: one session, botocore retry modes, server-side tag filters.
+"""boto3 clients for the inventory and the reaper: one session, botocore retry modes, timeouts, tag filters.
 
 Throttling and transient 5xx answers are retried by botocore itself (``standard`` or ``adaptive`` mode; the
-adaptive mode also rate-limits the client when the service throttles), never by a loop of ours.
+adaptive mode also rate-limits the client when the service throttles), never by a loop of ours. Every call is
+bounded by botocore's ``Config``: ``connect_timeout`` and ``read_timeout`` per attempt and ``max_attempts`` in
+all, so one call takes at most ``max_attempts * (connect_timeout + read_timeout)`` plus botocore's backoff
+(standard mode: a random delay up to ``2 ** attempt`` seconds, capped at 20 s; botocore/retries/standard.py),
+even against an endpoint that accepts connections and never answers. ``worst_case_seconds`` states that bound.
 """
 
 from __future__ import annotations
@@ -13,14 +17,45 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import ClientError
+from botocore.exceptions import (
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    InvalidRegionError,
+    NoCredentialsError,
+    NoRegionError,
+    PartialCredentialsError,
+    ProfileNotFound,
+    ReadTimeoutError,
+)
 
 from components.errors import UserError
 from components.vocabulary import MANAGED_BY_VALUE, TAG_MANAGED_BY
 
 RETRY_MODES = ("standard", "adaptive")
 DEFAULT_RETRY_MODE = "standard"
-DEFAULT_MAX_ATTEMPTS = 8
+DEFAULT_MAX_ATTEMPTS = 4
+DEFAULT_CONNECT_TIMEOUT = 5.0
+DEFAULT_READ_TIMEOUT = 15.0
+BACKOFF_CAP_SECONDS = 20.0  # botocore standard mode's MAX_BACKOFF
+
+# Errors that mean the credentials or the profile are missing or wrong: the user's to fix (exit 2).
+CREDENTIAL_ERRORS: tuple[type[Exception], ...] = (
+    NoCredentialsError,
+    PartialCredentialsError,
+    ProfileNotFound,
+    NoRegionError,
+    InvalidRegionError,
+)
+# Errors that mean the endpoint cannot be reached (refused, timed out after every attempt): the rest of that
+# region's calls would only wait the same way, so a listing stops there.
+UNREACHABLE_ERRORS: tuple[type[Exception], ...] = (
+    EndpointConnectionError,
+    ConnectTimeoutError,
+    ReadTimeoutError,
+    ConnectionClosedError,
+)
 
 REGIONS_ENV = "GPULEASE_REGIONS"
 ALLOWED_ACCOUNTS_ENV = "GPULEASE_ALLOWED_ACCOUNTS"
@@ -28,6 +63,18 @@ ALLOWED_ACCOUNTS_ENV = "GPULEASE_ALLOWED_ACCOUNTS"
 
 class AwsTargetError(UserError):
     """No region to look at, or an account the sweep must not touch."""
+
+
+class AwsCredentialsError(UserError):
+    """No usable credentials, or a profile that does not exist."""
+
+
+def credentials_problem(exc: Exception) -> AwsCredentialsError:
+    """One line for a credential or profile error, saying what is accepted."""
+    return AwsCredentialsError(
+        f"AWS credentials: {exc}. Pass --profile NAME (a profile of ~/.aws/config) or set AWS_ACCESS_KEY_ID/"
+        "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, SSO or an instance/OIDC role (the standard AWS credential chain)"
+    )
 
 
 def managed_filter() -> list[dict[str, Any]]:
@@ -55,15 +102,6 @@ def split_list(values: list[str] | None, env_name: str) -> list[str]:
     return list(seen)
 
 
-def resolve_regions(values: list[str] | None) -> list[str]:
-    regions = split_list(values, REGIONS_ENV)
-    if not regions:
-        raise AwsTargetError(
-            f"no region given: pass --region REGION (repeatable) or set {REGIONS_ENV}=us-east-1,us-west-2"
-        )
-    return regions
-
-
 @dataclass
 class AwsClients:
     """Creates (once per service and region) the clients a listing or a sweep needs, all sharing one session.
@@ -75,6 +113,8 @@ class AwsClients:
     endpoint_url: str | None = None
     retry_mode: str = DEFAULT_RETRY_MODE
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    read_timeout: float = DEFAULT_READ_TIMEOUT
     max_pool_connections: int = 16
     session: boto3.Session | None = None
     _clients: dict[tuple[str, str | None], Any] = field(init=False, default_factory=dict)
@@ -84,15 +124,26 @@ class AwsClients:
         if self.retry_mode not in RETRY_MODES:
             raise AwsTargetError(f"retry mode {self.retry_mode!r} is not one of {', '.join(RETRY_MODES)}")
         if self.session is None:
-            self.session = boto3.Session(profile_name=self.profile)
+            try:
+                self.session = boto3.Session(profile_name=self.profile)
+            except ProfileNotFound as exc:
+                raise credentials_problem(exc) from None
 
     @property
     def config(self) -> Config:
+        # total_max_attempts counts the first attempt too (botocore's retries config), as --max-attempts does.
         return Config(
-            retries={"mode": self.retry_mode, "max_attempts": self.max_attempts},
+            retries={"mode": self.retry_mode, "total_max_attempts": self.max_attempts},
+            connect_timeout=self.connect_timeout,
+            read_timeout=self.read_timeout,
             max_pool_connections=self.max_pool_connections,
             user_agent_extra="gpulease-inventory",
         )
+
+    def worst_case_seconds(self) -> float:
+        """The longest one call can take: every attempt timing out, plus botocore's largest backoffs."""
+        backoff = sum(min(BACKOFF_CAP_SECONDS, 2.0**n) for n in range(1, self.max_attempts))
+        return self.max_attempts * (self.connect_timeout + self.read_timeout) + backoff
 
     def client(self, service: str, region: str | None = None) -> Any:
         key = (service, region)

@@ -8,14 +8,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from components.vocabulary import MANAGED_BY_VALUE, TAG_MANAGED_BY, is_managed, tags_from_list
-from gpulease.inventory.aws import AwsClients, managed_filter
+from gpulease.inventory.aws import CREDENTIAL_ERRORS, UNREACHABLE_ERRORS, AwsClients, managed_filter
+from gpulease.inventory.resources import (  # noqa: F401  (re-exported: the records every listing returns)
+    Address,
+    Bucket,
+    Instance,
+    RegionInventory,
+    Resource,
+    Snapshot,
+    SpotRequest,
+    Volume,
+)
 
 # The largest page each API serves (its MaxResults ceiling); fewer pages means fewer calls.
 PAGE_SIZE = {
@@ -29,100 +37,6 @@ PAGE_SIZE = {
 # Instances that still cost money or can be started again; shutting-down and terminated ones are left out.
 LIVE_INSTANCE_STATES = ["pending", "running", "stopping", "stopped"]
 LIVE_SPOT_REQUEST_STATES = ["open", "active"]
-
-@dataclass(frozen=True)
-class Instance:
-    id: str
-    region: str
-    state: str
-    instance_type: str
-    market: str
-    launch_time: datetime | None
-    spot_request_id: str | None
-    tags: dict[str, str]
-    kind: str = "instance"
-
-
-@dataclass(frozen=True)
-class SpotRequest:
-    id: str
-    region: str
-    state: str
-    instance_id: str | None
-    create_time: datetime | None
-    tags: dict[str, str]
-    kind: str = "spot-request"
-
-
-@dataclass(frozen=True)
-class Volume:
-    id: str
-    region: str
-    state: str
-    size_gb: int
-    volume_type: str
-    attached_to: tuple[str, ...]
-    create_time: datetime | None
-    tags: dict[str, str]
-    kind: str = "volume"
-
-
-@dataclass(frozen=True)
-class Address:
-    id: str
-    region: str
-    public_ip: str
-    association_id: str | None
-    instance_id: str | None
-    tags: dict[str, str]
-    kind: str = "address"
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    id: str
-    region: str
-    state: str
-    volume_id: str | None
-    size_gb: int
-    start_time: datetime | None
-    tags: dict[str, str]
-    kind: str = "snapshot"
-
-
-@dataclass(frozen=True)
-class Bucket:
-    id: str
-    region: str
-    arn: str
-    tags: dict[str, str]
-    kind: str = "bucket"
-
-
-Resource = Instance | SpotRequest | Volume | Address | Snapshot | Bucket
-
-
-@dataclass
-class RegionInventory:
-    region: str
-    instances: list[Instance] = field(default_factory=list)
-    spot_requests: list[SpotRequest] = field(default_factory=list)
-    volumes: list[Volume] = field(default_factory=list)
-    addresses: list[Address] = field(default_factory=list)
-    snapshots: list[Snapshot] = field(default_factory=list)
-    buckets: list[Bucket] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-    def resources(self) -> list[Resource]:
-        return [
-            *self.instances,
-            *self.spot_requests,
-            *self.volumes,
-            *self.addresses,
-            *self.snapshots,
-            *self.buckets,
-        ]
-
 
 def pages(client: Any, operation: str, key: str, **params: Any) -> list[dict]:
     paginator = client.get_paginator(operation)
@@ -277,22 +191,30 @@ EC2_LISTERS: dict[str, Lister] = {
 }
 
 
-def fill(inventory: RegionInventory, client: Any, listers: dict[str, Lister]) -> None:
-    """Run each listing into the inventory field of its name, one after the other; a listing that fails is
-    recorded in the inventory's errors and the others go on."""
+def fill(inventory: RegionInventory, client: Any, listers: dict[str, Lister]) -> bool:
+    """Run each listing into the inventory field of its name, one after the other. A listing that fails is
+    recorded in the inventory's errors and the others go on; an endpoint that cannot be reached (refused, or
+    timed out on every attempt) stops the region, since its other calls would only wait the same way. Credential
+    errors are raised: they are the user's to fix. Returns False when the region was given up."""
     for name, lister in listers.items():
         try:
             setattr(inventory, name, lister(client, inventory.region))
+        except CREDENTIAL_ERRORS:
+            raise
         except (BotoCoreError, ClientError) as exc:
             inventory.errors.append(f"{inventory.region}: listing {name.replace('_', ' ')} failed: {exc}")
+            if isinstance(exc, UNREACHABLE_ERRORS):
+                inventory.errors.append(f"{inventory.region}: endpoint unreachable; the region's other calls were skipped")
+                return False
+    return True
 
 
 def collect_region(clients: AwsClients, region: str, *, buckets: bool = True, snapshots: bool = True) -> RegionInventory:
     """List one region, one listing after the other: EC2 throttles describe calls per account, and a listing is
     a handful of calls. A listing that fails is recorded and the others go on."""
     inventory = RegionInventory(region=region)
-    fill(inventory, clients.ec2(region), {k: f for k, f in EC2_LISTERS.items() if snapshots or k != "snapshots"})
-    if buckets:
+    reached = fill(inventory, clients.ec2(region), {k: f for k, f in EC2_LISTERS.items() if snapshots or k != "snapshots"})
+    if buckets and reached:
         fill(inventory, clients.tagging(region), {"buckets": list_buckets})
     return inventory
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 
 from components.catalog import load_catalog
-from gpulease.inventory.collect import Instance
+from gpulease.inventory.resources import Instance
 
 BILLED_STATES = {"pending", "running", "stopping"}
 
 
-def hourly_price(instance: Instance) -> float | None:
+def hourly_price(instance: Instance, cloud: str = "aws") -> float | None:
     """USD per hour: the catalog's on-demand price in the region, less the typical spot discount for spot."""
-    known = load_catalog().get("aws", instance.instance_type)
+    known = load_catalog().get(cloud, instance.instance_type)
     if known is None:
         return None
     price = known.on_demand_price(instance.region)
@@ -29,9 +29,10 @@ def age_hours(instance: Instance, now: datetime) -> float | None:
     return max(0.0, (now - instance.launch_time).total_seconds() / 3600)
 
 
-def spend_so_far(instance: Instance, now: datetime) -> float | None:
-    """USD since the instance last started (EC2's LaunchTime); unknown for a stopped instance or an unpriced type."""
-    price = hourly_price(instance)
+def spend_so_far(instance: Instance, now: datetime, cloud: str = "aws") -> float | None:
+    """USD since the instance last started (EC2's LaunchTime, ECS's StartTime); unknown for a stopped instance or
+    an unpriced type."""
+    price = hourly_price(instance, cloud)
     hours = age_hours(instance, now)
     if price is None or hours is None or instance.state not in BILLED_STATES:
         return None

@@ -1,0 +1,239 @@
+"""What a sweep does to each managed resource, and why: one implementation for every cloud.
+
+Pure: an inventory (``gpulease.inventory.resources``) and a clock in, decisions out; no API calls. Each cloud only
+lists (into the shared records and states) and acts; the rules live here.
+
+Safety rules, in order:
+- only resources tagged ``gpulease:managed-by=gpulease`` are decided on (the listings filter server-side; the tag
+  is checked again here on every record, whatever the listing did);
+- nothing without a valid ``gpulease:expires-at`` is touched, and nothing before that deadline plus a grace period;
+- a volume (EBS volume, ECS disk) is deleted only when unattached, ``available`` and explicitly tagged
+  ``gpulease:retain=false`` (a missing or unreadable retain tag counts as retained);
+- ``gpulease:retain=true`` protects any resource; buckets are listed but never deleted;
+- snapshots and images are deleted only after their ``gpulease:retain-until`` (or their creation plus the
+  retention period), and never before their experiment's deadline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from components.vocabulary import TAG_EXPIRES_AT, TAG_RETAIN, TAG_RETAIN_UNTIL, is_managed, parse_rfc3339, rfc3339
+from gpulease.inventory.resources import (
+    Address,
+    Image,
+    Instance,
+    RegionInventory,
+    Resource,
+    Snapshot,
+    SpotRequest,
+    Volume,
+)
+
+# Actions.
+TERMINATE = "terminate"
+CANCEL = "cancel-spot-request"
+RELEASE = "release"
+DELETE = "delete"
+SNAPSHOT_AND_DELETE = "snapshot-and-delete"
+KEEP = "keep"
+
+DEFAULT_GRACE = timedelta(hours=1)
+DEFAULT_SNAPSHOT_RETENTION = timedelta(days=30)
+DEFAULT_BATCH = 1000
+
+
+@dataclass(frozen=True)
+class ReapSettings:
+    now: datetime
+    grace: timedelta = DEFAULT_GRACE
+    snapshot_before_delete: bool = False
+    snapshot_retention: timedelta = DEFAULT_SNAPSHOT_RETENTION
+    execute: bool = False
+    workers: int = 8
+    batch_size: int = DEFAULT_BATCH
+
+
+@dataclass(frozen=True)
+class Tagged:
+    """A managed resource known from its deciding tags only: what the sweep keeps without describing it."""
+
+    kind: str
+    id: str
+    region: str
+    tags: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Decision:
+    resource: Resource | Tagged
+    action: str
+    reason: str
+
+
+def _ago(delta: timedelta) -> str:
+    hours = delta.total_seconds() / 3600
+    return f"{hours / 24:.1f}d" if abs(hours) >= 48 else f"{hours:.1f}h"
+
+
+def deadline(tags: dict[str, str]) -> tuple[datetime | None, str]:
+    """The resource's ``expires-at`` (or None and why not)."""
+    raw = tags.get(TAG_EXPIRES_AT)
+    if not raw:
+        return None, f"no {TAG_EXPIRES_AT} tag"
+    try:
+        return parse_rfc3339(raw), ""
+    except ValueError:
+        return None, f"{TAG_EXPIRES_AT}={raw!r} is not an RFC 3339 time"
+
+
+def retain(tags: dict[str, str]) -> bool | None:
+    """True/False when the retain tag says so; None when it is missing or unreadable."""
+    value = tags.get(TAG_RETAIN, "").strip().lower()
+    return {"true": True, "false": False}.get(value)
+
+
+def expiry_check(tags: dict[str, str], settings: ReapSettings) -> tuple[bool, str]:
+    """(past deadline + grace, why)."""
+    moment, problem = deadline(tags)
+    if moment is None:
+        return False, f"{problem}; never swept"
+    if settings.now >= moment + settings.grace:
+        return True, f"expired at {rfc3339(moment)} ({_ago(settings.now - moment)} ago)"
+    if settings.now >= moment:
+        return False, f"expired at {rfc3339(moment)}; in the grace period until {rfc3339(moment + settings.grace)}"
+    return False, f"expires at {rfc3339(moment)} (in {_ago(moment - settings.now)})"
+
+
+def decide_instance(inst: Instance, settings: ReapSettings) -> Decision:
+    expired, why = expiry_check(inst.tags, settings)
+    if expired and inst.release_time is not None:
+        # ECS should have released it at its release time; it is still here, so the sweep does it.
+        why += f"; release time {rfc3339(inst.release_time)} did not release it"
+    return Decision(inst, TERMINATE if expired else KEEP, why)
+
+
+def decide_address(addr: Address, settings: ReapSettings) -> Decision:
+    if addr.association_id or addr.instance_id:
+        return Decision(addr, KEEP, f"associated with {addr.instance_id or addr.association_id}")
+    if addr.state is not None and addr.state != "available":
+        return Decision(addr, KEEP, f"state is {addr.state}")
+    if retain(addr.tags) is True:
+        return Decision(addr, KEEP, f"{TAG_RETAIN}=true")
+    expired, why = expiry_check(addr.tags, settings)
+    return Decision(addr, RELEASE if expired else KEEP, f"unassociated; {why}")
+
+
+def decide_volume(vol: Volume, settings: ReapSettings, terminating: set[str]) -> Decision:
+    if vol.attached_to:
+        ids = ", ".join(vol.attached_to)
+        later = " (being terminated; a later sweep decides)" if terminating & set(vol.attached_to) else ""
+        return Decision(vol, KEEP, f"attached to {ids}{later}")
+    if vol.state != "available":
+        return Decision(vol, KEEP, f"state is {vol.state}")
+    kept = kept_for_retain(vol, vol.tags)
+    if kept is not None:
+        return kept
+    expired, why = expiry_check(vol.tags, settings)
+    if not expired:
+        return Decision(vol, KEEP, f"unattached; {why}")
+    action = SNAPSHOT_AND_DELETE if settings.snapshot_before_delete else DELETE
+    return Decision(vol, action, f"unattached, {TAG_RETAIN}=false, {why}")
+
+
+def kept_for_retain(resource: Resource | Tagged, tags: dict[str, str]) -> Decision | None:
+    """A volume's retain rule: kept unless explicitly ``retain=false``."""
+    value = retain(tags)
+    if value is True:
+        return Decision(resource, KEEP, f"{TAG_RETAIN}=true")
+    if value is None:
+        return Decision(resource, KEEP, f"no readable {TAG_RETAIN} tag; treated as retained")
+    return None
+
+
+def _decide_copy(resource: Snapshot | Image, ready: str, created: datetime | None, settings: ReapSettings) -> Decision:
+    """Snapshots and images: kept while retained, not ready, before their experiment's deadline or their
+    retention end (``retain-until``, else creation + the retention period)."""
+    if retain(resource.tags) is True:
+        return Decision(resource, KEEP, f"{TAG_RETAIN}=true")
+    if resource.state != ready:
+        return Decision(resource, KEEP, f"state is {resource.state}")
+    moment, _ = deadline(resource.tags)
+    if moment is not None and settings.now < moment:
+        return Decision(resource, KEEP, f"its experiment runs until {rfc3339(moment)}")
+    raw = resource.tags.get(TAG_RETAIN_UNTIL)
+    if raw:
+        try:
+            until = parse_rfc3339(raw)
+        except ValueError:
+            return Decision(resource, KEEP, f"{TAG_RETAIN_UNTIL}={raw!r} is not an RFC 3339 time")
+        source = TAG_RETAIN_UNTIL
+    elif created is not None:
+        until = created + settings.snapshot_retention
+        source = f"start + {settings.snapshot_retention.days}d retention"
+    else:
+        return Decision(resource, KEEP, "no start time and no retain-until tag")
+    if settings.now >= until:
+        return Decision(resource, DELETE, f"retention ended at {rfc3339(until)} ({source})")
+    return Decision(resource, KEEP, f"retained until {rfc3339(until)} ({source})")
+
+
+def decide_snapshot(snap: Snapshot, settings: ReapSettings) -> Decision:
+    return _decide_copy(snap, "completed", snap.start_time, settings)
+
+
+def decide_image(image: Image, settings: ReapSettings) -> Decision:
+    return _decide_copy(image, "available", image.create_time, settings)
+
+
+def kept_by_tags(kind: str, rid: str, region: str, tags: dict[str, str], settings: ReapSettings) -> Decision | None:
+    """The keep decision that a resource's deciding tags alone support, or None when it is a candidate (which is
+    then described before anything is decided: tags alone never lead to an action)."""
+    resource = Tagged(kind, rid, region, tags)
+    if kind == "volume":
+        kept = kept_for_retain(resource, tags)
+        if kept is not None:
+            return kept
+    expired, why = expiry_check(tags, settings)
+    return None if expired else Decision(resource, KEEP, why)
+
+
+def plan_region(inventory: RegionInventory, settings: ReapSettings) -> list[Decision]:
+    """What the sweep does to every managed resource of one region, and why."""
+    decisions: list[Decision] = []
+    instances = [i for i in inventory.instances if is_managed(i.tags)]
+    instance_decisions = [decide_instance(i, settings) for i in instances]
+    terminating = {d.resource.id for d in instance_decisions if d.action == TERMINATE}
+    live_ids = {i.id for i in instances}
+
+    requests = [r for r in inventory.spot_requests if is_managed(r.tags)]
+    request_by_instance = {r.instance_id: r for r in requests if r.instance_id}
+    cancelled: set[str] = set()
+    # Cancel before terminating: a persistent request would otherwise launch a replacement.
+    for d in instance_decisions:
+        inst = d.resource
+        if d.action != TERMINATE or not isinstance(inst, Instance):
+            continue
+        request = request_by_instance.get(inst.id)
+        request_id = inst.spot_request_id or (request.id if request else None)
+        if request_id and request_id not in cancelled:
+            cancelled.add(request_id)
+            resource = request or SpotRequest(request_id, inst.region, "active", inst.id, None, inst.tags)
+            decisions.append(Decision(resource, CANCEL, f"spot request of expiring instance {inst.id}"))
+    for request in requests:
+        if request.id in cancelled:
+            continue
+        if request.instance_id in live_ids:
+            decisions.append(Decision(request, KEEP, f"serves instance {request.instance_id}"))
+            continue
+        expired, why = expiry_check(request.tags, settings)
+        decisions.append(Decision(request, CANCEL if expired else KEEP, why))
+
+    decisions.extend(instance_decisions)
+    decisions.extend(decide_address(a, settings) for a in inventory.addresses if is_managed(a.tags))
+    decisions.extend(decide_volume(v, settings, terminating) for v in inventory.volumes if is_managed(v.tags))
+    # Images before snapshots: a snapshot an image was made from cannot go while the image exists.
+    decisions.extend(decide_image(i, settings) for i in inventory.images if is_managed(i.tags))
+    decisions.extend(decide_snapshot(s, settings) for s in inventory.snapshots if is_managed(s.tags))
+    return decisions
