@@ -62,16 +62,21 @@ def test_a_hook_cut_short_goes_with_everything_in_its_process_group(tmp_path: Pa
 
 
 def test_a_hook_that_exits_but_leaves_a_daemon_holding_its_output_does_not_block(tmp_path: Path) -> None:
+    daemon_pid = tmp_path / "daemon.pid"
     hook = tmp_path / "bin" / "quick-hook-with-daemon"
     hook.parent.mkdir(exist_ok=True)
-    hook.write_text("#!/bin/sh\nsleep 300 &\necho saved\nexit 0\n")
+    hook.write_text(f"#!/bin/sh\nsleep 60 &\necho $! > {daemon_pid}\necho saved\nexit 0\n")
     hook.chmod(0o755)
     rig = make_rig(tmp_path, checkpoint_hook=str(hook))
-    started = time.monotonic()
-    dog, _ = run_in_process(rig, start=DEADLINE_EPOCH - 5 * MIN, max_ticks=3)
-    assert time.monotonic() - started < 15
-    assert dog.done and rig.names() == ["sync", "shutdown"]
-    assert re.search(r"checkpoint-hook: exited 0 after \d+ s: saved", rig.log_text())
+    try:
+        started = time.monotonic()
+        dog, _ = run_in_process(rig, start=DEADLINE_EPOCH - 5 * MIN, max_ticks=3)
+        assert time.monotonic() - started < 15
+        assert dog.done and rig.names() == ["sync", "shutdown"]
+        assert re.search(r"checkpoint-hook: exited 0 after \d+ s: saved", rig.log_text())
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(daemon_pid.read_text()), signal.SIGKILL)
 
 
 def test_a_hung_periodic_sync_is_killed_and_retried(tmp_path: Path) -> None:

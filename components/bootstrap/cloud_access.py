@@ -416,11 +416,13 @@ def run_bounded(
     except OSError as exc:
         return 127, f"could not run: {exc}"
     end = time.monotonic() + max(0.0, timeout)
+    pause = 0.001  # most commands end within milliseconds: look often at first, then every ``step``
     while job.poll() is None:
         if time.monotonic() >= end or (cancel is not None and cancel.is_set()):
             job.kill()
             return None, job.finish()
-        time.sleep(step)
+        time.sleep(pause)
+        pause = min(step, pause * 2)
     return job.returncode, job.finish()
 
 
@@ -436,9 +438,10 @@ def run_bounded_split(
         except OSError as exc:
             return 127, "", f"could not run: {exc}"
         end = time.monotonic() + max(0.0, timeout)
-        code = proc.poll()
+        code, pause = proc.poll(), 0.001
         while code is None and time.monotonic() < end:
-            time.sleep(0.02)
+            time.sleep(pause)
+            pause = min(0.02, pause * 2)
             code = proc.poll()
         if code is None:
             with contextlib.suppress(OSError):
