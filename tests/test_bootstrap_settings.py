@@ -69,3 +69,14 @@ def test_every_tool_exits_2_with_one_line_and_never_hangs_on_bad_settings(tmp_pa
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and why in lines[0] and "Traceback" not in out.stderr
     assert lines[0].startswith(f"gpulease-{NAMES[tool]}: cannot read settings: {path}")
+
+
+@pytest.mark.parametrize("kind", ["duplicate", "fifo", "not-utf8", "directory"])
+def test_the_loader_refuses_bad_settings_too(tmp_path: Path, kind: str) -> None:
+    path, _ = _bad(tmp_path, kind)
+    out = subprocess.run([sys.executable, str(TOOLS / "fetch_tools.py")], capture_output=True, text=True, timeout=30,
+                         env={"GPULEASE_SETTINGS": str(path), "GPULEASE_INSTALL_DIR": str(tmp_path / "opt")})
+    assert out.returncode == 2
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith(f"gpulease-fetch-tools: cannot read settings: {path}: ")
+    assert not (tmp_path / "opt").exists()

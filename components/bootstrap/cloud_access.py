@@ -436,7 +436,7 @@ def run_bounded_split(
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
                                     start_new_session=True)
         except OSError as exc:
-            return 127, "", f"could not run: {exc}"
+            return 127, "", str(exc)
         end = time.monotonic() + max(0.0, timeout)
         code, pause = proc.poll(), 0.001
         while code is None and time.monotonic() < end:

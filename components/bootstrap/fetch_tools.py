@@ -25,6 +25,7 @@ import hashlib
 import hmac
 import json
 import os
+import stat
 import sys
 import time
 import urllib.error
@@ -152,15 +153,36 @@ def fetch(settings: dict, target: str) -> str:
     return f"installed {', '.join(names)} ({digest[:12]})"
 
 
+def _unique(pairs: list[tuple[str, object]]) -> dict:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"a key is written twice: {sorted(k for k in keys if keys.count(k) > 1)[0]!r}")
+    return dict(pairs)
+
+
+def read_settings(path: str) -> dict:
+    """The settings, read as strictly as the tools read them: a regular file, bounded, UTF-8, unique keys."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("not a regular file")
+        raw = fh.read(256 * 1024 + 1)
+    if len(raw) > 256 * 1024:
+        raise ValueError("larger than 256 KiB")
+    settings = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique)
+    if not isinstance(settings, dict) or not isinstance((settings.get("tools") or {}).get("sha256"), str):
+        raise ValueError("no tools.sha256: these settings are not for this loader")
+    return settings
+
+
 def main(argv: list[str]) -> int:
     wait = float(argv[argv.index("--wait") + 1]) if "--wait" in argv else 60.0
     target = os.environ.get("GPULEASE_INSTALL_DIR", INSTALL_DIR)
+    path = os.environ.get("GPULEASE_SETTINGS", SETTINGS_PATH)
     try:
-        with open(os.environ.get("GPULEASE_SETTINGS", SETTINGS_PATH), encoding="utf-8") as fh:
-            settings = json.load(fh)
-        settings["tools"]["sha256"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        say(f"cannot read settings: {exc!r}")
+        settings = read_settings(path)
+    except (OSError, ValueError, AttributeError) as exc:
+        say(f"cannot read settings: {path}: {exc}")
         return 2
     end, pause = time.monotonic() + wait, 2.0
     while True:

@@ -77,13 +77,14 @@ def log(message: str) -> None:
 
 
 def run(argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
-    """A command's result; a missing tool or a timeout is an exit status too (127 / 124), never an exception."""
-    try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-    except FileNotFoundError as exc:
-        return subprocess.CompletedProcess(argv, 127, "", str(exc))
-    except subprocess.TimeoutExpired:
-        return subprocess.CompletedProcess(argv, 124, "", f"timed out after {timeout:.0f} s")
+    """A command's result; a missing tool or a timeout is an exit status too (127 / 124), never an exception.
+
+    Bounded even when the command leaves a daemon behind (a CLI installer, say): its own process group, killed
+    whole at the bound, and its output in files rather than pipes the daemon could hold open."""
+    code, out, err = ca.run_bounded_split(argv, timeout)
+    if code is None:
+        return subprocess.CompletedProcess(argv, 124, out, f"timed out after {timeout:.0f} s")
+    return subprocess.CompletedProcess(argv, code, out, err)
 
 
 # --- finding the disk --------------------------------------------------------------------------------------
