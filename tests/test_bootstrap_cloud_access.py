@@ -34,7 +34,7 @@ def test_a_trickled_answer_is_cut_at_the_total_deadline_even_in_its_headers() ->
     state = MetadataState(cloud="aws", trickle=0.05)
     with MetadataServer(state) as server:
         started = time.monotonic()
-        with pytest.raises(cloud_access.HttpError, match="timed out after 0.50 s"):
+        with pytest.raises(cloud_access.HttpError, match=r"timed out after 0\.50 s"):
             cloud_access.http_request("PUT", server.url + "/latest/api/token",
                                       {"X-aws-ec2-metadata-token-ttl-seconds": "60"}, 0.5)
         assert time.monotonic() - started < 1.5
@@ -65,9 +65,10 @@ def test_role_credentials_are_cached_until_five_minutes_before_they_expire(expir
 
 
 def test_an_instance_without_a_role_gets_a_clear_error() -> None:
-    with MetadataServer(MetadataState(cloud="alicloud", role="")) as server:
-        with pytest.raises(cloud_access.CredentialsError, match="the instance has no role attached"):
-            cloud_access.RoleCredentials(cloud_access.Metadata("alicloud", server.url, 2)).get()
+    with MetadataServer(MetadataState(cloud="alicloud", role="")) as server, pytest.raises(
+        cloud_access.CredentialsError, match="the instance has no role attached"
+    ):
+        cloud_access.RoleCredentials(cloud_access.Metadata("alicloud", server.url, 2)).get()
 
 
 def test_the_ossutil_config_is_private_and_removed_after_the_call(tmp_path: Path) -> None:

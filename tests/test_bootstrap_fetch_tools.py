@@ -126,7 +126,7 @@ def fetch(tmp_path: Path, settings: dict, wait: float = 0) -> subprocess.Complet
 
 
 def test_the_loader_installs_the_bundle_with_a_signed_request_and_the_token(tmp_path: Path, world) -> None:
-    cloud, store, state, settings = world
+    _, store, state, settings = world
     done = fetch(tmp_path, settings)
     assert done.returncode == 0, done.stderr
     installed = sorted(p.name for p in (tmp_path / "opt").iterdir())
@@ -150,7 +150,7 @@ def test_a_bundle_whose_hash_differs_is_refused(tmp_path: Path, world) -> None:
 
 
 def test_wrong_credentials_are_refused_by_the_store(tmp_path: Path, world) -> None:
-    cloud, store, state, settings = world
+    cloud, _, state, settings = world
     state.role = "another-role"  # the service hands out the same keys, under another role name: still valid
     secret_key = "SecretAccessKey" if cloud == "aws" else "AccessKeySecret"
     creds = AWS_CREDENTIALS if cloud == "aws" else ALI_CREDENTIALS

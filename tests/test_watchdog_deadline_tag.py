@@ -34,7 +34,7 @@ def test_a_renewed_tag_moves_the_deadline_of_a_running_watchdog(tmp_path: Path, 
         # Polling every 30 s (the spec allows up to 60) keeps the hours this test covers to a few hundred ticks.
         rig = make_rig(tmp_path, metadata_url=server.url, cloud=cloud, warn_hook=None, poll_seconds=30,
                        boot_time=DEADLINE_EPOCH - 20 * HOUR)  # first boot + 8 h long past: the tag must win
-        dog, clock = run_in_process(rig, start=DEADLINE_EPOCH - 30 * MIN, max_ticks=3)
+        dog, _ = run_in_process(rig, start=DEADLINE_EPOCH - 30 * MIN, max_ticks=3)
         assert not dog.done and dog.deadline == DEADLINE_EPOCH
         state.tags = deadline_tags(DEADLINE_EPOCH + 4 * HOUR)  # pulumi up with deadlineRenewal + 1
         dog.run(max_ticks=int(40 * MIN / 30))  # past the old deadline

@@ -94,7 +94,7 @@ def _run(tmp_path: Path, ecs: EcsApi) -> tuple[Any, MetadataState]:
     with MetadataServer(state) as server:
         rig = make_rig(tmp_path, metadata_url=server.url, cloud="alicloud", region="cn-hangzhou",
                        checkpoint_uri="oss://bucket/ckpt/", self_release=True, ecs_endpoint=ecs.url)
-        dog, _ = run_in_process(rig, start=START, max_ticks=5)
+        run_in_process(rig, start=START, max_ticks=5)
     return rig, state
 
 

@@ -24,6 +24,8 @@ BOTOCORE_CHAIN = """import botocore.session
 for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
     os.environ.pop(k, None)
 os.environ["AWS_CONFIG_FILE"] = os.environ["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull
+# botocore's default is one attempt with a 1 s timeout: generous here, for a loaded test machine.
+os.environ["AWS_METADATA_SERVICE_TIMEOUT"], os.environ["AWS_METADATA_SERVICE_NUM_ATTEMPTS"] = "10", "3"
 if os.environ.get("AWS_EC2_METADATA_SERVICE_ENDPOINT", "").startswith("http://127.0.0.1:"):
     found = botocore.session.Session().get_credentials()
     listing["credentials"] = found.get_frozen_credentials().access_key if found else None
@@ -32,7 +34,10 @@ else:
 """
 
 
-def test_the_aws_cli_reads_the_role_through_imdsv2_at_the_endpoint_it_is_given(tmp_path: Path) -> None:
+def test_the_aws_cli_reads_the_role_through_imdsv2_at_the_endpoint_it_is_given(tmp_path: Path, monkeypatch) -> None:
+    # Whatever the service's environment says, the CLI is pointed at the instance role and nothing else.
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAFROMTHEENVIRONMENT")
     state = MetadataState(cloud="aws")
     with MetadataServer(state) as server:
         rig = make_rig(tmp_path, metadata_url=server.url)
@@ -45,5 +50,6 @@ def test_the_aws_cli_reads_the_role_through_imdsv2_at_the_endpoint_it_is_given(t
     assert sync["listing"]["credentials"] == AWS_CREDENTIALS["AccessKeyId"]
     assert sync["env"]["AWS_EC2_METADATA_V1_DISABLED"] == "true"
     assert sync["env"]["AWS_EC2_METADATA_SERVICE_ENDPOINT"] == server.url + "/"
+    assert "AWS_EC2_METADATA_DISABLED" not in sync["env"] and "AWS_ACCESS_KEY_ID" not in sync["env"]
     assert "/latest/meta-data/iam/security-credentials/gpulease-exp1-role" in [p for _, p, _ in state.requests]
     assert state.refused == []  # neither the watchdog nor the CLI ever asked without a token

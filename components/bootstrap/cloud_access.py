@@ -57,6 +57,11 @@ TAG_PATH = "/latest/meta-data/tags/instance/"
 REFRESH_BEFORE_EXPIRY_SECONDS = 300
 MAX_METADATA_BYTES = 64 * 1024
 OSS_ENDPOINT = "https://oss-{region}-internal.aliyuncs.com"
+# Environment that would point the AWS CLI at another credential source than the instance role, or switch IMDS off.
+AWS_OTHER_CREDENTIAL_SOURCES = (
+    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_EC2_METADATA_DISABLED",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_WEB_IDENTITY_TOKEN_FILE",
+)
 ECS_ENDPOINT = "https://ecs.{region}.aliyuncs.com"
 
 
@@ -342,6 +347,8 @@ def storage_command(
         # IMDSv1 (tokenless) fallback (botocore: AWS_EC2_METADATA_SERVICE_ENDPOINT, AWS_EC2_METADATA_V1_DISABLED).
         env["AWS_EC2_METADATA_SERVICE_ENDPOINT"] = metadata.base + "/"
         env["AWS_EC2_METADATA_V1_DISABLED"] = "true"
+        for name in AWS_OTHER_CREDENTIAL_SOURCES:  # the instance role is the only credential
+            env.pop(name, None)
     return StorageCall([part.format(**fill) for part in template], env, secret_dir)
 
 
