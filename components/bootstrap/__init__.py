@@ -184,10 +184,9 @@ def settings_json(settings: BootstrapSettings) -> str:
 
 @lru_cache(maxsize=16)
 def shipped_source(path: Path) -> str:
-    """An instance-side tool as shipped: the same syntax tree without docstrings and comments.
-
-    AWS takes 16 KB of user-data even gzipped; the readable source lives in this package, and the tests check
-    that the shipped tree equals the source tree less its docstrings."""
+    """An instance-side tool as shipped (in the tools bundle, or the loader in user-data): the same syntax tree
+    without docstrings and comments. The readable source lives in this package, and the tests check that the
+    shipped tree equals the source tree less its docstrings."""
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and _has_docstring(node):

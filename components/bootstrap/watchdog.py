@@ -163,6 +163,7 @@ class Watchdog:
         self.last_poll = float("-inf")
         self.last_sync = mono
         self.sync_job: ca.Bounded | None = None
+        self.sync_storage: ca.StorageCall | None = None
         self.sync_failures = 0
         self.warned = False
         self.rebalance_seen = False
@@ -566,8 +567,7 @@ class Watchdog:
         if call is None:
             return
         try:
-            self.sync_job = ca.Bounded(call.argv, env=call.env, monotonic=self.clock.monotonic)
-            self.sync_job.call = call  # type: ignore[attr-defined]
+            self.sync_job, self.sync_storage = ca.Bounded(call.argv, env=call.env, monotonic=self.clock.monotonic), call
         except OSError as exc:
             call.close()
             self.decide("sync", f"periodic sync could not start: {exc}")
@@ -593,18 +593,21 @@ class Watchdog:
             self.sync_failures = 0 if code == 0 else self.sync_failures + 1
             tail = job.tail()
             self.decide("sync", f"periodic sync exited {code}" + (f": {tail}" if tail else ""))
-        job.finish()
-        job.call.close()  # type: ignore[attr-defined]
-        self.sync_job = None
+        self._end_sync()
+
+    def _end_sync(self) -> None:
+        if self.sync_job is not None:
+            self.sync_job.finish()
+        if self.sync_storage is not None:
+            self.sync_storage.close()  # removes the credentials file an ossutil call was given
+        self.sync_job = self.sync_storage = None
 
     def _stop_periodic_sync(self) -> None:
         job = self.sync_job
         if job is not None and job.poll() is None:
             job.kill()
             self.decide("sync", "periodic sync stopped to make way for the final sync")
-            job.finish()
-            job.call.close()  # type: ignore[attr-defined]
-            self.sync_job = None
+            self._end_sync()
         self._check_sync()
 
     def sync_once(self, what: str, budget: float) -> bool:
