@@ -48,7 +48,7 @@ def test_a_renewed_tag_moves_the_deadline_of_a_running_watchdog(tmp_path: Path, 
     assert iso(DEADLINE_EPOCH + 4 * HOUR - 5 * MIN) <= when <= iso(DEADLINE_EPOCH + 4 * HOUR - 5 * MIN + 30)
     assert "deadline-unread: tag gpulease:expires-at is not in the instance metadata" in log
     assert state.refused == []  # every read carried the token
-    key = "/latest/meta-data/tags/instance/gpulease%3Aexpires-at"
+    key = "/latest/meta-data/tags/instance/gpulease:expires-at"
     assert sum(1 for m, p, _ in state.requests if m == "GET" and p == key) > 80  # on every poll
 
 

@@ -170,5 +170,5 @@ def test_on_demand_instances_do_not_poll_for_spot_notices(tmp_path: Path) -> Non
         rig = make_rig(tmp_path, metadata_url=server.url, market="on-demand")
         dog, _ = run_in_process(rig, start=START, max_ticks=20)
     # Only the deadline tag is read: no spot notice is ever asked for.
-    assert {p for _, p, _ in state.requests} == {"/latest/api/token", "/latest/meta-data/tags/instance/gpulease%3Aexpires-at"}
+    assert {p for _, p, _ in state.requests} == {"/latest/api/token", "/latest/meta-data/tags/instance/gpulease:expires-at"}
     assert not dog.done

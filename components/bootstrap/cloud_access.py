@@ -236,8 +236,10 @@ class Metadata:
         return body.strip() if status == 200 and body.strip() else None
 
     def tag(self, key: str) -> str | None:
-        """One of the instance's own tags (None when the service does not list it)."""
-        return self.value(TAG_PATH + urllib.parse.quote(key, safe=""))
+        """One of the instance's own tags (None when the service does not list it). The key goes in the path as it
+        is: the characters AWS allows in a key exposed to metadata (letters, digits, ``+ - = . , _ : @``) are all
+        valid in a URL path, and an encoded colon might not be decoded."""
+        return self.value(TAG_PATH + urllib.parse.quote(key, safe="+-=.,_:@"))
 
 
 # --- the role's credentials --------------------------------------------------------------------------------------
