@@ -8,12 +8,13 @@ notice, checkpoint sync; on CI stacks only, ``job_agent.py``: the job sent throu
 The tools are standard-library files (``cloud_access.py`` is what they share), run by systemd, so they work on
 any image with python3 (the Deep Learning AMIs and Ubuntu 22.04 on both clouds). They do not fit in user-data
 with room to spare (AWS takes 16 KB, Alibaba Cloud 32 KB), so they travel as one object, a JSON bundle of the
-files (``tools_bundle``), in a bootstrap bucket the stack declares; user-data carries the settings and
+files (``tools_bundle``), under each experiment's checkpoint prefix in the bucket the stack creates (or in a
+small bootstrap bucket of the stack's own when it has none); user-data carries the settings and
 ``fetch_tools.py``, which each service runs first: it reads the object with the instance role's credentials
 (signed request, token-protected metadata) and installs it only when its SHA-256 is the one in the settings.
 
-Every rendered user-data stays at least ``USER_DATA_MARGIN`` under its cloud's limit; ``check_user_data`` refuses
-a spec that would not, before anything is registered.
+Every rendered user-data stays at least ``USER_DATA_MARGIN`` under its cloud's limit; ``pack_user_data`` refuses
+one that would not (``components.userdata.check_user_data`` runs it before anything is registered).
 """
 
 from __future__ import annotations
