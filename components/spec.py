@@ -66,6 +66,12 @@ DEADLINE_YEARS = (2000, 2999)
 """expiresAt years accepted: far outside them the date arithmetic of a deadline overflows (year 9999 + offset)."""
 
 
+# Hooks and the busy marker travel in the instance's user-data, which every cloud caps (see components/bootstrap):
+# bounded here so that the largest spec accepted still leaves user-data a quarter under the cloud's limit.
+HOOK_MAX_LENGTH = 2048
+PATH_MAX_LENGTH = 1024
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -275,6 +281,7 @@ class CheckpointSpec(_Model):
     lifecycle: LifecycleSpec = Field(default_factory=LifecycleSpec)
     hook: str | None = Field(
         None,
+        max_length=HOOK_MAX_LENGTH,
         description="Command run before a checkpoint sync on a spot notice or the deadline, e.g. 'pkill -USR1 -f train.py'.",
     )
     signal: str | None = Field(
@@ -282,7 +289,9 @@ class CheckpointSpec(_Model):
         description="A signal sent to the training process before a final sync (instead of or besides hook), e.g. USR1.",
     )
     process: str | None = Field(
-        None, description="Part of the training process's command line that signal is sent to, e.g. train.py."
+        None,
+        max_length=HOOK_MAX_LENGTH,
+        description="Part of the training process's command line that signal is sent to, e.g. train.py.",
     )
     hook_timeout_seconds: int = Field(
         120,
@@ -340,12 +349,14 @@ class NetworkSpec(_Model):
 class WatchdogSpec(_Model):
     idle_gpu_percent: int = Field(5, ge=0, le=100, description="Below this GPU utilization the GPU counts as idle.")
     warn_minutes: int = Field(15, ge=0, le=240, description="Run the warning hook this long before the deadline.")
-    warn_hook: str | None = Field(None, description="Command run when the deadline is near.")
+    warn_hook: str | None = Field(None, max_length=HOOK_MAX_LENGTH, description="Command run when the deadline is near.")
     final_sync_minutes: int = Field(
         5, ge=1, le=60, description="Run the checkpoint hook and the final sync this long before the deadline, then shut down."
     )
     busy_marker: str = Field(
-        "/data/busy", description="While this file exists the instance never counts as idle (touch it from a job)."
+        "/data/busy",
+        max_length=PATH_MAX_LENGTH,
+        description="While this file exists the instance never counts as idle (touch it from a job)."
     )
     busy_marker_max_age_minutes: int = Field(
         0, ge=0, le=10080, description="Ignore a busy marker not touched for this long; 0 trusts it at any age."

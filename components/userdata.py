@@ -5,8 +5,11 @@ from __future__ import annotations
 import pulumi
 
 from components import vocabulary as v
-from components.bootstrap import render_user_data_base64, settings_for
+from components.bootstrap import pack_user_data, render_user_data_base64, settings_for
 from components.spec import ExperimentSpec
+
+# Stand-ins of the real length for a data disk id not known before the disk exists (the size check runs first).
+_PLACEHOLDER_DISK_IDS = {"aws": "vol-00000000000000000", "alicloud": "d-0000000000000000000x"}
 
 
 def experiment_user_data(
@@ -15,21 +18,46 @@ def experiment_user_data(
     cloud: str,
     region: str,
     stack: str,
-    deadline: pulumi.Input[str],
     checkpoint_uri: str,
     data_disk_id: pulumi.Input[str],
+    tools_bucket: str,
+    tools_prefix: str,
 ) -> pulumi.Output[str]:
-    """Base64 cloud-init (gzipped when large), within AWS's 16 KB and Alibaba's 32 KB user-data limits."""
-    return pulumi.Output.all(deadline, data_disk_id).apply(
-        lambda args: render_user_data_base64(
+    """Base64 cloud-init (gzipped when large), within AWS's 16 KB and Alibaba's 32 KB user-data limits.
+
+    The deadline is not in it: the watchdog reads the instance's deadline tag, so a renewal changes no user-data."""
+    return pulumi.Output.from_input(data_disk_id).apply(
+        lambda disk_id: render_user_data_base64(
             settings_for(
                 spec,
                 cloud=cloud,
                 region=region,
                 stack=stack,
-                deadline=args[0],
                 checkpoint_uri=None if checkpoint_uri == v.NO_CHECKPOINTS else checkpoint_uri,
-                data_disk_id=args[1],
+                data_disk_id=disk_id,
+                tools_bucket=tools_bucket,
+                tools_prefix=tools_prefix,
             )
+        )
+    )
+
+
+def check_user_data(
+    spec: ExperimentSpec, *, cloud: str, region: str, stack: str, checkpoint_uri: str, tools_bucket: str,
+    tools_prefix: str,
+) -> None:
+    """Render the experiment's user-data once before anything is registered: ``UserDataTooLargeError`` (a user error
+    naming the stack, the experiment and the fields to shorten) instead of a failure halfway through an update."""
+    existing = spec.data_disk.existing_volume_id
+    pack_user_data(
+        settings_for(
+            spec,
+            cloud=cloud,
+            region=region,
+            stack=stack,
+            checkpoint_uri=None if checkpoint_uri == v.NO_CHECKPOINTS else checkpoint_uri,
+            data_disk_id=existing or _PLACEHOLDER_DISK_IDS[cloud],
+            tools_bucket=tools_bucket,
+            tools_prefix=tools_prefix,
         )
     )

@@ -481,6 +481,11 @@ def _ali_bucket_setting(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
     return str(i.get("bucket") or name), {}
 
 
+def _ali_bucket_object(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    # An object is identified by its key; versioned buckets give every upload a version id.
+    return str(i.get("key") or name), {"versionId": _hex("ver", name, length=32)}
+
+
 _RESOURCES: dict[str, Any] = {
     "aws:ec2/instance:Instance": _instance,
     "aws:ebs/volume:Volume": _volume,
@@ -507,6 +512,7 @@ _RESOURCES: dict[str, Any] = {
     "alicloud:oss/bucketAcl:BucketAcl": _ali_bucket_setting,
     "alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock": _ali_bucket_setting,
     "alicloud:oss/bucketPolicy:BucketPolicy": _ali_bucket_setting,
+    "alicloud:oss/bucketObject:BucketObject": _ali_bucket_object,
     "alicloud:ram/role:Role": _ali_role,
     "alicloud:ram/policy:Policy": _ali_policy,
     "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment": _ali_role_policy_attachment,

@@ -78,6 +78,10 @@ REPLACE_TRIGGERS: dict[str, TypeRule] = {
         ("name", "namePrefix", "path"), AWS_DOCS + "iam_instance_profile",
     ),
     "aws:s3/bucket:Bucket": TypeRule(("bucket", "bucketPrefix", "objectLockEnabled"), AWS_DOCS + "s3_bucket"),
+    "aws:s3/bucketObjectv2:BucketObjectv2": TypeRule(
+        ("bucket", "key"),
+        AWS_DOCS + "s3_object (ForceNew in internal/service/s3/object.go; content is put again in place)",
+    ),
     "aws:s3/bucketOwnershipControls:BucketOwnershipControls": TypeRule(
         ("bucket",), AWS_DOCS + "s3_bucket_ownership_controls",
     ),
@@ -142,6 +146,11 @@ REPLACE_TRIGGERS: dict[str, TypeRule] = {
     ),
     "alicloud:vpc/network:Network": TypeRule(("cidrBlock",), ALI_DOCS + "vpc"),
     "alicloud:vpc/switch:Switch": TypeRule(("vpcId", "zoneId", "cidrBlock"), ALI_DOCS + "vswitch"),
+    "alicloud:oss/bucketObject:BucketObject": TypeRule(
+        ("bucket", "key"),
+        ALI_DOCS + "oss_bucket_object (ForceNew in alicloud/resource_alicloud_oss_bucket_object.go, whose Update "
+        "is the same PutObject as Create)",
+    ),
     "alicloud:oss/bucket:Bucket": TypeRule(
         ("bucket", "storageClass", "redundancyType"),
         ALI_DOCS + "oss_bucket (ForceNew in alicloud/resource_alicloud_oss_bucket.go)",

@@ -13,11 +13,13 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from components import vocabulary as v
 from components.bootstrap import watchdog
 
 DEADLINE_EPOCH = 1_796_112_000.0  # 2026-12-01T08:00:00Z
@@ -30,14 +32,25 @@ def iso(epoch: float) -> str:
 
 class FakeClock(watchdog.Clock):
     """Virtual time for the in-process watchdog: sleeping advances it at once. Real waits (subprocess and
-    socket timeouts) are scaled down so that a 2 s metadata timeout costs 0.1 s of test time."""
+    socket timeouts) are scaled down so that a 2 s metadata timeout costs 0.1 s of test time.
+
+    ``jump`` moves the wall clock alone, as an NTP step or a bad RTC does; the monotonic clock never jumps."""
+
+    SCALE = 20.0
 
     def __init__(self, start: float):
         super().__init__()
         self.t = start
+        self.skew = 0.0
 
     def now(self) -> float:
+        return self.t + self.skew
+
+    def monotonic(self) -> float:
         return self.t
+
+    def jump(self, seconds: float) -> None:
+        self.skew += seconds
 
     def sleep(self, seconds: float) -> None:
         self.t += max(0.0, seconds)
@@ -45,7 +58,10 @@ class FakeClock(watchdog.Clock):
     def real(self, seconds: float) -> float:
         # A twentieth of real time, but never under a quarter second: the hook and sync stand-ins are real
         # processes, and on a loaded machine 50 ms is not always enough for one to start and record itself.
-        return max(0.25, seconds * 0.05)
+        return max(0.25, seconds / self.SCALE)
+
+    def virtual(self, real_seconds: float) -> float:
+        return real_seconds * self.SCALE
 
 
 def executable(path: Path, body: str) -> Path:
@@ -55,18 +71,26 @@ def executable(path: Path, body: str) -> Path:
 
 
 def recorder(path: Path, name: str, events: Path, exit_code: int = 0, extra: str = "") -> Path:
-    """An executable that appends {name, argv, what the first directory argument holds} to ``events``."""
+    """An executable that appends {name, argv, what the first directory argument holds, the credential-related
+    environment, the config file given with ``-c`` (its text and mode, read while the call runs)} to ``events``."""
     return executable(
         path,
-        f"""import json, os, sys
+        f"""import json, os, stat, sys
 args = sys.argv[1:]
 listing = {{}}
 for a in args:
     if os.path.isdir(a):
         listing[a] = sorted(os.listdir(a))
+config = None
+if "-c" in args[:-1]:
+    cfg = args[args.index("-c") + 1]
+    config = {{"path": cfg, "mode": oct(stat.S_IMODE(os.stat(cfg).st_mode)), "text": open(cfg).read(),
+               "dir_mode": oct(stat.S_IMODE(os.stat(os.path.dirname(cfg)).st_mode))}}
+env = {{k: v for k, v in os.environ.items() if k.startswith(("AWS_", "OSS_", "ALIBABA_CLOUD_", "ALICLOUD_"))}}
 {extra}
 with open({str(events)!r}, "a") as fh:
-    fh.write(json.dumps({{"name": {name!r}, "argv": args, "listing": listing, "env_reason": os.environ.get("GPULEASE_REASON")}}) + "\\n")
+    fh.write(json.dumps({{"name": {name!r}, "argv": args, "listing": listing, "env_reason": os.environ.get("GPULEASE_REASON"),
+                         "env": env, "config": config}}) + "\\n")
 sys.exit({exit_code})
 """,
     )
@@ -113,24 +137,40 @@ def set_gpus(state: Path, util: float | list[float] = 0, fail: bool = False) -> 
         fail_flag.unlink()
 
 
+AWS_CREDENTIALS = {"AccessKeyId": "ASIATESTROLEKEY", "SecretAccessKey": "aws-role-secret", "Token": "aws-role-session-token"}
+ALI_CREDENTIALS = {"AccessKeyId": "STS.testrolekey", "AccessKeySecret": "ali-role-secret", "SecurityToken": "ali-sts-token"}
+
+
 @dataclass
 class MetadataState:
     cloud: str = "aws"
     require_token: bool = True
+    """Hardened mode (AWS IMDSv2 http_tokens=required; Alibaba's security hardening mode), as the kit sets it."""
     instance_action: dict | None = None
     rebalance: dict | None = None
     termination_time: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+    """Instance tags served under /latest/meta-data/tags/instance/<key>."""
     delay: float = 0.0
+    trickle: float = 0.0
+    """Seconds between the bytes of every answer (a service that keeps the connection alive but hardly talks)."""
     fail: bool = False
     fail_first: int = 0
     """Answer this many requests with 500 before behaving."""
     role: str = "gpulease-exp1-role"
+    credentials_expire_in: float = 3600.0
     instance_id: str = "i-0123456789abcdef0"
+    issued: int = 0
     requests: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
+    refused: list[tuple[str, str, int]] = field(default_factory=list)
+    """Every request refused for want of a token (method, path, status): a tokenless read the real service refuses."""
 
 
 class MetadataServer:
-    """The instance metadata service on 127.0.0.1: AWS IMDSv2 (token required) or Alibaba Cloud's paths."""
+    """The instance metadata service on 127.0.0.1, hardened like the real ones: ``PUT /latest/api/token`` with
+    the cloud's TTL header gives a token; every GET must carry it (401 on AWS, 403 on Alibaba Cloud otherwise);
+    a PUT without the TTL header is refused with 400. Serves the spot notices, instance tags and the instance
+    role's temporary credentials (AWS ``iam/``, Alibaba ``ram/``)."""
 
     def __init__(self, state: MetadataState):
         self.state = state
@@ -143,11 +183,18 @@ class MetadataServer:
             def _answer(self, status: int, body: str = "") -> None:
                 data = body.encode()
                 try:
+                    if outer.state.trickle:
+                        head = f"HTTP/1.1 {status} X\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data
+                        for i in range(len(head)):
+                            self.wfile.write(head[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(outer.state.trickle)
+                        return
                     self.send_response(status)
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
+                except (BrokenPipeError, ConnectionResetError, OSError):
                     pass  # the client gave up waiting (the slow-service tests), as it should
 
             def do_PUT(self) -> None:
@@ -157,10 +204,13 @@ class MetadataServer:
                     time.sleep(s.delay)
                 if failing:
                     return self._answer(500)
-                ttl = "X-aws-ec2-metadata-token-ttl-seconds" if s.cloud == "aws" else "X-aliyun-ecs-metadata-token-ttl-seconds"
-                if self.path == "/latest/api/token" and self.headers.get(ttl) and (s.cloud == "aws" or s.require_token):
-                    return self._answer(200, TOKEN)
-                return self._answer(403 if s.cloud == "alicloud" else 400)
+                ttl = self.headers.get(TTL_HEADERS[s.cloud])
+                if self.path != "/latest/api/token":
+                    return self._answer(405 if s.cloud == "aws" else 404)
+                if not ttl or not ttl.isdigit() or not 1 <= int(ttl) <= 21600:
+                    return self._answer(400)
+                s.issued += 1
+                return self._answer(200, TOKEN)
 
             def do_GET(self) -> None:
                 failing = outer._record(self)
@@ -169,27 +219,40 @@ class MetadataServer:
                     time.sleep(s.delay)
                 if failing:
                     return self._answer(500)
-                header = "X-aws-ec2-metadata-token" if s.cloud == "aws" else "X-aliyun-ecs-metadata-token"
-                if s.require_token and self.headers.get(header) != TOKEN:
-                    return self._answer(401)
-                if self.path == "/latest/meta-data/instance-id":
-                    return self._answer(200, s.instance_id)
-                if s.cloud == "aws":
-                    if self.path == "/latest/meta-data/spot/instance-action" and s.instance_action:
-                        return self._answer(200, json.dumps(s.instance_action))
-                    if self.path == "/latest/meta-data/events/recommendations/rebalance" and s.rebalance:
-                        return self._answer(200, json.dumps(s.rebalance))
-                else:
-                    if self.path == "/latest/meta-data/instance/spot/termination-time" and s.termination_time:
-                        return self._answer(200, s.termination_time)
-                    if self.path == "/latest/meta-data/ram/security-credentials/":
-                        return self._answer(200, s.role)
-                return self._answer(404)
+                if s.require_token and self.headers.get(TOKEN_HEADERS[s.cloud]) != TOKEN:
+                    status = 401 if s.cloud == "aws" else 403
+                    s.refused.append(("GET", self.path, status))
+                    return self._answer(status)
+                path = urllib.parse.unquote(self.path)
+                found = outer.answer(path)
+                return self._answer(200, found) if found is not None else self._answer(404)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def answer(self, path: str) -> str | None:
+        s = self.state
+        if path == "/latest/meta-data/instance-id":
+            return s.instance_id
+        if path.startswith("/latest/meta-data/tags/instance/"):
+            return s.tags.get(path.rsplit("/", 1)[1])
+        creds_base = "/latest/meta-data/iam/security-credentials/" if s.cloud == "aws" else "/latest/meta-data/ram/security-credentials/"
+        if path == creds_base and s.role:
+            return s.role
+        if path == creds_base + s.role and s.role:
+            expiration = iso(time.time() + s.credentials_expire_in)
+            base = AWS_CREDENTIALS if s.cloud == "aws" else ALI_CREDENTIALS
+            return json.dumps({"Code": "Success", **base, "Expiration": expiration, "LastUpdated": iso(time.time())})
+        if s.cloud == "aws":
+            if path == "/latest/meta-data/spot/instance-action" and s.instance_action:
+                return json.dumps(s.instance_action)
+            if path == "/latest/meta-data/events/recommendations/rebalance" and s.rebalance:
+                return json.dumps(s.rebalance)
+        elif path == "/latest/meta-data/instance/spot/termination-time" and s.termination_time:
+            return s.termination_time
+        return None
 
     def _record(self, handler: BaseHTTPRequestHandler) -> bool:
         """Record the request; True when it must fail."""
@@ -206,6 +269,10 @@ class MetadataServer:
     def __exit__(self, *exc: Any) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+TTL_HEADERS = {"aws": "X-aws-ec2-metadata-token-ttl-seconds", "alicloud": "X-aliyun-ecs-metadata-token-ttl-seconds"}
+TOKEN_HEADERS = {"aws": "X-aws-ec2-metadata-token", "alicloud": "X-aliyun-ecs-metadata-token"}
 
 
 @dataclass
@@ -247,7 +314,10 @@ def make_rig(tmp_path: Path, metadata_url: str = "http://127.0.0.1:9", **overrid
         "stack": "test",
         "experiment": "exp1",
         "market": "spot",
-        "deadline": iso(DEADLINE_EPOCH),
+        "max_runtime_hours": 8,
+        # Without a readable tag the deadline is first boot + max runtime: DEADLINE_EPOCH here too.
+        "boot_time": DEADLINE_EPOCH - 8 * 3600,
+        "state_dir": str(tmp_path / "state"),
         "idle_minutes": 30,
         "idle_gpu_percent": 5,
         "warn_minutes": 15,
@@ -273,6 +343,11 @@ def make_rig(tmp_path: Path, metadata_url: str = "http://127.0.0.1:9", **overrid
     }
     settings.update(overrides)
     return Rig(tmp_path, ev, gpu_state, settings)
+
+
+def deadline_tags(epoch: float = DEADLINE_EPOCH) -> dict[str, str]:
+    """The instance's tags as the metadata service lists them: the deadline under the kit's tag key."""
+    return {v.TAG_EXPIRES_AT: iso(epoch)}
 
 
 def run_in_process(rig: Rig, start: float, max_ticks: int = 2000) -> tuple[watchdog.Watchdog, FakeClock]:

@@ -196,7 +196,10 @@ def agent_settings(root: Path, data: Path, **overrides: Any) -> dict[str, Any]:
         "cloud": "aws",
         "region": "us-east-1",
         "stack": "ci-1-abc",
-        "deadline": "2099-01-01T00:00:00Z",
+        "max_runtime_hours": 8,
+        # No metadata service answers here: the instance's deadline is first boot + max runtime (8 h away).
+        "metadata_url": "http://127.0.0.1:9",
+        "metadata_timeout_seconds": 0.5,
         "final_sync_minutes": 5,
         "checkpoint_uri": CHECKPOINT_URI,
         "mount_point": str(data),

@@ -24,7 +24,6 @@ from tests._alicloud_support import (
     INSTANCE,
     KEY_PAIR,
     RAM_POLICY,
-    RAM_POLICY_ATTACHMENT,
     RAM_ROLE,
     RAM_ROLE_ATTACHMENT,
     SG,
@@ -364,8 +363,11 @@ def test_bucket_not_retained_when_asked() -> None:
 def test_existing_bucket_is_used_untouched() -> None:
     r = render_ali(ali_experiment(checkpoints={"bucket": "team-checkpoints", "prefix": "exp1/"}))
     assert r.error is None, r.error
-    assert [res for res in r.resources if res.type.startswith("alicloud:oss/")] == []
-    policy = json.loads(r.one(RAM_POLICY).inputs["policyDocument"])
+    # Nothing touches team-checkpoints; the instance-side tools go to the stack's own bootstrap bucket instead.
+    oss = [res for res in r.resources if res.type.startswith("alicloud:oss/")]
+    assert all(res.inputs.get("bucket") != "team-checkpoints" for res in oss)
+    assert {res.inputs["bucket"] for res in oss if res.type == BUCKET} == {"gpulease-boot-llm-finetune-exp1-e31dc9"}
+    policy = json.loads(r.by_name("exp1-checkpoint-access").inputs["policyDocument"])
     rw = next(s for s in policy["Statement"] if "oss:PutObject" in s["Action"])
     assert rw["Resource"] == [f"acs:oss:*:{ALICLOUD_ACCOUNT_ID}:team-checkpoints/exp1/*"]
     assert r.outputs["checkpointUri"] == "oss://team-checkpoints/exp1/"
@@ -377,7 +379,8 @@ def test_instance_role_least_privilege(spot) -> None:
     role = spot.one(RAM_ROLE)
     trust = json.loads(role.inputs["assumeRolePolicyDocument"])
     assert trust["Statement"] == [{"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": ["ecs.aliyuncs.com"]}}]
-    policy = json.loads(spot.one(RAM_POLICY).inputs["policyDocument"])
+    checkpoint_access = spot.by_name("exp1-checkpoint-access")
+    policy = json.loads(checkpoint_access.inputs["policyDocument"])
     assert policy["Version"] == "1"
     by_action = {a: s for s in policy["Statement"] for a in s["Action"]}
     assert by_action["oss:ListObjects"]["Resource"] == [bucket_arn]
@@ -392,18 +395,23 @@ def test_instance_role_least_privilege(spot) -> None:
         assert statement["Effect"] == "Allow"
         assert all(not a.endswith("*") for a in statement["Action"])
         assert all(res.startswith(bucket_arn) for res in statement["Resource"])
-    attach = spot.one(RAM_POLICY_ATTACHMENT).inputs
-    assert attach == {"roleName": role.outputs["roleName"], "policyName": spot.one(RAM_POLICY).outputs["policyName"], "policyType": "Custom"}
+    attach = spot.by_name("exp1-checkpoint-access-attachment").inputs
+    assert attach == {"roleName": role.outputs["roleName"], "policyName": checkpoint_access.outputs["policyName"], "policyType": "Custom"}
+    # The only other grant: releasing (or stopping) this one instance, see test_the_role_may_release_its_own_instance.
+    assert {p.name for p in spot.of_type(RAM_POLICY)} == {"exp1-checkpoint-access", "exp1-self-release"}
     bound = spot.one(RAM_ROLE_ATTACHMENT).inputs
     assert bound == {"instanceId": spot.one(INSTANCE).id, "ramRoleName": role.outputs["roleName"]}
 
 
-def test_no_bucket_means_no_role() -> None:
+def test_no_bucket_means_a_role_without_storage_access() -> None:
     r = render_ali(
         ali_experiment(market="on-demand", onDemandReason="interactive debugging session", checkpoints={"enabled": False})
     )
     assert r.error is None, r.error
-    assert r.of_type(RAM_ROLE) == [] and r.of_type(RAM_ROLE_ATTACHMENT) == [] and r.of_type(BUCKET) == []
+    # No checkpoint bucket and no checkpoint access; the role may only read the tools and release its instance.
+    assert [b.inputs["bucket"] for b in r.of_type(BUCKET)] == ["gpulease-boot-llm-finetune-exp1-e31dc9"]
+    assert {p.name for p in r.of_type(RAM_POLICY)} == {"exp1-tools-read", "exp1-self-release"}
+    assert len(r.of_type(RAM_ROLE)) == 1 and len(r.of_type(RAM_ROLE_ATTACHMENT)) == 1
     assert r.outputs["checkpointUri"] == v.NO_CHECKPOINTS
 
 
@@ -453,7 +461,7 @@ def test_outputs(spot) -> None:
 def test_user_data_is_base64_cloud_config_with_the_settings(spot) -> None:
     text = user_data_text(spot.one(INSTANCE))
     assert text.startswith("#cloud-config\n")
-    assert DEADLINE in text and spot.one(DISK).id in text
+    assert DEADLINE not in text and spot.one(DISK).id in text  # the deadline comes from the tag: renewals change no user-data
     assert '"cloud": "alicloud"' in text and f"oss://{spot.one(BUCKET).inputs['bucket']}/ckpt/" in text
     assert "LTAI" not in text and "PRIVATE KEY" not in text
 

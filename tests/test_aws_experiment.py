@@ -253,7 +253,10 @@ def test_bucket_not_retained_when_asked() -> None:
 def test_existing_bucket_is_used_untouched() -> None:
     r = render_experiment(experiment(checkpoints={"bucket": "team-checkpoints", "prefix": "exp1/"}))
     assert r.error is None, r.error
-    assert [res for res in r.resources if res.type.startswith("aws:s3/")] == []
+    # Nothing touches team-checkpoints; the instance-side tools go to the stack's own bootstrap bucket instead.
+    s3 = [res for res in r.resources if res.type.startswith("aws:s3/")]
+    assert all(res.inputs.get("bucket") != "team-checkpoints" for res in s3)
+    assert {res.inputs["bucket"] for res in s3 if res.type == BUCKET} == {"gpulease-boot-llm-finetune-exp1-e31dc9"}
     policy = json.loads(r.one(ROLE_POLICY).inputs["policy"]) if len(r.of_type(ROLE_POLICY)) == 1 else None
     policy = policy or json.loads(next(p for p in r.of_type(ROLE_POLICY) if p.name.endswith("checkpoint-access")).inputs["policy"])
     resources = {s["Sid"]: s["Resource"] for s in policy["Statement"]}
@@ -346,7 +349,7 @@ def test_outputs(spot) -> None:
 
 def test_user_data_carries_the_spec_settings(spot) -> None:
     text = user_data_text(spot.one(INSTANCE))
-    assert DEADLINE in text
+    assert DEADLINE not in text  # the watchdog reads the deadline from the instance's tag: a renewal changes no user-data
     assert spot.one(VOLUME).id in text
     assert "AKIA" not in text and "PRIVATE KEY" not in text
 

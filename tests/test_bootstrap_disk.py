@@ -277,7 +277,9 @@ def test_loop_blank_disk_is_formatted_and_mounted(tmp_path: Path) -> None:
     image = blank_image(tmp_path / "disk.img")
     loop = _loop_or_skip(image)
     try:
-        rig = make_boot_rig(tmp_path, loop, cloud="alicloud", disk_id="d-bp1abcdefghij1234567", fake_mount=False, fake_mkfs=False)
+        server = MetadataServer(MetadataState(cloud="alicloud")).__enter__()  # the bucket check needs the role
+        rig = make_boot_rig(tmp_path, loop, cloud="alicloud", disk_id="d-bp1abcdefghij1234567", fake_mount=False,
+                            fake_mkfs=False, metadata_url=server.url)
         done = rig.run(SCRIPT)
         assert done.returncode == 0, done.stdout + done.stderr
         assert rig.marker["checks"]["disk"]["formatted"] is True
@@ -287,5 +289,6 @@ def test_loop_blank_disk_is_formatted_and_mounted(tmp_path: Path) -> None:
         again = rig.run(SCRIPT)
         assert again.returncode == 0 and rig.marker["checks"]["disk"]["formatted"] is False
         assert (rig.mount_point / "checkpoints" / "step-1.pt").read_text() == "new"
+        server.__exit__()
     finally:
         _cleanup(tmp_path / "data", loop)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import base64
 import gzip
+import hashlib
 import json
 import shutil
 import subprocess
@@ -32,6 +33,7 @@ from tests.conftest import experiment, render_experiment
 INSTANCE = "aws:ec2/instance:Instance"
 VOLUME = "aws:ebs/volume:Volume"
 BUCKET = "aws:s3/bucket:Bucket"
+BUCKET_OBJECT = "aws:s3/bucketObjectv2:BucketObjectv2"
 DEADLINE = "2026-12-01T16:00:00Z"
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -96,8 +98,8 @@ def test_aws_settings_equal_the_spec_and_the_created_resources(aws_render, aws_t
         "stack": "test",
         "experiment": "exp1",
         "market": "spot",
-        "deadline": DEADLINE,
         "max_runtime_hours": 8.0,
+        "deadline_tag": "gpulease:expires-at",
         "idle_minutes": 45,
         "idle_gpu_percent": 7,
         "warn_minutes": 20,
@@ -123,32 +125,39 @@ def test_aws_settings_equal_the_spec_and_the_created_resources(aws_render, aws_t
             "aws", "s3", "cp", "{file}", "{dst}_gpulease/ready.json", "--region", "{region}", "--only-show-errors"
         ],
         "cli_install_command": ["snap", "install", "aws-cli", "--classic"],
+        "self_release": False,
         "shutdown_command": ["shutdown", "-h", "now"],
         "nvidia_smi": "nvidia-smi",
+        # The tools: one object in the checkpoint bucket, under the experiment's own prefix (its role reads it).
+        "tools": {
+            "bucket": bucket,
+            "key": f"ckpt/_gpulease/tools/{bootstrap.tools_sha256()}.json",
+            "region": "us-east-1",
+            "sha256": bootstrap.tools_sha256(),
+        },
     }
 
 
-def test_aws_user_data_fits_the_limit_and_is_stable_across_runs(aws_render) -> None:
+def test_aws_user_data_is_gzipped_well_under_the_limit_and_stable_across_runs(aws_render) -> None:
     encoded = aws_render.one(INSTANCE).inputs["userDataBase64"]
     raw = base64.b64decode(encoded)
-    assert len(raw) <= 16 * 1024
-    assert raw[:2] == b"\x1f\x8b"  # the tools make the text larger than 16 KB: it travels gzipped
+    assert raw[:2] == b"\x1f\x8b" and len(raw) <= 0.75 * 16 * 1024
     assert aws_render.one(INSTANCE).inputs["userDataReplaceOnChange"] is True
     again = render_experiment(experiment(**SPEC_OVERRIDES))
     assert again.one(INSTANCE).inputs["userDataBase64"] == encoded  # an unchanged spec never replaces the instance
 
 
-def test_user_data_is_gzipped_only_past_the_limit_and_refused_past_it_gzipped(monkeypatch) -> None:
+def test_user_data_past_the_margin_is_refused_with_the_stack_and_fields_named(monkeypatch) -> None:
     settings = _alicloud_settings()
-    text = render_user_data(settings).encode()
-    monkeypatch.setitem(bootstrap.USER_DATA_LIMITS, "alicloud", len(text))
-    assert base64.b64decode(render_user_data_base64(settings)) == text
-    monkeypatch.setitem(bootstrap.USER_DATA_LIMITS, "alicloud", len(text) - 1)
-    packed = base64.b64decode(render_user_data_base64(settings))
-    assert packed[:2] == b"\x1f\x8b" and gzip.decompress(packed) == text
-    monkeypatch.setitem(bootstrap.USER_DATA_LIMITS, "alicloud", 1000)
-    with pytest.raises(ValueError, match="bytes gzipped; alicloud accepts at most 1000"):
+    packed = bootstrap.pack_user_data(settings)
+    assert gzip.decompress(packed) == render_user_data(settings).encode()
+    monkeypatch.setitem(bootstrap.USER_DATA_LIMITS, "alicloud", int(len(packed) / 0.75) + 4)
+    assert bootstrap.pack_user_data(settings) == packed
+    monkeypatch.setitem(bootstrap.USER_DATA_LIMITS, "alicloud", int(len(packed) / 0.75) - 4)
+    with pytest.raises(bootstrap.UserDataTooLargeError) as err:
         render_user_data_base64(settings)
+    assert str(err.value).startswith("stack 'ali', experiment 'exp1': the instance's user-data would be ")
+    assert "shorten watchdog.warnHook, checkpoints.hook or checkpoints.process" in str(err.value)
 
 
 def _docstring_free(source: str) -> str:
@@ -166,14 +175,33 @@ def _docstring_free(source: str) -> str:
     return ast.dump(tree)
 
 
-@pytest.mark.parametrize("name", ["instance_setup.py", "watchdog.py"])
-def test_the_shipped_tools_are_the_tested_sources_and_run_on_python_3_10(aws_text: str, name: str) -> None:
-    shipped = files(cloud_config(aws_text))[f"/opt/gpulease/{name}"]
-    assert shipped["permissions"] == "0755"
+@pytest.mark.parametrize("name", ["instance_setup.py", "watchdog.py", "job_agent.py", "cloud_access.py"])
+def test_the_shipped_tools_are_the_tested_sources_and_run_on_python_3_10(name: str) -> None:
+    shipped = json.loads(bootstrap.tools_bundle())["files"][name]
     source = (ROOT / "components" / "bootstrap" / name).read_text()
-    assert _docstring_free(shipped["content"]) == _docstring_free(source)
-    ast.parse(shipped["content"], feature_version=(3, 10))  # Ubuntu 22.04's python3
+    assert _docstring_free(shipped) == _docstring_free(source)
+    ast.parse(shipped, feature_version=(3, 10))  # Ubuntu 22.04's python3
     assert "from datetime import UTC" not in source
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
+    }
+    assert imported - {"components", "cloud_access"} <= set(sys.stdlib_module_names), "python3 and nothing else"
+
+
+def test_user_data_carries_the_loader_and_the_bundle_hash_not_the_tools(aws_render, aws_text: str) -> None:
+    written = files(cloud_config(aws_text))
+    loader = written["/opt/gpulease/fetch_tools.py"]["content"]
+    assert _docstring_free(loader) == _docstring_free((ROOT / "components" / "bootstrap" / "fetch_tools.py").read_text())
+    ast.parse(loader, feature_version=(3, 10))
+    assert not any(path.endswith(("/watchdog.py", "/instance_setup.py", "/cloud_access.py")) for path in written)
+    obj = aws_render.one(BUCKET_OBJECT)
+    assert obj.inputs["key"] == bootstrap.tools_key("ckpt/") == f"ckpt/_gpulease/tools/{bootstrap.tools_sha256()}.json"
+    assert obj.inputs["bucket"] == aws_render.one(BUCKET).inputs["bucket"]
+    assert hashlib.sha256(obj.inputs["content"].encode()).hexdigest() == bootstrap.tools_sha256()
+    assert obj.inputs["serverSideEncryption"] == "AES256"
 
 
 def test_units_run_the_tools_and_the_watchdog_always_restarts(aws_text: str) -> None:
@@ -181,6 +209,8 @@ def test_units_run_the_tools_and_the_watchdog_always_restarts(aws_text: str) -> 
     written = files(config)
     watchdog_unit = written[f"/etc/systemd/system/{bootstrap.WATCHDOG_UNIT}"]["content"]
     setup_unit = written[f"/etc/systemd/system/{bootstrap.SETUP_UNIT}"]["content"]
+    assert "ExecStartPre=/usr/bin/python3 /opt/gpulease/fetch_tools.py --wait 60\n"  in watchdog_unit
+    assert "ExecStartPre=/usr/bin/python3 /opt/gpulease/fetch_tools.py --wait 900\n" in setup_unit
     assert "ExecStart=/usr/bin/python3 /opt/gpulease/watchdog.py\n" in watchdog_unit
     assert "Restart=always\n" in watchdog_unit and "StartLimitIntervalSec=0\n" in watchdog_unit
     assert "ExecStart=/usr/bin/python3 /opt/gpulease/instance_setup.py\n" in setup_unit
@@ -206,25 +236,28 @@ def test_units_pass_systemd_verification(aws_text: str, tmp_path: Path) -> None:
 def test_no_credentials_travel_in_user_data(aws_text: str) -> None:
     settings = json.loads(files(cloud_config(aws_text))[bootstrap.SETTINGS_PATH]["content"])
     assert set(settings) == set(BootstrapSettings.model_fields) - {"job_agent"}  # CI stacks only
+    assert "deadline" not in settings  # a renewal changes the instance's tag, never its user-data
     lowered = aws_text.lower()
-    for needle in ("aws_secret_access_key", "aws_access_key_id", "accesskeysecret", "private key", "akia"):
+    # No key material: no long-term AWS (AKIA...) or Alibaba (LTAI...) key id, no environment credentials, no
+    # private key. (The loader names the fields of the role's temporary credentials; it carries none.)
+    for needle in ("aws_secret_access_key", "aws_access_key_id", "private key", "akia", "ltai"):
         assert needle not in lowered
 
 
-def _load_shipped(text: str, name: str) -> types.ModuleType:
-    """The tool exactly as user-data carries it, imported as a module of its own."""
+def _load_shipped(name: str) -> types.ModuleType:
+    """The tool exactly as the bundle carries it, imported as a module of its own."""
     module = types.ModuleType(f"shipped_{name}")
     sys.modules[module.__name__] = module  # dataclasses resolve their annotations through sys.modules
     try:
-        exec(compile(files(cloud_config(text))[f"/opt/gpulease/{name}.py"]["content"], name, "exec"), module.__dict__)
+        exec(compile(json.loads(bootstrap.tools_bundle())["files"][f"{name}.py"], name, "exec"), module.__dict__)
     finally:
         del sys.modules[module.__name__]
     return module
 
 
-def test_aws_shipped_bootstrap_looks_the_volume_up_by_its_nvme_serial(aws_render, aws_text: str) -> None:
+def test_aws_shipped_bootstrap_looks_the_volume_up_by_its_nvme_serial(aws_render) -> None:
     volume_id = aws_render.one(VOLUME).id
-    setup = _load_shipped(aws_text, "instance_setup")
+    setup = _load_shipped("instance_setup")
     assert setup.device_candidates("aws", volume_id) == [
         f"/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_{volume_id.replace('-', '')}",
         "/dev/sdf",
@@ -232,9 +265,9 @@ def test_aws_shipped_bootstrap_looks_the_volume_up_by_its_nvme_serial(aws_render
     ]
 
 
-def test_shipped_bootstrap_never_formats_without_the_blank_disk_decision(aws_text: str) -> None:
+def test_shipped_bootstrap_never_formats_without_the_blank_disk_decision() -> None:
     """Every mkfs in the shipped bootstrap sits behind ``if not fmt: return`` where fmt is format_decision's."""
-    tree = ast.parse(files(cloud_config(aws_text))["/opt/gpulease/instance_setup.py"]["content"])
+    tree = ast.parse(json.loads(bootstrap.tools_bundle())["files"]["instance_setup.py"])
     mkfs_functions = [
         fn
         for fn in ast.walk(tree)
@@ -257,25 +290,33 @@ def _alicloud_settings() -> BootstrapSettings:
         cloud="alicloud",
         region="cn-hangzhou",
         stack="ali",
-        deadline=DEADLINE,
         checkpoint_uri="oss://gpulease-ckpt/ckpt/",
         data_disk_id="d-bp1abcdefghij1234567",
+        tools_bucket="gpulease-boot-ali-abc123",
     )
 
 
 def test_alicloud_user_data_uses_its_metadata_service_ossutil_and_the_disk_serial() -> None:
     encoded = render_user_data_base64(_alicloud_settings())
-    assert len(base64.b64decode(encoded)) <= bootstrap.USER_DATA_LIMITS["alicloud"]
+    assert len(base64.b64decode(encoded)) <= 0.75 * bootstrap.USER_DATA_LIMITS["alicloud"]
     text = decode(encoded)
     settings = json.loads(files(cloud_config(text))[bootstrap.SETTINGS_PATH]["content"])
     assert settings["cloud"] == "alicloud" and settings["region"] == "cn-hangzhou"
     assert settings["metadata_url"] == "http://100.100.100.200"
     assert settings["data_disk_id"] == "d-bp1abcdefghij1234567"
     assert settings["checkpoint_uri"] == "oss://gpulease-ckpt/ckpt/"
-    assert settings["sync_command"][:6] == ["ossutil", "cp", "-r", "-u", "-f", "{src}"]
-    assert "--ecs-role-name" in settings["sync_command"] and "oss-{region}-internal.aliyuncs.com" in settings["sync_command"]
-    assert (settings["idle_minutes"], settings["checkpoint_interval_minutes"], settings["deadline"]) == (45, 10, DEADLINE)
-    setup = _load_shipped(text, "instance_setup")
+    assert settings["self_release"] is True
+    assert settings["tools"] == {"bucket": "gpulease-boot-ali-abc123", "key": bootstrap.tools_key(""),
+                                 "region": "cn-hangzhou", "sha256": bootstrap.tools_sha256()}
+    # Explicit STS credentials in a config file and the https internal endpoint, never ossutil's EcsRamRole mode
+    # (a tokenless metadata read, refused in hardened mode).
+    assert settings["sync_command"] == [
+        "ossutil", "cp", "-r", "-u", "-f", "{src}", "{dst}", "-e", "{endpoint}", "-c", "{oss_config}",
+        "--sign-version", "v4", "--region", "{region}",
+    ]
+    assert all("EcsRamRole" not in json.dumps(settings[k]) for k in settings)
+    assert (settings["idle_minutes"], settings["checkpoint_interval_minutes"], "deadline" in settings) == (45, 10, False)
+    setup = _load_shipped("instance_setup")
     assert setup.device_candidates("alicloud", settings["data_disk_id"]) == [
         "/dev/disk/by-id/virtio-bp1abcdefghij1234567",
         "/dev/disk/by-id/nvme-Alibaba_Cloud_Elastic_Block_Storage_bp1abcdefghij1234567",

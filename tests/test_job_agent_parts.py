@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from components.bootstrap import JOB_COMMANDS, job_agent
-from tests._bootstrap_support import MetadataServer, MetadataState, events, recorder
+from tests._bootstrap_support import ALI_CREDENTIALS, MetadataServer, MetadataState, events, recorder
 
 AWS_LISTING = """                           PRE ci-1-abc/
                            PRE ci-2 with space/
@@ -46,24 +46,44 @@ def _agent(tmp_path: Path, **overrides: Any) -> job_agent.Agent:
         "mount_point": str(tmp_path / "data"),
         "state_dir": str(tmp_path / "state"),
         "job_agent": dict(JOB_COMMANDS["aws"]),
+        "metadata_url": "http://127.0.0.1:9",  # nothing answers: no request ever leaves the machine
         **overrides,
     }
     return job_agent.Agent(settings)
 
 
-def test_ossutil_is_called_with_the_instance_ram_role_from_the_hardened_metadata_service(tmp_path: Path) -> None:
+def test_ossutil_gets_the_ram_role_sts_credentials_read_through_the_metadata_token(tmp_path: Path) -> None:
     ev = tmp_path / "events.jsonl"
     ossutil = recorder(tmp_path / "ossutil", "ossutil", ev)
     commands = {k: [str(ossutil), *v[1:]] for k, v in JOB_COMMANDS["alicloud"].items()}
-    with MetadataServer(MetadataState(cloud="alicloud", require_token=True, role="gpulease-exp1-role")) as server:
+    state = MetadataState(cloud="alicloud", role="gpulease-exp1-role")
+    with MetadataServer(state) as server:
         agent = _agent(tmp_path, cloud="alicloud", region="cn-hangzhou", checkpoint_uri="oss://ck/p/",
                        metadata_url=server.url, job_agent=commands)
         assert agent.listing("oss://ck/p/_gpulease/jobs/") == []
         assert agent.put("result", b"{}", "oss://ck/p/_gpulease/jobs/j/result.json")
-    argv = [e["argv"] for e in events(ev)]
-    auth = ["-e", "oss-cn-hangzhou-internal.aliyuncs.com", "--mode", "EcsRamRole", "--ecs-role-name", "gpulease-exp1-role"]
-    assert argv[0] == ["ls", "-d", "oss://ck/p/_gpulease/jobs/", *auth]
-    assert argv[1][:2] == ["cp", "-f"] and argv[1][3:] == ["oss://ck/p/_gpulease/jobs/j/result.json", *auth]
+    calls = events(ev)
+    endpoint = ["-e", "https://oss-cn-hangzhou-internal.aliyuncs.com"]
+    v4 = ["--sign-version", "v4", "--region", "cn-hangzhou"]
+    assert calls[0]["argv"] == ["ls", "-d", "oss://ck/p/_gpulease/jobs/", *endpoint, "-c", calls[0]["config"]["path"], *v4]
+    assert calls[1]["argv"][:2] == ["cp", "-f"]
+    assert calls[1]["argv"][3:] == ["oss://ck/p/_gpulease/jobs/j/result.json", *endpoint, "-c", calls[1]["config"]["path"], *v4]
+    for call in calls:
+        assert call["config"]["mode"] == "0o600"
+        assert f"stsToken={ALI_CREDENTIALS['SecurityToken']}" in call["config"]["text"]
+        assert ALI_CREDENTIALS["AccessKeySecret"] not in " ".join(call["argv"])
+    assert state.refused == []  # the credentials were read through a token, never with a plain GET
+
+
+def test_aws_cli_calls_are_told_the_metadata_endpoint_and_refused_the_tokenless_fallback(tmp_path: Path) -> None:
+    ev = tmp_path / "events.jsonl"
+    aws = recorder(tmp_path / "aws", "aws", ev)
+    commands = {k: [str(aws), *v[1:]] for k, v in JOB_COMMANDS["aws"].items()}
+    agent = _agent(tmp_path, metadata_url="http://127.0.0.1:9", job_agent=commands)
+    agent.listing("s3://b/ckpt/_gpulease/jobs/")
+    (call,) = events(ev)
+    assert call["env"]["AWS_EC2_METADATA_V1_DISABLED"] == "true"
+    assert call["env"]["AWS_EC2_METADATA_SERVICE_ENDPOINT"] == "http://127.0.0.1:9/"
 
 
 def test_a_chunk_ends_at_a_line_end_and_the_rest_waits_for_its_line(tmp_path: Path, monkeypatch) -> None:

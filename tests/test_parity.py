@@ -189,7 +189,7 @@ def storage_access(cloud: str, r: Rendering) -> dict:
         policy = json.loads(next(p for p in r.of_type("aws:iam/rolePolicy:RolePolicy") if p.name.endswith("checkpoint-access")).inputs["policy"])
         prefix_key = "s3:prefix"
     else:
-        policy = json.loads(r.one("alicloud:ram/policy:Policy").inputs["policyDocument"])
+        policy = json.loads(r.by_name("exp1-checkpoint-access").inputs["policyDocument"])
         prefix_key = "oss:Prefix"
     grants: dict[str, set[str]] = {}
     list_condition = None

@@ -188,7 +188,6 @@ def test_deadline_renewal(path: Path) -> None:
             assert inst.action == "update" and "autoReleaseTime" in inst.changed, summary(changes)
 
 
-@pytest.mark.xfail(strict=True, reason="deadline leaves user-data in the instance-side change")
 @pytest.mark.parametrize("path", STACKS, ids=stack_id)
 def test_renewal_leaves_user_data_unchanged(path: Path) -> None:
     _, _, changes = rehearse(path, renew)

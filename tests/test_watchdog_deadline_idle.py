@@ -7,6 +7,8 @@ import re
 import time
 from pathlib import Path
 
+import pytest
+
 from tests._bootstrap_support import DEADLINE_EPOCH, events, iso, make_rig, run_in_process, set_gpus
 
 MIN = 60.0
@@ -44,8 +46,8 @@ def test_a_deadline_already_passed_at_start_ends_the_instance_at_once(tmp_path: 
 
 def _wait_for_sync(dog) -> None:
     deadline = time.monotonic() + 20
-    while dog.sync_proc is not None and time.monotonic() < deadline:
-        dog._reap_sync()
+    while dog.sync_job is not None and time.monotonic() < deadline:
+        dog._check_sync()
         time.sleep(0.02)
 
 
@@ -78,7 +80,7 @@ def test_a_slow_periodic_sync_is_not_started_twice_and_makes_way_for_the_final_o
     dog, clock = run_in_process(rig, start=FAR, max_ticks=int(5 * MIN / 5))
     assert "the previous periodic sync is still running; skipping this one" in rig.log_text()
     dog.s["sync_command"] = make_rig(tmp_path).settings["sync_command"]  # the final sync is a quick one
-    clock.t = DEADLINE_EPOCH - 5 * MIN
+    clock.jump(DEADLINE_EPOCH - 5 * MIN - clock.now())  # the wall clock reaches the deadline; the sync is not hung
     dog.run(max_ticks=5)
     log = rig.log_text()
     assert "periodic sync stopped to make way for the final sync" in log
@@ -148,12 +150,41 @@ def test_a_live_ssh_session_keeps_an_idle_instance(tmp_path: Path) -> None:
     assert dog.done and rig.names() == ["sync", "shutdown"]
 
 
-def test_an_unreadable_gpu_never_counts_as_idle(tmp_path: Path) -> None:
-    rig = make_rig(tmp_path, idle_minutes=10)
+def test_an_unreadable_gpu_is_reported_and_counts_as_idle_only_after_the_grace_period(tmp_path: Path) -> None:
+    rig = make_rig(tmp_path, idle_minutes=10, gpu_grace_minutes=20)
     set_gpus(rig.gpu_state, fail=True)
-    dog, _ = run_in_process(rig, start=FAR, max_ticks=int(25 * MIN / 5))
+    dog, _ = run_in_process(rig, start=FAR, max_ticks=int(19 * MIN / 5))
+    assert not dog.done and "shutdown" not in rig.names()  # within the grace period: never shut down on a guess
+    log = rig.log_text()
+    assert "gpu-unreadable: nvidia-smi exited 9" in log and "not counted as idle for the first 20 min" in log
+    dog.run(max_ticks=int(10 * MIN / 5))
+    assert dog.done and rig.names() == ["sync", "shutdown"]
+    # Unreadable since FAR: counted as idle from then on once the grace period is over (20 >= 10 idle minutes).
+    assert decision_times(rig.log_text(), "idle-shutdown") == [iso(FAR + 20 * MIN)]
+
+
+@pytest.mark.parametrize(
+    ("problem", "seen"),
+    [("missing", "nvidia-smi is missing"), ("na", "nvidia-smi printed '[N/A], 512'"), ("empty", "nvidia-smi listed no GPU")],
+)
+def test_a_missing_or_unreadable_nvidia_smi_still_ends_an_idle_instance(tmp_path: Path, problem: str, seen: str) -> None:
+    rig = make_rig(tmp_path, idle_minutes=10, gpu_grace_minutes=10)
+    if problem == "missing":
+        rig.settings["nvidia_smi"] = str(tmp_path / "bin" / "no-such-nvidia-smi")
+    else:
+        (rig.gpu_state / "utilization.csv").write_text("[N/A], 512\n" if problem == "na" else "")
+    dog, _ = run_in_process(rig, start=FAR, max_ticks=int(30 * MIN / 5))
+    assert dog.done and rig.names() == ["sync", "shutdown"]
+    assert seen in rig.log_text()
+    assert decision_times(rig.log_text(), "idle-shutdown") == [iso(FAR + 10 * MIN)]
+
+
+def test_an_unreadable_gpu_with_a_busy_marker_is_not_idle(tmp_path: Path) -> None:
+    rig = make_rig(tmp_path, idle_minutes=10, gpu_grace_minutes=5)
+    set_gpus(rig.gpu_state, fail=True)
+    Path(rig.settings["busy_marker"]).touch()
+    dog, _ = run_in_process(rig, start=FAR, max_ticks=int(30 * MIN / 5))
     assert not dog.done and "shutdown" not in rig.names()
-    assert "GPU state unknown (nvidia-smi exited 9" in rig.log_text()
 
 
 def test_a_failing_shutdown_command_is_retried(tmp_path: Path) -> None:

@@ -13,13 +13,15 @@ from pathlib import Path
 
 import yaml
 
-from components.bootstrap import render_user_data, settings_for
+from components.bootstrap import render_user_data, settings_for, tools_bundle
 from components.spec import ExperimentSpec
-from tests._bootstrap_support import DEADLINE_EPOCH, MetadataServer, MetadataState, events, iso, make_rig
+from tests._bootstrap_support import DEADLINE_EPOCH, MetadataServer, MetadataState, deadline_tags, events, iso, make_rig
 from tests.conftest import BASE_EXPERIMENT
 
 
 def shipped_watchdog(tmp_path: Path) -> tuple[Path, dict]:
+    """The watchdog and what it imports exactly as an AWS instance installs them (the tools bundle), and the
+    settings exactly as its user-data writes them."""
     spec = ExperimentSpec.model_validate(BASE_EXPERIMENT)
     text = render_user_data(
         settings_for(
@@ -27,15 +29,17 @@ def shipped_watchdog(tmp_path: Path) -> tuple[Path, dict]:
             cloud="aws",
             region="us-east-1",
             stack="test",
-            deadline=iso(DEADLINE_EPOCH),
             checkpoint_uri="s3://bucket/ckpt/",
             data_disk_id="vol-0123456789abcdef0",
+            tools_bucket="gpulease-boot-test",
         )
     )
     written = {f["path"]: f["content"] for f in yaml.safe_load(text)["write_files"]}
-    script = tmp_path / "watchdog.py"
-    script.write_text(written["/opt/gpulease/watchdog.py"])
-    return script, json.loads(written["/etc/gpulease/settings.json"])
+    install = tmp_path / "opt"
+    install.mkdir()
+    for name, source in json.loads(tools_bundle())["files"].items():
+        (install / name).write_text(source)
+    return install / "watchdog.py", json.loads(written["/etc/gpulease/settings.json"])
 
 
 def start(script: Path, settings: dict, tmp_path: Path, *, speed: float, clock_start: float) -> subprocess.Popen:
@@ -50,14 +54,14 @@ def rig_settings(tmp_path: Path, shipped: dict, url: str) -> tuple[dict, object]
     rig = make_rig(tmp_path, metadata_url=url)
     swapped = {k: rig.settings[k] for k in (
         "metadata_url", "sync_command", "shutdown_command", "nvidia_smi", "checkpoint_hook", "mount_point",
-        "busy_marker", "proc_root", "log_file", "exit_after_shutdown",
+        "busy_marker", "proc_root", "log_file", "exit_after_shutdown", "state_dir",
     )}
     return {**shipped, **swapped}, rig
 
 
 def test_shipped_watchdog_enforces_the_deadline_on_an_accelerated_clock(tmp_path: Path) -> None:
     script, shipped = shipped_watchdog(tmp_path)
-    with MetadataServer(MetadataState(cloud="aws")) as server:
+    with MetadataServer(MetadataState(cloud="aws", tags=deadline_tags())) as server:
         settings, rig = rig_settings(tmp_path, shipped, server.url)
         # 200x: the two minutes before the final sync pass in well under a second.
         proc = start(script, settings, tmp_path, speed=200, clock_start=DEADLINE_EPOCH - 7 * 60)
@@ -74,7 +78,8 @@ def test_shipped_watchdog_enforces_the_deadline_on_an_accelerated_clock(tmp_path
 def test_shipped_watchdog_acts_on_a_spot_notice_in_real_time(tmp_path: Path) -> None:
     script, shipped = shipped_watchdog(tmp_path)
     now = time.time()
-    state = MetadataState(cloud="aws", instance_action={"action": "terminate", "time": iso(now + 120)})
+    state = MetadataState(cloud="aws", instance_action={"action": "terminate", "time": iso(now + 120)},
+                          tags=deadline_tags(now + 8 * 3600))
     with MetadataServer(state) as server:
         settings, rig = rig_settings(tmp_path, shipped, server.url)
         started = time.monotonic()
@@ -88,7 +93,7 @@ def test_shipped_watchdog_acts_on_a_spot_notice_in_real_time(tmp_path: Path) -> 
 
 def test_shipped_watchdog_syncs_once_more_when_systemd_stops_it(tmp_path: Path) -> None:
     script, shipped = shipped_watchdog(tmp_path)
-    with MetadataServer(MetadataState(cloud="aws")) as server:
+    with MetadataServer(MetadataState(cloud="aws", tags=deadline_tags())) as server:
         settings, rig = rig_settings(tmp_path, shipped, server.url)
         proc = start(script, settings, tmp_path, speed=1, clock_start=DEADLINE_EPOCH - 3600)
         log = Path(settings["log_file"])
@@ -108,7 +113,7 @@ def test_unreadable_settings_exit_with_a_message(tmp_path: Path) -> None:
     proc = start(script, {"cloud": "aws"}, tmp_path, speed=1, clock_start=DEADLINE_EPOCH)
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 2
-    assert "cannot read settings" in out and "deadline" in out
+    assert "cannot read settings" in out and "'max_runtime_hours'" in out
 
 
 def test_the_accelerated_clock_runs_at_its_speed_from_its_start() -> None:

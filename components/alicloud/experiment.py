@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_alicloud as alicloud
 
+from components import bootstrap
 from components import vocabulary as v
 from components.alicloud import identity, instance, lifetime, network, storage
 from components.alicloud.context import AlicloudContext, lookup_context
@@ -17,7 +18,7 @@ from components.experiment_outputs import checkpoint_prefix, experiment_outputs
 from components.naming import bucket_name
 from components.spec import StackSpec
 from components.tagging import experiment_tags, retained
-from components.userdata import experiment_user_data
+from components.userdata import check_user_data, experiment_user_data
 
 # A stand-in for the recorded deadline while checking tags before anything is registered (same length).
 _DEADLINE_PLACEHOLDER = "2000-01-01T00:00:00Z"
@@ -57,6 +58,8 @@ def prepare(spec: StackSpec, region: str, provider: alicloud.Provider | None = N
         uri = storage.bucket_uri(bucket, checkpoint_prefix(spec, exp)) if exp.checkpoints.enabled else v.NO_CHECKPOINTS
         probe = experiment_tags(exp, stack=spec.stack, expires_at=_DEADLINE_PLACEHOLDER, checkpoint_uri=uri, retain=True)
         encode_tags(probe, stack=spec.stack, resource=f"experiment {exp.name!r}")
+        check_user_data(exp, cloud="alicloud", region=region, stack=spec.stack, checkpoint_uri=uri,
+                        tools_bucket=_tools_bucket_id(spec, bucket), tools_prefix=checkpoint_prefix(spec, exp))
     vpcs = {p.placement.vpc_id for p in placed.values()}
     if len(vpcs) > 1:
         raise network.PlacementError(
@@ -64,6 +67,13 @@ def prepare(spec: StackSpec, region: str, provider: alicloud.Provider | None = N
             "they share one security group, so give network.vpcId or network.subnetId in base"
         )
     return Plan(ctx=ctx, bucket=bucket, experiments=placed)
+
+
+def _tools_bucket_id(spec: StackSpec, bucket: str) -> str:
+    """The instance-side tools go in the checkpoint bucket the stack creates, else in a bootstrap bucket of its own
+    (a stack without checkpoints, or one using a bucket it does not manage)."""
+    cp = spec.base.checkpoints
+    return bucket if cp.enabled and not cp.bucket else storage.bootstrap_bucket_name(spec.base.project, spec.sweep_name or spec.base.name)
 
 
 def _latest(values: list[pulumi.Output[str]]) -> pulumi.Output[str]:
@@ -135,6 +145,17 @@ class AlicloudGpuExperiment(pulumi.ComponentResource):
             else None
         )
 
+        # The instance-side tools travel as an object (see components/bootstrap): in the checkpoint bucket the stack
+        # creates, else in a bootstrap bucket of its own.
+        own = bucket is not None and bool(bucket.settings)
+        tools_bucket = bucket if own else storage.create_bootstrap_bucket(
+            name,
+            _tools_bucket_id(spec, plan.bucket),
+            tagged(retained(shared_tags, False), "the bootstrap bucket"),
+            ctx,
+            self,
+        )
+
         self.experiments: dict[str, dict[str, pulumi.Input]] = {}
         for exp in spec.experiments:
             placed = plan.experiments[exp.name]
@@ -147,15 +168,22 @@ class AlicloudGpuExperiment(pulumi.ComponentResource):
             disk = storage.create_data_disk(
                 exp, zone, tagged(retained(tags, exp.data_disk.retain), "the data disk"), self
             )
-            # Without a bucket the instance needs no cloud permissions at all, so it gets no role.
-            role = (
-                identity.create_instance_role(exp.name, bucket_arn=bucket.arn, prefix=prefix, tags=tags, parent=self)
-                if bucket
-                else None
+            # Every instance gets a role: its checkpoint prefix when there is a bucket, and (after it exists) the
+            # right to release itself, since a stop from inside keeps a pay-as-you-go instance billing.
+            role = identity.create_instance_role(
+                exp.name, bucket_arn=bucket.arn if bucket else None, prefix=prefix, tags=tags, parent=self
             )
             user_data = experiment_user_data(
-                exp, cloud="alicloud", region=region, stack=stack, deadline=deadline, checkpoint_uri=uri, data_disk_id=disk.id
+                exp, cloud="alicloud", region=region, stack=stack, checkpoint_uri=uri, data_disk_id=disk.id,
+                tools_bucket=tools_bucket.name, tools_prefix=prefix,
             )
+            # Under the experiment's own prefix, which its role may read already; elsewhere it gets that one object.
+            key = bootstrap.tools_key(prefix)
+            tools = [storage.upload_tools(exp.name, tools_bucket, key, bootstrap.tools_bundle(), self)]
+            if not own:
+                tools.append(identity.allow_tools_read(
+                    exp.name, role, ctx.oss_arn(tools_bucket.name, key), tags=tags, parent=self
+                ))
             inst = instance.create_instance(
                 exp,
                 instance_type=placed.instance_type.type,
@@ -167,13 +195,19 @@ class AlicloudGpuExperiment(pulumi.ComponentResource):
                 auto_release_time=lifetime.auto_release_time(exp.name, deadline),
                 user_data=user_data,
                 tags=tags,
-                # The data disk first (ordered destroy), and the bucket fully configured before any checkpoint.
-                depends_on=([disk.resource] if disk.resource else []) + (bucket.settings if bucket else []),
+                # The data disk first (ordered destroy), the bucket fully configured before any checkpoint, and
+                # the tools object before the instance boots and fetches it.
+                depends_on=[
+                    *([disk.resource] if disk.resource else []),
+                    *(bucket.settings if bucket else []),
+                    *tools,
+                ],
                 parent=self,
             )
             storage.attach_data_disk(exp, disk, inst, self)
-            if role is not None:
-                identity.attach_instance_role(exp.name, role, inst, self)
+            identity.attach_instance_role(exp.name, role, inst, self)
+            identity.allow_self_release(exp.name, role, inst, region=ctx.region, account_id=ctx.account_id, tags=tags,
+                                        parent=self)
             self.experiments[exp.name] = experiment_outputs(
                 exp,
                 instance_id=inst.id,

@@ -1,6 +1,9 @@
-"""Who may do what: the instance's RAM role, which may read and write its own checkpoint prefix and nothing else.
+"""Who may do what: the instance's RAM role, which may read and write its own checkpoint prefix, and release (or
+stop in no-charge mode) its own instance, and nothing else.
 
-Alibaba Cloud needs no second role for the deadline: ECS releases the instance itself (see ``lifetime``)."""
+Alibaba Cloud needs no second role for the deadline: ECS releases the instance itself (see ``lifetime``). The
+self-release is for the watchdog's earlier endings (idle, spot, the deadline's final sync): a pay-as-you-go
+instance stopped from inside keeps billing until its release time."""
 
 from __future__ import annotations
 
@@ -47,10 +50,30 @@ def checkpoint_access_policy(bucket_arn: str, prefix: str) -> str:
     )
 
 
+def self_release_policy(region: str, account_id: str, instance_id: str) -> str:
+    """DeleteInstance and StopInstance on this one instance only. Both operations authorize on the instance
+    resource ``acs:ecs:{regionId}:{accountId}:instance/{instanceId}`` (the RAM authorization tables of
+    https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-deleteinstance and
+    .../api-ecs-2014-05-26-stopinstance)."""
+    return json.dumps(
+        {
+            "Version": "1",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Action": ["ecs:DeleteInstance", "ecs:StopInstance"],
+                    "Resource": [f"acs:ecs:{region}:{account_id}:instance/{instance_id}"],
+                }
+            ],
+        },
+        sort_keys=True,
+    )
+
+
 def create_instance_role(
     name: str,
     *,
-    bucket_arn: str,
+    bucket_arn: str | None,
     prefix: str,
     tags: dict,
     parent: pulumi.Resource,
@@ -59,13 +82,15 @@ def create_instance_role(
     role = alicloud.ram.Role(
         f"{name}-instance-role",
         role_name=scoped_name(f"{name}-instance"),
-        description=f"gpulease {name}: checkpoint prefix access",
+        description=f"gpulease {name}: checkpoint prefix access, self-release",
         assume_role_policy_document=assume_role_policy(),
         max_session_duration=3600,
         force=True,
         tags=tags,
         opts=opts,
     )
+    if bucket_arn is None:
+        return role
     policy = alicloud.ram.Policy(
         f"{name}-checkpoint-access",
         policy_name=scoped_name(f"{name}-checkpoints", 128),
@@ -94,4 +119,65 @@ def attach_instance_role(
         instance_id=instance.id,
         ram_role_name=role.role_name,
         opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def allow_self_release(
+    name: str,
+    role: alicloud.ram.Role,
+    instance: alicloud.ecs.Instance,
+    *,
+    region: str,
+    account_id: str,
+    tags: dict,
+    parent: pulumi.Resource,
+) -> alicloud.ram.RolePolicyAttachment:
+    """Let the instance's role release that instance (and only it): the policy names the instance id, known
+    once the instance exists, and is attached to the role the instance already holds."""
+    opts = pulumi.ResourceOptions(parent=parent)
+    policy = alicloud.ram.Policy(
+        f"{name}-self-release",
+        policy_name=scoped_name(f"{name}-self-release", 128),
+        description=f"gpulease {name}: release or stop this instance only",
+        policy_document=instance.id.apply(lambda iid: self_release_policy(region, account_id, iid)),
+        force=True,
+        tags=tags,
+        opts=opts,
+    )
+    return alicloud.ram.RolePolicyAttachment(
+        f"{name}-self-release-attachment",
+        role_name=role.role_name,
+        policy_name=policy.policy_name,
+        policy_type="Custom",
+        opts=opts,
+    )
+
+
+def tools_read_policy(object_arn: str) -> str:
+    return json.dumps(
+        {"Version": "1", "Statement": [{"Effect": "Allow", "Action": ["oss:GetObject"], "Resource": [object_arn]}]},
+        sort_keys=True,
+    )
+
+
+def allow_tools_read(
+    name: str, role: alicloud.ram.Role, object_arn: str, *, tags: dict, parent: pulumi.Resource
+) -> alicloud.ram.RolePolicyAttachment:
+    """The instance role may read the kit's tools object, and nothing else in that bucket."""
+    opts = pulumi.ResourceOptions(parent=parent)
+    policy = alicloud.ram.Policy(
+        f"{name}-tools-read",
+        policy_name=scoped_name(f"{name}-tools-read", 128),
+        description=f"gpulease {name}: read the instance-side tools",
+        policy_document=tools_read_policy(object_arn),
+        force=True,
+        tags=tags,
+        opts=opts,
+    )
+    return alicloud.ram.RolePolicyAttachment(
+        f"{name}-tools-read-attachment",
+        role_name=role.role_name,
+        policy_name=policy.policy_name,
+        policy_type="Custom",
+        opts=opts,
     )

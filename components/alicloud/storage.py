@@ -15,7 +15,7 @@ import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
 from components.errors import UserError
-from components.naming import scoped_name
+from components.naming import scoped_name, slug, stack_hash
 from components.spec import CheckpointSpec, ExperimentSpec
 
 # Disk categories ECS resizes online (alicloud_ecs_disk docs, argument ``type``).
@@ -191,4 +191,58 @@ def attach_data_disk(
         instance_id=instance.id,
         delete_with_instance=False,
         opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=True, delete_before_replace=True),
+    )
+
+
+# --- the instance-side tools (see components/bootstrap: user-data carries only their loader) --------------------
+
+
+def bootstrap_bucket_name(project: str, base: str) -> str:
+    """``gpulease-boot-<project>-<stack>-<hash>``: never the checkpoint bucket's name (that one has no ``boot-``)."""
+    suffix = stack_hash()
+    return f"{slug(f'gpulease-boot-{project}-{base}', 63 - len(suffix) - 1)}-{suffix}"
+
+
+def create_bootstrap_bucket(
+    base: str, name: str, tags: dict, ctx: AlicloudContext, parent: pulumi.Resource
+) -> Bucket:
+    """A bucket for the kit's own tools only: private, encrypted, TLS-only, stale uploads aborted. It holds
+    nothing the user made, so it goes with the stack (``force_destroy``, no retention)."""
+    opts = pulumi.ResourceOptions(parent=parent)
+    bucket = alicloud.oss.Bucket(
+        f"{base}-bootstrap",
+        bucket=name,
+        storage_class="Standard",
+        redundancy_type="LRS",
+        server_side_encryption_rule={"sse_algorithm": "AES256"},
+        lifecycle_rules=[{"id": "gpulease-bootstrap", "enabled": True, "prefix": "",
+                          "abort_multipart_uploads": [{"days": 1}]}],
+        force_destroy=True,
+        tags=tags,
+        opts=opts,
+    )
+    alicloud.oss.BucketAcl(f"{base}-bootstrap-acl", bucket=bucket.bucket, acl="private", opts=opts)
+    pab = alicloud.oss.BucketPublicAccessBlock(
+        f"{base}-bootstrap-public-access", bucket=bucket.bucket, block_public_access=True, opts=opts
+    )
+    policy = alicloud.oss.BucketPolicy(
+        f"{base}-bootstrap-tls-only",
+        bucket=bucket.bucket,
+        policy=tls_only_policy(name, ctx.account_id),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[pab]),
+    )
+    return Bucket(name=name, arn=ctx.oss_arn(name), settings=[bucket, pab, policy])
+
+
+def upload_tools(name: str, bucket: Bucket, key: str, bundle: str, parent: pulumi.Resource) -> alicloud.oss.BucketObject:
+    """The tools bundle one experiment's instance fetches (its key carries its SHA-256: new tools, new object)."""
+    return alicloud.oss.BucketObject(
+        f"{name}-tools",
+        bucket=bucket.name,
+        key=key,
+        content=bundle,
+        content_type="application/json",
+        acl="private",
+        server_side_encryption="AES256",
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=bucket.settings),
     )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from components import bootstrap
 from components import vocabulary as v
 from components.aws import identity, instance, lifetime, network, storage
 from components.aws.context import AwsContext, lookup_context
@@ -16,7 +17,7 @@ from components.experiment_outputs import checkpoint_prefix, experiment_outputs
 from components.naming import bucket_name
 from components.spec import StackSpec
 from components.tagging import experiment_tags, retained
-from components.userdata import experiment_user_data
+from components.userdata import check_user_data, experiment_user_data
 
 Placed = tuple[InstanceType, network.Placement, str]
 
@@ -42,7 +43,24 @@ def prepare(spec: StackSpec, region: str, provider: aws.Provider | None = None) 
             storage.existing_volume_zone(exp.data_disk.existing_volume_id, ctx) if exp.data_disk.existing_volume_id else None
         )
         placed[exp.name] = (itype, network.place(exp, itype.type, vpc_id, ctx, required_az), instance.resolve_image(exp, ctx))
+        # The user-data's size, before anything is registered (the disk id and bucket names have fixed lengths).
+        uri = storage.bucket_uri(_bucket_id(spec), checkpoint_prefix(spec, exp)) if exp.checkpoints.enabled else v.NO_CHECKPOINTS
+        check_user_data(exp, cloud="aws", region=region, stack=pulumi.get_stack(), checkpoint_uri=uri,
+                        tools_bucket=_tools_bucket_id(spec), tools_prefix=checkpoint_prefix(spec, exp))
     return AwsPlan(ctx, vpc_id, placed)
+
+
+def _bucket_id(spec: StackSpec) -> str:
+    return spec.base.checkpoints.bucket or bucket_name(spec.base.project, spec.sweep_name or spec.base.name)
+
+
+def _tools_bucket_id(spec: StackSpec) -> str:
+    """The instance-side tools go in the checkpoint bucket the stack creates, else in a bootstrap bucket of its own
+    (a stack without checkpoints, or one using a bucket it does not manage)."""
+    cp = spec.base.checkpoints
+    if cp.enabled and not cp.bucket:
+        return _bucket_id(spec)
+    return storage.bootstrap_bucket_name(spec.base.project, spec.sweep_name or spec.base.name)
 
 
 def _latest(values: list[pulumi.Output[str]]) -> pulumi.Output[str]:
@@ -94,6 +112,13 @@ class AwsGpuExperiment(pulumi.ComponentResource):
             else None
         )
 
+        # The instance-side tools travel as an object (see components/bootstrap): in the checkpoint bucket the stack
+        # creates, else in a bootstrap bucket of its own.
+        own = bucket is not None and bool(bucket.settings)
+        tools_bucket = bucket if own else storage.create_bootstrap_bucket(
+            name, _tools_bucket_id(spec), retained(shared_tags, False), ctx, self
+        )
+
         self.experiments: dict[str, dict[str, pulumi.Input]] = {}
         for exp in spec.experiments:
             itype, placement, image_id = plan.placed[exp.name]
@@ -115,8 +140,14 @@ class AwsGpuExperiment(pulumi.ComponentResource):
                 parent=self,
             )
             user_data = experiment_user_data(
-                exp, cloud="aws", region=region, stack=stack, deadline=deadline, checkpoint_uri=uri, data_disk_id=volume.id
+                exp, cloud="aws", region=region, stack=stack, checkpoint_uri=uri, data_disk_id=volume.id,
+                tools_bucket=tools_bucket.name, tools_prefix=prefix,
             )
+            # Under the experiment's own prefix, which its role may read already; elsewhere it gets that one object.
+            key = bootstrap.tools_key(prefix)
+            tools = [storage.upload_tools(exp.name, tools_bucket, key, bootstrap.tools_bundle(), tags, self)]
+            if not own:
+                tools.append(storage.allow_tools_read(exp.name, profile, tools_bucket, key, self))
             inst = instance.create_instance(
                 exp,
                 instance_type=itype.type,
@@ -128,8 +159,13 @@ class AwsGpuExperiment(pulumi.ComponentResource):
                 instance_profile=profile,
                 user_data=user_data,
                 tags=tags,
-                # The data volume first (ordered destroy), and the bucket fully configured before any checkpoint.
-                depends_on=([volume.resource] if volume.resource else []) + (bucket.settings if bucket else []),
+                # The data volume first (ordered destroy), the bucket fully configured before any checkpoint, and
+                # the tools object and the right to read it before the instance boots and fetches them.
+                depends_on=[
+                    *([volume.resource] if volume.resource else []),
+                    *(bucket.settings if bucket else []),
+                    *tools,
+                ],
                 parent=self,
             )
             storage.attach_data_volume(exp, volume, inst, self)

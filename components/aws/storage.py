@@ -16,6 +16,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
+from components.naming import slug, stack_hash
 from components.spec import CheckpointSpec, ExperimentSpec
 
 DATA_DEVICE_NAME = "/dev/sdf"
@@ -196,4 +197,79 @@ def attach_data_volume(
         instance_id=instance.id,
         skip_destroy=True,
         opts=pulumi.ResourceOptions(parent=parent, delete_before_replace=True),
+    )
+
+
+# --- the instance-side tools (see components/bootstrap: AWS user-data carries only their loader) ----------------
+
+
+def bootstrap_bucket_name(project: str, base: str) -> str:
+    """``gpulease-boot-<project>-<stack>-<hash>``: never the checkpoint bucket's name (that one has no ``boot-``)."""
+    suffix = stack_hash()
+    return f"{slug(f'gpulease-boot-{project}-{base}', 63 - len(suffix) - 1)}-{suffix}"
+
+
+def create_bootstrap_bucket(base: str, name: str, tags: dict, ctx: AwsContext, parent: pulumi.Resource) -> Bucket:
+    """A bucket for the kit's own tools only: private, encrypted, TLS-only, its old versions and stale uploads
+    expired. It holds nothing the user made, so it goes with the stack (``force_destroy``, no retention)."""
+    arn = f"arn:{ctx.partition}:s3:::{name}"
+    opts = pulumi.ResourceOptions(parent=parent)
+    bucket = aws.s3.Bucket(f"{base}-bootstrap", bucket=name, force_destroy=True, tags=tags, opts=opts)
+    pab = aws.s3.BucketPublicAccessBlock(
+        f"{base}-bootstrap-public-access", bucket=bucket.id, block_public_acls=True, block_public_policy=True,
+        ignore_public_acls=True, restrict_public_buckets=True, opts=opts,
+    )
+    aws.s3.BucketOwnershipControls(
+        f"{base}-bootstrap-ownership", bucket=bucket.id, rule={"object_ownership": "BucketOwnerEnforced"}, opts=opts
+    )
+    aws.s3.BucketServerSideEncryptionConfiguration(
+        f"{base}-bootstrap-encryption", bucket=bucket.id,
+        rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}], opts=opts,
+    )
+    aws.s3.BucketPolicy(
+        f"{base}-bootstrap-tls-only", bucket=bucket.id, policy=tls_only_policy(arn),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[pab]),
+    )
+    aws.s3.BucketLifecycleConfiguration(
+        f"{base}-bootstrap-lifecycle", bucket=bucket.id,
+        rules=[{"id": "gpulease-bootstrap", "status": "Enabled", "filter": {"prefix": ""},
+                "noncurrent_version_expiration": {"noncurrent_days": 1},
+                "abort_incomplete_multipart_upload": {"days_after_initiation": 1}}],
+        opts=opts,
+    )
+    return Bucket(name=name, arn=arn, settings=[bucket, pab])
+
+
+def upload_tools(name: str, bucket: Bucket, key: str, bundle: str, tags: dict, parent: pulumi.Resource) -> aws.s3.BucketObjectv2:
+    """The tools bundle one experiment's instance fetches (its key carries its SHA-256: new tools, new object)."""
+    return aws.s3.BucketObjectv2(
+        f"{name}-tools",
+        bucket=bucket.name,
+        key=key,
+        content=bundle,
+        content_type="application/json",
+        server_side_encryption="AES256",
+        tags=tags,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=bucket.settings),
+    )
+
+
+def tools_read_policy(bucket_arn: str, key: str) -> str:
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [{"Sid": "ReadGpuleaseTools", "Effect": "Allow", "Action": "s3:GetObject",
+                           "Resource": f"{bucket_arn}/{key}"}],
+        },
+        sort_keys=True,
+    )
+
+
+def allow_tools_read(
+    name: str, profile: aws.iam.InstanceProfile, bucket: Bucket, key: str, parent: pulumi.Resource
+) -> aws.iam.RolePolicy:
+    """The instance role may read that one object, nothing else in the bucket."""
+    return aws.iam.RolePolicy(
+        f"{name}-tools-read", role=profile.role, policy=tools_read_policy(bucket.arn, key),
+        opts=pulumi.ResourceOptions(parent=parent),
     )

@@ -5,8 +5,16 @@ the spec and the created resources, ``render_user_data`` turns it into cloud-ini
 instance-side tools (``instance_setup.py``: data disk and readiness; ``watchdog.py``: deadline, idle, spot
 notice, checkpoint sync; on CI stacks only, ``job_agent.py``: the job sent through the bucket) read the same settings back from ``SETTINGS_PATH`` (one source of truth).
 
-Both tools are single standard-library files, shipped verbatim in user-data and run by systemd, so they work
-on any image with python3 (the Deep Learning AMIs and Ubuntu 22.04 on both clouds).
+The tools are standard-library files (``cloud_access.py`` is what they share), run by systemd, so they work on
+any image with python3 (the Deep Learning AMIs and Ubuntu 22.04 on both clouds). They do not fit in user-data
+with room to spare (AWS takes 16 KB, Alibaba Cloud 32 KB), so they travel as one object, a JSON bundle of the
+files (``tools_bundle``), under each experiment's checkpoint prefix in the bucket the stack creates (or in a
+small bootstrap bucket of the stack's own when it has none); user-data carries the settings and
+``fetch_tools.py``, which each service runs first: it reads the object with the instance role's credentials
+(signed request, token-protected metadata) and installs it only when its SHA-256 is the one in the settings.
+
+Every rendered user-data stays at least ``USER_DATA_MARGIN`` under its cloud's limit; ``pack_user_data`` refuses
+one that would not (``components.userdata.check_user_data`` runs it before anything is registered).
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from __future__ import annotations
 import ast
 import base64
 import gzip
+import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -22,6 +31,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict
 
+from components import vocabulary as v
+from components.errors import UserError
 from components.spec import ExperimentSpec
 
 SETTINGS_PATH = "/etc/gpulease/settings.json"
@@ -32,7 +43,11 @@ WATCHDOG_UNIT = "gpulease-watchdog.service"
 JOB_AGENT_UNIT = "gpulease-job-agent.service"
 
 USER_DATA_LIMITS = {"aws": 16 * 1024, "alicloud": 32 * 1024}
-"""Largest raw user-data each cloud accepts, in bytes (before base64)."""
+"""Largest raw user-data each cloud accepts, in bytes (before base64): AWS RunInstances "user data is limited to
+16 KB" (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/user-data.html); Alibaba Cloud RunInstances UserData
+"cannot exceed 32 KB before encoding" (https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-runinstances)."""
+USER_DATA_MARGIN = 0.25
+"""Every rendered user-data stays this fraction under its cloud's limit, so that a longer hook never breaks a stack."""
 
 METADATA_URLS = {"aws": "http://169.254.169.254", "alicloud": "http://100.100.100.200"}
 
@@ -40,11 +55,19 @@ _HERE = Path(__file__).resolve().parent
 SETUP_SCRIPT = _HERE / "instance_setup.py"
 WATCHDOG_SCRIPT = _HERE / "watchdog.py"
 JOB_AGENT_SCRIPT = _HERE / "job_agent.py"
+CLOUD_ACCESS_SCRIPT = _HERE / "cloud_access.py"
+FETCH_SCRIPT = _HERE / "fetch_tools.py"
+TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT)
+TOOLS_FOLDER = "_gpulease/tools/"
 
-# Cloud CLI commands; {src} {dst} {region} {role} are filled in on the instance. The instance role is the only
-# credential: the AWS CLI finds it through IMDS, ossutil is told to use the ECS RAM role (its name is read from
-# the metadata service).
-_OSS_AUTH = ["-e", "oss-{region}-internal.aliyuncs.com", "--mode", "EcsRamRole", "--ecs-role-name", "{role}"]
+# Cloud CLI commands; {src} {dst} {region} {endpoint} {oss_config} are filled in on the instance
+# (cloud_access.storage_command). The instance role is the only credential: the AWS CLI reads it from IMDSv2 itself
+# (told the endpoint, the tokenless fallback disabled); ossutil gets the role's STS credentials, read through the
+# metadata token, in a 0600 config file (-c) and the https:// internal endpoint (-e). ossutil's own EcsRamRole
+# mode is never used: it reads the credentials without a token, which hardened metadata refuses.
+# --sign-version v4 --region: OSS refuses V1 signatures on buckets created since 2025-09-01 ("Guidelines for
+# upgrading V1 signatures to V4 signatures"); ossutil 1.x signs V1 unless told (lib/option.go, --sign-version).
+_OSS_AUTH = ["-e", "{endpoint}", "-c", "{oss_config}", "--sign-version", "v4", "--region", "{region}"]
 SYNC_COMMANDS: dict[str, list[str]] = {
     "aws": ["aws", "s3", "sync", "{src}", "{dst}", "--region", "{region}", "--no-progress", "--only-show-errors"],
     "alicloud": ["ossutil", "cp", "-r", "-u", "-f", "{src}", "{dst}", *_OSS_AUTH],
@@ -93,6 +116,17 @@ class JobAgentSettings(BaseModel):
     copy_dir_command: list[str]
 
 
+class ToolsObject(BaseModel):
+    """Where ``fetch_tools.py`` finds the tools (AWS): the bundle's object and its SHA-256."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    bucket: str
+    key: str
+    region: str
+    sha256: str
+
+
 class BootstrapSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -101,9 +135,11 @@ class BootstrapSettings(BaseModel):
     stack: str
     experiment: str
     market: Literal["spot", "on-demand"] = "spot"
-    deadline: str
-    """RFC 3339 UTC: the watchdog shuts the instance down at this moment."""
     max_runtime_hours: float
+    """With the first boot time, the deadline the watchdog keeps until it has read the deadline tag once."""
+    deadline_tag: str = v.TAG_EXPIRES_AT
+    """The instance tag holding the deadline (RFC 3339 UTC), read through the metadata service on every poll: a
+    renewal changes the tag, never the user-data."""
     idle_minutes: int
     idle_gpu_percent: int
     warn_minutes: int
@@ -130,10 +166,14 @@ class BootstrapSettings(BaseModel):
     bucket_check_command: list[str] = BUCKET_CHECK_COMMANDS["aws"]
     ready_upload_command: list[str] | None = None
     cli_install_command: list[str] | None = None
+    self_release: bool = False
+    """Alibaba Cloud: release the instance through the ECS API after the final sync (a stop keeps billing)."""
     shutdown_command: list[str] = ["shutdown", "-h", "now"]
     nvidia_smi: str = "nvidia-smi"
     job_agent: JobAgentSettings | None = None
     """Set on CI stacks with a bucket: the job agent is installed and takes its jobs from the bucket."""
+    tools: ToolsObject
+    """Where the tools come from: the bundle's object in the stack's bootstrap bucket."""
 
 
 def settings_json(settings: BootstrapSettings) -> str:
@@ -145,16 +185,32 @@ def settings_json(settings: BootstrapSettings) -> str:
 
 @lru_cache(maxsize=16)
 def shipped_source(path: Path) -> str:
-    """An instance-side tool as shipped: the same syntax tree without docstrings and comments.
-
-    AWS takes 16 KB of user-data even gzipped; the readable source lives in this package, and the tests check
-    that the shipped tree equals the source tree less its docstrings."""
+    """An instance-side tool as shipped (in the tools bundle, or the loader in user-data): the same syntax tree
+    without docstrings and comments. The readable source lives in this package, and the tests check that the
+    shipped tree equals the source tree less its docstrings."""
     tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and _has_docstring(node):
             node.body = node.body[1:] or [ast.Pass()]
     header = f"#!/usr/bin/env python3\n# gpulease {path.name}: readable source in components/bootstrap/{path.name}\n"
     return header + ast.unparse(tree) + "\n"
+
+
+@lru_cache(maxsize=1)
+def tools_bundle() -> str:
+    """The tools as AWS instances fetch them: one JSON object ``{"files": {name: shipped source}}``."""
+    files = {path.name: shipped_source(path) for path in TOOL_SCRIPTS}
+    return json.dumps({"files": files}, sort_keys=True, separators=(",", ":"))
+
+
+def tools_sha256() -> str:
+    return hashlib.sha256(tools_bundle().encode()).hexdigest()
+
+
+def tools_key(prefix: str) -> str:
+    """The bundle's object key under an experiment's checkpoint prefix (which its role may already read), named by
+    its hash, so that new tools are a new object and a running instance keeps the one it was started with."""
+    return f"{prefix}{TOOLS_FOLDER}{tools_sha256()}.json"
 
 
 def _has_docstring(node: ast.AST) -> bool:
@@ -172,7 +228,7 @@ After=network-online.target
 [Service]
 Type=oneshot
 RemainAfterExit=yes
-ExecStart=/usr/bin/python3 {INSTALL_DIR}/instance_setup.py
+{{fetch}}ExecStart=/usr/bin/python3 {INSTALL_DIR}/instance_setup.py
 StandardOutput=journal+console
 TimeoutStartSec=1800
 
@@ -188,7 +244,7 @@ After=network-online.target
 StartLimitIntervalSec=0
 
 [Service]
-ExecStart=/usr/bin/python3 {INSTALL_DIR}/watchdog.py
+{{fetch}}ExecStart=/usr/bin/python3 {INSTALL_DIR}/watchdog.py
 Restart=always
 RestartSec=5
 TimeoutStopSec=90
@@ -205,7 +261,7 @@ After=network-online.target {SETUP_UNIT}
 StartLimitIntervalSec=0
 
 [Service]
-ExecStart=/usr/bin/python3 {INSTALL_DIR}/job_agent.py
+{{fetch}}ExecStart=/usr/bin/python3 {INSTALL_DIR}/job_agent.py
 Restart=always
 RestartSec=5
 KillMode=mixed
@@ -231,19 +287,26 @@ class _Dumper(yaml.SafeDumper):
 _Dumper.add_representer(_Literal, _literal)
 
 
+def _fetch_line(wait: int) -> str:
+    return f"ExecStartPre=/usr/bin/python3 {INSTALL_DIR}/fetch_tools.py --wait {wait}\n"
+
+
 def cloud_config(settings: BootstrapSettings) -> dict:
-    """The cloud-config document: the settings, both tools, their units, and the commands that start them."""
+    """The cloud-config document: the settings, the tools (or their loader), their units, and the commands that
+    start them."""
 
     def file(path: str, content: str, mode: str) -> dict:
         return {"path": path, "permissions": mode, "owner": "root:root", "content": _Literal(content)}
 
+    # The watchdog retries the fetch through Restart=always; the bootstrap waits for it within its own timeout.
+    watchdog_fetch, setup_fetch = _fetch_line(60), _fetch_line(900)
+    tools = [file(f"{INSTALL_DIR}/fetch_tools.py", shipped_source(FETCH_SCRIPT), "0755")]
     config = {
         "write_files": [
             file(SETTINGS_PATH, settings_json(settings) + "\n", "0644"),
-            file(f"{INSTALL_DIR}/instance_setup.py", shipped_source(SETUP_SCRIPT), "0755"),
-            file(f"{INSTALL_DIR}/watchdog.py", shipped_source(WATCHDOG_SCRIPT), "0755"),
-            file(f"/etc/systemd/system/{SETUP_UNIT}", SETUP_UNIT_TEXT, "0644"),
-            file(f"/etc/systemd/system/{WATCHDOG_UNIT}", WATCHDOG_UNIT_TEXT, "0644"),
+            *tools,
+            file(f"/etc/systemd/system/{SETUP_UNIT}", SETUP_UNIT_TEXT.format(fetch=setup_fetch), "0644"),
+            file(f"/etc/systemd/system/{WATCHDOG_UNIT}", WATCHDOG_UNIT_TEXT.format(fetch=watchdog_fetch), "0644"),
         ],
         # --no-block: the bootstrap may wait minutes for the data disk to be attached, and cloud-init must not
         # wait with it. The watchdog starts at once and independently: the deadline holds even without a disk.
@@ -254,10 +317,9 @@ def cloud_config(settings: BootstrapSettings) -> dict:
         ],
     }
     if settings.job_agent is not None:
-        config["write_files"] += [
-            file(f"{INSTALL_DIR}/job_agent.py", shipped_source(JOB_AGENT_SCRIPT), "0755"),
-            file(f"/etc/systemd/system/{JOB_AGENT_UNIT}", JOB_AGENT_UNIT_TEXT, "0644"),
-        ]
+        config["write_files"].append(
+            file(f"/etc/systemd/system/{JOB_AGENT_UNIT}", JOB_AGENT_UNIT_TEXT.format(fetch=watchdog_fetch), "0644")
+        )
         config["runcmd"].append(["systemctl", "enable", "--now", "--no-block", JOB_AGENT_UNIT])
     return config
 
@@ -283,24 +345,31 @@ def render_user_data(settings: BootstrapSettings) -> str:
     return "#cloud-config\n" + "write_files:\n" + entries + _dump(rest)
 
 
+class UserDataTooLargeError(UserError):
+    """The rendered user-data would not stay ``USER_DATA_MARGIN`` under the cloud's limit."""
+
+
+def pack_user_data(settings: BootstrapSettings) -> bytes:
+    """The user-data as the cloud receives it (before base64): gzipped, refused with ``UserDataTooLargeError`` when it does not stay ``USER_DATA_MARGIN`` under that limit."""
+    # cloud-init unpacks gzipped user-data itself; no timestamp in the header, so the bytes are reproducible.
+    raw = gzip.compress(render_user_data(settings).encode(), compresslevel=9, mtime=0)
+    limit = USER_DATA_LIMITS[settings.cloud]
+    budget = int(limit * (1 - USER_DATA_MARGIN))
+    if len(raw) > budget:
+        raise UserDataTooLargeError(
+            f"stack {settings.stack!r}, experiment {settings.experiment!r}: the instance's user-data would be "
+            f"{len(raw)} bytes, over the {budget} bytes gpulease allows on {settings.cloud} ({limit} accepted, "
+            f"{USER_DATA_MARGIN:.0%} kept free); shorten watchdog.warnHook, checkpoints.hook or checkpoints.process"
+        )
+    return raw
+
+
 def render_user_data_base64(settings: BootstrapSettings) -> str:
-    """The user-data base64-encoded, gzipped when the text exceeds the cloud's limit (cloud-init unpacks it).
+    """The user-data base64-encoded (see ``pack_user_data``).
 
     The gzip header carries no timestamp, so the same settings always give the same value and an unchanged
     experiment never replaces its instance."""
-    raw = render_user_data(settings).encode()
-    limit = USER_DATA_LIMITS[settings.cloud]
-    if len(raw) > limit:
-        text, raw = raw, gzip.compress(raw, compresslevel=9, mtime=0)
-        if len(raw) > limit:
-            # Zopfli writes the same gzip format about 4% smaller, slowly; only what gzip cannot fit pays for it,
-            # so the user-data of anything that fits already stays byte for byte what it was.
-            import zopfli.gzip
-
-            raw = min(raw, zopfli.gzip.compress(text, numiterations=15), key=len)
-        if len(raw) > limit:
-            raise ValueError(f"user-data is {len(raw)} bytes gzipped; {settings.cloud} accepts at most {limit}")
-    return base64.b64encode(raw).decode()
+    return base64.b64encode(pack_user_data(settings)).decode()
 
 
 def decode_user_data(encoded: str) -> str:
@@ -317,9 +386,10 @@ def settings_for(
     cloud: str,
     region: str,
     stack: str,
-    deadline: str,
     checkpoint_uri: str | None,
     data_disk_id: str,
+    tools_bucket: str,
+    tools_prefix: str = "",
 ) -> BootstrapSettings:
     """The settings for one experiment, taken from its spec and the resources created for it."""
     wd, ck = spec.watchdog, spec.checkpoints
@@ -329,7 +399,6 @@ def settings_for(
         stack=stack,
         experiment=spec.name,
         market=spec.market,
-        deadline=deadline,
         max_runtime_hours=spec.max_runtime_hours,
         idle_minutes=spec.idle_minutes,
         idle_gpu_percent=wd.idle_gpu_percent,
@@ -353,5 +422,7 @@ def settings_for(
         bucket_check_command=BUCKET_CHECK_COMMANDS[cloud],
         ready_upload_command=READY_UPLOAD_COMMANDS[cloud],
         cli_install_command=CLI_INSTALL_COMMANDS[cloud],
+        self_release=cloud == "alicloud",
         job_agent=JobAgentSettings(**JOB_COMMANDS[cloud]) if spec.ci_run and checkpoint_uri else None,
+        tools=ToolsObject(bucket=tools_bucket, key=tools_key(tools_prefix), region=region, sha256=tools_sha256()),
     )

@@ -25,11 +25,14 @@ import shutil
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any
+
+try:
+    from components.bootstrap import cloud_access as ca
+except ImportError:  # on the instance: cloud_access.py is installed next to this file
+    import cloud_access as ca  # type: ignore[no-redef]
 
 UTC = timezone.utc  # noqa: UP017 - the instance may run Python 3.10 (Ubuntu 22.04), before datetime.UTC
 
@@ -49,6 +52,7 @@ DEFAULTS: dict[str, Any] = {
     "cli_install_command": None,
     "ready_upload_command": None,
     "metadata_url": None,
+    "metadata_timeout_seconds": 3,
     "nvidia_smi": "nvidia-smi",
     "torch_pythons": ["python3", "/opt/conda/bin/python", "/opt/pytorch/bin/python3"],
     "dev_root": "/dev",
@@ -58,8 +62,6 @@ DEFAULTS: dict[str, Any] = {
     "device_wait_seconds": 900,
     "new_filesystem": "ext4",
 }
-
-METADATA_URLS = {"aws": "http://169.254.169.254", "alicloud": "http://100.100.100.200"}
 
 _log_lines: list[str] = []
 _log_path: str | None = None
@@ -75,13 +77,14 @@ def log(message: str) -> None:
 
 
 def run(argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
-    """A command's result; a missing tool or a timeout is an exit status too (127 / 124), never an exception."""
-    try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-    except FileNotFoundError as exc:
-        return subprocess.CompletedProcess(argv, 127, "", str(exc))
-    except subprocess.TimeoutExpired:
-        return subprocess.CompletedProcess(argv, 124, "", f"timed out after {timeout:.0f} s")
+    """A command's result; a missing tool or a timeout is an exit status too (127 / 124), never an exception.
+
+    Bounded even when the command leaves a daemon behind (a CLI installer, say): its own process group, killed
+    whole at the bound, and its output in files rather than pipes the daemon could hold open."""
+    code, out, err = ca.run_bounded_split(argv, timeout)
+    if code is None:
+        return subprocess.CompletedProcess(argv, 124, out, f"timed out after {timeout:.0f} s")
+    return subprocess.CompletedProcess(argv, code, out, err)
 
 
 # --- finding the disk --------------------------------------------------------------------------------------
@@ -366,19 +369,29 @@ def writable(mount_point: str) -> tuple[bool, str]:
 
 
 def check_gpu(nvidia_smi: str) -> dict[str, Any]:
+    """Every GPU nvidia-smi lists, with its name, memory and driver; a GPU instance where nvidia-smi is missing,
+    fails, lists nothing or prints [N/A] is NOT ready (no driver, or a GPU the driver cannot read)."""
     query = run([nvidia_smi, "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader,nounits"], 60)
+    if query.returncode == 127:
+        return {"ok": False, "error": f"nvidia-smi is not installed ({query.stderr.strip()[-200:]}): the image has no "
+                "NVIDIA driver, so training would run without a GPU"}
     if query.returncode != 0:
         return {"ok": False, "error": f"nvidia-smi exited {query.returncode}: {(query.stderr or query.stdout).strip()[-300:]}"}
-    gpus = []
+    gpus, unreadable = [], []
     for line in query.stdout.splitlines():
         parts = [p.strip() for p in line.split(",")]
         if len(parts) >= 3:
             gpus.append({"name": parts[0], "memory_mib": _number(parts[1]), "driver_version": parts[2]})
+            if not parts[0] or any(p.startswith("[") for p in parts[:3]):  # [N/A], [Unknown Error], ...
+                unreadable.append(line.strip())
     header = run([nvidia_smi], 60).stdout
     cuda = re.search(r"CUDA Version:\s*([0-9.]+)", header)
-    result = {"ok": bool(gpus), "count": len(gpus), "gpus": gpus, "cuda_version": cuda.group(1) if cuda else None}
+    result = {"ok": bool(gpus) and not unreadable, "count": len(gpus), "gpus": gpus,
+              "cuda_version": cuda.group(1) if cuda else None}
     if not gpus:
         result["error"] = "nvidia-smi listed no GPU"
+    elif unreadable:
+        result["error"] = f"nvidia-smi cannot read {len(unreadable)} GPU(s): {'; '.join(unreadable)[:300]}"
     return result
 
 
@@ -411,33 +424,31 @@ def check_torch(pythons: list[str]) -> dict[str, Any]:
     return {"ok": None, "skipped": "torch is not installed"}
 
 
-TOKEN_HEADERS = {
-    "aws": ("X-aws-ec2-metadata-token-ttl-seconds", "X-aws-ec2-metadata-token"),
-    "alicloud": ("X-aliyun-ecs-metadata-token-ttl-seconds", "X-aliyun-ecs-metadata-token"),
-}
+def _metadata(settings: dict[str, Any]) -> ca.Metadata:
+    return ca.Metadata(settings["cloud"], settings["metadata_url"], float(settings["metadata_timeout_seconds"]))
 
 
 def metadata_get(settings: dict[str, Any], path: str) -> str:
-    """A metadata value ('' when unavailable): IMDSv2 token on AWS, a token on Alibaba Cloud when it gives one."""
-    base = (settings["metadata_url"] or METADATA_URLS.get(settings["cloud"], "")).rstrip("/")
-    ttl_header, token_header = TOKEN_HEADERS.get(settings["cloud"], TOKEN_HEADERS["aws"])
-    headers = {}
+    """A metadata value ('' when unavailable), always through the token (hardened mode on both clouds)."""
     try:
-        put = urllib.request.Request(base + "/latest/api/token", method="PUT", headers={ttl_header: "300"})
-        with urllib.request.urlopen(put, timeout=3) as resp:
-            headers[token_header] = resp.read().decode().strip()
-    except (OSError, ValueError):
-        pass  # Alibaba Cloud in normal mode answers without a token; on AWS the read below fails and says so
-    try:
-        with urllib.request.urlopen(urllib.request.Request(base + path, headers=headers), timeout=3) as resp:
-            return resp.read().decode().strip()
-    except (OSError, ValueError):
+        return _metadata(settings).value(path) or ""
+    except ca.MetadataError:
         return ""
 
 
-def instance_role(settings: dict[str, Any]) -> str:
-    found = metadata_get(settings, "/latest/meta-data/ram/security-credentials/").splitlines()
-    return found[0].strip("/") if found else ""
+def storage_run(settings: dict[str, Any], template: list[str], values: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
+    """A storage CLI call with the role's credentials passed explicitly (see ``cloud_access.storage_command``)."""
+    metadata = _metadata(settings)
+    try:
+        call = ca.storage_command(template, values, cloud=settings["cloud"], region=settings["region"],
+                                  metadata=metadata, credentials=ca.RoleCredentials(metadata))
+    except (ca.CredentialsError, OSError) as exc:
+        return subprocess.CompletedProcess(template, 126, "", f"no credentials for {template[0]}: {exc}")
+    try:
+        code, out = ca.run_bounded(call.argv, timeout, env=call.env)
+    finally:
+        call.close()
+    return subprocess.CompletedProcess(call.argv, 124 if code is None else code, "", out)
 
 
 def publish_marker(settings: dict[str, Any], marker_path: str) -> None:
@@ -445,10 +456,7 @@ def publish_marker(settings: dict[str, Any], marker_path: str) -> None:
     uri, template = settings["checkpoint_uri"], settings["ready_upload_command"]
     if not uri or not template:
         return
-    values = {"file": marker_path, "dst": uri, "region": settings["region"], "role": ""}
-    if any("{role}" in part for part in template):
-        values["role"] = instance_role(settings)
-    out = run([part.format(**values) for part in template], timeout=120)
+    out = storage_run(settings, list(template), {"file": marker_path, "dst": uri}, 120)
     if out.returncode == 0:
         log(f"ready marker published to {uri}_gpulease/ready.json")
     else:
@@ -467,10 +475,7 @@ def check_bucket(settings: dict[str, Any]) -> dict[str, Any]:
         installed = run(list(settings["cli_install_command"]), timeout=900)
         if installed.returncode != 0:
             log(f"installing {tool} failed: {installed.stderr.strip()[-300:]}")
-    values = {"dst": uri, "region": settings["region"], "role": ""}
-    if any("{role}" in part for part in template):
-        values["role"] = instance_role(settings)
-    out = run([part.format(**values) for part in template], timeout=120)
+    out = storage_run(settings, list(template), {"dst": uri}, 120)
     result: dict[str, Any] = {"ok": out.returncode == 0, "uri": uri}
     if out.returncode != 0:
         result["error"] = f"{tool} exited {out.returncode}: {(out.stderr or out.stdout).strip()[-300:]}"
@@ -514,8 +519,11 @@ def write_json(path: str, value: dict[str, Any]) -> None:
 def main() -> int:
     global _log_path
     path = os.environ.get("GPULEASE_SETTINGS", SETTINGS_PATH)
-    with open(path, encoding="utf-8") as fh:
-        settings = {**DEFAULTS, **json.load(fh)}
+    try:
+        settings = {**DEFAULTS, **ca.load_settings(path, required=("cloud", "data_disk_id"))}
+    except ca.SettingsError as exc:
+        print(f"gpulease-bootstrap: cannot read settings: {exc}", file=sys.stderr, flush=True)
+        return 2
     state_dir = settings["state_dir"]
     os.makedirs(state_dir, exist_ok=True)
     _log_path = os.path.join(state_dir, "bootstrap.log")
@@ -538,6 +546,9 @@ def main() -> int:
     for name, check in report["checks"].items():
         state = "skipped" if check.get("ok") is None else ("ok" if check["ok"] else "FAILED")
         log(f"check {name}: {state}" + (f": {check.get('error') or check.get('skipped')}" if state != "ok" else ""))
+    if report["checks"]["gpu"].get("ok") is False:
+        # Loud on purpose: a GPU instance without a usable GPU bills for nothing.
+        log(f"GPU NOT USABLE: {report['checks']['gpu'].get('error')}")
     log("READY" if report["ready"] else f"NOT READY: {', '.join(report['failed'])} failed (see ready.json)")
     publish_marker(settings, marker)
     return 0 if report["ready"] else 1

@@ -38,20 +38,27 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
+try:
+    from components.bootstrap import cloud_access as ca
+except ImportError:  # on the instance: cloud_access.py is installed next to this file
+    import cloud_access as ca  # type: ignore[no-redef]
+
 UTC = timezone.utc  # noqa: UP017 - the instance may run Python 3.10 (Ubuntu 22.04), before datetime.UTC
 
 DEFAULTS: dict[str, Any] = {
+    "cloud": "aws",
     "region": "",
-    "deadline": None,
+    "deadline_tag": "gpulease:expires-at",
+    "max_runtime_hours": 8,
     "final_sync_minutes": 5,
     "mount_point": "/data",
     "data_owner": "ubuntu",
-    "metadata_url": "http://169.254.169.254",
+    "metadata_url": None,
+    "metadata_timeout_seconds": 3,
     "clock_skew_seconds": 300,
     "artifact_attempts": 5,
     "cli_timeout_seconds": 600,
@@ -124,25 +131,30 @@ class Agent:
         self.boot_id = read("/proc/sys/kernel/random/boot_id")
         btime = re.search(r"^btime (\d+)", read("/proc/stat"), re.M)
         self.boot = s["boot_time"] if s["boot_time"] is not None else btime and float(btime.group(1))
-        self.role = ""
+        self.metadata = ca.Metadata(s["cloud"], s["metadata_url"], float(s["metadata_timeout_seconds"]))
+        self.credentials = ca.RoleCredentials(self.metadata)
         self.running: dict[str, Any] | None = None
         self.done = False
 
     # -- the bucket, through the cloud CLI: a failure is logged and the caller retries at the next poll --
 
     def cli(self, what: str, template: str, src: str = "", dst: str = "") -> str | None:
-        argv = self.s[template]
-        if not self.role and any("{role}" in part for part in argv):
-            self.role = self.instance_role()
-        argv = [part.format(src=src, dst=dst, region=self.s["region"], role=self.role) for part in argv]
         try:
-            out = subprocess.run(argv, capture_output=True, text=True, timeout=self.s["cli_timeout_seconds"], check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            say(f"bucket: {what}: {exc}")
+            call = ca.storage_command(list(self.s[template]), {"src": src, "dst": dst}, cloud=self.s["cloud"],
+                                      region=self.s["region"], metadata=self.metadata, credentials=self.credentials)
+        except (ca.CredentialsError, OSError) as exc:
+            say(f"bucket: {what}: no credentials: {exc}")
             return None
-        if out.returncode == 0 or (template == "list_command" and out.returncode == 1 and not out.stderr.strip()):
-            return out.stdout  # aws s3 ls exits 1 when nothing is under the prefix
-        say(f"bucket: {what}: exit {out.returncode}: {' '.join(out.stderr.split())[-300:]}")
+        try:
+            code, out, err = ca.run_bounded_split(call.argv, float(self.s["cli_timeout_seconds"]), env=call.env)
+        finally:
+            call.close()
+        if code is None:
+            say(f"bucket: {what}: no answer within {self.s['cli_timeout_seconds']} s; killed")
+            return None
+        if code == 0 or (template == "list_command" and code == 1 and not err.strip()):
+            return out  # aws s3 ls exits 1 when nothing is under the prefix
+        say(f"bucket: {what}: exit {code}: {' '.join(err.split())[-300:]}")
         return None
 
     def listing(self, uri: str) -> list[str] | None:
@@ -155,20 +167,15 @@ class Agent:
             fh.flush()
             return self.cli(what, "copy_command", fh.name, dst) is not None
 
-    def instance_role(self) -> str:
-        """The instance's RAM role (ossutil needs its name), from Alibaba Cloud's metadata service (hardened mode:
-        a token first)."""
-        base, header = self.s["metadata_url"] + "/latest/", "X-aliyun-ecs-metadata-token"
+    def instance_deadline(self) -> float:
+        """The instance's deadline: its tag through the metadata service, else first boot + max runtime."""
         try:
-            put = urllib.request.Request(base + "api/token", method="PUT", headers={header + "-ttl-seconds": "300"})
-            with urllib.request.urlopen(put, timeout=3) as resp:
-                token = {header: resp.read().decode()}
-            get = urllib.request.Request(base + "meta-data/ram/security-credentials/", headers=token)
-            with urllib.request.urlopen(get, timeout=3) as resp:
-                return resp.read().decode().split()[0].strip("/")
-        except (OSError, ValueError, IndexError) as exc:
-            say(f"instance role unknown: {exc}")
-            return ""
+            text = self.metadata.tag(self.s["deadline_tag"])
+            if text:
+                return parse_time(text)
+        except (ca.MetadataError, ValueError) as exc:
+            say(f"deadline tag unread ({exc}); using first boot + max_runtime_hours")
+        return float(self.boot or self.now()) + 3600 * float(self.s["max_runtime_hours"])
 
     # -- local state, written before the process starts: nothing ever runs twice --
 
@@ -265,9 +272,8 @@ class Agent:
             problem = problem or "the request has no command"
         if request.get("jobId") != job:
             problem = problem or "jobId is not the job's directory"
-        if self.s["deadline"]:
-            # Done before the watchdog's final sync and shutdown, which would cut the report short.
-            stop_at = min(stop_at, parse_time(self.s["deadline"]) - 60 * self.s["final_sync_minutes"])
+        # Done before the watchdog's final sync and shutdown, which would cut the report short.
+        stop_at = min(stop_at, self.instance_deadline() - 60 * self.s["final_sync_minutes"])
         stop_at -= 2 * self.s["kill_grace_seconds"]  # killed, and reported, by the deadline rather than after it
         if self.now() >= stop_at:
             problem = problem or f"too late (stop at {stamp(stop_at)})"
@@ -280,9 +286,19 @@ class Agent:
         os.makedirs(os.path.dirname(log_path), exist_ok=True)
         os.makedirs(artifacts, exist_ok=True)
         root, user, ids = os.geteuid() == 0, pwd.getpwuid(os.geteuid()), {}
-        if root and self.s["data_owner"] in [u.pw_name for u in pwd.getpwall()]:
-            # As the login user, who owns the data directories (the agent runs as root).
-            user = pwd.getpwnam(self.s["data_owner"])
+        if root:
+            # As the login user, who owns the data directories (the agent runs as root), and never as root: a
+            # login user that is not an account here (a typo, a name the image lacks) means the job is not run.
+            owner = self.s["data_owner"]
+            try:
+                user = pwd.getpwnam(owner) if isinstance(owner, str) and owner else None
+            except KeyError:
+                user = None
+            if user is None or user.pw_uid == 0:
+                why = "is not an account on this instance" if user is None else "is root"
+                say(f"job {job}: refused: the login user {owner!r} {why}; jobs never run as root")
+                return self.exited(job, {"offset": 0, "seq": 1}, NOT_RUN,
+                                   f"not run: the login user {owner!r} {why}; jobs never run as root")
             ids = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": os.getgrouplist(user.pw_name, user.pw_gid)}
             os.chown(artifacts, user.pw_uid, user.pw_gid)
         env = {
@@ -407,12 +423,12 @@ class Agent:
 
 
 def main() -> int:
+    path = os.environ.get("GPULEASE_SETTINGS", "/etc/gpulease/settings.json")
     try:
-        with open(os.environ.get("GPULEASE_SETTINGS", "/etc/gpulease/settings.json"), encoding="utf-8") as fh:
-            settings = json.load(fh)
-        if not settings.get("checkpoint_uri") or not settings.get("job_agent"):
-            raise ValueError("no checkpoint_uri or job_agent")
-    except (OSError, ValueError, AttributeError) as exc:
+        settings = ca.load_settings(path)
+        if not settings.get("checkpoint_uri") or not isinstance(settings.get("job_agent"), dict):
+            raise ca.SettingsError(f"{path}: no checkpoint_uri or job_agent")
+    except ca.SettingsError as exc:
         print(f"gpulease-job-agent: cannot read settings: {exc}", file=sys.stderr)
         return 2
     agent = Agent(settings)

@@ -4,16 +4,26 @@
 Runs as a systemd service (``Restart=always``) and reads its settings from the JSON file that user-data writes
 (``/etc/gpulease/settings.json``; ``GPULEASE_SETTINGS`` points elsewhere). Each tick it checks, in order:
 
-1. the hard deadline: the warning hook ``warn_minutes`` before it, then the checkpoint hook, a final sync of
-   ``<mount>/checkpoints`` and a shutdown ``final_sync_minutes`` before it;
+1. the hard deadline, read on every poll from the instance's own ``gpulease:expires-at`` tag through the metadata
+   service (so a renewal reaches a running instance with no user-data change): the warning hook ``warn_minutes``
+   before it, then the checkpoint hook, a final sync of ``<mount>/checkpoints`` (retried until the window closes)
+   and a shutdown ``final_sync_minutes`` before it. When the tag cannot be read, the last deadline read (kept in
+   ``<state_dir>/watchdog-state.json``) holds, and before any was read: first boot + ``max_runtime_hours``;
 2. a spot interruption notice (AWS IMDSv2 instance-action / rebalance, Alibaba termination-time): checkpoint
-   hook, sync, shutdown, all fitted into the notice window;
+   hook, sync, shutdown, all fitted into the notice window; a rebalance recommendation's checkpoint runs beside
+   the loop, which keeps watching the deadline and the notice;
 3. idle: GPU utilization below ``idle_gpu_percent`` for ``idle_minutes`` with no busy marker and no live SSH
-   session: sync, then shutdown;
-4. the periodic checkpoint sync every ``checkpoint_interval_minutes``, in the background.
+   session: sync, then shutdown. A GPU that cannot be read (nvidia-smi missing, failing, printing [N/A]) is
+   reported, and after ``gpu_grace_minutes`` counts as idle;
+4. the periodic checkpoint sync every ``checkpoint_interval_minutes``, in the background; one that runs past
+   ``sync_timeout_minutes`` is killed and retried.
 
-Every decision is logged with its reason. The metadata service timing out or failing is logged and never stops
-the loop: the deadline and idle checks keep running. ``GPULEASE_CLOCK_SPEED`` / ``GPULEASE_CLOCK_START``
+On Alibaba Cloud a shutdown from inside only stops a pay-as-you-go instance, which keeps billing; so after the
+final sync the watchdog releases its own instance through the ECS API (``DeleteInstance``, Force), falling back
+to a stop in no-charge mode (``StopInstance``, StopCharging), then to a plain shutdown (the instance's release
+time ends it). Every external action is bounded in wall-clock time (its process group is killed at the bound,
+its output goes to a file); durations are measured on the monotonic clock, the deadline (an instant in UTC) on
+the wall clock. Every decision is logged with its reason. ``GPULEASE_CLOCK_SPEED`` / ``GPULEASE_CLOCK_START``
 accelerate the clock so that the whole behaviour can be exercised in seconds.
 """
 
@@ -24,16 +34,15 @@ import logging
 import os
 import re
 import signal
-import subprocess
 import sys
-import tempfile
+import threading
 import time
-import urllib.error
-import urllib.request
-from datetime import datetime, timezone
 from typing import Any
 
-UTC = timezone.utc  # noqa: UP017 - the instance may run Python 3.10 (Ubuntu 22.04), before datetime.UTC
+try:
+    from components.bootstrap import cloud_access as ca
+except ImportError:  # on the instance: cloud_access.py is installed next to this file
+    import cloud_access as ca  # type: ignore[no-redef]
 
 SETTINGS_PATH = "/etc/gpulease/settings.json"
 
@@ -42,14 +51,20 @@ DEFAULTS: dict[str, Any] = {
     "region": "",
     "market": "spot",
     "mount_point": "/data",
+    "max_runtime_hours": 8,
+    "deadline_tag": "gpulease:expires-at",
+    "boot_time": None,
+    "state_dir": "/var/lib/gpulease",
     "idle_minutes": 30,
     "idle_gpu_percent": 5,
     "idle_check_seconds": 60,
+    "gpu_grace_minutes": 10,
     "warn_minutes": 15,
     "warn_hook": None,
     "final_sync_minutes": 5,
     "checkpoint_uri": None,
     "checkpoint_interval_minutes": 15,
+    "sync_timeout_minutes": None,
     "checkpoint_hook": None,
     "checkpoint_signal": None,
     "checkpoint_process": None,
@@ -61,6 +76,8 @@ DEFAULTS: dict[str, Any] = {
     "metadata_url": None,
     "metadata_timeout_seconds": 2,
     "sync_command": None,
+    "self_release": False,
+    "ecs_endpoint": None,
     "shutdown_command": ["shutdown", "-h", "now"],
     "nvidia_smi": "nvidia-smi",
     "proc_root": "/proc",
@@ -68,26 +85,28 @@ DEFAULTS: dict[str, Any] = {
     "exit_after_shutdown": False,
 }
 
-METADATA_URLS = {"aws": "http://169.254.169.254", "alicloud": "http://100.100.100.200"}
-TOKEN_HEADERS = {
-    "aws": ("X-aws-ec2-metadata-token-ttl-seconds", "X-aws-ec2-metadata-token"),
-    "alicloud": ("X-aliyun-ecs-metadata-token-ttl-seconds", "X-aliyun-ecs-metadata-token"),
-}
-TOKEN_TTL_SECONDS = 21600
 # A notice whose time cannot be read still leaves the documented minimum: two minutes on AWS, five on Alibaba.
 NOTICE_WINDOW_SECONDS = {"aws": 120, "alicloud": 300}
-# Kept free at the end of a notice window for the shutdown itself.
+# Kept free at the end of a window for the shutdown itself.
 SHUTDOWN_RESERVE_SECONDS = 10
+# An idle shutdown has no window of its own: its final sync may retry this long (and never past the deadline).
+IDLE_SYNC_WINDOW_SECONDS = 1800
 SSH_SESSION = re.compile(r"^(sshd|sshd-session): \S+@")
 
 log = logging.getLogger("gpulease-watchdog")
+stamp = ca.utc_stamp
+parse_time = ca.parse_time
 
 
 # --- time ----------------------------------------------------------------------------------------------------
 
 
 class Clock:
-    """Wall-clock time, optionally accelerated: ``speed`` virtual seconds pass per real second."""
+    """Wall and monotonic time, optionally accelerated: ``speed`` virtual seconds pass per real second.
+
+    The deadline is an instant in UTC and is compared with the wall clock (NTP-disciplined, as the cloud's own
+    timer is); every duration (intervals, idle time, grace periods, timeouts) uses the monotonic clock, which a
+    wall-clock jump does not move."""
 
     def __init__(self, speed: float = 1.0, start: float | None = None):
         self.speed = speed
@@ -106,6 +125,9 @@ class Clock:
             return time.time()  # follows NTP corrections, which matter for a deadline
         return self._wall0 + (time.monotonic() - self._real0) * self.speed
 
+    def monotonic(self) -> float:
+        return (time.monotonic() - self._real0) * self.speed
+
     def sleep(self, seconds: float) -> None:
         time.sleep(max(0.0, seconds) / self.speed)
 
@@ -113,69 +135,9 @@ class Clock:
         """Virtual seconds as real seconds, for subprocess and socket timeouts."""
         return max(0.05, seconds / self.speed)
 
-
-def parse_time(value: str) -> float:
-    """RFC 3339 / ISO 8601 UTC text as epoch seconds."""
-    text = value.strip().replace("Z", "+00:00")
-    moment = datetime.fromisoformat(text)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
-
-
-def stamp(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-# --- the metadata service ------------------------------------------------------------------------------------
-
-
-class MetadataError(Exception):
-    """The metadata service timed out, refused or answered with an unexpected status."""
-
-
-class Metadata:
-    """AWS IMDSv2 (token required) or Alibaba Cloud's metadata service (token when hardened mode is on)."""
-
-    def __init__(self, cloud: str, base_url: str, timeout: float, clock: Clock):
-        self.cloud = cloud
-        self.base = base_url.rstrip("/")
-        self.timeout = timeout
-        self.clock = clock
-        self._token: str | None = None
-        self._token_expiry = 0.0
-
-    def _request(self, method: str, path: str, headers: dict[str, str]) -> tuple[int, str]:
-        req = urllib.request.Request(self.base + path, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(req, timeout=self.clock.real(self.timeout)) as resp:
-                return resp.status, resp.read().decode("utf-8", "replace")
-        except urllib.error.HTTPError as exc:
-            return exc.code, ""
-        except (OSError, ValueError) as exc:
-            raise MetadataError(f"{method} {path}: {exc}") from exc
-
-    def _token_header(self) -> dict[str, str]:
-        ttl_header, token_header = TOKEN_HEADERS[self.cloud]
-        if self._token is None or self.clock.now() >= self._token_expiry:
-            status, body = self._request("PUT", "/latest/api/token", {ttl_header: str(TOKEN_TTL_SECONDS)})
-            if status == 200 and body:
-                self._token = body.strip()
-                self._token_expiry = self.clock.now() + TOKEN_TTL_SECONDS - 60
-            elif self.cloud == "aws":
-                raise MetadataError(f"PUT /latest/api/token answered {status}")
-            else:
-                return {}  # Alibaba Cloud in normal mode serves metadata without a token.
-        return {token_header: self._token} if self._token else {}
-
-    def get(self, path: str) -> tuple[int, str]:
-        status, body = self._request("GET", path, self._token_header())
-        if status == 401:  # the token expired early (e.g. the clock jumped): fetch a new one once
-            self._token = None
-            status, body = self._request("GET", path, self._token_header())
-        if status not in (200, 404):
-            raise MetadataError(f"GET {path} answered {status}")
-        return status, body
+    def virtual(self, real_seconds: float) -> float:
+        """Real seconds spent waiting, as virtual seconds."""
+        return real_seconds * self.speed
 
 
 # --- the watchdog --------------------------------------------------------------------------------------------
@@ -186,37 +148,96 @@ class Watchdog:
         self.s = {**DEFAULTS, **settings}
         self.clock = clock or Clock()
         self.cloud = self.s["cloud"]
-        self.deadline = parse_time(self.s["deadline"])
-        self.metadata = Metadata(
-            self.cloud,
-            self.s["metadata_url"] or METADATA_URLS.get(self.cloud, METADATA_URLS["aws"]),
-            float(self.s["metadata_timeout_seconds"]),
-            self.clock,
+        self.metadata = ca.Metadata(
+            self.cloud, self.s["metadata_url"], float(self.s["metadata_timeout_seconds"]),
+            monotonic=self.clock.monotonic, real=self.clock.real,
         )
-        now = self.clock.now()
-        self.started = now
+        self.credentials = ca.RoleCredentials(self.metadata, clock=self.clock.now)
+        mono = self.clock.monotonic()
+        self.state = self._load_state()
+        self.deadline, self.deadline_source = self._fallback_deadline()
         self.idle_since: float | None = None
+        self.gpu_unreadable_since: float | None = None
+        self.last_busy = float("-inf")
         self.last_idle_check = float("-inf")
         self.last_poll = float("-inf")
-        self.last_sync = now
-        self.sync_proc: subprocess.Popen | None = None
-        self.sync_output: Any = None
+        self.last_sync = mono
+        self.sync_job: ca.Bounded | None = None
+        self.sync_storage: ca.StorageCall | None = None
+        self.sync_failures = 0
         self.warned = False
         self.rebalance_seen = False
+        self.rebalance_thread: threading.Thread | None = None
+        self.cancel = threading.Event()
         self.metadata_failing = False
-        self.role: str | None = None
+        self.tag_failing = False
         self.shutdown_at: float | None = None
+        self.started = False
         self.done = False
+
+    # -- the deadline: the tag, the last one read, or first boot + max runtime --
+
+    def _state_path(self) -> str:
+        return os.path.join(self.s["state_dir"], "watchdog-state.json")
+
+    def _load_state(self) -> dict[str, Any]:
+        try:
+            state = ca.load_settings(self._state_path())
+        except ca.SettingsError:
+            state = {}
+        if not isinstance(state.get("first_boot"), (int, float)):
+            boot = self.s["boot_time"]
+            if boot is None:
+                found = re.search(r"^btime (\d+)", _read("/proc/stat"), re.M)
+                boot = float(found.group(1)) if found else self.clock.now()
+            state["first_boot"] = float(boot)
+            self._save_state(state)
+        return state
+
+    def _save_state(self, state: dict[str, Any]) -> None:
+        try:
+            os.makedirs(self.s["state_dir"], exist_ok=True)
+            tmp = self._state_path() + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(state, fh)
+            os.replace(tmp, self._state_path())
+        except OSError as exc:
+            log.info("state: cannot write %s: %s", self._state_path(), exc)
+
+    def _fallback_deadline(self) -> tuple[float, str]:
+        if isinstance(self.state.get("deadline"), (int, float)):
+            return float(self.state["deadline"]), "the last value read from the tag"
+        first = float(self.state["first_boot"])
+        hours = float(self.s["max_runtime_hours"])
+        return first + hours * 3600, f"first boot {stamp(first)} + max_runtime_hours {hours:g} (tag not read yet)"
+
+    def refresh_deadline(self) -> None:
+        key = self.s["deadline_tag"]
+        try:
+            text = self.metadata.tag(key)
+            if text is None:
+                raise ca.MetadataError(f"tag {key} is not in the instance metadata")
+            value = parse_time(text)
+        except (ca.MetadataError, ValueError) as exc:
+            if not self.tag_failing:
+                self.decide("deadline-unread", f"{exc}; keeping {stamp(self.deadline)} ({self.deadline_source})")
+            self.tag_failing = True
+            return
+        self.tag_failing = False
+        if value != self.deadline or self.deadline_source != "tag":
+            if self.deadline_source == "tag":
+                self.decide("deadline-changed", f"{key} is now {stamp(value)} (was {stamp(self.deadline)})")
+                self.warned = False
+            self.deadline, self.deadline_source = value, "tag"
+            self.state["deadline"] = value
+            self._save_state(self.state)
 
     # -- the loop --
 
     def run(self, max_ticks: int | None = None) -> None:
-        self.decide(
-            "start",
-            f"deadline {stamp(self.deadline)}, idle after {self.s['idle_minutes']} min below "
-            f"{self.s['idle_gpu_percent']}% GPU, sync every {self.s['checkpoint_interval_minutes']} min to "
-            f"{self.s['checkpoint_uri'] or 'nowhere (no checkpoint URI)'}, market {self.s['market']}",
-        )
+        if not self.started:
+            self.started = True
+            self.start()
         ticks = 0
         while not self.done and (max_ticks is None or ticks < max_ticks):
             try:
@@ -227,14 +248,28 @@ class Watchdog:
             if not self.done:
                 self.clock.sleep(float(self.s["poll_seconds"]))
 
+    def start(self) -> None:
+        self.refresh_deadline()
+        self.decide(
+            "start",
+            f"deadline {stamp(self.deadline)} ({self.deadline_source}), idle after {self.s['idle_minutes']} min below "
+            f"{self.s['idle_gpu_percent']}% GPU, sync every {self.s['checkpoint_interval_minutes']} min to "
+            f"{self.s['checkpoint_uri'] or 'nowhere (no checkpoint URI)'}, market {self.s['market']}",
+        )
+
     def tick(self) -> None:
-        now = self.clock.now()
-        self._reap_sync()
+        mono = self.clock.monotonic()
+        self._check_sync()
         if self.shutdown_at is not None:
             # Still alive after a shutdown was requested: ask again every minute.
-            if now - self.shutdown_at >= 60:
+            if mono - self.shutdown_at >= 60:
                 self.shutdown("the earlier shutdown request has not taken effect")
             return
+        polling = mono - self.last_poll >= float(self.s["poll_seconds"])
+        if polling:
+            self.last_poll = mono
+            self.refresh_deadline()
+        now = self.clock.now()
         final_at = self.deadline - 60 * float(self.s["final_sync_minutes"])
         if now >= final_at:
             self.finish(
@@ -249,17 +284,15 @@ class Watchdog:
             self.decide("deadline-warning", f"deadline {stamp(self.deadline)} is {(self.deadline - now) / 60:.1f} min away")
             if self.s["warn_hook"]:
                 self.run_command("warn-hook", self.s["warn_hook"], float(self.s["hook_timeout_seconds"]), "deadline")
-        if self.s["market"] == "spot" and now - self.last_poll >= float(self.s["poll_seconds"]):
-            self.last_poll = now
-            if self.check_spot():
-                return
-        if now - self.last_idle_check >= float(self.s["idle_check_seconds"]):
-            self.last_idle_check = now
-            if self.check_idle(now):
+        if self.s["market"] == "spot" and polling and self.check_spot():
+            return
+        if mono - self.last_idle_check >= float(self.s["idle_check_seconds"]):
+            self.last_idle_check = mono
+            if self.check_idle(mono):
                 return
         interval = 60 * float(self.s["checkpoint_interval_minutes"])
-        if self.s["checkpoint_uri"] and now - self.last_sync >= interval:
-            self.last_sync = now
+        if self.s["checkpoint_uri"] and mono - self.last_sync >= interval:
+            self.last_sync = mono
             self.start_periodic_sync()
 
     # -- decisions --
@@ -268,17 +301,23 @@ class Watchdog:
         log.info("%s: %s", event, reason)
 
     def finish(self, cause: str, reason: str, window_end: float | None, hook: bool = True) -> None:
-        """Checkpoint hook, final sync, shutdown, in that order, each fitted into the time left."""
+        """Checkpoint hook, final sync, release or shutdown, in that order, each fitted into the time left."""
         self.decide(cause, reason + " -> " + ("checkpoint hook, " if hook else "") + "final sync, shutdown")
+        self.stop_background()
         if hook:
             self.checkpoint_hook(cause, window_end)
+        if window_end is None:
+            window_end = min(self.deadline, self.clock.now() + IDLE_SYNC_WINDOW_SECONDS)
         self.final_sync(window_end)
-        self.shutdown(reason)
+        if self.s["self_release"] and self.cloud == "alicloud":
+            self.release(reason)
+        else:
+            self.shutdown(reason)
 
     def check_spot(self) -> bool:
         try:
             notice = self.spot_notice()
-        except MetadataError as exc:
+        except ca.MetadataError as exc:
             if not self.metadata_failing:
                 self.decide("metadata-error", f"{exc}; spot notices cannot be seen until it answers, carrying on")
             self.metadata_failing = True
@@ -300,13 +339,30 @@ class Watchdog:
             self.finish("spot-rebalance", detail + " (on_rebalance: shutdown)", None)
             return True
         if action == "checkpoint":
-            self.decide("spot-rebalance", detail + " (on_rebalance: checkpoint) -> checkpoint hook, sync; keep running")
-            self.checkpoint_hook("rebalance", None)
-            self.final_sync(None)
-            self.last_sync = self.clock.now()
+            self.decide("spot-rebalance", detail + " (on_rebalance: checkpoint) -> checkpoint hook, sync beside the loop; keep running")
+            self.rebalance_thread = threading.Thread(target=self._rebalance_checkpoint, daemon=True)
+            self.rebalance_thread.start()
         else:
             self.decide("spot-rebalance", detail + " (on_rebalance: ignore) -> nothing")
         return False
+
+    def _rebalance_checkpoint(self) -> None:
+        """Beside the loop: the loop keeps watching the deadline and the interruption notice meanwhile."""
+        self.checkpoint_hook("rebalance", None)
+        if not self.cancel.is_set():
+            self._stop_periodic_sync()
+            self.sync_once("rebalance-sync", 60 * self._sync_timeout_minutes())
+            self.last_sync = self.clock.monotonic()
+
+    def stop_background(self) -> None:
+        """End what runs beside the loop (a rebalance checkpoint, a periodic sync) to make way for the final one."""
+        thread = self.rebalance_thread
+        if thread is not None and thread.is_alive():
+            self.cancel.set()
+            thread.join(timeout=15)
+            self.decide("spot-rebalance", "the rebalance checkpoint was cut short to make way for the final sequence")
+        self.cancel = threading.Event()
+        self._stop_periodic_sync()
 
     def spot_notice(self) -> tuple[str, str, float | None] | None:
         """('interruption' | 'rebalance', what was seen, end of the notice window) or None."""
@@ -324,6 +380,7 @@ class Watchdog:
                 notice = json.loads(body)
             except json.JSONDecodeError:
                 notice = {}
+            notice = notice if isinstance(notice, dict) else {}
             when = str(notice.get("time", ""))
             end = _time_or(when, default_end)
             return "interruption", f"spot instance-action {notice.get('action', body.strip())} at {when or 'unknown'}", end
@@ -336,33 +393,44 @@ class Watchdog:
             return "rebalance", f"rebalance recommendation noticed at {when or 'unknown'}", None
         return None
 
-    def check_idle(self, now: float) -> bool:
+    def check_idle(self, mono: float) -> bool:
         threshold = float(self.s["idle_gpu_percent"])
         gpus, error = self.gpu_utilization()
         if error is not None:
-            self.idle_since = None
-            self.decide("not-idle", f"GPU state unknown ({error}); never shut down on a guess")
-            return False
-        top = max(u for u, _ in gpus)
-        memory = ", ".join(f"{m:g} MiB" for _, m in gpus)
+            grace = 60 * float(self.s["gpu_grace_minutes"])
+            if self.gpu_unreadable_since is None:
+                self.gpu_unreadable_since = mono
+                self.idle_since = None
+            unreadable_for = mono - self.gpu_unreadable_since
+            if unreadable_for < grace:
+                self.decide("gpu-unreadable", f"{error}; not counted as idle for the first {grace / 60:g} min "
+                            f"({unreadable_for / 60:.1f} min so far)")
+                return False
+            self.decide("gpu-unreadable", f"{error} for {unreadable_for / 60:.1f} min: counted as idle")
+            top, memory, since = 0.0, "unknown", max(self.gpu_unreadable_since, self.last_busy)
+        else:
+            self.gpu_unreadable_since = None
+            top = max(u for u, _ in gpus)
+            memory = ", ".join(f"{m:g} MiB" for _, m in gpus)
+            since = mono
         if top >= threshold:
             self.idle_since = None
             self.decide("not-idle", f"GPU utilization {top:g}% >= {threshold:g}% (memory used {memory})")
             return False
-        busy = self.busy_reason(now)
+        busy = self.busy_reason()
         if busy:
-            self.idle_since = None
+            self.idle_since, self.last_busy = None, mono
             self.decide("not-idle", f"GPU utilization {top:g}% < {threshold:g}% but {busy}")
             return False
         if self.idle_since is None:
-            self.idle_since = now
-        idle_for = now - self.idle_since
+            self.idle_since = since
+        idle_for = mono - self.idle_since
         limit = 60 * float(self.s["idle_minutes"])
         if idle_for >= limit:
             self.finish(
                 "idle-shutdown",
-                f"GPU utilization below {threshold:g}% for {idle_for / 60:.1f} min (limit {self.s['idle_minutes']} min), "
-                "no busy marker, no live SSH session",
+                f"GPU utilization below {threshold:g}% (or unreadable) for {idle_for / 60:.1f} min "
+                f"(limit {self.s['idle_minutes']} min), no busy marker, no live SSH session",
                 None,
                 hook=False,
             )
@@ -373,15 +441,17 @@ class Watchdog:
     # -- what the checks look at --
 
     def gpu_utilization(self) -> tuple[list[tuple[float, float]], str | None]:
+        """Per GPU (utilization %, memory used MiB), or why the GPU could not be read."""
         cmd = [self.s["nvidia_smi"], "--query-gpu=utilization.gpu,memory.used", "--format=csv,noheader,nounits"]
-        try:
-            out = subprocess.run(cmd, capture_output=True, text=True, timeout=self.clock.real(30), check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return [], f"nvidia-smi failed: {exc}"
-        if out.returncode != 0:
-            return [], f"nvidia-smi exited {out.returncode}: {out.stderr.strip()[:200]}"
+        code, out = ca.run_bounded(cmd, self.clock.real(30))
+        if code is None:
+            return [], "nvidia-smi did not answer within 30 s"
+        if code == 127 and out.startswith("could not run"):
+            return [], f"nvidia-smi is missing ({out})"
+        if code != 0:
+            return [], f"nvidia-smi exited {code}: {out[-200:]}"
         gpus = []
-        for line in out.stdout.splitlines():
+        for line in out.splitlines():
             if not line.strip():
                 continue
             try:
@@ -393,12 +463,12 @@ class Watchdog:
             return [], "nvidia-smi listed no GPU"
         return gpus, None
 
-    def busy_reason(self, now: float) -> str | None:
+    def busy_reason(self) -> str | None:
         marker = self.s["busy_marker"]
         if marker and os.path.exists(marker):
             max_age = 60 * float(self.s["busy_marker_max_age_minutes"])
             try:
-                age = max(0.0, now - os.stat(marker).st_mtime)
+                age = max(0.0, self.clock.now() - os.stat(marker).st_mtime)
             except OSError:
                 age = 0.0
             if not max_age or age <= max_age:
@@ -410,36 +480,23 @@ class Watchdog:
         return None
 
     def login_sessions(self) -> list[str]:
-        found = []
-        for cmdline in _cmdlines(self.s["proc_root"]):
-            if SSH_SESSION.match(cmdline) or "ssm-session-worker" in cmdline:
-                found.append(cmdline)
-        return found
+        return [c for c in _cmdlines(self.s["proc_root"]) if SSH_SESSION.match(c) or "ssm-session-worker" in c]
 
     # -- actions --
 
-    def run_command(self, what: str, command: str | list[str], timeout: float, reason: str) -> bool:
+    def run_command(self, what: str, command: str | list[str], timeout: float, reason: str,
+                    env: dict[str, str] | None = None) -> bool:
+        """Run a hook or command for at most ``timeout`` (virtual) seconds, whatever it leaves behind."""
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) else command
-        env = {**os.environ, "GPULEASE_REASON": reason, "GPULEASE_CHECKPOINT_DIR": self.checkpoint_dir}
-        started = self.clock.now()
-        try:
-            # Its own session, so that a hook cut short goes with everything it started.
-            proc = subprocess.Popen(
-                argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
-            )
-            stdout, stderr = proc.communicate(timeout=self.clock.real(timeout))
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            self.decide(what, f"did not finish within {timeout:.0f} s; going on")
+        env = {**(env or os.environ), "GPULEASE_REASON": reason, "GPULEASE_CHECKPOINT_DIR": self.checkpoint_dir}
+        started = time.monotonic()
+        code, tail = ca.run_bounded(argv, self.clock.real(timeout), env=env, cancel=self.cancel)
+        took = self.clock.virtual(time.monotonic() - started)
+        if code is None:
+            self.decide(what, f"did not finish within {timeout:.0f} s (or was cut short); its process group was killed")
             return False
-        except OSError as exc:
-            self.decide(what, f"could not run: {exc}")
-            return False
-        took = self.clock.now() - started
-        tail = (stderr or stdout).strip()[-300:]
-        self.decide(what, f"exited {proc.returncode} after {took:.0f} s" + (f": {tail}" if tail else ""))
-        return proc.returncode == 0
+        self.decide(what, f"exited {code} after {took:.0f} s" + (f": {tail}" if tail else ""))
+        return code == 0
 
     def checkpoint_hook(self, reason: str, window_end: float | None) -> None:
         hook, sig, process = self.s["checkpoint_hook"], self.s["checkpoint_signal"], self.s["checkpoint_process"]
@@ -452,7 +509,7 @@ class Watchdog:
             budget = max(1.0, min(budget, (window_end - self.clock.now() - SHUTDOWN_RESERVE_SECONDS) / 2))
         if hook:
             self.run_command("checkpoint-hook", hook, budget, reason)
-        if sig:
+        if sig and not self.cancel.is_set():
             self.signal_process(sig, process, budget)
 
     def signal_process(self, sig_name: str, pattern: str, budget: float) -> None:
@@ -467,97 +524,161 @@ class Watchdog:
             except OSError as exc:
                 self.decide("checkpoint-signal", f"{sig_name} to {pid} failed: {exc}")
         self.decide("checkpoint-signal", f"sent {sig_name} to {pids} ({pattern!r}); waiting up to {budget:.0f} s for them to exit")
-        end = self.clock.now() + budget
-        while self.clock.now() < end:
-            alive = [pid for pid in pids if _alive(pid)]
-            if not alive:
+        end = time.monotonic() + self.clock.real(budget)
+        while time.monotonic() < end and not self.cancel.is_set():
+            if not [pid for pid in pids if _alive(pid)]:
                 self.decide("checkpoint-signal", f"{pattern!r} exited")
                 return
-            self.clock.sleep(min(1.0, max(0.0, end - self.clock.now())))
+            time.sleep(0.05)
         self.decide("checkpoint-signal", f"{pattern!r} still running after {budget:.0f} s; syncing anyway")
 
     @property
     def checkpoint_dir(self) -> str:
         return os.path.join(self.s["mount_point"], "checkpoints")
 
-    def sync_argv(self) -> list[str] | None:
-        uri = self.s["checkpoint_uri"]
-        template = self.s["sync_command"]
+    def _sync_timeout_minutes(self) -> float:
+        given = self.s["sync_timeout_minutes"]
+        return float(given) if given else max(10.0, 2 * float(self.s["checkpoint_interval_minutes"]))
+
+    def sync_call(self) -> ca.StorageCall | None:
+        """The sync command with its credential source, or None (logged) when there is nothing to sync."""
+        uri, template = self.s["checkpoint_uri"], self.s["sync_command"]
         if not uri or not template:
             return None
-        values = {"src": self.checkpoint_dir, "dst": uri, "region": self.s["region"], "role": ""}
-        if any("{role}" in part for part in template):
-            values["role"] = self.instance_role() or ""
-        return [part.format(**values) for part in template]
-
-    def instance_role(self) -> str | None:
-        """The RAM role attached to an Alibaba Cloud instance (ossutil needs its name)."""
-        if self.role is None:
-            try:
-                status, body = self.metadata.get("/latest/meta-data/ram/security-credentials/")
-                if status == 200 and body.strip():
-                    self.role = body.strip().splitlines()[0].strip("/")
-            except MetadataError as exc:
-                self.decide("metadata-error", f"instance role unknown: {exc}")
-        return self.role
-
-    def start_periodic_sync(self) -> None:
-        if self.sync_proc is not None:
-            self.decide("sync", "the previous periodic sync is still running; skipping this one")
-            return
-        argv = self.sync_argv()
-        if argv is None:
-            return
         if not os.path.isdir(self.checkpoint_dir):
             self.decide("sync", f"{self.checkpoint_dir} does not exist yet; nothing to sync")
-            return
-        self.sync_output = tempfile.TemporaryFile()  # noqa: SIM115 - outlives this call; closed in _reap_sync
+            return None
         try:
-            self.sync_proc = subprocess.Popen(argv, stdout=self.sync_output, stderr=subprocess.STDOUT)
+            return ca.storage_command(
+                list(template), {"src": self.checkpoint_dir, "dst": uri}, cloud=self.cloud, region=self.s["region"],
+                metadata=self.metadata, credentials=self.credentials, private_dir=self.s.get("secret_dir"),
+            )
+        except (ca.CredentialsError, OSError) as exc:
+            self.decide("sync", f"no credentials for the storage CLI: {exc}")
+            return None
+
+    def start_periodic_sync(self) -> None:
+        if self.sync_job is not None:
+            self.decide("sync", "the previous periodic sync is still running; skipping this one")
+            return
+        if self.rebalance_thread is not None and self.rebalance_thread.is_alive():
+            return
+        call = self.sync_call()
+        if call is None:
+            return
+        try:
+            self.sync_job, self.sync_storage = ca.Bounded(call.argv, env=call.env, monotonic=self.clock.monotonic), call
         except OSError as exc:
+            call.close()
             self.decide("sync", f"periodic sync could not start: {exc}")
-            self.sync_output.close()
-            self.sync_proc = self.sync_output = None
             return
         self.decide("sync", f"periodic sync started ({self.s['checkpoint_interval_minutes']} min interval)")
 
-    def _reap_sync(self, stop: bool = False) -> None:
-        proc = self.sync_proc
-        if proc is None:
+    def _check_sync(self) -> None:
+        job = self.sync_job
+        if job is None:
             return
-        if stop and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            self.decide("sync", "periodic sync stopped to make way for the final sync")
-        elif proc.poll() is None:
-            return
+        code = job.poll()
+        if code is None:
+            limit = 60 * self._sync_timeout_minutes()
+            if self.clock.monotonic() - job.started < limit:
+                return
+            job.kill()
+            self.sync_failures += 1
+            # Retried at the next poll rather than a whole interval later: the checkpoints are not safe yet.
+            self.last_sync = self.clock.monotonic() - 60 * float(self.s["checkpoint_interval_minutes"])
+            self.decide("sync", f"periodic sync still running after {limit / 60:g} min: killed with its process group; "
+                        "retrying now")
         else:
-            self.sync_output.seek(0)
-            tail = self.sync_output.read().decode("utf-8", "replace").strip()[-300:]
-            self.decide("sync", f"periodic sync exited {proc.returncode}" + (f": {tail}" if tail else ""))
-        self.sync_output.close()
-        self.sync_proc = self.sync_output = None
+            self.sync_failures = 0 if code == 0 else self.sync_failures + 1
+            tail = job.tail()
+            self.decide("sync", f"periodic sync exited {code}" + (f": {tail}" if tail else ""))
+        self._end_sync()
 
-    def final_sync(self, window_end: float | None) -> bool:
-        self._reap_sync(stop=True)
-        argv = self.sync_argv()
-        if argv is None:
+    def _end_sync(self) -> None:
+        if self.sync_job is not None:
+            self.sync_job.finish()
+        if self.sync_storage is not None:
+            self.sync_storage.close()  # removes the credentials file an ossutil call was given
+        self.sync_job = self.sync_storage = None
+
+    def _stop_periodic_sync(self) -> None:
+        job = self.sync_job
+        if job is not None and job.poll() is None:
+            job.kill()
+            self.decide("sync", "periodic sync stopped to make way for the final sync")
+            self._end_sync()
+        self._check_sync()
+
+    def sync_once(self, what: str, budget: float) -> bool:
+        call = self.sync_call()
+        if call is None:
+            return False
+        try:
+            return self.run_command(what, call.argv, budget, "final", env=call.env)
+        finally:
+            call.close()
+
+    def final_sync(self, window_end: float) -> bool:
+        """Sync, retried with backoff until it succeeds or the window (less the shutdown reserve) closes."""
+        if not self.s["checkpoint_uri"] or not self.s["sync_command"]:
             self.decide("final-sync", "no checkpoint URI; nothing to sync")
             return False
-        if not os.path.isdir(self.checkpoint_dir):
-            self.decide("final-sync", f"{self.checkpoint_dir} does not exist; nothing to sync")
-            return False
-        budget = 1800.0
-        if window_end is not None:
-            budget = max(5.0, window_end - self.clock.now() - SHUTDOWN_RESERVE_SECONDS)
-        return self.run_command("final-sync", argv, budget, "final")
+        budget = max(5.0, window_end - self.clock.now() - SHUTDOWN_RESERVE_SECONDS)
+        spent, attempt = 0.0, 0
+        while True:
+            attempt += 1
+            started = time.monotonic()
+            ok = self.sync_once("final-sync", budget - spent)
+            spent += self.clock.virtual(time.monotonic() - started)
+            if ok:
+                return True
+            if not os.path.isdir(self.checkpoint_dir):
+                return False
+            pause = min(30.0, 5.0 * 2 ** (attempt - 1))
+            if spent + pause >= budget - 1:
+                self.decide("final-sync", f"attempt {attempt} failed and the window closes: giving up")
+                return False
+            self.decide("final-sync", f"attempt {attempt} failed; retrying in {pause:.0f} s "
+                        f"({budget - spent:.0f} s of the window left)")
+            self.clock.sleep(pause)
+            spent += pause
+
+    def release(self, reason: str) -> None:
+        """Alibaba Cloud: end billing by releasing this instance; stop in no-charge mode, then shut down, if not."""
+        self.shutdown_at = self.clock.monotonic()
+        region, endpoint = self.s["region"], self.s["ecs_endpoint"]
+        try:
+            instance = self.metadata.value("/latest/meta-data/instance-id")
+            if not instance:
+                raise ca.MetadataError("no instance-id in the metadata")
+            creds = self.credentials.get()
+            for action, params, done in (
+                ("DeleteInstance", {"InstanceId": instance, "Force": "true"}, "released through DeleteInstance (Force)"),
+                ("StopInstance", {"InstanceId": instance, "ForceStop": "true", "StoppedMode": "StopCharging"},
+                 "stopped in no-charge mode (StopInstance, StopCharging); the release time ends it"),
+            ):
+                try:
+                    status, answer = ca.ecs_call(action, params, creds, region=region, endpoint=endpoint,
+                                                 timeout=self.clock.real(15))
+                except ca.HttpError as exc:
+                    status, answer = 0, {"Message": str(exc)}
+                if status == 200:
+                    self.decide("release", f"{reason}: instance {instance} {done}")
+                    if action == "DeleteInstance":
+                        if self.s["exit_after_shutdown"]:
+                            self.done = True
+                        return
+                    break
+                self.decide("release", f"{action} answered {status}: {answer.get('Code', '')} "
+                            f"{str(answer.get('Message', ''))[:200]}")
+        except (ca.MetadataError, ca.CredentialsError) as exc:
+            self.decide("release", f"cannot call the ECS API: {exc}")
+        self.decide("release", "falling back to a shutdown; the instance's release time is the backstop")
+        self.shutdown(reason)
 
     def shutdown(self, reason: str) -> None:
-        self.shutdown_at = self.clock.now()
+        self.shutdown_at = self.clock.monotonic()
         self.decide("shutdown", reason)
         ok = self.run_command("shutdown-command", list(self.s["shutdown_command"]), 60, reason)
         if ok and self.s["exit_after_shutdown"]:
@@ -567,11 +688,20 @@ class Watchdog:
         """SIGTERM (a shutdown from elsewhere, a restart): one last sync of what is there."""
         if self.shutdown_at is None and self.s["checkpoint_uri"]:
             self.decide("stopping", "the service is being stopped -> final sync")
-            self.final_sync(self.clock.now() + 60)
+            self.stop_background()
+            self.sync_once("final-sync", 60)
         self.done = True
 
 
 # --- helpers -------------------------------------------------------------------------------------------------
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
 
 
 def _time_or(text: str, default: float) -> float:
@@ -664,12 +794,8 @@ def configure_logging(settings: dict[str, Any], clock: Clock) -> None:
 
 
 def load_settings(path: str) -> dict[str, Any]:
-    with open(path, encoding="utf-8") as fh:
-        settings = json.load(fh)
-    if not isinstance(settings, dict) or "deadline" not in settings:
-        raise ValueError(f"{path}: expected a JSON object with at least 'deadline'")
-    parse_time(settings["deadline"])
-    return settings
+    """The settings, read strictly (see ``cloud_access.load_settings``); they must name the cloud."""
+    return ca.load_settings(path, required=("cloud", "max_runtime_hours"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -677,8 +803,8 @@ def main(argv: list[str] | None = None) -> int:
     clock = Clock.from_env(dict(os.environ))
     try:
         settings = load_settings(path)
-    except (OSError, ValueError) as exc:
-        print(f"gpulease-watchdog: cannot read settings: {exc}", file=sys.stderr)
+    except ca.SettingsError as exc:
+        print(f"gpulease-watchdog: cannot read settings: {exc}", file=sys.stderr, flush=True)
         return 2
     configure_logging(settings, clock)
     dog = Watchdog(settings, clock)
