@@ -165,6 +165,15 @@ class RegionPrices(_Row):
             "throughputMbpsMonth": self.throughput_mbps_month,
         }
 
+    def item_price(self, key: str) -> float | None:
+        """The price of one item (see ``item_keys``), or None when the row does not have it."""
+        name, _, sub = key.partition(".")
+        if sub:
+            return self._maps().get(name, {}).get(sub)
+        field = {"snapshotGbMonth": "snapshot_gb_month", "publicIpv4Hour": "public_ipv4_hour",
+                 "objectStorageGbMonth": "object_storage_gb_month", "egressGb": "egress_gb"}.get(name)
+        return getattr(self, field) if field else None
+
     def item_date(self, key: str) -> date:
         """The date of one price item (see ``item_keys``)."""
         return self.prices_as_of.get(key, self.as_of)
