@@ -174,8 +174,21 @@ def test_refresh_writes_the_override_and_reports_the_changes(refresh_cli, tmp_pa
     assert hz.disk_gb_month("cloud_essd") == pytest.approx(0.14016) and hz.item_date("snapshotGbMonth").isoformat() == "2025-06-01"
     text = " ".join(capsys.readouterr().out.split())
     assert "alicloud │ on-demand │ ecs.gn7i-c8g1.2xlarge │ cn-hangzhou │ 1.93 │ 1.85 │ -4.1%" in text
-    assert "alicloud │ spot │ ecs.gn7i-c8g1.2xlarge │ cn-hangzhou-h │ new │ 0.64 │" in text
+    assert "alicloud │ spot, cheapest of 2 zone(s) │ ecs.gn7i-c8g1.2xlarge │ cn-hangzhou │ new │ 0.64 │" in text
     assert "new instance types: alicloud ecs.gn7i-2x.8xlarge" in text
+
+    # The next refresh compares with this file: a spot move is old -> new per type and region.
+    book_ = book()
+    book_.spot[(REGION, "ecs.gn7i-c8g1.2xlarge")].append(("cn-hangzhou-h", "2026-11-30T09:00:00Z", 0.60))
+    install_prices(refresh_cli.stub, book_)
+    again = tmp_path / "ali-2.yaml"
+    assert main(["catalog", "refresh", "--cloud", "alicloud", "--regions", REGION, "--output", str(again),
+                 "--catalog", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    moved = [c for c in report["changes"] if c["kind"] == "spot"]
+    assert moved == [{"cloud": "alicloud", "kind": "spot", "name": "ecs.gn7i-c8g1.2xlarge", "where": "cn-hangzhou-h",
+                      "old": 0.64, "new": 0.6, "percent": -6.25}]
+    assert report["unchanged"] > 5 and not any(c["kind"] == "on-demand" for c in report["changes"])
 
 
 def test_refresh_exits_1_and_keeps_the_old_file_when_calls_fail(refresh_cli, tmp_path, capsys):

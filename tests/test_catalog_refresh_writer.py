@@ -123,3 +123,36 @@ def test_rendered_file_has_no_yaml_aliases_and_dated_values(tmp_path: Path):
     text = writer.render(writer.document(load_catalog([]), [found], TODAY), ["header"])
     assert "&" not in text and "*" not in text and text.count("asOf: 2026-11-30") == 2
     assert text.startswith("# header\n")
+
+
+def test_a_type_and_a_region_known_only_from_an_override_get_whole_rows(tmp_path):
+    """The refreshed file stands alone over the shipped catalog, even for what another override added."""
+    added = tmp_path / "team.yaml"
+    added.write_text(
+        "instances:\n"
+        "  - {cloud: aws, type: g9.xlarge, gpuModel: X1, gpuCount: 1, gpuMemoryGb: 32, memoryBandwidthGbps: 1000,\n"
+        "     interconnect: pcie, vcpu: 4, ramGb: 16, prices: {us-east-1: 0.5, ap-south-1: 0.6}, spotDiscount: 0.5,\n"
+        "     asOf: 2026-01-01, source: 'https://example.com/prices'}\n"
+        "regions:\n"
+        "  - {cloud: aws, region: ap-south-1, blockStorageGbMonth: {gp3: 0.09, gp2: 0.11}, snapshotGbMonth: 0.05,\n"
+        "     publicIpv4Hour: 0.005, objectStorageGbMonth: 0.025, egressGb: 0.1093, asOf: 2026-01-01, source: team}\n"
+        "sources:\n  team: {url: 'https://example.com/team'}\n"
+    )
+    in_use = load_catalog([added])
+    found = Fetched("aws", TODAY)
+    found.on_demand[("g9.xlarge", "us-east-1")] = 0.45
+    found.spot[("g9.xlarge", "ap-south-1a")] = 0.2  # ap-south-1 is priced only by the other override: not written
+    found.region_items[("ap-south-1", "blockStorageGbMonth.gp3")] = 0.0912
+    target = tmp_path / "refreshed.yaml"
+    writer.write(target, writer.render(writer.document(in_use, [found], TODAY), ["test"]))
+    alone = load_catalog([target])
+    g9 = alone.get("aws", "g9.xlarge")
+    assert (g9.gpu_model, g9.prices, g9.spot_prices, g9.source) == ("X1", {"us-east-1": 0.45}, {}, "aws-price-list-api")
+    mumbai = alone.region_prices("aws", "ap-south-1")
+    assert (mumbai.disk_gb_month("gp3"), mumbai.item_date("blockStorageGbMonth.gp3")) == (0.0912, TODAY)
+    assert (mumbai.disk_gb_month("gp2"), mumbai.item_date("blockStorageGbMonth.gp2")) == (0.11, date(2026, 1, 1))
+    assert (mumbai.egress_gb, mumbai.item_date("egressGb")) == (0.1093, date(2026, 1, 1))
+    both = load_catalog([added, target])
+    assert both.get("aws", "g9.xlarge").prices == {"us-east-1": 0.45, "ap-south-1": 0.6}
+    assert both.get("aws", "g9.xlarge").price_date("ap-south-1") == date(2026, 1, 1)
+    assert "aws g9.xlarge spot in ap-south-1a: no on-demand price in its region to cap it" in found.skipped

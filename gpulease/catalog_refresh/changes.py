@@ -8,6 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from components.catalog import Catalog
+from components.cost import region_from_zone
 from gpulease.catalog_refresh.fetched import Fetched
 
 SAME = 1e-9
@@ -67,14 +68,29 @@ def _usd(value: float | None) -> str:
     return "new" if value is None else f"{value:.6g}"
 
 
+def rows(report: Report) -> list[Change]:
+    """The changes as the table shows them: spot prices summed up per type and region (the cheapest zone before and
+    after, and how many zones), every other change as it is."""
+    out = [c for c in report.changes if c.kind != "spot"]
+    groups: dict[tuple[str, str, str], list[Change]] = {}
+    for c in report.changes:
+        if c.kind == "spot":
+            groups.setdefault((c.cloud, c.name, region_from_zone(c.where) or c.where), []).append(c)
+    for (cloud, name, region), found in groups.items():
+        olds = [c.old for c in found if c.old is not None]
+        out.append(Change(cloud, f"spot, cheapest of {len(found)} zone(s)", name, region,
+                          min(olds) if olds else None, min(c.new for c in found)))
+    return out
+
+
 def table(report: Report) -> Table:
-    """The change report: one row per changed price, the largest moves first within each kind."""
+    """The change report: one row per changed price (spot per type and region), largest moves first per kind."""
     out = Table(title=f"prices that changed ({len(report.changes)}; {report.unchanged} unchanged)", title_justify="left")
-    for column, justify in (("cloud", "left"), ("price", "left"), ("type / item", "left"), ("region / zone", "left"),
+    for column, justify in (("cloud", "left"), ("price", "left"), ("type / item", "left"), ("region", "left"),
                             ("old $", "right"), ("new $", "right"), ("change", "right")):
         out.add_column(column, justify=justify)  # type: ignore[arg-type]
-    order = {"on-demand": 0, "spot": 1, "storage": 2}
-    for c in sorted(report.changes, key=lambda c: (c.cloud, order[c.kind], -abs(c.percent or 0), c.name, c.where)):
+    order = {"on-demand": 0, "storage": 2}
+    for c in sorted(rows(report), key=lambda c: (c.cloud, order.get(c.kind, 1), -abs(c.percent or 0), c.name, c.where)):
         pct = "" if c.percent is None else f"{c.percent:+.1f}%"
         style = "" if c.percent is None else "red" if c.percent > 0 else "green"
         out.add_row(c.cloud, c.kind, c.name, c.where, _usd(c.old), f"{c.new:.6g}", f"[{style}]{pct}[/{style}]" if style else pct)

@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from components.catalog import Catalog, load_catalog
-from components.catalog.models import InstanceType, zone_in_region
+from components.catalog.models import InstanceType, RegionPrices, zone_in_region
 from gpulease.catalog_refresh.fetched import Fetched, NewType, family
 
 SOURCES: dict[str, tuple[str, dict[str, str]]] = {
@@ -71,8 +71,46 @@ def _new_row(catalog: Catalog, new: NewType) -> dict[str, Any]:
     }
 
 
+def _known_row(it: InstanceType) -> dict[str, Any]:
+    """The hardware facts of a type the shipped catalog lacks but an override in use has: the file stands alone."""
+    return {
+        "cloud": it.cloud, "type": it.type, "gpuModel": it.gpu_model, "gpuCount": it.gpu_count,
+        "gpuMemoryGb": it.gpu_memory_gb, "memoryBandwidthGbps": it.memory_bandwidth_gbps,
+        "interconnect": it.interconnect, "vcpu": it.vcpu, "ramGb": it.ram_gb, "spotDiscount": it.spot_discount,
+        "source": SOURCES[it.cloud][0],
+    }
+
+
+def _known_region(row: RegionPrices, refreshed: dict[str, Any]) -> dict[str, Any]:
+    """A region row the shipped catalog lacks, completed from the row in use; the prices not refreshed keep their
+    own dates (``pricesAsOf``)."""
+    out: dict[str, Any] = {"cloud": row.cloud, "region": row.region, "source": SOURCES[row.cloud][0]}
+    dates = {}
+    for item in row.item_keys():
+        name, _, sub = item.partition(".")
+        mine = refreshed.get(name)
+        if (sub and isinstance(mine, dict) and sub in mine) or (not sub and name in refreshed):
+            continue
+        value = row.item_price(item)
+        if sub:
+            out.setdefault(name, {})[sub] = value
+        else:
+            out[name] = value
+        dates[item] = row.item_date(item)
+    for name, value in refreshed.items():
+        if isinstance(value, dict):
+            out.setdefault(name, {}).update(value)
+        elif name not in ("cloud", "region"):
+            out[name] = value
+    return {**out, "pricesAsOf": dates} if dates else out
+
+
 def document(catalog: Catalog, fetched: list[Fetched], as_of: date) -> dict[str, Any]:
-    """The override document for what the refreshes found."""
+    """The override document for what the refreshes found, complete enough to stand alone over the shipped
+    catalog (which is what ``write`` checks it against): a type or region the shipped catalog lacks gets a whole
+    row, from the API (a new type) or from the catalog in use (a type or region an override added). What it
+    leaves out, and why, is added to each ``Fetched.skipped``."""
+    base = load_catalog(overrides=())
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     regions: dict[tuple[str, str], dict[str, Any]] = {}
     sources = {}
@@ -84,19 +122,26 @@ def document(catalog: Catalog, fetched: list[Fetched], as_of: date) -> dict[str,
                 row = rows.setdefault((found.cloud, name), {"cloud": found.cloud, "type": name})
                 row.setdefault("prices", {})[region] = price
         for (name, zone), price in sorted(found.spot.items()):
-            known = catalog.get(found.cloud, name)
-            priced = set(known.prices if known else ()) | {r for (t, r) in found.on_demand if t == name}
-            usable = (found.cloud, name) in rows or known is not None
-            if usable and any(zone_in_region(zone, r) for r in priced):
+            shipped = base.get(found.cloud, name)
+            priced = set(shipped.prices if shipped else ()) | set(rows.get((found.cloud, name), {}).get("prices", {}))
+            if any(zone_in_region(zone, r) for r in priced):
                 row = rows.setdefault((found.cloud, name), {"cloud": found.cloud, "type": name})
                 row.setdefault("spotPrices", {})[zone] = price
-        for name, new in found.new_types.items():
-            if (found.cloud, name) in rows and "prices" in rows[(found.cloud, name)]:
-                rows[(found.cloud, name)] = {**_new_row(catalog, new), **rows[(found.cloud, name)]}
             else:
-                rows.pop((found.cloud, name), None)  # no on-demand price anywhere: not a usable row
+                found.skipped.append(f"{found.cloud} {name} spot in {zone}: no on-demand price in its region to cap it")
+        for (cloud, name), row in list(rows.items()):
+            if cloud != found.cloud or base.get(cloud, name) is not None:
+                continue
+            if "prices" not in row:
+                del rows[(cloud, name)]  # no on-demand price anywhere: not a usable row
+            elif name in found.new_types:
+                rows[(cloud, name)] = {**_new_row(catalog, found.new_types[name]), **row}
+            elif (known := catalog.get(cloud, name)) is not None:
+                rows[(cloud, name)] = {**_known_row(known), **row}
         for (region, item), price in sorted(found.region_items.items()):
             if catalog.region_prices(found.cloud, region) is None:
+                found.skipped.append(f"{found.cloud} {item} in {region}: the catalog has no row for {region} "
+                                     "(egress and the other prices are not in the APIs); add one by hand")
                 continue
             row = regions.setdefault((found.cloud, region), {"cloud": found.cloud, "region": region})
             name, _, sub = item.partition(".")
@@ -104,6 +149,10 @@ def document(catalog: Catalog, fetched: list[Fetched], as_of: date) -> dict[str,
                 row.setdefault(name, {})[sub] = price
             else:
                 row[name] = price
+        for (cloud, region), row in list(regions.items()):
+            in_use = catalog.region_prices(cloud, region)
+            if cloud == found.cloud and base.region_prices(cloud, region) is None and in_use is not None:
+                regions[(cloud, region)] = _known_region(in_use, row)
     out: dict[str, Any] = {"sources": sources}
     if rows:
         out["instances"] = [{**row, "asOf": as_of} for _, row in sorted(rows.items())]
