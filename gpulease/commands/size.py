@@ -91,7 +91,7 @@ def _positive(text: str) -> int:
 def wide_console() -> Console:
     """A console that does not squeeze wide tables into 80 columns when the output is piped or captured."""
     console = Console()
-    return console if console.is_terminal else Console(width=140)
+    return console if console.is_terminal else Console(width=160)
 
 
 @contextmanager
