@@ -3,13 +3,17 @@
 ``estimate_resources`` reads resource inputs in engine form (camelCase, exactly what ``gpulease.render`` captures
 and what the policy pack sees) and prices them from the catalog:
 
-- instance hours: on-demand, or for spot the catalog's typical discount (an estimate); the worst case charges
-  the spot cap (``maxPrice`` / ``spotPriceLimit``, else the on-demand price, which is the cap both clouds apply);
+- instance hours: on-demand, or for spot the current spot price of the instance's zone when a refresh recorded
+  it, else the catalog's typical discount (an estimate; ``components.spot_pricing``); the worst case charges the
+  spot cap (``maxPrice`` / ``spotPriceLimit``, else the on-demand price, which is the cap both clouds apply);
 - root and data disks by type and size (plus provisioned IOPS and throughput), a public IPv4 address;
 - the checkpoint bucket: its size is not known before training, so it is assumed to hold as much as the data
   disks (checkpoints are synced from them) unless an ``estimatedGb`` option says otherwise;
 - worst case = each resource's hourly cap × its ``gpulease:max-runtime-hours`` tag, summed; what keeps billing
   after destroy = retained disks and buckets (``retainOnDelete`` option or ``gpulease:retain=true``), per month.
+
+Every line carries the date of the price behind its figure (``price_as_of``; ``cap_as_of`` for the worst case when
+it differs), so a report can name how old each number is (``components.catalog.freshness``).
 
 Each resource is a ``(type, inputs)`` pair, or ``(type, inputs, options)`` where options may hold ``name``,
 ``retainOnDelete`` and ``estimatedGb``.
@@ -21,10 +25,13 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
+from datetime import date
 from typing import Any
 
 from components import vocabulary as v
 from components.catalog import HOURS_PER_MONTH, Catalog, RegionPrices, load_catalog
+from components.catalog.freshness import describe_catalog
+from components.spot_pricing import experiment_zones, instance_zone, quote
 
 AWS_INSTANCE = "aws:ec2/instance:Instance"
 AWS_VOLUME = "aws:ebs/volume:Volume"
@@ -60,6 +67,11 @@ class CostLine:
     after_destroy_monthly_usd: float = 0.0
     retained: bool = False
     estimate: bool = False
+    price_as_of: str | None = None
+    """The date of the price behind ``hourly_usd`` (ISO); None when unpriced."""
+    cap_as_of: str | None = None
+    """The date of the price behind ``max_hourly_usd`` when it is a different catalog price (the on-demand cap of a
+    spot instance priced at its current spot price); None when the same, or when the cap is the stack's own."""
 
     @property
     def expected_usd(self) -> float | None:
@@ -103,6 +115,9 @@ class StackCost:
     notes: list[str] = field(default_factory=list)
     unknown_prices: list[str] = field(default_factory=list)
     prices_as_of: str | None = None
+    """The oldest date among the prices the lines used (the catalog's oldest when none was used)."""
+    price_catalog: str | None = None
+    """Where the prices came from: the shipped catalog's date and any override files."""
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -196,6 +211,7 @@ class _Pricer:
         self.lines: list[CostLine] = []
         self.notes: list[str] = []
         self.unknown: list[str] = []
+        self.zones: dict[str, str] = {}
 
     def unknown_price(self, what: str) -> None:
         if what not in self.unknown:
@@ -215,7 +231,8 @@ class _Pricer:
         return prices
 
     def add(self, r: _Resource, item: str, hourly: float | None, max_hourly: float | None = None, *,
-            retained: bool = False, estimate: bool = False, runtime: float | None = None) -> None:
+            retained: bool = False, estimate: bool = False, runtime: float | None = None,
+            as_of: date | None = None, cap_as_of: date | None = None) -> None:
         max_hourly = hourly if max_hourly is None else max_hourly
         monthly = hourly * HOURS_PER_MONTH if retained and hourly is not None else 0.0
         self.lines.append(
@@ -230,6 +247,8 @@ class _Pricer:
                 after_destroy_monthly_usd=monthly,
                 retained=retained,
                 estimate=estimate,
+                price_as_of=as_of.isoformat() if as_of and hourly is not None else None,
+                cap_as_of=cap_as_of.isoformat() if cap_as_of and cap_as_of != as_of else None,
             )
         )
 
@@ -246,19 +265,12 @@ class _Pricer:
             self.unknown_price(f"{cloud} instance {instance_type} {where} ({reason})")
             self.add(r, f"{instance_type} ({'spot' if spot else 'on-demand'}, price unknown)", None)
             return
-        assert it is not None
-        if spot:
-            expected = price * (1 - it.spot_discount)
-            worst = min(cap, price) if cap else price
-            self.add(
-                r,
-                f"{instance_type} spot (est. {it.spot_discount:.0%} off ${price:g})",
-                expected,
-                worst,
-                estimate=True,
-            )
-        else:
-            self.add(r, f"{instance_type} on-demand", price)
+        assert it is not None and self.region is not None
+        zone = instance_zone(r.inputs, self.zones.get(r.experiment))
+        q = quote(it, self.region, spot=spot, cap=cap, zone=zone)
+        assert q is not None
+        self.add(r, q.label, q.expected_usd, q.worst_usd, estimate=q.estimate, as_of=q.expected_as_of,
+                 cap_as_of=q.worst_as_of)
 
     def disk(self, r: _Resource, cloud: str, label: str, size: float | None, disk_type: str,
              performance_level: str | None = None, iops: float | None = None, throughput: float | None = None,
@@ -272,6 +284,7 @@ class _Pricer:
             self.add(r, shown, None, retained=retained)
             return
         per_gb = prices.disk_gb_month(disk_type, performance_level)
+        items = [prices.disk_item(disk_type, performance_level)]
         if per_gb is None:
             self.unknown_price(f"{cloud} disk type {disk_type} in {self.region}")
             self.add(r, shown, None, retained=retained)
@@ -282,17 +295,21 @@ class _Pricer:
             billable = max(0.0, iops - GP3_FREE_IOPS) if disk_type == "gp3" else iops
             monthly += billable * prices.provisioned_iops_month[disk_type]
             extras.append(f"{iops:g} IOPS")
+            items.append(f"provisionedIopsMonth.{disk_type}")
         if throughput and disk_type in prices.throughput_mbps_month:
             monthly += max(0.0, throughput - GP3_FREE_THROUGHPUT) * prices.throughput_mbps_month[disk_type]
             extras.append(f"{throughput:g} MB/s")
+            items.append(f"throughputMbpsMonth.{disk_type}")
         if extras:
             shown += f" ({', '.join(extras)})"
-        self.add(r, shown, monthly / HOURS_PER_MONTH, retained=retained)
+        when = min(prices.item_date(item) for item in items if item)
+        self.add(r, shown, monthly / HOURS_PER_MONTH, retained=retained, as_of=when)
 
     def public_ip(self, r: _Resource, cloud: str) -> None:
         prices = self.region_prices(cloud)
         free = prices is not None and prices.public_ipv4_hour == 0
-        self.add(r, "public IP (billed by traffic)" if free else "public IPv4 address", prices.public_ipv4_hour if prices else None)
+        self.add(r, "public IP (billed by traffic)" if free else "public IPv4 address", prices.public_ipv4_hour if prices else None,
+                 as_of=prices.item_date("publicIpv4Hour") if prices else None)
         if prices is not None:
             self.note(f"internet egress (e.g. downloading results) is billed per GB: ${prices.egress_gb:g}/GB in {self.region}; not included")
 
@@ -303,7 +320,8 @@ class _Pricer:
             gb = assumed_gb
             self.note(f"{r.name}: bucket size assumed {gb:g} GB ({basis}); checkpoints expire by the lifecycle rules")
         hourly = gb * prices.object_storage_gb_month / HOURS_PER_MONTH if prices else None
-        self.add(r, f"bucket storage ~{gb:g} GB", hourly, retained=r.retained, estimate=True)
+        self.add(r, f"bucket storage ~{gb:g} GB", hourly, retained=r.retained, estimate=True,
+                 as_of=prices.item_date("objectStorageGbMonth") if prices else None)
 
 
 def _aws_instance(p: _Pricer, r: _Resource) -> None:
@@ -365,6 +383,7 @@ def estimate_resources(
     catalog = catalog or load_catalog()
     region = region or derive_region(items)
     pricer = _Pricer(catalog, region)
+    pricer.zones = experiment_zones((r.type, r.inputs, r.experiment) for r in items)
     data_gb = 0.0
     for r in items:
         if r.type in (AWS_VOLUME, *ALI_DISKS):
@@ -449,8 +468,14 @@ def _summarise(pricer: _Pricer, items: list[_Resource], catalog: Catalog) -> Sta
         experiments=experiments,
         notes=pricer.notes,
         unknown_prices=pricer.unknown,
-        prices_as_of=catalog.as_of,
+        prices_as_of=min(used) if (used := price_dates_used(lines)) else catalog.as_of,
+        price_catalog=describe_catalog(catalog),
     )
+
+
+def price_dates_used(lines: Iterable[CostLine]) -> list[str]:
+    """Every price date the lines used (ISO strings)."""
+    return [d for line in lines for d in (line.price_as_of, line.cap_as_of) if d]
 
 
 def _with_runtime(line: CostLine, hours: float) -> CostLine:

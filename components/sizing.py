@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass, field, replace
+from datetime import date
 from typing import Any, Literal
 
 from components.catalog.models import Catalog, InstanceType
@@ -339,8 +340,27 @@ class Offer:
         return self.instance.prices[self.region]
 
     @property
+    def on_demand_as_of(self) -> date:
+        return self.instance.price_date(self.region)
+
+    @property
+    def spot_zone(self) -> str | None:
+        """The region's cheapest zone by current spot price, when a refresh recorded spot prices; else None."""
+        zones = self.instance.spot_zone_prices(self.region)
+        return min(zones, key=lambda z: (zones[z], z)) if zones else None
+
+    @property
     def spot_usd(self) -> float:
+        """The cheapest zone's current spot price, else on-demand less the family's typical discount (an estimate)."""
+        zone = self.spot_zone
+        if zone is not None:
+            return self.instance.spot_prices[zone]
         return self.on_demand_usd * (1 - self.instance.spot_discount)
+
+    @property
+    def spot_as_of(self) -> date:
+        zone = self.spot_zone
+        return self.instance.spot_price_date(zone) if zone else self.on_demand_as_of
 
     def as_dict(self) -> dict[str, Any]:
         it = self.instance
@@ -358,7 +378,10 @@ class Offer:
             "headroomGb": round(self.headroom_gb, 2),
             "onDemandUsdPerHour": self.on_demand_usd,
             "spotEstimateUsdPerHour": round(self.spot_usd, 4),
-            "priceAsOf": it.as_of.isoformat(),
+            "spotBasis": "current" if self.spot_zone else "estimate",
+            "spotZone": self.spot_zone,
+            "spotAsOf": self.spot_as_of.isoformat(),
+            "priceAsOf": self.on_demand_as_of.isoformat(),
             "warnings": self.warnings,
         }
 

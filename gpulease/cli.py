@@ -17,6 +17,7 @@ COMMANDS = [
     "gpulease.commands.ephemeral",
     "gpulease.commands.size",
     "gpulease.commands.cost",
+    "gpulease.commands.catalog",
 ]
 
 EXIT_OK = 0

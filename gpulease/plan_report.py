@@ -10,7 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from components.cost import ExperimentCost, StackCost
+from components.catalog.freshness import to_date
+from components.cost import ExperimentCost, StackCost, price_dates_used
 from gpulease.policy_runner import Violation
 from gpulease.review import StackReview, exit_code
 from policies.guardrails import common as types
@@ -104,6 +105,19 @@ def _unbounded(experiment: ExperimentCost) -> bool:
     return experiment.runtime_hours is None and experiment.max_hourly_usd > 0
 
 
+def prices_as_of(cost: StackCost, experiment: str | None = None) -> str:
+    """The oldest date of the prices behind a stack's (or one experiment's) figures."""
+    lines = [line for line in cost.lines if experiment is None or line.experiment == experiment]
+    return min(price_dates_used(lines), default=cost.prices_as_of or "n/a")
+
+
+def _aged(as_of: str, review: StackReview) -> str:
+    when = to_date(as_of)
+    if when is None or review.reviewed_at is None:
+        return as_of
+    return f"{as_of} ({(review.reviewed_at.date() - when).days} days old)"
+
+
 def _worst(cost: StackCost) -> str:
     return "unbounded (no max runtime)" if any(map(_unbounded, cost.experiments)) else _usd(cost.worst_case_usd)
 
@@ -146,6 +160,7 @@ def print_terminal(reviews: list[StackReview], console: Console) -> None:
                 + f", after destroy {_usd(c.after_destroy_monthly_usd)}/month"
                 + (f"  [yellow]unpriced: {'; '.join(c.unknown_prices)}[/yellow]" if c.unknown_prices else "")
             )
+            console.print(f"[bold]prices[/bold]: oldest used {_aged(prices_as_of(c), review)}, from the {c.price_catalog}")
         for key in ("deadline", "instanceType", "sshCommand", "checkpointUri"):
             if key in r.outputs:
                 console.print(f"[bold]{key}[/bold]: {r.outputs[key]}")
@@ -239,15 +254,16 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
         out.append("")
     c = review.cost
     if c is not None:
-        out += ["#### Estimated cost", "", "| experiment | per hour | max per hour | runtime | worst case | budget |",
-                "| --- | --- | --- | --- | --- | --- |"]
+        out += ["#### Estimated cost", "",
+                "| experiment | per hour | max per hour | runtime | worst case | budget | prices as of |",
+                "| --- | --- | --- | --- | --- | --- | --- |"]
         for e in c.experiments:
             runtime = f"{e.runtime_hours:g} h" if e.runtime_hours else "none"
             worst = "unbounded" if _unbounded(e) else _usd(e.worst_case_usd)
             out.append(f"| {_cell(e.name)} | {_usd(e.hourly_usd)} | {_usd(e.max_hourly_usd)} | {runtime} | "
-                       f"{worst} | {_usd(e.budget_usd)} |")
+                       f"{worst} | {_usd(e.budget_usd)} | {prices_as_of(c, e.name)} |")
         out += ["", f"After destroy (retained disks and buckets): {_usd(c.after_destroy_monthly_usd)}/month."
-                + (f" Prices as of {c.prices_as_of}." if c.prices_as_of else "")]
+                + f" Oldest price used: {_aged(prices_as_of(c), review)}, from the {_cell(c.price_catalog)}."]
         if c.unknown_prices:
             out.append(f"Not priced: {_cell('; '.join(c.unknown_prices))}.")
         out.append("")

@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from components import clock
 from components.cost import StackCost, estimate_resources
 from components.errors import UserError
 from gpulease import stacks
@@ -30,6 +31,7 @@ class StackReview:
     rendering: Rendering
     policy: PolicyResult | None
     cost: StackCost | None = None  # None when the program failed
+    reviewed_at: datetime | None = None  # the moment the review judged at (price ages are counted to it)
 
     @property
     def name(self) -> str:
@@ -101,12 +103,14 @@ def review(
     """Review every stack the targets name (stack names, stack files or project directories), in order."""
     pairs = [pair for target in targets for pair in stacks.resolve(target, project_dir)]
     runner = PolicyRunner(config=policy_config) if policies else None
+    moment = now or clock.utcnow()
     out = []
     for proj, stack_file in pairs:
         rendering = render_target(proj, stack_file, now=now)
         verdict = runner.analyze(rendering, now=now) if runner and not rendering.error else None
         cost = estimate(rendering) if not rendering.error else None
-        out.append(StackReview(project_dir=proj, stack_file=stack_file, rendering=rendering, policy=verdict, cost=cost))
+        out.append(StackReview(project_dir=proj, stack_file=stack_file, rendering=rendering, policy=verdict, cost=cost,
+                               reviewed_at=moment))
     return out
 
 

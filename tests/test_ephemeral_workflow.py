@@ -33,8 +33,9 @@ def actionlint() -> str:
     return shutil.which("actionlint") or pytest.skip("actionlint is not installed (requirements-dev.txt)")
 
 
-@pytest.mark.parametrize("path", [TRAIN, GC], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda p: p.name)
 def test_actionlint_with_shellcheck_is_clean(path: Path) -> None:
+    """Every workflow of the repository, these two and any added later (the price refresh, the sweep...)."""
     args = [actionlint(), "-no-color"]
     if (VENV_BIN / "shellcheck").exists():
         args += ["-shellcheck", str(VENV_BIN / "shellcheck")]

@@ -16,7 +16,8 @@ from tests._policy_support import HANDWRITTEN
 from tests.conftest import ROOT
 
 # The hand-written program: an SG open to the world on 22, an untagged on-demand GPU instance, an unencrypted
-# volume and a public bucket. Exactly these findings, no more, no fewer.
+# volume and a public bucket. Exactly these findings, no more, no fewer; and, the shipped catalog being older than
+# 30 days today, the stale-price advisory.
 HANDWRITTEN_FINDINGS = sorted(
     [
         ("budget-tags", "mandatory", "train-sg"),
@@ -33,6 +34,7 @@ HANDWRITTEN_FINDINGS = sorted(
         ("bucket-public-access-blocked", "mandatory", "train-results"),
         ("bucket-public-access-blocked", "mandatory", "train-results"),
         ("bucket-lifecycle-required", "advisory", "train-results"),
+        ("budget-prices-fresh", "advisory", None),
     ]
 )
 
@@ -46,8 +48,13 @@ def test_example_stack_is_clean_with_cost(capsys):
     code, report = plan_json(capsys, "aws-lora-7b")
     assert code == 0 and report["exitCode"] == 0
     (stack,) = report["stacks"]
-    assert (stack["project"], stack["stack"], stack["status"], stack["violations"]) == ("gpulease", "aws-lora-7b",
-                                                                                         "pass", [])
+    assert (stack["project"], stack["stack"], stack["status"]) == ("gpulease", "aws-lora-7b", "pass")
+    # The one finding: the shipped catalog's prices are older than 30 days (advisory, so the exit code stays 0).
+    assert [(x["policy"], x["level"], x["resourceName"]) for x in stack["violations"]] == [
+        ("budget-prices-fresh", "advisory", None)]
+    assert "2025-06-01" in stack["violations"][0]["message"] and "gpulease catalog refresh" in stack["violations"][0]["message"]
+    assert stack["cost"]["prices_as_of"] == "2025-06-01"
+    assert stack["cost"]["price_catalog"] == "shipped catalog of 2025-06-01"
     assert stack["policyLevels"]["ssh-ingress-restricted"] == "mandatory"
     assert 0 < stack["cost"]["worst_case_usd"] < 40  # the stack's budget tag
     types = {r["type"] for r in stack["resources"]}
@@ -151,10 +158,12 @@ def test_markdown_comment(capsys):
     assert "| `gpulease/aws-lora-7b` | ✅ pass |" in text
     # Four resources; an hourly GPU with no max runtime has no worst case to bound it.
     (row,) = [line for line in text.splitlines() if line.startswith("| `handwritten-gpu/dev` |")]
-    assert re.fullmatch(r"\| `handwritten-gpu/dev` \| ❌ fail \| 4 \| 13 \| 1 \| \$\d+\.\d\d \| "
+    assert re.fullmatch(r"\| `handwritten-gpu/dev` \| ❌ fail \| 4 \| 13 \| 2 \| \$\d+\.\d\d \| "
                         r"unbounded \(no max runtime\) \| n/a \|", row), row
     assert "#### Mandatory violations (block the deployment) (13)" in text
-    assert "#### Advisory findings (1)" in text
+    assert "#### Advisory findings (2)" in text
+    assert "| `budget-prices-fresh` | (stack) | the cost estimate and the budget check used prices older than 30 days: " \
+        "2025-06-01 (" in text
     assert "| `ssh-ingress-restricted` | train-sg | SecurityGroup 'train-sg' ingress[0] opens port 22" in text
     assert "#### Estimated cost" in text and "| llama7b-lora |" in text
     assert text.count("```mermaid") == 2
@@ -165,7 +174,7 @@ def test_terminal_report_and_output_file(tmp_path, capsys):
     out = tmp_path / "plan.txt"
     assert main(["plan", str(HANDWRITTEN), "--output", str(out)]) == 1
     text = out.read_text()
-    assert "handwritten-gpu/dev" in text and "FAIL: 13 mandatory, 1 advisory" in text
+    assert "handwritten-gpu/dev" in text and "FAIL: 13 mandatory, 2 advisory" in text
     assert "ssh-ingress-restricted" in text and "exit code 1" in text
     assert capsys.readouterr().out == ""
 

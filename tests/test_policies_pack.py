@@ -27,6 +27,7 @@ EXPECTED_POLICIES = {
     "budget-tags": "mandatory",
     "budget-worst-case": "mandatory",
     "budget-unpriced": "advisory",
+    "budget-prices-fresh": "advisory",
     "spot-only-with-checkpointing": "mandatory",
     "spot-checkpoint-bucket": "mandatory",
     "ssh-ingress-restricted": "mandatory",
@@ -165,7 +166,9 @@ def test_every_example_stack_passes(stack_file):
     assert rendering.error is None
     assert any(r.custom for r in rendering.resources)
     result = PolicyRunner().analyze(rendering, now=NOW)
-    assert [(x.policy, x.level, x.resource_name, x.detail) for x in result.violations] == []
+    # Clean but for one advisory: at NOW the shipped catalog's prices (2025-06-01) are older than 30 days.
+    assert [(x.policy, x.level, x.resource_name) for x in result.violations] == [("budget-prices-fresh", "advisory", None)]
+    assert "2025-06-01 (548 days old)" in result.violations[0].detail
 
 
 def test_every_rule_module_is_in_the_pack():
@@ -202,4 +205,4 @@ def test_type_routing_gives_the_same_verdicts_as_every_rule_on_every_resource(mo
         b = sorted((x.policy, x.level, x.urn, x.message) for x in everything.analyze(bag, now=NOW).violations)
         assert a == b
         counts.append(len(a))
-    assert counts[0] == 14 and counts[1] == 0 and all(n >= 3 for n in counts[2:])
+    assert counts[0] == 15 and counts[1] == 1 and all(n >= 3 for n in counts[2:])  # with the stale-price advisory

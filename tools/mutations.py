@@ -24,6 +24,7 @@ class Mutation:
 SPEC_TESTS = ("tests/test_spec.py", "tests/test_spec_limits.py", "tests/test_alicloud_spec.py")
 LOADER_TESTS = ("tests/test_hostile_input.py", "tests/test_hostile_cli.py")
 POLICY_TESTS = ("tests/test_policies_network.py", "tests/test_policies_budget.py", "tests/test_policies_runtime.py")
+PRICE_TESTS = ("tests/test_catalog_dates.py", "tests/test_price_dates.py", "tests/test_catalog_refresh_writer.py")
 
 MUTATIONS: list[Mutation] = [
     # --- the spec's guards ------------------------------------------------------------------------------------
@@ -89,5 +90,16 @@ MUTATIONS: list[Mutation] = [
              "Alibaba IPv6 sources are judged"),
     Mutation("policy", "policies/guardrails/common.py", "    if net.prefixlen < minimum:", "    if False:",
              POLICY_TESTS, "a wide (not only a /0) source is open"),
+    # --- prices: dates, staleness, the refresh's gate -----------------------------------------------------------
+    Mutation("prices", "components/catalog/dating.py", "        elif item in given and override.get(\"asOf\") is not None:", "        elif False:",
+             PRICE_TESTS, "an override's asOf dates only the prices it gives"),
+    Mutation("prices", "gpulease/catalog_refresh/fetched.py", "    if number <= 0:", "    if number < 0:", PRICE_TESTS,
+             "a refresh never keeps a zero price"),
+    Mutation("prices", "gpulease/catalog_refresh/fetched.py", "    if not math.isfinite(number):", "    if False:",
+             PRICE_TESTS, "a refresh never keeps a NaN or an infinity"),
+    Mutation("prices", "components/catalog/freshness.py", "        if price.age_days(today) > max_age_days:",
+             "        if price.age_days(today) > 10 * max_age_days:", PRICE_TESTS, "a price older than the maximum age is stale"),
+    Mutation("prices", "components/spot_pricing.py", "    worst = min(cap, on_demand) if cap else on_demand",
+             "    worst = on_demand", PRICE_TESTS, "the worst case keeps the stack's spot cap"),
     # Reaper decisions and watchdog rules: append their rows here (area "reaper" / "watchdog").
 ]

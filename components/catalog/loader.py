@@ -2,8 +2,9 @@
 
 An override file has the shape of the shipped files (``sources``, ``instances``, ``regions``, any of them). A row
 naming a known instance type (cloud + type) or region (cloud + region) changes only the fields it gives
-(``prices`` merge region by region); any other row is a new one and must be complete. Every row is validated;
-a malformed one raises ``CatalogError`` naming the file, the line and the row.
+(``prices`` merge region by region, ``spotPrices`` zone by zone); any other row is a new one and must be complete.
+The prices an override gives take its date; the others keep theirs (``components.catalog.dating``). Every row is
+validated; a malformed one raises ``CatalogError`` naming the file, the line and the row.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from components import inputfile
+from components.catalog import dating
 from components.catalog.models import Catalog, InstanceType, RegionPrices, Source
 from components.errors import UserError
 
@@ -31,7 +33,7 @@ _SECTIONS: dict[str, tuple[type[BaseModel], tuple[str, str]]] = {
 }
 CATALOG_MAX_BYTES = 4 * 1024 * 1024
 """The shipped files are tens of kilobytes; an override with every region of every type stays far below this."""
-_MERGED_MAPS = ("prices", "blockStorageGbMonth", "provisionedIopsMonth", "throughputMbpsMonth")
+_MERGED_MAPS = (*dating.DATED_MAPS, dating.REGION_DATES)
 
 
 class CatalogError(UserError):
@@ -95,7 +97,7 @@ def _load(stamps: tuple[tuple[str, int], ...]) -> Catalog:
                 if not all(key):
                     raise CatalogError(f"{label}: needs {' and '.join(key_fields)} to identify the row")
                 previous = rows[section].get(key)
-                merged = _merge(previous[0], raw) if previous else dict(raw)
+                merged = dating.redate(section, previous[0], raw, _merge(previous[0], raw)) if previous else dict(raw)
                 try:
                     model.model_validate(merged)
                 except ValidationError as exc:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 Cloud = Literal["aws", "alicloud"]
@@ -22,6 +23,22 @@ class _Row(BaseModel):
 
 Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 """A USD price item: finite and not negative (a negative price would lower every estimate)."""
+SpotPrice = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+"""A current spot price, USD per hour: finite and positive (no cloud sells GPU hours for nothing)."""
+
+_ZONE_SUFFIX = re.compile(r"^-?[a-z0-9]{1,2}$")
+
+
+def zone_in_region(zone: str, region: str) -> bool:
+    """``us-east-1a`` is in ``us-east-1``, ``cn-hangzhou-h`` in ``cn-hangzhou``; ``us-east-1-bos-1a`` (a Local
+    Zone) is in no region as far as the catalog is concerned: GPU spot prices are per availability zone."""
+    return zone.startswith(region) and bool(_ZONE_SUFFIX.match(zone[len(region):]))
+
+
+def _undated(dates: dict[str, date], priced: set[str], what: str) -> None:
+    extra = sorted(set(dates) - priced)
+    if extra:
+        raise ValueError(f"{what} dates {', '.join(extra)}, which have no price in the row")
 
 
 class Source(_Row):
@@ -47,6 +64,15 @@ class InstanceType(_Row):
     spot_discount: float = Field(..., ge=0, lt=1, description="Typical spot discount, a fraction of on-demand.")
     as_of: date
     source: str = Field(..., min_length=1)
+    prices_as_of: dict[str, date] = Field(
+        default_factory=dict, description="The date of a region's on-demand price, where it is not asOf."
+    )
+    spot_prices: dict[str, SpotPrice] = Field(
+        default_factory=dict, description="Current spot USD per hour by availability zone (written by a refresh)."
+    )
+    spot_prices_as_of: dict[str, date] = Field(
+        default_factory=dict, description="The date of a zone's spot price, where it is not asOf."
+    )
 
     @field_validator("prices")
     @classmethod
@@ -55,6 +81,33 @@ class InstanceType(_Row):
         if bad:
             raise ValueError(f"prices must be positive USD per hour; not so in {', '.join(bad)}")
         return prices
+
+    @model_validator(mode="after")
+    def _dated_items_exist(self) -> InstanceType:
+        _undated(self.prices_as_of, set(self.prices), "pricesAsOf")
+        _undated(self.spot_prices_as_of, set(self.spot_prices), "spotPricesAsOf")
+        # A spot price is read against the region's on-demand price (its cap), so its zone must be in a priced region.
+        orphans = sorted(z for z in self.spot_prices if not any(zone_in_region(z, r) for r in self.prices))
+        if orphans:
+            raise ValueError(
+                f"spotPrices zones {', '.join(orphans)} are not availability zones of a region in prices "
+                f"({', '.join(sorted(self.prices))})"
+            )
+        return self
+
+    def price_date(self, region: str) -> date:
+        """The date of the on-demand price in ``region``."""
+        return self.prices_as_of.get(region, self.as_of)
+
+    def spot_zone_prices(self, region: str) -> dict[str, float]:
+        """Current spot prices of the zones of ``region`` that a refresh found, by zone."""
+        return {zone: price for zone, price in self.spot_prices.items() if zone_in_region(zone, region)}
+
+    def spot_price_date(self, zone: str) -> date:
+        return self.spot_prices_as_of.get(zone, self.as_of)
+
+    def price_dates(self) -> list[date]:
+        return [self.price_date(r) for r in self.prices] + [self.spot_price_date(z) for z in self.spot_prices]
 
     @property
     def total_gpu_memory_gb(self) -> float:
@@ -71,6 +124,10 @@ class InstanceType(_Row):
         return f"{self.gpu_count} x {self.gpu_model} {self.gpu_memory_gb:g} GB"
 
 
+SCALAR_ITEMS = ("snapshotGbMonth", "publicIpv4Hour", "objectStorageGbMonth", "egressGb")
+MAP_ITEMS = ("blockStorageGbMonth", "provisionedIopsMonth", "throughputMbpsMonth")
+
+
 class RegionPrices(_Row):
     """Price items other than instance hours, for one cloud and region (USD)."""
 
@@ -85,6 +142,52 @@ class RegionPrices(_Row):
     egress_gb: float = Field(..., ge=0)
     as_of: date
     source: str = Field(..., min_length=1)
+    prices_as_of: dict[str, date] = Field(
+        default_factory=dict,
+        description="The date of a price item where it is not asOf, keyed by item: snapshotGbMonth, "
+        "blockStorageGbMonth.gp3, ...",
+    )
+
+    @model_validator(mode="after")
+    def _dated_items_exist(self) -> RegionPrices:
+        _undated(self.prices_as_of, set(self.item_keys()), "pricesAsOf")
+        return self
+
+    def item_keys(self) -> list[str]:
+        """Every price item of the row, named as in the files (``blockStorageGbMonth.gp3``, ``egressGb``)."""
+        keys = [f"{name}.{k}" for name, items in self._maps().items() for k in items]
+        return keys + list(SCALAR_ITEMS)
+
+    def _maps(self) -> dict[str, dict[str, float]]:
+        return {
+            "blockStorageGbMonth": self.block_storage_gb_month,
+            "provisionedIopsMonth": self.provisioned_iops_month,
+            "throughputMbpsMonth": self.throughput_mbps_month,
+        }
+
+    def item_price(self, key: str) -> float | None:
+        """The price of one item (see ``item_keys``), or None when the row does not have it."""
+        name, _, sub = key.partition(".")
+        if sub:
+            return self._maps().get(name, {}).get(sub)
+        field = {"snapshotGbMonth": "snapshot_gb_month", "publicIpv4Hour": "public_ipv4_hour",
+                 "objectStorageGbMonth": "object_storage_gb_month", "egressGb": "egress_gb"}.get(name)
+        return getattr(self, field) if field else None
+
+    def item_date(self, key: str) -> date:
+        """The date of one price item (see ``item_keys``)."""
+        return self.prices_as_of.get(key, self.as_of)
+
+    def price_dates(self) -> list[date]:
+        return [self.item_date(k) for k in self.item_keys()]
+
+    def disk_item(self, disk_type: str, performance_level: str | None = None) -> str | None:
+        """The item ``disk_gb_month`` prices a disk with (``blockStorageGbMonth.cloud_essd_pl2``), or None."""
+        if performance_level and performance_level.upper() != "PL1":
+            key = f"{disk_type}_{performance_level.lower()}"
+            if key in self.block_storage_gb_month:
+                return f"blockStorageGbMonth.{key}"
+        return f"blockStorageGbMonth.{disk_type}" if disk_type in self.block_storage_gb_month else None
 
     def disk_gb_month(self, disk_type: str, performance_level: str | None = None) -> float | None:
         """Capacity price of a disk type; an Alibaba ESSD's performance level picks ``cloud_essd_plN``."""
@@ -106,7 +209,7 @@ class Catalog(BaseModel):
     @property
     def as_of(self) -> str:
         """The oldest price date in the catalog: how stale the stalest number may be."""
-        dates = [it.as_of for it in self.instances] + [r.as_of for r in self.regions]
+        dates = [d for it in self.instances for d in it.price_dates()] + [d for r in self.regions for d in r.price_dates()]
         return min(dates).isoformat() if dates else "unknown"
 
     def get(self, cloud: str, instance_type: str) -> InstanceType | None:

@@ -1,4 +1,7 @@
-"""``gpulease cost <stack>``: what a stack costs per hour, at worst until its deadline, and after destroy."""
+"""``gpulease cost <stack>``: what a stack costs per hour, at worst until its deadline, and after destroy.
+
+Each line shows the date of the price behind it; prices older than ``--max-price-age`` days are named in a
+warning (the command still succeeds: a stale price is a reason to refresh, not bad input)."""
 
 from __future__ import annotations
 
@@ -10,10 +13,13 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from components import clock
+from components.catalog.freshness import line_prices, stale
 from components.cost import SHARED, StackCost, estimate_resources
 from components.errors import UserError
 from gpulease import stacks
 from gpulease.commands.size import catalog_overrides, wide_console
+from gpulease.price_notes import add_max_age_option, stale_json, stale_warning
 from gpulease.render import PROJECT_ROOT, Rendering, load_stack_file, render
 
 
@@ -24,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("stacks", nargs="+", help="stack names in stacks/, stack files, or Pulumi project directories")
     p.add_argument("--catalog", action="append", metavar="FILE", help="a catalog override file (prices, types)")
+    add_max_age_option(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
@@ -52,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     console = wide_console()
+    now = clock.utcnow()
     results = []
     failed = False
     for target in args.stacks:
@@ -64,9 +72,13 @@ def _run(args: argparse.Namespace) -> int:
                     console.print(f"[red]{rendering.stack}: {rendering.error}[/red]")
                 continue
             cost = stack_cost(rendering)
-            results.append({"stack": rendering.stack, "error": None, **cost.as_dict()})
+            old = stale(line_prices(cost.lines, cost.region), now, args.max_price_age)
+            results.append({"stack": rendering.stack, "error": None, **cost.as_dict(),
+                            "maxPriceAgeDays": args.max_price_age, "stalePrices": stale_json(old, now)})
             if not args.json:
                 print_cost(rendering.stack, cost, console)
+                if (warning := stale_warning(old, now, args.max_price_age)) is not None:
+                    console.print(f"[yellow]warning[/yellow]: {warning}")
     if args.json:
         print(json.dumps(results, indent=2, default=str))
     return 2 if failed else 0
@@ -80,14 +92,14 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
     table = Table(title=f"gpulease cost: {stack} ({cost.cloud}, {cost.region or 'region unknown'})", title_justify="left")
     for col, justify in (
         ("experiment", "left"), ("resource", "left"), ("item", "left"), ("$/h", "right"), ("cap $/h", "right"),
-        ("hours", "right"), ("worst case $", "right"), ("after destroy $/month", "right"),
+        ("hours", "right"), ("worst case $", "right"), ("after destroy $/month", "right"), ("price date", "left"),
     ):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for line in cost.lines:
         table.add_row(
             line.experiment, line.resource, line.item, _usd(line.hourly_usd, 4), _usd(line.max_hourly_usd, 4),
             "?" if line.runtime_hours is None else f"{line.runtime_hours:g}", _usd(line.worst_case_usd),
-            _usd(line.after_destroy_monthly_usd) if line.retained else "",
+            _usd(line.after_destroy_monthly_usd) if line.retained else "", price_date(line),
         )
     console.print(table)
     if len(cost.experiments) > 1:
@@ -109,7 +121,14 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
         console.print(f"note: {note}")
     for missing in cost.unknown_prices:
         console.print(f"[yellow]unknown price[/yellow]: {missing} (not counted)")
-    console.print(f"Prices from components/catalog/*.yaml, oldest price {cost.prices_as_of}; override with --catalog FILE.")
+    console.print(f"Prices: {cost.price_catalog}; oldest price used {cost.prices_as_of}; override with --catalog FILE.")
+
+
+def price_date(line: Any) -> str:
+    """The date of a line's price, and of its cap when that is another price (a spot line's on-demand cap)."""
+    if line.price_as_of is None:
+        return ""
+    return line.price_as_of + (f" (cap {line.cap_as_of})" if line.cap_as_of else "")
 
 
 def _experiments_table(cost: StackCost) -> Table:

@@ -12,8 +12,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from components import clock
 from components.catalog import OVERRIDES_ENV, CatalogError, load_catalog
-from components.catalog.loader import BASE_FILES
+from components.catalog.freshness import DatedPrice, describe_catalog, stale
 from components.sizing import (
     DEFAULT_HEADROOM,
     DEFAULT_LORA_RANK,
@@ -25,6 +26,7 @@ from components.sizing import (
     find_offers,
     model_shape,
 )
+from gpulease.price_notes import add_max_age_option, stale_json, stale_warning
 
 DEFAULT_REGION = {"aws": "us-east-1", "alicloud": "cn-hangzhou"}
 
@@ -74,6 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     shape.add_argument("--kv-heads", type=_positive)
     p.add_argument("--limit", type=int, default=10, help="show this many offers (0: all)")
     p.add_argument("--catalog", action="append", metavar="FILE", help=f"a catalog override file (also {OVERRIDES_ENV})")
+    add_max_age_option(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
@@ -88,7 +91,7 @@ def _positive(text: str) -> int:
 def wide_console() -> Console:
     """A console that does not squeeze wide tables into 80 columns when the output is piped or captured."""
     console = Console()
-    return console if console.is_terminal else Console(width=140)
+    return console if console.is_terminal else Console(width=160)
 
 
 @contextmanager
@@ -144,8 +147,12 @@ def _run(args: argparse.Namespace) -> int:
     offers = find_offers(workload, catalog, args.cloud, region, gpus=args.gpus, headroom=args.headroom)
     breakdown = estimate(workload, args.gpus or 1)
     shown = offers if args.limit <= 0 else offers[: args.limit]
+    now = clock.utcnow()
+    old = stale(offer_prices(shown), now, args.max_price_age)
     if args.json:
-        print(json.dumps(_as_json(workload, breakdown, offers, args, region, catalog.as_of), indent=2))
+        out = _as_json(workload, breakdown, offers, args, region, catalog.as_of)
+        out.update(priceCatalog=describe_catalog(catalog), maxPriceAgeDays=args.max_price_age, stalePrices=stale_json(old, now))
+        print(json.dumps(out, indent=2))
         return 0 if offers else 1
     console = wide_console()
     console.print(f"[bold]{workload.describe()}[/bold]")
@@ -164,12 +171,22 @@ def _run(args: argparse.Namespace) -> int:
     for warning, types in grouped.items():
         console.print(f"[yellow]warning[/yellow] ({', '.join(types)}): {warning}")
     console.print(
-        f"Prices: on-demand USD/h from the catalog (oldest price {catalog.as_of}); spot is on-demand less the family's "
-        "typical discount, an estimate. Sources: components/catalog/*.yaml"
-        + "".join(f", {f}" for f in catalog.files[len(BASE_FILES):])
-        + "."
+        f"Prices: on-demand USD/h from the {describe_catalog(catalog)}, each price dated in the table; spot is the cheapest zone's "
+        "current price where a refresh recorded one, else on-demand less the family's typical discount (est.)."
     )
+    if (warning := stale_warning(old, now, args.max_price_age)) is not None:
+        console.print(f"[yellow]warning[/yellow]: {warning}")
     return 0
+
+
+def offer_prices(offers: list[Any]) -> list[DatedPrice]:
+    """The dated prices the offers show: each on-demand price, and each current spot price."""
+    found = []
+    for o in offers:
+        found.append(DatedPrice(f"{o.instance.type} on-demand in {o.region}", o.on_demand_as_of))
+        if o.spot_zone:
+            found.append(DatedPrice(f"{o.instance.type} spot in {o.spot_zone}", o.spot_as_of))
+    return found
 
 
 def _breakdown_table(est: Any, workload: Workload) -> Table:
@@ -191,7 +208,7 @@ def _offers_table(offers: list[Any], total: int, cloud: str, region: str) -> Tab
     for col, justify in (
         ("instance type", "left"), ("GPUs", "left"), ("need/GPU GB", "right"), ("free GB", "right"),
         ("mem BW GB/s", "right"), ("link", "left"), ("vCPU", "right"), ("RAM GB", "right"),
-        ("on-demand $/h", "right"), ("spot est. $/h", "right"),
+        ("on-demand $/h", "right"), ("spot $/h", "right"), ("price date", "left"),
     ):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for o in offers:
@@ -202,7 +219,8 @@ def _offers_table(offers: list[Any], total: int, cloud: str, region: str) -> Tab
         table.add_row(
             it.type, it.describe_gpus(), f"{o.estimate.total_gb:.1f}", f"{o.headroom_gb:.1f}",
             f"{it.memory_bandwidth_gbps:g}", link, str(it.vcpu), f"{it.ram_gb:g}",
-            f"{o.on_demand_usd:.3f}", f"{o.spot_usd:.3f}",
+            f"{o.on_demand_usd:.3f}", f"{o.spot_usd:.3f} {o.spot_zone}" if o.spot_zone else f"{o.spot_usd:.3f} est.",
+            o.on_demand_as_of.isoformat() + (f" (spot {o.spot_as_of.isoformat()})" if o.spot_zone else ""),
         )
     return table
 

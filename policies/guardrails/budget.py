@@ -10,7 +10,10 @@ cap x its max runtime, plus storage) does not exceed the budget tag. When every 
 (one experiment, or a sweep, whose budget covers all its runs) the whole stack is held to it; when experiments
 carry different budgets each is held to its own. It judges only when the instance prices are known; otherwise
 ``budget-unpriced`` (stack, advisory) says what is unpriced, so an unknown price never blocks a deployment but
-is never silent either.
+is never silent either. Its message names the prices it used, with their dates.
+
+``budget-prices-fresh`` (stack, advisory): the prices behind the estimate are no older than ``maxPriceAgeDays``
+(default 30); a stale price is named with its date, so a budget decision is never made on old numbers silently.
 """
 
 from __future__ import annotations
@@ -28,6 +31,13 @@ from pulumi_policy import (
 
 from components import cost
 from components import vocabulary as v
+from components.catalog.freshness import (
+    DEFAULT_MAX_PRICE_AGE_DAYS,
+    REFRESH_HINT,
+    describe_stale,
+    line_prices,
+    stale,
+)
 from components.spec import EMAIL
 from components.taggable import is_taggable
 from policies.guardrails import common as c
@@ -135,6 +145,22 @@ def unpriced_instances(estimate: Any, experiment: str, resources: list) -> list[
     ]
 
 
+def prices_used(estimate: Any, experiments: set[str]) -> str:
+    """``prices used: g5.xlarge on-demand (2025-06-01); storage and addresses (2025-06-01); shipped catalog of ...``"""
+    lines = [line for line in estimate.lines if line.experiment in experiments and line.price_as_of]
+    # An instance's own line reads "<type> spot ..." or "<type> on-demand"; its disks and address have their own.
+    compute = [line for line in lines if line.type in c.INSTANCE_TYPES and line.item.split(" ")[1:2] in (["spot"], ["on-demand"])]
+    parts = []
+    for line in compute:
+        cap = f", cap {line.cap_as_of}" if line.cap_as_of else ""
+        parts.append(f"{line.item} ({line.price_as_of}{cap})")
+    rest = sorted({line.price_as_of for line in lines if line not in compute})
+    if rest:
+        parts.append(f"storage and addresses ({', '.join(rest)})")
+    where = f" in {estimate.region}" if estimate.region else ""
+    return f"prices used{where}: {'; '.join(parts) or 'none'}; {estimate.price_catalog}"
+
+
 def _budgeted(estimate: Any) -> list[Any]:
     return [e for e in estimate.experiments if e.budget_usd is not None]
 
@@ -157,7 +183,8 @@ def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> No
             report(f"worst-case cost ${estimate.worst_case_usd:,.2f} of {names} (${estimate.max_hourly_usd:,.2f}/h "
                    f"until each deadline, storage included) exceeds the {v.TAG_BUDGET_USD} of ${budget:,.2f}"
                    + (f" less {margin:g}% headroom" if margin else "")
-                   + "; accepted: cheaper or shorter runs, a spot price cap, or a larger budget")
+                   + "; accepted: cheaper or shorter runs, a spot price cap, or a larger budget ("
+                   + prices_used(estimate, {exp.name for exp in estimate.experiments}) + ")")
         return
     for exp in budgeted:
         if unpriced_instances(estimate, exp.name, args.resources):
@@ -173,7 +200,8 @@ def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> No
             report(f"experiment {exp.name!r}: worst-case cost ${exp.worst_case_usd:,.2f} (${exp.max_hourly_usd:,.2f}/h "
                    f"for {runtime}, storage included) exceeds its {v.TAG_BUDGET_USD} of ${exp.budget_usd:,.2f}"
                    + (f" less {margin:g}% headroom" if margin else "")
-                   + "; accepted: a cheaper or shorter run, a spot price cap, or a larger budget", anchor)
+                   + "; accepted: a cheaper or shorter run, a spot price cap, or a larger budget ("
+                   + prices_used(estimate, {exp.name, cost.SHARED}) + ")", anchor)
 
 
 def _budget_unpriced(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -190,6 +218,16 @@ def _budget_unpriced(args: StackValidationArgs, report: ReportViolation) -> None
             gaps = [u for u in estimate.unknown_prices if any(t in u for t in types) or "runtime" in u]
             report(f"experiment {exp.name!r}: the worst case cannot be checked against its budget of "
                    f"${exp.budget_usd:,.2f}; no price or runtime for: {', '.join(gaps or missing)}")
+
+
+def _budget_prices_fresh(args: StackValidationArgs, report: ReportViolation) -> None:
+    max_age = float(c.config_value(args.get_config(), "maxPriceAgeDays", DEFAULT_MAX_PRICE_AGE_DAYS))
+    estimate = estimate_stack(args.resources)
+    now = c.now()
+    old = stale(line_prices(estimate.lines, estimate.region), now, max_age)
+    if old:
+        report(f"the cost estimate and the budget check used prices {describe_stale(old, now, max_age)} "
+               f"({estimate.price_catalog}); {REFRESH_HINT}")
 
 
 budget_worst_case = c.judges(StackValidationPolicy(
@@ -218,4 +256,17 @@ budget_unpriced = c.judges(StackValidationPolicy(
     ),
 ), is_taggable)
 
-POLICIES = [budget_tags, budget_worst_case, budget_unpriced]
+budget_prices_fresh = c.judges(StackValidationPolicy(
+    name="budget-prices-fresh",
+    description="The prices behind the cost estimate and the budget check are recent enough to decide on.",
+    validate=_budget_prices_fresh,
+    enforcement_level=c.level("advisory"),
+    config_schema=c.schema(
+        {
+            "maxPriceAgeDays": {"type": "number", "minimum": 0, "default": DEFAULT_MAX_PRICE_AGE_DAYS,
+                                "description": "Flag a price older than this many days."},
+        }
+    ),
+), is_taggable)
+
+POLICIES = [budget_tags, budget_worst_case, budget_unpriced, budget_prices_fresh]
