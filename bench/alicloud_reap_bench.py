@@ -42,7 +42,7 @@ os.environ.update(
     ALIBABA_CLOUD_CLI_PROFILE_DISABLED="true",
 )
 
-from components.vocabulary import (  # noqa: E402
+from gpulease.core.vocabulary import (  # noqa: E402
     MANAGED_BY_VALUE,
     TAG_EXPIRES_AT,
     TAG_MANAGED_BY,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from components import vocabulary as v
+from gpulease.core import vocabulary as v
 
 Problem = tuple[str, str]
 
@@ -16,7 +16,7 @@ Problem = tuple[str, str]
 # AWS: "Maximum number of tags per resource – 50", keys up to 128 and values up to 256 Unicode characters
 # (https://docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html#tag-conventions; the same limits in
 # https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_Tags.html#tag-restrictions). Alibaba Cloud's
-# stricter limits (20 tags, 128-character values, 64-character OSS keys) live in components.vocabulary.
+# stricter limits (20 tags, 128-character values, 64-character OSS keys) live in gpulease.core.vocabulary.
 AWS_MAX_TAGS = 50
 MAX_TAGS = {"aws": AWS_MAX_TAGS, "alicloud": v.ALICLOUD_MAX_TAGS}
 TAG_VALUE_MAX = {"aws": v.TAG_VALUE_MAX_LEN, "alicloud": v.ALICLOUD_TAG_VALUE_MAX_LEN}

@@ -28,10 +28,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from typing import Any
 
-from components import vocabulary as v
 from components.catalog import HOURS_PER_MONTH, Catalog, RegionPrices, load_catalog
 from components.catalog.freshness import describe_catalog
 from components.spot_pricing import experiment_zones, instance_zone, quote
+from gpulease.core import vocabulary as v
 
 AWS_INSTANCE = "aws:ec2/instance:Instance"
 AWS_VOLUME = "aws:ebs/volume:Volume"

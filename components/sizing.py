@@ -42,7 +42,7 @@ from datetime import date
 from typing import Any, Literal
 
 from components.catalog.models import Catalog, InstanceType
-from components.errors import UserError
+from gpulease.core.errors import UserError
 
 GB = 1e9
 Method = Literal["full", "lora", "qlora"]

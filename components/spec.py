@@ -28,9 +28,10 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from components import clock, cloud_limits, sizing, ssh_keys
-from components import vocabulary as v
-from components.errors import UserError
+from components import cloud_limits, sizing, ssh_keys
+from gpulease.core import clock
+from gpulease.core import vocabulary as v
+from gpulease.core.errors import UserError
 
 CONFIG_NAMESPACE = "gpulease"
 EXPERIMENT_KEY = "experiment"

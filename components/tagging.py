@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pulumi
 
-from components import vocabulary as v
 from components.spec import ExperimentSpec
+from gpulease.core import vocabulary as v
 
 
 def experiment_tags(

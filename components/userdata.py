@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pulumi
 
-from components import vocabulary as v
 from components.bootstrap import pack_user_data, render_user_data_base64, settings_for
 from components.spec import ExperimentSpec
+from gpulease.core import vocabulary as v
 
 # Stand-ins of the real length for a data disk id not known before the disk exists (the size check runs first).
 _PLACEHOLDER_DISK_IDS = {"aws": "vol-00000000000000000", "alicloud": "d-0000000000000000000x"}

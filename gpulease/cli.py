@@ -7,7 +7,7 @@ import argparse
 import importlib
 import sys
 
-from components.errors import UserError
+from gpulease.core.errors import UserError
 
 COMMANDS = [
     "gpulease.commands.plan",

@@ -32,9 +32,9 @@ from pulumi_policy import EnforcementLevel, Policy, ResourceValidationPolicy, St
 from pulumi_policy import policy as sdk_policy
 from pulumi_policy.version import VERSION as SDK_VERSION
 
-from components import clock, inputfile
-from components import vocabulary as v
-from components.errors import UserError
+from gpulease.core import clock, inputfile
+from gpulease.core import vocabulary as v
+from gpulease.core.errors import UserError
 from gpulease.render import CapturedResource, Rendering
 from policies.guardrails import common as guardrails
 

@@ -26,7 +26,7 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.sync_await import _sync_await
 
-from components import clock
+from gpulease.core import clock
 from gpulease.mocks import CloudMocks
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent

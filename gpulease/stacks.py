@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from components import inputfile
-from components.errors import UserError
+from gpulease.core import inputfile
+from gpulease.core.errors import UserError
 from gpulease.render import PROJECT_ROOT
 
 STACK_FILE_MAX_BYTES = 256 * 1024
@@ -47,7 +47,7 @@ def _kind(value: Any) -> str:
 def load_stack_config(path: Path) -> dict[str, Any]:
     """The ``config:`` map of a ``Pulumi.<stack>.yaml`` file, values as parsed YAML.
 
-    Read through ``components.inputfile`` (regular file, size cap, no aliases or tags, no duplicate keys);
+    Read through ``gpulease.core.inputfile`` (regular file, size cap, no aliases or tags, no duplicate keys);
     a top level or ``config:`` of the wrong shape is an ``InputFileError`` naming the line."""
     doc = inputfile.load_yaml_document(path, what="stack file", max_bytes=STACK_FILE_MAX_BYTES)
     if doc.data is None:

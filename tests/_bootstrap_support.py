@@ -19,8 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from components import vocabulary as v
 from components.bootstrap import watchdog
+from gpulease.core import vocabulary as v
 
 DEADLINE_EPOCH = 1_796_112_000.0  # 2026-12-01T08:00:00Z
 TOKEN = "AQAEAtest-token=="

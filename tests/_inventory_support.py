@@ -21,7 +21,7 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from moto.server import ThreadedMotoServer
 
-from components.vocabulary import (
+from gpulease.core.vocabulary import (
     MANAGED_BY_VALUE,
     TAG_EXPERIMENT,
     TAG_EXPIRES_AT,

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from components import vocabulary as v
+from gpulease.core import vocabulary as v
 from gpulease.policy_runner import PolicyResult, PolicyRunner
 from gpulease.render import CapturedResource, Rendering
 

@@ -8,10 +8,10 @@ from datetime import timedelta
 
 import pytest
 
-from components import vocabulary as v
 from components.alicloud.instance import nvidia_driver
 from components.spec import ExperimentSpec
 from components.taggable import is_taggable, resource_class
+from gpulease.core import vocabulary as v
 from gpulease.mocks import ALICLOUD_ACCOUNT_ID, CloudMocks
 from gpulease.render import render
 from tests._alicloud_support import (

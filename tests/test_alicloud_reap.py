@@ -8,8 +8,8 @@ from datetime import timedelta
 
 import pytest
 
-from components.vocabulary import MANAGED_BY_VALUE, TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_RETAIN
 from gpulease.cli import main
+from gpulease.core.vocabulary import MANAGED_BY_VALUE, TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_RETAIN
 from gpulease.inventory.acting import DONE, GONE, KEPT, WOULD
 from gpulease.inventory.alicloud_collect import collect_region
 from gpulease.inventory.alicloud_reaper import AlicloudOptionError, execute_region, sweep

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components import vocabulary as v
 from components.spec import SpecError, load_stack_spec
+from gpulease.core import vocabulary as v
 from tests._alicloud_support import ali_experiment
 from tests.conftest import experiment
 

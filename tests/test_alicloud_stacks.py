@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from components import vocabulary as v
 from gpulease.cli import main
+from gpulease.core import vocabulary as v
 from gpulease.render import render_stack_file
 from tests._alicloud_support import INSTANCE
 from tests.conftest import FIXED_NOW, STACKS_DIR

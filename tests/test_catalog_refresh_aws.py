@@ -172,7 +172,7 @@ def test_throttling_is_retried_by_botocore_and_gives_up_at_the_attempt_limit(aws
 @pytest.fixture
 def refresh_cli(aws, monkeypatch):  # noqa: F811
     """The command, its clients on moto and the loopback Price List, at FIXED_NOW's eve."""
-    from components import clock
+    from gpulease.core import clock
 
     state: dict = {"throttle": 0}
 
@@ -240,7 +240,7 @@ def test_refreshed_prices_reach_cost_with_their_dates(refresh_cli, tmp_path, cap
     out = tmp_path / "prices.yaml"
     assert main(["catalog", "refresh", "--cloud", "aws", "--regions", "us-east-1", "--output", str(out)]) == 0
     capsys.readouterr()
-    from components import clock
+    from gpulease.core import clock
 
     with clock.frozen(FIXED_NOW):
         assert main(["cost", "aws-lora-7b", "--json", "--catalog", str(out)]) == 0

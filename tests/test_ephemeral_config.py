@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components import vocabulary as v
-from components.errors import UserError
 from components.spec import SpecError
 from components.taggable import is_taggable
+from gpulease.core import vocabulary as v
+from gpulease.core.errors import UserError
 from gpulease.ephemeral import naming
 from gpulease.ephemeral.backend import config_json
 from gpulease.ephemeral.config import EXPERIMENT, build_config, parse_override

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from components import vocabulary as v
+from gpulease.core import vocabulary as v
 from gpulease.ephemeral.backend import StackInfo
 from gpulease.ephemeral.orchestrator import EXIT_TEARDOWN_FAILED, collect_garbage, list_ephemeral, take_down
 from gpulease.ephemeral.progress import PlainProgress

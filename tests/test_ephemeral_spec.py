@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from components import vocabulary as v
 from components.spec import SpecError, load_stack_spec
 from components.taggable import is_taggable
+from gpulease.core import vocabulary as v
 from tests.conftest import experiment, render_experiment
 
 

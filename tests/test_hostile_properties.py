@@ -12,8 +12,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components import cloud_limits, inputfile
+from components import cloud_limits
 from components.spec import SpecError, load_stack_spec
+from gpulease.core import inputfile
 from tests.conftest import experiment
 
 FAST = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 
 from components.catalog import load_catalog
-from components.vocabulary import TAG_MANAGED_BY, TAG_RETAIN, rfc3339
 from gpulease.cli import main
+from gpulease.core.vocabulary import TAG_MANAGED_BY, TAG_RETAIN, rfc3339
 from gpulease.inventory.collect import Instance, collect_region
 from gpulease.inventory.pricing import hourly_price, spend_so_far
 from tests._inventory_support import (

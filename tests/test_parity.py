@@ -13,8 +13,8 @@ from datetime import datetime
 
 import pytest
 
-from components import vocabulary as v
 from components.taggable import is_taggable
+from gpulease.core import vocabulary as v
 from gpulease.render import Rendering, render
 from tests.conftest import FIXED_NOW, ROOT, experiment
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from components import vocabulary as v
+from gpulease.core import vocabulary as v
 from tests._policy_support import (
     ALI_INSTANCE,
     AWS_INSTANCE,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components import vocabulary as v
+from gpulease.core import vocabulary as v
 from tests._policy_support import (
     ALI_INSTANCE,
     AWS_BUCKET,

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from components.vocabulary import TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_RETAIN, TAG_RETAIN_UNTIL, parse_rfc3339
 from gpulease.cli import main
+from gpulease.core.vocabulary import TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_RETAIN, TAG_RETAIN_UNTIL, parse_rfc3339
 from gpulease.inventory.aws import AwsTargetError
 from gpulease.inventory.collect import Instance, RegionInventory, collect_region
 from gpulease.inventory.reaper import (

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from components.vocabulary import TAG_RETAIN
+from gpulease.core.vocabulary import TAG_RETAIN
 from gpulease.inventory.decide import DELETE, KEEP, RELEASE, TERMINATE, ReapSettings, plan_region
 from gpulease.inventory.resources import Address, Image, Instance, RegionInventory, Snapshot, SpotRequest, Volume
 from tests._inventory_support import NOW, PAST, retain_until, tags

@@ -9,7 +9,7 @@ id, and each pins one rule that only that second step enforces:
 
 from __future__ import annotations
 
-from components.vocabulary import TAG_MANAGED_BY, TAG_RETAIN
+from gpulease.core.vocabulary import TAG_MANAGED_BY, TAG_RETAIN
 from gpulease.inventory.decide import DELETE, KEEP, ReapSettings
 from gpulease.inventory.reaper import DONE, sweep
 from tests._inventory_support import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from components.vocabulary import MANAGED_BY_VALUE, TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_RETAIN, rfc3339
+from gpulease.core.vocabulary import MANAGED_BY_VALUE, TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_RETAIN, rfc3339
 from gpulease.inventory.lookup import DECIDING_TAG_KEYS, managed_tags
 from gpulease.inventory.reaper import DELETE, DONE, KEEP, TERMINATE, ReapSettings, sweep
 from tests._inventory_support import (

@@ -88,7 +88,7 @@ INVALID: list[tuple[str, dict, str, str]] = [
 
 @pytest.mark.parametrize(("case", "spec", "path", "accepted"), INVALID, ids=[c[0] for c in INVALID])
 def test_invalid_configs_name_stack_field_and_what_is_accepted(case: str, spec: dict, path: str, accepted: str, monkeypatch) -> None:
-    monkeypatch.setattr("components.clock.utcnow", lambda: FIXED_NOW)
+    monkeypatch.setattr("gpulease.core.clock.utcnow", lambda: FIXED_NOW)
     with pytest.raises(SpecError) as info:
         load(spec, stack="my-stack")
     message = str(info.value)
@@ -110,7 +110,7 @@ def test_several_problems_are_reported_together() -> None:
 
 
 def test_alicloud_deadline_under_thirty_minutes_is_refused(monkeypatch) -> None:
-    monkeypatch.setattr("components.clock.utcnow", lambda: FIXED_NOW)
+    monkeypatch.setattr("gpulease.core.clock.utcnow", lambda: FIXED_NOW)
     soon = (FIXED_NOW + timedelta(minutes=20)).strftime("%Y-%m-%dT%H:%M:%SZ")
     spec = experiment(cloud="alicloud", gpu={"instanceType": "ecs.gn7i-c8g1.2xlarge"}, ssh={"mode": "cloud-assistant"}, expiresAt=soon)
     with pytest.raises(SpecError, match=r"expiresAt: .* less than 30 minutes away"):

@@ -70,7 +70,7 @@ REFUSED: list[tuple[str, dict, str, str]] = [
 
 @pytest.mark.parametrize(("case", "spec", "field", "phrase"), REFUSED, ids=[c[0] for c in REFUSED])
 def test_values_the_cloud_would_refuse_are_refused_naming_the_field(monkeypatch, case, spec, field, phrase):
-    monkeypatch.setattr("components.clock.utcnow", lambda: FIXED_NOW)
+    monkeypatch.setattr("gpulease.core.clock.utcnow", lambda: FIXED_NOW)
     with pytest.raises(SpecError) as err:
         load_stack_spec("hostile", {EXP: spec})
     message = str(err.value)
@@ -88,7 +88,7 @@ def test_ipv6_ssh_sources_wider_than_a_48_are_refused(prefix):
 
 
 def test_the_limits_are_exact_at_their_edges(monkeypatch):
-    monkeypatch.setattr("components.clock.utcnow", lambda: FIXED_NOW)
+    monkeypatch.setattr("gpulease.core.clock.utcnow", lambda: FIXED_NOW)
     ok = [
         experiment(maxRuntimeHours=0.25),
         experiment(tags={f"k{i}": "v" for i in range(39)}),

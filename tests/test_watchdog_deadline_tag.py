@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from components import vocabulary as v
+from gpulease.core import vocabulary as v
 from tests._alicloud_support import INSTANCE as ALI_INSTANCE
 from tests._alicloud_support import ali_experiment, render_ali, user_data_text
 from tests._bootstrap_support import (

@@ -8,7 +8,6 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from components import bootstrap
-from components import vocabulary as v
 from components.alicloud import identity, instance, lifetime, network, storage
 from components.alicloud.context import AlicloudContext, lookup_context
 from components.alicloud.tags import encode_tags
@@ -19,6 +18,7 @@ from components.naming import bucket_name
 from components.spec import StackSpec
 from components.tagging import experiment_tags, retained
 from components.userdata import check_user_data, experiment_user_data
+from gpulease.core import vocabulary as v
 
 # A stand-in for the recorded deadline while checking tags before anything is registered (same length).
 _DEADLINE_PLACEHOLDER = "2000-01-01T00:00:00Z"

@@ -19,9 +19,9 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
-from components.errors import UserError
 from components.naming import scoped_name
 from components.spec import ExperimentSpec
+from gpulease.core.errors import UserError
 
 # Image families resolved to the newest matching public image that supports the instance type, and whether the
 # NVIDIA driver comes with it. Alibaba Cloud's public images carry no GPU driver: its documentation ("Create an

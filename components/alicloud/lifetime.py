@@ -12,8 +12,8 @@ from datetime import timedelta
 
 import pulumi
 
-from components import clock
-from components import vocabulary as v
+from gpulease.core import clock
+from gpulease.core import vocabulary as v
 
 
 def release_time(deadline_rfc3339: str) -> str:

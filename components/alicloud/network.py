@@ -8,11 +8,11 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_alicloud as alicloud
 
-from components import vocabulary as v
 from components.alicloud.context import AlicloudContext
-from components.errors import UserError
 from components.naming import scoped_name
 from components.spec import ExperimentSpec, SshSpec
+from gpulease.core import vocabulary as v
+from gpulease.core.errors import UserError
 
 # The VPC gpulease creates when the spec names none; one /24 vSwitch per zone inside it.
 VPC_CIDR = "10.42.0.0/16"

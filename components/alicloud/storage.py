@@ -14,9 +14,9 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
-from components.errors import UserError
 from components.naming import scoped_name, slug, stack_hash
 from components.spec import CheckpointSpec, ExperimentSpec
+from gpulease.core.errors import UserError
 
 # Disk categories ECS resizes online (alicloud_ecs_disk docs, argument ``type``).
 ONLINE_RESIZE_CATEGORIES = ("cloud_efficiency", "cloud_ssd", "cloud_essd")

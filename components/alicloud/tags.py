@@ -2,7 +2,7 @@
 
 The shared keys (``gpulease:owner`` ...) and values need no re-encoding on Alibaba Cloud: ECS and OSS accept
 colons in keys and ``@`` in values, and ``gpulease:`` is not a reserved prefix. So the reaper and the policy
-pack read Alibaba Cloud tags with the same ``components.vocabulary`` keys as on AWS. What differs are the
+pack read Alibaba Cloud tags with the same ``gpulease.core.vocabulary`` keys as on AWS. What differs are the
 limits (20 tags, 64-character keys on OSS, 128-character values, reserved ``aliyun``/``acs:`` prefixes): the spec
 refuses user input that breaks them, and ``encode_tags`` checks the final set, computed values included,
 before anything is registered.
@@ -14,8 +14,8 @@ from collections.abc import Mapping
 
 import pulumi
 
-from components import vocabulary as v
-from components.errors import UserError
+from gpulease.core import vocabulary as v
+from gpulease.core.errors import UserError
 
 
 class TagError(UserError):

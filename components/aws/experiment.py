@@ -8,7 +8,6 @@ import pulumi
 import pulumi_aws as aws
 
 from components import bootstrap
-from components import vocabulary as v
 from components.aws import identity, instance, lifetime, network, storage
 from components.aws.context import AwsContext, lookup_context
 from components.catalog import InstanceType, resolve_instance_type
@@ -18,6 +17,7 @@ from components.naming import bucket_name
 from components.spec import StackSpec
 from components.tagging import experiment_tags, retained
 from components.userdata import check_user_data, experiment_user_data
+from gpulease.core import vocabulary as v
 
 Placed = tuple[InstanceType, network.Placement, str]
 

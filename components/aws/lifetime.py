@@ -13,10 +13,10 @@ import json
 import pulumi
 import pulumi_aws as aws
 
-from components import vocabulary as v
 from components.aws.context import AwsContext
 from components.aws.identity import create_scheduler_role
 from components.naming import scoped_name
+from gpulease.core import vocabulary as v
 
 TERMINATE_TARGET = "arn:aws:scheduler:::aws-sdk:ec2:terminateInstances"
 

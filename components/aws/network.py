@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components import vocabulary as v
 from components.aws.context import AwsContext
-from components.errors import UserError
 from components.spec import ExperimentSpec, SshSpec
+from gpulease.core import vocabulary as v
+from gpulease.core.errors import UserError
 
 
 class PlacementError(UserError):

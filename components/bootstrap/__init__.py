@@ -31,9 +31,9 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from components import vocabulary as v
-from components.errors import UserError
 from components.spec import ExperimentSpec
+from gpulease.core import vocabulary as v
+from gpulease.core.errors import UserError
 
 SETTINGS_PATH = "/etc/gpulease/settings.json"
 MOUNT_POINT = "/data"

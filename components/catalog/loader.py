@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from components import inputfile
 from components.catalog import dating
 from components.catalog.models import Catalog, InstanceType, RegionPrices, Source
-from components.errors import UserError
+from gpulease.core import inputfile
+from gpulease.core.errors import UserError
 
 DATA_DIR = Path(__file__).parent
 BASE_FILES = (DATA_DIR / "instances.yaml", DATA_DIR / "prices.yaml")
@@ -117,7 +117,7 @@ def _load(stamps: tuple[tuple[str, int], ...]) -> Catalog:
 def _read(path: Path) -> tuple[dict[str, Any], dict[tuple[str, int], int]]:
     """The parsed document and the line of each row, so that an error can point at it.
 
-    Read through ``components.inputfile``: a regular UTF-8 file, size-capped, no aliases, tags or duplicate keys."""
+    Read through ``gpulease.core.inputfile``: a regular UTF-8 file, size-capped, no aliases, tags or duplicate keys."""
     try:
         doc = inputfile.load_yaml_document(path, what="catalog file", max_bytes=CATALOG_MAX_BYTES)
     except inputfile.InputFileError as exc:

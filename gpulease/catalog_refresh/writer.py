@@ -188,7 +188,7 @@ def _price(value: Any, where: str) -> None:
 
 
 class _Dumper(yaml.SafeDumper):
-    """Every value written out: the catalog loader refuses YAML anchors and aliases (components.inputfile)."""
+    """Every value written out: the catalog loader refuses YAML anchors and aliases (gpulease.core.inputfile)."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True

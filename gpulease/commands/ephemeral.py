@@ -14,8 +14,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from components import clock
-from components.errors import UserError
+from gpulease.core import clock
+from gpulease.core.errors import UserError
 from gpulease.ephemeral import naming, orchestrator, preflight
 from gpulease.ephemeral.backend import AutomationBackend, StackBackend
 from gpulease.ephemeral.channel import InstanceChannel, open_channel

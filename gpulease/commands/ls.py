@@ -12,8 +12,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from components import clock
-from components.vocabulary import TAG_EXPERIMENT, TAG_EXPIRES_AT, TAG_OWNER, TAG_RETAIN, TAG_RETAIN_UNTIL
+from gpulease.core import clock
+from gpulease.core.vocabulary import TAG_EXPERIMENT, TAG_EXPIRES_AT, TAG_OWNER, TAG_RETAIN, TAG_RETAIN_UNTIL
 from gpulease.inventory import aws
 from gpulease.inventory.options import add_cloud_options, clients_from_args, output_console, resolve_regions
 from gpulease.inventory.pricing import age_hours, hourly_price, spend_so_far

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from components.errors import UserError
 from gpulease import plan_report
+from gpulease.core.errors import UserError
 from gpulease.policy_runner import load_policy_config
 from gpulease.review import exit_code, review
 

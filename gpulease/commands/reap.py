@@ -11,7 +11,7 @@ from datetime import timedelta
 from rich.console import Console
 from rich.table import Table
 
-from components import clock
+from gpulease.core import clock
 from gpulease.inventory import aws
 from gpulease.inventory.acting import FAILED, KEPT, SweepReport
 from gpulease.inventory.aws import ALLOWED_ACCOUNTS_ENV, split_list

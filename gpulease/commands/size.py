@@ -12,7 +12,6 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from components import clock
 from components.catalog import OVERRIDES_ENV, CatalogError, load_catalog
 from components.catalog.freshness import DatedPrice, describe_catalog, stale
 from components.sizing import (
@@ -26,6 +25,7 @@ from components.sizing import (
     find_offers,
     model_shape,
 )
+from gpulease.core import clock
 from gpulease.price_notes import add_max_age_option, stale_json, stale_warning
 
 DEFAULT_REGION = {"aws": "us-east-1", "alicloud": "cn-hangzhou"}

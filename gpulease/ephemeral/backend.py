@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from pulumi import automation as auto
 from pulumi.automation import errors as auto_errors
 
-from components.errors import UserError
+from gpulease.core.errors import UserError
 from gpulease.render import PROJECT_ROOT
 
 MIN_PULUMI_CLI = (3, 170, 0)

@@ -12,9 +12,9 @@ from typing import Any
 
 import yaml
 
-from components.errors import UserError
 from components.spec import CONFIG_NAMESPACE, EXPERIMENT_KEY, SWEEP_KEY, ExperimentSpec, StackSpec, load_stack_spec
 from gpulease import stacks
+from gpulease.core.errors import UserError
 from gpulease.render import PROJECT_ROOT, load_stack_file
 
 EXPERIMENT = f"{CONFIG_NAMESPACE}:{EXPERIMENT_KEY}"

@@ -23,8 +23,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from components import vocabulary as v
-from components.errors import UserError
+from gpulease.core import vocabulary as v
+from gpulease.core.errors import UserError
 from gpulease.ephemeral import naming
 from gpulease.ephemeral.backend import StackBackend, StackExistsError, StackInfo, StackMissingError
 from gpulease.ephemeral.channel import InstanceChannel

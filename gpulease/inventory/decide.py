@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from components.vocabulary import TAG_EXPIRES_AT, TAG_RETAIN, TAG_RETAIN_UNTIL, is_managed, parse_rfc3339, rfc3339
+from gpulease.core.vocabulary import TAG_EXPIRES_AT, TAG_RETAIN, TAG_RETAIN_UNTIL, is_managed, parse_rfc3339, rfc3339
 from gpulease.inventory.resources import (
     Address,
     Image,

@@ -30,7 +30,6 @@ from pulumi_policy import (
 )
 
 from components import cost
-from components import vocabulary as v
 from components.catalog.freshness import (
     DEFAULT_MAX_PRICE_AGE_DAYS,
     REFRESH_HINT,
@@ -40,6 +39,7 @@ from components.catalog.freshness import (
 )
 from components.spec import EMAIL
 from components.taggable import is_taggable
+from gpulease.core import vocabulary as v
 from policies.guardrails import common as c
 
 

@@ -18,8 +18,8 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema
 from pulumi_policy.proxy import UnknownValueError
 
-from components import clock
-from components import vocabulary as v
+from gpulease.core import clock
+from gpulease.core import vocabulary as v
 
 # --- resource type tokens (engine form) ---------------------------------------------------------------
 AWS_INSTANCE = "aws:ec2/instance:Instance"
@@ -155,7 +155,7 @@ def as_number(value: Any) -> float | None:
 
 
 def now() -> datetime:
-    """The shared clock (``components.clock``), so an offline review can judge at the moment it rendered."""
+    """The shared clock (``gpulease.core.clock``), so an offline review can judge at the moment it rendered."""
     return clock.utcnow()
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
-from components import vocabulary as v
+from gpulease.core import vocabulary as v
 from policies.guardrails import common as c
 
 TCP = ("tcp", "6")

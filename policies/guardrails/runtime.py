@@ -28,7 +28,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components import vocabulary as v
+from gpulease.core import vocabulary as v
 from policies.guardrails import common as c
 
 GPU_INSTANCE_TYPES = (c.AWS_INSTANCE, c.AWS_SPOT_REQUEST, c.ALI_INSTANCE)

@@ -31,7 +31,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components import vocabulary as v
+from gpulease.core import vocabulary as v
 from policies.guardrails import buckets
 from policies.guardrails import common as c
 

@@ -38,7 +38,7 @@ from yaml.reader import Reader
 from yaml.resolver import Resolver
 from yaml.scanner import Scanner
 
-from components.errors import UserError
+from gpulease.core.errors import UserError
 
 DEFAULT_MAX_BYTES = 1024 * 1024
 """1 MiB: far above any stack file, catalog override or policy config, far below what could hurt."""
