@@ -6,8 +6,9 @@ import importlib
 
 import pulumi
 
-from components.catalog import CatalogError, resolve_instance_type
 from components.spec import SpecError, StackSpec
+from gpulease.core.catalog import CatalogError
+from gpulease.core.sizing.resolve import resolve_instance_type
 
 # cloud -> (module, component class, provider config namespace)
 CLOUDS: dict[str, tuple[str, str]] = {

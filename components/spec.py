@@ -20,18 +20,18 @@ from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     field_validator,
     model_validator,
 )
-from pydantic.alias_generators import to_camel
 
-from components import cloud_limits, sizing, ssh_keys
+from components import cloud_limits, ssh_keys
 from gpulease.core import clock
 from gpulease.core import vocabulary as v
 from gpulease.core.errors import UserError
+from gpulease.core.model import SpecModel
+from gpulease.core.sizing.resolve import GpuSpec
 
 CONFIG_NAMESPACE = "gpulease"
 EXPERIMENT_KEY = "experiment"
@@ -73,18 +73,6 @@ HOOK_MAX_LENGTH = 2048
 PATH_MAX_LENGTH = 1024
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        extra="forbid",
-        frozen=True,
-        # .inf / .nan are never a budget, a price or a size: NaN compares false with every limit and inf
-        # reaches the cloud as "inf".
-        allow_inf_nan=False,
-    )
-
-
 def _tag_safe(value: str, what: str) -> str:
     if not v.TAG_VALUE_PATTERN.match(value) or len(value) > v.TAG_VALUE_MAX_LEN:
         raise ValueError(
@@ -94,73 +82,7 @@ def _tag_safe(value: str, what: str) -> str:
     return value
 
 
-class FitSpec(_Model):
-    """A training (or inference) workload, sized by ``components.sizing`` to pick the instance type."""
-
-    params: str | float = Field(..., description="Model size: a preset (1B, 3B, 7B, 8B, 13B, 14B, 32B, 34B, 70B, 405B) or a count such as 7e9.")
-    method: Literal["full", "lora", "qlora"] = Field("lora", description="full fine-tuning, LoRA adapters, or LoRA on 4-bit base weights.")
-    precision: Literal["bf16", "fp16", "fp32"] = Field("bf16", description="Working precision (bf16/fp16: mixed precision).")
-    seq_len: int = Field(1024, ge=1, le=1_048_576, description="Tokens per sequence.")
-    batch: int = Field(1, ge=1, le=65536, description="Sequences per step, split across the GPUs.")
-    grad_checkpointing: bool = Field(False, description="Recompute activations in the backward pass.")
-    inference: bool = Field(False, description="Size for serving (weights + KV cache) instead of training.")
-    gpus: int | None = Field(None, ge=1, le=16, description="Pin the GPU count; otherwise any count that fits.")
-    lora_rank: int = Field(sizing.DEFAULT_LORA_RANK, ge=1, le=1024)
-    optimizer: Literal["adamw", "adamw-8bit"] = Field("adamw", description="AdamW, or 8-bit AdamW (bitsandbytes).")
-    master_weights: bool = Field(True, description="Keep an fp32 master copy in mixed precision; false for pure bf16.")
-    headroom: float = Field(sizing.DEFAULT_HEADROOM, ge=0, lt=0.9, description="Fraction of GPU memory kept free.")
-    hidden: int | None = Field(None, ge=64, description="Explicit shape: hidden size (with layers and heads).")
-    layers: int | None = Field(None, ge=1, le=1024)
-    heads: int | None = Field(None, ge=1, le=1024)
-    kv_heads: int | None = Field(None, ge=1, le=1024, description="Key/value heads (grouped-query attention).")
-
-    @field_validator("params")
-    @classmethod
-    def _params(cls, value: str | float) -> str | float:
-        if isinstance(value, str) and value.strip().upper() in sizing.PRESETS:
-            return value.strip().upper()
-        sizing.parse_params(value)
-        return value
-
-    @model_validator(mode="after")
-    def _shape(self) -> FitSpec:
-        try:
-            sizing.workload_from_fit(self)
-        except sizing.SizingError as exc:
-            raise ValueError(str(exc)) from None
-        return self
-
-
-class GpuSpec(_Model):
-    """Either an explicit instance type, or requirements resolved through the catalog."""
-
-    instance_type: str | None = Field(None, description="An explicit instance type, e.g. g5.xlarge or ecs.gn7i-c8g1.2xlarge.")
-    gpu_memory_gb: float | None = Field(None, gt=0, description="Memory per GPU, at least this many GB.")
-    count: int = Field(1, ge=1, le=16, description="Number of GPUs.")
-    model: str | None = Field(None, description="GPU model, e.g. A10G, L4, A100, H100, T4.")
-    fit: FitSpec | None = Field(
-        None,
-        description="Workload to size for, e.g. {params: 7B, method: lora, seqLen: 2048, batch: 4}; "
-        "resolved to the cheapest instance type in the region whose GPUs hold it.",
-    )
-
-    @model_validator(mode="after")
-    def _one_way(self) -> GpuSpec:
-        ways = [self.instance_type is not None, self.gpu_memory_gb is not None or self.model is not None, self.fit is not None]
-        if sum(ways) != 1:
-            raise ValueError(
-                "give exactly one of instanceType, requirements ({gpuMemoryGb, count, model}) or fit; "
-                "accepted: {instanceType: g5.xlarge} or {gpuMemoryGb: 24, count: 1} or {fit: {params: 7B, method: lora}}"
-            )
-        if self.instance_type is not None and not v.is_gpu_instance_type(self.instance_type):
-            raise ValueError(
-                f"instanceType {self.instance_type!r} carries no GPU; accepted: a GPU type such as g5.xlarge, "
-                "g6e.xlarge, p4de.24xlarge or ecs.gn7i-c8g1.2xlarge"
-            )
-        return self
-
-
-class SshSpec(_Model):
+class SshSpec(SpecModel):
     mode: Literal["ssh", "ssm", "cloud-assistant"] = Field(
         "ssh",
         description="ssh: inbound TCP 22 from allowedCidrs only. ssm (AWS) / cloud-assistant (Alibaba): no inbound rule at all.",
@@ -239,7 +161,7 @@ class SshSpec(_Model):
         return self
 
 
-class DataDiskSpec(_Model):
+class DataDiskSpec(SpecModel):
     size_gb: int = Field(100, ge=10, le=16384, description="Size of the data disk in GB.")
     type: str | None = Field(None, description="gp3 (AWS default) / cloud_essd (Alibaba default).")
     iops: int | None = Field(None, ge=100, le=256000)
@@ -250,12 +172,12 @@ class DataDiskSpec(_Model):
     kms_key_id: str | None = Field(None, description="A customer-managed key; the cloud's default key otherwise.")
 
 
-class TransitionSpec(_Model):
+class TransitionSpec(SpecModel):
     days: int = Field(..., ge=1)
     storage_class: str
 
 
-class LifecycleSpec(_Model):
+class LifecycleSpec(SpecModel):
     keep_days: int = Field(30, ge=1, le=3650, description="Expire checkpoints under the prefix after this many days.")
     noncurrent_versions_to_keep: int = Field(3, ge=0, le=100)
     noncurrent_days: int = Field(7, ge=1, le=3650, description="Noncurrent versions beyond those kept expire after this many days.")
@@ -273,7 +195,7 @@ class LifecycleSpec(_Model):
         return self
 
 
-class CheckpointSpec(_Model):
+class CheckpointSpec(SpecModel):
     enabled: bool = Field(True, description="false only for on-demand experiments.")
     bucket: str | None = Field(None, description="An existing bucket; a new one is created when omitted.")
     prefix: str = Field("checkpoints/", description="Key prefix for this experiment's checkpoints.")
@@ -335,19 +257,19 @@ class CheckpointSpec(_Model):
         return prefix if prefix.endswith("/") else prefix + "/"
 
 
-class ImageSpec(_Model):
+class ImageSpec(SpecModel):
     id: str | None = Field(None, description="An image id (ami-... / an Alibaba image id).")
     family: str | None = Field(None, description="A family resolved by lookup to the newest image.")
     root_disk_gb: int = Field(100, ge=30, le=2048)
 
 
-class NetworkSpec(_Model):
+class NetworkSpec(SpecModel):
     vpc_id: str | None = None
     subnet_id: str | None = Field(None, description="AWS subnet or Alibaba vSwitch id; the default VPC otherwise.")
     availability_zone: str | None = Field(None, description="Pin the zone; otherwise the first zone offering the type.")
 
 
-class WatchdogSpec(_Model):
+class WatchdogSpec(SpecModel):
     idle_gpu_percent: int = Field(5, ge=0, le=100, description="Below this GPU utilization the GPU counts as idle.")
     warn_minutes: int = Field(15, ge=0, le=240, description="Run the warning hook this long before the deadline.")
     warn_hook: str | None = Field(None, max_length=HOOK_MAX_LENGTH, description="Command run when the deadline is near.")
@@ -377,7 +299,7 @@ class WatchdogSpec(_Model):
         return path
 
 
-class ExperimentSpec(_Model):
+class ExperimentSpec(SpecModel):
     """One experiment: one GPU instance, one data disk, a checkpoint prefix."""
 
     name: str = Field(..., description="DNS-safe experiment name (lowercase letters, digits, hyphens).")
@@ -668,7 +590,7 @@ class _MultiFieldError(ValueError):
         self.problems = problems
 
 
-class SweepRun(_Model):
+class SweepRun(SpecModel):
     name: str = Field(..., description="Run name, appended to the base experiment name.")
     overrides: dict[str, Any] = Field(default_factory=dict, description="Keys of the experiment spec, merged over base.")
 
@@ -680,7 +602,7 @@ class SweepRun(_Model):
         return name
 
 
-class SweepSpec(_Model):
+class SweepSpec(SpecModel):
     base: dict[str, Any] = Field(..., description="An experiment spec shared by every run.")
     runs: list[SweepRun] = Field(..., min_length=1, max_length=256)
 
@@ -698,7 +620,7 @@ class SweepSpec(_Model):
 SWEEP_SHARED_FIELDS = ("cloud", "region", "ssh", "network", "owner", "project", "costCenter", "budgetUsd")
 
 
-class StackSpec(_Model):
+class StackSpec(SpecModel):
     """What a stack declares, normalised: ``experiments`` always holds the merged, validated runs."""
 
     stack: str

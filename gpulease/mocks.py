@@ -12,6 +12,8 @@ from typing import Any
 
 import pulumi
 
+from gpulease.core import resources as rt
+
 ACCOUNT_ID = "123456789012"
 ALICLOUD_ACCOUNT_ID = "1234567890123456"
 
@@ -487,30 +489,30 @@ def _ali_bucket_object(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
 
 
 _RESOURCES: dict[str, Any] = {
-    "aws:ec2/instance:Instance": _instance,
-    "aws:ebs/volume:Volume": _volume,
-    "aws:ec2/securityGroup:SecurityGroup": _sg,
-    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": _sg_rule,
-    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": _sg_rule,
+    rt.AWS_INSTANCE: _instance,
+    rt.AWS_VOLUME: _volume,
+    rt.AWS_SECURITY_GROUP: _sg,
+    rt.AWS_INGRESS_RULE: _sg_rule,
+    rt.AWS_EGRESS_RULE: _sg_rule,
     "aws:ec2/keyPair:KeyPair": _key_pair,
-    "aws:s3/bucket:Bucket": _bucket,
+    rt.AWS_BUCKET: _bucket,
     "aws:iam/role:Role": _role,
     "aws:iam/instanceProfile:InstanceProfile": _profile,
-    "aws:scheduler/schedule:Schedule": _schedule,
-    "time:index/static:Static": _static_time,
-    "alicloud:ecs/instance:Instance": _ali_instance,
-    "alicloud:ecs/ecsDisk:EcsDisk": _ali_disk,
+    rt.AWS_SCHEDULE: _schedule,
+    rt.TIME_STATIC: _static_time,
+    rt.ALI_INSTANCE: _ali_instance,
+    rt.ALI_ECS_DISK: _ali_disk,
     "alicloud:ecs/ecsDiskAttachment:EcsDiskAttachment": _ali_disk_attachment,
     "alicloud:ecs/securityGroup:SecurityGroup": _ali_id("sg"),
-    "alicloud:ecs/securityGroupRule:SecurityGroupRule": _ali_sg_rule,
+    rt.ALI_SECURITY_GROUP_RULE: _ali_sg_rule,
     "alicloud:ecs/ecsKeyPair:EcsKeyPair": _ali_key,
     "alicloud:ecs/keyPair:KeyPair": _ali_key,
     "alicloud:ecs/ramRoleAttachment:RamRoleAttachment": _ali_ram_role_attachment,
     "alicloud:vpc/network:Network": _ali_id("vpc"),
     "alicloud:vpc/switch:Switch": _ali_id("vsw"),
-    "alicloud:oss/bucket:Bucket": _ali_bucket,
-    "alicloud:oss/bucketAcl:BucketAcl": _ali_bucket_setting,
-    "alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock": _ali_bucket_setting,
+    rt.ALI_BUCKET: _ali_bucket,
+    rt.ALI_BUCKET_ACL: _ali_bucket_setting,
+    rt.ALI_BUCKET_PUBLIC_ACCESS_BLOCK: _ali_bucket_setting,
     "alicloud:oss/bucketPolicy:BucketPolicy": _ali_bucket_setting,
     "alicloud:oss/bucketObject:BucketObject": _ali_bucket_object,
     "alicloud:ram/role:Role": _ali_role,

@@ -10,11 +10,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from components.catalog.freshness import to_date
-from components.cost import ExperimentCost, StackCost, price_dates_used
+from gpulease.core import resources as rt
+from gpulease.core.catalog.freshness import to_date
+from gpulease.core.cost import ExperimentCost, StackCost, price_dates_used
 from gpulease.policy_runner import Violation
 from gpulease.review import StackReview, exit_code
-from policies.guardrails import common as types
 
 COMMENT_MARKER = "<!-- gpulease-plan -->"
 """First line of the pull-request comment; the workflow finds and updates the comment carrying it."""
@@ -23,17 +23,17 @@ MERMAID_MAX_NODES = 120
 
 # Properties worth a reviewer's eye, per resource type (JSON has every input).
 KEY_PROPERTIES: dict[str, tuple[str, ...]] = {
-    types.AWS_INSTANCE: ("instanceType", "instanceMarketOptions.marketType", "metadataOptions.httpTokens",
+    rt.AWS_INSTANCE: ("instanceType", "instanceMarketOptions.marketType", "metadataOptions.httpTokens",
                          "rootBlockDevice.encrypted"),
-    types.AWS_VOLUME: ("size", "type", "encrypted", "availabilityZone"),
-    types.AWS_INGRESS_RULE: ("cidrIpv4", "cidrIpv6", "fromPort", "toPort"),
-    types.AWS_BUCKET: ("bucket", "forceDestroy"),
-    types.AWS_SCHEDULE: ("scheduleExpression", "actionAfterCompletion"),
-    types.ALI_INSTANCE: ("instanceType", "spotStrategy", "autoReleaseTime", "httpTokens"),
-    types.ALI_ECS_DISK: ("size", "category", "encrypted", "deleteWithInstance"),
-    types.ALI_SECURITY_GROUP_RULE: ("type", "ipProtocol", "portRange", "cidrIp"),
-    types.ALI_BUCKET: ("bucket", "acl"),
-    "time:index/static:Static": ("rfc3339",),
+    rt.AWS_VOLUME: ("size", "type", "encrypted", "availabilityZone"),
+    rt.AWS_INGRESS_RULE: ("cidrIpv4", "cidrIpv6", "fromPort", "toPort"),
+    rt.AWS_BUCKET: ("bucket", "forceDestroy"),
+    rt.AWS_SCHEDULE: ("scheduleExpression", "actionAfterCompletion"),
+    rt.ALI_INSTANCE: ("instanceType", "spotStrategy", "autoReleaseTime", "httpTokens"),
+    rt.ALI_ECS_DISK: ("size", "category", "encrypted", "deleteWithInstance"),
+    rt.ALI_SECURITY_GROUP_RULE: ("type", "ipProtocol", "portRange", "cidrIp"),
+    rt.ALI_BUCKET: ("bucket", "acl"),
+    rt.TIME_STATIC: ("rfc3339",),
 }
 LEVEL_ORDER = ("mandatory", "remediate", "advisory")
 

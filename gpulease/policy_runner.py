@@ -13,7 +13,8 @@ SDK change fails loudly instead of silently skipping policies.
 
 What the CLI does around the server is reproduced here too: config resolution (schema defaults, the pack's
 levels, ``all``, per-policy levels and properties, JSON Schema validation of properties) and one offline-only
-check the analyzer protocol cannot carry (``retainOnDelete`` against the ``gpulease:retain`` tag).
+check the analyzer protocol cannot carry (``retainOnDelete`` against the ``gpulease:retain`` tag), whose rule
+lives in the pack (``policies.guardrails.storage.retention_option_problem``).
 """
 
 from __future__ import annotations
@@ -33,10 +34,9 @@ from pulumi_policy import policy as sdk_policy
 from pulumi_policy.version import VERSION as SDK_VERSION
 
 from gpulease.core import clock, inputfile
-from gpulease.core import vocabulary as v
 from gpulease.core.errors import UserError
 from gpulease.render import CapturedResource, Rendering
-from policies.guardrails import common as guardrails
+from policies.guardrails import storage
 
 PINNED_SDK_VERSION = "1.21.0"
 PACK_VERSION = "0.1.0"
@@ -238,22 +238,22 @@ class PolicyRunner:
             result.not_applicable.append((na.policy_name, default_urn or "", na.reason))
 
     def _retention_option_check(self, rendering: Rendering, result: PolicyResult) -> None:
-        """``gpulease:retain=true`` must come with retain_on_delete (or protect): the analyzer cannot see it."""
-        lvl = self.levels.get("data-disk-retained")
+        """The half of ``data-disk-retained`` the analyzer cannot see (``storage.retention_option_problem``)."""
+        lvl = self.levels.get(storage.data_disk_retained.name)
         if lvl in (None, "disabled"):
             return
-        description = next(p.description for p in self.policies if p.name == "data-disk-retained")
+        description = storage.data_disk_retained.description
         for res in rendering.resources:
-            if res.type not in guardrails.DATA_DISK_TYPES:
-                continue
-            tags = res.inputs.get("tags") or {}
-            if str(tags.get(v.TAG_RETAIN, "")).lower() == "true" and not (res.retain_on_delete or res.protect):
+            problem = storage.retention_option_problem(
+                res.type, res.name, res.inputs.get("tags") or {}, retain_on_delete=res.retain_on_delete,
+                protect=res.protect,
+            )
+            if problem is not None:
                 result.violations.append(
                     Violation(
-                        policy="data-disk-retained",
+                        policy=storage.data_disk_retained.name,
                         level="mandatory" if lvl == "remediate" else lvl,
-                        message=f"{description}\n{guardrails.display(res.type, res.name)} is tagged {v.TAG_RETAIN}=true "
-                        "but registered without retain_on_delete or protect: pulumi destroy would delete it",
+                        message=f"{description}\n{problem}",
                         urn=res.urn,
                         resource_type=res.type,
                         resource_name=res.name,

@@ -6,7 +6,7 @@ import argparse
 from datetime import datetime
 from typing import Any
 
-from components.catalog.freshness import (
+from gpulease.core.catalog.freshness import (
     DEFAULT_MAX_PRICE_AGE_DAYS,
     REFRESH_HINT,
     DatedPrice,

@@ -12,9 +12,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from components.cost import StackCost, estimate_resources
 from gpulease import stacks
 from gpulease.core import clock
+from gpulease.core.cost import StackCost, estimate_resources
 from gpulease.core.errors import UserError
 from gpulease.policy_runner import PolicyResult, PolicyRunner
 from gpulease.render import PROJECT_ROOT, Rendering, load_stack_file, render

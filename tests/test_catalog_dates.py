@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from components.catalog import OVERRIDES_ENV, CatalogError, load_catalog
-from components.catalog.freshness import describe_catalog, shipped_as_of
+from gpulease.core.catalog import OVERRIDES_ENV, CatalogError, load_catalog
+from gpulease.core.catalog.freshness import describe_catalog, shipped_as_of
 
 SHIPPED = date(2025, 6, 1)
 FRESH = date(2026, 11, 30)

@@ -11,13 +11,13 @@ from datetime import UTC, datetime
 import pytest
 import yaml
 
-from components.catalog import OVERRIDES_ENV, load_catalog
 from gpulease.catalog_refresh.alicloud import AlicloudRefresh
 from gpulease.catalog_refresh.fetched import Fetched
 from gpulease.catalog_refresh.run import Plan
 from gpulease.cli import main
 from gpulease.commands import catalog as catalog_command
 from gpulease.core import clock
+from gpulease.core.catalog import OVERRIDES_ENV, load_catalog
 from tests._alicloud_inventory_support import ali, ali_server, offline_credentials  # noqa: F401  (fixtures)
 from tests._alicloud_price_support import PriceBook, install_prices, instance_type
 

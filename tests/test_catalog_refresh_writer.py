@@ -12,9 +12,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.catalog import load_catalog
 from gpulease.catalog_refresh import changes, writer
 from gpulease.catalog_refresh.fetched import Fetched, NewType, RejectedPriceError, accept
+from gpulease.core.catalog import load_catalog
 
 TODAY = date(2026, 11, 30)
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

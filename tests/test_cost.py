@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from components.catalog import HOURS_PER_MONTH, OVERRIDES_ENV, load_catalog
-from components.cost import estimate_resources, region_from_zone
 from gpulease.cli import main
 from gpulease.commands.cost import stack_cost
 from gpulease.core import vocabulary as v
+from gpulease.core.catalog import HOURS_PER_MONTH, OVERRIDES_ENV, load_catalog
+from gpulease.core.cost import estimate_resources, region_from_zone
 from gpulease.render import render_stack_file
 from tests.conftest import FIXED_NOW, STACKS_DIR
 

@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from components.catalog import load_catalog
 from gpulease.cli import main
+from gpulease.core.catalog import load_catalog
 from gpulease.core.vocabulary import TAG_MANAGED_BY, TAG_RETAIN, rfc3339
 from gpulease.inventory.collect import Instance, collect_region
 from gpulease.inventory.pricing import hourly_price, spend_so_far

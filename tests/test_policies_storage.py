@@ -81,6 +81,21 @@ def test_bucket_without_public_access_block_and_with_public_acl():
     ]
 
 
+def test_a_bucket_registered_under_its_earlier_name_is_judged_like_a_bucket():
+    """``aws.s3.BucketV2`` (the same bucket resource under pulumi_aws's earlier name) is priced by the cost model and
+    judged by the pack alike: both read the one list of bucket types (gpulease.core.resources.BUCKET_TYPES)."""
+    bucket = res("aws:s3/bucketV2:BucketV2", "old", {"bucket": "old", "tags": tags(retain="true")}, retain_on_delete=True)
+    assert found(analyze(bucket), "bucket-public-access-blocked") == [
+        ("bucket-public-access-blocked", "mandatory", "old",
+         "BucketV2 'old' has no public access block; accepted: a BucketPublicAccessBlock for it in the stack"),
+    ]
+    assert [h[2] for h in found(analyze(bucket), "bucket-lifecycle-required")] == ["old"]
+    pab = res("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "old-pab",
+              {"bucket": "old", "blockPublicAcls": True, "blockPublicPolicy": True, "ignorePublicAcls": True,
+               "restrictPublicBuckets": True})
+    assert found(analyze(bucket, pab), "bucket-public-access-blocked") == []
+
+
 def test_partial_public_access_block_names_the_missing_flags():
     parts = checkpoint_bucket()
     pab = parts[1]

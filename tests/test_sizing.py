@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.catalog import Catalog, InstanceType
-from components.sizing import (
+from gpulease.cli import main
+from gpulease.core.catalog import Catalog, InstanceType
+from gpulease.core.sizing import (
     GB,
     PRESETS,
     SizingError,
@@ -20,14 +21,13 @@ from components.sizing import (
     model_shape,
     parse_params,
 )
-from gpulease.cli import main
 
 SEVEN_B = model_shape("7B")
 
 
 def test_presets_reproduce_published_parameter_counts():
     # The presets' shapes add up to their published sizes (within 1 %: biases and norms are left out).
-    from components.sizing import shape_params
+    from gpulease.core.sizing import shape_params
 
     for name, shape in PRESETS.items():
         assert abs(shape_params(shape) - shape.params) / shape.params < 0.01, name
@@ -179,7 +179,7 @@ def test_multi_gpu_fits_over_pcie_carry_a_warning():
 
 
 def load_real() -> Catalog:
-    from components.catalog import load_catalog
+    from gpulease.core.catalog import load_catalog
 
     return load_catalog([])
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog import OVERRIDES_ENV, CatalogError, resolve_instance_type
 from components.spec import GpuSpec, SpecError, load_stack_spec
+from gpulease.core.catalog import OVERRIDES_ENV, CatalogError
+from gpulease.core.sizing.resolve import resolve_instance_type
 from tests.conftest import experiment, render_experiment
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -86,3 +87,25 @@ def test_a_fit_nothing_holds_is_a_clear_error_and_nothing_is_created():
     r = render_experiment(experiment(gpu={"fit": {"params": "70B", "method": "full", "gpus": 1}}))
     assert r.error is not None and "gpu.fit: no aws instance type" in r.error
     assert not r.of_type(INSTANCE)
+
+
+def test_the_workload_is_defined_once_and_the_spec_and_the_command_follow_it():
+    """``Workload`` lists the settings of a workload and their defaults; the spec's gpu.fit and ``gpulease size``
+    take both from it, so a new setting or a changed default reaches all three or the spec refuses to build."""
+    from gpulease.cli import build_parser
+    from gpulease.core.sizing import WORKLOAD_SETTINGS, FitSpec
+    from gpulease.core.sizing.workload import default
+
+    command_only = {"flash_attention"}  # the attention kernel is a property of the run, not of the stack's sizing
+    for name in WORKLOAD_SETTINGS:
+        if name not in command_only:
+            assert FitSpec.model_fields[name].default == default(name), name
+    size = build_parser()._subparsers._group_actions[0].choices["size"]
+    options = {action.dest: action.default for action in size._actions}
+    assert {name: options[name] for name in WORKLOAD_SETTINGS} == {name: default(name) for name in WORKLOAD_SETTINGS}
+    fit = FitSpec.model_validate({"params": "7B", "method": "full", "seqLen": 2048, "batch": 4, "gradCheckpointing": True,
+                                  "loraRank": 8, "optimizer": "adamw-8bit", "masterWeights": False, "precision": "fp16"})
+    workload = fit.workload()
+    assert (workload.method, workload.seq_len, workload.batch, workload.grad_checkpointing, workload.lora_rank,
+            workload.optimizer, workload.master_weights, workload.precision, workload.flash_attention) == (
+        "full", 2048, 4, True, 8, "adamw-8bit", False, "fp16", True)

@@ -11,7 +11,6 @@ from components import bootstrap
 from components.alicloud import identity, instance, lifetime, network, storage
 from components.alicloud.context import AlicloudContext, lookup_context
 from components.alicloud.tags import encode_tags
-from components.catalog import InstanceType, resolve_instance_type
 from components.deadline import record_deadline
 from components.experiment_outputs import checkpoint_prefix, experiment_outputs
 from components.naming import bucket_name
@@ -19,6 +18,8 @@ from components.spec import StackSpec
 from components.tagging import experiment_tags, retained
 from components.userdata import check_user_data, experiment_user_data
 from gpulease.core import vocabulary as v
+from gpulease.core.catalog import InstanceType
+from gpulease.core.sizing.resolve import resolve_instance_type
 
 # A stand-in for the recorded deadline while checking tags before anything is registered (same length).
 _DEADLINE_PLACEHOLDER = "2000-01-01T00:00:00Z"

@@ -10,7 +10,6 @@ import pulumi_aws as aws
 from components import bootstrap
 from components.aws import identity, instance, lifetime, network, storage
 from components.aws.context import AwsContext, lookup_context
-from components.catalog import InstanceType, resolve_instance_type
 from components.deadline import record_deadline
 from components.experiment_outputs import checkpoint_prefix, experiment_outputs
 from components.naming import bucket_name
@@ -18,6 +17,8 @@ from components.spec import StackSpec
 from components.tagging import experiment_tags, retained
 from components.userdata import check_user_data, experiment_user_data
 from gpulease.core import vocabulary as v
+from gpulease.core.catalog import InstanceType
+from gpulease.core.sizing.resolve import resolve_instance_type
 
 Placed = tuple[InstanceType, network.Placement, str]
 

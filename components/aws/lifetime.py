@@ -16,9 +16,8 @@ import pulumi_aws as aws
 from components.aws.context import AwsContext
 from components.aws.identity import create_scheduler_role
 from components.naming import scoped_name
+from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
-
-TERMINATE_TARGET = "arn:aws:scheduler:::aws-sdk:ec2:terminateInstances"
 
 
 def at_expression(deadline_rfc3339: str) -> str:
@@ -46,7 +45,7 @@ def create_termination_schedule(
         action_after_completion="DELETE",
         state="ENABLED",
         target={
-            "arn": TERMINATE_TARGET,
+            "arn": rt.TERMINATE_TARGET,
             "role_arn": role.arn,
             "input": instance.id.apply(lambda iid: json.dumps({"InstanceIds": [iid]})),
             "retry_policy": {"maximum_event_age_in_seconds": 86400, "maximum_retry_attempts": 185},

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from components.catalog import Catalog
 from gpulease.catalog_refresh.fetched import Fetched
+from gpulease.core.catalog import Catalog
 
 if TYPE_CHECKING:
     from gpulease.inventory.alicloud_clients import AlicloudClients

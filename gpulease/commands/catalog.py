@@ -18,13 +18,13 @@ from pathlib import Path
 
 from rich.console import Console
 
-from components.catalog import Catalog, CatalogError, load_catalog
-from components.catalog.freshness import describe_catalog
 from gpulease.catalog_refresh import changes, writer
 from gpulease.catalog_refresh.fetched import Fetched
 from gpulease.catalog_refresh.run import CLOUDS, DEFAULT_PRICING_REGION, PRICING_REGIONS, Plan, default_regions, refresh
 from gpulease.commands.size import catalog_overrides, wide_console
 from gpulease.core import clock
+from gpulease.core.catalog import Catalog, CatalogError, load_catalog
+from gpulease.core.catalog.freshness import describe_catalog
 from gpulease.core.errors import UserError
 
 REGION = re.compile(r"^[a-z]{2}(?:-gov)?-[a-z]+(?:-\d+)?$")

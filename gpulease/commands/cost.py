@@ -13,11 +13,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from components.catalog.freshness import line_prices, stale
-from components.cost import SHARED, StackCost, estimate_resources
 from gpulease import stacks
 from gpulease.commands.size import catalog_overrides, wide_console
 from gpulease.core import clock
+from gpulease.core.catalog.freshness import line_prices, stale
+from gpulease.core.cost import SHARED, StackCost, estimate_resources
 from gpulease.core.errors import UserError
 from gpulease.price_notes import add_max_age_option, stale_json, stale_warning
 from gpulease.render import PROJECT_ROOT, Rendering, load_stack_file, render

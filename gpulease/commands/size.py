@@ -12,20 +12,21 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from components.catalog import OVERRIDES_ENV, CatalogError, load_catalog
-from components.catalog.freshness import DatedPrice, describe_catalog, stale
-from components.sizing import (
+from gpulease.core import clock
+from gpulease.core.catalog import OVERRIDES_ENV, CatalogError, load_catalog
+from gpulease.core.catalog.freshness import DatedPrice, describe_catalog, stale
+from gpulease.core.sizing import (
     DEFAULT_HEADROOM,
-    DEFAULT_LORA_RANK,
     METHODS,
     OPTIMIZERS,
     PRECISIONS,
+    WORKLOAD_SETTINGS,
     Workload,
     estimate,
     find_offers,
     model_shape,
 )
-from gpulease.core import clock
+from gpulease.core.sizing.workload import default
 from gpulease.price_notes import add_max_age_option, stale_json, stale_warning
 
 DEFAULT_REGION = {"aws": "us-east-1", "alicloud": "cn-hangzhou"}
@@ -53,22 +54,28 @@ def register(sub: argparse._SubParsersAction) -> None:
         "and list the catalog's instance types that hold it with headroom, cheapest first.",
     )
     p.add_argument("--params", required=True, help="model size: a preset (1B 3B 7B 8B 13B 14B 32B 34B 70B 405B) or e.g. 7e9")
-    p.add_argument("--method", choices=METHODS, default="lora")
-    p.add_argument("--precision", choices=PRECISIONS, default="bf16")
-    p.add_argument("--seq-len", type=_positive, default=1024, help="tokens per sequence (default 1024)")
-    p.add_argument("--batch", type=_positive, default=1, help="sequences per step, split across GPUs (default 1)")
+    # The workload's options: one per setting of ``Workload``, named and defaulted after it (see _run).
+    p.add_argument("--method", choices=METHODS, default=default("method"))
+    p.add_argument("--precision", choices=PRECISIONS, default=default("precision"))
+    p.add_argument("--seq-len", type=_positive, default=default("seq_len"),
+                   help=f"tokens per sequence (default {default('seq_len')})")
+    p.add_argument("--batch", type=_positive, default=default("batch"),
+                   help=f"sequences per step, split across GPUs (default {default('batch')})")
     p.add_argument("--gpus", type=_positive, help="only instance types with this many GPUs")
-    p.add_argument("--grad-checkpointing", action="store_true", help="recompute activations in the backward pass")
-    p.add_argument("--inference", action="store_true", help="size for serving: weights + KV cache")
+    p.add_argument("--grad-checkpointing", action="store_true", default=default("grad_checkpointing"),
+                   help="recompute activations in the backward pass")
+    p.add_argument("--inference", action="store_true", default=default("inference"),
+                   help="size for serving: weights + KV cache")
     p.add_argument("--cloud", choices=tuple(DEFAULT_REGION), default="aws")
     p.add_argument("--region", help="price region (default: us-east-1 on aws, cn-hangzhou on alicloud)")
-    p.add_argument("--lora-rank", type=_positive, default=DEFAULT_LORA_RANK)
+    p.add_argument("--lora-rank", type=_positive, default=default("lora_rank"))
     p.add_argument("--headroom", type=float, default=DEFAULT_HEADROOM, help="fraction of GPU memory kept free (default 0.1)")
-    p.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw", help="adamw, or adamw-8bit (bitsandbytes)")
-    p.add_argument(
-        "--no-master-weights", action="store_true", help="pure bf16 training: no fp32 master copy of the weights"
-    )
-    p.add_argument("--eager-attention", action="store_true", help="attention without FlashAttention/SDPA (stores scores)")
+    p.add_argument("--optimizer", choices=OPTIMIZERS, default=default("optimizer"),
+                   help="adamw, or adamw-8bit (bitsandbytes)")
+    p.add_argument("--no-master-weights", dest="master_weights", action="store_false", default=default("master_weights"),
+                   help="pure bf16 training: no fp32 master copy of the weights")
+    p.add_argument("--eager-attention", dest="flash_attention", action="store_false", default=default("flash_attention"),
+                   help="attention without FlashAttention/SDPA (stores scores)")
     shape = p.add_argument_group("explicit model shape (instead of, or on top of, a preset)")
     shape.add_argument("--hidden", type=_positive)
     shape.add_argument("--layers", type=_positive)
@@ -124,19 +131,7 @@ def _run(args: argparse.Namespace) -> int:
         shape = model_shape(args.params, hidden=args.hidden, layers=args.layers, heads=args.heads, kv_heads=args.kv_heads)
     except ValueError as exc:
         raise CatalogError(f"--params: {exc}") from None
-    workload = Workload(
-        shape=shape,
-        method=args.method,
-        precision=args.precision,
-        seq_len=args.seq_len,
-        batch=args.batch,
-        grad_checkpointing=args.grad_checkpointing,
-        inference=args.inference,
-        lora_rank=args.lora_rank,
-        flash_attention=not args.eager_attention,
-        optimizer=args.optimizer,
-        master_weights=not args.no_master_weights,
-    )
+    workload = Workload(shape=shape, **{name: getattr(args, name) for name in WORKLOAD_SETTINGS})
     catalog = load_catalog()
     region = args.region or DEFAULT_REGION[args.cloud]
     if region not in catalog.regions_of(args.cloud):

@@ -160,9 +160,9 @@ def render_check(cfg: EphemeralConfig) -> None:
 
 def rendered_cost(cfg: EphemeralConfig) -> dict[str, float] | None:
     """Hourly and worst-case cost of what the stack will create: its program rendered offline (under mocks) and
-    priced by ``components.cost``. None when it cannot be estimated; an estimate never fails a run."""
+    priced by ``gpulease.core.cost``. None when it cannot be estimated; an estimate never fails a run."""
     try:
-        from components.cost import estimate_resources
+        from gpulease.core.cost import estimate_resources
         from gpulease.render import render
 
         rendering = render(cfg.config, stack=cfg.stack)

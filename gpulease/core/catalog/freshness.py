@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from components.catalog.loader import BASE_FILES, load_catalog
-from components.catalog.models import Catalog
+from gpulease.core.catalog.loader import BASE_FILES, load_catalog
+from gpulease.core.catalog.models import Catalog
 
 DEFAULT_MAX_PRICE_AGE_DAYS = 30
 """Spot prices move by the hour and list prices every few months; a month-old number is a reasonable bound."""
@@ -79,7 +79,7 @@ def describe_catalog(catalog: Catalog) -> str:
 
 
 def line_prices(lines: Iterable[object], region: str | None) -> list[DatedPrice]:
-    """The dated prices behind cost lines (``components.cost.CostLine``): each line's rate, and the on-demand cap of a
+    """The dated prices behind cost lines (``gpulease.core.cost.CostLine``): each line's rate, and the on-demand cap of a
     spot line priced at its current spot price."""
     where = f" in {region}" if region else ""
     found = []

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.catalog.models import MAP_ITEMS, SCALAR_ITEMS
+from gpulease.core.catalog.models import MAP_ITEMS, SCALAR_ITEMS
 
 INSTANCE_DATED = {"prices": "pricesAsOf", "spotPrices": "spotPricesAsOf"}
 """Instance rows: price map -> the map of its dates (same keys)."""

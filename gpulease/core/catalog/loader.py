@@ -3,7 +3,7 @@
 An override file has the shape of the shipped files (``sources``, ``instances``, ``regions``, any of them). A row
 naming a known instance type (cloud + type) or region (cloud + region) changes only the fields it gives
 (``prices`` merge region by region, ``spotPrices`` zone by zone); any other row is a new one and must be complete.
-The prices an override gives take its date; the others keep theirs (``components.catalog.dating``). Every row is
+The prices an override gives take its date; the others keep theirs (``gpulease.core.catalog.dating``). Every row is
 validated; a malformed one raises ``CatalogError`` naming the file, the line and the row.
 """
 
@@ -17,9 +17,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from components.catalog import dating
-from components.catalog.models import Catalog, InstanceType, RegionPrices, Source
 from gpulease.core import inputfile
+from gpulease.core.catalog import dating
+from gpulease.core.catalog.models import Catalog, InstanceType, RegionPrices, Source
 from gpulease.core.errors import UserError
 
 DATA_DIR = Path(__file__).parent

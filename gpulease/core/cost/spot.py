@@ -2,7 +2,7 @@
 
 - On-demand: the region's on-demand price, both expected and worst case.
 - Spot: the worst case is the stack's cap (``maxPrice`` / ``spotPriceLimit``), else the on-demand price (the
-  cost model's worst-case rule, ``components.cost``). The expected rate is the current spot price of the
+  cost model's worst-case rule, ``gpulease.core.cost``). The expected rate is the current spot price of the
   instance's zone when a refresh recorded it; when the zone is not known (or not priced), the highest current
   price among the region's priced zones (the instance may land in any of them); with no current prices at all,
   the on-demand price less the family's typical discount (an estimate).
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from components.catalog.models import InstanceType
+from gpulease.core import resources as rt
+from gpulease.core.catalog.models import InstanceType
 
 ZONE_INPUTS = ("availabilityZone", "zoneId")
-DISK_TYPES = ("aws:ebs/volume:Volume", "alicloud:ecs/ecsDisk:EcsDisk", "alicloud:ecs/disk:Disk")
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def experiment_zones(resources: Iterable[tuple[str, Mapping[str, Any], str]]) ->
     """Experiment -> the one zone its data disks name, from ``(type, inputs, experiment)`` triples."""
     found: dict[str, set[str]] = {}
     for type_, inputs, experiment in resources:
-        if type_ in DISK_TYPES and (zone := _zone(inputs)):
+        if type_ in rt.DATA_DISK_TYPES and (zone := _zone(inputs)):
             found.setdefault(experiment, set()).add(zone)
     return {exp: zones.pop() for exp, zones in found.items() if len(zones) == 1}
 
