@@ -67,7 +67,7 @@ DEADLINE_YEARS = (2000, 2999)
 """expiresAt years accepted: far outside them the date arithmetic of a deadline overflows (year 9999 + offset)."""
 
 
-# Hooks and the busy marker travel in the instance's user-data, which every cloud caps (see components/bootstrap):
+# Hooks and the busy marker travel in the instance's user-data, which every cloud caps (see components/userdata):
 # bounded here so that the largest spec accepted still leaves user-data a quarter under the cloud's limit.
 HOOK_MAX_LENGTH = 2048
 PATH_MAX_LENGTH = 1024

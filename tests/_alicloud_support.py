@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from components.bootstrap import decode_user_data
+from components.userdata import decode_user_data
 from gpulease.render import CapturedResource, Rendering, render
 from tests.conftest import FIXED_NOW, experiment
 

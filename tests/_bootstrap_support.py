@@ -19,8 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from components.bootstrap import watchdog
 from gpulease.core import vocabulary as v
+from instance import watchdog
 
 DEADLINE_EPOCH = 1_796_112_000.0  # 2026-12-01T08:00:00Z
 TOKEN = "AQAEAtest-token=="
@@ -402,7 +402,7 @@ def make_boot_rig(
 ) -> BootRig:
     """Link ``device`` where the bootstrap looks for ``disk_id``; stand-ins for nvidia-smi and the cloud CLI, and
     (unless asked for the real thing) for mount and mkfs.ext4, which record their arguments."""
-    from components.bootstrap import instance_setup
+    from instance import instance_setup
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)

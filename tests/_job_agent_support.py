@@ -30,11 +30,11 @@ from typing import Any
 import boto3
 from moto.server import ThreadedMotoServer
 
-from components.bootstrap import JOB_COMMANDS, JobAgentSettings
+from components.userdata import JOB_COMMANDS, JobAgentSettings
 from tests._bootstrap_support import executable
 
 ROOT = Path(__file__).resolve().parent.parent
-AGENT = ROOT / "components" / "bootstrap" / "job_agent.py"
+AGENT = ROOT / "instance" / "job_agent.py"
 BUCKET = "gpulease-ci-agent"
 PREFIX = "ckpt/"
 CHECKPOINT_URI = f"s3://{BUCKET}/{PREFIX}"

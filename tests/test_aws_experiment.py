@@ -9,9 +9,9 @@ from datetime import timedelta
 import pytest
 
 from components.aws.instance import AMI_FAMILIES, nvidia_driver
-from components.bootstrap import decode_user_data
 from components.spec import ExperimentSpec
 from components.taggable import is_taggable
+from components.userdata import decode_user_data
 from gpulease.core import vocabulary as v
 from gpulease.mocks import ACCOUNT_ID, CloudMocks, _subnet_id
 from tests.conftest import FIXED_NOW, experiment, render_experiment

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from components.bootstrap import SYNC_COMMANDS, cloud_access
+from components.userdata import SYNC_COMMANDS
+from instance import cloud_access
 from tests._bootstrap_support import ALI_CREDENTIALS, TOKEN, MetadataServer, MetadataState
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from components.bootstrap import instance_setup as setup
+from instance import instance_setup as setup
 from tests._bootstrap_support import MetadataServer, MetadataState, blank_image, events, ext4_image, make_boot_rig
 
 SCRIPT = Path(setup.__file__)

@@ -22,10 +22,10 @@ from botocore.auth import S3SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from components import bootstrap
+from components import userdata
 from tests._bootstrap_support import ALI_CREDENTIALS, AWS_CREDENTIALS, MetadataServer, MetadataState
 
-LOADER = Path(bootstrap.__file__).parent / "fetch_tools.py"
+LOADER = userdata.INSTANCE_DIR / "fetch_tools.py"
 BUCKET = "gpulease-ckpt-test"
 REGIONS = {"aws": "us-east-1", "alicloud": "cn-hangzhou"}
 
@@ -103,14 +103,14 @@ class ObjectStore:
 @pytest.fixture(params=["aws", "alicloud"])
 def world(request, tmp_path: Path) -> Iterator[tuple[str, ObjectStore, MetadataState, dict]]:
     cloud = request.param
-    key = bootstrap.tools_key("ckpt/")
-    store = ObjectStore(cloud, {key: bootstrap.tools_bundle().encode()})
+    key = userdata.tools_key("ckpt/")
+    store = ObjectStore(cloud, {key: userdata.tools_bundle().encode()})
     state = MetadataState(cloud=cloud)
     with MetadataServer(state) as server:
         settings = {
             "cloud": cloud,
             "metadata_url": server.url,
-            "tools": {"bucket": BUCKET, "key": key, "region": REGIONS[cloud], "sha256": bootstrap.tools_sha256(),
+            "tools": {"bucket": BUCKET, "key": key, "region": REGIONS[cloud], "sha256": userdata.tools_sha256(),
                       "endpoint": store.url},
         }
         yield cloud, store, state, settings
@@ -131,10 +131,10 @@ def test_the_loader_installs_the_bundle_with_a_signed_request_and_the_token(tmp_
     assert done.returncode == 0, done.stderr
     installed = sorted(p.name for p in (tmp_path / "opt").iterdir())
     assert installed == [".tools-sha256", "cloud_access.py", "instance_setup.py", "job_agent.py", "watchdog.py"]
-    files = json.loads(bootstrap.tools_bundle())["files"]
+    files = json.loads(userdata.tools_bundle())["files"]
     assert all((tmp_path / "opt" / name).read_text() == text for name, text in files.items())
     assert len(store.requests) == 1 and state.refused == []
-    assert f"installed cloud_access.py, instance_setup.py, job_agent.py, watchdog.py ({bootstrap.tools_sha256()[:12]})" in done.stderr
+    assert f"installed cloud_access.py, instance_setup.py, job_agent.py, watchdog.py ({userdata.tools_sha256()[:12]})" in done.stderr
     # Installed and matching: the next service start reads nothing.
     again = fetch(tmp_path, settings)
     assert again.returncode == 0 and "already installed" in again.stderr and len(store.requests) == 1
@@ -142,10 +142,10 @@ def test_the_loader_installs_the_bundle_with_a_signed_request_and_the_token(tmp_
 
 def test_a_bundle_whose_hash_differs_is_refused(tmp_path: Path, world) -> None:
     _, store, _, settings = world
-    store.objects[settings["tools"]["key"]] = bootstrap.tools_bundle().encode().replace(b"shutdown", b"shutd0wn")
+    store.objects[settings["tools"]["key"]] = userdata.tools_bundle().encode().replace(b"shutdown", b"shutd0wn")
     done = fetch(tmp_path, settings)
     assert done.returncode == 1
-    assert f"expected {bootstrap.tools_sha256()}" in done.stderr
+    assert f"expected {userdata.tools_sha256()}" in done.stderr
     assert not (tmp_path / "opt" / "watchdog.py").exists()
 
 
@@ -176,5 +176,5 @@ def test_the_watchdog_the_loader_installs_runs(tmp_path: Path, world) -> None:
 
 
 def test_the_bundle_hash_is_the_content_hash() -> None:
-    assert hashlib.sha256(bootstrap.tools_bundle().encode()).hexdigest() == bootstrap.tools_sha256()
-    assert bootstrap.tools_key("runs/r8/") == f"runs/r8/_gpulease/tools/{bootstrap.tools_sha256()}.json"
+    assert hashlib.sha256(userdata.tools_bundle().encode()).hexdigest() == userdata.tools_sha256()
+    assert userdata.tools_key("runs/r8/") == f"runs/r8/_gpulease/tools/{userdata.tools_sha256()}.json"

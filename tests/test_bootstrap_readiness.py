@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from components.bootstrap import BUCKET_CHECK_COMMANDS, READY_UPLOAD_COMMANDS
-from components.bootstrap import instance_setup as setup
+from components.userdata import BUCKET_CHECK_COMMANDS, READY_UPLOAD_COMMANDS
+from instance import instance_setup as setup
 from tests._bootstrap_support import (
     ALI_CREDENTIALS,
     MetadataServer,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from components.bootstrap import cloud_access
+from instance import cloud_access
 
 TOOLS = Path(cloud_access.__file__).parent
 DUPLICATE = '{"cloud": "aws", "max_runtime_hours": 8, "data_disk_id": "vol-1", "max_runtime_hours": 800}'

@@ -20,14 +20,14 @@ from typing import Any
 import pytest
 import yaml
 
-from components import bootstrap
-from components.bootstrap import (
+from components import userdata
+from components.spec import ExperimentSpec
+from components.userdata import (
     BootstrapSettings,
     render_user_data,
     render_user_data_base64,
     settings_for,
 )
-from components.spec import ExperimentSpec
 from tests.conftest import experiment, render_experiment
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -90,7 +90,7 @@ def aws_text(aws_render) -> str:
 
 def test_aws_settings_equal_the_spec_and_the_created_resources(aws_render, aws_text: str) -> None:
     written = files(cloud_config(aws_text))
-    settings = json.loads(written[bootstrap.SETTINGS_PATH]["content"])
+    settings = json.loads(written[userdata.SETTINGS_PATH]["content"])
     bucket = aws_render.one(BUCKET).inputs["bucket"]
     assert settings == {
         "cloud": "aws",
@@ -131,9 +131,9 @@ def test_aws_settings_equal_the_spec_and_the_created_resources(aws_render, aws_t
         # The tools: one object in the checkpoint bucket, under the experiment's own prefix (its role reads it).
         "tools": {
             "bucket": bucket,
-            "key": f"ckpt/_gpulease/tools/{bootstrap.tools_sha256()}.json",
+            "key": f"ckpt/_gpulease/tools/{userdata.tools_sha256()}.json",
             "region": "us-east-1",
-            "sha256": bootstrap.tools_sha256(),
+            "sha256": userdata.tools_sha256(),
         },
     }
 
@@ -149,12 +149,12 @@ def test_aws_user_data_is_gzipped_well_under_the_limit_and_stable_across_runs(aw
 
 def test_user_data_past_the_margin_is_refused_with_the_stack_and_fields_named(monkeypatch) -> None:
     settings = _alicloud_settings()
-    packed = bootstrap.pack_user_data(settings)
+    packed = userdata.pack_user_data(settings)
     assert gzip.decompress(packed) == render_user_data(settings).encode()
-    monkeypatch.setitem(bootstrap.USER_DATA_LIMITS, "alicloud", int(len(packed) / 0.75) + 4)
-    assert bootstrap.pack_user_data(settings) == packed
-    monkeypatch.setitem(bootstrap.USER_DATA_LIMITS, "alicloud", int(len(packed) / 0.75) - 4)
-    with pytest.raises(bootstrap.UserDataTooLargeError) as err:
+    monkeypatch.setitem(userdata.USER_DATA_LIMITS, "alicloud", int(len(packed) / 0.75) + 4)
+    assert userdata.pack_user_data(settings) == packed
+    monkeypatch.setitem(userdata.USER_DATA_LIMITS, "alicloud", int(len(packed) / 0.75) - 4)
+    with pytest.raises(userdata.UserDataTooLargeError) as err:
         render_user_data_base64(settings)
     assert str(err.value).startswith("stack 'ali', experiment 'exp1': the instance's user-data would be ")
     assert "shorten watchdog.warnHook, checkpoints.hook or checkpoints.process" in str(err.value)
@@ -177,8 +177,8 @@ def _docstring_free(source: str) -> str:
 
 @pytest.mark.parametrize("name", ["instance_setup.py", "watchdog.py", "job_agent.py", "cloud_access.py"])
 def test_the_shipped_tools_are_the_tested_sources_and_run_on_python_3_10(name: str) -> None:
-    shipped = json.loads(bootstrap.tools_bundle())["files"][name]
-    source = (ROOT / "components" / "bootstrap" / name).read_text()
+    shipped = json.loads(userdata.tools_bundle())["files"][name]
+    source = (ROOT / "instance" / name).read_text()
     assert _docstring_free(shipped) == _docstring_free(source)
     ast.parse(shipped, feature_version=(3, 10))  # Ubuntu 22.04's python3
     assert "from datetime import UTC" not in source
@@ -188,27 +188,27 @@ def test_the_shipped_tools_are_the_tested_sources_and_run_on_python_3_10(name: s
         if isinstance(node, ast.Import | ast.ImportFrom)
         for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
     }
-    assert imported - {"components", "cloud_access"} <= set(sys.stdlib_module_names), "python3 and nothing else"
+    assert imported - {"instance", "cloud_access"} <= set(sys.stdlib_module_names), "python3 and nothing else"
 
 
 def test_user_data_carries_the_loader_and_the_bundle_hash_not_the_tools(aws_render, aws_text: str) -> None:
     written = files(cloud_config(aws_text))
     loader = written["/opt/gpulease/fetch_tools.py"]["content"]
-    assert _docstring_free(loader) == _docstring_free((ROOT / "components" / "bootstrap" / "fetch_tools.py").read_text())
+    assert _docstring_free(loader) == _docstring_free((ROOT / "instance" / "fetch_tools.py").read_text())
     ast.parse(loader, feature_version=(3, 10))
     assert not any(path.endswith(("/watchdog.py", "/instance_setup.py", "/cloud_access.py")) for path in written)
     obj = aws_render.one(BUCKET_OBJECT)
-    assert obj.inputs["key"] == bootstrap.tools_key("ckpt/") == f"ckpt/_gpulease/tools/{bootstrap.tools_sha256()}.json"
+    assert obj.inputs["key"] == userdata.tools_key("ckpt/") == f"ckpt/_gpulease/tools/{userdata.tools_sha256()}.json"
     assert obj.inputs["bucket"] == aws_render.one(BUCKET).inputs["bucket"]
-    assert hashlib.sha256(obj.inputs["content"].encode()).hexdigest() == bootstrap.tools_sha256()
+    assert hashlib.sha256(obj.inputs["content"].encode()).hexdigest() == userdata.tools_sha256()
     assert obj.inputs["serverSideEncryption"] == "AES256"
 
 
 def test_units_run_the_tools_and_the_watchdog_always_restarts(aws_text: str) -> None:
     config = cloud_config(aws_text)
     written = files(config)
-    watchdog_unit = written[f"/etc/systemd/system/{bootstrap.WATCHDOG_UNIT}"]["content"]
-    setup_unit = written[f"/etc/systemd/system/{bootstrap.SETUP_UNIT}"]["content"]
+    watchdog_unit = written[f"/etc/systemd/system/{userdata.WATCHDOG_UNIT}"]["content"]
+    setup_unit = written[f"/etc/systemd/system/{userdata.SETUP_UNIT}"]["content"]
     assert "ExecStartPre=/usr/bin/python3 /opt/gpulease/fetch_tools.py --wait 60\n"  in watchdog_unit
     assert "ExecStartPre=/usr/bin/python3 /opt/gpulease/fetch_tools.py --wait 900\n" in setup_unit
     assert "ExecStart=/usr/bin/python3 /opt/gpulease/watchdog.py\n" in watchdog_unit
@@ -217,15 +217,15 @@ def test_units_run_the_tools_and_the_watchdog_always_restarts(aws_text: str) -> 
     assert "Type=oneshot\n" in setup_unit and "WantedBy=multi-user.target\n" in setup_unit  # every boot
     assert config["runcmd"] == [
         ["systemctl", "daemon-reload"],
-        ["systemctl", "enable", "--now", "--no-block", bootstrap.WATCHDOG_UNIT],
-        ["systemctl", "enable", "--now", "--no-block", bootstrap.SETUP_UNIT],
+        ["systemctl", "enable", "--now", "--no-block", userdata.WATCHDOG_UNIT],
+        ["systemctl", "enable", "--now", "--no-block", userdata.SETUP_UNIT],
     ]
 
 
 @pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed here")
 def test_units_pass_systemd_verification(aws_text: str, tmp_path: Path) -> None:
     written = files(cloud_config(aws_text))
-    for unit in (bootstrap.WATCHDOG_UNIT, bootstrap.SETUP_UNIT):
+    for unit in (userdata.WATCHDOG_UNIT, userdata.SETUP_UNIT):
         path = tmp_path / unit
         path.write_text(written[f"/etc/systemd/system/{unit}"]["content"])
         out = subprocess.run(["systemd-analyze", "verify", str(path)], capture_output=True, text=True)
@@ -234,7 +234,7 @@ def test_units_pass_systemd_verification(aws_text: str, tmp_path: Path) -> None:
 
 
 def test_no_credentials_travel_in_user_data(aws_text: str) -> None:
-    settings = json.loads(files(cloud_config(aws_text))[bootstrap.SETTINGS_PATH]["content"])
+    settings = json.loads(files(cloud_config(aws_text))[userdata.SETTINGS_PATH]["content"])
     assert set(settings) == set(BootstrapSettings.model_fields) - {"job_agent"}  # CI stacks only
     assert "deadline" not in settings  # a renewal changes the instance's tag, never its user-data
     lowered = aws_text.lower()
@@ -249,7 +249,7 @@ def _load_shipped(name: str) -> types.ModuleType:
     module = types.ModuleType(f"shipped_{name}")
     sys.modules[module.__name__] = module  # dataclasses resolve their annotations through sys.modules
     try:
-        exec(compile(json.loads(bootstrap.tools_bundle())["files"][f"{name}.py"], name, "exec"), module.__dict__)
+        exec(compile(json.loads(userdata.tools_bundle())["files"][f"{name}.py"], name, "exec"), module.__dict__)
     finally:
         del sys.modules[module.__name__]
     return module
@@ -267,7 +267,7 @@ def test_aws_shipped_bootstrap_looks_the_volume_up_by_its_nvme_serial(aws_render
 
 def test_shipped_bootstrap_never_formats_without_the_blank_disk_decision() -> None:
     """Every mkfs in the shipped bootstrap sits behind ``if not fmt: return`` where fmt is format_decision's."""
-    tree = ast.parse(json.loads(bootstrap.tools_bundle())["files"]["instance_setup.py"])
+    tree = ast.parse(json.loads(userdata.tools_bundle())["files"]["instance_setup.py"])
     mkfs_functions = [
         fn
         for fn in ast.walk(tree)
@@ -298,16 +298,16 @@ def _alicloud_settings() -> BootstrapSettings:
 
 def test_alicloud_user_data_uses_its_metadata_service_ossutil_and_the_disk_serial() -> None:
     encoded = render_user_data_base64(_alicloud_settings())
-    assert len(base64.b64decode(encoded)) <= 0.75 * bootstrap.USER_DATA_LIMITS["alicloud"]
+    assert len(base64.b64decode(encoded)) <= 0.75 * userdata.USER_DATA_LIMITS["alicloud"]
     text = decode(encoded)
-    settings = json.loads(files(cloud_config(text))[bootstrap.SETTINGS_PATH]["content"])
+    settings = json.loads(files(cloud_config(text))[userdata.SETTINGS_PATH]["content"])
     assert settings["cloud"] == "alicloud" and settings["region"] == "cn-hangzhou"
     assert settings["metadata_url"] == "http://100.100.100.200"
     assert settings["data_disk_id"] == "d-bp1abcdefghij1234567"
     assert settings["checkpoint_uri"] == "oss://gpulease-ckpt/ckpt/"
     assert settings["self_release"] is True
-    assert settings["tools"] == {"bucket": "gpulease-boot-ali-abc123", "key": bootstrap.tools_key(""),
-                                 "region": "cn-hangzhou", "sha256": bootstrap.tools_sha256()}
+    assert settings["tools"] == {"bucket": "gpulease-boot-ali-abc123", "key": userdata.tools_key(""),
+                                 "region": "cn-hangzhou", "sha256": userdata.tools_sha256()}
     # Explicit STS credentials in a config file and the https internal endpoint, never ossutil's EcsRamRole mode
     # (a tokenless metadata read, refused in hardened mode).
     assert settings["sync_command"] == [
@@ -330,7 +330,7 @@ def test_shipped_shell_passes_shellcheck(tmp_path: Path) -> None:
         if found is None:
             pytest.skip("shellcheck is not installed (requirements-dev.txt installs it into .venv)")
         shellcheck = Path(found)
-    scripts = [cmd[2] for cmd in bootstrap.CLI_INSTALL_COMMANDS.values() if cmd[:2] == ["/bin/sh", "-c"]]
+    scripts = [cmd[2] for cmd in userdata.CLI_INSTALL_COMMANDS.values() if cmd[:2] == ["/bin/sh", "-c"]]
     assert scripts, "the Alibaba ossutil install is the one shell snippet shipped"
     for i, script in enumerate(scripts):
         path = tmp_path / f"snippet-{i}.sh"

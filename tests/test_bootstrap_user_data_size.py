@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from components import bootstrap
+from components import userdata
 from components.spec import HOOK_MAX_LENGTH, PATH_MAX_LENGTH, ExperimentSpec
 from gpulease.render import render_stack_file
 from tests._alicloud_support import ali_experiment, render_ali
@@ -53,7 +53,7 @@ def test_a_ci_stack_with_the_job_agent_keeps_a_quarter_free(cloud: str) -> None:
     (instance,) = instances(r)
     got, raw = raw_user_data(instance)
     assert got == cloud and len(raw) <= BUDGET[cloud]
-    assert bootstrap.JOB_AGENT_UNIT.encode() in gzip.decompress(raw)
+    assert userdata.JOB_AGENT_UNIT.encode() in gzip.decompress(raw)
 
 
 def _noise(length: int, seed: int) -> str:
@@ -93,13 +93,13 @@ def test_the_largest_hooks_and_markers_the_schema_accepts_still_fit(cloud: str) 
     if cloud == "alicloud":
         overrides["gpu"] = {"instanceType": "ecs.gn7i-c8g1.2xlarge"}
     spec = _largest_spec(cloud, overrides)
-    settings = bootstrap.settings_for(
+    settings = userdata.settings_for(
         spec, cloud=cloud, region="ap-southeast-1", stack="s" * 100,
         checkpoint_uri=f"{'s3' if cloud == 'aws' else 'oss'}://{'b' * 63}/{spec.checkpoints.prefix}",
         data_disk_id="vol-00000000000000000" if cloud == "aws" else "d-0000000000000000000x",
         tools_bucket="b" * 63, tools_prefix=spec.checkpoints.prefix,
     )
-    raw = bootstrap.pack_user_data(settings)
+    raw = userdata.pack_user_data(settings)
     assert len(raw) <= BUDGET[cloud], f"{cloud}: {len(raw)} bytes > {BUDGET[cloud]}"
 
 
@@ -111,7 +111,7 @@ def test_a_hook_longer_than_the_schema_allows_is_refused_with_its_field() -> Non
 
 @pytest.mark.parametrize("cloud", ["aws", "alicloud"])
 def test_user_data_past_the_margin_is_one_clear_error_and_nothing_is_created(cloud: str, monkeypatch) -> None:
-    monkeypatch.setitem(bootstrap.USER_DATA_LIMITS, cloud, 4000)
+    monkeypatch.setitem(userdata.USER_DATA_LIMITS, cloud, 4000)
     spec = experiment(watchdog={"warnHook": _noise(HOOK_MAX_LENGTH, 6)})
     r = render_experiment(spec) if cloud == "aws" else render_ali(ali_experiment(watchdog=spec["watchdog"]))
     assert r.error is not None

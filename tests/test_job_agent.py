@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from components.bootstrap import READY_UPLOAD_COMMANDS, instance_setup
+from components.userdata import READY_UPLOAD_COMMANDS
 from gpulease.ephemeral.channel import BucketChannel
+from instance import instance_setup
 from tests._bootstrap_support import MetadataServer, MetadataState, deadline_tags
 from tests._job_agent_support import (
     CHECKPOINT_URI,

@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from components import bootstrap
-from components.bootstrap import JobAgentSettings, render_user_data_base64, settings_for
+from components import userdata
 from components.spec import ExperimentSpec
+from components.userdata import JobAgentSettings, render_user_data_base64, settings_for
 from tests.conftest import experiment, render_experiment
 from tests.test_bootstrap_user_data import INSTANCE, SPEC_OVERRIDES, cloud_config, decode, files
 
 CI_RUN = "octo/repo/actions/runs/1234567890"
 AGENT_PATH = "/opt/gpulease/job_agent.py"
-UNIT_PATH = f"/etc/systemd/system/{bootstrap.JOB_AGENT_UNIT}"
+UNIT_PATH = f"/etc/systemd/system/{userdata.JOB_AGENT_UNIT}"
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -40,14 +40,14 @@ def test_a_ci_stack_installs_and_starts_the_agent_after_the_bootstrap(ci_text: s
     config = cloud_config(ci_text)
     written = files(config)
     assert AGENT_PATH not in written  # it comes with the other tools, from the bundle
-    assert "job_agent.py" in json.loads(bootstrap.tools_bundle())["files"]
+    assert "job_agent.py" in json.loads(userdata.tools_bundle())["files"]
     unit = written[UNIT_PATH]["content"]
     assert "ExecStartPre=/usr/bin/python3 /opt/gpulease/fetch_tools.py --wait 60\n" in unit
     assert "ExecStart=/usr/bin/python3 /opt/gpulease/job_agent.py\n" in unit
-    assert f"After=network-online.target {bootstrap.SETUP_UNIT}\n" in unit  # the data disk is mounted first
+    assert f"After=network-online.target {userdata.SETUP_UNIT}\n" in unit  # the data disk is mounted first
     assert "Restart=always\n" in unit and "KillMode=mixed\n" in unit  # SIGTERM to the agent, which reports the job
-    assert config["runcmd"][-1] == ["systemctl", "enable", "--now", "--no-block", bootstrap.JOB_AGENT_UNIT]
-    settings = json.loads(written[bootstrap.SETTINGS_PATH]["content"])
+    assert config["runcmd"][-1] == ["systemctl", "enable", "--now", "--no-block", userdata.JOB_AGENT_UNIT]
+    settings = json.loads(written[userdata.SETTINGS_PATH]["content"])
     assert settings["job_agent"] == {
         "poll_seconds": 5,
         "log_chunk_seconds": 5,
@@ -64,7 +64,7 @@ def test_a_ci_stack_installs_and_starts_the_agent_after_the_bootstrap(ci_text: s
 def test_ci_user_data_fits_aws_with_a_quarter_to_spare_and_is_stable(ci_render) -> None:
     encoded = ci_render.one(INSTANCE).inputs["userDataBase64"]
     raw = base64.b64decode(encoded)
-    assert raw[:2] == b"\x1f\x8b" and len(raw) <= 0.75 * bootstrap.USER_DATA_LIMITS["aws"]
+    assert raw[:2] == b"\x1f\x8b" and len(raw) <= 0.75 * userdata.USER_DATA_LIMITS["aws"]
     again = render_experiment(experiment(**SPEC_OVERRIDES, ciRun=CI_RUN))
     assert again.one(INSTANCE).inputs["userDataBase64"] == encoded  # no instance replacement on an unchanged spec
 
@@ -74,25 +74,25 @@ def test_other_stacks_get_exactly_the_user_data_they_had(ci_text: str) -> None:
     text = decode(plain.one(INSTANCE).inputs["userDataBase64"])
     config = cloud_config(text)
     assert AGENT_PATH not in files(config) and UNIT_PATH not in files(config)
-    assert "job_agent" not in json.loads(files(config)[bootstrap.SETTINGS_PATH]["content"])
-    assert all(bootstrap.JOB_AGENT_UNIT not in cmd for cmd in config["runcmd"])
+    assert "job_agent" not in json.loads(files(config)[userdata.SETTINGS_PATH]["content"])
+    assert all(userdata.JOB_AGENT_UNIT not in cmd for cmd in config["runcmd"])
     # The CI document is the plain one plus the agent: nothing else moved (a plain stack's instance is not replaced).
     ci = cloud_config(ci_text)
-    assert [f for f in ci["write_files"] if f["path"] not in (AGENT_PATH, UNIT_PATH, bootstrap.SETTINGS_PATH)] == [
-        f for f in config["write_files"] if f["path"] != bootstrap.SETTINGS_PATH
+    assert [f for f in ci["write_files"] if f["path"] not in (AGENT_PATH, UNIT_PATH, userdata.SETTINGS_PATH)] == [
+        f for f in config["write_files"] if f["path"] != userdata.SETTINGS_PATH
     ]
 
 
 @pytest.mark.skipif(not shutil.which("systemd-analyze"), reason="systemd-analyze is not installed here")
 def test_the_unit_passes_systemd_verification(ci_text: str, tmp_path: Path) -> None:
-    path = tmp_path / bootstrap.JOB_AGENT_UNIT
+    path = tmp_path / userdata.JOB_AGENT_UNIT
     path.write_text(files(cloud_config(ci_text))[UNIT_PATH]["content"])
     out = subprocess.run(["systemd-analyze", "verify", str(path)], capture_output=True, text=True)
-    problems = [line for line in out.stderr.splitlines() if bootstrap.JOB_AGENT_UNIT in line and "not found" not in line.lower()]
+    problems = [line for line in out.stderr.splitlines() if userdata.JOB_AGENT_UNIT in line and "not found" not in line.lower()]
     assert problems == [], out.stderr
 
 
-def _settings(cloud: str, ci_run: str | None, checkpoint_uri: str | None) -> bootstrap.BootstrapSettings:
+def _settings(cloud: str, ci_run: str | None, checkpoint_uri: str | None) -> userdata.BootstrapSettings:
     extra: dict[str, Any] = {"ciRun": ci_run} if ci_run else {}
     if cloud == "alicloud":
         extra["gpu"] = {"instanceType": "ecs.gn7i-c8g1.2xlarge"}

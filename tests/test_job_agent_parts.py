@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from components.bootstrap import JOB_COMMANDS, job_agent
+from components.userdata import JOB_COMMANDS
+from instance import job_agent
 from tests._bootstrap_support import ALI_CREDENTIALS, MetadataServer, MetadataState, events, recorder
 
 AWS_LISTING = """                           PRE ci-1-abc/

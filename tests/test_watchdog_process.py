@@ -13,8 +13,8 @@ from pathlib import Path
 
 import yaml
 
-from components.bootstrap import render_user_data, settings_for, tools_bundle
 from components.spec import ExperimentSpec
+from components.userdata import render_user_data, settings_for, tools_bundle
 from tests._bootstrap_support import DEADLINE_EPOCH, MetadataServer, MetadataState, deadline_tags, events, iso, make_rig
 from tests.conftest import BASE_EXPERIMENT
 
@@ -117,7 +117,7 @@ def test_unreadable_settings_exit_with_a_message(tmp_path: Path) -> None:
 
 
 def test_the_accelerated_clock_runs_at_its_speed_from_its_start() -> None:
-    from components.bootstrap.watchdog import Clock
+    from instance.watchdog import Clock
 
     clock = Clock(speed=100, start=1_000.0)
     time.sleep(0.1)

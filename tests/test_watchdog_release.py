@@ -18,7 +18,7 @@ from aliyunsdkcore.auth.algorithm import sha_hmac1
 from aliyunsdkcore.auth.composer import rpc_signature_composer
 
 from components.alicloud.identity import self_release_policy
-from components.bootstrap import cloud_access
+from instance import cloud_access
 from tests._alicloud_support import INSTANCE, RAM_POLICY, RAM_POLICY_ATTACHMENT, RAM_ROLE, ali_experiment, render_ali
 from tests._bootstrap_support import (
     ALI_CREDENTIALS,

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from components.bootstrap import SYNC_COMMANDS
+from components.userdata import SYNC_COMMANDS
 from tests._bootstrap_support import (
     ALI_CREDENTIALS,
     DEADLINE_EPOCH,

@@ -2,7 +2,7 @@
 
 Each one must make at least one of its tests fail ("killed"); one that leaves them green is a survivor: a rule
 no test pins. Add a group for new safety code (the reaper's decisions in gpulease/inventory/reaper.py, the
-watchdog's rules in components/bootstrap/watchdog.py) by appending ``Mutation`` rows to ``MUTATIONS``.
+watchdog's rules in instance/watchdog.py) by appending ``Mutation`` rows to ``MUTATIONS``.
 ``find`` must occur exactly once in ``path``; the runner reports a stale row otherwise.
 """
 

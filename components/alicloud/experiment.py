@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_alicloud as alicloud
 
-from components import bootstrap
+from components import userdata
 from components.alicloud import identity, instance, lifetime, network, storage
 from components.alicloud.context import AlicloudContext, lookup_context
 from components.alicloud.tags import encode_tags
@@ -16,7 +16,7 @@ from components.experiment_outputs import checkpoint_prefix, experiment_outputs
 from components.naming import bucket_name
 from components.spec import StackSpec
 from components.tagging import experiment_tags, retained
-from components.userdata import check_user_data, experiment_user_data
+from components.userdata.experiment import check_user_data, experiment_user_data
 from gpulease.core import vocabulary as v
 from gpulease.core.catalog import InstanceType
 from gpulease.core.sizing.resolve import resolve_instance_type
@@ -146,7 +146,7 @@ class AlicloudGpuExperiment(pulumi.ComponentResource):
             else None
         )
 
-        # The instance-side tools travel as an object (see components/bootstrap): in the checkpoint bucket the stack
+        # The instance-side tools travel as an object (see components/userdata): in the checkpoint bucket the stack
         # creates, else in a bootstrap bucket of its own.
         own = bucket is not None and bool(bucket.settings)
         tools_bucket = bucket if own else storage.create_bootstrap_bucket(
@@ -179,8 +179,8 @@ class AlicloudGpuExperiment(pulumi.ComponentResource):
                 tools_bucket=tools_bucket.name, tools_prefix=prefix,
             )
             # Under the experiment's own prefix, which its role may read already; elsewhere it gets that one object.
-            key = bootstrap.tools_key(prefix)
-            tools = [storage.upload_tools(exp.name, tools_bucket, key, bootstrap.tools_bundle(), self)]
+            key = userdata.tools_key(prefix)
+            tools = [storage.upload_tools(exp.name, tools_bucket, key, userdata.tools_bundle(), self)]
             if not own:
                 tools.append(identity.allow_tools_read(
                     exp.name, role, ctx.oss_arn(tools_bucket.name, key), tags=tags, parent=self

@@ -194,7 +194,7 @@ def attach_data_disk(
     )
 
 
-# --- the instance-side tools (see components/bootstrap: user-data carries only their loader) --------------------
+# --- the instance-side tools (see components/userdata: user-data carries only their loader) --------------------
 
 
 def bootstrap_bucket_name(project: str, base: str) -> str:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components import bootstrap
+from components import userdata
 from components.aws import identity, instance, lifetime, network, storage
 from components.aws.context import AwsContext, lookup_context
 from components.deadline import record_deadline
@@ -15,7 +15,7 @@ from components.experiment_outputs import checkpoint_prefix, experiment_outputs
 from components.naming import bucket_name
 from components.spec import StackSpec
 from components.tagging import experiment_tags, retained
-from components.userdata import check_user_data, experiment_user_data
+from components.userdata.experiment import check_user_data, experiment_user_data
 from gpulease.core import vocabulary as v
 from gpulease.core.catalog import InstanceType
 from gpulease.core.sizing.resolve import resolve_instance_type
@@ -113,7 +113,7 @@ class AwsGpuExperiment(pulumi.ComponentResource):
             else None
         )
 
-        # The instance-side tools travel as an object (see components/bootstrap): in the checkpoint bucket the stack
+        # The instance-side tools travel as an object (see components/userdata): in the checkpoint bucket the stack
         # creates, else in a bootstrap bucket of its own.
         own = bucket is not None and bool(bucket.settings)
         tools_bucket = bucket if own else storage.create_bootstrap_bucket(
@@ -145,8 +145,8 @@ class AwsGpuExperiment(pulumi.ComponentResource):
                 tools_bucket=tools_bucket.name, tools_prefix=prefix,
             )
             # Under the experiment's own prefix, which its role may read already; elsewhere it gets that one object.
-            key = bootstrap.tools_key(prefix)
-            tools = [storage.upload_tools(exp.name, tools_bucket, key, bootstrap.tools_bundle(), tags, self)]
+            key = userdata.tools_key(prefix)
+            tools = [storage.upload_tools(exp.name, tools_bucket, key, userdata.tools_bundle(), tags, self)]
             if not own:
                 tools.append(storage.allow_tools_read(exp.name, profile, tools_bucket, key, self))
             inst = instance.create_instance(

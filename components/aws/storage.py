@@ -200,7 +200,7 @@ def attach_data_volume(
     )
 
 
-# --- the instance-side tools (see components/bootstrap: AWS user-data carries only their loader) ----------------
+# --- the instance-side tools (see components/userdata: AWS user-data carries only their loader) ----------------
 
 
 def bootstrap_bucket_name(project: str, base: str) -> str:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pulumi
 
-from components.bootstrap import pack_user_data, render_user_data_base64, settings_for
 from components.spec import ExperimentSpec
+from components.userdata.cloudinit import pack_user_data, render_user_data_base64
+from components.userdata.settings import settings_for
 from gpulease.core import vocabulary as v
 
 # Stand-ins of the real length for a data disk id not known before the disk exists (the size check runs first).

@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 try:
-    from components.bootstrap import cloud_access as ca
+    from instance import cloud_access as ca
 except ImportError:  # on the instance: cloud_access.py is installed next to this file
     import cloud_access as ca  # type: ignore[no-redef]
 
