@@ -19,7 +19,7 @@ from datetime import timedelta
 import pulumi
 import pulumiverse_time as time_provider
 
-from components.spec import ExperimentSpec
+from components.spec.experiment import ExperimentSpec
 from gpulease.core import clock
 from gpulease.core import vocabulary as v
 

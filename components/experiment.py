@@ -6,14 +6,14 @@ import importlib
 
 import pulumi
 
-from components.spec import SpecError, StackSpec
+from components.spec.load import SpecError, StackSpec
 from gpulease.core.catalog import CatalogError
 from gpulease.core.sizing.resolve import resolve_instance_type
 
 # cloud -> (module, component class, provider config namespace)
 CLOUDS: dict[str, tuple[str, str]] = {
-    "aws": ("components.aws", "AwsGpuExperiment"),
-    "alicloud": ("components.alicloud", "AlicloudGpuExperiment"),
+    "aws": ("components.aws.experiment", "AwsGpuExperiment"),
+    "alicloud": ("components.alicloud.experiment", "AlicloudGpuExperiment"),
 }
 
 

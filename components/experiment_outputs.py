@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 import pulumi
 
-from components.spec import ExperimentSpec, StackSpec
+from components.spec.experiment import ExperimentSpec
+from components.spec.load import StackSpec
 
 
 def checkpoint_prefix(spec: StackSpec, exp: ExperimentSpec) -> str:

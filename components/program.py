@@ -9,7 +9,7 @@ import pulumi
 from pulumi.runtime import config as runtime_config
 
 from components.experiment import GpuExperiment
-from components.spec import CONFIG_NAMESPACE, load_stack_spec
+from components.spec.load import CONFIG_NAMESPACE, load_stack_spec
 from gpulease.core.errors import UserError
 
 

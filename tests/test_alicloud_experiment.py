@@ -8,8 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from components.alicloud.instance import nvidia_driver
-from components.spec import ExperimentSpec
+from components.spec.experiment import ExperimentSpec
 from components.taggable import is_taggable, resource_class
 from gpulease.core import vocabulary as v
 from gpulease.mocks import ALICLOUD_ACCOUNT_ID, CloudMocks
@@ -201,8 +200,8 @@ def test_image_lookup_and_explicit_image() -> None:
 
 def test_the_default_image_has_no_nvidia_driver() -> None:
     """Alibaba's public Ubuntu image carries no GPU driver: the instance must install it (docs/provider-facts.md)."""
-    assert nvidia_driver(ExperimentSpec.model_validate(ali_experiment())) == "absent"
-    assert nvidia_driver(ExperimentSpec.model_validate(ali_experiment(image={"id": "m-bp1abcdefghij1234567"}))) == "unknown"
+    assert ExperimentSpec.model_validate(ali_experiment()).nvidia_driver == "absent"
+    assert ExperimentSpec.model_validate(ali_experiment(image={"id": "m-bp1abcdefghij1234567"})).nvidia_driver == "unknown"
 
 
 def test_every_instance_replacement_is_ordered_with_its_attachment(spot) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.spec import SpecError, load_stack_spec
+from components.spec.load import SpecError, load_stack_spec
 from gpulease.core import vocabulary as v
 from tests._alicloud_support import ali_experiment
 from tests.conftest import experiment

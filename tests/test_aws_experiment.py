@@ -8,8 +8,8 @@ from datetime import timedelta
 
 import pytest
 
-from components.aws.instance import AMI_FAMILIES, nvidia_driver
-from components.spec import ExperimentSpec
+from components.aws.spec import AMI_FAMILIES
+from components.spec.experiment import ExperimentSpec
 from components.taggable import is_taggable
 from components.userdata import decode_user_data
 from gpulease.core import vocabulary as v
@@ -127,9 +127,9 @@ def test_which_images_bring_the_nvidia_driver() -> None:
     is unknown until readiness runs nvidia-smi on it."""
     for family in AMI_FAMILIES.values():
         assert (family["nvidia_driver"] == "preinstalled") == ("Nvidia Driver" in family["name"])
-    assert nvidia_driver(ExperimentSpec.model_validate(experiment())) == "preinstalled"
-    assert nvidia_driver(ExperimentSpec.model_validate(experiment(image={"family": "ubuntu-22.04"}))) == "absent"
-    assert nvidia_driver(ExperimentSpec.model_validate(experiment(image={"id": "ami-0123456789abcdef0"}))) == "unknown"
+    assert ExperimentSpec.model_validate(experiment()).nvidia_driver == "preinstalled"
+    assert ExperimentSpec.model_validate(experiment(image={"family": "ubuntu-22.04"})).nvidia_driver == "absent"
+    assert ExperimentSpec.model_validate(experiment(image={"id": "ami-0123456789abcdef0"})).nvidia_driver == "unknown"
 
 
 def test_a_newer_family_image_never_replaces_the_instance_and_every_replacement_is_ordered(spot) -> None:

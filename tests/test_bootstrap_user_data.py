@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from components import userdata
-from components.spec import ExperimentSpec
+from components.spec.experiment import ExperimentSpec
 from components.userdata import (
     BootstrapSettings,
     render_user_data,
@@ -350,7 +350,7 @@ def test_shipped_shell_passes_shellcheck(tmp_path: Path) -> None:
     ],
 )
 def test_bad_watchdog_settings_are_refused_with_the_field_named(overrides: dict, path: str, message: str) -> None:
-    from components.spec import SpecError, load_stack_spec
+    from components.spec.load import SpecError, load_stack_spec
 
     with pytest.raises(SpecError) as err:
         load_stack_spec("dev", {"gpulease:experiment": experiment(**overrides)})

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from components.spec import GpuSpec
 from gpulease.core.catalog import OVERRIDES_ENV, CatalogError, load_catalog
-from gpulease.core.sizing.resolve import resolve_instance_type
+from gpulease.core.sizing.resolve import GpuSpec, resolve_instance_type
 
 REQUIRED_TYPES = {
     "aws": ("g4dn.xlarge", "g5.xlarge", "g6.xlarge", "g6e.xlarge", "p4de.24xlarge", "p5.48xlarge"),

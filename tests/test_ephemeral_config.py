@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.spec import SpecError
+from components.spec.load import SpecError
 from components.taggable import is_taggable
 from gpulease.core import vocabulary as v
 from gpulease.core.errors import UserError

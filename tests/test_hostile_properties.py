@@ -12,8 +12,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components import cloud_limits
-from components.spec import SpecError, load_stack_spec
+from components.spec.clouds import SPEC_RULES
+from components.spec.load import SpecError, load_stack_spec
 from gpulease.core import inputfile
 from tests.conftest import experiment
 
@@ -104,6 +104,6 @@ def test_the_spec_answers_every_input_with_a_spec_or_a_spec_error(cloud, top, in
     # What was accepted keeps the promises the clouds and the guards rely on.
     assert math.isfinite(exp.budget_usd) and exp.budget_usd > 0
     assert exp.max_spot_price_usd is None or math.isfinite(exp.max_spot_price_usd)
-    assert len(exp.tags) + 11 <= cloud_limits.MAX_TAGS[cloud]
-    assert len(exp.owner) <= cloud_limits.TAG_VALUE_MAX[cloud]
-    assert exp.max_runtime_hours * 60 >= cloud_limits.MIN_RUNTIME_MINUTES[cloud] or exp.expires_at is not None
+    assert len(exp.tags) + 11 <= SPEC_RULES[cloud].max_tags
+    assert len(exp.owner) <= SPEC_RULES[cloud].tag_value_max
+    assert exp.max_runtime_hours * 60 >= SPEC_RULES[cloud].min_runtime_minutes or exp.expires_at is not None

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from components import userdata
-from components.spec import ExperimentSpec
+from components.spec.experiment import ExperimentSpec
 from components.userdata import JobAgentSettings, render_user_data_base64, settings_for
 from tests.conftest import experiment, render_experiment
 from tests.test_bootstrap_user_data import INSTANCE, SPEC_OVERRIDES, cloud_config, decode, files

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from components.spec import GpuSpec
 from gpulease.cli import main
 from gpulease.core import clock
 from gpulease.core import vocabulary as v
 from gpulease.core.catalog import OVERRIDES_ENV, load_catalog
 from gpulease.core.cost import estimate_resources
-from gpulease.core.sizing.resolve import resolve_instance_type
+from gpulease.core.sizing.resolve import GpuSpec, resolve_instance_type
 from gpulease.plan_report import markdown, print_terminal
 from gpulease.review import review
 from tests._policy_support import (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.spec import GpuSpec, SpecError, load_stack_spec
+from components.spec.load import SpecError, load_stack_spec
 from gpulease.core.catalog import OVERRIDES_ENV, CatalogError
-from gpulease.core.sizing.resolve import resolve_instance_type
+from gpulease.core.sizing.resolve import GpuSpec, resolve_instance_type
 from tests.conftest import experiment, render_experiment
 
 INSTANCE = "aws:ec2/instance:Instance"

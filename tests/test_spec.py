@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from components.spec import SpecError, load_stack_spec
+from components.spec.load import SpecError, load_stack_spec
 from tests.conftest import FIXED_NOW, experiment
 
 EXP = "gpulease:experiment"

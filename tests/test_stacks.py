@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 import yaml
 
-from components.spec import load_stack_spec
+from components.spec.load import load_stack_spec
 from gpulease.commands.schema import SCHEMA_PATH, schema_text
 from gpulease.render import load_stack_file, render_stack_file
 from tests.conftest import FIXED_NOW, ROOT, STACKS_DIR

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from components.spec import ExperimentSpec
+from components.spec.experiment import ExperimentSpec
 from components.userdata import render_user_data, settings_for, tools_bundle
 from tests._bootstrap_support import DEADLINE_EPOCH, MetadataServer, MetadataState, deadline_tags, events, iso, make_rig
 from tests.conftest import BASE_EXPERIMENT

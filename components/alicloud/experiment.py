@@ -14,7 +14,7 @@ from components.alicloud.tags import encode_tags
 from components.deadline import record_deadline
 from components.experiment_outputs import checkpoint_prefix, experiment_outputs
 from components.naming import bucket_name
-from components.spec import StackSpec
+from components.spec.load import StackSpec
 from components.tagging import experiment_tags, retained
 from components.userdata.experiment import check_user_data, experiment_user_data
 from gpulease.core import vocabulary as v

@@ -19,24 +19,10 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
+from components.alicloud.spec import IMAGE_FAMILIES
 from components.naming import scoped_name
-from components.spec import ExperimentSpec
+from components.spec.experiment import ExperimentSpec
 from gpulease.core.errors import UserError
-
-# Image families resolved to the newest matching public image that supports the instance type, and whether the
-# NVIDIA driver comes with it. Alibaba Cloud's public images carry no GPU driver: its documentation ("Create an
-# instance equipped with NVIDIA GPUs") has the driver installed at first boot by its auto-install script passed
-# in RunInstances UserData, or taken from a Marketplace image; "if you use an image without a pre-installed GPU
-# driver, you must install the GPU driver". So on this family the instance installs the driver before training,
-# and readiness fails when nvidia-smi cannot see the GPU (docs/provider-facts.md).
-IMAGE_FAMILIES: dict[str, dict] = {
-    "ubuntu-22.04": {"owners": "system", "name_regex": r"^ubuntu_22_04_x64_20G_alibase_", "nvidia_driver": "absent"},
-}
-
-
-def nvidia_driver(spec: ExperimentSpec) -> str:
-    """``preinstalled`` or ``absent`` for a family image; ``unknown`` for a pinned ``image.id`` (readiness checks)."""
-    return IMAGE_FAMILIES[spec.image_family]["nvidia_driver"] if spec.image_family else "unknown"
 
 # Public bandwidth for pulling packages, images and datasets; billed by traffic, not reserved.
 INTERNET_MAX_BANDWIDTH_OUT_MBPS = 100

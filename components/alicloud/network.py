@@ -10,7 +10,8 @@ import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
 from components.naming import scoped_name
-from components.spec import ExperimentSpec, SshSpec
+from components.spec.experiment import ExperimentSpec
+from components.spec.sections import SshSpec
 from gpulease.core import vocabulary as v
 from gpulease.core.errors import UserError
 

@@ -15,7 +15,8 @@ import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
 from components.naming import scoped_name, slug, stack_hash
-from components.spec import CheckpointSpec, ExperimentSpec
+from components.spec.experiment import ExperimentSpec
+from components.spec.sections import CheckpointSpec
 from gpulease.core.errors import UserError
 
 # Disk categories ECS resizes online (alicloud_ecs_disk docs, argument ``type``).

@@ -18,33 +18,8 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
-from components.spec import ExperimentSpec
-
-# Image families resolved to the newest matching image, and whether the NVIDIA driver comes with it. The Deep
-# Learning Base AMIs ship the NVIDIA driver, CUDA and Docker ("Nvidia Driver" is in their names); Canonical's
-# Ubuntu image has no NVIDIA driver, so on that family the instance must install one before it can train.
-AMI_FAMILIES: dict[str, dict] = {
-    "dlami-base-ubuntu22": {
-        "owners": ["amazon"],
-        "name": "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) *",
-        "nvidia_driver": "preinstalled",
-    },
-    "dlami-pytorch-ubuntu22": {
-        "owners": ["amazon"],
-        "name": "Deep Learning OSS Nvidia Driver AMI GPU PyTorch * (Ubuntu 22.04) *",
-        "nvidia_driver": "preinstalled",
-    },
-    "ubuntu-22.04": {
-        "owners": ["099720109477"],  # Canonical
-        "name": "ubuntu/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-*",
-        "nvidia_driver": "absent",
-    },
-}
-
-
-def nvidia_driver(spec: ExperimentSpec) -> str:
-    """``preinstalled`` or ``absent`` for a family image; ``unknown`` for a pinned ``image.id`` (readiness checks)."""
-    return AMI_FAMILIES[spec.image_family]["nvidia_driver"] if spec.image_family else "unknown"
+from components.aws.spec import AMI_FAMILIES
+from components.spec.experiment import ExperimentSpec
 
 
 def resolve_image(spec: ExperimentSpec, ctx: AwsContext) -> str:

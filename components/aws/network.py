@@ -9,7 +9,8 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
-from components.spec import ExperimentSpec, SshSpec
+from components.spec.experiment import ExperimentSpec
+from components.spec.sections import SshSpec
 from gpulease.core import vocabulary as v
 from gpulease.core.errors import UserError
 

@@ -17,7 +17,8 @@ import pulumi_aws as aws
 
 from components.aws.context import AwsContext
 from components.naming import slug, stack_hash
-from components.spec import CheckpointSpec, ExperimentSpec
+from components.spec.experiment import ExperimentSpec
+from components.spec.sections import CheckpointSpec
 
 DATA_DEVICE_NAME = "/dev/sdf"
 

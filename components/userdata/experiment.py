@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pulumi
 
-from components.spec import ExperimentSpec
+from components.spec.experiment import ExperimentSpec
 from components.userdata.cloudinit import pack_user_data, render_user_data_base64
 from components.userdata.settings import settings_for
 from gpulease.core import vocabulary as v

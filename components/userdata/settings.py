@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from components.spec import ExperimentSpec
+from components.spec.experiment import ExperimentSpec
 from components.userdata.tools import tools_key, tools_sha256
 from gpulease.core import vocabulary as v
 

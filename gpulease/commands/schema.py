@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from components.spec import stack_config_json_schema
+from components.spec.schema import stack_config_json_schema
 from gpulease.render import PROJECT_ROOT
 
 SCHEMA_PATH = PROJECT_ROOT / "schema" / "stack-config.schema.json"

@@ -12,7 +12,8 @@ from typing import Any
 
 import yaml
 
-from components.spec import CONFIG_NAMESPACE, EXPERIMENT_KEY, SWEEP_KEY, ExperimentSpec, StackSpec, load_stack_spec
+from components.spec.experiment import ExperimentSpec
+from components.spec.load import CONFIG_NAMESPACE, EXPERIMENT_KEY, SWEEP_KEY, StackSpec, load_stack_spec
 from gpulease import stacks
 from gpulease.core.errors import UserError
 from gpulease.render import PROJECT_ROOT, load_stack_file

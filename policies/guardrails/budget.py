@@ -29,7 +29,6 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components.spec import EMAIL
 from components.taggable import is_taggable
 from gpulease.core import cost
 from gpulease.core import resources as rt
@@ -54,7 +53,7 @@ def _valid(key: str, value: Any) -> str | None:
         if c.parse_time(value) is None:
             return f"{key}={value!r} is not an RFC 3339 timestamp with a UTC offset, e.g. 2026-11-30T10:00:00Z"
     elif key == v.TAG_OWNER:
-        if not isinstance(value, str) or not EMAIL.match(value):
+        if not isinstance(value, str) or not v.EMAIL.match(value):
             return f"{key}={value!r} is not an email address, e.g. alice@example.com"
     elif key == v.TAG_MAX_RUNTIME_HOURS:
         number = rt.number(value)
