@@ -1,7 +1,8 @@
 """The same spec on AWS and on Alibaba Cloud gives the same guarantees.
 
 Each guarantee is read out of both clouds' registered resources into one cloud-neutral form and compared.
-A guarantee one cloud cannot give is listed in ``GAPS`` and must be explained in the README's per-cloud table.
+A guarantee one cloud cannot give is declared in that cloud's ``capabilities`` (``components/<cloud>/cloud.py``, with
+the reason); the documentation's clouds table is rendered from those tables and must be the one the docs show.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from datetime import datetime
 
 import pytest
 
+from components import cloud as contract
+from components.experiment import CLOUDS
 from components.taggable import is_taggable
 from gpulease.core import vocabulary as v
 from gpulease.render import Rendering, render
@@ -241,21 +244,32 @@ GUARANTEES: dict[str, Callable[[str, Rendering], object]] = {
     "replacement": replacement,
 }
 
-# Guarantee -> (facts that differ, the README table row's first cell). Everything not listed must be equal.
-GAPS: dict[str, tuple[str, str]] = {
-    "lifecycle": ("noncurrent_versions_kept", "Noncurrent versions kept"),
-    "shutdown from inside": ("", "Shutdown from inside"),
+# A guarantee one cloud does not give (``Support.given`` False) -> the fact, read above, in which the clouds differ:
+# (the reader, the key in its facts). Everything else must be equal.
+DIFFERING_FACTS: dict[str, tuple[str, str]] = {
+    "noncurrent-versions-kept": ("lifecycle", "noncurrent_versions_kept"),
+    "shutdown-from-inside": ("shutdown from inside", ""),
 }
+GAPS = {reader: key for reader, key in DIFFERING_FACTS.values()}
+
+
+def test_the_differing_facts_are_the_gaps_the_clouds_declare() -> None:
+    declared = {g.key for g in contract.GUARANTEES for cloud in CLOUDS.values() if not cloud.capabilities[g.key].given}
+    assert set(DIFFERING_FACTS) == declared
+    for cloud in CLOUDS.values():
+        assert set(cloud.capabilities) == {g.key for g in contract.GUARANTEES}, cloud.name
+        for key, support in cloud.capabilities.items():
+            assert support.given or (support.gap and len(support.gap) > 20), f"{cloud.name} {key}: a gap says why"
 
 
 @pytest.mark.parametrize("guarantee", sorted(GUARANTEES))
 def test_same_guarantee_on_both_clouds(both, guarantee: str) -> None:
     read = GUARANTEES[guarantee]
     aws, ali = read("aws", both["aws"]), read("alicloud", both["alicloud"])
-    gap = GAPS.get(guarantee)
-    if gap and isinstance(aws, dict):
-        aws = {k: val for k, val in aws.items() if k != gap[0]}
-        ali = {k: val for k, val in ali.items() if k != gap[0]}
+    differs = GAPS.get(guarantee)
+    if differs and isinstance(aws, dict):
+        aws = {k: val for k, val in aws.items() if k != differs}
+        ali = {k: val for k, val in ali.items() if k != differs}
     assert aws == ali, f"{guarantee}: AWS {aws} != Alibaba Cloud {ali}"
 
 
@@ -310,19 +324,20 @@ def test_retention_off_is_honoured_on_both() -> None:
         assert (facts["disk"], facts["bucket"], facts["disk_tag"], facts["bucket_tag"]) == (False, False, "false", "false"), cloud
 
 
-def test_gaps_differ_as_documented_and_are_in_the_readme(both) -> None:
+def test_gaps_differ_as_declared(both) -> None:
     assert lifecycle("aws", both["aws"])["noncurrent_versions_kept"] == 3
     assert lifecycle("alicloud", both["alicloud"])["noncurrent_versions_kept"] is None
     assert shutdown_from_inside("aws", both["aws"]) == "terminate"
     assert shutdown_from_inside("alicloud", both["alicloud"]) is None
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Clouds", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("|")]
-    for _, title in GAPS.values():
-        (row,) = [line for line in rows if line.split("|")[1].strip() == title]
-        gap_cell = row.rstrip("|").split("|")[-1].strip()
-        assert len(gap_cell) > 20, f"README row {title!r} must say why"
-    # Every compared guarantee has its row too.
-    titles = {line.split("|")[1].strip().lower() for line in rows}
-    for guarantee in ("ssh scope", "spot", "deadline", "encryption", "retention", "lifecycle", "tags", "least-privilege storage access"):
-        assert any(guarantee in t for t in titles), f"README's Clouds table has no row for {guarantee}"
+
+
+def test_the_documented_clouds_table_is_the_one_the_code_declares() -> None:
+    """The clouds table (how each cloud gives each guarantee, and why not) is rendered from the clouds'
+    ``capabilities``; the documentation (the README or a page of docs/) shows exactly that table."""
+    table = contract.capability_table(CLOUDS)
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    assert any(table in page.read_text() for page in pages), (
+        "no page of the documentation shows the clouds table as the code declares it; paste this:\n" + table
+    )
+    for guarantee in contract.GUARANTEES:
+        assert f"| {guarantee.title} |" in table

@@ -7,16 +7,11 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_alicloud as alicloud
 
+from components.plan import CloudContext
+
 
 @dataclass(frozen=True)
-class AlicloudContext:
-    region: str
-    account_id: str
-    provider: alicloud.Provider | None
-
-    def invoke_opts(self) -> pulumi.InvokeOptions:
-        return pulumi.InvokeOptions(provider=self.provider) if self.provider else pulumi.InvokeOptions()
-
+class AlicloudContext(CloudContext):
     def oss_arn(self, bucket: str, key: str | None = None) -> str:
         """The RAM resource name of a bucket (``key`` None) or of objects under a key pattern."""
         return f"acs:oss:*:{self.account_id}:{bucket}" + (f"/{key}" if key is not None else "")

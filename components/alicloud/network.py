@@ -3,33 +3,19 @@
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
 
 import pulumi
 import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
 from components.naming import scoped_name
+from components.plan import Placement, PlacementError
 from components.spec.experiment import ExperimentSpec
 from components.spec.sections import SshSpec
 from gpulease.core import vocabulary as v
-from gpulease.core.errors import UserError
 
 # The VPC gpulease creates when the spec names none; one /24 vSwitch per zone inside it.
 VPC_CIDR = "10.42.0.0/16"
-
-
-class PlacementError(UserError):
-    """No zone or vSwitch can host the instance type where it must run."""
-
-
-@dataclass(frozen=True)
-class Placement:
-    zone_id: str
-    vpc_id: str | None
-    """None: gpulease creates the VPC."""
-    vswitch_id: str | None
-    """None: gpulease creates a vSwitch in ``zone_id``."""
 
 
 def vswitch_cidr(zone_id: str) -> str:
@@ -74,7 +60,7 @@ def place(spec: ExperimentSpec, instance_type: str, ctx: AlicloudContext, requir
             raise PlacementError(f"vSwitch {net.subnet_id} is in {vsw.zone_id} but the data disk is in {required_zone}")
         if vsw.zone_id not in zones:
             raise PlacementError(f"{where} is not offered in {vsw.zone_id} (the vSwitch's zone); offered in: {', '.join(zones) or 'no zone'}")
-        return Placement(vsw.zone_id, vsw.vpc_id, vsw.id)
+        return Placement(zone=vsw.zone_id, vpc_id=vsw.vpc_id, subnet_id=vsw.id)
     wanted = required_zone or net.availability_zone
     if wanted:
         if wanted not in zones:
@@ -83,11 +69,11 @@ def place(spec: ExperimentSpec, instance_type: str, ctx: AlicloudContext, requir
     if not zones:
         raise PlacementError(f"{where} is not offered in any zone of {ctx.region} right now")
     if not net.vpc_id:
-        return Placement(zones[0], None, None)
+        return Placement(zone=zones[0], vpc_id=None, subnet_id=None)
     for zone in zones:
         ids = sorted(alicloud.vpc.get_switches(vpc_id=net.vpc_id, zone_id=zone, opts=ctx.invoke_opts()).ids)
         if ids:
-            return Placement(zone, net.vpc_id, ids[0])
+            return Placement(zone=zone, vpc_id=net.vpc_id, subnet_id=ids[0])
     raise PlacementError(
         f"no vSwitch of {net.vpc_id} is in a zone offering {where} ({', '.join(zones)}); "
         "give network.subnetId, or omit network.vpcId to let gpulease create a VPC"

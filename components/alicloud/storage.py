@@ -8,13 +8,13 @@ reaper to leave alone; reattach the disk with ``dataDisk.existingVolumeId``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
-from components.naming import scoped_name, slug, stack_hash
+from components.naming import scoped_name
+from components.plan import Bucket, DataDisk
 from components.spec.experiment import ExperimentSpec
 from components.spec.sections import CheckpointSpec
 from gpulease.core.errors import UserError
@@ -25,19 +25,6 @@ ONLINE_RESIZE_CATEGORIES = ("cloud_efficiency", "cloud_ssd", "cloud_essd")
 
 class DiskLookupError(UserError):
     """The disk to reattach does not exist in the region."""
-
-
-@dataclass
-class Bucket:
-    name: str
-    arn: str
-    """The RAM resource name of the bucket."""
-    settings: list[pulumi.Resource] = field(default_factory=list)
-    """The bucket and its separate settings, in the order they are applied; a writer depends on all of them."""
-
-
-def bucket_uri(bucket: str, prefix: str) -> str:
-    return f"oss://{bucket}/{prefix}"
 
 
 def lifecycle_rules(checkpoints: CheckpointSpec) -> list[dict]:
@@ -136,13 +123,6 @@ def create_bucket(
     return Bucket(name=name, arn=ctx.oss_arn(name), settings=chain)
 
 
-@dataclass
-class DataDisk:
-    id: pulumi.Input[str]
-    zone_id: str
-    resource: alicloud.ecs.EcsDisk | None
-
-
 def existing_disk_zone(disk_id: str, ctx: AlicloudContext) -> str:
     found = alicloud.ecs.get_ecs_disks(ids=[disk_id], opts=ctx.invoke_opts()).disks
     if not found:
@@ -154,7 +134,7 @@ def create_data_disk(spec: ExperimentSpec, zone_id: str, tags: dict, parent: pul
     disk = spec.data_disk
     if disk.existing_volume_id:
         # Reattached, never managed: destroying this stack leaves the disk exactly as it was.
-        return DataDisk(id=disk.existing_volume_id, zone_id=zone_id, resource=None)
+        return DataDisk(id=disk.existing_volume_id, resource=None)
     ecs_disk = alicloud.ecs.EcsDisk(
         f"{spec.name}-data",
         disk_name=scoped_name(f"{spec.name}-data", 128),
@@ -176,7 +156,7 @@ def create_data_disk(spec: ExperimentSpec, zone_id: str, tags: dict, parent: pul
         tags=tags,
         opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=disk.retain),
     )
-    return DataDisk(id=ecs_disk.id, zone_id=zone_id, resource=ecs_disk)
+    return DataDisk(id=ecs_disk.id, resource=ecs_disk)
 
 
 def attach_data_disk(
@@ -196,12 +176,6 @@ def attach_data_disk(
 
 
 # --- the instance-side tools (see components/userdata: user-data carries only their loader) --------------------
-
-
-def bootstrap_bucket_name(project: str, base: str) -> str:
-    """``gpulease-boot-<project>-<stack>-<hash>``: never the checkpoint bucket's name (that one has no ``boot-``)."""
-    suffix = stack_hash()
-    return f"{slug(f'gpulease-boot-{project}-{base}', 63 - len(suffix) - 1)}-{suffix}"
 
 
 def create_bootstrap_bucket(

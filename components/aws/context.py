@@ -7,16 +7,13 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from components.plan import CloudContext
+
 
 @dataclass(frozen=True)
-class AwsContext:
-    region: str
-    account_id: str
+class AwsContext(CloudContext):
     partition: str
-    provider: aws.Provider | None
-
-    def invoke_opts(self) -> pulumi.InvokeOptions:
-        return pulumi.InvokeOptions(provider=self.provider) if self.provider else pulumi.InvokeOptions()
+    """The ARN partition (aws, aws-cn, aws-us-gov)."""
 
 
 def lookup_context(region: str, provider: aws.Provider | None) -> AwsContext:

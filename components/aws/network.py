@@ -3,27 +3,15 @@
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
+from components.plan import Placement, PlacementError
 from components.spec.experiment import ExperimentSpec
 from components.spec.sections import SshSpec
 from gpulease.core import vocabulary as v
-from gpulease.core.errors import UserError
-
-
-class PlacementError(UserError):
-    """No subnet can host the instance type where it must run."""
-
-
-@dataclass(frozen=True)
-class Placement:
-    vpc_id: str
-    subnet_id: str
-    availability_zone: str
 
 
 def resolve_vpc(spec: ExperimentSpec, ctx: AwsContext) -> str:
@@ -50,7 +38,7 @@ def place(spec: ExperimentSpec, instance_type: str, vpc_id: str, ctx: AwsContext
             raise PlacementError(
                 f"subnet {net.subnet_id} is in {subnet.availability_zone} but the data disk is in {required_az}"
             )
-        return Placement(subnet.vpc_id, subnet.id, subnet.availability_zone)
+        return Placement(zone=subnet.availability_zone, vpc_id=subnet.vpc_id, subnet_id=subnet.id)
     offered = aws.ec2.get_instance_type_offerings(
         location_type="availability-zone",
         filters=[{"name": "instance-type", "values": [instance_type]}],
@@ -68,7 +56,7 @@ def place(spec: ExperimentSpec, instance_type: str, vpc_id: str, ctx: AwsContext
             opts=ctx.invoke_opts(),
         ).ids
         if ids:
-            return Placement(vpc_id, sorted(ids)[0], zone)
+            return Placement(zone=zone, vpc_id=vpc_id, subnet_id=sorted(ids)[0])
     raise PlacementError(f"no subnet of {vpc_id} is in a zone offering {instance_type} ({', '.join(zones) or 'none'})")
 
 

@@ -10,29 +10,16 @@ by hand, which is the opposite of what an ephemeral experiment needs.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
-from components.naming import slug, stack_hash
+from components.plan import Bucket, DataDisk
 from components.spec.experiment import ExperimentSpec
 from components.spec.sections import CheckpointSpec
 
 DATA_DEVICE_NAME = "/dev/sdf"
-
-
-@dataclass
-class Bucket:
-    name: str
-    arn: str
-    settings: list[pulumi.Resource] = field(default_factory=list)
-    """The bucket and its settings, in the order they are applied; a writer depends on all of them."""
-
-
-def bucket_uri(bucket: str, prefix: str) -> str:
-    return f"s3://{bucket}/{prefix}"
 
 
 def lifecycle_rules(checkpoints: CheckpointSpec) -> list[dict]:
@@ -150,24 +137,18 @@ def create_bucket(
     return Bucket(name=name, arn=arn, settings=chain)
 
 
-@dataclass
-class DataVolume:
-    id: pulumi.Input[str]
-    resource: aws.ebs.Volume | None
-
-
-def existing_volume_zone(volume_id: str, ctx: AwsContext) -> str:
+def existing_disk_zone(volume_id: str, ctx: AwsContext) -> str:
     found = aws.ebs.get_volume(filters=[{"name": "volume-id", "values": [volume_id]}], opts=ctx.invoke_opts())
     return found.availability_zone
 
 
-def create_data_volume(
+def create_data_disk(
     spec: ExperimentSpec, availability_zone: str, tags: dict, parent: pulumi.Resource
-) -> DataVolume:
+) -> DataDisk:
     disk = spec.data_disk
     if disk.existing_volume_id:
         # Reattached, never managed: destroying this stack leaves the disk exactly as it was.
-        return DataVolume(id=disk.existing_volume_id, resource=None)
+        return DataDisk(id=disk.existing_volume_id, resource=None)
     volume = aws.ebs.Volume(
         f"{spec.name}-data",
         availability_zone=availability_zone,
@@ -180,11 +161,11 @@ def create_data_volume(
         tags=tags,
         opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=disk.retain),
     )
-    return DataVolume(id=volume.id, resource=volume)
+    return DataDisk(id=volume.id, resource=volume)
 
 
-def attach_data_volume(
-    spec: ExperimentSpec, volume: DataVolume, instance: aws.ec2.Instance, parent: pulumi.Resource
+def attach_data_disk(
+    spec: ExperimentSpec, volume: DataDisk, instance: aws.ec2.Instance, parent: pulumi.Resource
 ) -> aws.ec2.VolumeAttachment:
     # skip_destroy: on destroy the attachment is only forgotten; terminating the instance detaches the disk.
     # A forced detach of a mounted disk could corrupt it, and a one-time spot instance cannot be stopped first.
@@ -202,12 +183,6 @@ def attach_data_volume(
 
 
 # --- the instance-side tools (see components/userdata: AWS user-data carries only their loader) ----------------
-
-
-def bootstrap_bucket_name(project: str, base: str) -> str:
-    """``gpulease-boot-<project>-<stack>-<hash>``: never the checkpoint bucket's name (that one has no ``boot-``)."""
-    suffix = stack_hash()
-    return f"{slug(f'gpulease-boot-{project}-{base}', 63 - len(suffix) - 1)}-{suffix}"
 
 
 def create_bootstrap_bucket(base: str, name: str, tags: dict, ctx: AwsContext, parent: pulumi.Resource) -> Bucket:

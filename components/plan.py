@@ -1,0 +1,96 @@
+"""What a cloud's lookups decide before anything is registered, and what its builders hand back: the same shapes
+on every cloud, so the shared skeleton (``build.py``) reads them without knowing which cloud it builds on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+
+from gpulease.core.catalog import InstanceType
+from gpulease.core.errors import UserError
+
+
+@dataclass(frozen=True)
+class CloudContext:
+    """Facts about the account and region that several builders need, looked up once (a cloud may add its own)."""
+
+    region: str
+    account_id: str
+    provider: pulumi.ProviderResource | None
+    """An explicit provider when the spec's region is not the provider config's; children inherit it."""
+
+    def invoke_opts(self) -> pulumi.InvokeOptions:
+        return pulumi.InvokeOptions(provider=self.provider) if self.provider else pulumi.InvokeOptions()
+
+
+class PlacementError(UserError):
+    """No zone or subnet can host the instance type where it must run."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one experiment's instance runs."""
+
+    zone: str
+    vpc_id: str | None
+    """None: the stack creates the network (Alibaba Cloud, when the spec names no VPC)."""
+    subnet_id: str | None
+    """The subnet (AWS) or vSwitch (Alibaba Cloud); None: the stack creates one in ``zone``."""
+
+
+@dataclass(frozen=True)
+class PlacedExperiment:
+    """One experiment as the lookups decided it: its instance type (resolved once, from the spec's gpu section),
+    its placement and its image."""
+
+    instance_type: InstanceType
+    placement: Placement
+    image_id: str
+
+
+@dataclass(frozen=True)
+class StackPlan:
+    """Every lookup's answer, before the first resource is registered: a bad type, zone, image or tag fails here
+    and nothing is created."""
+
+    context: CloudContext
+    bucket: str
+    """The checkpoint bucket's name: the spec's existing bucket, or the one the stack creates."""
+    tools_bucket: str
+    """Where the instance-side tools object goes: the checkpoint bucket the stack creates, else a bootstrap bucket."""
+    experiments: dict[str, PlacedExperiment]
+
+
+@dataclass
+class Bucket:
+    """A bucket the stack writes to: its name, its ARN (the cloud's resource name for policies) and, when the
+    stack created it, the bucket and its settings in the order they are applied (a writer depends on all)."""
+
+    name: str
+    arn: str
+    settings: list[pulumi.Resource] = field(default_factory=list)
+
+    @property
+    def created(self) -> bool:
+        """False for an existing bucket the stack only uses (and never changes)."""
+        return bool(self.settings)
+
+
+@dataclass
+class DataDisk:
+    """The experiment's data disk: created (``resource``) or an existing one reattached (``resource`` None)."""
+
+    id: pulumi.Input[str]
+    resource: pulumi.CustomResource | None
+
+
+@dataclass
+class Network:
+    """The stack's shared network pieces: the security group, the key pair's name (None without SSH) and the
+    subnet or vSwitch each zone's instances use."""
+
+    security_group: pulumi.CustomResource
+    key_name: pulumi.Input[str] | None
+    subnets: dict[str, pulumi.Input[str]]
+    """zone -> subnet / vSwitch id."""
