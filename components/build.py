@@ -16,7 +16,14 @@ from components.cloud import Cloud
 from components.deadline import record_deadline
 from components.naming import bootstrap_bucket_name, bucket_name
 from components.outputs import checkpoint_prefix, experiment_outputs
-from components.plan import PlacedExperiment, StackPlan
+from components.plan import (
+    ExperimentParts,
+    Network,
+    PlacedExperiment,
+    StackPlan,
+    security_group_description,
+    ssh_sources,
+)
 from components.spec.load import SpecError, StackSpec
 from components.tagging import experiment_tags, retained
 from components.userdata.experiment import check_user_data, experiment_user_data
@@ -129,9 +136,18 @@ class GpuExperimentStack(pulumi.ComponentResource):
             ),
             f"stack {name!r}",
         )
-        network = cloud.build_network(
-            name, base.ssh, {exp: p.placement for exp, p in plan.experiments.items()}, shared_tags, self
+        placements = {exp: p.placement for exp, p in plan.experiments.items()}
+        vpc_id, subnets = cloud.create_network(name, placements, shared_tags, self)
+        ssh = base.ssh
+        security_group = cloud.create_security_group(
+            name, security_group_description(name, ssh), ssh_sources(name, ssh), vpc_id, shared_tags, self
         )
+        # A key pair only with SSH: the user's existing one by name, else one made from the public key (the spec
+        # holds exactly one of them in ssh mode).
+        key_name: pulumi.Input[str] | None = None
+        if ssh.mode == "ssh":
+            key_name = ssh.key_name or cloud.create_key_pair(name, str(ssh.public_key), shared_tags, self)
+        network = Network(security_group=security_group, key_name=key_name, subnets=subnets)
         bucket = (
             cloud.create_bucket(
                 name, plan.bucket, base, tagged(retained(shared_tags, base.checkpoints.retain), "the checkpoint bucket"),
@@ -150,31 +166,28 @@ class GpuExperimentStack(pulumi.ComponentResource):
         self.experiments: dict[str, dict[str, pulumi.Input]] = {}
         for exp in spec.experiments:
             placed = plan.experiments[exp.name]
-            zone = placed.placement.zone
             prefix = checkpoint_prefix(spec, exp)
             uri = cloud.bucket_uri(bucket.name, prefix) if bucket else v.NO_CHECKPOINTS
             deadline = deadlines[exp.name]
             tags = tagged(experiment_tags(exp, stack=stack, expires_at=deadline, checkpoint_uri=uri), f"experiment {exp.name!r}")
+            parts = ExperimentParts(spec=exp, placed=placed, prefix=prefix, tags=tags, deadline=deadline, ctx=ctx, parent=self)
 
-            disk = cloud.create_data_disk(exp, zone, tagged(retained(tags, exp.data_disk.retain), "the data disk"), self)
-            identity = cloud.create_identity(exp, bucket=bucket, prefix=prefix, tags=tags, ctx=ctx, parent=self)
+            disk = cloud.create_data_disk(parts, tagged(retained(tags, exp.data_disk.retain), "the data disk"))
+            identity = cloud.create_identity(parts, bucket)
             user_data = experiment_user_data(
                 exp, cloud=cloud.name, region=region, stack=stack, checkpoint_uri=uri, data_disk_id=disk.id,
                 tools_bucket=tools_bucket.name, tools_prefix=prefix,
             )
             # Under the experiment's own prefix, which its role may read already; elsewhere it gets that one object.
             key = tools_key(prefix)
-            tools = [cloud.upload_tools(exp.name, tools_bucket, key, tools_bundle(), tags, self)]
+            tools = [cloud.upload_tools(parts, tools_bucket, key, tools_bundle())]
             if not own:
-                tools.append(cloud.allow_tools_read(exp.name, identity, tools_bucket, key, tags, ctx, self))
+                tools.append(cloud.allow_tools_read(parts, identity, tools_bucket, key))
             inst = cloud.create_instance(
-                exp,
-                placed,
+                parts,
                 network=network,
                 identity=identity,
                 user_data=user_data,
-                deadline=deadline,
-                tags=tags,
                 # The data disk first (ordered destroy), the bucket fully configured before any checkpoint, and the
                 # tools object and the right to read it before the instance boots and fetches them.
                 depends_on=[
@@ -182,17 +195,16 @@ class GpuExperimentStack(pulumi.ComponentResource):
                     *(bucket.settings if bucket else []),
                     *tools,
                 ],
-                parent=self,
             )
-            cloud.attach_data_disk(exp, disk, inst, self)
-            cloud.after_instance(exp, inst, identity=identity, deadline=deadline, tags=tags, ctx=ctx, parent=self)
+            cloud.attach_data_disk(parts, disk, inst)
+            cloud.after_instance(parts, inst, identity)
             self.experiments[exp.name] = experiment_outputs(
                 exp,
                 instance_id=inst.id,
                 public_ip=inst.public_ip,
                 instance_type=placed.instance_type.type,
                 data_volume_id=disk.id,
-                availability_zone=zone,
+                availability_zone=placed.placement.zone,
                 checkpoint_uri=uri,
                 deadline=deadline,
                 session_command=lambda iid: cloud.session_command(iid, region),

@@ -8,9 +8,10 @@ line in ``components.experiment.CLOUDS`` (and one in ``components.spec.clouds``,
 The skeleton calls the stubs below in a fixed order: first every lookup (``prepare`` in ``build.py``:
 ``lookup_context``, ``resolve_network``, per experiment ``existing_disk_zone``, ``place``, ``resolve_image``,
 ``check_tags``, then ``check_placements``), so that a bad type, zone, image or tag registers nothing; then the
-resources (``build_network``, ``create_bucket`` / ``create_bootstrap_bucket``, per experiment
-``create_data_disk``, ``create_identity``, ``upload_tools`` and ``allow_tools_read``, ``create_instance``,
-``attach_data_disk``, ``after_instance``). Each stub says what it must guarantee; how the cloud gives each of the
+resources (``create_network``, ``create_security_group``, ``create_key_pair``, ``create_bucket`` /
+``create_bootstrap_bucket``, per experiment ``create_data_disk``, ``create_identity``, ``upload_tools`` and
+``allow_tools_read``, ``create_instance``, ``attach_data_disk``, ``after_instance``). The per-experiment stubs get
+an ``ExperimentParts``: the experiment's spec, placement, prefix, tags, deadline, context and parent. Each stub says what it must guarantee; how the cloud gives each of the
 kit's guarantees, or why it cannot, is its ``capabilities`` table (``GUARANTEES`` below), which the parity test
 and the documentation's clouds table are built from.
 """
@@ -24,11 +25,19 @@ from typing import ClassVar
 
 import pulumi
 
-from components.plan import Bucket, CloudContext, DataDisk, Network, PlacedExperiment, Placement
+from components.plan import (
+    Bucket,
+    CloudContext,
+    DataDisk,
+    ExperimentParts,
+    Network,
+    PlacedExperiment,
+    Placement,
+    SshSource,
+)
 from components.spec.experiment import ExperimentSpec
 from components.spec.load import StackSpec
 from components.spec.rules import CloudSpecRules
-from components.spec.sections import SshSpec
 
 
 @dataclass(frozen=True)
@@ -123,11 +132,23 @@ class Cloud(ABC):
         return f"{self.spec.bucket_scheme}{bucket}/{prefix}"
 
     @abstractmethod
-    def build_network(
-        self, name: str, ssh: SshSpec, plan_placements: Mapping[str, Placement], tags: dict, parent: pulumi.Resource
-    ) -> Network:
-        """The security group (SSH only from the user's CIDRs, or no inbound at all), the key pair, and a subnet
-        for every zone the runs were placed in (created where the lookups found none)."""
+    def create_network(
+        self, name: str, placements: Mapping[str, Placement], tags: dict, parent: pulumi.Resource
+    ) -> tuple[pulumi.Input[str], dict[str, pulumi.Input[str]]]:
+        """The VPC the runs share and a subnet for every zone they were placed in: the ones the lookups found, or
+        created (only where the lookups found none)."""
+
+    @abstractmethod
+    def create_security_group(
+        self, name: str, description: str, sources: list[SshSource], vpc_id: pulumi.Input[str], tags: dict,
+        parent: pulumi.Resource,
+    ) -> pulumi.CustomResource:
+        """A security group admitting SSH from ``sources`` only (one described rule each; none: no inbound at all),
+        all outbound open (packages, images, checkpoints)."""
+
+    @abstractmethod
+    def create_key_pair(self, name: str, public_key: str, tags: dict, parent: pulumi.Resource) -> pulumi.Input[str]:
+        """A key pair from the user's public key; its name."""
 
     @abstractmethod
     def create_bucket(
@@ -146,60 +167,38 @@ class Cloud(ABC):
     # --- per experiment ------------------------------------------------------------------------------------
 
     @abstractmethod
-    def create_data_disk(self, exp: ExperimentSpec, zone: str, tags: dict, parent: pulumi.Resource) -> DataDisk:
-        """The encrypted data disk in ``zone`` that outlives the instance (retained unless the spec says
-        otherwise); or the existing disk to reattach, never managed."""
+    def create_data_disk(self, exp: ExperimentParts, tags: dict) -> DataDisk:
+        """The encrypted data disk in the experiment's zone that outlives the instance (retained unless the spec
+        says otherwise); or the existing disk to reattach, never managed."""
 
     @abstractmethod
-    def create_identity(
-        self, exp: ExperimentSpec, *, bucket: Bucket | None, prefix: str, tags: dict, ctx: CloudContext,
-        parent: pulumi.Resource,
-    ) -> pulumi.Resource:
+    def create_identity(self, exp: ExperimentParts, bucket: Bucket | None) -> pulumi.Resource:
         """What the instance's credentials come from: read and write under its checkpoint prefix only (nothing in
         storage without a bucket), plus the cloud's session agent's rights where the spec asks for them."""
 
     @abstractmethod
-    def upload_tools(
-        self, name: str, bucket: Bucket, key: str, bundle: str, tags: dict, parent: pulumi.Resource
-    ) -> pulumi.Resource:
+    def upload_tools(self, exp: ExperimentParts, bucket: Bucket, key: str, bundle: str) -> pulumi.Resource:
         """The tools bundle as one private, encrypted object at ``key``, after the bucket is fully configured."""
 
     @abstractmethod
-    def allow_tools_read(
-        self, name: str, identity: pulumi.Resource, bucket: Bucket, key: str, tags: dict, ctx: CloudContext,
-        parent: pulumi.Resource,
-    ) -> pulumi.Resource:
+    def allow_tools_read(self, exp: ExperimentParts, identity: pulumi.Resource, bucket: Bucket, key: str) -> pulumi.Resource:
         """Let the instance read that one object, nothing else in the bucket (when it is not its own bucket)."""
 
     @abstractmethod
     def create_instance(
-        self,
-        exp: ExperimentSpec,
-        placed: PlacedExperiment,
-        *,
-        network: Network,
-        identity: pulumi.Resource,
-        user_data: pulumi.Input[str],
-        deadline: pulumi.Output[str],
-        tags: dict,
+        self, exp: ExperimentParts, *, network: Network, identity: pulumi.Resource, user_data: pulumi.Input[str],
         depends_on: list[pulumi.Resource],
-        parent: pulumi.Resource,
     ) -> pulumi.CustomResource:
         """The GPU instance: the market the spec asks for (spot released, never stopped, on interruption), token-
         only metadata, an encrypted system disk, the deadline enforced by the cloud where it keeps it on the
         instance, delete-before-replace, and a newer family image never replacing it."""
 
     @abstractmethod
-    def attach_data_disk(
-        self, exp: ExperimentSpec, disk: DataDisk, instance: pulumi.CustomResource, parent: pulumi.Resource
-    ) -> pulumi.Resource:
+    def attach_data_disk(self, exp: ExperimentParts, disk: DataDisk, instance: pulumi.CustomResource) -> pulumi.Resource:
         """Attach the disk; destroying the stack never force-detaches a mounted disk."""
 
     @abstractmethod
-    def after_instance(
-        self, exp: ExperimentSpec, instance: pulumi.CustomResource, *, identity: pulumi.Resource,
-        deadline: pulumi.Output[str], tags: dict, ctx: CloudContext, parent: pulumi.Resource,
-    ) -> None:
+    def after_instance(self, exp: ExperimentParts, instance: pulumi.CustomResource, identity: pulumi.Resource) -> None:
         """What needs the instance's id: the deadline outside the instance where the cloud keeps it apart, and
         any permission naming the instance."""
 

@@ -3,10 +3,13 @@ on every cloud, so the shared skeleton (``build.py``) reads them without knowing
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 
 import pulumi
 
+from components.spec.experiment import ExperimentSpec
+from components.spec.sections import SshSpec
 from gpulease.core.catalog import InstanceType
 from gpulease.core.errors import UserError
 
@@ -94,3 +97,51 @@ class Network:
     key_name: pulumi.Input[str] | None
     subnets: dict[str, pulumi.Input[str]]
     """zone -> subnet / vSwitch id."""
+
+
+@dataclass(frozen=True)
+class SshSource:
+    """One address allowed in over SSH: one described rule each, named after the address (a review shows exactly
+    which one was added or removed)."""
+
+    rule_name: str
+    cidr: str
+    ipv6: bool
+
+    @property
+    def description(self) -> str:
+        return f"SSH from {self.cidr}"
+
+
+def ssh_sources(name: str, ssh: SshSpec) -> list[SshSource]:
+    """The SSH rules a stack's security group gets: one per allowed CIDR (none without SSH)."""
+    return [
+        SshSource(f"{name}-ssh-{cidr.replace('/', '-').replace(':', '-')}", cidr, ipaddress.ip_network(cidr).version == 6)
+        for cidr in ssh.allowed_cidrs
+    ]
+
+
+def security_group_description(name: str, ssh: SshSpec) -> str:
+    return f"gpulease {name}: SSH from named addresses only" if ssh.mode == "ssh" else f"gpulease {name}: no inbound"
+
+
+@dataclass
+class ExperimentParts:
+    """One experiment while the skeleton builds it: what every per-experiment builder of a cloud needs."""
+
+    spec: ExperimentSpec
+    placed: PlacedExperiment
+    prefix: str
+    """The object prefix it checkpoints under (and under which its tools object lies)."""
+    tags: dict[str, pulumi.Input[str]]
+    deadline: pulumi.Output[str]
+    ctx: CloudContext
+    parent: pulumi.Resource
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def opts(self, **options: object) -> pulumi.ResourceOptions:
+        """Options of a child resource: parented to the component (so it inherits its provider), plus ``options``."""
+        return pulumi.ResourceOptions(parent=self.parent, **options)  # type: ignore[arg-type]

@@ -16,10 +16,18 @@ from components.alicloud.context import AlicloudContext, lookup_context
 from components.alicloud.spec import RULES
 from components.alicloud.tags import encode_tags
 from components.cloud import Cloud, Support
-from components.plan import Bucket, DataDisk, Network, PlacedExperiment, Placement, PlacementError
+from components.plan import (
+    Bucket,
+    DataDisk,
+    ExperimentParts,
+    Network,
+    PlacedExperiment,
+    Placement,
+    PlacementError,
+    SshSource,
+)
 from components.spec.experiment import ExperimentSpec
 from components.spec.load import StackSpec
-from components.spec.sections import SshSpec
 from components.tagging import experiment_tags
 
 # A stand-in for the recorded deadline while checking tags before anything is registered (same length).
@@ -85,20 +93,28 @@ class Alicloud(Cloud):
     def tagged(self, tags: dict[str, pulumi.Input[str]], *, stack: str, what: str) -> dict[str, pulumi.Input[str]]:
         return encode_tags(tags, stack=stack, resource=what)
 
-    def build_network(
-        self, name: str, ssh: SshSpec, plan_placements: Mapping[str, Placement], tags: dict, parent: pulumi.Resource
-    ) -> Network:
-        given_vpc = next(iter(plan_placements.values())).vpc_id
+    def create_network(
+        self, name: str, placements: Mapping[str, Placement], tags: dict, parent: pulumi.Resource
+    ) -> tuple[pulumi.Input[str], dict[str, pulumi.Input[str]]]:
+        # check_placements kept every run in one VPC: the one given, else a VPC the stack creates.
+        given_vpc = next(iter(placements.values())).vpc_id
         vpc_id: pulumi.Input[str] = given_vpc or network.create_vpc(name, tags, parent).id
         vswitches: dict[str, pulumi.Input[str]] = {}
-        for p in plan_placements.values():
+        for p in placements.values():
             if p.subnet_id:
                 vswitches[p.zone] = p.subnet_id
             elif p.zone not in vswitches:
                 vswitches[p.zone] = network.create_vswitch(name, p.zone, vpc_id, tags, parent).id
-        sg = network.create_security_group(name, ssh, vpc_id, tags, parent)
-        key_name = network.create_key_pair(name, ssh, tags, parent)
-        return Network(security_group=sg, key_name=key_name, subnets=vswitches)
+        return vpc_id, vswitches
+
+    def create_security_group(
+        self, name: str, description: str, sources: list[SshSource], vpc_id: pulumi.Input[str], tags: dict,
+        parent: pulumi.Resource,
+    ) -> alicloud.ecs.SecurityGroup:
+        return network.create_security_group(name, description, sources, vpc_id, tags, parent)
+
+    def create_key_pair(self, name: str, public_key: str, tags: dict, parent: pulumi.Resource) -> pulumi.Input[str]:
+        return network.create_key_pair(name, public_key, tags, parent)
 
     def create_bucket(
         self, name: str, bucket: str, spec: ExperimentSpec, tags: dict, ctx: AlicloudContext, parent: pulumi.Resource
@@ -110,71 +126,50 @@ class Alicloud(Cloud):
     ) -> Bucket:
         return storage.create_bootstrap_bucket(name, bucket, tags, ctx, parent)
 
-    def create_data_disk(self, exp: ExperimentSpec, zone: str, tags: dict, parent: pulumi.Resource) -> DataDisk:
-        return storage.create_data_disk(exp, zone, tags, parent)
+    def create_data_disk(self, exp: ExperimentParts, tags: dict) -> DataDisk:
+        return storage.create_data_disk(exp.spec, exp.placed.placement.zone, tags, exp.parent)
 
-    def create_identity(
-        self, exp: ExperimentSpec, *, bucket: Bucket | None, prefix: str, tags: dict, ctx: AlicloudContext,
-        parent: pulumi.Resource,
-    ) -> alicloud.ram.Role:
+    def create_identity(self, exp: ExperimentParts, bucket: Bucket | None) -> alicloud.ram.Role:
         # Every instance gets a role: its checkpoint prefix when there is a bucket, and (after it exists) the right to
         # release itself, since a stop from inside keeps a pay-as-you-go instance billing.
         return ram.create_instance_role(
-            exp.name, bucket_arn=bucket.arn if bucket else None, prefix=prefix, tags=tags, parent=parent
+            exp.name, bucket_arn=bucket.arn if bucket else None, prefix=exp.prefix, tags=exp.tags, parent=exp.parent
         )
 
-    def upload_tools(
-        self, name: str, bucket: Bucket, key: str, bundle: str, tags: dict, parent: pulumi.Resource
-    ) -> pulumi.Resource:
-        return storage.upload_tools(name, bucket, key, bundle, parent)
+    def upload_tools(self, exp: ExperimentParts, bucket: Bucket, key: str, bundle: str) -> pulumi.Resource:
+        return storage.upload_tools(exp.name, bucket, key, bundle, exp.parent)
 
-    def allow_tools_read(
-        self, name: str, identity: pulumi.Resource, bucket: Bucket, key: str, tags: dict, ctx: AlicloudContext,
-        parent: pulumi.Resource,
-    ) -> pulumi.Resource:
-        return ram.allow_tools_read(name, identity, ctx.oss_arn(bucket.name, key), tags=tags, parent=parent)
+    def allow_tools_read(self, exp: ExperimentParts, identity: pulumi.Resource, bucket: Bucket, key: str) -> pulumi.Resource:
+        return ram.allow_tools_read(exp.name, identity, exp.ctx.oss_arn(bucket.name, key), tags=exp.tags, parent=exp.parent)
 
     def create_instance(
-        self,
-        exp: ExperimentSpec,
-        placed: PlacedExperiment,
-        *,
-        network: Network,
-        identity: pulumi.Resource,
-        user_data: pulumi.Input[str],
-        deadline: pulumi.Output[str],
-        tags: dict,
+        self, exp: ExperimentParts, *, network: Network, identity: pulumi.Resource, user_data: pulumi.Input[str],
         depends_on: list[pulumi.Resource],
-        parent: pulumi.Resource,
     ) -> alicloud.ecs.Instance:
+        placed = exp.placed
         return instance.create_instance(
-            exp,
+            exp.spec,
             instance_type=placed.instance_type.type,
             image_id=placed.image_id,
-            from_family=exp.image.id is None,
+            from_family=exp.spec.image.id is None,
             vswitch_id=network.subnets[placed.placement.zone],
             security_group=network.security_group,
             key_name=network.key_name,
             # ECS releases the instance at the recorded deadline by itself (lifetime.py).
-            auto_release_time=lifetime.auto_release_time(exp.name, deadline),
+            auto_release_time=lifetime.auto_release_time(exp.name, exp.deadline),
             user_data=user_data,
-            tags=tags,
+            tags=exp.tags,
             depends_on=depends_on,
-            parent=parent,
+            parent=exp.parent,
         )
 
-    def attach_data_disk(
-        self, exp: ExperimentSpec, disk: DataDisk, instance: pulumi.CustomResource, parent: pulumi.Resource
-    ) -> pulumi.Resource:
-        return storage.attach_data_disk(exp, disk, instance, parent)
+    def attach_data_disk(self, exp: ExperimentParts, disk: DataDisk, instance: pulumi.CustomResource) -> pulumi.Resource:
+        return storage.attach_data_disk(exp.spec, disk, instance, exp.parent)
 
-    def after_instance(
-        self, exp: ExperimentSpec, instance: pulumi.CustomResource, *, identity: pulumi.Resource,
-        deadline: pulumi.Output[str], tags: dict, ctx: AlicloudContext, parent: pulumi.Resource,
-    ) -> None:
-        ram.attach_instance_role(exp.name, identity, instance, parent)
-        ram.allow_self_release(exp.name, identity, instance, region=ctx.region, account_id=ctx.account_id, tags=tags,
-                               parent=parent)
+    def after_instance(self, exp: ExperimentParts, instance: pulumi.CustomResource, identity: pulumi.Resource) -> None:
+        ram.attach_instance_role(exp.name, identity, instance, exp.parent)
+        ram.allow_self_release(exp.name, identity, instance, region=exp.ctx.region, account_id=exp.ctx.account_id,
+                               tags=exp.tags, parent=exp.parent)
 
     def session_command(self, instance_id: str, region: str) -> str:
         return f"ali-instance-cli session --instance {instance_id}"

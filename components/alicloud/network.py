@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import ipaddress
-
 import pulumi
 import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
 from components.naming import scoped_name
-from components.plan import Placement, PlacementError
+from components.plan import Placement, PlacementError, SshSource
 from components.spec.experiment import ExperimentSpec
-from components.spec.sections import SshSpec
 from gpulease.core import vocabulary as v
 
 # The VPC gpulease creates when the spec names none; one /24 vSwitch per zone inside it.
@@ -105,7 +102,8 @@ def create_vswitch(name: str, zone_id: str, vpc_id: pulumi.Input[str], tags: dic
 
 
 def create_security_group(
-    name: str, ssh: SshSpec, vpc_id: pulumi.Input[str], tags: dict, parent: pulumi.Resource
+    name: str, description: str, sources: list[SshSource], vpc_id: pulumi.Input[str], tags: dict,
+    parent: pulumi.Resource,
 ) -> alicloud.ecs.SecurityGroup:
     """SSH only from the user's CIDRs, one described rule each; no inbound rule at all in cloud-assistant mode.
 
@@ -119,51 +117,27 @@ def create_security_group(
         security_group_type="normal",
         # Sweep runs share the group; they have no reason to reach each other.
         inner_access_policy="Drop",
-        description=f"gpulease {name}: SSH from named addresses only" if ssh.mode == "ssh" else f"gpulease {name}: no inbound",
+        description=description,
         tags=tags,
         opts=opts,
     )
-    for cidr in ssh.allowed_cidrs:
-        source = {"cidr_ip": cidr} if ipaddress.ip_network(cidr).version == 4 else {"ipv6_cidr_ip": cidr}
-        alicloud.ecs.SecurityGroupRule(
-            f"{name}-ssh-{cidr.replace('/', '-').replace(':', '-')}",
-            security_group_id=sg.id,
-            type="ingress",
-            ip_protocol="tcp",
-            port_range=f"{v.SSH_PORT}/{v.SSH_PORT}",
-            nic_type="intranet",
-            policy="accept",
-            priority=1,
-            description=f"SSH from {cidr}",
-            opts=opts,
-            **source,
-        )
+    rules = [(s.rule_name, "ingress", "tcp", f"{v.SSH_PORT}/{v.SSH_PORT}", s.description,
+              {"ipv6_cidr_ip" if s.ipv6 else "cidr_ip": s.cidr}) for s in sources]
     # Egress stays open: the instance pulls packages and images and writes checkpoints to the bucket.
-    alicloud.ecs.SecurityGroupRule(
-        f"{name}-egress-v4",
-        security_group_id=sg.id,
-        type="egress",
-        ip_protocol="all",
-        port_range="-1/-1",
-        nic_type="intranet",
-        policy="accept",
-        priority=1,
-        cidr_ip="0.0.0.0/0",
-        description="all outbound",
-        opts=opts,
-    )
+    rules.append((f"{name}-egress-v4", "egress", "all", "-1/-1", "all outbound", {"cidr_ip": "0.0.0.0/0"}))
+    for rule_name, direction, protocol, ports, description_, source in rules:
+        alicloud.ecs.SecurityGroupRule(
+            rule_name, security_group_id=sg.id, type=direction, ip_protocol=protocol, port_range=ports,
+            nic_type="intranet", policy="accept", priority=1, description=description_, opts=opts, **source,
+        )
     return sg
 
 
-def create_key_pair(name: str, ssh: SshSpec, tags: dict, parent: pulumi.Resource) -> pulumi.Input[str] | None:
-    if ssh.mode != "ssh":
-        return None
-    if ssh.key_name:
-        return ssh.key_name
+def create_key_pair(name: str, public_key: str, tags: dict, parent: pulumi.Resource) -> pulumi.Input[str]:
     key = alicloud.ecs.EcsKeyPair(
         f"{name}-key",
         key_pair_name=scoped_name(f"{name}-key"),
-        public_key=ssh.public_key,
+        public_key=public_key,
         tags=tags,
         opts=pulumi.ResourceOptions(parent=parent),
     )

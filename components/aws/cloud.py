@@ -15,9 +15,8 @@ from components.aws import instance, lifetime, network, storage
 from components.aws.context import AwsContext, lookup_context
 from components.aws.spec import RULES
 from components.cloud import Cloud, Support
-from components.plan import Bucket, DataDisk, Network, PlacedExperiment, Placement
+from components.plan import Bucket, DataDisk, ExperimentParts, Network, Placement, SshSource
 from components.spec.experiment import ExperimentSpec
-from components.spec.sections import SshSpec
 
 
 class Aws(Cloud):
@@ -60,14 +59,21 @@ class Aws(Cloud):
     def resolve_image(self, exp: ExperimentSpec, instance_type: str, ctx: AwsContext) -> str:
         return instance.resolve_image(exp, ctx)
 
-    def build_network(
-        self, name: str, ssh: SshSpec, plan_placements: Mapping[str, Placement], tags: dict, parent: pulumi.Resource
-    ) -> Network:
-        vpc_id = next(iter(plan_placements.values())).vpc_id
-        sg = network.create_security_group(name, ssh, vpc_id, tags, parent)
-        key_name = network.create_key_pair(name, ssh, tags, parent)
-        subnets = {p.zone: p.subnet_id for p in plan_placements.values() if p.subnet_id}
-        return Network(security_group=sg, key_name=key_name, subnets=subnets)
+    def create_network(
+        self, name: str, placements: Mapping[str, Placement], tags: dict, parent: pulumi.Resource
+    ) -> tuple[pulumi.Input[str], dict[str, pulumi.Input[str]]]:
+        # The lookups found the VPC and a subnet in every zone: nothing to create.
+        first = next(iter(placements.values()))
+        return str(first.vpc_id), {p.zone: str(p.subnet_id) for p in placements.values()}
+
+    def create_security_group(
+        self, name: str, description: str, sources: list[SshSource], vpc_id: pulumi.Input[str], tags: dict,
+        parent: pulumi.Resource,
+    ) -> aws.ec2.SecurityGroup:
+        return network.create_security_group(name, description, sources, vpc_id, tags, parent)
+
+    def create_key_pair(self, name: str, public_key: str, tags: dict, parent: pulumi.Resource) -> pulumi.Input[str]:
+        return network.create_key_pair(name, public_key, tags, parent)
 
     def create_bucket(
         self, name: str, bucket: str, spec: ExperimentSpec, tags: dict, ctx: AwsContext, parent: pulumi.Resource
@@ -77,69 +83,47 @@ class Aws(Cloud):
     def create_bootstrap_bucket(self, name: str, bucket: str, tags: dict, ctx: AwsContext, parent: pulumi.Resource) -> Bucket:
         return storage.create_bootstrap_bucket(name, bucket, tags, ctx, parent)
 
-    def create_data_disk(self, exp: ExperimentSpec, zone: str, tags: dict, parent: pulumi.Resource) -> DataDisk:
-        return storage.create_data_disk(exp, zone, tags, parent)
+    def create_data_disk(self, exp: ExperimentParts, tags: dict) -> DataDisk:
+        return storage.create_data_disk(exp.spec, exp.placed.placement.zone, tags, exp.parent)
 
-    def create_identity(
-        self, exp: ExperimentSpec, *, bucket: Bucket | None, prefix: str, tags: dict, ctx: AwsContext,
-        parent: pulumi.Resource,
-    ) -> aws.iam.InstanceProfile:
+    def create_identity(self, exp: ExperimentParts, bucket: Bucket | None) -> aws.iam.InstanceProfile:
         return iam.create_instance_profile(
-            exp.name, bucket_arn=bucket.arn if bucket else None, prefix=prefix if bucket else None,
-            ssm=exp.ssh.mode == self.spec.session_mode, tags=tags, ctx=ctx, parent=parent,
+            exp.name, bucket_arn=bucket.arn if bucket else None, prefix=exp.prefix if bucket else None,
+            ssm=exp.spec.ssh.mode == self.spec.session_mode, tags=exp.tags, ctx=exp.ctx, parent=exp.parent,
         )
 
-    def upload_tools(
-        self, name: str, bucket: Bucket, key: str, bundle: str, tags: dict, parent: pulumi.Resource
-    ) -> pulumi.Resource:
-        return storage.upload_tools(name, bucket, key, bundle, tags, parent)
+    def upload_tools(self, exp: ExperimentParts, bucket: Bucket, key: str, bundle: str) -> pulumi.Resource:
+        return storage.upload_tools(exp.name, bucket, key, bundle, exp.tags, exp.parent)
 
-    def allow_tools_read(
-        self, name: str, identity: pulumi.Resource, bucket: Bucket, key: str, tags: dict, ctx: AwsContext,
-        parent: pulumi.Resource,
-    ) -> pulumi.Resource:
-        return storage.allow_tools_read(name, identity, bucket, key, parent)
+    def allow_tools_read(self, exp: ExperimentParts, identity: pulumi.Resource, bucket: Bucket, key: str) -> pulumi.Resource:
+        return storage.allow_tools_read(exp.name, identity, bucket, key, exp.parent)
 
     def create_instance(
-        self,
-        exp: ExperimentSpec,
-        placed: PlacedExperiment,
-        *,
-        network: Network,
-        identity: pulumi.Resource,
-        user_data: pulumi.Input[str],
-        deadline: pulumi.Output[str],
-        tags: dict,
+        self, exp: ExperimentParts, *, network: Network, identity: pulumi.Resource, user_data: pulumi.Input[str],
         depends_on: list[pulumi.Resource],
-        parent: pulumi.Resource,
     ) -> aws.ec2.Instance:
-        # The deadline is enforced by its own schedule (after_instance), not by the instance.
+        # The deadline is its own schedule (after_instance), not a property of the instance.
         return instance.create_instance(
-            exp,
-            instance_type=placed.instance_type.type,
-            image_id=placed.image_id,
-            from_family=exp.image.id is None,
-            subnet_id=placed.placement.subnet_id,
+            exp.spec,
+            instance_type=exp.placed.instance_type.type,
+            image_id=exp.placed.image_id,
+            from_family=exp.spec.image.id is None,
+            subnet_id=network.subnets[exp.placed.placement.zone],
             security_group=network.security_group,
             key_name=network.key_name,
             instance_profile=identity,
             user_data=user_data,
-            tags=tags,
+            tags=exp.tags,
             depends_on=depends_on,
-            parent=parent,
+            parent=exp.parent,
         )
 
-    def attach_data_disk(
-        self, exp: ExperimentSpec, disk: DataDisk, instance: pulumi.CustomResource, parent: pulumi.Resource
-    ) -> pulumi.Resource:
-        return storage.attach_data_disk(exp, disk, instance, parent)
+    def attach_data_disk(self, exp: ExperimentParts, disk: DataDisk, instance: pulumi.CustomResource) -> pulumi.Resource:
+        return storage.attach_data_disk(exp.spec, disk, instance, exp.parent)
 
-    def after_instance(
-        self, exp: ExperimentSpec, instance: pulumi.CustomResource, *, identity: pulumi.Resource,
-        deadline: pulumi.Output[str], tags: dict, ctx: AwsContext, parent: pulumi.Resource,
-    ) -> None:
-        lifetime.create_termination_schedule(exp.name, instance=instance, deadline=deadline, tags=tags, ctx=ctx,
-                                             parent=parent)
+    def after_instance(self, exp: ExperimentParts, instance: pulumi.CustomResource, identity: pulumi.Resource) -> None:
+        lifetime.create_termination_schedule(exp.name, instance=instance, deadline=exp.deadline, tags=exp.tags,
+                                             ctx=exp.ctx, parent=exp.parent)
 
     def session_command(self, instance_id: str, region: str) -> str:
         return f"aws ssm start-session --target {instance_id} --region {region}"

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import ipaddress
-
 import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
-from components.plan import Placement, PlacementError
+from components.plan import Placement, PlacementError, SshSource
 from components.spec.experiment import ExperimentSpec
-from components.spec.sections import SshSpec
 from gpulease.core import vocabulary as v
 
 
@@ -61,56 +58,36 @@ def place(spec: ExperimentSpec, instance_type: str, vpc_id: str, ctx: AwsContext
 
 
 def create_security_group(
-    name: str, ssh: SshSpec, vpc_id: str, tags: dict, parent: pulumi.Resource
+    name: str, description: str, sources: list[SshSource], vpc_id: pulumi.Input[str], tags: dict,
+    parent: pulumi.Resource,
 ) -> aws.ec2.SecurityGroup:
     """SSH only from the user's CIDRs, one described rule each; no ingress at all in ssm mode.
 
     Rules are separate ``aws.vpc`` rule resources (one per CIDR, each described and tagged) rather than inline
     blocks, so a review shows exactly which address was added or removed."""
-    sg = aws.ec2.SecurityGroup(
-        f"{name}-sg",
-        vpc_id=vpc_id,
-        description=f"gpulease {name}: SSH from named addresses only" if ssh.mode == "ssh" else f"gpulease {name}: no inbound",
-        tags=tags,
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
-    for cidr in ssh.allowed_cidrs:
-        net = ipaddress.ip_network(cidr)
-        family = {"cidr_ipv4": cidr} if net.version == 4 else {"cidr_ipv6": cidr}
+    opts = pulumi.ResourceOptions(parent=parent)
+    sg = aws.ec2.SecurityGroup(f"{name}-sg", vpc_id=vpc_id, description=description, tags=tags, opts=opts)
+    for source in sources:
         aws.vpc.SecurityGroupIngressRule(
-            f"{name}-ssh-{cidr.replace('/', '-').replace(':', '-')}",
+            source.rule_name,
             security_group_id=sg.id,
             ip_protocol="tcp",
             from_port=v.SSH_PORT,
             to_port=v.SSH_PORT,
-            description=f"SSH from {cidr}",
+            description=source.description,
             tags=tags,
-            opts=pulumi.ResourceOptions(parent=parent),
-            **family,
+            opts=opts,
+            **({"cidr_ipv6": source.cidr} if source.ipv6 else {"cidr_ipv4": source.cidr}),
         )
     # Egress stays open: the instance pulls packages and images and writes checkpoints to the bucket.
     for label, family in (("v4", {"cidr_ipv4": "0.0.0.0/0"}), ("v6", {"cidr_ipv6": "::/0"})):
         aws.vpc.SecurityGroupEgressRule(
-            f"{name}-egress-{label}",
-            security_group_id=sg.id,
-            ip_protocol="-1",
-            description="all outbound",
-            tags=tags,
-            opts=pulumi.ResourceOptions(parent=parent),
-            **family,
+            f"{name}-egress-{label}", security_group_id=sg.id, ip_protocol="-1", description="all outbound", tags=tags,
+            opts=opts, **family,
         )
     return sg
 
 
-def create_key_pair(name: str, ssh: SshSpec, tags: dict, parent: pulumi.Resource) -> pulumi.Input[str] | None:
-    if ssh.mode != "ssh":
-        return None
-    if ssh.key_name:
-        return ssh.key_name
-    key = aws.ec2.KeyPair(
-        f"{name}-key",
-        public_key=ssh.public_key,
-        tags=tags,
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
+def create_key_pair(name: str, public_key: str, tags: dict, parent: pulumi.Resource) -> pulumi.Input[str]:
+    key = aws.ec2.KeyPair(f"{name}-key", public_key=public_key, tags=tags, opts=pulumi.ResourceOptions(parent=parent))
     return key.key_name
