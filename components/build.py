@@ -17,6 +17,7 @@ from components.deadline import record_deadline
 from components.naming import bootstrap_bucket_name, bucket_name
 from components.outputs import checkpoint_prefix, experiment_outputs
 from components.plan import (
+    Bucket,
     ExperimentParts,
     Network,
     PlacedExperiment,
@@ -83,7 +84,9 @@ def prepare(
         existing = exp.data_disk.existing_volume_id
         required_zone = cloud.existing_disk_zone(existing, ctx) if existing else None
         placement = cloud.place(exp, itype.type, vpc_id, ctx, required_zone)
-        placed[exp.name] = PlacedExperiment(itype, placement, cloud.resolve_image(exp, itype.type, ctx))
+        family = exp.image_family
+        image_id = exp.image.id or cloud.resolve_image(exp, str(family), itype.type, ctx)
+        placed[exp.name] = PlacedExperiment(itype, placement, image_id)
         prefix = checkpoint_prefix(spec, exp)
         uri = cloud.bucket_uri(bucket, prefix) if exp.checkpoints.enabled else v.NO_CHECKPOINTS
         cloud.check_tags(exp, spec.stack, uri)
@@ -148,14 +151,14 @@ class GpuExperimentStack(pulumi.ComponentResource):
         if ssh.mode == "ssh":
             key_name = ssh.key_name or cloud.create_key_pair(name, str(ssh.public_key), shared_tags, self)
         network = Network(security_group=security_group, key_name=key_name, subnets=subnets)
-        bucket = (
-            cloud.create_bucket(
-                name, plan.bucket, base, tagged(retained(shared_tags, base.checkpoints.retain), "the checkpoint bucket"),
-                ctx, self,
+        bucket: Bucket | None = None
+        if with_checkpoints:
+            bucket_tags = tagged(retained(shared_tags, base.checkpoints.retain), "the checkpoint bucket")
+            # An existing bucket is used as it is: gpulease never changes a bucket it does not manage.
+            bucket = (
+                Bucket(name=plan.bucket, arn=cloud.bucket_arn(plan.bucket, ctx)) if base.checkpoints.bucket
+                else cloud.create_bucket(name, plan.bucket, base, bucket_tags, ctx, self)
             )
-            if with_checkpoints
-            else None
-        )
         # The instance-side tools travel as an object (see components/userdata): in the checkpoint bucket the stack
         # creates, else in a bootstrap bucket of its own.
         own = bucket is not None and bucket.created

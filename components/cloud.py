@@ -110,8 +110,9 @@ class Cloud(ABC):
         """The zone and subnet for the instance: a zone that offers the type (and holds the disk to reattach)."""
 
     @abstractmethod
-    def resolve_image(self, exp: ExperimentSpec, instance_type: str, ctx: CloudContext) -> str:
-        """The image id: the pinned ``image.id``, or the newest image of the family."""
+    def resolve_image(self, exp: ExperimentSpec, family_name: str, instance_type: str, ctx: CloudContext) -> str:
+        """The newest image of ``family_name`` (one of the cloud's ``spec.image_families``) that runs the instance type
+        (a pinned ``image.id`` is used as it is, without a lookup)."""
 
     def check_tags(self, exp: ExperimentSpec, stack: str, checkpoint_uri: str) -> None:
         """Refuse a tag set the cloud would refuse, computed values included (nothing to check by default)."""
@@ -151,11 +152,15 @@ class Cloud(ABC):
         """A key pair from the user's public key; its name."""
 
     @abstractmethod
+    def bucket_arn(self, bucket: str, ctx: CloudContext) -> str:
+        """The bucket's name in the cloud's access policies (an existing bucket is used by this name only)."""
+
+    @abstractmethod
     def create_bucket(
         self, name: str, bucket: str, spec: ExperimentSpec, tags: dict, ctx: CloudContext, parent: pulumi.Resource
     ) -> Bucket:
-        """The checkpoint bucket: private, encrypted, versioned, TLS-only, with the spec's lifecycle rules, retained
-        unless the spec says otherwise; or the spec's existing bucket, used as it is."""
+        """The checkpoint bucket the stack creates: private, encrypted, versioned, TLS-only, with the spec's
+        lifecycle rules, retained unless the spec says otherwise."""
 
     @abstractmethod
     def create_bootstrap_bucket(

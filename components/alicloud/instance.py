@@ -19,8 +19,10 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
+from components.alicloud.lifetime import auto_release_time
 from components.alicloud.spec import IMAGE_FAMILIES
 from components.naming import scoped_name
+from components.plan import ExperimentParts, Network
 from components.spec.experiment import ExperimentSpec
 from gpulease.core.errors import UserError
 
@@ -30,27 +32,6 @@ INTERNET_MAX_BANDWIDTH_OUT_MBPS = 100
 
 class ImageLookupError(UserError):
     """No image of the family supports the instance type in the region."""
-
-
-def resolve_image(spec: ExperimentSpec, instance_type: str, ctx: AlicloudContext) -> str:
-    if spec.image.id:
-        return spec.image.id
-    family = IMAGE_FAMILIES[spec.image_family]
-    found = alicloud.ecs.get_images(
-        owners=family["owners"],
-        name_regex=family["name_regex"],
-        instance_type=instance_type,
-        os_type="linux",
-        architecture="x86_64",
-        status="Available",
-        most_recent=True,
-        opts=ctx.invoke_opts(),
-    )
-    if not found.images:
-        raise ImageLookupError(
-            f"image.family: no {spec.image_family} image supports {instance_type} in {ctx.region}; give image.id"
-        )
-    return found.images[0].id
 
 
 def market_options(spec: ExperimentSpec) -> dict:
@@ -67,55 +48,6 @@ def market_options(spec: ExperimentSpec) -> dict:
     return options
 
 
-def create_instance(
-    spec: ExperimentSpec,
-    *,
-    instance_type: str,
-    image_id: str,
-    from_family: bool,
-    vswitch_id: pulumi.Input[str],
-    security_group: alicloud.ecs.SecurityGroup,
-    key_name: pulumi.Input[str] | None,
-    auto_release_time: pulumi.Input[str],
-    user_data: pulumi.Input[str],
-    tags: dict,
-    depends_on: list[pulumi.Resource],
-    parent: pulumi.Resource,
-) -> alicloud.ecs.Instance:
-    return alicloud.ecs.Instance(
-        f"{spec.name}-instance",
-        instance_name=scoped_name(spec.name, 128),
-        # ECS host names need at least two characters; experiment names may have one.
-        host_name=spec.name if len(spec.name) >= 2 else f"{spec.name}-gpu",
-        description=f"gpulease {spec.name}",
-        image_id=image_id,
-        instance_type=instance_type,
-        vswitch_id=vswitch_id,
-        security_groups=[security_group.id],
-        key_name=key_name,
-        internet_charge_type="PayByTraffic",
-        internet_max_bandwidth_out=INTERNET_MAX_BANDWIDTH_OUT_MBPS,
-        # ECS releases the instance at the deadline by itself (see lifetime.py).
-        auto_release_time=auto_release_time,
-        **market_options(spec),
-        http_endpoint="enabled",
-        http_tokens="required",
-        # No http_put_response_hop_limit: pulumi_alicloud 4.0.0 documents it as "not available for use yet" (the
-        # ecs.Instance docstring), so the service default (1 hop) applies.
-        instance_metadata_tags="enabled",
-        system_disk_category="cloud_essd",
-        system_disk_size=spec.image.root_disk_gb,
-        system_disk_encrypted=True,
-        system_disk_performance_level="PL1",
-        system_disk_description=f"gpulease {spec.name}: system disk",
-        user_data=user_data,
-        tags=tags,
-        volume_tags=tags,
-        # Releasing the instance before the data disk is deleted keeps destroy ordered, as on AWS.
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on, **replacement_options(from_family=from_family)),
-    )
-
-
 def replacement_options(*, from_family: bool) -> dict:
     """Only ever delete-before-replace; a newer family image is ignored, a changed pinned image replaces."""
     return {
@@ -123,3 +55,64 @@ def replacement_options(*, from_family: bool) -> dict:
         "ignore_changes": ["image_id"] if from_family else None,
         "replace_on_changes": ["image_id"],
     }
+
+
+class AlicloudInstance:
+    """The compute part of the Alibaba Cloud cloud: the image and the instance."""
+
+    def resolve_image(self, spec: ExperimentSpec, family_name: str, instance_type: str, ctx: AlicloudContext) -> str:
+        """The newest public image of the family that supports the instance type in the region."""
+        family = IMAGE_FAMILIES[family_name]
+        found = alicloud.ecs.get_images(
+            owners=family["owners"],
+            name_regex=family["name_regex"],
+            instance_type=instance_type,
+            os_type="linux",
+            architecture="x86_64",
+            status="Available",
+            most_recent=True,
+            opts=ctx.invoke_opts(),
+        )
+        if not found.images:
+            raise ImageLookupError(
+                f"image.family: no {family_name} image supports {instance_type} in {ctx.region}; give image.id"
+            )
+        return found.images[0].id
+
+    def create_instance(
+        self, exp: ExperimentParts, *, network: Network, identity: pulumi.Resource, user_data: pulumi.Input[str],
+        depends_on: list[pulumi.Resource],
+    ) -> alicloud.ecs.Instance:
+        spec, placed, tags = exp.spec, exp.placed, exp.tags
+        return alicloud.ecs.Instance(
+            f"{spec.name}-instance",
+            instance_name=scoped_name(spec.name, 128),
+            # ECS host names need at least two characters; experiment names may have one.
+            host_name=spec.name if len(spec.name) >= 2 else f"{spec.name}-gpu",
+            description=f"gpulease {spec.name}",
+            image_id=placed.image_id,
+            instance_type=placed.instance_type.type,
+            vswitch_id=network.subnets[placed.placement.zone],
+            security_groups=[network.security_group.id],
+            key_name=network.key_name,
+            internet_charge_type="PayByTraffic",
+            internet_max_bandwidth_out=INTERNET_MAX_BANDWIDTH_OUT_MBPS,
+            # ECS releases the instance at the recorded deadline by itself (see lifetime.py).
+            auto_release_time=auto_release_time(exp.name, exp.deadline),
+            **market_options(spec),
+            http_endpoint="enabled",
+            http_tokens="required",
+            # No http_put_response_hop_limit: pulumi_alicloud 4.0.0 documents it as "not available for use yet" (the
+            # ecs.Instance docstring), so the service default (1 hop) applies.
+            instance_metadata_tags="enabled",
+            system_disk_category="cloud_essd",
+            system_disk_size=spec.image.root_disk_gb,
+            system_disk_encrypted=True,
+            system_disk_performance_level="PL1",
+            system_disk_description=f"gpulease {spec.name}: system disk",
+            user_data=user_data,
+            tags=tags,
+            volume_tags=tags,
+            # Releasing the instance before the data disk is deleted keeps destroy ordered, as on AWS.
+            opts=exp.opts(depends_on=depends_on, **replacement_options(from_family=spec.image.id is None)),
+        )

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 
 import pulumi
 
+from components.spec.experiment import ExperimentSpec
+from components.tagging import experiment_tags
 from gpulease.core import vocabulary as v
 from gpulease.core.errors import UserError
 
@@ -37,3 +39,19 @@ def encode_tags(tags: Mapping[str, pulumi.Input[str]], *, stack: str, resource: 
             + ". Shorten checkpoints.prefix or the values in tags."
         )
     return dict(tags)
+
+
+# A stand-in for the recorded deadline while checking tags before anything is registered (same length).
+_DEADLINE_PLACEHOLDER = "2000-01-01T00:00:00Z"
+
+
+class AlicloudTags:
+    """The tag part of the Alibaba Cloud cloud: every tag set is checked against its rules before it is sent."""
+
+    def tagged(self, tags: dict[str, pulumi.Input[str]], *, stack: str, what: str) -> dict[str, pulumi.Input[str]]:
+        return encode_tags(tags, stack=stack, resource=what)
+
+    def check_tags(self, exp: ExperimentSpec, stack: str, checkpoint_uri: str) -> None:
+        """The experiment's tag set as it will be, computed values included, before anything is registered."""
+        probe = experiment_tags(exp, stack=stack, expires_at=_DEADLINE_PLACEHOLDER, checkpoint_uri=checkpoint_uri, retain=True)
+        encode_tags(probe, stack=stack, resource=f"experiment {exp.name!r}")

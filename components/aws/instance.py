@@ -13,30 +13,15 @@ Replacement rules (see docs/provider-facts.md for the sources):
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import cast
 
 import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
 from components.aws.spec import AMI_FAMILIES
+from components.plan import ExperimentParts, Network
 from components.spec.experiment import ExperimentSpec
-
-
-def resolve_image(spec: ExperimentSpec, ctx: AwsContext) -> str:
-    if spec.image.id:
-        return spec.image.id
-    family = AMI_FAMILIES[spec.image_family]
-    ami = aws.ec2.get_ami(
-        most_recent=True,
-        owners=family["owners"],
-        filters=[
-            {"name": "name", "values": [family["name"]]},
-            {"name": "architecture", "values": ["x86_64"]},
-            {"name": "state", "values": ["available"]},
-        ],
-        opts=ctx.invoke_opts(),
-    )
-    return ami.id
 
 
 def plain_price(value: float) -> str:
@@ -59,53 +44,62 @@ def replacement_options(*, from_family: bool) -> dict:
     return {"delete_before_replace": True, "ignore_changes": ["ami"] if from_family else None}
 
 
-def create_instance(
-    spec: ExperimentSpec,
-    *,
-    instance_type: str,
-    image_id: str,
-    from_family: bool,
-    subnet_id: str,
-    security_group: aws.ec2.SecurityGroup,
-    key_name: pulumi.Input[str] | None,
-    instance_profile: aws.iam.InstanceProfile,
-    user_data: pulumi.Input[str],
-    tags: dict,
-    depends_on: list[pulumi.Resource],
-    parent: pulumi.Resource,
-) -> aws.ec2.Instance:
-    return aws.ec2.Instance(
-        f"{spec.name}-instance",
-        ami=image_id,
-        instance_type=instance_type,
-        subnet_id=subnet_id,
-        vpc_security_group_ids=[security_group.id],
-        associate_public_ip_address=True,
-        key_name=key_name,
-        iam_instance_profile=instance_profile.name,
-        instance_market_options=market_options(spec),
-        # Shutting down from inside (watchdog, idle, deadline) must end billing, not leave a stopped instance.
-        instance_initiated_shutdown_behavior="terminate",
-        metadata_options={
-            "http_endpoint": "enabled",
-            "http_tokens": "required",
-            # 2 hops so training containers on the instance can reach the role's credentials.
-            "http_put_response_hop_limit": 2,
-            "instance_metadata_tags": "enabled",
-        },
-        root_block_device={
-            "volume_type": "gp3",
-            "volume_size": spec.image.root_disk_gb,
-            "encrypted": True,
-            "delete_on_termination": True,
-            "tags": tags,
-        },
-        ebs_optimized=True,
-        user_data_base64=user_data,
-        # A one-time spot instance cannot be stopped to change its user-data in place; replace it instead.
-        user_data_replace_on_change=True,
-        tags=tags,
-        # Terminating the instance before the data volume is deleted keeps destroy ordered: the attachment is
-        # skipped, the instance goes, the disk is detached, then a non-retained disk can be deleted.
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on, **replacement_options(from_family=from_family)),
-    )
+class AwsInstance:
+    """The compute part of the AWS cloud: the image and the instance."""
+
+    def resolve_image(self, spec: ExperimentSpec, family_name: str, instance_type: str, ctx: AwsContext) -> str:
+        """The newest AMI of the family (any AMI of a family runs every GPU type, so the type is not asked)."""
+        family = AMI_FAMILIES[family_name]
+        ami = aws.ec2.get_ami(
+            most_recent=True,
+            owners=family["owners"],
+            filters=[
+                {"name": "name", "values": [family["name"]]},
+                {"name": "architecture", "values": ["x86_64"]},
+                {"name": "state", "values": ["available"]},
+            ],
+            opts=ctx.invoke_opts(),
+        )
+        return ami.id
+
+    def create_instance(
+        self, exp: ExperimentParts, *, network: Network, identity: pulumi.Resource, user_data: pulumi.Input[str],
+        depends_on: list[pulumi.Resource],
+    ) -> aws.ec2.Instance:
+        """The deadline is its own schedule (``lifetime``), not a property of the instance."""
+        spec, placed, tags = exp.spec, exp.placed, exp.tags
+        return aws.ec2.Instance(
+            f"{spec.name}-instance",
+            ami=placed.image_id,
+            instance_type=placed.instance_type.type,
+            subnet_id=network.subnets[placed.placement.zone],
+            vpc_security_group_ids=[network.security_group.id],
+            associate_public_ip_address=True,
+            key_name=network.key_name,
+            iam_instance_profile=cast(aws.iam.InstanceProfile, identity).name,
+            instance_market_options=market_options(spec),
+            # Shutting down from inside (watchdog, idle, deadline) must end billing, not leave a stopped instance.
+            instance_initiated_shutdown_behavior="terminate",
+            metadata_options={
+                "http_endpoint": "enabled",
+                "http_tokens": "required",
+                # 2 hops so training containers on the instance can reach the role's credentials.
+                "http_put_response_hop_limit": 2,
+                "instance_metadata_tags": "enabled",
+            },
+            root_block_device={
+                "volume_type": "gp3",
+                "volume_size": spec.image.root_disk_gb,
+                "encrypted": True,
+                "delete_on_termination": True,
+                "tags": tags,
+            },
+            ebs_optimized=True,
+            user_data_base64=user_data,
+            # A one-time spot instance cannot be stopped to change its user-data in place; replace it instead.
+            user_data_replace_on_change=True,
+            tags=tags,
+            # Terminating the instance before the data volume is deleted keeps destroy ordered: the attachment is
+            # skipped, the instance goes, the disk is detached, then a non-retained disk can be deleted.
+            opts=exp.opts(depends_on=depends_on, **replacement_options(from_family=spec.image.id is None)),
+        )

@@ -16,6 +16,7 @@ import pulumi_aws as aws
 from components.aws.context import AwsContext
 from components.aws.identity import create_scheduler_role
 from components.naming import scoped_name
+from components.plan import ExperimentParts
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
 
@@ -25,10 +26,18 @@ def at_expression(deadline_rfc3339: str) -> str:
     return f"at({v.parse_rfc3339(deadline_rfc3339).strftime('%Y-%m-%dT%H:%M:%S')})"
 
 
+class AwsLifetime:
+    """The deadline part of the AWS cloud: the one-time schedule that terminates the instance."""
+
+    def after_instance(self, exp: ExperimentParts, instance: pulumi.CustomResource, identity: pulumi.Resource) -> None:
+        create_termination_schedule(exp.name, instance=instance, deadline=exp.deadline, tags=exp.tags, ctx=exp.ctx,
+                                    parent=exp.parent)
+
+
 def create_termination_schedule(
     name: str,
     *,
-    instance: aws.ec2.Instance,
+    instance: pulumi.CustomResource,
     deadline: pulumi.Output[str],
     tags: dict,
     ctx: AwsContext,

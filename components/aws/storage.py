@@ -15,7 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
-from components.plan import Bucket, DataDisk
+from components.plan import Bucket, DataDisk, ExperimentParts
 from components.spec.experiment import ExperimentSpec
 from components.spec.sections import CheckpointSpec
 
@@ -66,186 +66,163 @@ def tls_only_policy(bucket_arn: str) -> str:
     )
 
 
-def create_bucket(
-    base: str, name: str, spec: ExperimentSpec, tags: dict, ctx: AwsContext, parent: pulumi.Resource
-) -> Bucket:
-    """The checkpoint bucket: private, encrypted, versioned, TLS-only, with lifecycle rules; or an existing one.
+class AwsStorage:
+    """The storage part of the AWS cloud: buckets, the data volume and its attachment, the tools object."""
 
-    An existing bucket is used as it is: gpulease never changes a bucket it does not manage."""
-    cp = spec.checkpoints
-    if cp.bucket:
-        return Bucket(name=cp.bucket, arn=f"arn:{ctx.partition}:s3:::{cp.bucket}")
-    arn = f"arn:{ctx.partition}:s3:::{name}"
-    bucket = aws.s3.Bucket(
-        f"{base}-checkpoints",
-        bucket=name,
-        force_destroy=not cp.retain,
-        tags=tags,
-        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=cp.retain),
-    )
-    # The settings are applied one after the other, each depending on the one before: S3 may refuse concurrent
-    # changes to one bucket with 409 OperationAborted, and the order itself matters. Public access
-    # is blocked first; encryption and versioning are in place before the lifecycle rules (rules on noncurrent
-    # versions need a versioned bucket); the TLS-only policy (a Deny, which BlockPublicPolicy accepts since it
-    # grants nothing) comes last. The instance depends on the whole chain, so no checkpoint is written earlier.
-    chain: list[pulumi.Resource] = [bucket]
+    def bucket_arn(self, bucket: str, ctx: AwsContext) -> str:
+        return f"arn:{ctx.partition}:s3:::{bucket}"
 
-    def after() -> pulumi.ResourceOptions:
-        return pulumi.ResourceOptions(parent=parent, depends_on=[chain[-1]])
+    def create_bucket(
+        self, base: str, name: str, spec: ExperimentSpec, tags: dict, ctx: AwsContext, parent: pulumi.Resource
+    ) -> Bucket:
+        """The checkpoint bucket: private, encrypted, versioned, TLS-only, with lifecycle rules."""
+        cp = spec.checkpoints
+        arn = self.bucket_arn(name, ctx)
+        bucket = aws.s3.Bucket(
+            f"{base}-checkpoints",
+            bucket=name,
+            force_destroy=not cp.retain,
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=cp.retain),
+        )
+        # The settings are applied one after the other, each depending on the one before: S3 may refuse concurrent
+        # changes to one bucket with 409 OperationAborted, and the order itself matters. Public access
+        # is blocked first; encryption and versioning are in place before the lifecycle rules (rules on noncurrent
+        # versions need a versioned bucket); the TLS-only policy (a Deny, which BlockPublicPolicy accepts since it
+        # grants nothing) comes last. The instance depends on the whole chain, so no checkpoint is written earlier.
+        chain: list[pulumi.Resource] = [bucket]
 
-    chain.append(aws.s3.BucketOwnershipControls(
-        f"{base}-checkpoints-ownership",
-        bucket=bucket.id,
-        rule={"object_ownership": "BucketOwnerEnforced"},
-        opts=after(),
-    ))
-    chain.append(aws.s3.BucketPublicAccessBlock(
-        f"{base}-checkpoints-public-access",
-        bucket=bucket.id,
-        block_public_acls=True,
-        block_public_policy=True,
-        ignore_public_acls=True,
-        restrict_public_buckets=True,
-        opts=after(),
-    ))
-    # SSE-S3 (AES256) only: an S3 Bucket Key applies to SSE-KMS and has no effect here (S3 user guide, "Reducing
-    # the cost of SSE-KMS with Amazon S3 Bucket Keys"), so it is not set.
-    chain.append(aws.s3.BucketServerSideEncryptionConfiguration(
-        f"{base}-checkpoints-encryption",
-        bucket=bucket.id,
-        rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],
-        opts=after(),
-    ))
-    chain.append(aws.s3.BucketVersioning(
-        f"{base}-checkpoints-versioning",
-        bucket=bucket.id,
-        versioning_configuration={"status": "Enabled"},
-        opts=after(),
-    ))
-    chain.append(aws.s3.BucketLifecycleConfiguration(
-        f"{base}-checkpoints-lifecycle",
-        bucket=bucket.id,
-        rules=lifecycle_rules(cp),
-        opts=after(),
-    ))
-    chain.append(aws.s3.BucketPolicy(
-        f"{base}-checkpoints-tls-only",
-        bucket=bucket.id,
-        policy=tls_only_policy(arn),
-        opts=after(),
-    ))
-    return Bucket(name=name, arn=arn, settings=chain)
+        def after() -> pulumi.ResourceOptions:
+            return pulumi.ResourceOptions(parent=parent, depends_on=[chain[-1]])
 
-
-def existing_disk_zone(volume_id: str, ctx: AwsContext) -> str:
-    found = aws.ebs.get_volume(filters=[{"name": "volume-id", "values": [volume_id]}], opts=ctx.invoke_opts())
-    return found.availability_zone
+        chain.append(aws.s3.BucketOwnershipControls(
+            f"{base}-checkpoints-ownership",
+            bucket=bucket.id,
+            rule={"object_ownership": "BucketOwnerEnforced"},
+            opts=after(),
+        ))
+        chain.append(aws.s3.BucketPublicAccessBlock(
+            f"{base}-checkpoints-public-access",
+            bucket=bucket.id,
+            block_public_acls=True,
+            block_public_policy=True,
+            ignore_public_acls=True,
+            restrict_public_buckets=True,
+            opts=after(),
+        ))
+        # SSE-S3 (AES256) only: an S3 Bucket Key applies to SSE-KMS and has no effect here (S3 user guide, "Reducing
+        # the cost of SSE-KMS with Amazon S3 Bucket Keys"), so it is not set.
+        chain.append(aws.s3.BucketServerSideEncryptionConfiguration(
+            f"{base}-checkpoints-encryption",
+            bucket=bucket.id,
+            rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],
+            opts=after(),
+        ))
+        chain.append(aws.s3.BucketVersioning(
+            f"{base}-checkpoints-versioning",
+            bucket=bucket.id,
+            versioning_configuration={"status": "Enabled"},
+            opts=after(),
+        ))
+        chain.append(aws.s3.BucketLifecycleConfiguration(
+            f"{base}-checkpoints-lifecycle",
+            bucket=bucket.id,
+            rules=lifecycle_rules(cp),
+            opts=after(),
+        ))
+        chain.append(aws.s3.BucketPolicy(
+            f"{base}-checkpoints-tls-only",
+            bucket=bucket.id,
+            policy=tls_only_policy(arn),
+            opts=after(),
+        ))
+        return Bucket(name=name, arn=arn, settings=chain)
 
 
-def create_data_disk(
-    spec: ExperimentSpec, availability_zone: str, tags: dict, parent: pulumi.Resource
-) -> DataDisk:
-    disk = spec.data_disk
-    if disk.existing_volume_id:
-        # Reattached, never managed: destroying this stack leaves the disk exactly as it was.
-        return DataDisk(id=disk.existing_volume_id, resource=None)
-    volume = aws.ebs.Volume(
-        f"{spec.name}-data",
-        availability_zone=availability_zone,
-        size=disk.size_gb,
-        type=spec.disk_type,
-        iops=disk.iops,
-        throughput=disk.throughput,
-        encrypted=True,
-        kms_key_id=disk.kms_key_id,
-        tags=tags,
-        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=disk.retain),
-    )
-    return DataDisk(id=volume.id, resource=volume)
+    def existing_disk_zone(self, volume_id: str, ctx: AwsContext) -> str:
+        found = aws.ebs.get_volume(filters=[{"name": "volume-id", "values": [volume_id]}], opts=ctx.invoke_opts())
+        return found.availability_zone
 
 
-def attach_data_disk(
-    spec: ExperimentSpec, volume: DataDisk, instance: aws.ec2.Instance, parent: pulumi.Resource
-) -> aws.ec2.VolumeAttachment:
-    # skip_destroy: on destroy the attachment is only forgotten; terminating the instance detaches the disk.
-    # A forced detach of a mounted disk could corrupt it, and a one-time spot instance cannot be stopped first.
-    # instance_id is replace-triggering, so replacing the instance replaces the attachment; delete-before-replace
-    # (here and on the instance) makes the engine drop the old attachment and terminate the old instance before
-    # the new instance and its attachment are created: the volume is free again when it is attached.
-    return aws.ec2.VolumeAttachment(
-        f"{spec.name}-data-attachment",
-        device_name=DATA_DEVICE_NAME,
-        volume_id=volume.id,
-        instance_id=instance.id,
-        skip_destroy=True,
-        opts=pulumi.ResourceOptions(parent=parent, delete_before_replace=True),
-    )
+    def create_data_disk(self, exp: ExperimentParts, tags: dict) -> DataDisk:
+        spec, disk = exp.spec, exp.spec.data_disk
+        if disk.existing_volume_id:
+            # Reattached, never managed: destroying this stack leaves the disk exactly as it was.
+            return DataDisk(id=disk.existing_volume_id, resource=None)
+        volume = aws.ebs.Volume(
+            f"{spec.name}-data",
+            availability_zone=exp.placed.placement.zone,
+            size=disk.size_gb,
+            type=spec.disk_type,
+            iops=disk.iops,
+            throughput=disk.throughput,
+            encrypted=True,
+            kms_key_id=disk.kms_key_id,
+            tags=tags,
+            opts=exp.opts(retain_on_delete=disk.retain),
+        )
+        return DataDisk(id=volume.id, resource=volume)
 
 
-# --- the instance-side tools (see components/userdata: AWS user-data carries only their loader) ----------------
+    def attach_data_disk(self, exp: ExperimentParts, volume: DataDisk, instance: pulumi.CustomResource) -> aws.ec2.VolumeAttachment:
+        # skip_destroy: on destroy the attachment is only forgotten; terminating the instance detaches the disk.
+        # A forced detach of a mounted disk could corrupt it, and a one-time spot instance cannot be stopped first.
+        # instance_id is replace-triggering, so replacing the instance replaces the attachment; delete-before-replace
+        # (here and on the instance) makes the engine drop the old attachment and terminate the old instance before
+        # the new instance and its attachment are created: the volume is free again when it is attached.
+        return aws.ec2.VolumeAttachment(
+            f"{exp.name}-data-attachment",
+            device_name=DATA_DEVICE_NAME,
+            volume_id=volume.id,
+            instance_id=instance.id,
+            skip_destroy=True,
+            opts=exp.opts(delete_before_replace=True),
+        )
 
 
-def create_bootstrap_bucket(base: str, name: str, tags: dict, ctx: AwsContext, parent: pulumi.Resource) -> Bucket:
-    """A bucket for the kit's own tools only: private, encrypted, TLS-only, its old versions and stale uploads
-    expired. It holds nothing the user made, so it goes with the stack (``force_destroy``, no retention)."""
-    arn = f"arn:{ctx.partition}:s3:::{name}"
-    opts = pulumi.ResourceOptions(parent=parent)
-    bucket = aws.s3.Bucket(f"{base}-bootstrap", bucket=name, force_destroy=True, tags=tags, opts=opts)
-    pab = aws.s3.BucketPublicAccessBlock(
-        f"{base}-bootstrap-public-access", bucket=bucket.id, block_public_acls=True, block_public_policy=True,
-        ignore_public_acls=True, restrict_public_buckets=True, opts=opts,
-    )
-    aws.s3.BucketOwnershipControls(
-        f"{base}-bootstrap-ownership", bucket=bucket.id, rule={"object_ownership": "BucketOwnerEnforced"}, opts=opts
-    )
-    aws.s3.BucketServerSideEncryptionConfiguration(
-        f"{base}-bootstrap-encryption", bucket=bucket.id,
-        rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}], opts=opts,
-    )
-    aws.s3.BucketPolicy(
-        f"{base}-bootstrap-tls-only", bucket=bucket.id, policy=tls_only_policy(arn),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[pab]),
-    )
-    aws.s3.BucketLifecycleConfiguration(
-        f"{base}-bootstrap-lifecycle", bucket=bucket.id,
-        rules=[{"id": "gpulease-bootstrap", "status": "Enabled", "filter": {"prefix": ""},
-                "noncurrent_version_expiration": {"noncurrent_days": 1},
-                "abort_incomplete_multipart_upload": {"days_after_initiation": 1}}],
-        opts=opts,
-    )
-    return Bucket(name=name, arn=arn, settings=[bucket, pab])
+    # --- the instance-side tools (see components/userdata: AWS user-data carries only their loader) ----------------
 
 
-def upload_tools(name: str, bucket: Bucket, key: str, bundle: str, tags: dict, parent: pulumi.Resource) -> aws.s3.BucketObjectv2:
-    """The tools bundle one experiment's instance fetches (its key carries its SHA-256: new tools, new object)."""
-    return aws.s3.BucketObjectv2(
-        f"{name}-tools",
-        bucket=bucket.name,
-        key=key,
-        content=bundle,
-        content_type="application/json",
-        server_side_encryption="AES256",
-        tags=tags,
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=bucket.settings),
-    )
+    def create_bootstrap_bucket(self, base: str, name: str, tags: dict, ctx: AwsContext, parent: pulumi.Resource) -> Bucket:
+        """A bucket for the kit's own tools only: private, encrypted, TLS-only, its old versions and stale uploads
+        expired. It holds nothing the user made, so it goes with the stack (``force_destroy``, no retention)."""
+        arn = self.bucket_arn(name, ctx)
+        opts = pulumi.ResourceOptions(parent=parent)
+        bucket = aws.s3.Bucket(f"{base}-bootstrap", bucket=name, force_destroy=True, tags=tags, opts=opts)
+        pab = aws.s3.BucketPublicAccessBlock(
+            f"{base}-bootstrap-public-access", bucket=bucket.id, block_public_acls=True, block_public_policy=True,
+            ignore_public_acls=True, restrict_public_buckets=True, opts=opts,
+        )
+        aws.s3.BucketOwnershipControls(
+            f"{base}-bootstrap-ownership", bucket=bucket.id, rule={"object_ownership": "BucketOwnerEnforced"}, opts=opts
+        )
+        aws.s3.BucketServerSideEncryptionConfiguration(
+            f"{base}-bootstrap-encryption", bucket=bucket.id,
+            rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}], opts=opts,
+        )
+        aws.s3.BucketPolicy(
+            f"{base}-bootstrap-tls-only", bucket=bucket.id, policy=tls_only_policy(arn),
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=[pab]),
+        )
+        aws.s3.BucketLifecycleConfiguration(
+            f"{base}-bootstrap-lifecycle", bucket=bucket.id,
+            rules=[{"id": "gpulease-bootstrap", "status": "Enabled", "filter": {"prefix": ""},
+                    "noncurrent_version_expiration": {"noncurrent_days": 1},
+                    "abort_incomplete_multipart_upload": {"days_after_initiation": 1}}],
+            opts=opts,
+        )
+        return Bucket(name=name, arn=arn, settings=[bucket, pab])
 
 
-def tools_read_policy(bucket_arn: str, key: str) -> str:
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [{"Sid": "ReadGpuleaseTools", "Effect": "Allow", "Action": "s3:GetObject",
-                           "Resource": f"{bucket_arn}/{key}"}],
-        },
-        sort_keys=True,
-    )
-
-
-def allow_tools_read(
-    name: str, profile: aws.iam.InstanceProfile, bucket: Bucket, key: str, parent: pulumi.Resource
-) -> aws.iam.RolePolicy:
-    """The instance role may read that one object, nothing else in the bucket."""
-    return aws.iam.RolePolicy(
-        f"{name}-tools-read", role=profile.role, policy=tools_read_policy(bucket.arn, key),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
+    def upload_tools(self, exp: ExperimentParts, bucket: Bucket, key: str, bundle: str) -> aws.s3.BucketObjectv2:
+        """The tools bundle one experiment's instance fetches (its key carries its SHA-256: new tools, new object)."""
+        return aws.s3.BucketObjectv2(
+            f"{exp.name}-tools",
+            bucket=bucket.name,
+            key=key,
+            content=bundle,
+            content_type="application/json",
+            server_side_encryption="AES256",
+            tags=exp.tags,
+            opts=exp.opts(depends_on=bucket.settings),
+        )
