@@ -331,6 +331,19 @@ def test_bucket_settings_apply_in_order_before_the_instance_starts(spot) -> None
     assert {r.urn for r in chain} <= set(spot.one(INSTANCE).dependencies)
 
 
+def test_the_bootstrap_bucket_is_hardened_in_the_same_order_before_the_tools_object() -> None:
+    """The tools' own bucket gets the checkpoint bucket's chain (ACL, public access block, TLS-only policy, one after
+    the other), and the tools object waits for all of it."""
+    r = render_ali(ali_experiment(market="on-demand", onDemandReason="interactive debugging - no interruptions",
+                                  checkpoints={"enabled": False}))
+    assert r.error is None, r.error
+    chain = [r.one(t) for t in (BUCKET, BUCKET_ACL, BUCKET_PAB, BUCKET_POLICY)]
+    assert chain[0].name == "exp1-bootstrap"
+    for earlier, later in itertools.pairwise(chain):
+        assert earlier.urn in later.dependencies, f"{later.name} does not wait for {earlier.name}"
+    assert {res.urn for res in chain} <= set(r.one("alicloud:oss/bucketObject:BucketObject").dependencies)
+
+
 def test_lifecycle_rules_follow_the_spec() -> None:
     spec = ali_experiment(
         checkpoints={

@@ -222,6 +222,28 @@ def test_bucket_settings_apply_in_order_before_the_instance_starts(spot) -> None
     assert {r.urn for r in chain} <= set(spot.one(INSTANCE).dependencies)
 
 
+def test_the_bootstrap_bucket_is_hardened_in_the_same_order_before_the_tools_object() -> None:
+    """The tools' own bucket (no checkpoint bucket of the stack's) gets the checkpoint bucket's chain, one setting
+    after the other (S3 may refuse concurrent changes with 409 OperationAborted), and the tools object waits for
+    all of it."""
+    r = render_experiment(experiment(market="on-demand", onDemandReason="interactive debugging - no interruptions",
+                                     checkpoints={"enabled": False}))
+    assert r.error is None, r.error
+    order = [
+        BUCKET,
+        "aws:s3/bucketOwnershipControls:BucketOwnershipControls",
+        "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock",
+        "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+        "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration",
+        "aws:s3/bucketPolicy:BucketPolicy",
+    ]
+    chain = [r.one(t) for t in order]
+    assert chain[0].name == "exp1-bootstrap" and not r.of_type("aws:s3/bucketVersioning:BucketVersioning")
+    for earlier, later in itertools.pairwise(chain):
+        assert earlier.urn in later.dependencies, f"{later.name} does not wait for {earlier.name}"
+    assert {res.urn for res in chain} <= set(r.one("aws:s3/bucketObjectv2:BucketObjectv2").dependencies)
+
+
 def test_lifecycle_rules_follow_the_spec() -> None:
     spec = experiment(
         checkpoints={

@@ -80,50 +80,58 @@ class AlicloudStorage:
     def create_bucket(
         self, base: str, name: str, spec: ExperimentSpec, tags: dict, ctx: AlicloudContext, parent: pulumi.Resource
     ) -> Bucket:
-        """The checkpoint bucket: private, encrypted, versioned, TLS-only, with lifecycle rules."""
+        """The checkpoint bucket: private, encrypted, versioned, TLS-only, with lifecycle rules.
+
+        Versioning, encryption and the lifecycle rules are set on the bucket itself: pulumi_alicloud 4.0.0 has no
+        separate lifecycle resource, and a separate versioning or encryption resource would fight the bucket's own
+        (non-computed) fields. Within the bucket's create the provider applies them in a fixed order: CreateBucket
+        (storage class, redundancy), then lifecycle, policy, encryption, tags and versioning last
+        (terraform-provider-alicloud resource_alicloud_oss_bucket.go, resourceAlicloudOssBucketUpdate). So the
+        lifecycle rules reach OSS before versioning is on; whether OSS accepts the noncurrent-version and
+        delete-marker rules on a bucket not yet versioned is not verifiable without a cloud (docs/provider-facts.md)."""
         cp = spec.checkpoints
-        # Versioning, encryption and the lifecycle rules are set on the bucket itself: pulumi_alicloud 4.0.0 has no
-        # separate lifecycle resource, and a separate versioning or encryption resource would fight the bucket's own
-        # (non-computed) fields. Within the bucket's create the provider applies them in a fixed order: CreateBucket
-        # (storage class, redundancy), then lifecycle, policy, encryption, tags and versioning last
-        # (terraform-provider-alicloud resource_alicloud_oss_bucket.go, resourceAlicloudOssBucketUpdate). So the
-        # lifecycle rules reach OSS before versioning is on; whether OSS accepts the noncurrent-version and
-        # delete-marker rules on a bucket not yet versioned is not verifiable without a cloud (docs/provider-facts.md).
-        bucket = alicloud.oss.Bucket(
-            f"{base}-checkpoints",
-            bucket=name,
-            storage_class="Standard",
-            redundancy_type="LRS",
+        return self._hardened_bucket(
+            f"{base}-checkpoints", name, tags, ctx, parent, retain=cp.retain,
             versioning={"status": "Enabled"},
-            server_side_encryption_rule={"sse_algorithm": "AES256"},
             lifecycle_rules=lifecycle_rules(cp),
             # The main rule and the delete-marker rule share the prefix and both expire; OSS needs this to accept them.
             lifecycle_rule_allow_same_action_overlap=True,
-            force_destroy=not cp.retain,
-            tags=tags,
-            opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=cp.retain),
         )
-        # The separate settings follow one after the other: ACL private, public access blocked, then the TLS-only
-        # policy. A Deny statement is never public for OSS ("If the Effect in the bucket policy is Deny, the statement
-        # is considered non-public": OSS Block Public Access docs), so the blocked bucket accepts it. The instance
-        # depends on the whole chain, so no checkpoint is written before the bucket is private and TLS-only.
+
+    def _hardened_bucket(
+        self, resource: str, name: str, tags: dict, ctx: AlicloudContext, parent: pulumi.Resource, *, retain: bool,
+        **settings: object,
+    ) -> Bucket:
+        """A private, encrypted (SSE AES256), TLS-only bucket with ``settings`` on the bucket itself.
+
+        The separate settings follow one after the other: ACL private, public access blocked, then the TLS-only
+        policy. A Deny statement is never public for OSS ("If the Effect in the bucket policy is Deny, the statement
+        is considered non-public": OSS Block Public Access docs), so the blocked bucket accepts it. A writer depends
+        on the whole chain, so nothing is written before the bucket is private and TLS-only."""
+        bucket = alicloud.oss.Bucket(
+            resource,
+            bucket=name,
+            storage_class="Standard",
+            redundancy_type="LRS",
+            server_side_encryption_rule={"sse_algorithm": "AES256"},
+            force_destroy=not retain,
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=retain),
+            **settings,  # type: ignore[arg-type]
+        )
         chain: list[pulumi.Resource] = [bucket]
 
         def after() -> pulumi.ResourceOptions:
             return pulumi.ResourceOptions(parent=parent, depends_on=[chain[-1]])
 
-        chain.append(alicloud.oss.BucketAcl(f"{base}-checkpoints-acl", bucket=bucket.bucket, acl="private", opts=after()))
+        chain.append(alicloud.oss.BucketAcl(f"{resource}-acl", bucket=bucket.bucket, acl="private", opts=after()))
         chain.append(alicloud.oss.BucketPublicAccessBlock(
-            f"{base}-checkpoints-public-access", bucket=bucket.bucket, block_public_access=True, opts=after()
+            f"{resource}-public-access", bucket=bucket.bucket, block_public_access=True, opts=after()
         ))
         chain.append(alicloud.oss.BucketPolicy(
-            f"{base}-checkpoints-tls-only",
-            bucket=bucket.bucket,
-            policy=tls_only_policy(name, ctx.account_id),
-            opts=after(),
+            f"{resource}-tls-only", bucket=bucket.bucket, policy=tls_only_policy(name, ctx.account_id), opts=after(),
         ))
-        return Bucket(name=name, arn=ctx.oss_arn(name), settings=chain)
-
+        return Bucket(name=name, arn=self.bucket_arn(name, ctx), settings=chain)
 
     def existing_disk_zone(self, disk_id: str, ctx: AlicloudContext) -> str:
         found = alicloud.ecs.get_ecs_disks(ids=[disk_id], opts=ctx.invoke_opts()).disks
@@ -185,31 +193,8 @@ class AlicloudStorage:
     ) -> Bucket:
         """A bucket for the kit's own tools only: private, encrypted, TLS-only, stale uploads aborted. It holds
         nothing the user made, so it goes with the stack (``force_destroy``, no retention)."""
-        opts = pulumi.ResourceOptions(parent=parent)
-        bucket = alicloud.oss.Bucket(
-            f"{base}-bootstrap",
-            bucket=name,
-            storage_class="Standard",
-            redundancy_type="LRS",
-            server_side_encryption_rule={"sse_algorithm": "AES256"},
-            lifecycle_rules=[{"id": "gpulease-bootstrap", "enabled": True, "prefix": "",
-                              "abort_multipart_uploads": [{"days": 1}]}],
-            force_destroy=True,
-            tags=tags,
-            opts=opts,
-        )
-        alicloud.oss.BucketAcl(f"{base}-bootstrap-acl", bucket=bucket.bucket, acl="private", opts=opts)
-        pab = alicloud.oss.BucketPublicAccessBlock(
-            f"{base}-bootstrap-public-access", bucket=bucket.bucket, block_public_access=True, opts=opts
-        )
-        policy = alicloud.oss.BucketPolicy(
-            f"{base}-bootstrap-tls-only",
-            bucket=bucket.bucket,
-            policy=tls_only_policy(name, ctx.account_id),
-            opts=pulumi.ResourceOptions(parent=parent, depends_on=[pab]),
-        )
-        return Bucket(name=name, arn=ctx.oss_arn(name), settings=[bucket, pab, policy])
-
+        rules = [{"id": "gpulease-bootstrap", "enabled": True, "prefix": "", "abort_multipart_uploads": [{"days": 1}]}]
+        return self._hardened_bucket(f"{base}-bootstrap", name, tags, ctx, parent, retain=False, lifecycle_rules=rules)
 
     def upload_tools(self, exp: ExperimentParts, bucket: Bucket, key: str, bundle: str) -> alicloud.oss.BucketObject:
         """The tools bundle one experiment's instance fetches (its key carries its SHA-256: new tools, new object)."""

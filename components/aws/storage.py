@@ -77,32 +77,41 @@ class AwsStorage:
     ) -> Bucket:
         """The checkpoint bucket: private, encrypted, versioned, TLS-only, with lifecycle rules."""
         cp = spec.checkpoints
+        return self._hardened_bucket(f"{base}-checkpoints", name, tags, ctx, parent, retain=cp.retain, versioned=True,
+                                     lifecycle=lifecycle_rules(cp))
+
+    def _hardened_bucket(
+        self, resource: str, name: str, tags: dict, ctx: AwsContext, parent: pulumi.Resource, *, retain: bool,
+        versioned: bool, lifecycle: list[dict],
+    ) -> Bucket:
+        """A private, encrypted, TLS-only bucket with lifecycle rules (and versioning when ``versioned``).
+
+        The settings are applied one after the other, each depending on the one before: S3 may refuse concurrent
+        changes to one bucket with 409 OperationAborted, and the order itself matters. Public access is blocked
+        first; encryption and versioning are in place before the lifecycle rules (rules on noncurrent versions need
+        a versioned bucket); the TLS-only policy (a Deny, which BlockPublicPolicy accepts since it grants nothing)
+        comes last. A writer depends on the whole chain, so nothing is written earlier."""
         arn = self.bucket_arn(name, ctx)
         bucket = aws.s3.Bucket(
-            f"{base}-checkpoints",
+            resource,
             bucket=name,
-            force_destroy=not cp.retain,
+            force_destroy=not retain,
             tags=tags,
-            opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=cp.retain),
+            opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=retain),
         )
-        # The settings are applied one after the other, each depending on the one before: S3 may refuse concurrent
-        # changes to one bucket with 409 OperationAborted, and the order itself matters. Public access
-        # is blocked first; encryption and versioning are in place before the lifecycle rules (rules on noncurrent
-        # versions need a versioned bucket); the TLS-only policy (a Deny, which BlockPublicPolicy accepts since it
-        # grants nothing) comes last. The instance depends on the whole chain, so no checkpoint is written earlier.
         chain: list[pulumi.Resource] = [bucket]
 
         def after() -> pulumi.ResourceOptions:
             return pulumi.ResourceOptions(parent=parent, depends_on=[chain[-1]])
 
         chain.append(aws.s3.BucketOwnershipControls(
-            f"{base}-checkpoints-ownership",
+            f"{resource}-ownership",
             bucket=bucket.id,
             rule={"object_ownership": "BucketOwnerEnforced"},
             opts=after(),
         ))
         chain.append(aws.s3.BucketPublicAccessBlock(
-            f"{base}-checkpoints-public-access",
+            f"{resource}-public-access",
             bucket=bucket.id,
             block_public_acls=True,
             block_public_policy=True,
@@ -113,31 +122,22 @@ class AwsStorage:
         # SSE-S3 (AES256) only: an S3 Bucket Key applies to SSE-KMS and has no effect here (S3 user guide, "Reducing
         # the cost of SSE-KMS with Amazon S3 Bucket Keys"), so it is not set.
         chain.append(aws.s3.BucketServerSideEncryptionConfiguration(
-            f"{base}-checkpoints-encryption",
+            f"{resource}-encryption",
             bucket=bucket.id,
             rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],
             opts=after(),
         ))
-        chain.append(aws.s3.BucketVersioning(
-            f"{base}-checkpoints-versioning",
-            bucket=bucket.id,
-            versioning_configuration={"status": "Enabled"},
-            opts=after(),
-        ))
-        chain.append(aws.s3.BucketLifecycleConfiguration(
-            f"{base}-checkpoints-lifecycle",
-            bucket=bucket.id,
-            rules=lifecycle_rules(cp),
-            opts=after(),
-        ))
-        chain.append(aws.s3.BucketPolicy(
-            f"{base}-checkpoints-tls-only",
-            bucket=bucket.id,
-            policy=tls_only_policy(arn),
-            opts=after(),
-        ))
+        if versioned:
+            chain.append(aws.s3.BucketVersioning(
+                f"{resource}-versioning",
+                bucket=bucket.id,
+                versioning_configuration={"status": "Enabled"},
+                opts=after(),
+            ))
+        chain.append(aws.s3.BucketLifecycleConfiguration(f"{resource}-lifecycle", bucket=bucket.id, rules=lifecycle,
+                                                         opts=after()))
+        chain.append(aws.s3.BucketPolicy(f"{resource}-tls-only", bucket=bucket.id, policy=tls_only_policy(arn), opts=after()))
         return Bucket(name=name, arn=arn, settings=chain)
-
 
     def existing_disk_zone(self, volume_id: str, ctx: AwsContext) -> str:
         found = aws.ebs.get_volume(filters=[{"name": "volume-id", "values": [volume_id]}], opts=ctx.invoke_opts())
@@ -186,33 +186,11 @@ class AwsStorage:
     def create_bootstrap_bucket(self, base: str, name: str, tags: dict, ctx: AwsContext, parent: pulumi.Resource) -> Bucket:
         """A bucket for the kit's own tools only: private, encrypted, TLS-only, its old versions and stale uploads
         expired. It holds nothing the user made, so it goes with the stack (``force_destroy``, no retention)."""
-        arn = self.bucket_arn(name, ctx)
-        opts = pulumi.ResourceOptions(parent=parent)
-        bucket = aws.s3.Bucket(f"{base}-bootstrap", bucket=name, force_destroy=True, tags=tags, opts=opts)
-        pab = aws.s3.BucketPublicAccessBlock(
-            f"{base}-bootstrap-public-access", bucket=bucket.id, block_public_acls=True, block_public_policy=True,
-            ignore_public_acls=True, restrict_public_buckets=True, opts=opts,
-        )
-        aws.s3.BucketOwnershipControls(
-            f"{base}-bootstrap-ownership", bucket=bucket.id, rule={"object_ownership": "BucketOwnerEnforced"}, opts=opts
-        )
-        aws.s3.BucketServerSideEncryptionConfiguration(
-            f"{base}-bootstrap-encryption", bucket=bucket.id,
-            rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}], opts=opts,
-        )
-        aws.s3.BucketPolicy(
-            f"{base}-bootstrap-tls-only", bucket=bucket.id, policy=tls_only_policy(arn),
-            opts=pulumi.ResourceOptions(parent=parent, depends_on=[pab]),
-        )
-        aws.s3.BucketLifecycleConfiguration(
-            f"{base}-bootstrap-lifecycle", bucket=bucket.id,
-            rules=[{"id": "gpulease-bootstrap", "status": "Enabled", "filter": {"prefix": ""},
-                    "noncurrent_version_expiration": {"noncurrent_days": 1},
-                    "abort_incomplete_multipart_upload": {"days_after_initiation": 1}}],
-            opts=opts,
-        )
-        return Bucket(name=name, arn=arn, settings=[bucket, pab])
-
+        rules = [{"id": "gpulease-bootstrap", "status": "Enabled", "filter": {"prefix": ""},
+                  "noncurrent_version_expiration": {"noncurrent_days": 1},
+                  "abort_incomplete_multipart_upload": {"days_after_initiation": 1}}]
+        return self._hardened_bucket(f"{base}-bootstrap", name, tags, ctx, parent, retain=False, versioned=False,
+                                     lifecycle=rules)
 
     def upload_tools(self, exp: ExperimentParts, bucket: Bucket, key: str, bundle: str) -> aws.s3.BucketObjectv2:
         """The tools bundle one experiment's instance fetches (its key carries its SHA-256: new tools, new object)."""
