@@ -19,6 +19,7 @@ from components.outputs import checkpoint_prefix, experiment_outputs
 from components.plan import (
     Bucket,
     ExperimentParts,
+    Launch,
     Network,
     PlacedExperiment,
     StackPlan,
@@ -186,8 +187,7 @@ class GpuExperimentStack(pulumi.ComponentResource):
             tools = [cloud.upload_tools(parts, tools_bucket, key, tools_bundle())]
             if not own:
                 tools.append(cloud.allow_tools_read(parts, identity, tools_bucket, key))
-            inst = cloud.create_instance(
-                parts,
+            inst = cloud.create_instance(parts, Launch(
                 network=network,
                 identity=identity,
                 user_data=user_data,
@@ -198,7 +198,7 @@ class GpuExperimentStack(pulumi.ComponentResource):
                     *(bucket.settings if bucket else []),
                     *tools,
                 ],
-            )
+            ))
             cloud.attach_data_disk(parts, disk, inst)
             cloud.after_instance(parts, inst, identity)
             self.experiments[exp.name] = experiment_outputs(

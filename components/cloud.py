@@ -30,7 +30,7 @@ from components.plan import (
     CloudContext,
     DataDisk,
     ExperimentParts,
-    Network,
+    Launch,
     PlacedExperiment,
     Placement,
     SshSource,
@@ -190,10 +190,7 @@ class Cloud(ABC):
         """Let the instance read that one object, nothing else in the bucket (when it is not its own bucket)."""
 
     @abstractmethod
-    def create_instance(
-        self, exp: ExperimentParts, *, network: Network, identity: pulumi.Resource, user_data: pulumi.Input[str],
-        depends_on: list[pulumi.Resource],
-    ) -> pulumi.CustomResource:
+    def create_instance(self, exp: ExperimentParts, launch: Launch) -> pulumi.CustomResource:
         """The GPU instance: the market the spec asks for (spot released, never stopped, on interruption), token-
         only metadata, an encrypted system disk, the deadline enforced by the cloud where it keeps it on the
         instance, delete-before-replace, and a newer family image never replacing it."""

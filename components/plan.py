@@ -145,3 +145,37 @@ class ExperimentParts:
     def opts(self, **options: object) -> pulumi.ResourceOptions:
         """Options of a child resource: parented to the component (so it inherits its provider), plus ``options``."""
         return pulumi.ResourceOptions(parent=self.parent, **options)  # type: ignore[arg-type]
+
+
+class OneAfterAnother:
+    """Resources applied one after the other, each depending on the one before (a bucket and its settings: a cloud
+    may refuse concurrent changes to one resource, and the order matters); ``items`` lists them in order."""
+
+    def __init__(self, first: pulumi.Resource, parent: pulumi.Resource):
+        self.items: list[pulumi.Resource] = [first]
+        self._parent = parent
+
+    def next_opts(self) -> pulumi.ResourceOptions:
+        """Options for the next resource: parented, and waiting for the last one added."""
+        return pulumi.ResourceOptions(parent=self._parent, depends_on=[self.items[-1]])
+
+    def add(self, resource: pulumi.Resource) -> None:
+        self.items.append(resource)
+
+
+@dataclass
+class Launch:
+    """What the instance starts with, decided by the skeleton: the shared network, its identity, its user-data and
+    what it waits for (the data disk, the bucket fully configured, the tools object and the right to read it)."""
+
+    network: Network
+    identity: pulumi.Resource
+    user_data: pulumi.Input[str]
+    depends_on: list[pulumi.Resource]
+
+
+def tools_object_args(bucket: Bucket, key: str, bundle: str) -> dict[str, object]:
+    """The tools object as both clouds' object resources take it: the bundle as JSON at ``key``, encrypted with the
+    service's key (SSE AES256)."""
+    return {"bucket": bucket.name, "key": key, "content": bundle, "content_type": "application/json",
+            "server_side_encryption": "AES256"}

@@ -21,3 +21,13 @@ def lookup_context(region: str, provider: alicloud.Provider | None) -> AlicloudC
     opts = pulumi.InvokeOptions(provider=provider) if provider else None
     account = alicloud.get_account(opts=opts)
     return AlicloudContext(region=region, account_id=account.id, provider=provider)
+
+
+class AlicloudAccount:
+    """The account part of the Alibaba Cloud cloud: the provider for another region, and the facts looked up once."""
+
+    def provider(self, region: str) -> pulumi.ProviderResource:
+        return alicloud.Provider(f"alicloud-{region}", region=region)
+
+    def lookup_context(self, region: str, provider: pulumi.ProviderResource | None) -> AlicloudContext:
+        return lookup_context(region, provider)

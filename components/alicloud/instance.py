@@ -15,14 +15,13 @@ Replacement rules (sources in docs/provider-facts.md):
 
 from __future__ import annotations
 
-import pulumi
 import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
 from components.alicloud.lifetime import auto_release_time
 from components.alicloud.spec import IMAGE_FAMILIES
 from components.naming import scoped_name
-from components.plan import ExperimentParts, Network
+from components.plan import ExperimentParts, Launch
 from components.spec.experiment import ExperimentSpec
 from gpulease.core.errors import UserError
 
@@ -79,40 +78,36 @@ class AlicloudInstance:
             )
         return found.images[0].id
 
-    def create_instance(
-        self, exp: ExperimentParts, *, network: Network, identity: pulumi.Resource, user_data: pulumi.Input[str],
-        depends_on: list[pulumi.Resource],
-    ) -> alicloud.ecs.Instance:
-        spec, placed, tags = exp.spec, exp.placed, exp.tags
+    def create_instance(self, exp: ExperimentParts, launch: Launch) -> alicloud.ecs.Instance:
         return alicloud.ecs.Instance(
-            f"{spec.name}-instance",
-            instance_name=scoped_name(spec.name, 128),
+            f"{exp.name}-instance",
+            instance_name=scoped_name(exp.name, 128),
             # ECS host names need at least two characters; experiment names may have one.
-            host_name=spec.name if len(spec.name) >= 2 else f"{spec.name}-gpu",
-            description=f"gpulease {spec.name}",
-            image_id=placed.image_id,
-            instance_type=placed.instance_type.type,
-            vswitch_id=network.subnets[placed.placement.zone],
-            security_groups=[network.security_group.id],
-            key_name=network.key_name,
+            host_name=exp.name if len(exp.name) >= 2 else f"{exp.name}-gpu",
+            description=f"gpulease {exp.name}",
+            image_id=exp.placed.image_id,
+            instance_type=exp.placed.instance_type.type,
+            vswitch_id=launch.network.subnets[exp.placed.placement.zone],
+            security_groups=[launch.network.security_group.id],
+            key_name=launch.network.key_name,
             internet_charge_type="PayByTraffic",
             internet_max_bandwidth_out=INTERNET_MAX_BANDWIDTH_OUT_MBPS,
             # ECS releases the instance at the recorded deadline by itself (see lifetime.py).
             auto_release_time=auto_release_time(exp.name, exp.deadline),
-            **market_options(spec),
+            **market_options(exp.spec),
             http_endpoint="enabled",
             http_tokens="required",
             # No http_put_response_hop_limit: pulumi_alicloud 4.0.0 documents it as "not available for use yet" (the
             # ecs.Instance docstring), so the service default (1 hop) applies.
             instance_metadata_tags="enabled",
             system_disk_category="cloud_essd",
-            system_disk_size=spec.image.root_disk_gb,
+            system_disk_size=exp.spec.image.root_disk_gb,
             system_disk_encrypted=True,
             system_disk_performance_level="PL1",
-            system_disk_description=f"gpulease {spec.name}: system disk",
-            user_data=user_data,
-            tags=tags,
-            volume_tags=tags,
+            system_disk_description=f"gpulease {exp.name}: system disk",
+            user_data=launch.user_data,
+            tags=exp.tags,
+            volume_tags=exp.tags,
             # Releasing the instance before the data disk is deleted keeps destroy ordered, as on AWS.
-            opts=exp.opts(depends_on=depends_on, **replacement_options(from_family=spec.image.id is None)),
+            opts=exp.opts(depends_on=launch.depends_on, **replacement_options(from_family=exp.spec.image.id is None)),
         )

@@ -180,3 +180,7 @@ class AlicloudNetwork:
             opts=pulumi.ResourceOptions(parent=parent),
         )
         return key.key_pair_name
+
+    def session_command(self, instance_id: str, region: str) -> str:
+        """How to reach the instance in the session mode (no inbound port)."""
+        return f"ali-instance-cli session --instance {instance_id}"

@@ -49,16 +49,20 @@ KIT_RULES = 2
 class AlicloudSpecRules(CloudSpecRules):
     name = "alicloud"
     title = "Alibaba Cloud"
-    session_mode = "cloud-assistant"
-    session_what = "Alibaba Cloud's"
+    # Disks: the categories a data disk may have (sizes by category above), and an existing disk's id.
     disk_types = ("cloud_essd", "cloud_auto", "cloud_essd_entry", "cloud_ssd", "cloud_efficiency")
     default_disk_type = "cloud_essd"
-    storage_classes = ("IA", "Archive", "ColdArchive", "DeepColdArchive")
-    image_families = IMAGE_FAMILIES
-    default_image_family = "ubuntu-22.04"
     disk_id = re.compile(r"^d-[0-9a-z]{8,24}$")
     disk_id_example = "d-bp1abcdefghij1234567"
+    # OSS lifecycle transition targets.
+    storage_classes = ("IA", "Archive", "ColdArchive", "DeepColdArchive")
+    # Images: the public family above; an image id has no shape the spec could check.
+    image_families = IMAGE_FAMILIES
+    default_image_family = "ubuntu-22.04"
     image_id = None
+    # No inbound port: sessions through Cloud Assistant.
+    session_mode = "cloud-assistant"
+    session_what = "Alibaba Cloud's"
     # ECS ImportKeyPair: "The imported key pair must support one of the following encryption methods: rsa, dsa,
     # ssh-rsa, ssh-dss, ecdsa" (https://www.alibabacloud.com/help/en/ecs/developer-reference/
     # api-ecs-2014-05-26-importkeypair). ED25519 is not listed. DSA keys are refused anyway: OpenSSH disabled them
@@ -69,6 +73,7 @@ class AlicloudSpecRules(CloudSpecRules):
     max_tags = v.ALICLOUD_MAX_TAGS
     tag_value_max = v.ALICLOUD_TAG_VALUE_MAX_LEN
     bucket_scheme = "oss://"
+    # The deadline: ECS's release time must be at least 30 minutes away (above).
     min_runtime_minutes = MIN_RUNTIME_MINUTES
     short_runtime_reason = (f"Alibaba Cloud refuses a release time under {v.ALICLOUD_MIN_RELEASE_MINUTES} minutes away "
                             "and the deadline is fixed before the instance is created")

@@ -14,7 +14,7 @@ import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
 from components.naming import scoped_name
-from components.plan import Bucket, DataDisk, ExperimentParts
+from components.plan import Bucket, DataDisk, ExperimentParts, OneAfterAnother, tools_object_args
 from components.spec.experiment import ExperimentSpec
 from components.spec.sections import CheckpointSpec
 from gpulease.core.errors import UserError
@@ -119,19 +119,16 @@ class AlicloudStorage:
             opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=retain),
             **settings,  # type: ignore[arg-type]
         )
-        chain: list[pulumi.Resource] = [bucket]
+        chain = OneAfterAnother(bucket, parent)
 
-        def after() -> pulumi.ResourceOptions:
-            return pulumi.ResourceOptions(parent=parent, depends_on=[chain[-1]])
-
-        chain.append(alicloud.oss.BucketAcl(f"{resource}-acl", bucket=bucket.bucket, acl="private", opts=after()))
-        chain.append(alicloud.oss.BucketPublicAccessBlock(
-            f"{resource}-public-access", bucket=bucket.bucket, block_public_access=True, opts=after()
+        chain.add(alicloud.oss.BucketAcl(f"{resource}-acl", bucket=bucket.bucket, acl="private", opts=chain.next_opts()))
+        chain.add(alicloud.oss.BucketPublicAccessBlock(
+            f"{resource}-public-access", bucket=bucket.bucket, block_public_access=True, opts=chain.next_opts()
         ))
-        chain.append(alicloud.oss.BucketPolicy(
-            f"{resource}-tls-only", bucket=bucket.bucket, policy=tls_only_policy(name, ctx.account_id), opts=after(),
+        chain.add(alicloud.oss.BucketPolicy(
+            f"{resource}-tls-only", bucket=bucket.bucket, policy=tls_only_policy(name, ctx.account_id), opts=chain.next_opts(),
         ))
-        return Bucket(name=name, arn=self.bucket_arn(name, ctx), settings=chain)
+        return Bucket(name=name, arn=self.bucket_arn(name, ctx), settings=chain.items)
 
     def existing_disk_zone(self, disk_id: str, ctx: AlicloudContext) -> str:
         found = alicloud.ecs.get_ecs_disks(ids=[disk_id], opts=ctx.invoke_opts()).disks
@@ -200,11 +197,7 @@ class AlicloudStorage:
         """The tools bundle one experiment's instance fetches (its key carries its SHA-256: new tools, new object)."""
         return alicloud.oss.BucketObject(
             f"{exp.name}-tools",
-            bucket=bucket.name,
-            key=key,
-            content=bundle,
-            content_type="application/json",
+            **tools_object_args(bucket, key, bundle),
             acl="private",
-            server_side_encryption="AES256",
             opts=exp.opts(depends_on=bucket.settings),
         )

@@ -15,12 +15,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import cast
 
-import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
 from components.aws.spec import AMI_FAMILIES
-from components.plan import ExperimentParts, Network
+from components.plan import ExperimentParts, Launch
 from components.spec.experiment import ExperimentSpec
 
 
@@ -62,22 +61,18 @@ class AwsInstance:
         )
         return ami.id
 
-    def create_instance(
-        self, exp: ExperimentParts, *, network: Network, identity: pulumi.Resource, user_data: pulumi.Input[str],
-        depends_on: list[pulumi.Resource],
-    ) -> aws.ec2.Instance:
+    def create_instance(self, exp: ExperimentParts, launch: Launch) -> aws.ec2.Instance:
         """The deadline is its own schedule (``lifetime``), not a property of the instance."""
-        spec, placed, tags = exp.spec, exp.placed, exp.tags
         return aws.ec2.Instance(
-            f"{spec.name}-instance",
-            ami=placed.image_id,
-            instance_type=placed.instance_type.type,
-            subnet_id=network.subnets[placed.placement.zone],
-            vpc_security_group_ids=[network.security_group.id],
+            f"{exp.name}-instance",
+            ami=exp.placed.image_id,
+            instance_type=exp.placed.instance_type.type,
+            subnet_id=launch.network.subnets[exp.placed.placement.zone],
+            vpc_security_group_ids=[launch.network.security_group.id],
             associate_public_ip_address=True,
-            key_name=network.key_name,
-            iam_instance_profile=cast(aws.iam.InstanceProfile, identity).name,
-            instance_market_options=market_options(spec),
+            key_name=launch.network.key_name,
+            iam_instance_profile=cast(aws.iam.InstanceProfile, launch.identity).name,
+            instance_market_options=market_options(exp.spec),
             # Shutting down from inside (watchdog, idle, deadline) must end billing, not leave a stopped instance.
             instance_initiated_shutdown_behavior="terminate",
             metadata_options={
@@ -89,17 +84,17 @@ class AwsInstance:
             },
             root_block_device={
                 "volume_type": "gp3",
-                "volume_size": spec.image.root_disk_gb,
+                "volume_size": exp.spec.image.root_disk_gb,
                 "encrypted": True,
                 "delete_on_termination": True,
-                "tags": tags,
+                "tags": exp.tags,
             },
             ebs_optimized=True,
-            user_data_base64=user_data,
+            user_data_base64=launch.user_data,
             # A one-time spot instance cannot be stopped to change its user-data in place; replace it instead.
             user_data_replace_on_change=True,
-            tags=tags,
+            tags=exp.tags,
             # Terminating the instance before the data volume is deleted keeps destroy ordered: the attachment is
             # skipped, the instance goes, the disk is detached, then a non-retained disk can be deleted.
-            opts=exp.opts(depends_on=depends_on, **replacement_options(from_family=spec.image.id is None)),
+            opts=exp.opts(depends_on=launch.depends_on, **replacement_options(from_family=exp.spec.image.id is None)),
         )

@@ -107,3 +107,7 @@ class AwsNetwork:
     def create_key_pair(self, name: str, public_key: str, tags: dict, parent: pulumi.Resource) -> pulumi.Input[str]:
         key = aws.ec2.KeyPair(f"{name}-key", public_key=public_key, tags=tags, opts=pulumi.ResourceOptions(parent=parent))
         return key.key_name
+
+    def session_command(self, instance_id: str, region: str) -> str:
+        """How to reach the instance in the session mode (no inbound port)."""
+        return f"aws ssm start-session --target {instance_id} --region {region}"

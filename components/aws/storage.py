@@ -15,7 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
-from components.plan import Bucket, DataDisk, ExperimentParts
+from components.plan import Bucket, DataDisk, ExperimentParts, OneAfterAnother, tools_object_args
 from components.spec.experiment import ExperimentSpec
 from components.spec.sections import CheckpointSpec
 
@@ -99,45 +99,42 @@ class AwsStorage:
             tags=tags,
             opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=retain),
         )
-        chain: list[pulumi.Resource] = [bucket]
+        chain = OneAfterAnother(bucket, parent)
 
-        def after() -> pulumi.ResourceOptions:
-            return pulumi.ResourceOptions(parent=parent, depends_on=[chain[-1]])
-
-        chain.append(aws.s3.BucketOwnershipControls(
+        chain.add(aws.s3.BucketOwnershipControls(
             f"{resource}-ownership",
             bucket=bucket.id,
             rule={"object_ownership": "BucketOwnerEnforced"},
-            opts=after(),
+            opts=chain.next_opts(),
         ))
-        chain.append(aws.s3.BucketPublicAccessBlock(
+        chain.add(aws.s3.BucketPublicAccessBlock(
             f"{resource}-public-access",
             bucket=bucket.id,
             block_public_acls=True,
             block_public_policy=True,
             ignore_public_acls=True,
             restrict_public_buckets=True,
-            opts=after(),
+            opts=chain.next_opts(),
         ))
         # SSE-S3 (AES256) only: an S3 Bucket Key applies to SSE-KMS and has no effect here (S3 user guide, "Reducing
         # the cost of SSE-KMS with Amazon S3 Bucket Keys"), so it is not set.
-        chain.append(aws.s3.BucketServerSideEncryptionConfiguration(
+        chain.add(aws.s3.BucketServerSideEncryptionConfiguration(
             f"{resource}-encryption",
             bucket=bucket.id,
             rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],
-            opts=after(),
+            opts=chain.next_opts(),
         ))
         if versioned:
-            chain.append(aws.s3.BucketVersioning(
+            chain.add(aws.s3.BucketVersioning(
                 f"{resource}-versioning",
                 bucket=bucket.id,
                 versioning_configuration={"status": "Enabled"},
-                opts=after(),
+                opts=chain.next_opts(),
             ))
-        chain.append(aws.s3.BucketLifecycleConfiguration(f"{resource}-lifecycle", bucket=bucket.id, rules=lifecycle,
-                                                         opts=after()))
-        chain.append(aws.s3.BucketPolicy(f"{resource}-tls-only", bucket=bucket.id, policy=tls_only_policy(arn), opts=after()))
-        return Bucket(name=name, arn=arn, settings=chain)
+        chain.add(aws.s3.BucketLifecycleConfiguration(f"{resource}-lifecycle", bucket=bucket.id, rules=lifecycle,
+                                                         opts=chain.next_opts()))
+        chain.add(aws.s3.BucketPolicy(f"{resource}-tls-only", bucket=bucket.id, policy=tls_only_policy(arn), opts=chain.next_opts()))
+        return Bucket(name=name, arn=arn, settings=chain.items)
 
     def existing_disk_zone(self, volume_id: str, ctx: AwsContext) -> str:
         found = aws.ebs.get_volume(filters=[{"name": "volume-id", "values": [volume_id]}], opts=ctx.invoke_opts())
@@ -196,11 +193,7 @@ class AwsStorage:
         """The tools bundle one experiment's instance fetches (its key carries its SHA-256: new tools, new object)."""
         return aws.s3.BucketObjectv2(
             f"{exp.name}-tools",
-            bucket=bucket.name,
-            key=key,
-            content=bundle,
-            content_type="application/json",
-            server_side_encryption="AES256",
+            **tools_object_args(bucket, key, bundle),
             tags=exp.tags,
             opts=exp.opts(depends_on=bucket.settings),
         )
