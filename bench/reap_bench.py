@@ -451,8 +451,7 @@ def child(argv: list[str]) -> int:
     parser.add_argument("--counts", required=True)
     parser.add_argument("rest", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
-    from gpulease.cli import main
-    from gpulease.commands import reap
+    from gpulease.cli import main, reap
 
     counts: Counter = Counter()
     lock = threading.Lock()

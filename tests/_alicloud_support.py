@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from components.userdata import decode_user_data
-from gpulease.render import CapturedResource, Rendering, render
+from gpulease.review.render import CapturedResource, Rendering, render
 from tests.conftest import FIXED_NOW, experiment
 
 REGION = "cn-hangzhou"

@@ -173,7 +173,7 @@ def _blocking_channel(started: Path) -> ScriptedChannel:
 def drive_cli(argv: list[str], record: Path, started: Path) -> int:
     """Run ``gpulease`` with the stand-ins in this process and write the backend's calls to ``record``."""
     from gpulease import cli
-    from gpulease.commands import ephemeral
+    from gpulease.cli import ephemeral
 
     backend = RecordingBackend()
     channel = _blocking_channel(started)

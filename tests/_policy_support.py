@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from gpulease.core import vocabulary as v
-from gpulease.policy_runner import PolicyResult, PolicyRunner
-from gpulease.render import CapturedResource, Rendering
+from gpulease.review.policy_runner import PolicyResult, PolicyRunner
+from gpulease.review.render import CapturedResource, Rendering
 
 NOW = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 HANDWRITTEN = Path(__file__).resolve().parent / "fixtures" / "handwritten"

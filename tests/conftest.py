@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gpulease.render import Rendering, render
+from gpulease.review.render import Rendering, render
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS_DIR = ROOT / "stacks"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pulumi_alicloud
 
 from components.taggable import resource_class
-from gpulease import mocks
+from gpulease.review import mocks
 from tests._alicloud_support import ali_experiment, render_ali
 
 SDK_ROOT = Path(pulumi_alicloud.__file__).parent

@@ -8,7 +8,7 @@ import pytest
 
 from gpulease.cli import main
 from gpulease.core import vocabulary as v
-from gpulease.render import render_stack_file
+from gpulease.review.render import render_stack_file
 from tests._alicloud_support import INSTANCE
 from tests.conftest import FIXED_NOW, STACKS_DIR
 

@@ -13,7 +13,7 @@ from components.spec.experiment import ExperimentSpec
 from components.taggable import is_taggable
 from components.userdata import decode_user_data
 from gpulease.core import vocabulary as v
-from gpulease.mocks import ACCOUNT_ID, CloudMocks, _subnet_id
+from gpulease.review.mocks import ACCOUNT_ID, CloudMocks, _subnet_id
 from tests.conftest import FIXED_NOW, experiment, render_experiment
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -435,7 +435,7 @@ def test_region_from_the_spec_gets_its_own_provider() -> None:
 
 
 def test_sweep_shares_network_and_bucket_and_splits_the_rest() -> None:
-    from gpulease.render import render
+    from gpulease.review.render import render
 
     base = experiment(name="sw")
     config = {

@@ -16,7 +16,7 @@ import pytest
 from components import userdata
 from components.spec.experiment import ExperimentSpec
 from components.spec.sections import HOOK_MAX_LENGTH, PATH_MAX_LENGTH
-from gpulease.render import render_stack_file
+from gpulease.review.render import render_stack_file
 from tests._alicloud_support import ali_experiment, render_ali
 from tests.conftest import FIXED_NOW, STACKS_DIR, experiment, render_experiment
 

@@ -14,8 +14,8 @@ import yaml
 from gpulease.catalog_refresh.alicloud import AlicloudRefresh
 from gpulease.catalog_refresh.fetched import Fetched
 from gpulease.catalog_refresh.run import Plan
+from gpulease.cli import catalog as catalog_command
 from gpulease.cli import main
-from gpulease.commands import catalog as catalog_command
 from gpulease.core import clock
 from gpulease.core.catalog import OVERRIDES_ENV, load_catalog
 from tests._alicloud_inventory_support import ali, ali_server, offline_credentials  # noqa: F401  (fixtures)

@@ -17,8 +17,8 @@ from botocore.stub import Stubber
 from gpulease.catalog_refresh import aws as aws_prices
 from gpulease.catalog_refresh.fetched import Fetched
 from gpulease.catalog_refresh.run import Plan
+from gpulease.cli import catalog as catalog_command
 from gpulease.cli import main
-from gpulease.commands import catalog as catalog_command
 from gpulease.core.catalog import OVERRIDES_ENV, load_catalog
 from tests._inventory_support import Faults, aws, moto_server  # noqa: F401  (fixtures)
 from tests._price_api_support import PriceList, gpu_instance, region_products

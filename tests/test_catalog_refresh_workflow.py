@@ -50,7 +50,7 @@ def test_refreshes_the_file_compared_with_itself_and_proposes_it():
 
 def test_the_refresh_command_in_the_workflow_parses():
     """The flags the workflow passes are the command's own."""
-    from gpulease.cli import build_parser
+    from gpulease.cli.main import build_parser
 
     args = build_parser().parse_args(["catalog", "refresh", "--cloud", "aws", "--cloud", "alicloud", "--output",
                                       str(Path("catalog") / "prices.yaml")])

@@ -7,11 +7,11 @@ import json
 import pytest
 
 from gpulease.cli import main
-from gpulease.commands.cost import stack_cost
 from gpulease.core import vocabulary as v
 from gpulease.core.catalog import HOURS_PER_MONTH, OVERRIDES_ENV, load_catalog
 from gpulease.core.cost import estimate_resources, region_from_zone
-from gpulease.render import render_stack_file
+from gpulease.review.engine import estimate as stack_cost
+from gpulease.review.render import render_stack_file
 from tests.conftest import FIXED_NOW, STACKS_DIR
 
 AWS_INSTANCE = "aws:ec2/instance:Instance"

@@ -22,7 +22,7 @@ from gpulease.ephemeral.backend import (
     StackExistsError,
     StackMissingError,
 )
-from gpulease.render import PROJECT_ROOT
+from gpulease.review.stacks import PROJECT_ROOT
 
 STACK = "ci-555-1234567"
 

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from gpulease import cli
-from gpulease.commands import ephemeral
+from gpulease.cli import ephemeral
 from gpulease.ephemeral import preflight
 from gpulease.ephemeral.backend import StackInfo
-from gpulease.render import PROJECT_ROOT
+from gpulease.review.stacks import PROJECT_ROOT
 from tests._ephemeral_support import RecordingBackend, ScriptedChannel
 
 GITHUB = {"GITHUB_RUN_ID": "9001", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_SHA": "0123456789abcdef", "GITHUB_REPOSITORY": "octo/repo"}

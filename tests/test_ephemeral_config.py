@@ -16,7 +16,7 @@ from gpulease.core.errors import UserError
 from gpulease.ephemeral import naming
 from gpulease.ephemeral.backend import config_json
 from gpulease.ephemeral.config import EXPERIMENT, build_config, parse_override
-from gpulease.render import render
+from gpulease.review.render import render
 from tests.conftest import FIXED_NOW, experiment
 from tests.test_ephemeral_run import make_project
 

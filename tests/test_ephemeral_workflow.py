@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gpulease.render import PROJECT_ROOT
+from gpulease.review.stacks import PROJECT_ROOT
 
 WORKFLOWS = PROJECT_ROOT / ".github" / "workflows"
 TRAIN = WORKFLOWS / "ephemeral-train.yml"

@@ -26,7 +26,7 @@ def test_plan_output_that_cannot_be_written_is_refused_before_any_review(tmp_pat
     def no_review(*args, **kwargs):
         raise AssertionError("the stacks were rendered before the --output check")
 
-    monkeypatch.setattr("gpulease.commands.plan.review", no_review)
+    monkeypatch.setattr("gpulease.cli.plan.review", no_review)
     err = _one_line_error(capsys, main(["plan", "aws-lora-7b", "--output", str(tmp_path / where)]))
     assert "--output" in err and phrase in err
 

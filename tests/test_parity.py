@@ -15,10 +15,12 @@ from datetime import datetime
 import pytest
 
 from components import cloud as contract
+from components import experiment as facade
 from components.experiment import CLOUDS
+from components.spec.clouds import SPEC_RULES
 from components.taggable import is_taggable
 from gpulease.core import vocabulary as v
-from gpulease.render import Rendering, render
+from gpulease.review.render import Rendering, render
 from tests.conftest import FIXED_NOW, ROOT, experiment
 
 LIFECYCLE = {
@@ -253,13 +255,26 @@ DIFFERING_FACTS: dict[str, tuple[str, str]] = {
 GAPS = {reader: key for reader, key in DIFFERING_FACTS.values()}
 
 
+def implementations() -> dict[str, contract.Cloud]:
+    return {name: facade.cloud(name) for name in CLOUDS}
+
+
+def test_the_cloud_registries_agree() -> None:
+    """The program's registry and the spec's list name the same clouds, each implementation under its own name
+    and with the spec rules of its folder."""
+    assert list(CLOUDS) == list(SPEC_RULES)
+    for name, impl in implementations().items():
+        assert impl.name == name and impl.spec is SPEC_RULES[name]
+
+
 def test_the_differing_facts_are_the_gaps_the_clouds_declare() -> None:
-    declared = {g.key for g in contract.GUARANTEES for cloud in CLOUDS.values() if not cloud.capabilities[g.key].given}
+    impls = implementations()
+    declared = {g.key for g in contract.GUARANTEES for impl in impls.values() if not impl.capabilities[g.key].given}
     assert set(DIFFERING_FACTS) == declared
-    for cloud in CLOUDS.values():
-        assert set(cloud.capabilities) == {g.key for g in contract.GUARANTEES}, cloud.name
-        for key, support in cloud.capabilities.items():
-            assert support.given or (support.gap and len(support.gap) > 20), f"{cloud.name} {key}: a gap says why"
+    for impl in impls.values():
+        assert set(impl.capabilities) == {g.key for g in contract.GUARANTEES}, impl.name
+        for key, support in impl.capabilities.items():
+            assert support.given or (support.gap and len(support.gap) > 20), f"{impl.name} {key}: a gap says why"
 
 
 @pytest.mark.parametrize("guarantee", sorted(GUARANTEES))
@@ -334,7 +349,7 @@ def test_gaps_differ_as_declared(both) -> None:
 def test_the_documented_clouds_table_is_the_one_the_code_declares() -> None:
     """The clouds table (how each cloud gives each guarantee, and why not) is rendered from the clouds'
     ``capabilities``; the documentation (the README or a page of docs/) shows exactly that table."""
-    table = contract.capability_table(CLOUDS)
+    table = contract.capability_table(implementations())
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
     assert any(table in page.read_text() for page in pages), (
         "no page of the documentation shows the clouds table as the code declares it; paste this:\n" + table

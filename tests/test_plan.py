@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from gpulease.cli import main
-from gpulease.plan_report import COMMENT_MARKER, MERMAID_MAX_NODES, mermaid
-from gpulease.render import CapturedResource, Rendering
-from gpulease.review import StackReview
+from gpulease.review.engine import StackReview
+from gpulease.review.render import CapturedResource, Rendering
+from gpulease.review.report import COMMENT_MARKER, MERMAID_MAX_NODES, mermaid
 from tests._policy_support import HANDWRITTEN
 from tests.conftest import ROOT
 
@@ -211,7 +211,7 @@ def test_mermaid_tree_follows_parents_and_collapses_large_sweeps():
 
 def test_the_project_root_names_every_stack_in_stacks(monkeypatch):
     """What the pull-request workflow runs: `gpulease plan .` from the repository root."""
-    from gpulease import stacks
+    from gpulease.review import stacks
 
     monkeypatch.chdir(ROOT)
     pairs = stacks.resolve(".")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from gpulease.plan_report import COMMENT_MARKER
+from gpulease.review.report import COMMENT_MARKER
 from tests.conftest import ROOT
 
 WORKFLOW = ROOT / ".github" / "workflows" / "policy-review.yml"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpulease.core import vocabulary as v
-from gpulease.policy_runner import PolicyRunner
+from gpulease.review.policy_runner import PolicyRunner
 from tests._policy_support import (
     ALI_INSTANCE,
     AWS_INSTANCE,

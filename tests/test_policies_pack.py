@@ -13,10 +13,10 @@ import yaml
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
 
-from gpulease import policy_runner
-from gpulease.policy_runner import PolicyConfigError, PolicyRunner, check_sdk_shape
-from gpulease.render import render_stack_file
-from gpulease.review import render_target
+from gpulease.review import policy_runner
+from gpulease.review.engine import render_target
+from gpulease.review.policy_runner import PolicyConfigError, PolicyRunner, check_sdk_shape
+from gpulease.review.render import render_stack_file
 from policies.guardrails import pack
 from tests._policy_support import AWS_INSTANCE, NOW, UNKNOWN, analyze, aws_gpu, found, res, stack
 from tests.conftest import ROOT, STACKS_DIR
@@ -90,7 +90,7 @@ def test_policy_pack_yaml_uses_the_root_virtualenv():
 
 
 def test_sdk_shape_is_the_pinned_one():
-    """Fails loudly when pulumi-policy changes what gpulease/policy_runner.py drives."""
+    """Fails loudly when pulumi-policy changes what gpulease/review/policy_runner.py drives."""
     servicer = check_sdk_shape()
     assert servicer.__name__ == "_PolicyAnalyzerServicer"
     pins = [line for line in (ROOT / "requirements.txt").read_text().splitlines() if line.startswith("pulumi-policy")]

@@ -14,8 +14,9 @@ from gpulease.core import vocabulary as v
 from gpulease.core.catalog import OVERRIDES_ENV, load_catalog
 from gpulease.core.cost import estimate_resources
 from gpulease.core.sizing.resolve import GpuSpec, resolve_instance_type
-from gpulease.plan_report import markdown, print_terminal
-from gpulease.review import review
+from gpulease.review.engine import review
+from gpulease.review.report import markdown
+from gpulease.review.terminal import print_terminal
 from tests._policy_support import (
     AWS_INSTANCE,
     analyze,
@@ -254,7 +255,7 @@ def test_budget_violation_says_which_prices_it_used(fresh_g6, monkeypatch):
 
 
 def test_invalid_max_price_age_config_is_refused():
-    from gpulease.policy_runner import PolicyConfigError, PolicyRunner
+    from gpulease.review.policy_runner import PolicyConfigError, PolicyRunner
 
     with pytest.raises(PolicyConfigError, match="budget-prices-fresh: maxPriceAgeDays: -1 is less than the minimum of 0"):
         PolicyRunner(config={"budget-prices-fresh": {"maxPriceAgeDays": -1}})

@@ -9,7 +9,7 @@ import pytest
 from botocore.retries.standard import ExponentialBackoff
 
 from gpulease.cli import main
-from gpulease.commands import reap as reap_command
+from gpulease.cli import reap as reap_command
 from gpulease.inventory.reaper import DONE, FAILED, TERMINATE, ReapSettings, sweep
 from tests._inventory_support import (
     FUTURE,

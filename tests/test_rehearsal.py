@@ -1,5 +1,5 @@
 """Replacement rehearsal: every example stack rendered before and after each change a user will make, the diff
-classified with the providers' replace-trigger table (gpulease/replacement.py).
+classified with the providers' replace-trigger table (gpulease/review/replacement.py).
 
 What must hold whatever the change: data disks and buckets are never replaced or deleted; an instance is only
 ever replaced delete-before-replace, together with its disk attachment; the deadline enforcement (EventBridge
@@ -20,9 +20,9 @@ import pytest
 
 from components.alicloud.lifetime import release_time
 from components.aws.lifetime import at_expression
-from gpulease.mocks import CloudMocks
-from gpulease.render import Rendering, load_stack_file, render
-from gpulease.replacement import Change, classify, replaced, summary
+from gpulease.review.mocks import CloudMocks
+from gpulease.review.render import Rendering, load_stack_file, render
+from gpulease.review.replacement import Change, classify, replaced, summary
 from tests.conftest import FIXED_NOW, STACKS_DIR
 
 STACKS = sorted(STACKS_DIR.glob("Pulumi.*.yaml"))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gpulease.render import CapturedResource, Rendering, render_stack_file
-from gpulease.replacement import REPLACE_TRIGGERS, UnknownTypeError, classify, rule_for
+from gpulease.review.render import CapturedResource, Rendering, render_stack_file
+from gpulease.review.replacement import REPLACE_TRIGGERS, UnknownTypeError, classify, rule_for
 from tests._alicloud_support import ali_experiment, render_ali
 from tests.conftest import FIXED_NOW, ROOT, STACKS_DIR, experiment, render_experiment
 

@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from gpulease import plan_report
-from gpulease import review as engine
-from gpulease.render import Rendering
+from gpulease.review import engine, terminal
+from gpulease.review import report as plan_report
+from gpulease.review.render import Rendering
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "fixtures" / "review-golden"
@@ -105,5 +105,5 @@ def test_pull_request_comment_is_unchanged(reviews) -> None:
 
 def test_terminal_report_is_unchanged(reviews) -> None:
     buffer = io.StringIO()
-    plan_report.print_terminal(reviews, Console(file=buffer, width=160))
+    terminal.print_terminal(reviews, Console(file=buffer, width=160))
     _check_text("plan.txt", _mask_text(buffer.getvalue()))

@@ -92,7 +92,7 @@ def test_a_fit_nothing_holds_is_a_clear_error_and_nothing_is_created():
 def test_the_workload_is_defined_once_and_the_spec_and_the_command_follow_it():
     """``Workload`` lists the settings of a workload and their defaults; the spec's gpu.fit and ``gpulease size``
     take both from it, so a new setting or a changed default reaches all three or the spec refuses to build."""
-    from gpulease.cli import build_parser
+    from gpulease.cli.main import build_parser
     from gpulease.core.sizing import WORKLOAD_SETTINGS, FitSpec
     from gpulease.core.sizing.workload import default
 

@@ -8,7 +8,7 @@ import ipaddress
 import pytest
 
 from components.spec.load import SpecError, load_stack_spec
-from gpulease.mocks import CloudMocks
+from gpulease.review.mocks import CloudMocks
 from tests._alicloud_support import ali_experiment, render_ali
 from tests.conftest import ALI_PUBLIC_KEY, FIXED_NOW, experiment, render_experiment
 

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from components.spec.load import load_stack_spec
-from gpulease.commands.schema import SCHEMA_PATH, schema_text
-from gpulease.render import load_stack_file, render_stack_file
+from gpulease.cli.schema import SCHEMA_PATH, schema_text
+from gpulease.review.render import load_stack_file, render_stack_file
 from tests.conftest import FIXED_NOW, ROOT, STACKS_DIR
 
 STACK_FILES = sorted(STACKS_DIR.glob("Pulumi.*.yaml"))

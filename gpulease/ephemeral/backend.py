@@ -20,7 +20,7 @@ from pulumi import automation as auto
 from pulumi.automation import errors as auto_errors
 
 from gpulease.core.errors import UserError
-from gpulease.render import PROJECT_ROOT
+from gpulease.review.stacks import PROJECT_ROOT
 
 MIN_PULUMI_CLI = (3, 170, 0)
 """Oldest Pulumi CLI accepted: ``pulumi config set-all --json`` (structured config, set in one call) is needed."""

@@ -150,7 +150,7 @@ def render_check(cfg: EphemeralConfig) -> None:
 
     A program error (an invalid config, user-data over the cloud's limit, ...) would otherwise surface only during
     ``pulumi up``, after some resources were created: refuse the run instead, with the program's own message."""
-    from gpulease.render import render
+    from gpulease.review.render import render
 
     rendering = render(cfg.config, stack=cfg.stack)
     if rendering.error:
@@ -163,7 +163,7 @@ def rendered_cost(cfg: EphemeralConfig) -> dict[str, float] | None:
     priced by ``gpulease.core.cost``. None when it cannot be estimated; an estimate never fails a run."""
     try:
         from gpulease.core.cost import estimate_resources
-        from gpulease.render import render
+        from gpulease.review.render import render
 
         rendering = render(cfg.config, stack=cfg.stack)
         if rendering.error:

@@ -72,7 +72,7 @@ def load_catalog(overrides: Sequence[str | Path] | None = None) -> Catalog:
 
 @lru_cache(maxsize=8)
 def _load(stamps: tuple[tuple[str, int], ...]) -> Catalog:
-    rows: dict[str, dict[tuple[str, str], tuple[dict[str, Any], str]]] = {name: {} for name in _SECTIONS}
+    rows: dict[str, dict[tuple[str, str], tuple[dict[str, Any], str, BaseModel]]] = {name: {} for name in _SECTIONS}
     sources: dict[str, Source] = {}
     files = []
     for path_text, _ in stamps:
@@ -99,14 +99,15 @@ def _load(stamps: tuple[tuple[str, int], ...]) -> Catalog:
                 previous = rows[section].get(key)
                 merged = dating.redate(section, previous[0], raw, _merge(previous[0], raw)) if previous else dict(raw)
                 try:
-                    model.model_validate(merged)
+                    validated = model.model_validate(merged)
                 except ValidationError as exc:
                     raise CatalogError(f"{label}: {_first_error(exc)}") from None
-                rows[section][key] = (merged, label)
-    instances = [InstanceType.model_validate(raw) for raw, _ in rows["instances"].values()]
-    regions = [RegionPrices.model_validate(raw) for raw, _ in rows["regions"].values()]
+                rows[section][key] = (merged, label, validated)
+    # Each row was validated as it was merged; the last validation of a row is the row.
+    instances = [item for _, _, item in rows["instances"].values()]
+    regions = [item for _, _, item in rows["regions"].values()]
     for section, items in (("instances", instances), ("regions", regions)):
-        for item, (_, label) in zip(items, rows[section].values(), strict=True):
+        for item, (_, label, _) in zip(items, rows[section].values(), strict=True):
             if item.source not in sources and "://" not in item.source:
                 raise CatalogError(
                     f"{label}: source: {item.source!r} is neither a key of 'sources' ({', '.join(sorted(sources))}) nor a URL"
@@ -117,9 +118,11 @@ def _load(stamps: tuple[tuple[str, int], ...]) -> Catalog:
 def _read(path: Path) -> tuple[dict[str, Any], dict[tuple[str, int], int]]:
     """The parsed document and the line of each row, so that an error can point at it.
 
-    Read through ``gpulease.core.inputfile``: a regular UTF-8 file, size-capped, no aliases, tags or duplicate keys."""
+    An override file is read through ``gpulease.core.inputfile``'s boundary (a regular UTF-8 file, size-capped, no
+    aliases, tags or duplicate keys); the shipped files are the package's own data."""
     try:
-        doc = inputfile.load_yaml_document(path, what="catalog file", max_bytes=CATALOG_MAX_BYTES)
+        doc = (inputfile.load_package_yaml(path) if path in BASE_FILES
+               else inputfile.load_yaml_document(path, what="catalog file", max_bytes=CATALOG_MAX_BYTES))
     except inputfile.InputFileError as exc:
         raise CatalogError(str(exc)) from None
     document = doc.data if doc.data is not None else {}

@@ -1,6 +1,6 @@
 """What a stack costs: per hour while it runs, at worst until its deadline, and per month after destroy.
 
-``estimate_resources`` reads resource inputs in engine form (camelCase, exactly what ``gpulease.render`` captures
+``estimate_resources`` reads resource inputs in engine form (camelCase, exactly what ``gpulease.review.render`` captures
 and what the policy pack sees) and prices them from the catalog:
 
 - instance hours: on-demand, or for spot the current spot price of the instance's zone when a refresh recorded

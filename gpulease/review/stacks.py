@@ -9,7 +9,9 @@ from typing import Any
 
 from gpulease.core import inputfile
 from gpulease.core.errors import UserError
-from gpulease.render import PROJECT_ROOT
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+"""This project's folder (Pulumi.yaml, stacks/): what a bare stack name is looked up in."""
 
 STACK_FILE_MAX_BYTES = 256 * 1024
 """A stack file is a few kilobytes; a sweep of 256 runs with overrides stays far below this."""

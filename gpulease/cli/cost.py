@@ -7,20 +7,17 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from gpulease import stacks
-from gpulease.commands.size import catalog_overrides, wide_console
+from gpulease.cli.common import add_max_age_option, catalog_overrides, stale_json, stale_warning, wide_console
 from gpulease.core import clock
 from gpulease.core.catalog.freshness import line_prices, stale
-from gpulease.core.cost import SHARED, StackCost, estimate_resources
-from gpulease.core.errors import UserError
-from gpulease.price_notes import add_max_age_option, stale_json, stale_warning
-from gpulease.render import PROJECT_ROOT, Rendering, load_stack_file, render
+from gpulease.core.cost import SHARED, StackCost
+from gpulease.review import stacks
+from gpulease.review.engine import estimate, render_target
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,23 +32,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def render_stack(project_dir: Path, stack_file: Path) -> Rendering:
-    project, _ = stacks.project_info(project_dir)
-    program_dir = None if project_dir == PROJECT_ROOT else project_dir
-    try:
-        config = load_stack_file(stack_file)
-    except UserError as exc:  # this stack's error; the other stacks are still priced
-        return Rendering(project=project, stack=stacks.stack_name(stack_file), config={}, error=str(exc))
-    return render(config, stack=stacks.stack_name(stack_file), project=project, program_dir=program_dir)
-
-
-def stack_cost(rendering: Rendering) -> StackCost:
-    """The cost of what a rendering registered (names and retain-on-delete taken from the captured options)."""
-    return estimate_resources(
-        (r.type, r.inputs, {"name": r.name, "retainOnDelete": r.retain_on_delete}) for r in rendering.resources if r.custom
-    )
-
-
 def run(args: argparse.Namespace) -> int:
     with catalog_overrides(args.catalog):
         return _run(args)
@@ -64,14 +44,14 @@ def _run(args: argparse.Namespace) -> int:
     failed = False
     for target in args.stacks:
         for project_dir, stack_file in stacks.resolve(target):
-            rendering = render_stack(project_dir, stack_file)
+            rendering = render_target(project_dir, stack_file)
             if rendering.error:
                 failed = True
                 results.append({"stack": rendering.stack, "error": rendering.error})
                 if not args.json:
                     console.print(f"[red]{rendering.stack}: {rendering.error}[/red]")
                 continue
-            cost = stack_cost(rendering)
+            cost = estimate(rendering)
             old = stale(line_prices(cost.lines, cost.region), now, args.max_price_age)
             results.append({"stack": rendering.stack, "error": None, **cost.as_dict(),
                             "maxPriceAgeDays": args.max_price_age, "stalePrices": stale_json(old, now)})

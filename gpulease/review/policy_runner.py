@@ -26,7 +26,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import EnforcementLevel, Policy, ResourceValidationPolicy, StackValidationPolicy
@@ -35,8 +34,8 @@ from pulumi_policy.version import VERSION as SDK_VERSION
 
 from gpulease.core import clock, inputfile
 from gpulease.core.errors import UserError
-from gpulease.render import CapturedResource, Rendering
-from policies.guardrails import storage
+from gpulease.review.render import CapturedResource, Rendering
+from policies.guardrails import pack, storage
 
 PINNED_SDK_VERSION = "1.21.0"
 PACK_VERSION = "0.1.0"
@@ -70,7 +69,7 @@ def check_sdk_shape() -> type:
     """The analyzer servicer class, after checking it is the one this module was written against."""
     servicer = getattr(sdk_policy, "_PolicyAnalyzerServicer", None)
     if servicer is None:
-        raise SdkShapeError("pulumi_policy.policy._PolicyAnalyzerServicer is gone; update gpulease/policy_runner.py")
+        raise SdkShapeError("pulumi_policy.policy._PolicyAnalyzerServicer is gone; update gpulease/review/policy_runner.py")
     params = tuple(inspect.signature(servicer.__init__).parameters)
     if params != SERVICER_PARAMETERS:
         raise SdkShapeError(f"_PolicyAnalyzerServicer.__init__ takes {params}, expected {SERVICER_PARAMETERS}")
@@ -138,8 +137,6 @@ class PolicyRunner:
         pack_name: str | None = None,
         pack_enforcement: EnforcementLevel | None = None,
     ):
-        from policies.guardrails import pack
-
         self._servicer_class = check_sdk_shape()
         self.policies = policies if policies is not None else pack.all_policies()
         self.pack_name = pack_name or pack.PACK_NAME
@@ -382,6 +379,9 @@ def resolve_config(info: Any, config: Mapping[str, Any]) -> tuple[dict[str, str]
         if "enforcementLevel" in entry:
             levels[name] = parse_level(f"{name}.enforcementLevel", entry.pop("enforcementLevel"))
         merged = {**properties[name], **entry}
+        # Imported here, where a policy config gives properties: jsonschema is a tenth of plan's start-up otherwise.
+        import jsonschema
+
         errors = sorted(jsonschema.Draft7Validator(schemas[name]).iter_errors(merged), key=lambda e: list(e.path))
         if errors:
             problems = "; ".join(f"{'.'.join(map(str, e.path)) or '(top)'}: {e.message}" for e in errors)

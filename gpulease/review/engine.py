@@ -1,7 +1,7 @@
 """One offline review of a stack: what the program registers (under mocks), the pack's verdict, the cost.
 
 This is ``gpulease plan`` without the printing: the CLI, the pull-request workflow, the tests and the benchmark
-all build ``StackReview`` objects here and hand them to ``gpulease.plan_report`` for display.
+all build ``StackReview`` objects here and hand them to ``gpulease.review.report`` for display.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gpulease import stacks
 from gpulease.core import clock
 from gpulease.core.cost import StackCost, estimate_resources
 from gpulease.core.errors import UserError
-from gpulease.policy_runner import PolicyResult, PolicyRunner
-from gpulease.render import PROJECT_ROOT, Rendering, load_stack_file, render
+from gpulease.review import stacks
+from gpulease.review.policy_runner import PolicyResult, PolicyRunner
+from gpulease.review.render import Rendering, load_stack_file, render
+from gpulease.review.stacks import PROJECT_ROOT
 
 EXIT_OK = 0
 EXIT_VIOLATIONS = 1

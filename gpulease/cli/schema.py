@@ -7,7 +7,7 @@ import json
 import sys
 
 from components.spec.schema import stack_config_json_schema
-from gpulease.render import PROJECT_ROOT
+from gpulease.review.stacks import PROJECT_ROOT
 
 SCHEMA_PATH = PROJECT_ROOT / "schema" / "stack-config.schema.json"
 

@@ -24,12 +24,13 @@ from typing import Any
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
+from pulumi.runtime.settings import SETTINGS
+from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from gpulease.core import clock
-from gpulease.mocks import CloudMocks
-
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+from gpulease.review.mocks import CloudMocks
+from gpulease.review.stacks import PROJECT_ROOT, load_stack_config
 
 
 @dataclass
@@ -51,7 +52,7 @@ class CapturedResource:
     delete_before_replace: bool
     replace_on_changes: list[str]
     # The wire form (protobuf Struct) of the inputs and of the mock's outputs, unknowns kept as the engine's
-    # sentinels: what an analyzer receives in Analyze / AnalyzeStack (see gpulease/policy_runner.py).
+    # sentinels: what an analyzer receives in Analyze / AnalyzeStack (see gpulease/review/policy_runner.py).
     input_struct: Any = None
     output_struct: Any = None
 
@@ -167,10 +168,8 @@ def _plain(value: Any) -> Any:
 
 
 def load_stack_file(path: Path) -> dict[str, Any]:
-    """The ``config:`` map of a ``Pulumi.<stack>.yaml`` file (``gpulease.stacks.load_stack_config``: read
+    """The ``config:`` map of a ``Pulumi.<stack>.yaml`` file (``gpulease.review.stacks.load_stack_config``: read
     through the input-file boundary; a bad file raises ``InputFileError``, a ``UserError``)."""
-    from gpulease.stacks import load_stack_config  # stacks imports this module
-
     return load_stack_config(path)
 
 
@@ -272,8 +271,6 @@ def render(
 
 
 def _discard_pending_outputs() -> None:
-    from pulumi.runtime.settings import SETTINGS
-
     with SETTINGS.lock:
         pending = list(SETTINGS.outputs)
         SETTINGS.outputs.clear()
@@ -286,8 +283,6 @@ def _discard_pending_outputs() -> None:
 
 
 async def _run_program(run: Callable[[], None]) -> None:
-    from pulumi.runtime.stack import run_pulumi_func
-
     await run_pulumi_func(run)
 
 

@@ -1,20 +1,17 @@
-"""How ``gpulease plan`` shows its reviews: a rich terminal report, a pull-request comment, JSON."""
+"""How ``gpulease plan`` shows its reviews: a pull-request comment and JSON here, the terminal report in
+``terminal`` (rich, loaded only for it); the cells both kinds share."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from typing import Any
-
-from rich.console import Console
-from rich.table import Table
 
 from gpulease.core import resources as rt
 from gpulease.core.catalog.freshness import to_date
 from gpulease.core.cost import ExperimentCost, StackCost, price_dates_used
-from gpulease.policy_runner import Violation
-from gpulease.review import StackReview, exit_code
+from gpulease.review.engine import StackReview, exit_code
+from gpulease.review.policy_runner import Violation
 
 COMMENT_MARKER = "<!-- gpulease-plan -->"
 """First line of the pull-request comment; the workflow finds and updates the comment carrying it."""
@@ -77,11 +74,11 @@ def replacement_options(res: Any) -> str:
     return "; ".join(parts)
 
 
-def _usd(value: float | None) -> str:
+def usd(value: float | None) -> str:
     return "n/a" if value is None else f"${value:,.2f}"
 
 
-def _budget_total(cost: StackCost) -> float | None:
+def budget_total(cost: StackCost) -> float | None:
     """The stack's budget: the one value every experiment shares (a sweep), else the sum of their budgets."""
     budgets = [e.budget_usd for e in cost.experiments if e.budget_usd is not None]
     if not budgets:
@@ -89,7 +86,7 @@ def _budget_total(cost: StackCost) -> float | None:
     return budgets[0] if len(set(budgets)) == 1 else sum(budgets)
 
 
-def _grouped(review: StackReview) -> dict[str, list[Violation]]:
+def grouped(review: StackReview) -> dict[str, list[Violation]]:
     """Violations by level, each level in resource registration order (stack-wide findings first)."""
     order = {r.urn: i for i, r in enumerate(review.rendering.resources)}
     groups: dict[str, list[Violation]] = {}
@@ -111,63 +108,15 @@ def prices_as_of(cost: StackCost, experiment: str | None = None) -> str:
     return min(price_dates_used(lines), default=cost.prices_as_of or "n/a")
 
 
-def _aged(as_of: str, review: StackReview) -> str:
+def aged(as_of: str, review: StackReview) -> str:
     when = to_date(as_of)
     if when is None or review.reviewed_at is None:
         return as_of
     return f"{as_of} ({(review.reviewed_at.date() - when).days} days old)"
 
 
-def _worst(cost: StackCost) -> str:
-    return "unbounded (no max runtime)" if any(map(_unbounded, cost.experiments)) else _usd(cost.worst_case_usd)
-
-
-# --- terminal ------------------------------------------------------------------------------------------------
-
-
-def print_terminal(reviews: list[StackReview], console: Console) -> None:
-    for review in reviews:
-        r = review.rendering
-        console.rule(f"[bold]{review.name}[/bold]  ({review.stack_file})")
-        if r.error:
-            console.print(f"[red]error[/red]: {r.error}")
-            continue
-        table = Table(title=f"{len(r.custom_resources)} resources", show_lines=False)
-        for column in ("type", "name", "retained", "replacement", "key properties"):
-            table.add_column(column, overflow="fold")
-        for res in r.custom_resources:
-            table.add_row(short_type(res.type), res.name, "yes" if res.retain_on_delete else "",
-                          replacement_options(res), key_properties(res.type, res.inputs))
-        console.print(table)
-        groups = _grouped(review)
-        if groups:
-            vt = Table(title="policy violations", show_lines=True)
-            vt.add_column("level", no_wrap=True)
-            vt.add_column("policy", no_wrap=True)
-            vt.add_column("resource", overflow="fold")
-            vt.add_column("message", overflow="fold", ratio=1)
-            for level in LEVEL_ORDER:
-                for v in groups.get(level, []):
-                    style = "red" if level == "mandatory" else "yellow"
-                    vt.add_row(f"[{style}]{level}[/{style}]", v.policy, v.resource_name or "(stack)", v.detail)
-            console.print(vt)
-        if review.cost is not None:
-            c = review.cost
-            budget = _budget_total(c)
-            console.print(
-                f"[bold]cost[/bold]: {_usd(c.hourly_usd)}/h while running, worst case {_worst(c)}"
-                + (f" (budget {_usd(budget)})" if budget is not None else "")
-                + f", after destroy {_usd(c.after_destroy_monthly_usd)}/month"
-                + (f"  [yellow]unpriced: {'; '.join(c.unknown_prices)}[/yellow]" if c.unknown_prices else "")
-            )
-            console.print(f"[bold]prices[/bold]: oldest used {_aged(prices_as_of(c), review)}, from the {c.price_catalog}")
-        for key in ("deadline", "instanceType", "sshCommand", "checkpointUri"):
-            if key in r.outputs:
-                console.print(f"[bold]{key}[/bold]: {r.outputs[key]}")
-        verdict = {"pass": "[green]PASS[/green]", "fail": "[red]FAIL[/red]"}[review.status]
-        counts = Counter(v.level for v in review.policy.violations) if review.policy else Counter()
-        console.print(f"{verdict}: {counts.get('mandatory', 0)} mandatory, {counts.get('advisory', 0)} advisory")
-    console.print(f"exit code {exit_code(reviews)}")
+def worst(cost: StackCost) -> str:
+    return "unbounded (no max runtime)" if any(map(_unbounded, cost.experiments)) else usd(cost.worst_case_usd)
 
 
 # --- pull-request comment ---------------------------------------------------------------------------------
@@ -226,13 +175,13 @@ def mermaid(review: StackReview) -> str:
 
 def _summary_row(review: StackReview) -> str:
     icon = {"pass": "✅ pass", "fail": "❌ fail", "error": "⛔ error"}[review.status]
-    groups = _grouped(review) if review.policy else {}
+    groups = grouped(review) if review.policy else {}
     c = review.cost
     return (
         f"| `{review.name}` | {icon} | {len(review.rendering.custom_resources)} | "
         f"{len(groups.get('mandatory', []))} | {len(groups.get('advisory', []))} | "
-        f"{_usd(c.hourly_usd) if c else 'n/a'} | {_worst(c) if c else 'n/a'} | "
-        f"{_usd(_budget_total(c)) if c else 'n/a'} |"
+        f"{usd(c.hourly_usd) if c else 'n/a'} | {worst(c) if c else 'n/a'} | "
+        f"{usd(budget_total(c)) if c else 'n/a'} |"
     )
 
 
@@ -241,7 +190,7 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
     out = [f"### `{review.name}`", "", f"Stack file: `{review.stack_file.name}`", ""]
     if r.error:
         return [*out, f"**Not reviewed (bad input):** {_cell(r.error)}", ""]
-    groups = _grouped(review)
+    groups = grouped(review)
     titles = {"mandatory": "Mandatory violations (block the deployment)", "advisory": "Advisory findings"}
     if not groups:
         out += ["No policy violations.", ""]
@@ -259,11 +208,11 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
                 "| --- | --- | --- | --- | --- | --- | --- |"]
         for e in c.experiments:
             runtime = f"{e.runtime_hours:g} h" if e.runtime_hours else "none"
-            worst = "unbounded" if _unbounded(e) else _usd(e.worst_case_usd)
-            out.append(f"| {_cell(e.name)} | {_usd(e.hourly_usd)} | {_usd(e.max_hourly_usd)} | {runtime} | "
-                       f"{worst} | {_usd(e.budget_usd)} | {prices_as_of(c, e.name)} |")
-        out += ["", f"After destroy (retained disks and buckets): {_usd(c.after_destroy_monthly_usd)}/month."
-                + f" Oldest price used: {_aged(prices_as_of(c), review)}, from the {_cell(c.price_catalog)}."]
+            worst = "unbounded" if _unbounded(e) else usd(e.worst_case_usd)
+            out.append(f"| {_cell(e.name)} | {usd(e.hourly_usd)} | {usd(e.max_hourly_usd)} | {runtime} | "
+                       f"{worst} | {usd(e.budget_usd)} | {prices_as_of(c, e.name)} |")
+        out += ["", f"After destroy (retained disks and buckets): {usd(c.after_destroy_monthly_usd)}/month."
+                + f" Oldest price used: {aged(prices_as_of(c), review)}, from the {_cell(c.price_catalog)}."]
         if c.unknown_prices:
             out.append(f"Not priced: {_cell('; '.join(c.unknown_prices))}.")
         out.append("")

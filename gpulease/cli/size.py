@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 
+from gpulease.cli.common import add_max_age_option, catalog_overrides, stale_json, stale_warning, wide_console
 from gpulease.core import clock
 from gpulease.core.catalog import OVERRIDES_ENV, CatalogError, load_catalog
 from gpulease.core.catalog.freshness import DatedPrice, describe_catalog, stale
@@ -27,7 +24,6 @@ from gpulease.core.sizing import (
     model_shape,
 )
 from gpulease.core.sizing.workload import default
-from gpulease.price_notes import add_max_age_option, stale_json, stale_warning
 
 DEFAULT_REGION = {"aws": "us-east-1", "alicloud": "cn-hangzhou"}
 
@@ -93,32 +89,6 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text} must be at least 1")
     return value
-
-
-def wide_console() -> Console:
-    """A console that does not squeeze wide tables into 80 columns when the output is piped or captured."""
-    console = Console()
-    return console if console.is_terminal else Console(width=160)
-
-
-@contextmanager
-def catalog_overrides(files: list[str] | None) -> Iterator[None]:
-    """Make ``--catalog`` files visible to everything that loads the catalog meanwhile (the program too)."""
-    previous = os.environ.get(OVERRIDES_ENV)
-    if files:
-        existing = [p for p in (previous or "").split(os.pathsep) if p]
-        os.environ[OVERRIDES_ENV] = os.pathsep.join([*existing, *files])
-    try:
-        if files:
-            # Read them once up front: a bad override file is the command's one-line error (exit 2), not a
-            # failure of every stack that happens to resolve a type through the catalog.
-            load_catalog()
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop(OVERRIDES_ENV, None)
-        else:
-            os.environ[OVERRIDES_ENV] = previous
 
 
 def run(args: argparse.Namespace) -> int:

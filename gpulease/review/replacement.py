@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gpulease.render import CapturedResource, Rendering
+from gpulease.review.render import CapturedResource, Rendering
 
 AWS_DOCS = "https://registry.terraform.io/providers/hashicorp/aws/latest/docs/resources/"
 ALI_DOCS = "https://registry.terraform.io/providers/aliyun/alicloud/latest/docs/resources/"
@@ -195,7 +195,7 @@ def rule_for(type_: str) -> TypeRule:
     try:
         return REPLACE_TRIGGERS[type_]
     except KeyError:
-        raise UnknownTypeError(f"{type_} has no replace-trigger entry in gpulease/replacement.py") from None
+        raise UnknownTypeError(f"{type_} has no replace-trigger entry in gpulease/review/replacement.py") from None
 
 
 def changed_paths(old: Any, new: Any, prefix: str = "") -> list[str]:

@@ -21,7 +21,7 @@ from rich.console import Console
 from gpulease.catalog_refresh import changes, writer
 from gpulease.catalog_refresh.fetched import Fetched
 from gpulease.catalog_refresh.run import CLOUDS, DEFAULT_PRICING_REGION, PRICING_REGIONS, Plan, default_regions, refresh
-from gpulease.commands.size import catalog_overrides, wide_console
+from gpulease.cli.common import catalog_overrides, wide_console
 from gpulease.core import clock
 from gpulease.core.catalog import Catalog, CatalogError, load_catalog
 from gpulease.core.catalog.freshness import describe_catalog
