@@ -9,10 +9,10 @@ from datetime import timedelta
 import pytest
 
 from components.spec.experiment import ExperimentSpec
-from components.taggable import is_taggable, resource_class
 from gpulease.core import vocabulary as v
 from gpulease.review.mocks import ALICLOUD_ACCOUNT_ID, CloudMocks
 from gpulease.review.render import render
+from policies.guardrails.taggable import is_taggable, resource_class
 from tests._alicloud_support import (
     BUCKET,
     BUCKET_ACL,
@@ -112,7 +112,7 @@ def test_vpc_and_vswitch_in_the_instance_zone(spot) -> None:
 
 
 def test_existing_vswitch_is_used_and_no_network_created() -> None:
-    from gpulease.review.mocks import _ali_resource_id
+    from gpulease.review.mocks_alicloud import _ali_resource_id
 
     mocks = CloudMocks(region="cn-hangzhou")
     vsw = _ali_resource_id(mocks, "vsw", "existing", "cn-hangzhou-j")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pulumi_alicloud
 
-from components.taggable import resource_class
-from gpulease.review import mocks
+from gpulease.review import mocks, mocks_alicloud
+from policies.guardrails.taggable import resource_class
 from tests._alicloud_support import ali_experiment, render_ali
 
 SDK_ROOT = Path(pulumi_alicloud.__file__).parent
@@ -58,7 +58,7 @@ def test_every_resource_the_component_registers_has_a_realistic_mock() -> None:
 
 def test_zone_lookup_narrows_large_gpu_types_like_real_regions() -> None:
     m = mocks.CloudMocks(region="ap-southeast-1")
-    everything = mocks._ali_zones(m, {"availableInstanceType": "ecs.gn7i-c8g1.2xlarge"})["ids"]
-    a100 = mocks._ali_zones(m, {"availableInstanceType": "ecs.gn7e-c16g1.4xlarge"})["ids"]
+    everything = mocks_alicloud._ali_zones(m, {"availableInstanceType": "ecs.gn7i-c8g1.2xlarge"})["ids"]
+    a100 = mocks_alicloud._ali_zones(m, {"availableInstanceType": "ecs.gn7e-c16g1.4xlarge"})["ids"]
     assert everything == ["ap-southeast-1a", "ap-southeast-1b", "ap-southeast-1c"]
     assert set(a100) < set(everything) and a100

@@ -10,10 +10,11 @@ import pytest
 
 from components.aws.spec import AMI_FAMILIES
 from components.spec.experiment import ExperimentSpec
-from components.taggable import is_taggable
 from components.userdata import decode_user_data
 from gpulease.core import vocabulary as v
-from gpulease.review.mocks import ACCOUNT_ID, CloudMocks, _subnet_id
+from gpulease.review.mocks import ACCOUNT_ID, CloudMocks
+from gpulease.review.mocks_aws import _subnet_id
+from policies.guardrails.taggable import is_taggable
 from tests.conftest import FIXED_NOW, experiment, render_experiment
 
 INSTANCE = "aws:ec2/instance:Instance"

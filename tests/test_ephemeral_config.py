@@ -10,13 +10,13 @@ import pytest
 import yaml
 
 from components.spec.load import SpecError
-from components.taggable import is_taggable
 from gpulease.core import vocabulary as v
 from gpulease.core.errors import UserError
 from gpulease.ephemeral import naming
 from gpulease.ephemeral.backend import config_json
 from gpulease.ephemeral.config import EXPERIMENT, build_config, parse_override
 from gpulease.review.render import render
+from policies.guardrails.taggable import is_taggable
 from tests.conftest import FIXED_NOW, experiment
 from tests.test_ephemeral_run import make_project
 

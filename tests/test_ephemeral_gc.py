@@ -9,7 +9,8 @@ import pytest
 
 from gpulease.core import vocabulary as v
 from gpulease.ephemeral.backend import StackInfo
-from gpulease.ephemeral.orchestrator import EXIT_TEARDOWN_FAILED, collect_garbage, list_ephemeral, take_down
+from gpulease.ephemeral.gc import collect_garbage, list_ephemeral
+from gpulease.ephemeral.orchestrator import EXIT_TEARDOWN_FAILED, take_down
 from gpulease.ephemeral.progress import PlainProgress
 from tests._ephemeral_support import RecordingBackend, send_self
 from tests.conftest import FIXED_NOW

@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 import yaml
 
-from gpulease.ephemeral import orchestrator
+from gpulease.ephemeral import signals
 from gpulease.ephemeral.backend import StackInfo
 from gpulease.ephemeral.channel import ChannelError
 from gpulease.ephemeral.config import EXPERIMENT, build_config
-from gpulease.ephemeral.orchestrator import EXIT_TEARDOWN_FAILED, EphemeralRun, RunOptions, guard_signals
+from gpulease.ephemeral.orchestrator import EXIT_TEARDOWN_FAILED, EphemeralRun, RunOptions
 from gpulease.ephemeral.progress import PlainProgress
+from gpulease.ephemeral.signals import guard_signals
 from tests._ephemeral_support import RecordingBackend, ScriptedChannel, send_self
 from tests.conftest import experiment
 
@@ -198,7 +199,7 @@ def test_a_signal_during_a_pulumi_operation_waits_for_it_and_cancels_it_graceful
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: int, forwarded: list[int]
 ) -> None:
     sent: list[int] = []
-    monkeypatch.setattr(orchestrator, "forward_to_cli", sent.append)
+    monkeypatch.setattr(signals, "forward_to_cli", sent.append)
     backend, channel = RecordingBackend(), ScriptedChannel()
     backend.hooks["up"] = send_self(signum)
     summary, _ = execute(project, backend, channel, tmp_path)
@@ -235,7 +236,7 @@ def test_forward_to_cli_signals_only_pulumi_children(tmp_path: Path, sigint_at_l
                 break
             time.sleep(0.02)
         time.sleep(0.2)
-        orchestrator.forward_to_cli(signal.SIGINT)
+        signals.forward_to_cli(signal.SIGINT)
         assert pulumi.wait(timeout=10) == 0 and marker.read_text().strip() == "int"
         assert other.poll() is None, "a process that is not the Pulumi CLI is left alone"
     finally:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from components.spec.load import SpecError, load_stack_spec
-from components.taggable import is_taggable
 from gpulease.core import vocabulary as v
+from policies.guardrails.taggable import is_taggable
 from tests.conftest import experiment, render_experiment
 
 

@@ -18,9 +18,9 @@ from components import cloud as contract
 from components import experiment as facade
 from components.experiment import CLOUDS
 from components.spec.clouds import SPEC_RULES
-from components.taggable import is_taggable
 from gpulease.core import vocabulary as v
 from gpulease.review.render import Rendering, render
+from policies.guardrails.taggable import is_taggable
 from tests.conftest import FIXED_NOW, ROOT, experiment
 
 LIFECYCLE = {

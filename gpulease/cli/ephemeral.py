@@ -16,7 +16,7 @@ from rich.table import Table
 
 from gpulease.core import clock
 from gpulease.core.errors import UserError
-from gpulease.ephemeral import naming, orchestrator, preflight
+from gpulease.ephemeral import gc, naming, orchestrator, preflight, rendering
 from gpulease.ephemeral.backend import AutomationBackend, StackBackend
 from gpulease.ephemeral.channel import InstanceChannel, open_channel
 from gpulease.ephemeral.config import DEFAULT_MAX_HOURS, EphemeralConfig, build_config
@@ -39,8 +39,8 @@ def default_channel(cfg: EphemeralConfig) -> InstanceChannel:
 BACKEND_FACTORY: Callable[[argparse.Namespace], StackBackend] = default_backend
 CHANNEL_FACTORY: Callable[[EphemeralConfig], InstanceChannel] = default_channel
 CREDENTIALS_CHECK: Callable[[str, str], str] = preflight.check_credentials
-COST_ESTIMATOR: Callable[[EphemeralConfig], dict[str, float] | None] = orchestrator.rendered_cost
-RENDER_CHECK: Callable[[EphemeralConfig], None] = orchestrator.render_check
+COST_ESTIMATOR: Callable[[EphemeralConfig], dict[str, float] | None] = rendering.rendered_cost
+RENDER_CHECK: Callable[[EphemeralConfig], None] = rendering.render_check
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -242,7 +242,7 @@ def _teardown_line(result: dict[str, Any]) -> str:
 def cmd_ls(args: argparse.Namespace) -> int:
     backend = BACKEND_FACTORY(args)
     backend.cli_version()
-    statuses = orchestrator.list_ephemeral(
+    statuses = gc.list_ephemeral(
         backend, clock.utcnow(), timedelta(minutes=args.grace_minutes), include_all=args.all
     )
     document = {"exitCode": 0, "stacks": [s.as_dict() for s in statuses]}
@@ -264,7 +264,7 @@ def cmd_gc(args: argparse.Namespace) -> int:
     backend.cli_version()
     progress = make_progress(args.json)
     try:
-        result = orchestrator.collect_garbage(
+        result = gc.collect_garbage(
             backend, progress, now=clock.utcnow(), grace=timedelta(minutes=args.grace_minutes), dry_run=args.dry_run
         )
     finally:

@@ -29,7 +29,6 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components.taggable import is_taggable
 from gpulease.core import cost
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
@@ -41,6 +40,7 @@ from gpulease.core.catalog.freshness import (
     stale,
 )
 from policies.guardrails import common as c
+from policies.guardrails.taggable import is_taggable
 
 
 def _valid(key: str, value: Any) -> str | None:
