@@ -6,17 +6,20 @@ STACK ?= aws-lora-7b
 
 .PHONY: setup plan test lint schema bench mutate clean
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt -c constraints.txt
+	# The project itself, editable: the `gpulease` console script ($(VENV)/bin/gpulease); its dependencies are the
+	# pinned ones above.
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
 setup: $(VENV)/.installed
 
 ## The main job, offline: review what an example stack would create (no credentials, no Pulumi CLI).
 plan: setup
-	$(PY) -m gpulease plan $(STACK)
+	$(VENV)/bin/gpulease plan $(STACK)
 
 lint: setup
 	$(VENV)/bin/ruff check .

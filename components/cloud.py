@@ -21,7 +21,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import pulumi
 
@@ -35,9 +35,12 @@ from components.plan import (
     Placement,
     SshSource,
 )
-from components.spec.experiment import ExperimentSpec
-from components.spec.load import StackSpec
-from components.spec.rules import CloudSpecRules
+from components.spec_rules import CloudSpecRules
+
+if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
+    from components.spec.experiment import ExperimentSpec
+    from components.spec.load import StackSpec
+
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pulumi
 
-from components.spec.experiment import ExperimentSpec
-from components.spec.sections import SshSpec
 from gpulease.core.catalog import InstanceType
 from gpulease.core.errors import UserError
+
+if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
+    from components.spec.experiment import ExperimentSpec
+    from components.spec.sections import SshSpec
+
 
 
 @dataclass(frozen=True)

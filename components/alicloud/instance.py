@@ -15,6 +15,8 @@ Replacement rules (sources in docs/provider-facts.md):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
@@ -22,8 +24,11 @@ from components.alicloud.lifetime import auto_release_time
 from components.alicloud.spec import IMAGE_FAMILIES
 from components.naming import scoped_name
 from components.plan import ExperimentParts, Launch
-from components.spec.experiment import ExperimentSpec
 from gpulease.core.errors import UserError
+
+if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
+    from components.spec.experiment import ExperimentSpec
+
 
 # Public bandwidth for pulling packages, images and datasets; billed by traffic, not reserved.
 INTERNET_MAX_BANDWIDTH_OUT_MBPS = 100

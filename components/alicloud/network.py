@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_alicloud as alicloud
@@ -10,9 +11,12 @@ import pulumi_alicloud as alicloud
 from components.alicloud.context import AlicloudContext
 from components.naming import scoped_name
 from components.plan import PlacedExperiment, Placement, PlacementError, SshSource
-from components.spec.experiment import ExperimentSpec
-from components.spec.load import StackSpec
 from gpulease.core import vocabulary as v
+
+if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
+    from components.spec.experiment import ExperimentSpec
+    from components.spec.load import StackSpec
+
 
 # The VPC gpulease creates when the spec names none; one /24 vSwitch per zone inside it.
 VPC_CIDR = "10.42.0.0/16"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from components.spec.rules import CloudSpecRules, Problem
+from components.spec_rules import CloudSpecRules, Problem
 from gpulease.core import vocabulary as v
 
 if TYPE_CHECKING:

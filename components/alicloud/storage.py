@@ -8,6 +8,7 @@ reaper to leave alone; reattach the disk with ``dataDisk.existingVolumeId``.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_alicloud as alicloud
@@ -15,9 +16,12 @@ import pulumi_alicloud as alicloud
 from components.alicloud.context import AlicloudContext
 from components.naming import scoped_name
 from components.plan import Bucket, DataDisk, ExperimentParts, OneAfterAnother, tools_object_args
-from components.spec.experiment import ExperimentSpec
-from components.spec.sections import CheckpointSpec
 from gpulease.core.errors import UserError
+
+if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
+    from components.spec.experiment import ExperimentSpec
+    from components.spec.sections import CheckpointSpec
+
 
 # Disk categories ECS resizes online (alicloud_ecs_disk docs, argument ``type``).
 ONLINE_RESIZE_CATEGORIES = ("cloud_efficiency", "cloud_ssd", "cloud_essd")

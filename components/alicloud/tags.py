@@ -11,13 +11,17 @@ before anything is registered.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import pulumi
 
-from components.spec.experiment import ExperimentSpec
 from components.tagging import experiment_tags
 from gpulease.core import vocabulary as v
 from gpulease.core.errors import UserError
+
+if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
+    from components.spec.experiment import ExperimentSpec
+
 
 
 class TagError(UserError):

@@ -13,14 +13,17 @@ Replacement rules (see docs/provider-facts.md for the sources):
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
 from components.aws.spec import AMI_FAMILIES
 from components.plan import ExperimentParts, Launch
-from components.spec.experiment import ExperimentSpec
+
+if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
+    from components.spec.experiment import ExperimentSpec
+
 
 
 def plain_price(value: float) -> str:

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
 from components.plan import Placement, PlacementError, SshSource
-from components.spec.experiment import ExperimentSpec
 from gpulease.core import vocabulary as v
+
+if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
+    from components.spec.experiment import ExperimentSpec
+
 
 
 class AwsNetwork:

@@ -9,7 +9,7 @@ import ipaddress
 import re
 from typing import Any
 
-from components.spec.rules import CloudSpecRules, Problem
+from components.spec_rules import CloudSpecRules, Problem
 from gpulease.core import vocabulary as v
 
 # Image families resolved to the newest matching image, and whether the NVIDIA driver comes with it. The Deep

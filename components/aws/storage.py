@@ -10,14 +10,18 @@ by hand, which is the opposite of what an ephemeral experiment needs.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
 from components.plan import Bucket, DataDisk, ExperimentParts, OneAfterAnother, tools_object_args
-from components.spec.experiment import ExperimentSpec
-from components.spec.sections import CheckpointSpec
+
+if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
+    from components.spec.experiment import ExperimentSpec
+    from components.spec.sections import CheckpointSpec
+
 
 DATA_DEVICE_NAME = "/dev/sdf"
 

@@ -10,7 +10,7 @@ from typing import Literal
 
 from components.alicloud.spec import RULES as ALICLOUD
 from components.aws.spec import RULES as AWS
-from components.spec.rules import CloudSpecRules
+from components.spec_rules import CloudSpecRules
 
 SPEC_RULES: dict[str, CloudSpecRules] = {AWS.name: AWS, ALICLOUD.name: ALICLOUD}
 

@@ -14,7 +14,6 @@ from pydantic import Field, field_validator, model_validator
 
 from components.spec import keys
 from components.spec.clouds import SPEC_RULES, Cloud, all_key_types
-from components.spec.rules import CloudSpecRules, Problem
 from components.spec.sections import (
     CheckpointSpec,
     DataDiskSpec,
@@ -24,6 +23,7 @@ from components.spec.sections import (
     WatchdogSpec,
     tag_safe,
 )
+from components.spec_rules import CloudSpecRules, Problem
 from components.tagging import experiment_tags
 from gpulease.core import clock
 from gpulease.core import vocabulary as v

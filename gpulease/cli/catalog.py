@@ -19,8 +19,9 @@ from pathlib import Path
 from rich.console import Console
 
 from gpulease.catalog_refresh import changes, writer
+from gpulease.catalog_refresh.aws import DEFAULT_PRICING_REGION, PRICING_REGIONS
 from gpulease.catalog_refresh.fetched import Fetched
-from gpulease.catalog_refresh.run import CLOUDS, DEFAULT_PRICING_REGION, PRICING_REGIONS, Plan, default_regions, refresh
+from gpulease.catalog_refresh.run import CLOUDS, Plan, default_regions, refresh
 from gpulease.cli.common import catalog_overrides, wide_console
 from gpulease.core import clock
 from gpulease.core.catalog import Catalog, CatalogError, load_catalog
