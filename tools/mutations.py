@@ -21,10 +21,10 @@ class Mutation:
     rule: str
 
 
-SPEC_TESTS = ("tests/test_spec.py", "tests/test_spec_limits.py", "tests/test_alicloud_spec.py")
-LOADER_TESTS = ("tests/test_hostile_input.py", "tests/test_hostile_cli.py")
-POLICY_TESTS = ("tests/test_policies_network.py", "tests/test_policies_budget.py", "tests/test_policies_runtime.py")
-PRICE_TESTS = ("tests/test_catalog_dates.py", "tests/test_price_dates.py", "tests/test_catalog_refresh_writer.py")
+SPEC_TESTS = ("tests/components/spec/test_spec.py", "tests/components/spec/test_limits.py", "tests/components/spec/test_alicloud.py")
+LOADER_TESTS = ("tests/integration/test_hostile_input.py", "tests/integration/test_hostile_cli.py")
+POLICY_TESTS = ("tests/policies/test_network.py", "tests/policies/test_budget.py", "tests/policies/test_runtime.py")
+PRICE_TESTS = ("tests/core/test_catalog_dates.py", "tests/core/test_price_dates.py", "tests/catalog_refresh/test_writer.py")
 
 MUTATIONS: list[Mutation] = [
     # --- the spec's guards ------------------------------------------------------------------------------------
