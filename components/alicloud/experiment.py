@@ -59,7 +59,8 @@ def prepare(spec: StackSpec, region: str, provider: alicloud.Provider | None = N
         probe = experiment_tags(exp, stack=spec.stack, expires_at=_DEADLINE_PLACEHOLDER, checkpoint_uri=uri, retain=True)
         encode_tags(probe, stack=spec.stack, resource=f"experiment {exp.name!r}")
         check_user_data(exp, cloud="alicloud", region=region, stack=spec.stack, checkpoint_uri=uri,
-                        tools_bucket=_tools_bucket_id(spec, bucket), tools_prefix=checkpoint_prefix(spec, exp))
+                        tools_bucket=_tools_bucket_id(spec, bucket), tools_prefix=checkpoint_prefix(spec, exp),
+                        nvidia_driver=instance.nvidia_driver(exp))
     vpcs = {p.placement.vpc_id for p in placed.values()}
     if len(vpcs) > 1:
         raise network.PlacementError(
@@ -175,7 +176,7 @@ class AlicloudGpuExperiment(pulumi.ComponentResource):
             )
             user_data = experiment_user_data(
                 exp, cloud="alicloud", region=region, stack=stack, checkpoint_uri=uri, data_disk_id=disk.id,
-                tools_bucket=tools_bucket.name, tools_prefix=prefix,
+                tools_bucket=tools_bucket.name, tools_prefix=prefix, nvidia_driver=instance.nvidia_driver(exp),
             )
             # Under the experiment's own prefix, which its role may read already; elsewhere it gets that one object.
             key = bootstrap.tools_key(prefix)

@@ -46,7 +46,8 @@ def prepare(spec: StackSpec, region: str, provider: aws.Provider | None = None) 
         # The user-data's size, before anything is registered (the disk id and bucket names have fixed lengths).
         uri = storage.bucket_uri(_bucket_id(spec), checkpoint_prefix(spec, exp)) if exp.checkpoints.enabled else v.NO_CHECKPOINTS
         check_user_data(exp, cloud="aws", region=region, stack=pulumi.get_stack(), checkpoint_uri=uri,
-                        tools_bucket=_tools_bucket_id(spec), tools_prefix=checkpoint_prefix(spec, exp))
+                        tools_bucket=_tools_bucket_id(spec), tools_prefix=checkpoint_prefix(spec, exp),
+                        nvidia_driver=instance.nvidia_driver(exp))
     return AwsPlan(ctx, vpc_id, placed)
 
 
@@ -141,7 +142,7 @@ class AwsGpuExperiment(pulumi.ComponentResource):
             )
             user_data = experiment_user_data(
                 exp, cloud="aws", region=region, stack=stack, checkpoint_uri=uri, data_disk_id=volume.id,
-                tools_bucket=tools_bucket.name, tools_prefix=prefix,
+                tools_bucket=tools_bucket.name, tools_prefix=prefix, nvidia_driver=instance.nvidia_driver(exp),
             )
             # Under the experiment's own prefix, which its role may read already; elsewhere it gets that one object.
             key = bootstrap.tools_key(prefix)

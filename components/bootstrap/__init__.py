@@ -2,8 +2,9 @@
 
 ``BootstrapSettings`` is the contract between the components and the instance: the components fill it from
 the spec and the created resources, ``render_user_data`` turns it into cloud-init user-data, and the
-instance-side tools (``instance_setup.py``: data disk and readiness; ``watchdog.py``: deadline, idle, spot
-notice, checkpoint sync; on CI stacks only, ``job_agent.py``: the job sent through the bucket) read the same settings back from ``SETTINGS_PATH`` (one source of truth).
+instance-side tools (``instance_setup.py``: data disk, NVIDIA driver where the image has none, readiness;
+``watchdog.py``: deadline, idle, spot notice, checkpoint sync; on CI stacks only, ``job_agent.py``: the job sent
+through the bucket) read the same settings back from ``SETTINGS_PATH`` (one source of truth).
 
 The tools are standard-library files (``cloud_access.py`` is what they share), run by systemd, so they work on
 any image with python3 (the Deep Learning AMIs and Ubuntu 22.04 on both clouds). They do not fit in user-data
@@ -96,6 +97,20 @@ JOB_COMMANDS: dict[str, dict[str, list[str]]] = {
         "copy_dir_command": ["ossutil", "cp", "-r", "-f", "{src}", "{dst}", *_OSS_AUTH],
     },
 }
+# The NVIDIA driver the bootstrap installs from the Ubuntu archive when the image family has none (``nvidia_driver``
+# "absent": Canonical's Ubuntu 22.04 on AWS, Alibaba Cloud's public Ubuntu 22.04). Pinned to NVIDIA's R580 data
+# center branch, a Long Term Support Branch (end of life June 2028; runs CUDA 12.x and 13.x applications:
+# https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html, CUDA minor
+# version compatibility: https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html), which
+# supports Turing (T4), Ampere (A10, A100), Ada (L4) and Hopper (H100) (the architecture matrix:
+# https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html). Ubuntu 22.04
+# ships it in jammy-updates (restricted) as the "-server" packages built from nvidia-graphics-drivers-580-server
+# (https://packages.ubuntu.com/jammy-updates/nvidia-utils, .../jammy-updates/nvidia-headless): the headless
+# metapackage is the compute driver (kernel module through DKMS, libcuda) without the X server stack, the utils
+# package brings nvidia-smi. The CUDA runtime is not installed: PyTorch's wheels and conda packages bring their
+# own, and only need a driver at least as new as their CUDA major version requires (12.x: >= 525, 13.x: >= 580).
+NVIDIA_DRIVER_BRANCH = "580"
+NVIDIA_DRIVER_PACKAGES = [f"nvidia-headless-{NVIDIA_DRIVER_BRANCH}-server", f"nvidia-utils-{NVIDIA_DRIVER_BRANCH}-server"]
 # Run only when the CLI is missing (the Deep Learning AMIs ship the AWS CLI; plain Ubuntu images do not).
 CLI_INSTALL_COMMANDS: dict[str, list[str]] = {
     "aws": ["snap", "install", "aws-cli", "--classic"],
@@ -170,6 +185,15 @@ class BootstrapSettings(BaseModel):
     """Alibaba Cloud: release the instance through the ECS API after the final sync (a stop keeps billing)."""
     shutdown_command: list[str] = ["shutdown", "-h", "now"]
     nvidia_smi: str = "nvidia-smi"
+    nvidia_driver: Literal["preinstalled", "absent", "unknown"] = "unknown"
+    """Whether the image brings the NVIDIA driver (its family's fact; ``unknown`` for a pinned ``image.id``). On
+    ``absent`` the bootstrap installs ``driver_packages`` when nvidia-smi cannot see the GPU; otherwise it never
+    installs a driver, and readiness reports a GPU it cannot see."""
+    driver_packages: list[str] = NVIDIA_DRIVER_PACKAGES
+    """The pinned driver packages (Ubuntu archive) installed on ``nvidia_driver = absent``."""
+    deadline_api: bool = False
+    """Alibaba Cloud: when the deadline tag cannot be read through the metadata service, read it (or the release
+    time) through the ECS API (``DescribeInstances`` on this instance, with the role's STS credentials)."""
     job_agent: JobAgentSettings | None = None
     """Set on CI stacks with a bucket: the job agent is installed and takes its jobs from the bucket."""
     tools: ToolsObject
@@ -221,7 +245,7 @@ def _has_docstring(node: ast.AST) -> bool:
 
 
 SETUP_UNIT_TEXT = f"""[Unit]
-Description=gpulease bootstrap: mount the data disk, check the instance is ready
+Description=gpulease bootstrap: mount the data disk, install the NVIDIA driver where the image has none, check the instance is ready
 Wants=network-online.target
 After=network-online.target
 
@@ -230,7 +254,8 @@ Type=oneshot
 RemainAfterExit=yes
 {{fetch}}ExecStart=/usr/bin/python3 {INSTALL_DIR}/instance_setup.py
 StandardOutput=journal+console
-TimeoutStartSec=1800
+# The driver install (apt, a DKMS build) and the wait for the data disk are each bounded inside; this covers both.
+TimeoutStartSec=3600
 
 [Install]
 WantedBy=multi-user.target
@@ -390,8 +415,10 @@ def settings_for(
     data_disk_id: str,
     tools_bucket: str,
     tools_prefix: str = "",
+    nvidia_driver: Literal["preinstalled", "absent", "unknown"],
 ) -> BootstrapSettings:
-    """The settings for one experiment, taken from its spec and the resources created for it."""
+    """The settings for one experiment, taken from its spec, the resources created for it and its image's driver
+    fact (``components/<cloud>/instance.py``: ``nvidia_driver``)."""
     wd, ck = spec.watchdog, spec.checkpoints
     return BootstrapSettings(
         cloud=cloud,
@@ -423,6 +450,8 @@ def settings_for(
         ready_upload_command=READY_UPLOAD_COMMANDS[cloud],
         cli_install_command=CLI_INSTALL_COMMANDS[cloud],
         self_release=cloud == "alicloud",
+        deadline_api=cloud == "alicloud",
+        nvidia_driver=nvidia_driver,
         job_agent=JobAgentSettings(**JOB_COMMANDS[cloud]) if spec.ci_run and checkpoint_uri else None,
         tools=ToolsObject(bucket=tools_bucket, key=tools_key(tools_prefix), region=region, sha256=tools_sha256()),
     )
