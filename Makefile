@@ -39,8 +39,9 @@ bench: setup
 	$(PY) bench/alicloud_reap_bench.py
 
 ## Mutation check of the safety code (not part of CI): each listed edit must fail its tests; survivors are listed.
+## One area: make mutate AREA=reaper (spec, loader, policy, prices, reaper, watchdog, bootstrap).
 mutate: setup
-	$(PY) -m tools.mutate
+	$(PY) -m tools.mutate $(if $(AREA),--area $(AREA))
 
 clean:
 	rm -rf $(VENV) bench/.venv .pytest_cache .ruff_cache

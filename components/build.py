@@ -93,7 +93,7 @@ def prepare(
         cloud.check_tags(exp, spec.stack, uri)
         # The user-data's size, before anything is registered (the disk id and bucket names have fixed lengths).
         check_user_data(exp, cloud=cloud.name, region=region, stack=spec.stack, checkpoint_uri=uri,
-                        tools_bucket=tools_bucket, tools_prefix=prefix)
+                        tools_bucket=tools_bucket, tools_prefix=prefix, nvidia_driver=exp.nvidia_driver)
     cloud.check_placements(spec, placed)
     return StackPlan(context=ctx, bucket=bucket, tools_bucket=tools_bucket, experiments=placed)
 
@@ -180,7 +180,7 @@ class GpuExperimentStack(pulumi.ComponentResource):
             identity = cloud.create_identity(parts, bucket)
             user_data = experiment_user_data(
                 exp, cloud=cloud.name, region=region, stack=stack, checkpoint_uri=uri, data_disk_id=disk.id,
-                tools_bucket=tools_bucket.name, tools_prefix=prefix,
+                tools_bucket=tools_bucket.name, tools_prefix=prefix, nvidia_driver=exp.nvidia_driver,
             )
             # Under the experiment's own prefix, which its role may read already; elsewhere it gets that one object.
             key = tools_key(prefix)

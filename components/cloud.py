@@ -63,6 +63,8 @@ GUARANTEES: tuple[Guarantee, ...] = (
     Guarantee("tags", "Tags"),
     Guarantee("storage-access", "Least-privilege storage access"),
     Guarantee("network", "Network"),
+    Guarantee("replacement", "Replacement"),
+    Guarantee("nvidia-driver", "NVIDIA driver"),
 )
 """What every stack gets, in the order the clouds table lists them."""
 

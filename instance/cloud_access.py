@@ -12,7 +12,10 @@
   a 0600 config file (``-c``) and an ``https://`` endpoint, never on its command line;
 - ``run_bounded``: a child process with a wall-clock bound that holds even when the child leaves a daemon
   behind: its own process group, killed whole at the bound, output to a file (never a pipe a daemon can hold);
-- ``ecs_call``: one signed Alibaba Cloud ECS API request (RPC style, HMAC-SHA1), for the self-release.
+- ``ecs_call``: one signed Alibaba Cloud ECS API request (RPC style, HMAC-SHA1), for the self-release and the
+  deadline;
+- ``InstanceDeadline``: the instance's deadline from its own tag, through the metadata service, else (Alibaba
+  Cloud) through the ECS API; the watchdog and the job agent read it the same way.
 """
 
 from __future__ import annotations
@@ -51,8 +54,9 @@ CREDENTIAL_PATHS = {
     "aws": "/latest/meta-data/iam/security-credentials/",
     "alicloud": "/latest/meta-data/ram/security-credentials/",
 }
-# Instance tags in metadata: AWS /latest/meta-data/tags/instance/<key> (instance_metadata_tags enabled);
-# Alibaba Cloud exposes them at the same path when instance_metadata_tags is enabled (see docs/).
+# Instance tags in metadata: AWS /latest/meta-data/tags/instance/<key> (instance_metadata_tags enabled); Alibaba
+# Cloud's switch for the same (InstanceMetadataTags) is in invitational preview, so there the ECS API backs it up
+# (InstanceDeadline; docs/provider-facts-instance.md).
 TAG_PATH = "/latest/meta-data/tags/instance/"
 REFRESH_BEFORE_EXPIRY_SECONDS = 300
 MAX_METADATA_BYTES = 64 * 1024
@@ -63,6 +67,8 @@ AWS_OTHER_CREDENTIAL_SOURCES = (
     "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_WEB_IDENTITY_TOKEN_FILE",
 )
 ECS_ENDPOINT = "https://ecs.{region}.aliyuncs.com"
+# The watchdog keeps the last deadline it read and the first boot here (under its state_dir); the job agent reads it.
+WATCHDOG_STATE_FILE = "watchdog-state.json"
 
 
 def utc_stamp(epoch: float) -> str:
@@ -507,3 +513,104 @@ def ecs_call(
     except ValueError:
         answer = {"raw": body[:200].decode("utf-8", "replace")}
     return status, answer if isinstance(answer, dict) else {"raw": str(answer)[:200]}
+
+
+# --- the instance's deadline ------------------------------------------------------------------------------------
+
+
+class DeadlineUnreadError(Exception):
+    """No source answered with the deadline; the message names each source tried and why it failed."""
+
+
+class InstanceDeadline:
+    """The instance's deadline (epoch seconds), from where the cloud offers it, in this order:
+
+    1. its own tag through the metadata service (``/latest/meta-data/tags/instance/<key>``): documented on AWS
+       (``instance_metadata_tags``); on Alibaba Cloud the same switch (``InstanceMetadataTags``) is documented as
+       "in invitational preview and not publicly available", so it may not answer there;
+    2. with ``api`` (Alibaba Cloud): ``DescribeInstances`` for this one instance through the ECS API, signed with
+       the role's STS credentials (its RAM policy allows exactly that instance): the tag, else ``AutoReleaseTime``
+       (the deadline floored to the minute, set by the stack). Called at most every ``api_interval`` seconds; in
+       between, its last answer stands.
+
+    The fallbacks after these (the last value read, first boot + max runtime) belong to the caller, which keeps
+    that state."""
+
+    def __init__(self, metadata: Metadata, credentials: RoleCredentials | None, *, tag: str, region: str,
+                 api: bool = False, endpoint: str | None = None, timeout: float = 10.0, api_interval: float = 60.0,
+                 monotonic: Callable[[], float] = time.monotonic, real: Callable[[float], float] = lambda s: s):
+        self.metadata = metadata
+        self.credentials = credentials
+        self.tag = tag
+        self.region = region
+        self.api = api and credentials is not None
+        self.endpoint = endpoint
+        self.timeout = timeout
+        self.api_interval = api_interval
+        self.monotonic = monotonic
+        self.real = real
+        self._instance: str | None = None
+        self._api_at: float | None = None
+        self._api_answer: tuple[float, str] | str = "not asked yet"
+
+    def read(self) -> tuple[float, str]:
+        """(deadline, where it was read), or ``DeadlineUnreadError``."""
+        problems = []
+        text = None
+        try:
+            text = self.metadata.tag(self.tag)
+            if text is None:
+                problems.append(f"tag {self.tag} is not in the instance metadata")
+            else:
+                return parse_time(text), "tag through the metadata service"
+        except MetadataError as exc:
+            problems.append(f"tag {self.tag} through the metadata service: {exc}")
+        except ValueError:
+            problems.append(f"tag {self.tag}={text!r} is not an RFC 3339 time")
+        if self.api:
+            now = self.monotonic()
+            if self._api_at is None or now - self._api_at >= self.api_interval:
+                self._api_at = now
+                try:
+                    self._api_answer = self._from_api()
+                except (DeadlineUnreadError, MetadataError, CredentialsError, HttpError, ValueError) as exc:
+                    self._api_answer = f"ECS API: {exc}"
+            if isinstance(self._api_answer, tuple):
+                return self._api_answer
+            problems.append(self._api_answer)
+        raise DeadlineUnreadError("; ".join(problems))
+
+    def _from_api(self) -> tuple[float, str]:
+        if self._instance is None:
+            self._instance = self.metadata.value("/latest/meta-data/instance-id")
+            if not self._instance:
+                raise DeadlineUnreadError("no instance-id in the metadata")
+        if self.credentials is None:
+            raise DeadlineUnreadError("no role credentials for the ECS API")
+        status, answer = ecs_call(
+            "DescribeInstances", {"InstanceIds": json.dumps([self._instance])}, self.credentials.get(),
+            region=self.region, endpoint=self.endpoint, timeout=self.real(self.timeout),
+        )
+        if status != 200:
+            raise DeadlineUnreadError(f"DescribeInstances answered {status}: {answer.get('Code', '')} "
+                                 f"{str(answer.get('Message', ''))[:200]}".rstrip())
+        listed = (answer.get("Instances") or {}).get("Instance") or []
+        mine = [i for i in listed if isinstance(i, dict) and i.get("InstanceId") == self._instance]
+        if not mine:
+            # DescribeInstances lists nothing (rather than failing) for an instance the caller may not see.
+            raise DeadlineUnreadError(f"DescribeInstances did not list {self._instance}")
+        tags = {t.get("TagKey"): t.get("TagValue") for t in ((mine[0].get("Tags") or {}).get("Tag") or [])
+                if isinstance(t, dict)}
+        if tags.get(self.tag):
+            return parse_time(str(tags[self.tag])), "tag through the ECS API"
+        if mine[0].get("AutoReleaseTime"):
+            return parse_time(str(mine[0]["AutoReleaseTime"])), "AutoReleaseTime through the ECS API"
+        raise DeadlineUnreadError(f"{self._instance} has no {self.tag} tag and no AutoReleaseTime")
+
+
+def saved_state(state_dir: str) -> dict[str, Any]:
+    """The watchdog's saved state (``{}`` when there is none or it cannot be read)."""
+    try:
+        return load_settings(os.path.join(state_dir, WATCHDOG_STATE_FILE))
+    except SettingsError:
+        return {}

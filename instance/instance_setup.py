@@ -10,7 +10,11 @@ Runs at every boot as a oneshot systemd service and is idempotent:
    holds anything (a filesystem, a partition table, unrecognised bytes) is never formatted;
 3. mount it at the mount point, recorded in fstab by UUID with ``nofail`` (a missing disk never blocks boot);
 4. create raw/ processed/ checkpoints/ final/ logs/ and hand them to the login user;
-5. check readiness (GPU, torch, disk, bucket) and write it to ``<mount>/logs/bootstrap.log`` and a JSON
+5. on an image without the NVIDIA driver (``nvidia_driver = absent``) and only while nvidia-smi cannot see the
+   GPU: install the pinned driver packages from the Ubuntu archive with apt (non-interactive, bounded, retried
+   while another apt holds the lock), load the module and check again (``ensure_driver``); a reboot finds it
+   installed and skips it;
+6. check readiness (driver, GPU, torch, disk, bucket) and write it to ``<mount>/logs/bootstrap.log`` and a JSON
    marker (``/var/lib/gpulease/ready.json``, copied to ``<mount>/logs/ready.json``). Failures are reported in
    the marker, the log and the exit status; nothing is hidden.
 """
@@ -61,6 +65,13 @@ DEFAULTS: dict[str, Any] = {
     "state_dir": "/var/lib/gpulease",
     "device_wait_seconds": 900,
     "new_filesystem": "ext4",
+    "nvidia_driver": "unknown",
+    "driver_packages": [],
+    "proc_root": "/proc",
+    "apt_update_timeout_seconds": 600,
+    "apt_install_timeout_seconds": 1500,
+    "apt_lock_attempts": 4,
+    "apt_lock_wait_seconds": 30,
 }
 
 _log_lines: list[str] = []
@@ -76,12 +87,12 @@ def log(message: str) -> None:
             fh.write(line + "\n")
 
 
-def run(argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
+def run(argv: list[str], timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """A command's result; a missing tool or a timeout is an exit status too (127 / 124), never an exception.
 
     Bounded even when the command leaves a daemon behind (a CLI installer, say): its own process group, killed
     whole at the bound, and its output in files rather than pipes the daemon could hold open."""
-    code, out, err = ca.run_bounded_split(argv, timeout)
+    code, out, err = ca.run_bounded_split(argv, timeout, env=env)
     if code is None:
         return subprocess.CompletedProcess(argv, 124, out, f"timed out after {timeout:.0f} s")
     return subprocess.CompletedProcess(argv, code, out, err)
@@ -365,6 +376,97 @@ def writable(mount_point: str) -> tuple[bool, str]:
     return True, ""
 
 
+# --- the NVIDIA driver -------------------------------------------------------------------------------------
+
+# apt without questions: no debconf prompt, keep changed config files, and needrestart (Ubuntu 22.04 runs it after
+# every install) only lists what it would restart instead of asking (NEEDRESTART_MODE, its non-interactive mode).
+APT_ENV = {"DEBIAN_FRONTEND": "noninteractive", "NEEDRESTART_MODE": "l"}
+# apt waits this long for the dpkg lock itself (cloud-init and unattended-upgrades hold it at first boot) before it
+# gives up; the bootstrap then tries again (``apt_lock_attempts``).
+APT_LOCK_TIMEOUT = "300"
+APT_OPTIONS = ["-q", "-o", f"DPkg::Lock::Timeout={APT_LOCK_TIMEOUT}"]
+APT_INSTALL_OPTIONS = ["-y", "-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold"]
+LOCK_MESSAGES = ("could not get lock", "unable to acquire the dpkg frontend lock", "unable to lock")
+
+
+def gpu_visible(nvidia_smi: str) -> tuple[bool, str]:
+    """(nvidia-smi lists at least one GPU, what it said)."""
+    probe = run([nvidia_smi, "-L"], 60)
+    said = (probe.stdout + probe.stderr).strip()
+    return probe.returncode == 0 and "GPU " in probe.stdout, said[-300:]
+
+
+def apt_get(settings: dict[str, Any], args: list[str], timeout: float) -> subprocess.CompletedProcess:
+    """``apt-get`` non-interactive, tried again while another apt or dpkg holds the lock; all attempts together
+    within ``timeout`` seconds."""
+    env = {**os.environ, **APT_ENV}
+    end = time.monotonic() + timeout
+    attempts = max(1, int(settings["apt_lock_attempts"]))
+    for attempt in range(1, attempts + 1):
+        done = run(["apt-get", *APT_OPTIONS, *args], max(1.0, end - time.monotonic()), env=env)
+        said = (done.stdout + done.stderr).lower()
+        pause = float(settings["apt_lock_wait_seconds"])
+        locked = done.returncode != 0 and any(m in said for m in LOCK_MESSAGES)
+        if not locked or attempt == attempts or time.monotonic() + pause >= end:
+            return done
+        verb = "update" if "update" in args else "install"
+        log(f"apt-get {verb}: another package manager holds the lock; trying again ({attempt}/{attempts})")
+        time.sleep(pause)
+    return done  # pragma: no cover - the loop always returns
+
+
+def _tail(done: subprocess.CompletedProcess) -> str:
+    return " ".join((done.stderr or done.stdout).split())[-300:]
+
+
+def ensure_driver(settings: dict[str, Any]) -> dict[str, Any]:
+    """The driver check of readiness. Installs the pinned driver only on an image known to have none
+    (``nvidia_driver = absent``) and only while nvidia-smi cannot see the GPU, so a reboot (or an image that has
+    one after all) skips it. Returns {"ok": True | False | None (not this image's business), ...}."""
+    fact, smi = settings["nvidia_driver"], settings["nvidia_smi"]
+    seen, said = gpu_visible(smi)
+    if seen:
+        return {"ok": True, "image": fact, "installed": False, "detail": "nvidia-smi sees the GPU"}
+    if fact != "absent":
+        # A family with the driver, or a pinned image whose content gpulease does not know: installing a second
+        # driver over one could break it; readiness reports the GPU it cannot see instead.
+        return {"ok": None, "image": fact, "skipped": f"the image's NVIDIA driver is {fact}; gpulease installs one "
+                "only on an image family known to have none"}
+    packages = list(settings["driver_packages"])
+    wanted = [f"linux-headers-{os.uname().release}", *packages]  # DKMS builds the module for the running kernel
+    result: dict[str, Any] = {"ok": False, "image": fact, "installed": False, "packages": packages}
+    log(f"the image has no NVIDIA driver (nvidia-smi: {said or 'not found'}); installing {' '.join(wanted)}")
+    updated = apt_get(settings, ["update"], float(settings["apt_update_timeout_seconds"]))
+    if updated.returncode != 0:
+        log(f"apt-get update exited {updated.returncode} ({_tail(updated)}); installing from the lists there are")
+    installed = apt_get(settings, [*APT_INSTALL_OPTIONS, "install", *wanted], float(settings["apt_install_timeout_seconds"]))
+    if installed.returncode != 0:
+        result["error"] = (f"installing the NVIDIA driver ({' '.join(packages)}) failed: apt-get install exited "
+                           f"{installed.returncode}: {_tail(installed)}")
+        return result
+    result["installed"] = True
+    loaded = run(["modprobe", "nvidia"], 120)
+    seen, said = gpu_visible(smi)
+    if seen:
+        result.update(ok=True, detail=f"installed {' '.join(packages)}; nvidia-smi sees the GPU")
+        log(f"NVIDIA driver installed ({' '.join(packages)}) and loaded: {said.splitlines()[0] if said else ''}")
+        return result
+    why = f"modprobe nvidia exited {loaded.returncode}: {_tail(loaded)}; " if loaded.returncode != 0 else ""
+    if re.search(r"^nouveau\s", _read_text(os.path.join(settings["proc_root"], "modules")), re.M):
+        why += "the nouveau driver holds the GPU (a reboot loads the NVIDIA driver instead); "
+    result["error"] = (f"the NVIDIA driver ({' '.join(packages)}) was installed but nvidia-smi still cannot see the "
+                       f"GPU: {why}nvidia-smi: {said or 'no output'}")
+    return result
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
 # --- readiness ---------------------------------------------------------------------------------------------
 
 
@@ -482,8 +584,9 @@ def check_bucket(settings: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def readiness(settings: dict[str, Any], disk: dict[str, Any]) -> dict[str, Any]:
+def readiness(settings: dict[str, Any], disk: dict[str, Any], driver: dict[str, Any] | None = None) -> dict[str, Any]:
     checks = {
+        "driver": driver if driver is not None else {"ok": None, "skipped": "not checked"},
         "gpu": check_gpu(settings["nvidia_smi"]),
         "torch": check_torch(list(settings["torch_pythons"])),
         "disk": disk,
@@ -534,7 +637,11 @@ def main() -> int:
         disk = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
     if not disk["ok"]:
         log(f"data disk NOT ready: {disk.get('error')}")
-    report = readiness(settings, disk)
+    try:
+        driver = ensure_driver(settings)
+    except Exception as exc:  # reported in the marker, like the disk
+        driver = {"ok": False, "error": f"NVIDIA driver check failed: {type(exc).__name__}: {exc}"}
+    report = readiness(settings, disk, driver)
     marker = os.path.join(state_dir, "ready.json")
     write_json(marker, report)
     if disk.get("ok"):
@@ -548,7 +655,8 @@ def main() -> int:
         log(f"check {name}: {state}" + (f": {check.get('error') or check.get('skipped')}" if state != "ok" else ""))
     if report["checks"]["gpu"].get("ok") is False:
         # Loud on purpose: a GPU instance without a usable GPU bills for nothing.
-        log(f"GPU NOT USABLE: {report['checks']['gpu'].get('error')}")
+        cause = report["checks"]["driver"].get("error")
+        log(f"GPU NOT USABLE: {report['checks']['gpu'].get('error')}" + (f"; {cause}" if cause else ""))
     log("READY" if report["ready"] else f"NOT READY: {', '.join(report['failed'])} failed (see ready.json)")
     publish_marker(settings, marker)
     return 0 if report["ready"] else 1

@@ -20,8 +20,9 @@ same cloud CLI as the watchdog (``aws s3`` / ``ossutil``) with the instance role
 
 Once only: the job's local state (``<state_dir>/<job>.json``) is written before the process starts, so a
 restarted agent never starts it again; it finishes the report instead (exit code 125 when the process was
-lost). A job whose ``result.json`` exists, whose deadline has passed, or that was requested before this
-instance booted (a retained bucket's leftover) is never run. A failed CLI call is logged and retried at the
+lost). The instance's deadline is read as the watchdog reads it (``cloud_access.InstanceDeadline``, then the
+watchdog's saved state). A job whose ``result.json`` exists, whose deadline has passed, or that was requested
+before this instance booted (a retained bucket's leftover) is never run. A failed CLI call is logged and retried at the
 next poll; the result is written only after everything before it has arrived. Every decision is a line on
 stdout, i.e. in the journal (``journalctl -u gpulease-job-agent``). Nothing is logged from the request but its
 job id: a command may carry tokens.
@@ -63,7 +64,10 @@ DEFAULTS: dict[str, Any] = {
     "artifact_attempts": 5,
     "cli_timeout_seconds": 600,
     "state_dir": "/var/lib/gpulease/jobs",
+    "watchdog_state_dir": "/var/lib/gpulease",
     "boot_time": None,
+    "deadline_api": False,
+    "ecs_endpoint": None,
 }
 # The exit code of a job that could not run or whose process was lost (as env and docker run use it).
 NOT_RUN = 125
@@ -133,6 +137,11 @@ class Agent:
         self.boot = s["boot_time"] if s["boot_time"] is not None else btime and float(btime.group(1))
         self.metadata = ca.Metadata(s["cloud"], s["metadata_url"], float(s["metadata_timeout_seconds"]))
         self.credentials = ca.RoleCredentials(self.metadata)
+        # The watchdog's source, read once per job admitted (no interval: admissions are rare).
+        self.deadline_reader = ca.InstanceDeadline(
+            self.metadata, self.credentials, tag=s["deadline_tag"], region=s["region"],
+            api=bool(s["deadline_api"]) and s["cloud"] == "alicloud", endpoint=s["ecs_endpoint"], api_interval=0.0,
+        )
         self.running: dict[str, Any] | None = None
         self.done = False
 
@@ -168,14 +177,20 @@ class Agent:
             return self.cli(what, "copy_command", fh.name, dst) is not None
 
     def instance_deadline(self) -> float:
-        """The instance's deadline: its tag through the metadata service, else first boot + max runtime."""
+        """The instance's deadline as the watchdog sees it: its tag (metadata, then on Alibaba Cloud the ECS API),
+        else the last value the watchdog read, else first boot (the watchdog's record of it) + max runtime."""
         try:
-            text = self.metadata.tag(self.s["deadline_tag"])
-            if text:
-                return parse_time(text)
-        except (ca.MetadataError, ValueError) as exc:
-            say(f"deadline tag unread ({exc}); using first boot + max_runtime_hours")
-        return float(self.boot or self.now()) + 3600 * float(self.s["max_runtime_hours"])
+            value, _ = self.deadline_reader.read()
+            return value
+        except ca.DeadlineUnreadError as exc:
+            unread = str(exc)
+        saved = ca.saved_state(self.s["watchdog_state_dir"])
+        if isinstance(saved.get("deadline"), (int, float)):
+            say(f"deadline tag unread ({unread}); using the last value the watchdog read")
+            return float(saved["deadline"])
+        first = saved.get("first_boot") if isinstance(saved.get("first_boot"), (int, float)) else self.boot
+        say(f"deadline tag unread ({unread}); using first boot + max_runtime_hours")
+        return float(first or self.now()) + 3600 * float(self.s["max_runtime_hours"])
 
     # -- local state, written before the process starts: nothing ever runs twice --
 

@@ -5,9 +5,10 @@ Runs as a systemd service (``Restart=always``) and reads its settings from the J
 (``/etc/gpulease/settings.json``; ``GPULEASE_SETTINGS`` points elsewhere). Each tick it checks, in order:
 
 1. the hard deadline, read on every poll from the instance's own ``gpulease:expires-at`` tag through the metadata
-   service (so a renewal reaches a running instance with no user-data change): the warning hook ``warn_minutes``
-   before it, then the checkpoint hook, a final sync of ``<mount>/checkpoints`` (retried until the window closes)
-   and a shutdown ``final_sync_minutes`` before it. When the tag cannot be read, the last deadline read (kept in
+   service, and on Alibaba Cloud (``deadline_api``) through the ECS API when metadata does not list it (so a
+   renewal reaches a running instance with no user-data change): the warning hook ``warn_minutes`` before it,
+   then the checkpoint hook, a final sync of ``<mount>/checkpoints`` (retried until the window closes) and a
+   shutdown ``final_sync_minutes`` before it. When neither answers, the last deadline read (kept in
    ``<state_dir>/watchdog-state.json``) holds, and before any was read: first boot + ``max_runtime_hours``;
 2. a spot interruption notice (AWS IMDSv2 instance-action / rebalance, Alibaba termination-time): checkpoint
    hook, sync, shutdown, all fitted into the notice window; a rebalance recommendation's checkpoint runs beside
@@ -77,6 +78,8 @@ DEFAULTS: dict[str, Any] = {
     "metadata_timeout_seconds": 2,
     "sync_command": None,
     "self_release": False,
+    "deadline_api": False,
+    "deadline_api_seconds": 60,
     "ecs_endpoint": None,
     "shutdown_command": ["shutdown", "-h", "now"],
     "nvidia_smi": "nvidia-smi",
@@ -153,9 +156,16 @@ class Watchdog:
             monotonic=self.clock.monotonic, real=self.clock.real,
         )
         self.credentials = ca.RoleCredentials(self.metadata, clock=self.clock.now)
+        self.deadline_reader = ca.InstanceDeadline(
+            self.metadata, self.credentials, tag=self.s["deadline_tag"], region=self.s["region"],
+            api=bool(self.s["deadline_api"]) and self.cloud == "alicloud", endpoint=self.s["ecs_endpoint"],
+            timeout=10.0, api_interval=float(self.s["deadline_api_seconds"]), monotonic=self.clock.monotonic,
+            real=self.clock.real,
+        )
         mono = self.clock.monotonic()
         self.state = self._load_state()
         self.deadline, self.deadline_source = self._fallback_deadline()
+        self.deadline_read = False
         self.idle_since: float | None = None
         self.gpu_unreadable_since: float | None = None
         self.last_busy = float("-inf")
@@ -178,7 +188,7 @@ class Watchdog:
     # -- the deadline: the tag, the last one read, or first boot + max runtime --
 
     def _state_path(self) -> str:
-        return os.path.join(self.s["state_dir"], "watchdog-state.json")
+        return os.path.join(self.s["state_dir"], ca.WATCHDOG_STATE_FILE)
 
     def _load_state(self) -> dict[str, Any]:
         try:
@@ -212,25 +222,24 @@ class Watchdog:
         return first + hours * 3600, f"first boot {stamp(first)} + max_runtime_hours {hours:g} (tag not read yet)"
 
     def refresh_deadline(self) -> None:
+        """The tag (metadata, then the ECS API where enabled); when neither answers, the deadline held stays."""
         key = self.s["deadline_tag"]
         try:
-            text = self.metadata.tag(key)
-            if text is None:
-                raise ca.MetadataError(f"tag {key} is not in the instance metadata")
-            value = parse_time(text)
-        except (ca.MetadataError, ValueError) as exc:
+            value, source = self.deadline_reader.read()
+        except ca.DeadlineUnreadError as exc:
             if not self.tag_failing:
                 self.decide("deadline-unread", f"{exc}; keeping {stamp(self.deadline)} ({self.deadline_source})")
             self.tag_failing = True
             return
         self.tag_failing = False
-        if value != self.deadline or self.deadline_source != "tag":
-            if self.deadline_source == "tag":
-                self.decide("deadline-changed", f"{key} is now {stamp(value)} (was {stamp(self.deadline)})")
+        if value != self.deadline or not self.deadline_read:
+            if self.deadline_read:
+                self.decide("deadline-changed", f"{key} is now {stamp(value)} (was {stamp(self.deadline)}; {source})")
                 self.warned = False
-            self.deadline, self.deadline_source = value, "tag"
+            self.deadline, self.deadline_read = value, True
             self.state["deadline"] = value
             self._save_state(self.state)
+        self.deadline_source = source
 
     # -- the loop --
 

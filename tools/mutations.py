@@ -1,8 +1,8 @@
 """The mutations ``make mutate`` applies to the safety code: small edits a careless change could make.
 
 Each one must make at least one of its tests fail ("killed"); one that leaves them green is a survivor: a rule
-no test pins. Add a group for new safety code (the reaper's decisions in gpulease/inventory/reaper.py, the
-watchdog's rules in instance/watchdog.py) by appending ``Mutation`` rows to ``MUTATIONS``.
+no test pins. Add a group for new safety code by appending ``Mutation`` rows to ``MUTATIONS``; each row names the
+fewest test files that must kill it, so that an area runs in minutes.
 ``find`` must occur exactly once in ``path``; the runner reports a stale row otherwise.
 """
 
@@ -25,6 +25,18 @@ SPEC_TESTS = ("tests/components/spec/test_spec.py", "tests/components/spec/test_
 LOADER_TESTS = ("tests/integration/test_hostile_input.py", "tests/integration/test_hostile_cli.py")
 POLICY_TESTS = ("tests/policies/test_network.py", "tests/policies/test_budget.py", "tests/policies/test_runtime.py")
 PRICE_TESTS = ("tests/core/test_catalog_dates.py", "tests/core/test_price_dates.py", "tests/catalog_refresh/test_writer.py")
+# The reaper: the pure decisions first (fast), then the sweeps against moto / the Alibaba Cloud stand-in.
+DECIDE_TESTS = ("tests/inventory/test_reap_rules.py", "tests/inventory/test_reap_decide.py")
+AWS_SWEEP_TESTS = (*DECIDE_TESTS, "tests/inventory/test_reap_fresh_describe.py", "tests/inventory/test_reap_lookup.py")
+ALI_SWEEP_TESTS = (*DECIDE_TESTS, "tests/inventory/test_alicloud_reap.py")
+# The watchdog: its rules in-process with the accelerated clock, then the shared cloud access.
+IDLE_TESTS = ("tests/instance/test_watchdog_rules.py", "tests/instance/test_watchdog_deadline_idle.py")
+DEADLINE_TESTS = ("tests/instance/test_watchdog_deadline_idle.py", "tests/instance/test_watchdog_deadline_tag.py")
+FAULT_TESTS = ("tests/instance/test_watchdog_faults.py",)
+DEADLINE_SOURCE_TESTS = ("tests/instance/test_watchdog_deadline_api.py", "tests/instance/test_watchdog_deadline_tag.py")
+DRIVER_TESTS = ("tests/instance/test_driver.py",)
+ACCESS_TESTS = ("tests/instance/test_watchdog_rules.py", "tests/instance/test_cloud_access.py",
+                "tests/instance/test_watchdog_metadata.py", "tests/instance/test_watchdog_storage_credentials.py")
 
 MUTATIONS: list[Mutation] = [
     # --- the spec's guards ------------------------------------------------------------------------------------
@@ -101,5 +113,101 @@ MUTATIONS: list[Mutation] = [
              "        if price.age_days(today) > 10 * max_age_days:", PRICE_TESTS, "a price older than the maximum age is stale"),
     Mutation("prices", "gpulease/core/cost/spot.py", "    worst = min(cap, on_demand) if cap else on_demand",
              "    worst = on_demand", PRICE_TESTS, "the worst case keeps the stack's spot cap"),
-    # Reaper decisions and watchdog rules: append their rows here (area "reaper" / "watchdog").
+    # --- the reaper's decisions and the listings' managed-by re-checks ------------------------------------------
+    Mutation("reaper", "gpulease/inventory/decide.py", "    if value is None:\n", "    if False:\n", DECIDE_TESTS,
+             "a missing or unreadable retain tag counts as retained"),
+    Mutation("reaper", "gpulease/core/resources.py", 'return {"true": True, "false": False}.get(value.strip().lower())',
+             'return {"true": True, "false": False}.get(value.strip().lower(), False)', DECIDE_TESTS,
+             "only an explicit retain=false lets a volume go"),
+    Mutation("reaper", "gpulease/inventory/decide.py", "    kept = kept_for_retain(vol, vol.tags)\n",
+             "    kept = None\n", AWS_SWEEP_TESTS, "retain is checked again on the fresh description"),
+    Mutation("reaper", "gpulease/inventory/decide.py", '    if kind == "volume":\n', "    if False:\n", AWS_SWEEP_TESTS,
+             "a retained volume is kept from its tags alone (never described for deletion)"),
+    Mutation("reaper", "gpulease/inventory/decide.py", '    if vol.state != "available":', "    if False:",
+             AWS_SWEEP_TESTS, "a volume is deleted only when available"),
+    Mutation("reaper", "gpulease/inventory/decide.py", "    if vol.attached_to:", "    if False:", AWS_SWEEP_TESTS,
+             "an attached volume is kept"),
+    Mutation("reaper", "gpulease/inventory/decide.py", "    if settings.now >= moment + settings.grace:",
+             "    if settings.now >= moment:", DECIDE_TESTS, "nothing is swept within the grace period"),
+    Mutation("reaper", "gpulease/inventory/decide.py", '        return False, f"{problem}; never swept"',
+             '        return True, f"{problem}; never swept"', DECIDE_TESTS,
+             "a resource without a valid expires-at is never swept"),
+    Mutation("reaper", "gpulease/inventory/decide.py", "for v in inventory.volumes if is_managed(v.tags))",
+             "for v in inventory.volumes)", DECIDE_TESTS, "the decisions re-check managed-by on volumes"),
+    Mutation("reaper", "gpulease/inventory/decide.py", "instances = [i for i in inventory.instances if is_managed(i.tags)]",
+             "instances = list(inventory.instances)", DECIDE_TESTS, "the decisions re-check managed-by on instances"),
+    Mutation("reaper", "gpulease/inventory/collect.py",
+             "        if not is_managed(tags):\n            continue\n        attached =",
+             "        if False:\n            continue\n        attached =", AWS_SWEEP_TESTS,
+             "the AWS volume listing re-checks managed-by on the answer"),
+    Mutation("reaper", "gpulease/inventory/collect.py",
+             "            if not is_managed(tags):\n                continue\n            found.append(\n                Instance(",
+             "            if False:\n                continue\n            found.append(\n                Instance(",
+             AWS_SWEEP_TESTS, "the AWS instance listing re-checks managed-by on the answer"),
+    Mutation("reaper", "gpulease/inventory/lookup.py", "{rid: t for rid, t in ids.items() if is_managed(t)}",
+             "{rid: t for rid, t in ids.items()}", AWS_SWEEP_TESTS, "the tag read keeps only managed resources"),
+    Mutation("reaper", "gpulease/inventory/alicloud_collect.py",
+             "        if not is_managed(tags):\n            continue\n        holder = item.get(\"InstanceId\") or \"\"",
+             "        if False:\n            continue\n        holder = item.get(\"InstanceId\") or \"\"", ALI_SWEEP_TESTS,
+             "the Alibaba Cloud disk listing re-checks managed-by on the answer"),
+    Mutation("reaper", "gpulease/inventory/alicloud_collect.py",
+             "        if not is_managed(tags):\n            continue\n        found.append(\n            Instance(",
+             "        if False:\n            continue\n        found.append(\n            Instance(", ALI_SWEEP_TESTS,
+             "the Alibaba Cloud instance listing re-checks managed-by on the answer"),
+    Mutation("reaper", "gpulease/inventory/aws.py", "    if allowed and account not in allowed:", "    if False:",
+             (*DECIDE_TESTS, "tests/inventory/test_reap.py", "tests/inventory/test_alicloud_reap.py"), "an account off the allowlist is refused"),
+    # --- the watchdog's rules -------------------------------------------------------------------------------------
+    Mutation("watchdog", "instance/watchdog.py", "        if top >= threshold:", "        if top > threshold:",
+             IDLE_TESTS, "a GPU exactly at idleGpuPercent is not idle"),
+    Mutation("watchdog", "instance/watchdog.py", "            if not max_age or age <= max_age:",
+             "            if False:", IDLE_TESTS, "a (fresh) busy marker keeps the instance"),
+    Mutation("watchdog", "instance/watchdog.py", "            if not max_age or age <= max_age:",
+             "            if True:", IDLE_TESTS, "a busy marker older than its maximum age is ignored"),
+    Mutation("watchdog", "instance/watchdog.py", "        if sessions:\n", "        if False:\n", IDLE_TESTS,
+             "a live SSH session keeps the instance"),
+    Mutation("watchdog", "instance/watchdog.py", "            if unreadable_for < grace:",
+             "            if False:", IDLE_TESTS, "an unreadable GPU is not idle during its grace period"),
+    Mutation("watchdog", "instance/watchdog.py", "            if unreadable_for < grace:",
+             "            if True:", IDLE_TESTS, "an unreadable GPU counts as idle after its grace period"),
+    Mutation("watchdog", "instance/watchdog.py", "        if now >= final_at:",
+             "        if now >= self.deadline:", DEADLINE_TESTS, "the final sync starts finalSyncMinutes before the deadline"),
+    Mutation("watchdog", "instance/watchdog.py", "        if now >= final_at:",
+             "        if now >= final_at + 3600:", DEADLINE_TESTS, "the deadline is acted on when it comes"),
+    Mutation("watchdog", "instance/watchdog.py", "            if spent + pause >= budget - 1:",
+             "            if True:", FAULT_TESTS, "a failed final sync is retried while the window lasts"),
+    Mutation("watchdog", "instance/cloud_access.py", "            os.killpg(self.proc.pid, signal.SIGKILL)",
+             "            os.kill(self.proc.pid, signal.SIGKILL)", FAULT_TESTS,
+             "a hook or sync past its bound is killed with its whole process group"),
+    Mutation("watchdog", "instance/cloud_access.py",
+             '        _, token_header = TOKEN_HEADERS[self.cloud]\n        status, body = self._request("GET", path, {token_header: self.token()})',
+             '        _, token_header = TOKEN_HEADERS[self.cloud]\n        status, body = self._request("GET", path, {})',
+             ACCESS_TESTS, "every metadata GET carries the token"),
+    Mutation("watchdog", "instance/cloud_access.py", 'OSS_ENDPOINT = "https://oss-{region}-internal.aliyuncs.com"',
+             'OSS_ENDPOINT = "http://oss-{region}-internal.aliyuncs.com"', ACCESS_TESTS, "OSS is reached over https"),
+    Mutation("watchdog", "instance/cloud_access.py", 'ECS_ENDPOINT = "https://ecs.{region}.aliyuncs.com"',
+             'ECS_ENDPOINT = "http://ecs.{region}.aliyuncs.com"', ACCESS_TESTS, "the ECS API is reached over https"),
+    Mutation("watchdog", "instance/cloud_access.py", "        if self.api:\n", "        if False:\n",
+             DEADLINE_SOURCE_TESTS, "on Alibaba Cloud the deadline tag is read through the ECS API when metadata lacks it"),
+    Mutation("watchdog", "instance/cloud_access.py", "now - self._api_at >= self.api_interval", "True",
+             DEADLINE_SOURCE_TESTS, "the ECS API is asked for the deadline at most once a minute"),
+    Mutation("watchdog", "instance/watchdog.py", 'if isinstance(self.state.get("deadline"), (int, float)):',
+             "if False:", DEADLINE_SOURCE_TESTS, "the last deadline read holds when no source answers"),
+    Mutation("watchdog", "instance/job_agent.py", 'if isinstance(saved.get("deadline"), (int, float)):',
+             "if False:", DEADLINE_SOURCE_TESTS, "the job agent falls back to the watchdog's last deadline"),
+    Mutation("watchdog", "instance/cloud_access.py", "os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)",
+             "os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)", ACCESS_TESTS, "the ossutil credentials file is 0600"),
+    # --- the bootstrap's NVIDIA driver ------------------------------------------------------------------------------
+    Mutation("bootstrap", "instance/instance_setup.py", '    if fact != "absent":\n', "    if False:\n",
+             DRIVER_TESTS, "a driver is installed only on an image known to have none"),
+    Mutation("bootstrap", "instance/instance_setup.py",
+             '    seen, said = gpu_visible(smi)\n    if seen:\n        return {"ok": True, "image": fact, "installed": False',
+             '    seen, said = gpu_visible(smi)\n    if False:\n        return {"ok": True, "image": fact, "installed": False',
+             DRIVER_TESTS, "nothing is installed while nvidia-smi sees the GPU (a reboot, an image with a driver)"),
+    Mutation("bootstrap", "instance/instance_setup.py",
+             '    if installed.returncode != 0:\n        result["error"] = (f"installing the NVIDIA driver',
+             '    if False:\n        result["error"] = (f"installing the NVIDIA driver', DRIVER_TESTS,
+             "a failed driver install fails readiness, naming the driver"),
+    Mutation("bootstrap", "instance/instance_setup.py",
+             "locked = done.returncode != 0 and any(m in said for m in LOCK_MESSAGES)", "locked = False", DRIVER_TESTS,
+             "apt is tried again while another package manager holds the lock"),
 ]

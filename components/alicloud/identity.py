@@ -1,5 +1,6 @@
-"""Who may do what: the instance's RAM role, which may read and write its own checkpoint prefix, and release (or
-stop in no-charge mode) its own instance, and nothing else.
+"""Who may do what: the instance's RAM role, which may read and write its own checkpoint prefix, read its own
+instance's description (its deadline tag) and release (or stop in no-charge mode) its own instance, and nothing
+else.
 
 Alibaba Cloud needs no second role for the deadline: ECS releases the instance itself (see ``lifetime``). The
 self-release is for the watchdog's earlier endings (idle, spot, the deadline's final sync): a pay-as-you-go
@@ -54,19 +55,26 @@ def checkpoint_access_policy(bucket_arn: str, prefix: str) -> str:
 
 
 def self_release_policy(region: str, account_id: str, instance_id: str) -> str:
-    """DeleteInstance and StopInstance on this one instance only. Both operations authorize on the instance
-    resource ``acs:ecs:{regionId}:{accountId}:instance/{instanceId}`` (the RAM authorization tables of
-    https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-deleteinstance and
-    .../api-ecs-2014-05-26-stopinstance)."""
+    """What the instance's role may do to its own instance, and to no other:
+
+    - ``DeleteInstance`` and ``StopInstance`` (the self-release). Both authorize on the instance resource
+      ``acs:ecs:{regionId}:{accountId}:instance/{instanceId}`` (the RAM authorization tables of
+      https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-deleteinstance and
+      .../api-ecs-2014-05-26-stopinstance);
+    - ``DescribeInstances``, to read its own deadline tag (or ``AutoReleaseTime``) where the metadata service does
+      not list tags (``InstanceMetadataTags`` is "in invitational preview" on Alibaba Cloud). The narrowest read
+      that returns tags: its RAM table lists the resource ``instance/{#instanceId}`` (and answers an empty list for
+      instances the caller may not see: https://help.aliyun.com/document_detail/2679689.html), while
+      ``ListTagResources`` authorizes on all resources only (https://help.aliyun.com/document_detail/110425.html)
+      and ``DescribeInstanceAttribute``, though per instance, returns neither tags nor the release time
+      (alibabacloud-ecs20140526 ``DescribeInstanceAttributeResponseBody``)."""
+    instance = f"acs:ecs:{region}:{account_id}:instance/{instance_id}"
     return json.dumps(
         {
             "Version": "1",
             "Statement": [
-                {
-                    "Effect": "Allow",
-                    "Action": ["ecs:DeleteInstance", "ecs:StopInstance"],
-                    "Resource": [f"acs:ecs:{region}:{account_id}:instance/{instance_id}"],
-                }
+                {"Effect": "Allow", "Action": ["ecs:DeleteInstance", "ecs:StopInstance"], "Resource": [instance]},
+                {"Effect": "Allow", "Action": ["ecs:DescribeInstances"], "Resource": [instance]},
             ],
         },
         sort_keys=True,
@@ -106,11 +114,12 @@ def attach_instance_role(
 
 
 def allow_self_release(exp: ExperimentParts, role: alicloud.ram.Role, instance: pulumi.CustomResource) -> None:
-    """Let the instance's role release that instance (and only it): the policy names the instance id, known
-    once the instance exists, and is attached to the role the instance already holds."""
+    """Let the instance's role read and release that instance (and only it): the policy names the instance id,
+    known once the instance exists, and is attached to the role the instance already holds."""
     region, account_id = exp.ctx.region, exp.ctx.account_id
     grant(
-        f"{exp.name}-self-release", f"{exp.name}-self-release", f"gpulease {exp.name}: release or stop this instance only",
+        f"{exp.name}-self-release", f"{exp.name}-self-release",
+        f"gpulease {exp.name}: read, release or stop this instance only",
         instance.id.apply(lambda iid: self_release_policy(region, account_id, iid)), role, tags=exp.tags, opts=exp.opts(),
     )
 

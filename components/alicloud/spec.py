@@ -19,8 +19,11 @@ if TYPE_CHECKING:
 # NVIDIA driver comes with it. Alibaba Cloud's public images carry no GPU driver: its documentation ("Create an
 # instance equipped with NVIDIA GPUs") has the driver installed at first boot by its auto-install script passed
 # in RunInstances UserData, or taken from a Marketplace image; "if you use an image without a pre-installed GPU
-# driver, you must install the GPU driver". So on this family the instance installs the driver before training,
-# and readiness fails when nvidia-smi cannot see the GPU (docs/provider-facts.md).
+# driver, you must install the GPU driver". Alibaba's script is not used: it reads its mirror from the metadata
+# service without a token, which ``http_tokens = required`` refuses. So on this family (``absent``) the bootstrap
+# installs the pinned driver from the Ubuntu archive (``components.userdata.settings.NVIDIA_DRIVER_PACKAGES``;
+# AWS's ``ubuntu-22.04`` family gets the same install), loads it, and readiness fails, naming the driver, when
+# nvidia-smi cannot see the GPU (docs/provider-facts.md).
 IMAGE_FAMILIES: dict[str, dict[str, Any]] = {
     "ubuntu-22.04": {"owners": "system", "name_regex": r"^ubuntu_22_04_x64_20G_alibase_", "nvidia_driver": "absent"},
 }

@@ -14,7 +14,10 @@ from gpulease.core import vocabulary as v
 
 # Image families resolved to the newest matching image, and whether the NVIDIA driver comes with it. The Deep
 # Learning Base AMIs ship the NVIDIA driver, CUDA and Docker ("Nvidia Driver" is in their names); Canonical's
-# Ubuntu image has no NVIDIA driver, so on that family the instance must install one before it can train.
+# Ubuntu image has no NVIDIA driver. On that family (``absent``) the bootstrap installs the pinned driver from the
+# Ubuntu archive (``components.userdata.settings.NVIDIA_DRIVER_PACKAGES``, the same install as Alibaba Cloud's
+# Ubuntu family), loads it and checks that nvidia-smi sees the GPU; readiness fails, naming the driver, when it
+# does not.
 AMI_FAMILIES: dict[str, dict[str, Any]] = {
     "dlami-base-ubuntu22": {
         "owners": ["amazon"],

@@ -2,7 +2,8 @@
 
 ``settings.BootstrapSettings`` is that contract: the components fill it from the spec and the created resources
 (``settings.settings_for``), ``cloudinit.render_user_data`` turns it into cloud-init user-data, and the
-instance-side tools (``instance/``: ``instance_setup.py``, data disk and readiness; ``watchdog.py``, deadline,
+instance-side tools (``instance/``: ``instance_setup.py``, data disk, NVIDIA driver where the image has none,
+readiness; ``watchdog.py``, deadline,
 idle, spot notice, checkpoint sync; on CI stacks only, ``job_agent.py``, the job sent through the bucket) read the
 same settings back from ``SETTINGS_PATH`` (one source of truth).
 
@@ -40,6 +41,8 @@ from components.userdata.settings import (
     JOB_COMMANDS,
     METADATA_URLS,
     MOUNT_POINT,
+    NVIDIA_DRIVER_BRANCH,
+    NVIDIA_DRIVER_PACKAGES,
     READY_UPLOAD_COMMANDS,
     SETTINGS_PATH,
     SETUP_UNIT,
@@ -70,6 +73,8 @@ __all__ = [
     "JOB_COMMANDS",
     "METADATA_URLS",
     "MOUNT_POINT",
+    "NVIDIA_DRIVER_BRANCH",
+    "NVIDIA_DRIVER_PACKAGES",
     "READY_UPLOAD_COMMANDS",
     "SETTINGS_PATH",
     "SETUP_UNIT",

@@ -30,7 +30,7 @@ USER_DATA_MARGIN = 0.25
 
 
 SETUP_UNIT_TEXT = f"""[Unit]
-Description=gpulease bootstrap: mount the data disk, check the instance is ready
+Description=gpulease bootstrap: mount the data disk, install the NVIDIA driver where the image has none, check the instance is ready
 Wants=network-online.target
 After=network-online.target
 
@@ -39,7 +39,8 @@ Type=oneshot
 RemainAfterExit=yes
 {{fetch}}ExecStart=/usr/bin/python3 {INSTALL_DIR}/instance_setup.py
 StandardOutput=journal+console
-TimeoutStartSec=1800
+# The driver install (apt, a DKMS build) and the wait for the data disk are each bounded inside; this covers both.
+TimeoutStartSec=3600
 
 [Install]
 WantedBy=multi-user.target

@@ -23,8 +23,10 @@ def experiment_user_data(
     data_disk_id: pulumi.Input[str],
     tools_bucket: str,
     tools_prefix: str,
+    nvidia_driver: str,
 ) -> pulumi.Output[str]:
     """Base64 cloud-init (gzipped when large), within AWS's 16 KB and Alibaba's 32 KB user-data limits.
+    ``nvidia_driver`` is the image family's driver fact (``ExperimentSpec.nvidia_driver``, from the cloud's spec rules).
 
     The deadline is not in it: the watchdog reads the instance's deadline tag, so a renewal changes no user-data."""
     return pulumi.Output.from_input(data_disk_id).apply(
@@ -38,6 +40,7 @@ def experiment_user_data(
                 data_disk_id=disk_id,
                 tools_bucket=tools_bucket,
                 tools_prefix=tools_prefix,
+                nvidia_driver=nvidia_driver,
             )
         )
     )
@@ -45,7 +48,7 @@ def experiment_user_data(
 
 def check_user_data(
     spec: ExperimentSpec, *, cloud: str, region: str, stack: str, checkpoint_uri: str, tools_bucket: str,
-    tools_prefix: str,
+    tools_prefix: str, nvidia_driver: str,
 ) -> None:
     """Render the experiment's user-data once before anything is registered: ``UserDataTooLargeError`` (a user error
     naming the stack, the experiment and the fields to shorten) instead of a failure halfway through an update."""
@@ -60,5 +63,6 @@ def check_user_data(
             data_disk_id=existing or _PLACEHOLDER_DISK_IDS[cloud],
             tools_bucket=tools_bucket,
             tools_prefix=tools_prefix,
+            nvidia_driver=nvidia_driver,
         )
     )

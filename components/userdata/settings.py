@@ -57,6 +57,20 @@ JOB_COMMANDS: dict[str, dict[str, list[str]]] = {
         "copy_dir_command": ["ossutil", "cp", "-r", "-f", "{src}", "{dst}", *_OSS_AUTH],
     },
 }
+# The NVIDIA driver the bootstrap installs from the Ubuntu archive when the image family has none (``nvidia_driver``
+# "absent": Canonical's Ubuntu 22.04 on AWS, Alibaba Cloud's public Ubuntu 22.04). Pinned to NVIDIA's R580 data
+# center branch, a Long Term Support Branch (end of life June 2028; runs CUDA 12.x and 13.x applications:
+# https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html, CUDA minor
+# version compatibility: https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html), which
+# supports Turing (T4), Ampere (A10, A100), Ada (L4) and Hopper (H100) (the architecture matrix:
+# https://docs.nvidia.com/datacenter/tesla/drivers/cuda-toolkit-driver-and-architecture-matrix.html). Ubuntu 22.04
+# ships it in jammy-updates (restricted) as the "-server" packages built from nvidia-graphics-drivers-580-server
+# (https://packages.ubuntu.com/jammy-updates/nvidia-utils, .../jammy-updates/nvidia-headless): the headless
+# metapackage is the compute driver (kernel module through DKMS, libcuda) without the X server stack, the utils
+# package brings nvidia-smi. The CUDA runtime is not installed: PyTorch's wheels and conda packages bring their
+# own, and only need a driver at least as new as their CUDA major version requires (12.x: >= 525, 13.x: >= 580).
+NVIDIA_DRIVER_BRANCH = "580"
+NVIDIA_DRIVER_PACKAGES = [f"nvidia-headless-{NVIDIA_DRIVER_BRANCH}-server", f"nvidia-utils-{NVIDIA_DRIVER_BRANCH}-server"]
 # Run only when the CLI is missing (the Deep Learning AMIs ship the AWS CLI; plain Ubuntu images do not).
 CLI_INSTALL_COMMANDS: dict[str, list[str]] = {
     "aws": ["snap", "install", "aws-cli", "--classic"],
@@ -131,6 +145,15 @@ class BootstrapSettings(BaseModel):
     """Alibaba Cloud: release the instance through the ECS API after the final sync (a stop keeps billing)."""
     shutdown_command: list[str] = ["shutdown", "-h", "now"]
     nvidia_smi: str = "nvidia-smi"
+    nvidia_driver: Literal["preinstalled", "absent", "unknown"] = "unknown"
+    """Whether the image brings the NVIDIA driver (its family's fact; ``unknown`` for a pinned ``image.id``). On
+    ``absent`` the bootstrap installs ``driver_packages`` when nvidia-smi cannot see the GPU; otherwise it never
+    installs a driver, and readiness reports a GPU it cannot see."""
+    driver_packages: list[str] = NVIDIA_DRIVER_PACKAGES
+    """The pinned driver packages (Ubuntu archive) installed on ``nvidia_driver = absent``."""
+    deadline_api: bool = False
+    """Alibaba Cloud: when the deadline tag cannot be read through the metadata service, read it (or the release
+    time) through the ECS API (``DescribeInstances`` on this instance, with the role's STS credentials)."""
     job_agent: JobAgentSettings | None = None
     """Set on CI stacks with a bucket: the job agent is installed and takes its jobs from the bucket."""
     tools: ToolsObject
@@ -155,8 +178,10 @@ def settings_for(
     data_disk_id: str,
     tools_bucket: str,
     tools_prefix: str = "",
+    nvidia_driver: Literal["preinstalled", "absent", "unknown"],
 ) -> BootstrapSettings:
-    """The settings for one experiment, taken from its spec and the resources created for it."""
+    """The settings for one experiment, taken from its spec, the resources created for it and its image's driver
+    fact (the family's ``nvidia_driver`` in ``components/<cloud>/spec.py``: ``ExperimentSpec.nvidia_driver``)."""
     wd, ck = spec.watchdog, spec.checkpoints
     return BootstrapSettings(
         cloud=cloud,
@@ -188,6 +213,8 @@ def settings_for(
         ready_upload_command=READY_UPLOAD_COMMANDS[cloud],
         cli_install_command=CLI_INSTALL_COMMANDS[cloud],
         self_release=cloud == "alicloud",
+        deadline_api=cloud == "alicloud",
+        nvidia_driver=nvidia_driver,
         job_agent=JobAgentSettings(**JOB_COMMANDS[cloud]) if spec.ci_run and checkpoint_uri else None,
         tools=ToolsObject(bucket=tools_bucket, key=tools_key(tools_prefix), region=region, sha256=tools_sha256()),
     )

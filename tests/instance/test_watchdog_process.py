@@ -32,6 +32,7 @@ def shipped_watchdog(tmp_path: Path) -> tuple[Path, dict]:
             checkpoint_uri="s3://bucket/ckpt/",
             data_disk_id="vol-0123456789abcdef0",
             tools_bucket="gpulease-boot-test",
+            nvidia_driver="preinstalled",
         )
     )
     written = {f["path"]: f["content"] for f in yaml.safe_load(text)["write_files"]}

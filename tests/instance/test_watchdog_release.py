@@ -6,20 +6,15 @@ the RAM policy that allows it names that one instance."""
 from __future__ import annotations
 
 import json
-import threading
-import urllib.parse
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aliyunsdkcore.auth.algorithm import sha_hmac1
-from aliyunsdkcore.auth.composer import rpc_signature_composer
 
 from components.alicloud.identity import self_release_policy
 from instance import cloud_access
 from tests.support.alicloud import INSTANCE, RAM_POLICY, RAM_POLICY_ATTACHMENT, RAM_ROLE, ali_experiment, render_ali
+from tests.support.ecs_api import EcsApi, sdk_signature
 from tests.support.instance import (
     ALI_CREDENTIALS,
     DEADLINE_EPOCH,
@@ -31,55 +26,6 @@ from tests.support.instance import (
 )
 
 START = DEADLINE_EPOCH - 6 * 3600
-_compose = getattr(rpc_signature_composer, "__compose_string_to_sign")  # the SDK's own canonical string
-
-
-def sdk_signature(params: dict[str, str], secret: str) -> str:
-    """What aliyun-python-sdk-core computes for the same query (HMAC-SHA1, key = secret + "&")."""
-    return sha_hmac1.get_sign_string(_compose("GET", params), secret + "&")
-
-
-@dataclass
-class EcsApi:
-    """A stand-in for the ECS endpoint: verifies every request's signature, answers per action."""
-
-    answers: dict[str, int] = field(default_factory=lambda: {"DeleteInstance": 200, "StopInstance": 200})
-    calls: list[dict[str, str]] = field(default_factory=list)
-    bad_signatures: int = 0
-
-    def __post_init__(self) -> None:
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query, keep_blank_values=True))
-                signature = query.pop("Signature", "")
-                if signature != sdk_signature(query, ALI_CREDENTIALS["AccessKeySecret"]):
-                    outer.bad_signatures += 1
-                    return self._answer(400, {"Code": "SignatureDoesNotMatch"})
-                outer.calls.append(query)
-                status = outer.answers.get(query.get("Action", ""), 400)
-                body = {"RequestId": "R-1"} if status == 200 else {"Code": "Forbidden.RAM", "Message": "not allowed"}
-                return self._answer(status, body)
-
-            def _answer(self, status: int, body: dict) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
@@ -144,9 +90,13 @@ def test_the_role_may_release_its_own_instance_and_nothing_else() -> None:
     instance = r.one(INSTANCE)
     policy = json.loads(r.by_name("exp1-self-release").inputs["policyDocument"])
     assert policy == json.loads(self_release_policy("cn-hangzhou", "1234567890123456", instance.id))
-    (statement,) = policy["Statement"]
-    assert statement["Action"] == ["ecs:DeleteInstance", "ecs:StopInstance"]
-    assert statement["Resource"] == [f"acs:ecs:cn-hangzhou:1234567890123456:instance/{instance.id}"]
+    arn = f"acs:ecs:cn-hangzhou:1234567890123456:instance/{instance.id}"
+    # Release or stop it, and read its own description (the deadline tag): that one instance, nothing else.
+    assert policy["Statement"] == [
+        {"Action": ["ecs:DeleteInstance", "ecs:StopInstance"], "Effect": "Allow", "Resource": [arn]},
+        {"Action": ["ecs:DescribeInstances"], "Effect": "Allow", "Resource": [arn]},
+    ]
+    assert policy["Version"] == "1" and set(policy) == {"Version", "Statement"}
     attachment = r.by_name("exp1-self-release-attachment").inputs
     assert attachment["roleName"] == r.one(RAM_ROLE).outputs["roleName"]
     assert attachment["policyName"] == r.by_name("exp1-self-release").outputs["policyName"]

@@ -113,6 +113,7 @@ if [ -e "$state/fail" ]; then
   exit 9
 fi
 case "$*" in
+  -L) cat "$state/list.txt" ;;
   *utilization.gpu*) cat "$state/utilization.csv" ;;
   *name,memory.total,driver_version*) cat "$state/inventory.csv" ;;
   *) cat "$state/header.txt" ;;
@@ -129,6 +130,7 @@ def set_gpus(state: Path, util: float | list[float] = 0, fail: bool = False) -> 
     utils = util if isinstance(util, list) else [util]
     (state / "utilization.csv").write_text("".join(f"{u}, 512\n" for u in utils))
     (state / "inventory.csv").write_text("".join("NVIDIA A10G, 23028, 550.127.05\n" for _ in utils))
+    (state / "list.txt").write_text("".join(f"GPU {i}: NVIDIA A10G (UUID: GPU-{i:08d}-a10g)\n" for i in range(len(utils))))
     (state / "header.txt").write_text("| NVIDIA-SMI 550.127.05   Driver Version: 550.127.05   CUDA Version: 12.4 |\n")
     fail_flag = state / "fail"
     if fail:

@@ -104,6 +104,7 @@ def _settings(cloud: str, ci_run: str | None, checkpoint_uri: str | None) -> use
         checkpoint_uri=checkpoint_uri,
         data_disk_id="d-bp1abcdefghij1234567" if cloud == "alicloud" else "vol-0123456789abcdef0",
         tools_bucket="gpulease-boot-ci-abc123",
+        nvidia_driver="absent",
     )
 
 

@@ -87,8 +87,12 @@ def test_aws_settings_equal_the_spec_and_the_created_resources(aws_render, aws_t
         ],
         "cli_install_command": ["snap", "install", "aws-cli", "--classic"],
         "self_release": False,
+        "deadline_api": False,  # AWS reads its tags through IMDS (instance_metadata_tags enabled)
         "shutdown_command": ["shutdown", "-h", "now"],
         "nvidia_smi": "nvidia-smi",
+        # The default family is a Deep Learning AMI: the driver comes with it, nothing is installed.
+        "nvidia_driver": "preinstalled",
+        "driver_packages": ["nvidia-headless-580-server", "nvidia-utils-580-server"],
         # The tools: one object in the checkpoint bucket, under the experiment's own prefix (its role reads it).
         "tools": {
             "bucket": bucket,
@@ -254,6 +258,7 @@ def _alicloud_settings() -> BootstrapSettings:
         checkpoint_uri="oss://gpulease-ckpt/ckpt/",
         data_disk_id="d-bp1abcdefghij1234567",
         tools_bucket="gpulease-boot-ali-abc123",
+        nvidia_driver="absent",
     )
 
 
@@ -267,6 +272,10 @@ def test_alicloud_user_data_uses_its_metadata_service_ossutil_and_the_disk_seria
     assert settings["data_disk_id"] == "d-bp1abcdefghij1234567"
     assert settings["checkpoint_uri"] == "oss://gpulease-ckpt/ckpt/"
     assert settings["self_release"] is True
+    assert settings["deadline_api"] is True
+    assert (settings["nvidia_driver"], settings["driver_packages"]) == (
+        "absent", ["nvidia-headless-580-server", "nvidia-utils-580-server"]
+    )
     assert settings["tools"] == {"bucket": "gpulease-boot-ali-abc123", "key": userdata.tools_key(""),
                                  "region": "cn-hangzhou", "sha256": userdata.tools_sha256()}
     # Explicit STS credentials in a config file and the https internal endpoint, never ossutil's EcsRamRole mode

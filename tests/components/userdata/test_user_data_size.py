@@ -100,7 +100,7 @@ def test_the_largest_hooks_and_markers_the_schema_accepts_still_fit(cloud: str) 
         spec, cloud=cloud, region="ap-southeast-1", stack="s" * 100,
         checkpoint_uri=f"{'s3' if cloud == 'aws' else 'oss'}://{'b' * 63}/{spec.checkpoints.prefix}",
         data_disk_id="vol-00000000000000000" if cloud == "aws" else "d-0000000000000000000x",
-        tools_bucket="b" * 63, tools_prefix=spec.checkpoints.prefix,
+        tools_bucket="b" * 63, tools_prefix=spec.checkpoints.prefix, nvidia_driver="absent",
     )
     raw = userdata.pack_user_data(settings)
     assert len(raw) <= BUDGET[cloud], f"{cloud}: {len(raw)} bytes > {BUDGET[cloud]}"
