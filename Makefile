@@ -31,10 +31,12 @@ test: setup lint
 schema: setup
 	$(PY) -m gpulease schema --write
 
-## Benchmarks (not part of the tests): plan review against its floor, the reaper against Cloud Custodian,
+## Benchmarks (not part of the tests): plan review against its floor, plan start-up against the SDK import,
+## the reaper against Cloud Custodian,
 ## the Alibaba Cloud sweep's API calls against the minimum.
 bench: setup
 	$(PY) bench/plan_bench.py
+	$(PY) bench/plan_speed.py
 	bash bench/reap_bench.sh
 	$(PY) bench/alicloud_reap_bench.py
 
