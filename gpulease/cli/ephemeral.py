@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable
 from datetime import timedelta
@@ -128,8 +129,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _command_text(parts: list[str]) -> str:
-    import shlex
-
     if parts and parts[0] == "--":
         parts = parts[1:]
     if not parts:
