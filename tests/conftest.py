@@ -8,8 +8,9 @@ import pytest
 
 from tests.support.clock import FIXED_NOW
 
-pytest_plugins = ("tests.support.inventory", "tests.support.alicloud_inventory")
-"""moto's server and the ``aws`` clients on it; the Alibaba Cloud stub and the ``ali`` clients on it."""
+pytest_plugins = ("tests.support.inventory", "tests.support.alicloud_inventory", "tests.support.prices")
+"""moto's server and the ``aws`` clients on it; the Alibaba Cloud stub and the ``ali`` clients on it; the price
+fixtures (catalog, a refreshed price file, the priced example stack)."""
 
 
 @pytest.fixture

@@ -26,11 +26,6 @@ VALID_ROW = (
 )
 
 
-@pytest.fixture(autouse=True)
-def _no_env_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(OVERRIDES_ENV, raising=False)
-
-
 def _family(cloud: str, instance_type: str) -> str:
     if cloud == "aws":
         return instance_type.split(".")[0]

@@ -9,16 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from gpulease.core.catalog import OVERRIDES_ENV, CatalogError, load_catalog
+from gpulease.core.catalog import CatalogError, load_catalog
 from gpulease.core.catalog.freshness import describe_catalog, shipped_as_of
 
 SHIPPED = date(2025, 6, 1)
 FRESH = date(2026, 11, 30)
-
-
-@pytest.fixture(autouse=True)
-def _no_env_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(OVERRIDES_ENV, raising=False)
 
 
 def _write(tmp_path: Path, text: str, name: str = "override.yaml") -> Path:

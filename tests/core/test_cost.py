@@ -2,39 +2,16 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from gpulease.cli import main
 from gpulease.core import vocabulary as v
-from gpulease.core.catalog import HOURS_PER_MONTH, OVERRIDES_ENV, load_catalog
+from gpulease.core.catalog import HOURS_PER_MONTH, load_catalog
 from gpulease.core.cost import estimate_resources, region_from_zone
 from gpulease.review.engine import estimate as stack_cost
-from gpulease.review.render import render_stack_file
-from tests.support.clock import FIXED_NOW
-from tests.support.paths import STACKS_DIR
 
 AWS_INSTANCE = "aws:ec2/instance:Instance"
 AWS_VOLUME = "aws:ebs/volume:Volume"
 AWS_BUCKET = "aws:s3/bucket:Bucket"
-
-
-@pytest.fixture(autouse=True)
-def _no_env_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(OVERRIDES_ENV, raising=False)
-
-
-@pytest.fixture(scope="module")
-def catalog():
-    return load_catalog([])
-
-
-@pytest.fixture(scope="module")
-def lora_stack():
-    r = render_stack_file(STACKS_DIR / "Pulumi.aws-lora-7b.yaml", now=FIXED_NOW)
-    assert r.error is None, r.error
-    return r
 
 
 def tags(experiment: str, hours: float | None = 8, **extra: str) -> dict[str, str]:
@@ -214,37 +191,3 @@ def test_region_comes_from_region_inputs_zones_or_arns():
 )
 def test_region_from_zone(zone, region):
     assert region_from_zone(zone) == region
-
-
-def test_cost_command_json_and_table(capsys, lora_stack):
-    assert main(["cost", "aws-lora-7b", "--json"]) == 0
-    [result] = json.loads(capsys.readouterr().out)
-    assert result["stack"] == "aws-lora-7b" and result["error"] is None
-    assert result["worst_case_usd"] == pytest.approx(stack_cost(lora_stack).worst_case_usd)
-    assert {line["resource"] for line in result["lines"]} >= {"llama7b-lora-instance", "llama7b-lora-data"}
-    assert main(["cost", "aws-lora-7b"]) == 0
-    out = capsys.readouterr().out
-    assert "worst case" in out and "g6.xlarge spot" in out and "after destroy" in out
-    assert main(["cost", "no-such-stack"]) == 2
-    assert "known stacks" in capsys.readouterr().err
-
-
-def test_a_catalog_override_changes_the_cost(tmp_path, capsys, catalog):
-    override = tmp_path / "prices.yaml"
-    override.write_text("instances:\n  - {cloud: aws, type: g6.xlarge, prices: {us-east-1: 0.5}}\n")
-    assert main(["cost", "aws-lora-7b", "--json", "--catalog", str(override)]) == 0
-    [result] = json.loads(capsys.readouterr().out)
-    instance_line = next(line for line in result["lines"] if line["item"].startswith("g6.xlarge"))
-    assert instance_line["max_hourly_usd"] == 0.5
-    assert instance_line["hourly_usd"] == pytest.approx(0.5 * (1 - catalog.get("aws", "g6.xlarge").spot_discount))
-    # The override lasted for the command only.
-    assert load_catalog().get("aws", "g6.xlarge").prices["us-east-1"] == catalog.get("aws", "g6.xlarge").prices["us-east-1"]
-
-
-def test_an_override_reaches_instance_resolution_inside_the_program(tmp_path, capsys):
-    # g6.xlarge made dear: the stack's {gpuMemoryGb: 24} now resolves to the next cheapest, g6.2xlarge ($0.9776).
-    override = tmp_path / "dear.yaml"
-    override.write_text("instances:\n  - {cloud: aws, type: g6.xlarge, prices: {us-east-1: 10.0}}\n")
-    assert main(["cost", "aws-lora-7b", "--json", "--catalog", str(override)]) == 0
-    [result] = json.loads(capsys.readouterr().out)
-    assert any(line["item"].startswith("g6.2xlarge spot") for line in result["lines"])

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from datetime import date
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpulease.cli import main
 from gpulease.core.catalog import Catalog, InstanceType
 from gpulease.core.sizing import (
     GB,
@@ -182,30 +180,6 @@ def load_real() -> Catalog:
     from gpulease.core.catalog import load_catalog
 
     return load_catalog([])
-
-
-def test_size_command_json_lists_sorted_fitting_offers(capsys):
-    code = main(["size", "--params", "7B", "--method", "lora", "--batch", "4", "--grad-checkpointing", "--json"])
-    assert code == 0
-    out = json.loads(capsys.readouterr().out)
-    prices = [o["onDemandUsdPerHour"] for o in out["offers"]]
-    assert prices == sorted(prices)
-    assert out["offers"][0]["instanceType"] == "g6.xlarge"
-    assert all(o["neededPerGpuGb"] <= o["gpuMemoryGb"] * 0.9 for o in out["offers"])
-    assert out["estimate"]["totalGb"] == pytest.approx(out["offers"][0]["neededPerGpuGb"], abs=0.01)
-    assert {"memoryBandwidthGbps", "interconnect", "spotEstimateUsdPerHour"} <= set(out["offers"][0])
-
-
-def test_size_command_table_and_bad_input(capsys):
-    assert main(["size", "--params", "70B", "--method", "full", "--gpus", "1"]) == 1
-    assert "No aws instance type in us-east-1 holds this" in capsys.readouterr().out
-    assert main(["size", "--params", "7B", "--method", "full", "--batch", "8", "--grad-checkpointing"]) == 0
-    out = capsys.readouterr().out
-    assert "g6e.12xlarge" in out and "over PCIe" in out
-    assert main(["size", "--params", "seven"]) == 2
-    assert "--params" in capsys.readouterr().err
-    assert main(["size", "--params", "7B", "--region", "mars-1"]) == 2
-    assert "priced regions" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -5,16 +5,11 @@ from __future__ import annotations
 import pytest
 
 from components.spec.load import SpecError, load_stack_spec
-from gpulease.core.catalog import OVERRIDES_ENV, CatalogError
+from gpulease.core.catalog import CatalogError
 from gpulease.core.sizing.resolve import GpuSpec, resolve_instance_type
 from tests.support.specs import experiment, render_experiment
 
 INSTANCE = "aws:ec2/instance:Instance"
-
-
-@pytest.fixture(autouse=True)
-def _no_env_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(OVERRIDES_ENV, raising=False)
 
 
 def _spec_error(gpu: dict) -> SpecError:
