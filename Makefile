@@ -6,17 +6,20 @@ STACK ?= aws-lora-7b
 
 .PHONY: setup plan test lint schema bench mutate clean
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt -c constraints.txt
+	# The project itself, editable: the `gpulease` console script ($(VENV)/bin/gpulease); its dependencies are the
+	# pinned ones above.
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
 setup: $(VENV)/.installed
 
 ## The main job, offline: review what an example stack would create (no credentials, no Pulumi CLI).
 plan: setup
-	$(PY) -m gpulease plan $(STACK)
+	$(VENV)/bin/gpulease plan $(STACK)
 
 lint: setup
 	$(VENV)/bin/ruff check .
@@ -28,10 +31,12 @@ test: setup lint
 schema: setup
 	$(PY) -m gpulease schema --write
 
-## Benchmarks (not part of the tests): plan review against its floor, the reaper against Cloud Custodian,
+## Benchmarks (not part of the tests): plan review against its floor, plan start-up against the SDK import,
+## the reaper against Cloud Custodian,
 ## the Alibaba Cloud sweep's API calls against the minimum.
 bench: setup
 	$(PY) bench/plan_bench.py
+	$(PY) bench/plan_speed.py
 	bash bench/reap_bench.sh
 	$(PY) bench/alicloud_reap_bench.py
 

@@ -1,6 +1,6 @@
 """API calls of an Alibaba Cloud sweep against the minimum the fleet needs, on the loopback stub.
 
-The stub (``tests/alicloud_stub``) counts every request it serves, by action. The minimum for a sweep with
+The stub (``tests/support/alicloud_stub``) counts every request it serves, by action. The minimum for a sweep with
 gpulease's scope (one filtered listing per kind at each API's page ceiling, then the actions in the API's batch
 sizes) is computed from the fleet in the same run:
 
@@ -42,7 +42,7 @@ os.environ.update(
     ALIBABA_CLOUD_CLI_PROFILE_DISABLED="true",
 )
 
-from components.vocabulary import (  # noqa: E402
+from gpulease.core.vocabulary import (  # noqa: E402
     MANAGED_BY_VALUE,
     TAG_EXPIRES_AT,
     TAG_MANAGED_BY,
@@ -53,7 +53,7 @@ from components.vocabulary import (  # noqa: E402
 from gpulease.inventory.alicloud_clients import AlicloudClients  # noqa: E402
 from gpulease.inventory.alicloud_reaper import sweep  # noqa: E402
 from gpulease.inventory.decide import ReapSettings  # noqa: E402
-from tests.alicloud_stub import Account, AlicloudStub, install  # noqa: E402
+from tests.support.alicloud_stub import Account, AlicloudStub, install  # noqa: E402
 
 REGION = "cn-hangzhou"
 NOW = datetime.now(UTC).replace(microsecond=0)

@@ -35,11 +35,11 @@ sys.path.insert(0, str(ROOT))
 import pulumi  # noqa: E402
 from pulumi.runtime import mocks as pulumi_mocks  # noqa: E402
 
-from gpulease import plan_report  # noqa: E402
-from gpulease import render as render_module  # noqa: E402
-from gpulease.policy_runner import PolicyRunner  # noqa: E402
-from gpulease.render import Rendering, render  # noqa: E402
-from gpulease.review import StackReview, estimate  # noqa: E402
+from gpulease.review import render as render_module  # noqa: E402
+from gpulease.review import report as plan_report  # noqa: E402
+from gpulease.review.engine import StackReview, estimate  # noqa: E402
+from gpulease.review.policy_runner import PolicyRunner  # noqa: E402
+from gpulease.review.render import Rendering, render  # noqa: E402
 
 TARGET = 1.25
 REGION = "us-east-1"
@@ -88,7 +88,7 @@ class _BareMonitor(pulumi_mocks.MockMonitor):
 
 @contextmanager
 def bare_monitor() -> Iterator[None]:
-    """``gpulease.render`` with the SDK's bare monitor: the same set-up (config, mocks, event loop), no capture."""
+    """``gpulease.review.render`` with the SDK's bare monitor: the same set-up (config, mocks, event loop), no capture."""
     original = render_module.CapturingMonitor
     render_module.CapturingMonitor = _BareMonitor  # type: ignore[misc]
     try:

@@ -148,7 +148,14 @@ class Fleet:
 def build_fleet(url: str, shape: FleetShape, workers: int = 8) -> Fleet:
     import boto3
 
-    from components.vocabulary import MANAGED_BY_VALUE, TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_OWNER, TAG_RETAIN, rfc3339
+    from gpulease.core.vocabulary import (
+        MANAGED_BY_VALUE,
+        TAG_EXPIRES_AT,
+        TAG_MANAGED_BY,
+        TAG_OWNER,
+        TAG_RETAIN,
+        rfc3339,
+    )
 
     started = time.perf_counter()
     ec2 = boto3.client("ec2", region_name=REGION, endpoint_url=url)
@@ -415,7 +422,7 @@ C7N_SERVER_QUERY = {
 
 
 def run_custodian(url: str, workdir: Path, *, server_query: bool = False) -> float:
-    from components.vocabulary import TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_RETAIN
+    from gpulease.core.vocabulary import TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_RETAIN
 
     custodian = BENCH_VENV / "bin" / "custodian"
     if not custodian.exists():
@@ -444,8 +451,7 @@ def child(argv: list[str]) -> int:
     parser.add_argument("--counts", required=True)
     parser.add_argument("rest", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
-    from gpulease.cli import main
-    from gpulease.commands import reap
+    from gpulease.cli import main, reap
 
     counts: Counter = Counter()
     lock = threading.Lock()

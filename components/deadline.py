@@ -19,9 +19,9 @@ from datetime import timedelta
 import pulumi
 import pulumiverse_time as time_provider
 
-from components import clock
-from components import vocabulary as v
-from components.spec import ExperimentSpec
+from components.spec.experiment import ExperimentSpec
+from gpulease.core import clock
+from gpulease.core import vocabulary as v
 
 
 def proposed_deadline(spec: ExperimentSpec) -> str:

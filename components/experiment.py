@@ -1,61 +1,58 @@
-"""The cloud-neutral facade: one call turns a validated ``StackSpec`` into the cloud's component."""
+"""The cloud-neutral facade: one call turns a validated ``StackSpec`` into its cloud's component.
+
+``CLOUDS`` is the registry of cloud implementations: a stack's ``cloud: aws`` reaches ``components/aws/cloud.py``
+through its line here. Each entry imports its cloud when a stack asks for it, so that an AWS stack never loads
+pulumi_alicloud and an Alibaba Cloud stack never loads pulumi_aws (a tenth of a plan's time each); the imports are
+plain import statements, not names in strings. Adding a cloud is one folder (``components/<cloud>/``, see
+``components/cloud.py``) plus one line here and one in ``components.spec.clouds`` (a test holds them together).
+"""
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 
 import pulumi
 
-from components.catalog import CatalogError, resolve_instance_type
-from components.spec import SpecError, StackSpec
-
-# cloud -> (module, component class, provider config namespace)
-CLOUDS: dict[str, tuple[str, str]] = {
-    "aws": ("components.aws", "AwsGpuExperiment"),
-    "alicloud": ("components.alicloud", "AlicloudGpuExperiment"),
-}
+from components.alicloud.spec import RULES as ALICLOUD_SPEC
+from components.aws.spec import RULES as AWS_SPEC
+from components.build import GpuExperimentStack, prepare, resolve_instance_types, stack_region
+from components.cloud import Cloud
+from components.spec.load import StackSpec
 
 
-def stack_region(spec: StackSpec) -> str:
-    """The spec's region, else the provider's region config; one of them is required."""
-    region = spec.base.region or pulumi.Config(spec.cloud).get("region")
-    if not region:
-        field = "gpulease:sweep.base.region" if spec.kind == "sweep" else "gpulease:experiment.region"
-        raise SpecError(spec.stack, [(field, f"no region: set it here or as {spec.cloud}:region in the stack config")])
-    return region
+def _aws() -> Cloud:
+    from components.aws.cloud import AWS
+
+    return AWS
 
 
-def _explicit_provider(spec: StackSpec, region: str) -> pulumi.ProviderResource | None:
-    if pulumi.Config(spec.cloud).get("region") == region:
+def _alicloud() -> Cloud:
+    from components.alicloud.cloud import ALICLOUD
+
+    return ALICLOUD
+
+
+CLOUDS: dict[str, Callable[[], Cloud]] = {AWS_SPEC.name: _aws, ALICLOUD_SPEC.name: _alicloud}
+
+
+def cloud(name: str) -> Cloud:
+    """The implementation of the cloud a spec names (``aws``, ``alicloud``)."""
+    return CLOUDS[name]()
+
+
+def _explicit_provider(impl: Cloud, region: str) -> pulumi.ProviderResource | None:
+    """A provider for the spec's region when it is not the provider config's (children inherit it)."""
+    if pulumi.Config(impl.name).get("region") == region:
         return None
-    module = importlib.import_module(f"pulumi_{spec.cloud}")
-    return module.Provider(f"{spec.cloud}-{region}", region=region)
+    return impl.provider(region)
 
 
-def check_instance_types(spec: StackSpec, region: str) -> None:
-    """Resolve every experiment's GPU through the catalog first, so a type that does not exist or a workload that
-    fits nowhere is reported like any other config mistake (stack, field path, what is accepted)."""
-    problems: list[tuple[str, str]] = []
-    for i, exp in enumerate(spec.experiments):
-        prefix = "gpulease:experiment" if spec.kind == "experiment" else f"gpulease:sweep.runs[{i}]"
-        try:
-            resolve_instance_type(spec.cloud, region, exp.gpu)
-        except CatalogError as exc:
-            problems.append((f"{prefix}.{exc.field or 'gpu'}", exc.detail))
-    if problems:
-        raise SpecError(spec.stack, problems)
-
-
-def GpuExperiment(spec: StackSpec) -> pulumi.ComponentResource:  # noqa: N802 - reads as the component it returns
-    """Create ``gpulease:<cloud>:GpuExperiment`` for the stack."""
+def GpuExperiment(spec: StackSpec) -> GpuExperimentStack:  # noqa: N802 - reads as the component it returns
+    """Create ``gpulease:<cloud>:GpuExperiment`` for the stack: the gpu sections resolved once, every lookup made,
+    then the resources."""
+    impl = cloud(spec.cloud)
     region = stack_region(spec)
-    check_instance_types(spec, region)
-    module_name, class_name = CLOUDS[spec.cloud]
-    component = getattr(importlib.import_module(module_name), class_name)
-    name = spec.sweep_name or spec.base.name
-    provider = _explicit_provider(spec, region)
-    # Lookups first (a module-level ``prepare``), so that a bad type or zone registers nothing.
-    prepare = getattr(importlib.import_module(module_name), "prepare", None)
-    if prepare is None:
-        return component(name, spec, region, provider=provider)
-    return component(name, spec, region, provider=provider, plan=prepare(spec, region, provider))
+    types = resolve_instance_types(spec, region)
+    provider = _explicit_provider(impl, region)
+    plan = prepare(impl, spec, region, types, provider)
+    return GpuExperimentStack(impl, spec, region, plan, provider=provider)

@@ -29,3 +29,9 @@ def bucket_name(project: str, base: str) -> str:
 def scoped_name(base: str, limit: int = 64) -> str:
     """A name for account-wide resources (roles, schedules): ``gpl-<hash>-<base>``."""
     return slug(f"gpl-{stack_hash()}-{base}", limit)
+
+
+def bootstrap_bucket_name(project: str, base: str) -> str:
+    """``gpulease-boot-<project>-<stack>-<hash>``: never the checkpoint bucket's name (that one has no ``boot-``)."""
+    suffix = stack_hash()
+    return f"{slug(f'gpulease-boot-{project}-{base}', 63 - len(suffix) - 1)}-{suffix}"

@@ -8,9 +8,9 @@ from typing import Any
 import pulumi
 from pulumi.runtime import config as runtime_config
 
-from components.errors import UserError
 from components.experiment import GpuExperiment
-from components.spec import CONFIG_NAMESPACE, load_stack_spec
+from components.spec.load import CONFIG_NAMESPACE, load_stack_spec
+from gpulease.core.errors import UserError
 
 
 def gpulease_config() -> dict[str, Any]:

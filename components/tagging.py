@@ -1,11 +1,15 @@
-"""The one tag set every taggable resource of an experiment carries, built from the spec."""
+"""The one tag set every taggable resource of an experiment carries, built from the spec (and counted by it)."""
 
 from __future__ import annotations
 
-import pulumi
+from typing import TYPE_CHECKING
 
-from components import vocabulary as v
-from components.spec import ExperimentSpec
+from gpulease.core import vocabulary as v
+
+if TYPE_CHECKING:  # types only: the spec builds this tag set to count it, so this module imports neither at run time
+    import pulumi
+
+    from components.spec.experiment import ExperimentSpec
 
 
 def experiment_tags(

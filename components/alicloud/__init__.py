@@ -1,5 +1,2 @@
-"""Alibaba Cloud: one ``gpulease:alicloud:GpuExperiment`` per stack; a file per responsibility, as on AWS."""
-
-from components.alicloud.experiment import AlicloudGpuExperiment, prepare
-
-__all__ = ["AlicloudGpuExperiment", "prepare"]
+"""Alibaba Cloud: the ``alicloud`` cloud (``cloud.py`` implements the contract of ``components/cloud.py``; ``spec.py``
+is what the spec accepts). Nothing is imported here, so that the spec can read ``spec.py`` without Pulumi."""

@@ -9,11 +9,14 @@ instance stopped from inside keeps billing until its release time."""
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import pulumi
 import pulumi_alicloud as alicloud
 
+from components.alicloud.context import AlicloudContext
 from components.naming import scoped_name
+from components.plan import Bucket, ExperimentParts
 
 
 def assume_role_policy(service: str = "ecs.aliyuncs.com") -> str:
@@ -78,48 +81,28 @@ def self_release_policy(region: str, account_id: str, instance_id: str) -> str:
     )
 
 
-def create_instance_role(
-    name: str,
-    *,
-    bucket_arn: str | None,
-    prefix: str,
-    tags: dict,
-    parent: pulumi.Resource,
-) -> alicloud.ram.Role:
-    opts = pulumi.ResourceOptions(parent=parent)
-    role = alicloud.ram.Role(
-        f"{name}-instance-role",
-        role_name=scoped_name(f"{name}-instance"),
-        description=f"gpulease {name}: checkpoint prefix access, self-release",
-        assume_role_policy_document=assume_role_policy(),
-        max_session_duration=3600,
-        force=True,
-        tags=tags,
-        opts=opts,
-    )
-    if bucket_arn is None:
-        return role
+def grant(
+    resource: str, policy_name: str, description: str, document: pulumi.Input[str], role: alicloud.ram.Role, *,
+    tags: dict, opts: pulumi.ResourceOptions,
+) -> alicloud.ram.RolePolicyAttachment:
+    """A custom RAM policy and its attachment to ``role`` (``<resource>`` and ``<resource>-attachment``)."""
     policy = alicloud.ram.Policy(
-        f"{name}-checkpoint-access",
-        policy_name=scoped_name(f"{name}-checkpoints", 128),
-        description=f"gpulease {name}: read and write {prefix} only",
-        policy_document=checkpoint_access_policy(bucket_arn, prefix),
+        resource,
+        policy_name=scoped_name(policy_name, 128),
+        description=description,
+        policy_document=document,
         force=True,
         tags=tags,
         opts=opts,
     )
-    alicloud.ram.RolePolicyAttachment(
-        f"{name}-checkpoint-access-attachment",
-        role_name=role.role_name,
-        policy_name=policy.policy_name,
-        policy_type="Custom",
+    return alicloud.ram.RolePolicyAttachment(
+        f"{resource}-attachment", role_name=role.role_name, policy_name=policy.policy_name, policy_type="Custom",
         opts=opts,
     )
-    return role
 
 
 def attach_instance_role(
-    name: str, role: alicloud.ram.Role, instance: alicloud.ecs.Instance, parent: pulumi.Resource
+    name: str, role: alicloud.ram.Role, instance: pulumi.CustomResource, parent: pulumi.Resource
 ) -> alicloud.ecs.RamRoleAttachment:
     """Give the instance the role's temporary credentials (through its metadata service)."""
     return alicloud.ecs.RamRoleAttachment(
@@ -130,34 +113,14 @@ def attach_instance_role(
     )
 
 
-def allow_self_release(
-    name: str,
-    role: alicloud.ram.Role,
-    instance: alicloud.ecs.Instance,
-    *,
-    region: str,
-    account_id: str,
-    tags: dict,
-    parent: pulumi.Resource,
-) -> alicloud.ram.RolePolicyAttachment:
+def allow_self_release(exp: ExperimentParts, role: alicloud.ram.Role, instance: pulumi.CustomResource) -> None:
     """Let the instance's role read and release that instance (and only it): the policy names the instance id,
     known once the instance exists, and is attached to the role the instance already holds."""
-    opts = pulumi.ResourceOptions(parent=parent)
-    policy = alicloud.ram.Policy(
-        f"{name}-self-release",
-        policy_name=scoped_name(f"{name}-self-release", 128),
-        description=f"gpulease {name}: read, release or stop this instance only",
-        policy_document=instance.id.apply(lambda iid: self_release_policy(region, account_id, iid)),
-        force=True,
-        tags=tags,
-        opts=opts,
-    )
-    return alicloud.ram.RolePolicyAttachment(
-        f"{name}-self-release-attachment",
-        role_name=role.role_name,
-        policy_name=policy.policy_name,
-        policy_type="Custom",
-        opts=opts,
+    region, account_id = exp.ctx.region, exp.ctx.account_id
+    grant(
+        f"{exp.name}-self-release", f"{exp.name}-self-release",
+        f"gpulease {exp.name}: read, release or stop this instance only",
+        instance.id.apply(lambda iid: self_release_policy(region, account_id, iid)), role, tags=exp.tags, opts=exp.opts(),
     )
 
 
@@ -168,24 +131,36 @@ def tools_read_policy(object_arn: str) -> str:
     )
 
 
-def allow_tools_read(
-    name: str, role: alicloud.ram.Role, object_arn: str, *, tags: dict, parent: pulumi.Resource
-) -> alicloud.ram.RolePolicyAttachment:
-    """The instance role may read the kit's tools object, and nothing else in that bucket."""
-    opts = pulumi.ResourceOptions(parent=parent)
-    policy = alicloud.ram.Policy(
-        f"{name}-tools-read",
-        policy_name=scoped_name(f"{name}-tools-read", 128),
-        description=f"gpulease {name}: read the instance-side tools",
-        policy_document=tools_read_policy(object_arn),
-        force=True,
-        tags=tags,
-        opts=opts,
-    )
-    return alicloud.ram.RolePolicyAttachment(
-        f"{name}-tools-read-attachment",
-        role_name=role.role_name,
-        policy_name=policy.policy_name,
-        policy_type="Custom",
-        opts=opts,
-    )
+class AlicloudIdentity:
+    """The identity part of the Alibaba Cloud cloud: the instance's RAM role and what it may read and write."""
+
+    def create_identity(self, exp: ExperimentParts, bucket: Bucket | None) -> alicloud.ram.Role:
+        """Every instance gets a role: its checkpoint prefix when there is a bucket, and (after it exists) the right
+        to release itself (``lifetime``), since a stop from inside keeps a pay-as-you-go instance billing."""
+        name, opts = exp.name, exp.opts()
+        role = alicloud.ram.Role(
+            f"{name}-instance-role",
+            role_name=scoped_name(f"{name}-instance"),
+            description=f"gpulease {name}: checkpoint prefix access, self-release",
+            assume_role_policy_document=assume_role_policy(),
+            max_session_duration=3600,
+            force=True,
+            tags=exp.tags,
+            opts=opts,
+        )
+        if bucket is not None:
+            grant(
+                f"{name}-checkpoint-access", f"{name}-checkpoints", f"gpulease {name}: read and write {exp.prefix} only",
+                checkpoint_access_policy(bucket.arn, exp.prefix), role, tags=exp.tags, opts=opts,
+            )
+        return role
+
+    def allow_tools_read(
+        self, exp: ExperimentParts, identity: pulumi.Resource, bucket: Bucket, key: str
+    ) -> alicloud.ram.RolePolicyAttachment:
+        """The instance role may read the kit's tools object, and nothing else in that bucket."""
+        object_arn = cast(AlicloudContext, exp.ctx).oss_arn(bucket.name, key)
+        return grant(
+            f"{exp.name}-tools-read", f"{exp.name}-tools-read", f"gpulease {exp.name}: read the instance-side tools",
+            tools_read_policy(object_arn), cast(alicloud.ram.Role, identity), tags=exp.tags, opts=exp.opts(),
+        )

@@ -15,31 +15,20 @@ Replacement rules (sources in docs/provider-facts.md):
 
 from __future__ import annotations
 
-import pulumi
+from typing import TYPE_CHECKING
+
 import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
-from components.errors import UserError
+from components.alicloud.lifetime import auto_release_time
+from components.alicloud.spec import IMAGE_FAMILIES
 from components.naming import scoped_name
-from components.spec import ExperimentSpec
+from components.plan import ExperimentParts, Launch
+from gpulease.core.errors import UserError
 
-# Image families resolved to the newest matching public image that supports the instance type, and whether the
-# NVIDIA driver comes with it. Alibaba Cloud's public images carry no GPU driver: its documentation ("Create an
-# instance equipped with NVIDIA GPUs") has the driver installed at first boot by its auto-install script passed
-# in RunInstances UserData, or taken from a Marketplace image; "if you use an image without a pre-installed GPU
-# driver, you must install the GPU driver". Alibaba's script is not used: it reads its mirror from the metadata
-# service without a token, which ``http_tokens = required`` refuses. So on this family (``absent``) the bootstrap
-# installs the pinned driver from the Ubuntu archive (``components.bootstrap.NVIDIA_DRIVER_PACKAGES``; AWS's
-# ``ubuntu-22.04`` family gets the same install), loads it, and readiness fails, naming the driver, when
-# nvidia-smi cannot see the GPU (docs/provider-facts.md, docs/provider-facts-instance.md).
-IMAGE_FAMILIES: dict[str, dict] = {
-    "ubuntu-22.04": {"owners": "system", "name_regex": r"^ubuntu_22_04_x64_20G_alibase_", "nvidia_driver": "absent"},
-}
+if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
+    from components.spec.experiment import ExperimentSpec
 
-
-def nvidia_driver(spec: ExperimentSpec) -> str:
-    """``preinstalled`` or ``absent`` for a family image; ``unknown`` for a pinned ``image.id`` (readiness checks)."""
-    return IMAGE_FAMILIES[spec.image_family]["nvidia_driver"] if spec.image_family else "unknown"
 
 # Public bandwidth for pulling packages, images and datasets; billed by traffic, not reserved.
 INTERNET_MAX_BANDWIDTH_OUT_MBPS = 100
@@ -47,27 +36,6 @@ INTERNET_MAX_BANDWIDTH_OUT_MBPS = 100
 
 class ImageLookupError(UserError):
     """No image of the family supports the instance type in the region."""
-
-
-def resolve_image(spec: ExperimentSpec, instance_type: str, ctx: AlicloudContext) -> str:
-    if spec.image.id:
-        return spec.image.id
-    family = IMAGE_FAMILIES[spec.image_family]
-    found = alicloud.ecs.get_images(
-        owners=family["owners"],
-        name_regex=family["name_regex"],
-        instance_type=instance_type,
-        os_type="linux",
-        architecture="x86_64",
-        status="Available",
-        most_recent=True,
-        opts=ctx.invoke_opts(),
-    )
-    if not found.images:
-        raise ImageLookupError(
-            f"image.family: no {spec.image_family} image supports {instance_type} in {ctx.region}; give image.id"
-        )
-    return found.images[0].id
 
 
 def market_options(spec: ExperimentSpec) -> dict:
@@ -84,55 +52,6 @@ def market_options(spec: ExperimentSpec) -> dict:
     return options
 
 
-def create_instance(
-    spec: ExperimentSpec,
-    *,
-    instance_type: str,
-    image_id: str,
-    from_family: bool,
-    vswitch_id: pulumi.Input[str],
-    security_group: alicloud.ecs.SecurityGroup,
-    key_name: pulumi.Input[str] | None,
-    auto_release_time: pulumi.Input[str],
-    user_data: pulumi.Input[str],
-    tags: dict,
-    depends_on: list[pulumi.Resource],
-    parent: pulumi.Resource,
-) -> alicloud.ecs.Instance:
-    return alicloud.ecs.Instance(
-        f"{spec.name}-instance",
-        instance_name=scoped_name(spec.name, 128),
-        # ECS host names need at least two characters; experiment names may have one.
-        host_name=spec.name if len(spec.name) >= 2 else f"{spec.name}-gpu",
-        description=f"gpulease {spec.name}",
-        image_id=image_id,
-        instance_type=instance_type,
-        vswitch_id=vswitch_id,
-        security_groups=[security_group.id],
-        key_name=key_name,
-        internet_charge_type="PayByTraffic",
-        internet_max_bandwidth_out=INTERNET_MAX_BANDWIDTH_OUT_MBPS,
-        # ECS releases the instance at the deadline by itself (see lifetime.py).
-        auto_release_time=auto_release_time,
-        **market_options(spec),
-        http_endpoint="enabled",
-        http_tokens="required",
-        # No http_put_response_hop_limit: pulumi_alicloud 4.0.0 documents it as "not available for use yet" (the
-        # ecs.Instance docstring), so the service default (1 hop) applies.
-        instance_metadata_tags="enabled",
-        system_disk_category="cloud_essd",
-        system_disk_size=spec.image.root_disk_gb,
-        system_disk_encrypted=True,
-        system_disk_performance_level="PL1",
-        system_disk_description=f"gpulease {spec.name}: system disk",
-        user_data=user_data,
-        tags=tags,
-        volume_tags=tags,
-        # Releasing the instance before the data disk is deleted keeps destroy ordered, as on AWS.
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on, **replacement_options(from_family=from_family)),
-    )
-
-
 def replacement_options(*, from_family: bool) -> dict:
     """Only ever delete-before-replace; a newer family image is ignored, a changed pinned image replaces."""
     return {
@@ -140,3 +59,60 @@ def replacement_options(*, from_family: bool) -> dict:
         "ignore_changes": ["image_id"] if from_family else None,
         "replace_on_changes": ["image_id"],
     }
+
+
+class AlicloudInstance:
+    """The compute part of the Alibaba Cloud cloud: the image and the instance."""
+
+    def resolve_image(self, spec: ExperimentSpec, family_name: str, instance_type: str, ctx: AlicloudContext) -> str:
+        """The newest public image of the family that supports the instance type in the region."""
+        family = IMAGE_FAMILIES[family_name]
+        found = alicloud.ecs.get_images(
+            owners=family["owners"],
+            name_regex=family["name_regex"],
+            instance_type=instance_type,
+            os_type="linux",
+            architecture="x86_64",
+            status="Available",
+            most_recent=True,
+            opts=ctx.invoke_opts(),
+        )
+        if not found.images:
+            raise ImageLookupError(
+                f"image.family: no {family_name} image supports {instance_type} in {ctx.region}; give image.id"
+            )
+        return found.images[0].id
+
+    def create_instance(self, exp: ExperimentParts, launch: Launch) -> alicloud.ecs.Instance:
+        return alicloud.ecs.Instance(
+            f"{exp.name}-instance",
+            instance_name=scoped_name(exp.name, 128),
+            # ECS host names need at least two characters; experiment names may have one.
+            host_name=exp.name if len(exp.name) >= 2 else f"{exp.name}-gpu",
+            description=f"gpulease {exp.name}",
+            image_id=exp.placed.image_id,
+            instance_type=exp.placed.instance_type.type,
+            vswitch_id=launch.network.subnets[exp.placed.placement.zone],
+            security_groups=[launch.network.security_group.id],
+            key_name=launch.network.key_name,
+            internet_charge_type="PayByTraffic",
+            internet_max_bandwidth_out=INTERNET_MAX_BANDWIDTH_OUT_MBPS,
+            # ECS releases the instance at the recorded deadline by itself (see lifetime.py).
+            auto_release_time=auto_release_time(exp.name, exp.deadline),
+            **market_options(exp.spec),
+            http_endpoint="enabled",
+            http_tokens="required",
+            # No http_put_response_hop_limit: pulumi_alicloud 4.0.0 documents it as "not available for use yet" (the
+            # ecs.Instance docstring), so the service default (1 hop) applies.
+            instance_metadata_tags="enabled",
+            system_disk_category="cloud_essd",
+            system_disk_size=exp.spec.image.root_disk_gb,
+            system_disk_encrypted=True,
+            system_disk_performance_level="PL1",
+            system_disk_description=f"gpulease {exp.name}: system disk",
+            user_data=launch.user_data,
+            tags=exp.tags,
+            volume_tags=exp.tags,
+            # Releasing the instance before the data disk is deleted keeps destroy ordered, as on AWS.
+            opts=exp.opts(depends_on=launch.depends_on, **replacement_options(from_family=exp.spec.image.id is None)),
+        )

@@ -9,11 +9,15 @@ even when the instance is wedged.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import cast
 
 import pulumi
+import pulumi_alicloud as alicloud
 
-from components import clock
-from components import vocabulary as v
+from components.alicloud.identity import allow_self_release, attach_instance_role
+from components.plan import ExperimentParts
+from gpulease.core import clock
+from gpulease.core import vocabulary as v
 
 
 def release_time(deadline_rfc3339: str) -> str:
@@ -41,3 +45,13 @@ def checked_release_time(name: str, deadline_rfc3339: str) -> str:
 def auto_release_time(name: str, deadline: pulumi.Output[str]) -> pulumi.Output[str]:
     """The instance's ``auto_release_time``, derived from the recorded deadline."""
     return deadline.apply(lambda value: checked_release_time(name, value))
+
+
+class AlicloudLifetime:
+    """The deadline part of the Alibaba Cloud cloud: the release time is on the instance (``create_instance``);
+    once the instance exists, its role is attached and may release that instance (the watchdog's earlier ends)."""
+
+    def after_instance(self, exp: ExperimentParts, instance: pulumi.CustomResource, identity: pulumi.Resource) -> None:
+        role = cast(alicloud.ram.Role, identity)
+        attach_instance_role(exp.name, role, instance, exp.parent)
+        allow_self_release(exp, role, instance)

@@ -8,15 +8,20 @@ reaper to leave alone; reattach the disk with ``dataDisk.existingVolumeId``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
-from components.errors import UserError
-from components.naming import scoped_name, slug, stack_hash
-from components.spec import CheckpointSpec, ExperimentSpec
+from components.naming import scoped_name
+from components.plan import Bucket, DataDisk, ExperimentParts, OneAfterAnother, tools_object_args
+from gpulease.core.errors import UserError
+
+if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
+    from components.spec.experiment import ExperimentSpec
+    from components.spec.sections import CheckpointSpec
+
 
 # Disk categories ECS resizes online (alicloud_ecs_disk docs, argument ``type``).
 ONLINE_RESIZE_CATEGORIES = ("cloud_efficiency", "cloud_ssd", "cloud_essd")
@@ -24,19 +29,6 @@ ONLINE_RESIZE_CATEGORIES = ("cloud_efficiency", "cloud_ssd", "cloud_essd")
 
 class DiskLookupError(UserError):
     """The disk to reattach does not exist in the region."""
-
-
-@dataclass
-class Bucket:
-    name: str
-    arn: str
-    """The RAM resource name of the bucket."""
-    settings: list[pulumi.Resource] = field(default_factory=list)
-    """The bucket and its separate settings, in the order they are applied; a writer depends on all of them."""
-
-
-def bucket_uri(bucket: str, prefix: str) -> str:
-    return f"oss://{bucket}/{prefix}"
 
 
 def lifecycle_rules(checkpoints: CheckpointSpec) -> list[dict]:
@@ -83,166 +75,133 @@ def tls_only_policy(bucket: str, account_id: str) -> str:
     )
 
 
-def create_bucket(
-    base: str, name: str, spec: ExperimentSpec, tags: dict, ctx: AlicloudContext, parent: pulumi.Resource
-) -> Bucket:
-    """The checkpoint bucket: private, encrypted, versioned, TLS-only, with lifecycle rules; or an existing one.
+class AlicloudStorage:
+    """The storage part of the Alibaba Cloud cloud: buckets, the data disk and its attachment, the tools object."""
 
-    An existing bucket is used as it is: gpulease never changes a bucket it does not manage."""
-    cp = spec.checkpoints
-    if cp.bucket:
-        return Bucket(name=cp.bucket, arn=ctx.oss_arn(cp.bucket))
-    # Versioning, encryption and the lifecycle rules are set on the bucket itself: pulumi_alicloud 4.0.0 has no
-    # separate lifecycle resource, and a separate versioning or encryption resource would fight the bucket's own
-    # (non-computed) fields. Within the bucket's create the provider applies them in a fixed order: CreateBucket
-    # (storage class, redundancy), then lifecycle, policy, encryption, tags and versioning last
-    # (terraform-provider-alicloud resource_alicloud_oss_bucket.go, resourceAlicloudOssBucketUpdate). So the
-    # lifecycle rules reach OSS before versioning is on; whether OSS accepts the noncurrent-version and
-    # delete-marker rules on a bucket not yet versioned is not verifiable without a cloud (docs/provider-facts.md).
-    bucket = alicloud.oss.Bucket(
-        f"{base}-checkpoints",
-        bucket=name,
-        storage_class="Standard",
-        redundancy_type="LRS",
-        versioning={"status": "Enabled"},
-        server_side_encryption_rule={"sse_algorithm": "AES256"},
-        lifecycle_rules=lifecycle_rules(cp),
-        # The main rule and the delete-marker rule share the prefix and both expire; OSS needs this to accept them.
-        lifecycle_rule_allow_same_action_overlap=True,
-        force_destroy=not cp.retain,
-        tags=tags,
-        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=cp.retain),
-    )
-    # The separate settings follow one after the other: ACL private, public access blocked, then the TLS-only
-    # policy. A Deny statement is never public for OSS ("If the Effect in the bucket policy is Deny, the statement
-    # is considered non-public": OSS Block Public Access docs), so the blocked bucket accepts it. The instance
-    # depends on the whole chain, so no checkpoint is written before the bucket is private and TLS-only.
-    chain: list[pulumi.Resource] = [bucket]
+    def bucket_arn(self, bucket: str, ctx: AlicloudContext) -> str:
+        return ctx.oss_arn(bucket)
 
-    def after() -> pulumi.ResourceOptions:
-        return pulumi.ResourceOptions(parent=parent, depends_on=[chain[-1]])
+    def create_bucket(
+        self, base: str, name: str, spec: ExperimentSpec, tags: dict, ctx: AlicloudContext, parent: pulumi.Resource
+    ) -> Bucket:
+        """The checkpoint bucket: private, encrypted, versioned, TLS-only, with lifecycle rules.
 
-    chain.append(alicloud.oss.BucketAcl(f"{base}-checkpoints-acl", bucket=bucket.bucket, acl="private", opts=after()))
-    chain.append(alicloud.oss.BucketPublicAccessBlock(
-        f"{base}-checkpoints-public-access", bucket=bucket.bucket, block_public_access=True, opts=after()
-    ))
-    chain.append(alicloud.oss.BucketPolicy(
-        f"{base}-checkpoints-tls-only",
-        bucket=bucket.bucket,
-        policy=tls_only_policy(name, ctx.account_id),
-        opts=after(),
-    ))
-    return Bucket(name=name, arn=ctx.oss_arn(name), settings=chain)
+        Versioning, encryption and the lifecycle rules are set on the bucket itself: pulumi_alicloud 4.0.0 has no
+        separate lifecycle resource, and a separate versioning or encryption resource would fight the bucket's own
+        (non-computed) fields. Within the bucket's create the provider applies them in a fixed order: CreateBucket
+        (storage class, redundancy), then lifecycle, policy, encryption, tags and versioning last
+        (terraform-provider-alicloud resource_alicloud_oss_bucket.go, resourceAlicloudOssBucketUpdate). So the
+        lifecycle rules reach OSS before versioning is on; whether OSS accepts the noncurrent-version and
+        delete-marker rules on a bucket not yet versioned is not verifiable without a cloud (docs/provider-facts.md)."""
+        cp = spec.checkpoints
+        return self._hardened_bucket(
+            f"{base}-checkpoints", name, tags, ctx, parent, retain=cp.retain,
+            versioning={"status": "Enabled"},
+            lifecycle_rules=lifecycle_rules(cp),
+            # The main rule and the delete-marker rule share the prefix and both expire; OSS needs this to accept them.
+            lifecycle_rule_allow_same_action_overlap=True,
+        )
 
+    def _hardened_bucket(
+        self, resource: str, name: str, tags: dict, ctx: AlicloudContext, parent: pulumi.Resource, *, retain: bool,
+        **settings: object,
+    ) -> Bucket:
+        """A private, encrypted (SSE AES256), TLS-only bucket with ``settings`` on the bucket itself.
 
-@dataclass
-class DataDisk:
-    id: pulumi.Input[str]
-    zone_id: str
-    resource: alicloud.ecs.EcsDisk | None
+        The separate settings follow one after the other: ACL private, public access blocked, then the TLS-only
+        policy. A Deny statement is never public for OSS ("If the Effect in the bucket policy is Deny, the statement
+        is considered non-public": OSS Block Public Access docs), so the blocked bucket accepts it. A writer depends
+        on the whole chain, so nothing is written before the bucket is private and TLS-only."""
+        bucket = alicloud.oss.Bucket(
+            resource,
+            bucket=name,
+            storage_class="Standard",
+            redundancy_type="LRS",
+            server_side_encryption_rule={"sse_algorithm": "AES256"},
+            force_destroy=not retain,
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=retain),
+            **settings,  # type: ignore[arg-type]
+        )
+        chain = OneAfterAnother(bucket, parent)
 
+        chain.add(alicloud.oss.BucketAcl(f"{resource}-acl", bucket=bucket.bucket, acl="private", opts=chain.next_opts()))
+        chain.add(alicloud.oss.BucketPublicAccessBlock(
+            f"{resource}-public-access", bucket=bucket.bucket, block_public_access=True, opts=chain.next_opts()
+        ))
+        chain.add(alicloud.oss.BucketPolicy(
+            f"{resource}-tls-only", bucket=bucket.bucket, policy=tls_only_policy(name, ctx.account_id), opts=chain.next_opts(),
+        ))
+        return Bucket(name=name, arn=self.bucket_arn(name, ctx), settings=chain.items)
 
-def existing_disk_zone(disk_id: str, ctx: AlicloudContext) -> str:
-    found = alicloud.ecs.get_ecs_disks(ids=[disk_id], opts=ctx.invoke_opts()).disks
-    if not found:
-        raise DiskLookupError(f"dataDisk.existingVolumeId: disk {disk_id} does not exist in {ctx.region}")
-    return found[0].zone_id
-
-
-def create_data_disk(spec: ExperimentSpec, zone_id: str, tags: dict, parent: pulumi.Resource) -> DataDisk:
-    disk = spec.data_disk
-    if disk.existing_volume_id:
-        # Reattached, never managed: destroying this stack leaves the disk exactly as it was.
-        return DataDisk(id=disk.existing_volume_id, zone_id=zone_id, resource=None)
-    ecs_disk = alicloud.ecs.EcsDisk(
-        f"{spec.name}-data",
-        disk_name=scoped_name(f"{spec.name}-data", 128),
-        description=f"gpulease {spec.name}: data disk",
-        zone_id=zone_id,
-        size=disk.size_gb,
-        category=spec.disk_type,
-        performance_level=disk.performance_level or ("PL1" if spec.disk_type == "cloud_essd" else None),
-        encrypted=True,
-        kms_key_id=disk.kms_key_id,
-        payment_type="PayAsYouGo",
-        # A bigger sizeGb takes effect without a reboot where ECS can resize online ("online: ... You can resize
-        # ultra disks, standard SSDs, and ESSDs online": alicloud_ecs_disk docs); offline (the provider default)
-        # waits for the next restart.
-        type="online" if spec.disk_type in ONLINE_RESIZE_CATEGORIES else None,
-        # The instance is released at its deadline or on a spot interruption; the disk must outlive it.
-        delete_with_instance=False,
-        delete_auto_snapshot=False,
-        tags=tags,
-        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=disk.retain),
-    )
-    return DataDisk(id=ecs_disk.id, zone_id=zone_id, resource=ecs_disk)
+    def existing_disk_zone(self, disk_id: str, ctx: AlicloudContext) -> str:
+        found = alicloud.ecs.get_ecs_disks(ids=[disk_id], opts=ctx.invoke_opts()).disks
+        if not found:
+            raise DiskLookupError(f"dataDisk.existingVolumeId: disk {disk_id} does not exist in {ctx.region}")
+        return found[0].zone_id
 
 
-def attach_data_disk(
-    spec: ExperimentSpec, disk: DataDisk, instance: alicloud.ecs.Instance, parent: pulumi.Resource
-) -> alicloud.ecs.EcsDiskAttachment:
-    # retain_on_delete: on destroy the attachment is only forgotten; releasing the instance detaches the disk.
-    # A forced detach of a mounted disk could corrupt it (the AWS side uses skip_destroy for the same reason).
-    # instance_id is ForceNew (alicloud_ecs_disk_attachment docs), so a replaced instance replaces the attachment;
-    # delete-before-replace here and on the instance releases the old instance before the disk is attached anew.
-    return alicloud.ecs.EcsDiskAttachment(
-        f"{spec.name}-data-attachment",
-        disk_id=disk.id,
-        instance_id=instance.id,
-        delete_with_instance=False,
-        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=True, delete_before_replace=True),
-    )
+    def create_data_disk(self, exp: ExperimentParts, tags: dict) -> DataDisk:
+        spec, disk, zone_id = exp.spec, exp.spec.data_disk, exp.placed.placement.zone
+        if disk.existing_volume_id:
+            # Reattached, never managed: destroying this stack leaves the disk exactly as it was.
+            return DataDisk(id=disk.existing_volume_id, resource=None)
+        ecs_disk = alicloud.ecs.EcsDisk(
+            f"{spec.name}-data",
+            disk_name=scoped_name(f"{spec.name}-data", 128),
+            description=f"gpulease {spec.name}: data disk",
+            zone_id=zone_id,
+            size=disk.size_gb,
+            category=spec.disk_type,
+            performance_level=disk.performance_level or ("PL1" if spec.disk_type == "cloud_essd" else None),
+            encrypted=True,
+            kms_key_id=disk.kms_key_id,
+            payment_type="PayAsYouGo",
+            # A bigger sizeGb takes effect without a reboot where ECS can resize online ("online: ... You can resize
+            # ultra disks, standard SSDs, and ESSDs online": alicloud_ecs_disk docs); offline (the provider default)
+            # waits for the next restart.
+            type="online" if spec.disk_type in ONLINE_RESIZE_CATEGORIES else None,
+            # The instance is released at its deadline or on a spot interruption; the disk must outlive it.
+            delete_with_instance=False,
+            delete_auto_snapshot=False,
+            tags=tags,
+            opts=exp.opts(retain_on_delete=disk.retain),
+        )
+        return DataDisk(id=ecs_disk.id, resource=ecs_disk)
 
 
-# --- the instance-side tools (see components/bootstrap: user-data carries only their loader) --------------------
+    def attach_data_disk(
+        self, exp: ExperimentParts, disk: DataDisk, instance: pulumi.CustomResource
+    ) -> alicloud.ecs.EcsDiskAttachment:
+        # retain_on_delete: on destroy the attachment is only forgotten; releasing the instance detaches the disk.
+        # A forced detach of a mounted disk could corrupt it (the AWS side uses skip_destroy for the same reason).
+        # instance_id is ForceNew (alicloud_ecs_disk_attachment docs), so a replaced instance replaces the attachment;
+        # delete-before-replace here and on the instance releases the old instance before the disk is attached anew.
+        return alicloud.ecs.EcsDiskAttachment(
+            f"{exp.name}-data-attachment",
+            disk_id=disk.id,
+            instance_id=instance.id,
+            delete_with_instance=False,
+            opts=exp.opts(retain_on_delete=True, delete_before_replace=True),
+        )
 
 
-def bootstrap_bucket_name(project: str, base: str) -> str:
-    """``gpulease-boot-<project>-<stack>-<hash>``: never the checkpoint bucket's name (that one has no ``boot-``)."""
-    suffix = stack_hash()
-    return f"{slug(f'gpulease-boot-{project}-{base}', 63 - len(suffix) - 1)}-{suffix}"
+    # --- the instance-side tools (see components/userdata: user-data carries only their loader) --------------------
 
 
-def create_bootstrap_bucket(
-    base: str, name: str, tags: dict, ctx: AlicloudContext, parent: pulumi.Resource
-) -> Bucket:
-    """A bucket for the kit's own tools only: private, encrypted, TLS-only, stale uploads aborted. It holds
-    nothing the user made, so it goes with the stack (``force_destroy``, no retention)."""
-    opts = pulumi.ResourceOptions(parent=parent)
-    bucket = alicloud.oss.Bucket(
-        f"{base}-bootstrap",
-        bucket=name,
-        storage_class="Standard",
-        redundancy_type="LRS",
-        server_side_encryption_rule={"sse_algorithm": "AES256"},
-        lifecycle_rules=[{"id": "gpulease-bootstrap", "enabled": True, "prefix": "",
-                          "abort_multipart_uploads": [{"days": 1}]}],
-        force_destroy=True,
-        tags=tags,
-        opts=opts,
-    )
-    alicloud.oss.BucketAcl(f"{base}-bootstrap-acl", bucket=bucket.bucket, acl="private", opts=opts)
-    pab = alicloud.oss.BucketPublicAccessBlock(
-        f"{base}-bootstrap-public-access", bucket=bucket.bucket, block_public_access=True, opts=opts
-    )
-    policy = alicloud.oss.BucketPolicy(
-        f"{base}-bootstrap-tls-only",
-        bucket=bucket.bucket,
-        policy=tls_only_policy(name, ctx.account_id),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[pab]),
-    )
-    return Bucket(name=name, arn=ctx.oss_arn(name), settings=[bucket, pab, policy])
+    def create_bootstrap_bucket(
+        self, base: str, name: str, tags: dict, ctx: AlicloudContext, parent: pulumi.Resource
+    ) -> Bucket:
+        """A bucket for the kit's own tools only: private, encrypted, TLS-only, stale uploads aborted. It holds
+        nothing the user made, so it goes with the stack (``force_destroy``, no retention)."""
+        rules = [{"id": "gpulease-bootstrap", "enabled": True, "prefix": "", "abort_multipart_uploads": [{"days": 1}]}]
+        return self._hardened_bucket(f"{base}-bootstrap", name, tags, ctx, parent, retain=False, lifecycle_rules=rules)
 
-
-def upload_tools(name: str, bucket: Bucket, key: str, bundle: str, parent: pulumi.Resource) -> alicloud.oss.BucketObject:
-    """The tools bundle one experiment's instance fetches (its key carries its SHA-256: new tools, new object)."""
-    return alicloud.oss.BucketObject(
-        f"{name}-tools",
-        bucket=bucket.name,
-        key=key,
-        content=bundle,
-        content_type="application/json",
-        acl="private",
-        server_side_encryption="AES256",
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=bucket.settings),
-    )
+    def upload_tools(self, exp: ExperimentParts, bucket: Bucket, key: str, bundle: str) -> alicloud.oss.BucketObject:
+        """The tools bundle one experiment's instance fetches (its key carries its SHA-256: new tools, new object)."""
+        return alicloud.oss.BucketObject(
+            f"{exp.name}-tools",
+            **tools_object_args(bucket, key, bundle),
+            acl="private",
+            opts=exp.opts(depends_on=bucket.settings),
+        )

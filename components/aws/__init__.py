@@ -1,5 +1,2 @@
-"""AWS: one ``gpulease:aws:GpuExperiment`` per stack; a file per responsibility."""
-
-from components.aws.experiment import AwsGpuExperiment, prepare
-
-__all__ = ["AwsGpuExperiment", "prepare"]
+"""AWS: the ``aws`` cloud (``cloud.py`` implements the contract of ``components/cloud.py``; ``spec.py`` is what the
+spec accepts). Nothing is imported here, so that the spec can read ``spec.py`` without Pulumi."""

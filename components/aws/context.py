@@ -7,16 +7,13 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from components.plan import CloudContext
+
 
 @dataclass(frozen=True)
-class AwsContext:
-    region: str
-    account_id: str
+class AwsContext(CloudContext):
     partition: str
-    provider: aws.Provider | None
-
-    def invoke_opts(self) -> pulumi.InvokeOptions:
-        return pulumi.InvokeOptions(provider=self.provider) if self.provider else pulumi.InvokeOptions()
+    """The ARN partition (aws, aws-cn, aws-us-gov)."""
 
 
 def lookup_context(region: str, provider: aws.Provider | None) -> AwsContext:
@@ -24,3 +21,13 @@ def lookup_context(region: str, provider: aws.Provider | None) -> AwsContext:
     identity = aws.get_caller_identity(opts=opts)
     partition = aws.get_partition(opts=opts)
     return AwsContext(region=region, account_id=identity.account_id, partition=partition.partition, provider=provider)
+
+
+class AwsAccount:
+    """The account part of the AWS cloud: the provider for another region, and the facts looked up once."""
+
+    def provider(self, region: str) -> pulumi.ProviderResource:
+        return aws.Provider(f"aws-{region}", region=region)
+
+    def lookup_context(self, region: str, provider: pulumi.ProviderResource | None) -> AwsContext:
+        return lookup_context(region, provider)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
 from components.naming import scoped_name
+from components.plan import Bucket, ExperimentParts
 
 SSM_MANAGED_POLICY = "policy/AmazonSSMManagedInstanceCore"
 
@@ -57,46 +59,62 @@ def checkpoint_access_policy(bucket_arn: str, prefix: str) -> str:
     )
 
 
-def create_instance_profile(
-    name: str,
-    *,
-    bucket_arn: str | None,
-    prefix: str | None,
-    ssm: bool,
-    tags: dict,
-    ctx: AwsContext,
-    parent: pulumi.Resource,
-) -> aws.iam.InstanceProfile:
-    opts = pulumi.ResourceOptions(parent=parent)
-    role = aws.iam.Role(
-        f"{name}-instance-role",
-        name=scoped_name(f"{name}-instance"),
-        description=f"gpulease {name}: checkpoint prefix access" + (" and SSM sessions" if ssm else ""),
-        assume_role_policy=assume_role_policy("ec2.amazonaws.com"),
-        tags=tags,
-        opts=opts,
+def tools_read_policy(bucket_arn: str, key: str) -> str:
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [{"Sid": "ReadGpuleaseTools", "Effect": "Allow", "Action": "s3:GetObject",
+                           "Resource": f"{bucket_arn}/{key}"}],
+        },
+        sort_keys=True,
     )
-    if bucket_arn and prefix:
-        aws.iam.RolePolicy(
-            f"{name}-checkpoint-access",
-            role=role.id,
-            policy=checkpoint_access_policy(bucket_arn, prefix),
+
+
+class AwsIdentity:
+    """The identity part of the AWS cloud: the instance profile and what its role may read and write."""
+
+    def create_identity(self, exp: ExperimentParts, bucket: Bucket | None) -> aws.iam.InstanceProfile:
+        """The instance role (its checkpoint prefix only; SSM core in ssm mode) and its instance profile."""
+        name, opts = exp.name, exp.opts()
+        ssm = exp.spec.ssh.mode == "ssm"
+        role = aws.iam.Role(
+            f"{name}-instance-role",
+            name=scoped_name(f"{name}-instance"),
+            description=f"gpulease {name}: checkpoint prefix access" + (" and SSM sessions" if ssm else ""),
+            assume_role_policy=assume_role_policy("ec2.amazonaws.com"),
+            tags=exp.tags,
             opts=opts,
         )
-    if ssm:
-        aws.iam.RolePolicyAttachment(
-            f"{name}-ssm-core",
+        if bucket is not None:
+            aws.iam.RolePolicy(
+                f"{name}-checkpoint-access",
+                role=role.id,
+                policy=checkpoint_access_policy(bucket.arn, exp.prefix),
+                opts=opts,
+            )
+        if ssm:
+            aws.iam.RolePolicyAttachment(
+                f"{name}-ssm-core",
+                role=role.name,
+                policy_arn=f"arn:{exp.ctx.partition}:iam::aws:{SSM_MANAGED_POLICY}",
+                opts=opts,
+            )
+        return aws.iam.InstanceProfile(
+            f"{name}-instance-profile",
+            name=scoped_name(f"{name}-instance"),
             role=role.name,
-            policy_arn=f"arn:{ctx.partition}:iam::aws:{SSM_MANAGED_POLICY}",
+            tags=exp.tags,
             opts=opts,
         )
-    return aws.iam.InstanceProfile(
-        f"{name}-instance-profile",
-        name=scoped_name(f"{name}-instance"),
-        role=role.name,
-        tags=tags,
-        opts=opts,
-    )
+
+    def allow_tools_read(
+        self, exp: ExperimentParts, identity: pulumi.Resource, bucket: Bucket, key: str
+    ) -> aws.iam.RolePolicy:
+        """The instance role may read that one object, nothing else in the bucket."""
+        profile = cast(aws.iam.InstanceProfile, identity)
+        return aws.iam.RolePolicy(
+            f"{exp.name}-tools-read", role=profile.role, policy=tools_read_policy(bucket.arn, key), opts=exp.opts()
+        )
 
 
 def terminate_only_policy(instance_arn: str) -> str:

@@ -13,12 +13,12 @@ import json
 import pulumi
 import pulumi_aws as aws
 
-from components import vocabulary as v
 from components.aws.context import AwsContext
 from components.aws.identity import create_scheduler_role
 from components.naming import scoped_name
-
-TERMINATE_TARGET = "arn:aws:scheduler:::aws-sdk:ec2:terminateInstances"
+from components.plan import ExperimentParts
+from gpulease.core import resources as rt
+from gpulease.core import vocabulary as v
 
 
 def at_expression(deadline_rfc3339: str) -> str:
@@ -26,10 +26,18 @@ def at_expression(deadline_rfc3339: str) -> str:
     return f"at({v.parse_rfc3339(deadline_rfc3339).strftime('%Y-%m-%dT%H:%M:%S')})"
 
 
+class AwsLifetime:
+    """The deadline part of the AWS cloud: the one-time schedule that terminates the instance."""
+
+    def after_instance(self, exp: ExperimentParts, instance: pulumi.CustomResource, identity: pulumi.Resource) -> None:
+        create_termination_schedule(exp.name, instance=instance, deadline=exp.deadline, tags=exp.tags, ctx=exp.ctx,
+                                    parent=exp.parent)
+
+
 def create_termination_schedule(
     name: str,
     *,
-    instance: aws.ec2.Instance,
+    instance: pulumi.CustomResource,
     deadline: pulumi.Output[str],
     tags: dict,
     ctx: AwsContext,
@@ -46,7 +54,7 @@ def create_termination_schedule(
         action_after_completion="DELETE",
         state="ENABLED",
         target={
-            "arn": TERMINATE_TARGET,
+            "arn": rt.TERMINATE_TARGET,
             "role_arn": role.arn,
             "input": instance.id.apply(lambda iid: json.dumps({"InstanceIds": [iid]})),
             "retry_policy": {"maximum_event_age_in_seconds": 86400, "maximum_retry_attempts": 185},

@@ -10,28 +10,20 @@ by hand, which is the opposite of what an ephemeral experiment needs.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
-from components.naming import slug, stack_hash
-from components.spec import CheckpointSpec, ExperimentSpec
+from components.plan import Bucket, DataDisk, ExperimentParts, OneAfterAnother, tools_object_args
+
+if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
+    from components.spec.experiment import ExperimentSpec
+    from components.spec.sections import CheckpointSpec
+
 
 DATA_DEVICE_NAME = "/dev/sdf"
-
-
-@dataclass
-class Bucket:
-    name: str
-    arn: str
-    settings: list[pulumi.Resource] = field(default_factory=list)
-    """The bucket and its settings, in the order they are applied; a writer depends on all of them."""
-
-
-def bucket_uri(bucket: str, prefix: str) -> str:
-    return f"s3://{bucket}/{prefix}"
 
 
 def lifecycle_rules(checkpoints: CheckpointSpec) -> list[dict]:
@@ -78,198 +70,134 @@ def tls_only_policy(bucket_arn: str) -> str:
     )
 
 
-def create_bucket(
-    base: str, name: str, spec: ExperimentSpec, tags: dict, ctx: AwsContext, parent: pulumi.Resource
-) -> Bucket:
-    """The checkpoint bucket: private, encrypted, versioned, TLS-only, with lifecycle rules; or an existing one.
+class AwsStorage:
+    """The storage part of the AWS cloud: buckets, the data volume and its attachment, the tools object."""
 
-    An existing bucket is used as it is: gpulease never changes a bucket it does not manage."""
-    cp = spec.checkpoints
-    if cp.bucket:
-        return Bucket(name=cp.bucket, arn=f"arn:{ctx.partition}:s3:::{cp.bucket}")
-    arn = f"arn:{ctx.partition}:s3:::{name}"
-    bucket = aws.s3.Bucket(
-        f"{base}-checkpoints",
-        bucket=name,
-        force_destroy=not cp.retain,
-        tags=tags,
-        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=cp.retain),
-    )
-    # The settings are applied one after the other, each depending on the one before: S3 may refuse concurrent
-    # changes to one bucket with 409 OperationAborted, and the order itself matters. Public access
-    # is blocked first; encryption and versioning are in place before the lifecycle rules (rules on noncurrent
-    # versions need a versioned bucket); the TLS-only policy (a Deny, which BlockPublicPolicy accepts since it
-    # grants nothing) comes last. The instance depends on the whole chain, so no checkpoint is written earlier.
-    chain: list[pulumi.Resource] = [bucket]
+    def bucket_arn(self, bucket: str, ctx: AwsContext) -> str:
+        return f"arn:{ctx.partition}:s3:::{bucket}"
 
-    def after() -> pulumi.ResourceOptions:
-        return pulumi.ResourceOptions(parent=parent, depends_on=[chain[-1]])
+    def create_bucket(
+        self, base: str, name: str, spec: ExperimentSpec, tags: dict, ctx: AwsContext, parent: pulumi.Resource
+    ) -> Bucket:
+        """The checkpoint bucket: private, encrypted, versioned, TLS-only, with lifecycle rules."""
+        cp = spec.checkpoints
+        return self._hardened_bucket(f"{base}-checkpoints", name, tags, ctx, parent, retain=cp.retain, versioned=True,
+                                     lifecycle=lifecycle_rules(cp))
 
-    chain.append(aws.s3.BucketOwnershipControls(
-        f"{base}-checkpoints-ownership",
-        bucket=bucket.id,
-        rule={"object_ownership": "BucketOwnerEnforced"},
-        opts=after(),
-    ))
-    chain.append(aws.s3.BucketPublicAccessBlock(
-        f"{base}-checkpoints-public-access",
-        bucket=bucket.id,
-        block_public_acls=True,
-        block_public_policy=True,
-        ignore_public_acls=True,
-        restrict_public_buckets=True,
-        opts=after(),
-    ))
-    # SSE-S3 (AES256) only: an S3 Bucket Key applies to SSE-KMS and has no effect here (S3 user guide, "Reducing
-    # the cost of SSE-KMS with Amazon S3 Bucket Keys"), so it is not set.
-    chain.append(aws.s3.BucketServerSideEncryptionConfiguration(
-        f"{base}-checkpoints-encryption",
-        bucket=bucket.id,
-        rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],
-        opts=after(),
-    ))
-    chain.append(aws.s3.BucketVersioning(
-        f"{base}-checkpoints-versioning",
-        bucket=bucket.id,
-        versioning_configuration={"status": "Enabled"},
-        opts=after(),
-    ))
-    chain.append(aws.s3.BucketLifecycleConfiguration(
-        f"{base}-checkpoints-lifecycle",
-        bucket=bucket.id,
-        rules=lifecycle_rules(cp),
-        opts=after(),
-    ))
-    chain.append(aws.s3.BucketPolicy(
-        f"{base}-checkpoints-tls-only",
-        bucket=bucket.id,
-        policy=tls_only_policy(arn),
-        opts=after(),
-    ))
-    return Bucket(name=name, arn=arn, settings=chain)
+    def _hardened_bucket(
+        self, resource: str, name: str, tags: dict, ctx: AwsContext, parent: pulumi.Resource, *, retain: bool,
+        versioned: bool, lifecycle: list[dict],
+    ) -> Bucket:
+        """A private, encrypted, TLS-only bucket with lifecycle rules (and versioning when ``versioned``).
 
+        The settings are applied one after the other, each depending on the one before: S3 may refuse concurrent
+        changes to one bucket with 409 OperationAborted, and the order itself matters. Public access is blocked
+        first; encryption and versioning are in place before the lifecycle rules (rules on noncurrent versions need
+        a versioned bucket); the TLS-only policy (a Deny, which BlockPublicPolicy accepts since it grants nothing)
+        comes last. A writer depends on the whole chain, so nothing is written earlier."""
+        arn = self.bucket_arn(name, ctx)
+        bucket = aws.s3.Bucket(
+            resource,
+            bucket=name,
+            force_destroy=not retain,
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=retain),
+        )
+        chain = OneAfterAnother(bucket, parent)
 
-@dataclass
-class DataVolume:
-    id: pulumi.Input[str]
-    resource: aws.ebs.Volume | None
+        chain.add(aws.s3.BucketOwnershipControls(
+            f"{resource}-ownership",
+            bucket=bucket.id,
+            rule={"object_ownership": "BucketOwnerEnforced"},
+            opts=chain.next_opts(),
+        ))
+        chain.add(aws.s3.BucketPublicAccessBlock(
+            f"{resource}-public-access",
+            bucket=bucket.id,
+            block_public_acls=True,
+            block_public_policy=True,
+            ignore_public_acls=True,
+            restrict_public_buckets=True,
+            opts=chain.next_opts(),
+        ))
+        # SSE-S3 (AES256) only: an S3 Bucket Key applies to SSE-KMS and has no effect here (S3 user guide, "Reducing
+        # the cost of SSE-KMS with Amazon S3 Bucket Keys"), so it is not set.
+        chain.add(aws.s3.BucketServerSideEncryptionConfiguration(
+            f"{resource}-encryption",
+            bucket=bucket.id,
+            rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],
+            opts=chain.next_opts(),
+        ))
+        if versioned:
+            chain.add(aws.s3.BucketVersioning(
+                f"{resource}-versioning",
+                bucket=bucket.id,
+                versioning_configuration={"status": "Enabled"},
+                opts=chain.next_opts(),
+            ))
+        chain.add(aws.s3.BucketLifecycleConfiguration(f"{resource}-lifecycle", bucket=bucket.id, rules=lifecycle,
+                                                         opts=chain.next_opts()))
+        chain.add(aws.s3.BucketPolicy(f"{resource}-tls-only", bucket=bucket.id, policy=tls_only_policy(arn), opts=chain.next_opts()))
+        return Bucket(name=name, arn=arn, settings=chain.items)
+
+    def existing_disk_zone(self, volume_id: str, ctx: AwsContext) -> str:
+        found = aws.ebs.get_volume(filters=[{"name": "volume-id", "values": [volume_id]}], opts=ctx.invoke_opts())
+        return found.availability_zone
 
 
-def existing_volume_zone(volume_id: str, ctx: AwsContext) -> str:
-    found = aws.ebs.get_volume(filters=[{"name": "volume-id", "values": [volume_id]}], opts=ctx.invoke_opts())
-    return found.availability_zone
+    def create_data_disk(self, exp: ExperimentParts, tags: dict) -> DataDisk:
+        spec, disk = exp.spec, exp.spec.data_disk
+        if disk.existing_volume_id:
+            # Reattached, never managed: destroying this stack leaves the disk exactly as it was.
+            return DataDisk(id=disk.existing_volume_id, resource=None)
+        volume = aws.ebs.Volume(
+            f"{spec.name}-data",
+            availability_zone=exp.placed.placement.zone,
+            size=disk.size_gb,
+            type=spec.disk_type,
+            iops=disk.iops,
+            throughput=disk.throughput,
+            encrypted=True,
+            kms_key_id=disk.kms_key_id,
+            tags=tags,
+            opts=exp.opts(retain_on_delete=disk.retain),
+        )
+        return DataDisk(id=volume.id, resource=volume)
 
 
-def create_data_volume(
-    spec: ExperimentSpec, availability_zone: str, tags: dict, parent: pulumi.Resource
-) -> DataVolume:
-    disk = spec.data_disk
-    if disk.existing_volume_id:
-        # Reattached, never managed: destroying this stack leaves the disk exactly as it was.
-        return DataVolume(id=disk.existing_volume_id, resource=None)
-    volume = aws.ebs.Volume(
-        f"{spec.name}-data",
-        availability_zone=availability_zone,
-        size=disk.size_gb,
-        type=spec.disk_type,
-        iops=disk.iops,
-        throughput=disk.throughput,
-        encrypted=True,
-        kms_key_id=disk.kms_key_id,
-        tags=tags,
-        opts=pulumi.ResourceOptions(parent=parent, retain_on_delete=disk.retain),
-    )
-    return DataVolume(id=volume.id, resource=volume)
+    def attach_data_disk(self, exp: ExperimentParts, volume: DataDisk, instance: pulumi.CustomResource) -> aws.ec2.VolumeAttachment:
+        # skip_destroy: on destroy the attachment is only forgotten; terminating the instance detaches the disk.
+        # A forced detach of a mounted disk could corrupt it, and a one-time spot instance cannot be stopped first.
+        # instance_id is replace-triggering, so replacing the instance replaces the attachment; delete-before-replace
+        # (here and on the instance) makes the engine drop the old attachment and terminate the old instance before
+        # the new instance and its attachment are created: the volume is free again when it is attached.
+        return aws.ec2.VolumeAttachment(
+            f"{exp.name}-data-attachment",
+            device_name=DATA_DEVICE_NAME,
+            volume_id=volume.id,
+            instance_id=instance.id,
+            skip_destroy=True,
+            opts=exp.opts(delete_before_replace=True),
+        )
 
 
-def attach_data_volume(
-    spec: ExperimentSpec, volume: DataVolume, instance: aws.ec2.Instance, parent: pulumi.Resource
-) -> aws.ec2.VolumeAttachment:
-    # skip_destroy: on destroy the attachment is only forgotten; terminating the instance detaches the disk.
-    # A forced detach of a mounted disk could corrupt it, and a one-time spot instance cannot be stopped first.
-    # instance_id is replace-triggering, so replacing the instance replaces the attachment; delete-before-replace
-    # (here and on the instance) makes the engine drop the old attachment and terminate the old instance before
-    # the new instance and its attachment are created: the volume is free again when it is attached.
-    return aws.ec2.VolumeAttachment(
-        f"{spec.name}-data-attachment",
-        device_name=DATA_DEVICE_NAME,
-        volume_id=volume.id,
-        instance_id=instance.id,
-        skip_destroy=True,
-        opts=pulumi.ResourceOptions(parent=parent, delete_before_replace=True),
-    )
+    # --- the instance-side tools (see components/userdata: AWS user-data carries only their loader) ----------------
 
 
-# --- the instance-side tools (see components/bootstrap: AWS user-data carries only their loader) ----------------
+    def create_bootstrap_bucket(self, base: str, name: str, tags: dict, ctx: AwsContext, parent: pulumi.Resource) -> Bucket:
+        """A bucket for the kit's own tools only: private, encrypted, TLS-only, its old versions and stale uploads
+        expired. It holds nothing the user made, so it goes with the stack (``force_destroy``, no retention)."""
+        rules = [{"id": "gpulease-bootstrap", "status": "Enabled", "filter": {"prefix": ""},
+                  "noncurrent_version_expiration": {"noncurrent_days": 1},
+                  "abort_incomplete_multipart_upload": {"days_after_initiation": 1}}]
+        return self._hardened_bucket(f"{base}-bootstrap", name, tags, ctx, parent, retain=False, versioned=False,
+                                     lifecycle=rules)
 
-
-def bootstrap_bucket_name(project: str, base: str) -> str:
-    """``gpulease-boot-<project>-<stack>-<hash>``: never the checkpoint bucket's name (that one has no ``boot-``)."""
-    suffix = stack_hash()
-    return f"{slug(f'gpulease-boot-{project}-{base}', 63 - len(suffix) - 1)}-{suffix}"
-
-
-def create_bootstrap_bucket(base: str, name: str, tags: dict, ctx: AwsContext, parent: pulumi.Resource) -> Bucket:
-    """A bucket for the kit's own tools only: private, encrypted, TLS-only, its old versions and stale uploads
-    expired. It holds nothing the user made, so it goes with the stack (``force_destroy``, no retention)."""
-    arn = f"arn:{ctx.partition}:s3:::{name}"
-    opts = pulumi.ResourceOptions(parent=parent)
-    bucket = aws.s3.Bucket(f"{base}-bootstrap", bucket=name, force_destroy=True, tags=tags, opts=opts)
-    pab = aws.s3.BucketPublicAccessBlock(
-        f"{base}-bootstrap-public-access", bucket=bucket.id, block_public_acls=True, block_public_policy=True,
-        ignore_public_acls=True, restrict_public_buckets=True, opts=opts,
-    )
-    aws.s3.BucketOwnershipControls(
-        f"{base}-bootstrap-ownership", bucket=bucket.id, rule={"object_ownership": "BucketOwnerEnforced"}, opts=opts
-    )
-    aws.s3.BucketServerSideEncryptionConfiguration(
-        f"{base}-bootstrap-encryption", bucket=bucket.id,
-        rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}], opts=opts,
-    )
-    aws.s3.BucketPolicy(
-        f"{base}-bootstrap-tls-only", bucket=bucket.id, policy=tls_only_policy(arn),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[pab]),
-    )
-    aws.s3.BucketLifecycleConfiguration(
-        f"{base}-bootstrap-lifecycle", bucket=bucket.id,
-        rules=[{"id": "gpulease-bootstrap", "status": "Enabled", "filter": {"prefix": ""},
-                "noncurrent_version_expiration": {"noncurrent_days": 1},
-                "abort_incomplete_multipart_upload": {"days_after_initiation": 1}}],
-        opts=opts,
-    )
-    return Bucket(name=name, arn=arn, settings=[bucket, pab])
-
-
-def upload_tools(name: str, bucket: Bucket, key: str, bundle: str, tags: dict, parent: pulumi.Resource) -> aws.s3.BucketObjectv2:
-    """The tools bundle one experiment's instance fetches (its key carries its SHA-256: new tools, new object)."""
-    return aws.s3.BucketObjectv2(
-        f"{name}-tools",
-        bucket=bucket.name,
-        key=key,
-        content=bundle,
-        content_type="application/json",
-        server_side_encryption="AES256",
-        tags=tags,
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=bucket.settings),
-    )
-
-
-def tools_read_policy(bucket_arn: str, key: str) -> str:
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [{"Sid": "ReadGpuleaseTools", "Effect": "Allow", "Action": "s3:GetObject",
-                           "Resource": f"{bucket_arn}/{key}"}],
-        },
-        sort_keys=True,
-    )
-
-
-def allow_tools_read(
-    name: str, profile: aws.iam.InstanceProfile, bucket: Bucket, key: str, parent: pulumi.Resource
-) -> aws.iam.RolePolicy:
-    """The instance role may read that one object, nothing else in the bucket."""
-    return aws.iam.RolePolicy(
-        f"{name}-tools-read", role=profile.role, policy=tools_read_policy(bucket.arn, key),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
+    def upload_tools(self, exp: ExperimentParts, bucket: Bucket, key: str, bundle: str) -> aws.s3.BucketObjectv2:
+        """The tools bundle one experiment's instance fetches (its key carries its SHA-256: new tools, new object)."""
+        return aws.s3.BucketObjectv2(
+            f"{exp.name}-tools",
+            **tools_object_args(bucket, key, bundle),
+            tags=exp.tags,
+            opts=exp.opts(depends_on=bucket.settings),
+        )

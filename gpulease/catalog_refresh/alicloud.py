@@ -35,9 +35,9 @@ from alibabacloud_tea_openapi.models import Config
 from darabonba.exceptions import RetryError, UnretryableException
 from Tea.exceptions import TeaException
 
-from components.catalog import HOURS_PER_MONTH, Catalog
-from components.catalog.models import zone_in_region
 from gpulease.catalog_refresh.fetched import Fetched, NewType, RejectedPriceError, accept, family
+from gpulease.core.catalog import HOURS_PER_MONTH, Catalog
+from gpulease.core.catalog.models import zone_in_region
 from gpulease.inventory.alicloud_clients import THROTTLING_CODES, AlicloudClients, credentials_problem
 from gpulease.inventory.alicloud_collect import token_pages
 from gpulease.inventory.alicloud_errors import error_text

@@ -40,11 +40,14 @@ from typing import Any
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from components.catalog import Catalog
-from components.catalog.models import zone_in_region
 from gpulease.catalog_refresh.fetched import Fetched, NewType, RejectedPriceError, accept, family
-from gpulease.catalog_refresh.run import DEFAULT_PRICING_REGION
+from gpulease.core.catalog import Catalog
+from gpulease.core.catalog.models import zone_in_region
 from gpulease.inventory.aws import CREDENTIAL_ERRORS, AwsClients, credentials_problem
+
+PRICING_REGIONS = ("us-east-1", "eu-central-1", "ap-south-1")
+"""The AWS Price List Query API's endpoint regions (see the module docstring for the source)."""
+DEFAULT_PRICING_REGION = "us-east-1"
 
 PAGE_SIZE = 100  # GetProducts' MaxResults upper bound (botocore service model: GetProductsMaxResults max 100)
 SPOT_BATCH = 20  # instance types per DescribeSpotPriceHistory call: the reference states no limit; stay modest

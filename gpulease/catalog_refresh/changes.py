@@ -7,9 +7,9 @@ from typing import Any
 
 from rich.table import Table
 
-from components.catalog import Catalog
-from components.cost import region_from_zone
 from gpulease.catalog_refresh.fetched import Fetched
+from gpulease.core.catalog import Catalog
+from gpulease.core.cost import region_from_zone
 
 SAME = 1e-9
 

@@ -10,17 +10,16 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from components.catalog import Catalog
+from gpulease.catalog_refresh.alicloud import AlicloudRefresh
+from gpulease.catalog_refresh.aws import DEFAULT_PRICING_REGION, AwsRefresh
 from gpulease.catalog_refresh.fetched import Fetched
+from gpulease.core.catalog import Catalog
 
 if TYPE_CHECKING:
     from gpulease.inventory.alicloud_clients import AlicloudClients
     from gpulease.inventory.aws import AwsClients
 
 CLOUDS = ("aws", "alicloud")
-PRICING_REGIONS = ("us-east-1", "eu-central-1", "ap-south-1")
-"""The AWS Price List Query API's endpoint regions (gpulease.catalog_refresh.aws cites the source)."""
-DEFAULT_PRICING_REGION = "us-east-1"
 
 
 @dataclass
@@ -60,8 +59,6 @@ def refresh(plan: Plan, catalog: Catalog, now: datetime, console: Console) -> li
 
 
 def _aws(plan: Plan, catalog: Catalog, now: datetime, regions: list[str], found: Fetched, progress: Progress) -> None:
-    from gpulease.catalog_refresh.aws import AwsRefresh
-
     assert plan.aws_clients is not None
     job = AwsRefresh(plan.aws_clients(), catalog, now, plan.pricing_region)
     task = progress.add_task("aws", total=3 * len(regions), step="")
@@ -80,8 +77,6 @@ def _aws(plan: Plan, catalog: Catalog, now: datetime, regions: list[str], found:
 
 
 def _alicloud(plan: Plan, catalog: Catalog, now: datetime, regions: list[str], found: Fetched, progress: Progress) -> None:
-    from gpulease.catalog_refresh.alicloud import AlicloudRefresh
-
     assert plan.alicloud_clients is not None
     job = AlicloudRefresh(plan.alicloud_clients(), catalog, now)
     task = progress.add_task("alicloud", total=None, step="instance types")

@@ -1,7 +1,7 @@
 """The dated override file a refresh writes: the existing override format, checked before it replaces anything.
 
 - Known instance types get ``prices`` (by region) and ``spotPrices`` (by zone) with ``asOf`` = the refresh date;
-  the loader dates only those prices so (``components.catalog.dating``), every other price keeps its own date.
+  the loader dates only those prices so (``gpulease.core.catalog.dating``), every other price keeps its own date.
 - A new type of a known family gets a complete row: its GPU facts (model, memory, bandwidth, link, typical spot
   discount) from a known type of its family, its GPU count, vCPUs and memory from the API, and ``source`` naming
   the price API. A new multi-GPU type whose family has no known multi-GPU type is written as ``pcie`` (the
@@ -25,9 +25,9 @@ from typing import Any
 
 import yaml
 
-from components.catalog import Catalog, load_catalog
-from components.catalog.models import InstanceType, RegionPrices, zone_in_region
 from gpulease.catalog_refresh.fetched import Fetched, NewType, family
+from gpulease.core.catalog import Catalog, load_catalog
+from gpulease.core.catalog.models import InstanceType, RegionPrices, zone_in_region
 
 SOURCES: dict[str, tuple[str, dict[str, str]]] = {
     "aws": ("aws-price-list-api", {
@@ -188,7 +188,7 @@ def _price(value: Any, where: str) -> None:
 
 
 class _Dumper(yaml.SafeDumper):
-    """Every value written out: the catalog loader refuses YAML anchors and aliases (components.inputfile)."""
+    """Every value written out: the catalog loader refuses YAML anchors and aliases (gpulease.core.inputfile)."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True

@@ -19,8 +19,8 @@ from typing import Any, Protocol
 from pulumi import automation as auto
 from pulumi.automation import errors as auto_errors
 
-from components.errors import UserError
-from gpulease.render import PROJECT_ROOT
+from gpulease.core.errors import UserError
+from gpulease.review.stacks import PROJECT_ROOT
 
 MIN_PULUMI_CLI = (3, 170, 0)
 """Oldest Pulumi CLI accepted: ``pulumi config set-all --json`` (structured config, set in one call) is needed."""

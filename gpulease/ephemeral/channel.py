@@ -32,8 +32,8 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
-from components import vocabulary as v
-from components.errors import UserError
+from gpulease.core import vocabulary as v
+from gpulease.core.errors import UserError
 
 CONTROL_DIR = "_gpulease/"
 READY_MARKER = "ready.json"

@@ -12,10 +12,12 @@ from typing import Any
 
 import yaml
 
-from components.errors import UserError
-from components.spec import CONFIG_NAMESPACE, EXPERIMENT_KEY, SWEEP_KEY, ExperimentSpec, StackSpec, load_stack_spec
-from gpulease import stacks
-from gpulease.render import PROJECT_ROOT, load_stack_file
+from components.spec.experiment import ExperimentSpec
+from components.spec.load import CONFIG_NAMESPACE, EXPERIMENT_KEY, SWEEP_KEY, StackSpec, load_stack_spec
+from gpulease.core.errors import UserError
+from gpulease.review import stacks
+from gpulease.review.render import load_stack_file
+from gpulease.review.stacks import PROJECT_ROOT
 
 EXPERIMENT = f"{CONFIG_NAMESPACE}:{EXPERIMENT_KEY}"
 SWEEP = f"{CONFIG_NAMESPACE}:{SWEEP_KEY}"

@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
-from components.errors import UserError
+from gpulease.core.errors import UserError
 
 PREFIX = "ci-"
 STACK_NAME = re.compile(r"^ci-[a-z0-9]+(-[a-z0-9]+)*$")

@@ -11,118 +11,27 @@ scheduler / auto-release timer and the watchdog on the instance).
 
 from __future__ import annotations
 
-import contextlib
-import os
 import signal
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from components import vocabulary as v
-from components.errors import UserError
-from gpulease.ephemeral import naming
-from gpulease.ephemeral.backend import StackBackend, StackExistsError, StackInfo, StackMissingError
+from gpulease.core import vocabulary as v
+from gpulease.ephemeral.backend import StackBackend, StackExistsError, StackMissingError
 from gpulease.ephemeral.channel import InstanceChannel
 from gpulease.ephemeral.config import EphemeralConfig
 from gpulease.ephemeral.progress import Progress
+from gpulease.ephemeral.signals import Interrupted, SignalGuard, guard_signals
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_TEARDOWN_FAILED = 3
 """Teardown did not finish: the stack is kept for ``ephemeral gc``; this wins over every other exit code."""
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM)
 DESTROY_ATTEMPTS = 3
-
-
-class Interrupted(BaseException):
-    """SIGINT or SIGTERM arrived; a BaseException so that no ``except Exception`` swallows it."""
-
-    def __init__(self, signum: int):
-        super().__init__(f"interrupted by {signal.Signals(signum).name}")
-        self.signum = signum
-
-
-def forward_to_cli(signum: int) -> None:
-    """Send ``signum`` to the Pulumi CLI processes this process started (Linux /proc; a no-op elsewhere)."""
-    me = os.getpid()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        comm = text[text.find("(") + 1 : text.rfind(")")]
-        fields = text[text.rfind(")") + 2 :].split()
-        if len(fields) > 1 and fields[1] == str(me) and comm == "pulumi":
-            with contextlib.suppress(OSError):
-                os.kill(int(stat.parent.name), signum)
-
-
-@dataclass
-class SignalGuard:
-    """While armed, the first SIGINT/SIGTERM interrupts the run; later ones are only recorded.
-
-    Inside ``critical()`` (a Pulumi CLI operation) the interruption waits for the operation to return: raising
-    while the Automation API reads the CLI's output would close its pipes and kill it mid-update, leaving a
-    locked stack. A SIGTERM is passed on to the CLI as SIGINT, its graceful cancel (in-flight steps finish, state
-    is saved, the lock released). A SIGINT is not passed on: from a terminal the whole process group, the CLI
-    included, has received it already, and a second one would make the CLI stop at once."""
-
-    received: list[int] = field(default_factory=list)
-    armed: bool = True
-    pending: int | None = None
-    depth: int = 0
-    forward: Callable[[int], None] = field(default_factory=lambda: forward_to_cli)
-
-    def handle(self, signum: int, _frame: Any) -> None:
-        self.received.append(signum)
-        if not self.armed:
-            return
-        if self.depth:
-            if self.pending is None:
-                self.pending = signum
-                if signum == signal.SIGTERM:
-                    self.forward(signal.SIGINT)
-            return
-        self.armed = False  # one-shot: a second signal must never interrupt the teardown
-        raise Interrupted(signum)
-
-    @contextmanager
-    def critical(self) -> Iterator[None]:
-        self.depth += 1
-        try:
-            yield
-        finally:
-            self.depth -= 1
-            if self.pending is not None and self.armed and not self.depth:
-                signum, self.pending = self.pending, None
-                self.armed = False
-                raise Interrupted(signum)
-
-    def disarm(self) -> None:
-        self.armed = False
-
-
-@contextmanager
-def guard_signals() -> Iterator[SignalGuard]:
-    guard = SignalGuard()
-    if threading.current_thread() is not threading.main_thread():
-        # Signal handlers can only be installed from the main thread; callers there still get teardown on errors.
-        yield guard
-        return
-    previous = {s: signal.getsignal(s) for s in SIGNALS}
-    for s in SIGNALS:
-        signal.signal(s, guard.handle)
-    try:
-        yield guard
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
 
 
 def stack_deadline(outputs: Mapping[str, Any]) -> datetime | None:
@@ -139,42 +48,6 @@ def stack_deadline(outputs: Mapping[str, Any]) -> datetime | None:
             except ValueError:
                 continue
     return max(found) if found else None
-
-
-class RenderFailedError(UserError):
-    """The stack's program fails under an offline render: ``pulumi up`` would fail partway, after creating things."""
-
-
-def render_check(cfg: EphemeralConfig) -> None:
-    """Run the stack's program offline (under mocks) exactly as ``pulumi up`` will run it, before anything exists.
-
-    A program error (an invalid config, user-data over the cloud's limit, ...) would otherwise surface only during
-    ``pulumi up``, after some resources were created: refuse the run instead, with the program's own message."""
-    from gpulease.render import render
-
-    rendering = render(cfg.config, stack=cfg.stack)
-    if rendering.error:
-        detail = " ".join(rendering.error.split())
-        raise RenderFailedError(f"stack '{cfg.stack}' (from {cfg.base_stack}) fails to render, so nothing was created: {detail}")
-
-
-def rendered_cost(cfg: EphemeralConfig) -> dict[str, float] | None:
-    """Hourly and worst-case cost of what the stack will create: its program rendered offline (under mocks) and
-    priced by ``components.cost``. None when it cannot be estimated; an estimate never fails a run."""
-    try:
-        from components.cost import estimate_resources
-        from gpulease.render import render
-
-        rendering = render(cfg.config, stack=cfg.stack)
-        if rendering.error:
-            return None
-        cost = estimate_resources(
-            [(r.type, r.inputs, {"name": r.name, "retainOnDelete": r.retain_on_delete}) for r in rendering.custom_resources],
-            region=cfg.region,
-        )
-    except Exception:
-        return None
-    return {"hourlyUsd": round(cost.hourly_usd, 4), "worstCaseUsd": round(cost.worst_case_usd, 2)}
 
 
 @dataclass
@@ -484,87 +357,3 @@ def take_down(
         tear = teardown(backend, stack, progress, sleep=sleep)
     ok = tear.destroyed and tear.removed
     return {"stack": stack, "exitCode": EXIT_OK if ok else EXIT_TEARDOWN_FAILED, "teardown": tear.as_dict()}
-
-
-@dataclass(frozen=True)
-class StackStatus:
-    info: StackInfo
-    deadline: datetime | None
-    deadline_source: str
-    expired: bool
-    reason: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "stack": self.info.name,
-            "lastUpdate": v.rfc3339(self.info.last_update) if self.info.last_update else None,
-            "resourceCount": self.info.resource_count,
-            "updateInProgress": self.info.update_in_progress,
-            "deadline": v.rfc3339(self.deadline) if self.deadline else None,
-            "deadlineSource": self.deadline_source,
-            "expired": self.expired,
-            "reason": self.reason,
-        }
-
-
-def stack_status(backend: StackBackend, info: StackInfo, now: datetime, grace: timedelta) -> StackStatus:
-    """Whether an ephemeral stack is past its deadline.
-
-    The deadline is the stack's ``deadline`` output. A stack without one never finished an ``up`` (its runner
-    died during it, or it failed): it counts as expired ``grace`` after its last update. A stack that was never
-    updated holds no resources and costs nothing; it is reported, not touched."""
-    try:
-        outputs = backend.outputs(info.name) if info.resource_count else {}
-    except StackMissingError:
-        outputs = {}
-    deadline = stack_deadline(outputs)
-    if deadline is not None:
-        source = "output"
-    elif info.last_update is not None:
-        deadline, source = info.last_update + grace, "last update + grace"
-    else:
-        return StackStatus(info, None, "none", False, "never updated: holds no resources")
-    if info.update_in_progress:
-        return StackStatus(info, deadline, source, False, "an update is in progress (or its runner died holding the lock)")
-    if deadline > now:
-        return StackStatus(info, deadline, source, False, "before its deadline")
-    return StackStatus(info, deadline, source, True, "past its deadline")
-
-
-def list_ephemeral(
-    backend: StackBackend, now: datetime, grace: timedelta, include_all: bool = False
-) -> list[StackStatus]:
-    infos = [s for s in backend.list_stacks() if include_all or naming.is_ephemeral(s.name)]
-    return [stack_status(backend, info, now, grace) for info in sorted(infos, key=lambda s: s.name)]
-
-
-def collect_garbage(
-    backend: StackBackend,
-    progress: Progress,
-    *,
-    now: datetime,
-    grace: timedelta,
-    dry_run: bool = False,
-    sleep: Callable[[float], None] = time.sleep,
-) -> dict[str, Any]:
-    """Destroy and remove every ``ci-*`` stack past its deadline; touch nothing else."""
-    statuses = list_ephemeral(backend, now, grace)
-    selected = [s for s in statuses if s.expired]
-    results = []
-    with guard_signals() as guard:
-        guard.disarm()
-        for status in selected:
-            if dry_run:
-                progress.note(f"would destroy {status.info.name} (deadline {status.as_dict()['deadline']})")
-                results.append({"stack": status.info.name, "dryRun": True})
-                continue
-            progress.note(f"destroying {status.info.name}: {status.reason} ({status.as_dict()['deadline']})")
-            tear = teardown(backend, status.info.name, progress, sleep=sleep)
-            results.append({"stack": status.info.name, "teardown": tear.as_dict()})
-    failed = [r for r in results if r.get("teardown") and not r["teardown"]["removed"]]
-    return {
-        "exitCode": EXIT_TEARDOWN_FAILED if failed else EXIT_OK,
-        "checked": [s.as_dict() for s in statuses],
-        "collected": results,
-        "dryRun": dry_run,
-    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from components.errors import UserError
+from gpulease.core.errors import UserError
 
 
 class CredentialsError(UserError):

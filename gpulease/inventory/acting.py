@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from components.vocabulary import rfc3339
+from gpulease.core.vocabulary import rfc3339
 from gpulease.inventory.decide import KEEP, Decision, ReapSettings
 
 # Outcome statuses.

@@ -33,7 +33,7 @@ from alibabacloud_tea_openapi.models import Config
 from alibabacloud_vpc20160428.client import Client as VpcClient
 from darabonba.policy.retry import RetryCondition, RetryOptions
 
-from components.errors import UserError
+from gpulease.core.errors import UserError
 
 ENDPOINT_ENV = "GPULEASE_ALICLOUD_ENDPOINT"
 

@@ -29,7 +29,7 @@ from typing import Any
 from alibabacloud_ecs20140526 import models as ecs_models
 from alibabacloud_vpc20160428 import models as vpc_models
 
-from components.vocabulary import MANAGED_BY_VALUE, TAG_MANAGED_BY, is_managed, parse_rfc3339, tags_from_list
+from gpulease.core.vocabulary import MANAGED_BY_VALUE, TAG_MANAGED_BY, is_managed, parse_rfc3339, tags_from_list
 from gpulease.inventory.alicloud_clients import AlicloudClients
 from gpulease.inventory.alicloud_errors import CREDENTIAL_ERRORS, SDK_ERRORS, error_text, unreachable
 from gpulease.inventory.resources import Address, Bucket, Image, Instance, RegionInventory, Snapshot, Volume

@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from alibabacloud_ecs20140526 import models as ecs_models
 from alibabacloud_vpc20160428 import models as vpc_models
 
-from components.errors import UserError
+from gpulease.core.errors import UserError
 from gpulease.inventory import acting
 from gpulease.inventory.acting import Outcome, SweepReport
 from gpulease.inventory.alicloud_clients import AlicloudClients

@@ -30,8 +30,8 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-from components.errors import UserError
-from components.vocabulary import MANAGED_BY_VALUE, TAG_MANAGED_BY
+from gpulease.core.errors import UserError
+from gpulease.core.vocabulary import MANAGED_BY_VALUE, TAG_MANAGED_BY
 
 RETRY_MODES = ("standard", "adaptive")
 DEFAULT_RETRY_MODE = "standard"

@@ -12,7 +12,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from components.vocabulary import MANAGED_BY_VALUE, TAG_MANAGED_BY, is_managed, tags_from_list
+from gpulease.core.vocabulary import MANAGED_BY_VALUE, TAG_MANAGED_BY, is_managed, tags_from_list
 from gpulease.inventory.aws import CREDENTIAL_ERRORS, UNREACHABLE_ERRORS, AwsClients, managed_filter
 from gpulease.inventory.resources import (  # noqa: F401  (re-exported: the records every listing returns)
     Address,

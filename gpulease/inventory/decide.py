@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from components.vocabulary import TAG_EXPIRES_AT, TAG_RETAIN, TAG_RETAIN_UNTIL, is_managed, parse_rfc3339, rfc3339
+from gpulease.core import resources as rt
+from gpulease.core.vocabulary import TAG_EXPIRES_AT, TAG_RETAIN, TAG_RETAIN_UNTIL, is_managed, parse_rfc3339, rfc3339
 from gpulease.inventory.resources import (
     Address,
     Image,
@@ -89,9 +90,9 @@ def deadline(tags: dict[str, str]) -> tuple[datetime | None, str]:
 
 
 def retain(tags: dict[str, str]) -> bool | None:
-    """True/False when the retain tag says so; None when it is missing or unreadable."""
-    value = tags.get(TAG_RETAIN, "").strip().lower()
-    return {"true": True, "false": False}.get(value)
+    """True/False when the retain tag says so; None when it is missing or unreadable, which the reaper, since it
+    deletes, always reads as retained (``gpulease.core.resources.retain_tag``: the tag's one reading)."""
+    return rt.retain_tag(tags)
 
 
 def expiry_check(tags: dict[str, str], settings: ReapSettings) -> tuple[bool, str]:

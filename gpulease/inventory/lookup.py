@@ -14,7 +14,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from components.vocabulary import TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_RETAIN, TAG_RETAIN_UNTIL, is_managed
+from gpulease.core.vocabulary import TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_RETAIN, TAG_RETAIN_UNTIL, is_managed
 from gpulease.inventory.aws import not_found
 from gpulease.inventory.collect import LIVE_INSTANCE_STATES, Instance, Volume, instances_from, pages, volumes_from
 from gpulease.inventory.decide import Tagged  # noqa: F401  (re-exported)

@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.console import Console
 
-from components.errors import UserError
+from gpulease.core.errors import UserError
 from gpulease.inventory.aws import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_ATTEMPTS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from components.catalog import load_catalog
+from gpulease.core.catalog import load_catalog
 from gpulease.inventory.resources import Instance
 
 BILLED_STATES = {"pending", "running", "stopping"}

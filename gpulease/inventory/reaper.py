@@ -13,7 +13,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from components.vocabulary import TAG_RETAIN, TAG_RETAIN_UNTIL, rfc3339
+from gpulease.core.vocabulary import TAG_RETAIN, TAG_RETAIN_UNTIL, rfc3339
 from gpulease.inventory import acting
 from gpulease.inventory.acting import (  # noqa: F401  (re-exported for callers of the AWS sweep)
     DONE,

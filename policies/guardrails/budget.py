@@ -5,7 +5,7 @@ required tags with valid values: budget a positive number, expires-at RFC 3339 w
 max-runtime-hours a positive number within the cap, managed-by ``gpulease``, checkpoint-uri a bucket URI or
 ``none``.
 
-``budget-worst-case`` (stack, mandatory): the worst-case cost from ``components.cost`` (each instance's hourly
+``budget-worst-case`` (stack, mandatory): the worst-case cost from ``gpulease.core.cost`` (each instance's hourly
 cap x its max runtime, plus storage) does not exceed the budget tag. When every budget tag in the stack agrees
 (one experiment, or a sweep, whose budget covers all its runs) the whole stack is held to it; when experiments
 carry different budgets each is held to its own. It judges only when the instance prices are known; otherwise
@@ -29,34 +29,34 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components import cost
-from components import vocabulary as v
-from components.catalog.freshness import (
+from gpulease.core import cost
+from gpulease.core import resources as rt
+from gpulease.core import vocabulary as v
+from gpulease.core.catalog.freshness import (
     DEFAULT_MAX_PRICE_AGE_DAYS,
     REFRESH_HINT,
     describe_stale,
     line_prices,
     stale,
 )
-from components.spec import EMAIL
-from components.taggable import is_taggable
 from policies.guardrails import common as c
+from policies.guardrails.taggable import is_taggable
 
 
 def _valid(key: str, value: Any) -> str | None:
     """Why a tag value is not acceptable, or None."""
     if key == v.TAG_BUDGET_USD:
-        number = c.as_number(value)
+        number = rt.number(value)
         if number is None or number <= 0:
             return f"{key}={value!r} is not a positive number of USD, e.g. 40"
     elif key == v.TAG_EXPIRES_AT:
         if c.parse_time(value) is None:
             return f"{key}={value!r} is not an RFC 3339 timestamp with a UTC offset, e.g. 2026-11-30T10:00:00Z"
     elif key == v.TAG_OWNER:
-        if not isinstance(value, str) or not EMAIL.match(value):
+        if not isinstance(value, str) or not v.EMAIL.match(value):
             return f"{key}={value!r} is not an email address, e.g. alice@example.com"
     elif key == v.TAG_MAX_RUNTIME_HOURS:
-        number = c.as_number(value)
+        number = rt.number(value)
         if number is None or not 0 < number <= v.MAX_RUNTIME_HOURS_CAP:
             return f"{key}={value!r} is not a number of hours in (0, {v.MAX_RUNTIME_HOURS_CAP:g}]"
     elif key == v.TAG_MANAGED_BY:
@@ -135,7 +135,7 @@ def unpriced_instances(estimate: Any, experiment: str, resources: list) -> list[
 
     The cost model starts an instance's line with its instance type; disks and addresses of the same resource
     have their own lines and do not make the compute unpriced."""
-    types = {c.known(r.props, "instanceType") for r in resources if r.resource_type in c.INSTANCE_TYPES}
+    types = {c.known(r.props, "instanceType") for r in resources if r.resource_type in rt.INSTANCE_TYPES}
     return [
         line.item
         for line in estimate.lines
@@ -149,7 +149,7 @@ def prices_used(estimate: Any, experiments: set[str]) -> str:
     """``prices used: g5.xlarge on-demand (2025-06-01); storage and addresses (2025-06-01); shipped catalog of ...``"""
     lines = [line for line in estimate.lines if line.experiment in experiments and line.price_as_of]
     # An instance's own line reads "<type> spot ..." or "<type> on-demand"; its disks and address have their own.
-    compute = [line for line in lines if line.type in c.INSTANCE_TYPES and line.item.split(" ")[1:2] in (["spot"], ["on-demand"])]
+    compute = [line for line in lines if line.type in rt.INSTANCE_TYPES and line.item.split(" ")[1:2] in (["spot"], ["on-demand"])]
     parts = []
     for line in compute:
         cap = f", cap {line.cap_as_of}" if line.cap_as_of else ""
@@ -192,7 +192,7 @@ def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> No
         limit = exp.budget_usd * (1 - margin / 100)
         if exp.worst_case_usd > limit:
             anchor = next(
-                (r.urn for r in args.resources if r.resource_type in c.INSTANCE_TYPES
+                (r.urn for r in args.resources if r.resource_type in rt.INSTANCE_TYPES
                  and c.tags_of(r.props, r.provider).get(v.TAG_EXPERIMENT) == exp.name),
                 None,
             )
@@ -206,7 +206,7 @@ def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> No
 
 def _budget_unpriced(args: StackValidationArgs, report: ReportViolation) -> None:
     accepted = set(c.config_value(args.get_config(), "acceptUnpriced", []))
-    budgeted = [r for r in args.resources if r.resource_type in c.INSTANCE_TYPES
+    budgeted = [r for r in args.resources if r.resource_type in rt.INSTANCE_TYPES
                 and c.tags_of(r.props, r.provider).get(v.TAG_BUDGET_USD) is not None]
     if not budgeted:
         return

@@ -1,4 +1,4 @@
-"""What every rule needs: resource type tokens, unknown-safe property access, tags, ports, time.
+"""What every rule needs: unknown-safe property access, tags, ports, time (type tokens: ``gpulease.core.resources``).
 
 Properties reach a rule through ``pulumi_policy``'s unknown-checking proxy: reading a value that is not known
 during ``pulumi preview`` raises ``UnknownValueError`` and the whole rule is reported as "can't run during
@@ -9,7 +9,6 @@ only what is not.
 from __future__ import annotations
 
 import ipaddress
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -18,44 +17,9 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema
 from pulumi_policy.proxy import UnknownValueError
 
-from components import clock
-from components import vocabulary as v
-
-# --- resource type tokens (engine form) ---------------------------------------------------------------
-AWS_INSTANCE = "aws:ec2/instance:Instance"
-AWS_SPOT_REQUEST = "aws:ec2/spotInstanceRequest:SpotInstanceRequest"
-AWS_LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-AWS_VOLUME = "aws:ebs/volume:Volume"
-AWS_SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
-AWS_SECURITY_GROUP_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
-AWS_INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
-AWS_SCHEDULE = "aws:scheduler/schedule:Schedule"
-AWS_BUCKET = "aws:s3/bucket:Bucket"
-AWS_BUCKET_PUBLIC_ACCESS_BLOCK = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
-AWS_ACCOUNT_PUBLIC_ACCESS_BLOCK = "aws:s3/accountPublicAccessBlock:AccountPublicAccessBlock"
-AWS_BUCKET_ACL = "aws:s3/bucketAcl:BucketAcl"
-AWS_BUCKET_VERSIONING = "aws:s3/bucketVersioning:BucketVersioning"
-AWS_BUCKET_LIFECYCLE = "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration"
-
-ALI_INSTANCE = "alicloud:ecs/instance:Instance"
-ALI_ECS_DISK = "alicloud:ecs/ecsDisk:EcsDisk"
-ALI_DISK = "alicloud:ecs/disk:Disk"
-ALI_DISK_ATTACHMENTS = ("alicloud:ecs/ecsDiskAttachment:EcsDiskAttachment", "alicloud:ecs/diskAttachment:DiskAttachment")
-ALI_SECURITY_GROUP_RULE = "alicloud:ecs/securityGroupRule:SecurityGroupRule"
-ALI_BUCKET = "alicloud:oss/bucket:Bucket"
-ALI_BUCKET_PUBLIC_ACCESS_BLOCK = "alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock"
-ALI_ACCOUNT_PUBLIC_ACCESS_BLOCK = "alicloud:oss/accountPublicAccessBlock:AccountPublicAccessBlock"
-ALI_BUCKET_ACL = "alicloud:oss/bucketAcl:BucketAcl"
-ALI_BUCKET_VERSIONING = "alicloud:oss/bucketVersioning:BucketVersioning"
-ALI_BUCKET_ENCRYPTION = "alicloud:oss/bucketServerSideEncryption:BucketServerSideEncryption"
-
-AWS_INSTANCES = (AWS_INSTANCE, AWS_SPOT_REQUEST)
-INSTANCE_TYPES = (AWS_INSTANCE, AWS_SPOT_REQUEST, ALI_INSTANCE)
-DATA_DISK_TYPES = (AWS_VOLUME, ALI_ECS_DISK, ALI_DISK)
-BUCKET_TYPES = (AWS_BUCKET, ALI_BUCKET)
-
-# EventBridge Scheduler's universal target that terminates EC2 instances (what components/aws/lifetime.py uses).
-TERMINATE_TARGET = "arn:aws:scheduler:::aws-sdk:ec2:terminateInstances"
+from gpulease.core import clock
+from gpulease.core import resources as rt
+from gpulease.core import vocabulary as v
 
 
 class _Unknown:
@@ -136,26 +100,8 @@ def tags_of(props: Any, provider: Any = None) -> dict[str, Any]:
     return tags
 
 
-def truthy(value: Any) -> bool:
-    """Booleans as the engine sends them: real bools, or strings in some provider schemas."""
-    if isinstance(value, str):
-        return value.strip().lower() == "true"
-    return value is True
-
-
-def as_number(value: Any) -> float | None:
-    if value is UNKNOWN or value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    # "nan" and "inf" parse as floats, but NaN passes every comparison-based check ("nan" <= 0 is false).
-    return number if math.isfinite(number) else None
-
-
 def now() -> datetime:
-    """The shared clock (``components.clock``), so an offline review can judge at the moment it rendered."""
+    """The shared clock (``gpulease.core.clock``), so an offline review can judge at the moment it rendered."""
     return clock.utcnow()
 
 
@@ -175,12 +121,12 @@ def is_gpu(props: Any) -> bool:
 
 def is_spot(resource_type: str, props: Any) -> bool | None:
     """Whether an instance runs on spot; None when not known during preview."""
-    if resource_type == AWS_SPOT_REQUEST:
+    if resource_type == rt.AWS_SPOT_REQUEST:
         return True
-    if resource_type in (AWS_INSTANCE, AWS_LAUNCH_TEMPLATE):
+    if resource_type in (rt.AWS_INSTANCE, rt.AWS_LAUNCH_TEMPLATE):
         market = known(props, "instanceMarketOptions", "marketType")
         return None if market is UNKNOWN else market == "spot"
-    if resource_type == ALI_INSTANCE:
+    if resource_type == rt.ALI_INSTANCE:
         strategy = known(props, "spotStrategy", default="NoSpot")
         return None if strategy is UNKNOWN else strategy not in ("", "NoSpot")
     return False

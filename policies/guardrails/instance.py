@@ -19,9 +19,10 @@ from functools import lru_cache
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
+from gpulease.core import resources as rt
 from policies.guardrails import common as c
 
-AWS_METADATA_TYPES = (c.AWS_INSTANCE, c.AWS_SPOT_REQUEST, c.AWS_LAUNCH_TEMPLATE)
+AWS_METADATA_TYPES = (rt.AWS_INSTANCE, rt.AWS_SPOT_REQUEST, rt.AWS_LAUNCH_TEMPLATE)
 
 
 def _imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -37,11 +38,11 @@ def _imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> None:
         if tokens != "required":
             report(f"{what} allows IMDSv1 (metadataOptions.httpTokens={tokens or 'optional'}); accepted: "
                    "metadata_options={'http_tokens': 'required'}")
-        number = c.as_number(hops)
+        number = rt.number(hops)
         if number is not None and number > max_hops:
             report(f"{what}: metadataOptions.httpPutResponseHopLimit={number:g} lets more than {max_hops} network "
                    "hops reach the instance credentials")
-    elif args.resource_type == c.ALI_INSTANCE:
+    elif args.resource_type == rt.ALI_INSTANCE:
         tokens = c.known(props, "httpTokens")
         endpoint = c.known(props, "httpEndpoint")
         if c.UNKNOWN in (tokens, endpoint) or endpoint == "disabled":
@@ -62,7 +63,7 @@ imdsv2_required = c.judges(ResourceValidationPolicy(
                             "description": "Largest accepted httpPutResponseHopLimit (2 lets containers reach it)."},
         }
     ),
-), (*AWS_METADATA_TYPES, c.ALI_INSTANCE))
+), (*AWS_METADATA_TYPES, rt.ALI_INSTANCE))
 
 
 # kind -> (literals one of which any match contains, lower-cased; the pattern). The literals let a scan skip a
@@ -121,7 +122,7 @@ def find_secrets(text: str, extra: list[str] | None = None) -> list[str]:
 
 
 def _user_data(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in (*AWS_METADATA_TYPES, c.ALI_INSTANCE):
+    if args.resource_type not in (*AWS_METADATA_TYPES, rt.ALI_INSTANCE):
         return
     extra = list(c.config_value(args.get_config(), "extraPatterns", []))
     what = c.display(args.resource_type, args.name)
@@ -130,7 +131,7 @@ def _user_data(args: ResourceValidationArgs, report: ReportViolation) -> None:
         if not isinstance(raw, str) or not raw:
             continue
         found: list[str] = []
-        for text in decoded_texts(raw, encoded=key == "userDataBase64" or args.resource_type == c.AWS_LAUNCH_TEMPLATE):
+        for text in decoded_texts(raw, encoded=key == "userDataBase64" or args.resource_type == rt.AWS_LAUNCH_TEMPLATE):
             found += [f for f in find_secrets(text, extra) if f not in found]
         if found:
             report(f"{what}: {key} holds {', '.join(found)}; accepted: credentials from the instance role (AWS "
@@ -148,6 +149,6 @@ no_secrets_in_user_data = c.judges(ResourceValidationPolicy(
                               "description": "More regular expressions that must not match the user-data."},
         }
     ),
-), (*AWS_METADATA_TYPES, c.ALI_INSTANCE))
+), (*AWS_METADATA_TYPES, rt.ALI_INSTANCE))
 
 POLICIES = [imdsv2_required, no_secrets_in_user_data]

@@ -15,7 +15,8 @@ from typing import Any
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
-from components import vocabulary as v
+from gpulease.core import resources as rt
+from gpulease.core import vocabulary as v
 from policies.guardrails import common as c
 
 TCP = ("tcp", "6")
@@ -31,7 +32,7 @@ def _ports_hit(protocol: Any, low: Any, high: Any, ports: list[int], all_ports: 
         return f"ports {int(low) if low is not None else 0}-{int(high) if high is not None else 65535}"
     if proto not in TCP:
         return None
-    hit = c.port_range_covers(c.as_number(low), c.as_number(high), ports)
+    hit = c.port_range_covers(rt.number(low), rt.number(high), ports)
     return f"port {', '.join(map(str, hit))}" if hit else None
 
 
@@ -39,7 +40,7 @@ def _alicloud_range(port_range: Any) -> tuple[float | None, float | None]:
     if not isinstance(port_range, str) or "/" not in port_range:
         return None, None
     low, high = port_range.split("/", 1)
-    return c.as_number(low), c.as_number(high)
+    return rt.number(low), rt.number(high)
 
 
 def _ssh_ingress(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -63,21 +64,21 @@ def _ssh_ingress(args: ResourceValidationArgs, report: ReportViolation) -> None:
                 report(f"{what}{label} opens {opened} to {cidr} ({why}); accepted: your own addresses, e.g. "
                        "203.0.113.7/32, or no inbound rule (SSM / Cloud Assistant)")
 
-    if args.resource_type == c.AWS_SECURITY_GROUP:
+    if args.resource_type == rt.AWS_SECURITY_GROUP:
         for i, rule in enumerate(c.items(props, "ingress")):
             if rule is c.UNKNOWN:
                 continue
             cidrs = [*c.items(rule, "cidrBlocks"), *c.items(rule, "ipv6CidrBlocks")]
             judge(f" ingress[{i}]", cidrs, c.known(rule, "protocol"), c.known(rule, "fromPort"), c.known(rule, "toPort"))
-    elif args.resource_type == c.AWS_SECURITY_GROUP_RULE:
+    elif args.resource_type == rt.AWS_SECURITY_GROUP_RULE:
         if c.known(props, "type") != "ingress":
             return
         cidrs = [*c.items(props, "cidrBlocks"), *c.items(props, "ipv6CidrBlocks")]
         judge("", cidrs, c.known(props, "protocol"), c.known(props, "fromPort"), c.known(props, "toPort"))
-    elif args.resource_type == c.AWS_INGRESS_RULE:
+    elif args.resource_type == rt.AWS_INGRESS_RULE:
         cidrs = [x for x in (c.known(props, "cidrIpv4"), c.known(props, "cidrIpv6")) if x is not None]
         judge("", cidrs, c.known(props, "ipProtocol"), c.known(props, "fromPort"), c.known(props, "toPort"))
-    elif args.resource_type == c.ALI_SECURITY_GROUP_RULE:
+    elif args.resource_type == rt.ALI_SECURITY_GROUP_RULE:
         if c.known(props, "type") != "ingress" or str(c.known(props, "policy", default="accept")).lower() == "drop":
             return
         # The source is one of cidrIp, ipv6CidrIp, a source group or a prefix list (pulumi_alicloud
@@ -108,6 +109,6 @@ ssh_ingress_restricted = c.judges(ResourceValidationPolicy(
                             "description": "IPv6 sources shorter than this prefix count as the internet."},
         }
     ),
-), (c.AWS_SECURITY_GROUP, c.AWS_SECURITY_GROUP_RULE, c.AWS_INGRESS_RULE, c.ALI_SECURITY_GROUP_RULE))
+), (rt.AWS_SECURITY_GROUP, rt.AWS_SECURITY_GROUP_RULE, rt.AWS_INGRESS_RULE, rt.ALI_SECURITY_GROUP_RULE))
 
 POLICIES = [ssh_ingress_restricted]

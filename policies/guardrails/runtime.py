@@ -28,10 +28,11 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components import vocabulary as v
+from gpulease.core import resources as rt
+from gpulease.core import vocabulary as v
 from policies.guardrails import common as c
 
-GPU_INSTANCE_TYPES = (c.AWS_INSTANCE, c.AWS_SPOT_REQUEST, c.ALI_INSTANCE)
+GPU_INSTANCE_TYPES = (rt.AWS_INSTANCE, rt.AWS_SPOT_REQUEST, rt.ALI_INSTANCE)
 
 
 def _max_runtime(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -58,7 +59,7 @@ def _max_runtime(args: ResourceValidationArgs, report: ReportViolation) -> None:
         hours = (expires - now).total_seconds() / 3600
         report(f"{what}: {v.TAG_EXPIRES_AT}={raw} is {hours:.0f} h away, more than the {max_hours:g} h allowed "
                f"(latest accepted: {v.rfc3339(limit)})")
-    if args.resource_type == c.ALI_INSTANCE:
+    if args.resource_type == rt.ALI_INSTANCE:
         release = c.known(args.props, "autoReleaseTime")
         if release is c.UNKNOWN or release is None:
             return  # a missing release time is max-runtime-cloud-stop's finding
@@ -103,7 +104,7 @@ def _schedule_fire_time(props: Any) -> tuple[Any, str | None]:
         return None, f"scheduleExpressionTimezone {zone!r} is not a time zone"
     moment = datetime.fromisoformat(match.group(1)).replace(tzinfo=tz)
     if c.known(props, "flexibleTimeWindow", "mode") == "FLEXIBLE":
-        window = c.as_number(c.known(props, "flexibleTimeWindow", "maximumWindowInMinutes")) or 0
+        window = rt.number(c.known(props, "flexibleTimeWindow", "maximumWindowInMinutes")) or 0
         moment += timedelta(minutes=window)
     return moment, None
 
@@ -126,11 +127,11 @@ def _cloud_stop(args: StackValidationArgs, report: ReportViolation) -> None:
     schedules = [
         r
         for r in args.resources
-        if r.resource_type == c.AWS_SCHEDULE
-        and c.known(r.props, "target", "arn") == c.TERMINATE_TARGET
+        if r.resource_type == rt.AWS_SCHEDULE
+        and c.known(r.props, "target", "arn") == rt.TERMINATE_TARGET
         and c.known(r.props, "state", default="ENABLED") != "DISABLED"
     ]
-    aws_gpus = [r for r in gpus if r.resource_type != c.ALI_INSTANCE]
+    aws_gpus = [r for r in gpus if r.resource_type != rt.ALI_INSTANCE]
     # Which instances each schedule terminates: by the target's dependencies, or by the ids in its known input.
     by_urn: dict[str, list] = {}
     by_id: dict[str, list] = {}
@@ -147,7 +148,7 @@ def _cloud_stop(args: StackValidationArgs, report: ReportViolation) -> None:
     for inst in gpus:
         what = c.display(inst.resource_type, inst.name)
         expires = c.parse_time(c.tags_of(inst.props, inst.provider).get(v.TAG_EXPIRES_AT))
-        if inst.resource_type == c.ALI_INSTANCE:
+        if inst.resource_type == rt.ALI_INSTANCE:
             release = c.known(inst.props, "autoReleaseTime")
             if release is None:
                 report(f"{what} has no autoReleaseTime: nothing outside the instance releases it at its deadline; "
@@ -161,7 +162,7 @@ def _cloud_stop(args: StackValidationArgs, report: ReportViolation) -> None:
             covering = unmatched  # input unknown during preview and no dependency: one schedule, one instance
         if not covering:
             report(f"{what} has no EventBridge Scheduler schedule terminating it "
-                   f"(target {c.TERMINATE_TARGET}); accepted: a one-time at(...) schedule no later than its "
+                   f"(target {rt.TERMINATE_TARGET}); accepted: a one-time at(...) schedule no later than its "
                    f"{v.TAG_EXPIRES_AT} tag", inst.urn)
             continue
         late = []
@@ -187,6 +188,6 @@ max_runtime_cloud_stop = c.judges(StackValidationPolicy(
                                  "description": "How much later than expires-at the stop may fire."},
         }
     ),
-), (*GPU_INSTANCE_TYPES, c.AWS_SCHEDULE))
+), (*GPU_INSTANCE_TYPES, rt.AWS_SCHEDULE))
 
 POLICIES = [max_runtime, max_runtime_cloud_stop]

@@ -20,11 +20,12 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components import vocabulary as v
+from gpulease.core import resources as rt
+from gpulease.core import vocabulary as v
 from policies.guardrails import buckets
 from policies.guardrails import common as c
 
-GPU_INSTANCE_TYPES = (c.AWS_INSTANCE, c.AWS_SPOT_REQUEST, c.AWS_LAUNCH_TEMPLATE, c.ALI_INSTANCE)
+GPU_INSTANCE_TYPES = (rt.AWS_INSTANCE, rt.AWS_SPOT_REQUEST, rt.AWS_LAUNCH_TEMPLATE, rt.ALI_INSTANCE)
 
 
 def _spot_only(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -39,7 +40,7 @@ def _spot_only(args: ResourceValidationArgs, report: ReportViolation) -> None:
         reason = tags.get(v.TAG_ON_DEMAND_REASON)
         allowed = bool(c.config_value(args.get_config(), "allowOnDemand", False))
         if not allowed and reason is not c.UNKNOWN and not (isinstance(reason, str) and reason.strip()):
-            how = "spotStrategy=SpotAsPriceGo" if args.resource_type == c.ALI_INSTANCE else \
+            how = "spotStrategy=SpotAsPriceGo" if args.resource_type == rt.ALI_INSTANCE else \
                 "instance_market_options.market_type=spot"
             report(f"{what} ({c.known(args.props, 'instanceType')}) is on-demand; accepted: {how}, or a "
                    f"{v.TAG_ON_DEMAND_REASON} tag saying why it cannot run on spot")

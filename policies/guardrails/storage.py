@@ -21,6 +21,7 @@ disk or a disk attachment) are violations too.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pulumi_policy import (
@@ -31,11 +32,12 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from components import vocabulary as v
+from gpulease.core import resources as rt
+from gpulease.core import vocabulary as v
 from policies.guardrails import buckets
 from policies.guardrails import common as c
 
-ENCRYPTED_TYPES = (*c.DATA_DISK_TYPES, *c.AWS_INSTANCES, c.AWS_LAUNCH_TEMPLATE, c.ALI_INSTANCE)
+ENCRYPTED_TYPES = (*rt.DATA_DISK_TYPES, *rt.AWS_INSTANCES, rt.AWS_LAUNCH_TEMPLATE, rt.ALI_INSTANCE)
 
 
 def _unencrypted(resource_type: str, props: Any, require_key: bool) -> list[str]:
@@ -45,27 +47,27 @@ def _unencrypted(resource_type: str, props: Any, require_key: bool) -> list[str]
     def check(label: str, flag: Any, key: Any = None) -> None:
         if flag is c.UNKNOWN:
             return
-        if not c.truthy(flag):
+        if not rt.flag(flag):
             found.append(f"{label} is not encrypted")
         elif require_key and not key:
             found.append(f"{label} is encrypted with the default key, not a customer-managed key")
 
-    if resource_type == c.AWS_VOLUME:
+    if resource_type == rt.AWS_VOLUME:
         check("the volume", c.known(props, "encrypted"), c.known(props, "kmsKeyId"))
-    elif resource_type in c.AWS_INSTANCES:
+    elif resource_type in rt.AWS_INSTANCES:
         check("the root block device", c.known(props, "rootBlockDevice", "encrypted"),
               c.known(props, "rootBlockDevice", "kmsKeyId"))
         for i, dev in enumerate(c.items(props, "ebsBlockDevices")):
             check(f"ebsBlockDevices[{i}] ({c.known(dev, 'deviceName')})", c.known(dev, "encrypted"),
                   c.known(dev, "kmsKeyId"))
-    elif resource_type == c.AWS_LAUNCH_TEMPLATE:
+    elif resource_type == rt.AWS_LAUNCH_TEMPLATE:
         for i, dev in enumerate(c.items(props, "blockDeviceMappings")):
             if c.known(dev, "ebs") is not None:
                 check(f"blockDeviceMappings[{i}] ({c.known(dev, 'deviceName')})", c.known(dev, "ebs", "encrypted"),
                       c.known(dev, "ebs", "kmsKeyId"))
-    elif resource_type in (c.ALI_ECS_DISK, c.ALI_DISK):
+    elif resource_type in (rt.ALI_ECS_DISK, rt.ALI_DISK):
         check("the disk", c.known(props, "encrypted"), c.known(props, "kmsKeyId"))
-    elif resource_type == c.ALI_INSTANCE:
+    elif resource_type == rt.ALI_INSTANCE:
         check("the system disk", c.known(props, "systemDiskEncrypted"), c.known(props, "systemDiskKmsKeyId"))
         for i, disk in enumerate(c.items(props, "dataDisks")):
             check(f"dataDisks[{i}]", c.known(disk, "encrypted"), c.known(disk, "kmsKeyId"))
@@ -79,7 +81,7 @@ def _encrypted_storage(args: StackValidationArgs, report: ReportViolation) -> No
         if problems:
             report(f"{c.display(r.resource_type, r.name)}: {'; '.join(problems)}", r.urn)
     for facts in buckets.bucket_facts(args.resources):
-        if facts.resource.resource_type == c.ALI_BUCKET and facts.encrypted is False:
+        if facts.resource.resource_type == rt.ALI_BUCKET and facts.encrypted is False:
             r = facts.resource
             report(f"{c.display(r.resource_type, r.name)} has no server-side encryption (serverSideEncryptionRule or "
                    "a BucketServerSideEncryption resource)", r.urn)
@@ -108,7 +110,7 @@ def _public_access(args: StackValidationArgs, report: ReportViolation) -> None:
             report(f"{what} is public: {', '.join(facts.public_acls)}; accepted: private", r.urn)
         if facts.access_blocked is False:
             gaps = f" (not set: {', '.join(facts.block_gaps)})" if facts.block_gaps else ""
-            kind = "BucketPublicAccessBlock" if r.resource_type == c.AWS_BUCKET else \
+            kind = "BucketPublicAccessBlock" if r.resource_type in rt.AWS_BUCKETS else \
                 "BucketPublicAccessBlock with blockPublicAccess=true"
             report(f"{what} has no public access block{gaps}; accepted: a {kind} for it in the stack", r.urn)
 
@@ -159,30 +161,46 @@ def _retained(args: ResourceValidationArgs, report: ReportViolation) -> None:
     allow_opt_out = bool(c.config_value(args.get_config(), "allowOptOut", True))
     what = c.display(args.resource_type, args.name)
     props = args.props
-    if args.resource_type in c.DATA_DISK_TYPES:
-        retain = c.tags_of(props, args.provider).get(v.TAG_RETAIN)
-        if retain is c.UNKNOWN:
+    if args.resource_type in rt.DATA_DISK_TYPES:
+        tags = c.tags_of(props, args.provider)
+        if tags.get(v.TAG_RETAIN) is c.UNKNOWN:
             return
-        opted_out = allow_opt_out and isinstance(retain, str) and retain.lower() == "false"
-        if args.resource_type != c.AWS_VOLUME and c.truthy(c.known(props, "deleteWithInstance")) and not opted_out:
+        # An unreadable retain tag is no declaration either way: the disk must be protected or declared retained.
+        declared = rt.retain_tag(tags)
+        opted_out = allow_opt_out and declared is False
+        if args.resource_type != rt.AWS_VOLUME and rt.flag(c.known(props, "deleteWithInstance")) and not opted_out:
             report(f"{what} has deleteWithInstance=true: it is released together with its instance")
-        if not (args.opts.protect or c.truthy(retain) or opted_out):
+        if not (args.opts.protect or declared is True or opted_out):
             report(f"{what} would be deleted by pulumi destroy; accepted: retain_on_delete=True with tag "
                    f"{v.TAG_RETAIN}=true, protect=True" + (f", or an explicit {v.TAG_RETAIN}=false" if allow_opt_out
                                                           else ""))
-    elif args.resource_type in c.AWS_INSTANCES:
+    elif args.resource_type in rt.AWS_INSTANCES:
         for i, dev in enumerate(c.items(props, "ebsBlockDevices")):
             if dev is not c.UNKNOWN and c.known(dev, "deleteOnTermination", default=True) is True:
                 report(f"{what}: ebsBlockDevices[{i}] ({c.known(dev, 'deviceName')}) is deleted when the instance "
                        "terminates; accepted: a separate retained aws.ebs.Volume, or deleteOnTermination=false")
-    elif args.resource_type in c.ALI_DISK_ATTACHMENTS:
-        if c.truthy(c.known(props, "deleteWithInstance")):
+    elif args.resource_type in rt.ALI_DISK_ATTACHMENTS:
+        if rt.flag(c.known(props, "deleteWithInstance")):
             report(f"{what} has deleteWithInstance=true: the attached disk is released together with the instance")
-    elif args.resource_type == c.ALI_INSTANCE:
+    elif args.resource_type == rt.ALI_INSTANCE:
         for i, disk in enumerate(c.items(props, "dataDisks")):
             if disk is not c.UNKNOWN and c.known(disk, "deleteWithInstance", default=True) is True:
                 report(f"{what}: dataDisks[{i}] is released with the instance; accepted: a separate retained "
                        "alicloud.ecs.EcsDisk, or deleteWithInstance=false")
+
+
+def retention_option_problem(
+    resource_type: str, name: str, tags: Mapping[str, Any], *, retain_on_delete: bool, protect: bool
+) -> str | None:
+    """The half of ``data-disk-retained`` that only ``gpulease plan`` can judge: a disk tagged
+    ``gpulease:retain=true`` must be registered with ``retain_on_delete`` (or ``protect``), else ``pulumi destroy``
+    deletes it whatever the tag says. The analyzer protocol does not carry that option (``AnalyzerResourceOptions``
+    has protect, ignoreChanges, deleteBeforeReplace, aliases, timeouts, parent: pulumi/proto/analyzer.proto), so
+    the offline review, which captured the registration, calls this for each resource."""
+    if resource_type not in rt.DATA_DISK_TYPES or rt.retain_tag(tags) is not True or retain_on_delete or protect:
+        return None
+    return (f"{c.display(resource_type, name)} is tagged {v.TAG_RETAIN}=true but registered without retain_on_delete "
+            "or protect: pulumi destroy would delete it")
 
 
 data_disk_retained = c.judges(ResourceValidationPolicy(
@@ -196,6 +214,6 @@ data_disk_retained = c.judges(ResourceValidationPolicy(
                             "description": f"Accept a disk tagged {v.TAG_RETAIN}=false (deleted on purpose)."},
         }
     ),
-), (*c.DATA_DISK_TYPES, *c.AWS_INSTANCES, c.ALI_INSTANCE, *c.ALI_DISK_ATTACHMENTS))
+), (*rt.DATA_DISK_TYPES, *rt.AWS_INSTANCES, rt.ALI_INSTANCE, *rt.ALI_DISK_ATTACHMENTS))
 
 POLICIES = [encrypted_storage, bucket_public_access_blocked, bucket_lifecycle_required, data_disk_retained]

@@ -1,0 +1,88 @@
+"""AWS's implementation of the cloud contract (``components/cloud.py``): each file owns its part of it (``network``,
+``storage``, ``identity``, ``instance``, ``lifetime``), so "where is spot configured on AWS?" is ``instance.py``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+from components.aws.context import AwsAccount
+from components.aws.identity import AwsIdentity
+from components.aws.instance import AwsInstance
+from components.aws.lifetime import AwsLifetime
+from components.aws.network import AwsNetwork
+from components.aws.spec import RULES
+from components.aws.storage import AwsStorage
+from components.cloud import Cloud, Support
+
+
+class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifetime, Cloud):
+    name = "aws"
+    spec = RULES
+    capabilities: ClassVar[Mapping[str, Support]] = {
+        "ssh-scope": Support(
+            "one `aws.vpc.SecurityGroupIngressRule` per CIDR, tcp 22–22, described",
+        ),
+        "no-inbound": Support(
+            "`ssh.mode: ssm`: no ingress rule, `AmazonSSMManagedInstanceCore` on the role; `sshCommand` is `aws ssm "
+            "start-session --target <id>`",
+        ),
+        "spot": Support(
+            "one-time spot request, `terminate` on interruption, `max_price` from `maxSpotPriceUsd` (plain decimal "
+            "digits)",
+        ),
+        "deadline": Support(
+            "EventBridge Scheduler one-time schedule at the recorded deadline (`at(...)`, UTC, flexible window off, "
+            "deleted after it fires) calls `ec2:TerminateInstances` on that one instance through a role allowed "
+            "nothing else",
+        ),
+        "shutdown-from-inside": Support(
+            "`instance_initiated_shutdown_behavior = terminate`: a watchdog shutdown ends billing",
+        ),
+        "metadata": Support(
+            "IMDSv2 only (`http_tokens = required`), hop limit 2 (containers on the instance reach it), instance "
+            "tags readable in metadata",
+        ),
+        "encryption": Support(
+            "encrypted gp3 root, encrypted EBS data volume (`kmsKeyId` optional), bucket SSE AES256, TLS-only bucket "
+            "policy",
+        ),
+        "retention": Support(
+            "data volume and bucket `retain_on_delete` (tag `gpulease:retain`), attachment `skip_destroy`",
+        ),
+        "lifecycle": Support(
+            "expire under the prefix after `keepDays`, noncurrent versions after `noncurrentDays`, abort uploads, "
+            "transitions, delete-marker cleanup; versioning on. The settings are applied one after the other: "
+            "ownership → public-access block → encryption → versioning → lifecycle → TLS-only policy, and the "
+            "instance waits for the whole chain",
+        ),
+        "noncurrent-versions-kept": Support(
+            "`newer_noncurrent_versions = noncurrentVersionsToKeep`",
+        ),
+        "tags": Support(
+            "the same keys from `gpulease/core/vocabulary.py` on every taggable resource",
+        ),
+        "storage-access": Support(
+            "instance role: `s3:ListBucket` on the prefix only, `s3:GetBucketLocation`, get/put/abort/list-parts on "
+            "`bucket/prefix*`; in `ssm` mode the SSM core policy",
+        ),
+        "network": Support(
+            "the default VPC's subnet in the first zone offering the type, or `network.vpcId`/`subnetId`",
+            gap="AWS needs a default VPC in the region unless `network` names a VPC or subnet.",
+        ),
+        "replacement": Support(
+            "instance and disk attachment delete-before-replace (never two GPU instances, never `VolumeInUse`); "
+            "`ignore_changes: [ami]` for family images; a pinned `image.id` that changes replaces on purpose; a "
+            "user-data change replaces the instance (`user_data_replace_on_change`: a one-time spot instance cannot "
+            "be stopped); the data volume grows in place",
+        ),
+        "nvidia-driver": Support(
+            "the DLAMI families (`dlami-base-ubuntu22`, the default, and `dlami-pytorch-ubuntu22`) have the driver "
+            "and CUDA preinstalled; on `ubuntu-22.04` (none) the bootstrap installs NVIDIA's R580 server driver from "
+            "the Ubuntu archive",
+        ),
+    }
+
+
+
+AWS = Aws()

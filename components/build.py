@@ -1,0 +1,216 @@
+"""The per-stack skeleton, written once for every cloud: the lookups (``prepare``), then the resources.
+
+``prepare`` resolves each experiment's ``gpu`` section once and makes every lookup the stack needs, so that a bad
+type, zone, image, tag or user-data size is reported like any other config mistake and nothing is registered.
+``GpuExperimentStack`` then registers ``gpulease:<cloud>:GpuExperiment``: shared per stack the deadlines' latest,
+the network, the checkpoint bucket (or a bootstrap bucket for the tools); per experiment its deadline record, data
+disk, identity, tools object, instance, attachment and what needs the instance's id. Every cloud-specific step is
+a call on the ``Cloud`` contract (``components/cloud.py``).
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.cloud import Cloud
+from components.deadline import record_deadline
+from components.naming import bootstrap_bucket_name, bucket_name
+from components.outputs import checkpoint_prefix, experiment_outputs
+from components.plan import (
+    Bucket,
+    ExperimentParts,
+    Launch,
+    Network,
+    PlacedExperiment,
+    StackPlan,
+    security_group_description,
+    ssh_sources,
+)
+from components.spec.load import SpecError, StackSpec
+from components.tagging import experiment_tags, retained
+from components.userdata.experiment import check_user_data, experiment_user_data
+from components.userdata.tools import tools_bundle, tools_key
+from gpulease.core import vocabulary as v
+from gpulease.core.catalog import CatalogError, InstanceType
+from gpulease.core.sizing.resolve import resolve_instance_type
+
+
+def stack_region(spec: StackSpec) -> str:
+    """The spec's region, else the provider's region config; one of them is required."""
+    region = spec.base.region or pulumi.Config(spec.cloud).get("region")
+    if not region:
+        field = "gpulease:sweep.base.region" if spec.kind == "sweep" else "gpulease:experiment.region"
+        raise SpecError(spec.stack, [(field, f"no region: set it here or as {spec.cloud}:region in the stack config")])
+    return region
+
+
+def resolve_instance_types(spec: StackSpec, region: str) -> dict[str, InstanceType]:
+    """Every experiment's GPU through the catalog, once: a type that does not exist or a workload that fits
+    nowhere is reported like any other config mistake (stack, field path, what is accepted)."""
+    types: dict[str, InstanceType] = {}
+    problems: list[tuple[str, str]] = []
+    for i, exp in enumerate(spec.experiments):
+        prefix = "gpulease:experiment" if spec.kind == "experiment" else f"gpulease:sweep.runs[{i}]"
+        try:
+            types[exp.name] = resolve_instance_type(spec.cloud, region, exp.gpu)
+        except CatalogError as exc:
+            problems.append((f"{prefix}.{exc.field or 'gpu'}", exc.detail))
+    if problems:
+        raise SpecError(spec.stack, problems)
+    return types
+
+
+def stack_name(spec: StackSpec) -> str:
+    """The component's name: the sweep's or the experiment's."""
+    return spec.sweep_name or spec.base.name
+
+
+def prepare(
+    cloud: Cloud, spec: StackSpec, region: str, types: dict[str, InstanceType],
+    provider: pulumi.ProviderResource | None = None,
+) -> StackPlan:
+    """Every lookup the stack needs (account, VPC, zone and subnet, image, existing disks) and the checks of what
+    they decide (tags, user-data size), done before the first resource is registered."""
+    ctx = cloud.lookup_context(region, provider)
+    vpc_id = cloud.resolve_network(spec.base, ctx)
+    base, name = spec.base, stack_name(spec)
+    bucket = base.checkpoints.bucket or bucket_name(base.project, name)
+    # The instance-side tools go in the checkpoint bucket the stack creates, else in a bootstrap bucket of its own
+    # (a stack without checkpoints, or one using a bucket it does not manage).
+    own = base.checkpoints.enabled and not base.checkpoints.bucket
+    tools_bucket = bucket if own else bootstrap_bucket_name(base.project, name)
+    placed: dict[str, PlacedExperiment] = {}
+    for exp in spec.experiments:
+        itype = types[exp.name]
+        existing = exp.data_disk.existing_volume_id
+        required_zone = cloud.existing_disk_zone(existing, ctx) if existing else None
+        placement = cloud.place(exp, itype.type, vpc_id, ctx, required_zone)
+        family = exp.image_family
+        image_id = exp.image.id or cloud.resolve_image(exp, str(family), itype.type, ctx)
+        placed[exp.name] = PlacedExperiment(itype, placement, image_id)
+        prefix = checkpoint_prefix(spec, exp)
+        uri = cloud.bucket_uri(bucket, prefix) if exp.checkpoints.enabled else v.NO_CHECKPOINTS
+        cloud.check_tags(exp, spec.stack, uri)
+        # The user-data's size, before anything is registered (the disk id and bucket names have fixed lengths).
+        check_user_data(exp, cloud=cloud.name, region=region, stack=spec.stack, checkpoint_uri=uri,
+                        tools_bucket=tools_bucket, tools_prefix=prefix, nvidia_driver=exp.nvidia_driver)
+    cloud.check_placements(spec, placed)
+    return StackPlan(context=ctx, bucket=bucket, tools_bucket=tools_bucket, experiments=placed)
+
+
+def _latest(values: list[pulumi.Output[str]]) -> pulumi.Output[str]:
+    return pulumi.Output.all(*values).apply(lambda items: max(items))
+
+
+class GpuExperimentStack(pulumi.ComponentResource):
+    """``gpulease:<cloud>:GpuExperiment``: every resource of one stack (an experiment, or a sweep's runs).
+
+    Shared per stack: the network (security group, key pair, and where the cloud needs them a VPC and subnets),
+    the checkpoint bucket. Per experiment: deadline, data disk, identity, tools object, instance, attachment and
+    the cloud's deadline or self-release. With an explicit provider every child inherits it through parent=self."""
+
+    def __init__(
+        self,
+        cloud: Cloud,
+        spec: StackSpec,
+        region: str,
+        plan: StackPlan,
+        provider: pulumi.ProviderResource | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        name = stack_name(spec)
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(providers=[provider] if provider else None))
+        super().__init__(f"gpulease:{cloud.name}:GpuExperiment", name, None, opts)
+        base, stack, ctx = spec.base, pulumi.get_stack(), plan.context
+
+        def tagged(tags: dict, what: str) -> dict:
+            return cloud.tagged(tags, stack=stack, what=what)
+
+        deadlines = {e.name: record_deadline(e, self) for e in spec.experiments}
+        with_checkpoints = base.checkpoints.enabled
+        shared_uri = cloud.bucket_uri(plan.bucket, base.checkpoints.prefix) if with_checkpoints else v.NO_CHECKPOINTS
+        shared_tags = tagged(
+            experiment_tags(
+                base,
+                stack=stack,
+                expires_at=_latest(list(deadlines.values())),
+                checkpoint_uri=shared_uri,
+                experiment=name,
+                max_runtime_hours=max(e.max_runtime_hours for e in spec.experiments),
+            ),
+            f"stack {name!r}",
+        )
+        placements = {exp: p.placement for exp, p in plan.experiments.items()}
+        vpc_id, subnets = cloud.create_network(name, placements, shared_tags, self)
+        ssh = base.ssh
+        security_group = cloud.create_security_group(
+            name, security_group_description(name, ssh), ssh_sources(name, ssh), vpc_id, shared_tags, self
+        )
+        # A key pair only with SSH: the user's existing one by name, else one made from the public key (the spec
+        # holds exactly one of them in ssh mode).
+        key_name: pulumi.Input[str] | None = None
+        if ssh.mode == "ssh":
+            key_name = ssh.key_name or cloud.create_key_pair(name, str(ssh.public_key), shared_tags, self)
+        network = Network(security_group=security_group, key_name=key_name, subnets=subnets)
+        bucket: Bucket | None = None
+        if with_checkpoints:
+            bucket_tags = tagged(retained(shared_tags, base.checkpoints.retain), "the checkpoint bucket")
+            # An existing bucket is used as it is: gpulease never changes a bucket it does not manage.
+            bucket = (
+                Bucket(name=plan.bucket, arn=cloud.bucket_arn(plan.bucket, ctx)) if base.checkpoints.bucket
+                else cloud.create_bucket(name, plan.bucket, base, bucket_tags, ctx, self)
+            )
+        # The instance-side tools travel as an object (see components/userdata): in the checkpoint bucket the stack
+        # creates, else in a bootstrap bucket of its own.
+        own = bucket is not None and bucket.created
+        tools_bucket = bucket if own else cloud.create_bootstrap_bucket(
+            name, plan.tools_bucket, tagged(retained(shared_tags, False), "the bootstrap bucket"), ctx, self
+        )
+
+        self.experiments: dict[str, dict[str, pulumi.Input]] = {}
+        for exp in spec.experiments:
+            placed = plan.experiments[exp.name]
+            prefix = checkpoint_prefix(spec, exp)
+            uri = cloud.bucket_uri(bucket.name, prefix) if bucket else v.NO_CHECKPOINTS
+            deadline = deadlines[exp.name]
+            tags = tagged(experiment_tags(exp, stack=stack, expires_at=deadline, checkpoint_uri=uri), f"experiment {exp.name!r}")
+            parts = ExperimentParts(spec=exp, placed=placed, prefix=prefix, tags=tags, deadline=deadline, ctx=ctx, parent=self)
+
+            disk = cloud.create_data_disk(parts, tagged(retained(tags, exp.data_disk.retain), "the data disk"))
+            identity = cloud.create_identity(parts, bucket)
+            user_data = experiment_user_data(
+                exp, cloud=cloud.name, region=region, stack=stack, checkpoint_uri=uri, data_disk_id=disk.id,
+                tools_bucket=tools_bucket.name, tools_prefix=prefix, nvidia_driver=exp.nvidia_driver,
+            )
+            # Under the experiment's own prefix, which its role may read already; elsewhere it gets that one object.
+            key = tools_key(prefix)
+            tools = [cloud.upload_tools(parts, tools_bucket, key, tools_bundle())]
+            if not own:
+                tools.append(cloud.allow_tools_read(parts, identity, tools_bucket, key))
+            inst = cloud.create_instance(parts, Launch(
+                network=network,
+                identity=identity,
+                user_data=user_data,
+                # The data disk first (ordered destroy), the bucket fully configured before any checkpoint, and the
+                # tools object and the right to read it before the instance boots and fetches them.
+                depends_on=[
+                    *([disk.resource] if disk.resource else []),
+                    *(bucket.settings if bucket else []),
+                    *tools,
+                ],
+            ))
+            cloud.attach_data_disk(parts, disk, inst)
+            cloud.after_instance(parts, inst, identity)
+            self.experiments[exp.name] = experiment_outputs(
+                exp,
+                instance_id=inst.id,
+                public_ip=inst.public_ip,
+                instance_type=placed.instance_type.type,
+                data_volume_id=disk.id,
+                availability_zone=placed.placement.zone,
+                checkpoint_uri=uri,
+                deadline=deadline,
+                session_command=lambda iid: cloud.session_command(iid, region),
+            )
+        self.bucket = bucket.name if bucket else None
+        self.register_outputs({"experiments": self.experiments, "bucket": self.bucket})

@@ -1,0 +1,185 @@
+"""What a cloud's lookups decide before anything is registered, and what its builders hand back: the same shapes
+on every cloud, so the shared skeleton (``build.py``) reads them without knowing which cloud it builds on."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import pulumi
+
+from gpulease.core.catalog import InstanceType
+from gpulease.core.errors import UserError
+
+if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
+    from components.spec.experiment import ExperimentSpec
+    from components.spec.sections import SshSpec
+
+
+
+@dataclass(frozen=True)
+class CloudContext:
+    """Facts about the account and region that several builders need, looked up once (a cloud may add its own)."""
+
+    region: str
+    account_id: str
+    provider: pulumi.ProviderResource | None
+    """An explicit provider when the spec's region is not the provider config's; children inherit it."""
+
+    def invoke_opts(self) -> pulumi.InvokeOptions:
+        return pulumi.InvokeOptions(provider=self.provider) if self.provider else pulumi.InvokeOptions()
+
+
+class PlacementError(UserError):
+    """No zone or subnet can host the instance type where it must run."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one experiment's instance runs."""
+
+    zone: str
+    vpc_id: str | None
+    """None: the stack creates the network (Alibaba Cloud, when the spec names no VPC)."""
+    subnet_id: str | None
+    """The subnet (AWS) or vSwitch (Alibaba Cloud); None: the stack creates one in ``zone``."""
+
+
+@dataclass(frozen=True)
+class PlacedExperiment:
+    """One experiment as the lookups decided it: its instance type (resolved once, from the spec's gpu section),
+    its placement and its image."""
+
+    instance_type: InstanceType
+    placement: Placement
+    image_id: str
+
+
+@dataclass(frozen=True)
+class StackPlan:
+    """Every lookup's answer, before the first resource is registered: a bad type, zone, image or tag fails here
+    and nothing is created."""
+
+    context: CloudContext
+    bucket: str
+    """The checkpoint bucket's name: the spec's existing bucket, or the one the stack creates."""
+    tools_bucket: str
+    """Where the instance-side tools object goes: the checkpoint bucket the stack creates, else a bootstrap bucket."""
+    experiments: dict[str, PlacedExperiment]
+
+
+@dataclass
+class Bucket:
+    """A bucket the stack writes to: its name, its ARN (the cloud's resource name for policies) and, when the
+    stack created it, the bucket and its settings in the order they are applied (a writer depends on all)."""
+
+    name: str
+    arn: str
+    settings: list[pulumi.Resource] = field(default_factory=list)
+
+    @property
+    def created(self) -> bool:
+        """False for an existing bucket the stack only uses (and never changes)."""
+        return bool(self.settings)
+
+
+@dataclass
+class DataDisk:
+    """The experiment's data disk: created (``resource``) or an existing one reattached (``resource`` None)."""
+
+    id: pulumi.Input[str]
+    resource: pulumi.CustomResource | None
+
+
+@dataclass
+class Network:
+    """The stack's shared network pieces: the security group, the key pair's name (None without SSH) and the
+    subnet or vSwitch each zone's instances use."""
+
+    security_group: pulumi.CustomResource
+    key_name: pulumi.Input[str] | None
+    subnets: dict[str, pulumi.Input[str]]
+    """zone -> subnet / vSwitch id."""
+
+
+@dataclass(frozen=True)
+class SshSource:
+    """One address allowed in over SSH: one described rule each, named after the address (a review shows exactly
+    which one was added or removed)."""
+
+    rule_name: str
+    cidr: str
+    ipv6: bool
+
+    @property
+    def description(self) -> str:
+        return f"SSH from {self.cidr}"
+
+
+def ssh_sources(name: str, ssh: SshSpec) -> list[SshSource]:
+    """The SSH rules a stack's security group gets: one per allowed CIDR (none without SSH)."""
+    return [
+        SshSource(f"{name}-ssh-{cidr.replace('/', '-').replace(':', '-')}", cidr, ipaddress.ip_network(cidr).version == 6)
+        for cidr in ssh.allowed_cidrs
+    ]
+
+
+def security_group_description(name: str, ssh: SshSpec) -> str:
+    return f"gpulease {name}: SSH from named addresses only" if ssh.mode == "ssh" else f"gpulease {name}: no inbound"
+
+
+@dataclass
+class ExperimentParts:
+    """One experiment while the skeleton builds it: what every per-experiment builder of a cloud needs."""
+
+    spec: ExperimentSpec
+    placed: PlacedExperiment
+    prefix: str
+    """The object prefix it checkpoints under (and under which its tools object lies)."""
+    tags: dict[str, pulumi.Input[str]]
+    deadline: pulumi.Output[str]
+    ctx: CloudContext
+    parent: pulumi.Resource
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def opts(self, **options: object) -> pulumi.ResourceOptions:
+        """Options of a child resource: parented to the component (so it inherits its provider), plus ``options``."""
+        return pulumi.ResourceOptions(parent=self.parent, **options)  # type: ignore[arg-type]
+
+
+class OneAfterAnother:
+    """Resources applied one after the other, each depending on the one before (a bucket and its settings: a cloud
+    may refuse concurrent changes to one resource, and the order matters); ``items`` lists them in order."""
+
+    def __init__(self, first: pulumi.Resource, parent: pulumi.Resource):
+        self.items: list[pulumi.Resource] = [first]
+        self._parent = parent
+
+    def next_opts(self) -> pulumi.ResourceOptions:
+        """Options for the next resource: parented, and waiting for the last one added."""
+        return pulumi.ResourceOptions(parent=self._parent, depends_on=[self.items[-1]])
+
+    def add(self, resource: pulumi.Resource) -> None:
+        self.items.append(resource)
+
+
+@dataclass
+class Launch:
+    """What the instance starts with, decided by the skeleton: the shared network, its identity, its user-data and
+    what it waits for (the data disk, the bucket fully configured, the tools object and the right to read it)."""
+
+    network: Network
+    identity: pulumi.Resource
+    user_data: pulumi.Input[str]
+    depends_on: list[pulumi.Resource]
+
+
+def tools_object_args(bucket: Bucket, key: str, bundle: str) -> dict[str, object]:
+    """The tools object as both clouds' object resources take it: the bundle as JSON at ``key``, encrypted with the
+    service's key (SSE AES256)."""
+    return {"bucket": bucket.name, "key": key, "content": bundle, "content_type": "application/json",
+            "server_side_encryption": "AES256"}

@@ -1,0 +1,293 @@
+"""One experiment: one GPU instance, one data disk, a checkpoint prefix; checked against its cloud's rules.
+
+The checks that depend on the cloud ask ``components.spec.clouds.SPEC_RULES[cloud]`` (each cloud's ``spec.py``);
+the cross-field problems are gathered in order and raised together, each with its own field path.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from components.spec import keys
+from components.spec.clouds import SPEC_RULES, Cloud, all_key_types
+from components.spec.sections import (
+    CheckpointSpec,
+    DataDiskSpec,
+    ImageSpec,
+    NetworkSpec,
+    SshSpec,
+    WatchdogSpec,
+    tag_safe,
+)
+from components.spec_rules import CloudSpecRules, Problem
+from components.tagging import experiment_tags
+from gpulease.core import clock
+from gpulease.core import vocabulary as v
+from gpulease.core.model import SpecModel
+from gpulease.core.sizing.resolve import GpuSpec
+
+DNS_LABEL = re.compile(r"^[a-z]([a-z0-9-]{0,38}[a-z0-9])?$")
+DEADLINE_YEARS = (2000, 2999)
+"""expiresAt years accepted: far outside them the date arithmetic of a deadline overflows (year 9999 + offset)."""
+
+
+class ExperimentSpec(SpecModel):
+    """One experiment: one GPU instance, one data disk, a checkpoint prefix."""
+
+    name: str = Field(..., description="DNS-safe experiment name (lowercase letters, digits, hyphens).")
+    owner: str = Field(..., description="Owner email; every resource is tagged with it.")
+    project: str = Field(..., min_length=1, max_length=64)
+    cost_center: str = Field(..., min_length=1, max_length=64)
+    budget_usd: float = Field(..., gt=0, description="Budget for the whole experiment in USD.")
+    tags: dict[str, str] = Field(default_factory=dict, description="Extra tags on every resource.")
+    cloud: Cloud = "aws"
+    region: str | None = Field(None, description="Defaults to the provider's region config (aws:region / alicloud:region).")
+    gpu: GpuSpec
+    market: Literal["spot", "on-demand"] = "spot"
+    max_spot_price_usd: float | None = Field(
+        None,
+        ge=0.001,
+        le=1000,
+        description="Hourly cap for a spot instance in USD (0.001-1000, above any GPU's on-demand price); the "
+        "on-demand price otherwise.",
+    )
+    on_demand_reason: str | None = Field(None, description="Why this experiment cannot run on spot.")
+    max_runtime_hours: float = Field(..., gt=0, le=v.MAX_RUNTIME_HOURS_CAP, description="Hard deadline after creation.")
+    expires_at: datetime | None = Field(
+        None,
+        description="An explicit deadline (RFC 3339 UTC); otherwise creation time + maxRuntimeHours, recorded once.",
+    )
+    deadline_renewal: int = Field(
+        0, ge=0, description="Raise by one to record a new deadline (now + maxRuntimeHours) on the next pulumi up."
+    )
+    idle_minutes: int = Field(30, ge=5, le=1440, description="Shut down after the GPU has been idle this long.")
+    ssh: SshSpec
+    data_disk: DataDiskSpec = Field(default_factory=DataDiskSpec)
+    checkpoints: CheckpointSpec = Field(default_factory=CheckpointSpec)
+    image: ImageSpec = Field(default_factory=ImageSpec)
+    network: NetworkSpec = Field(default_factory=NetworkSpec)
+    watchdog: WatchdogSpec = Field(default_factory=WatchdogSpec)
+    ci_run: str | None = Field(
+        None,
+        description="The CI run an ephemeral stack belongs to (set by gpulease ephemeral); tagged on every resource.",
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, name: str) -> str:
+        if not DNS_LABEL.match(name):
+            raise ValueError(
+                f"{name!r} is not DNS-safe; accepted: 1-40 lowercase letters, digits and hyphens, starting with a letter"
+            )
+        return name
+
+    @field_validator("owner")
+    @classmethod
+    def _owner(cls, owner: str) -> str:
+        if not v.EMAIL.match(owner):
+            raise ValueError(f"{owner!r} is not an email address; accepted: e.g. alice@example.com")
+        return owner
+
+    @field_validator("project", "cost_center")
+    @classmethod
+    def _tag_text(cls, value: str) -> str:
+        return tag_safe(value, "this value")
+
+    @field_validator("ci_run")
+    @classmethod
+    def _ci_run(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        if not value.strip():
+            raise ValueError("is empty; accepted: an identifier of the CI run, e.g. octo/repo/actions/runs/123")
+        return tag_safe(value.strip(), "ciRun")
+
+    @field_validator("on_demand_reason")
+    @classmethod
+    def _reason(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        if len(value.strip()) < 10:
+            raise ValueError("is too short to review; accepted: a sentence of at least 10 characters")
+        return tag_safe(value.strip(), "the reason")
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, tags: dict[str, str]) -> dict[str, str]:
+        for key, value in tags.items():
+            if key.startswith(v.TAG_PREFIX) or key.lower().startswith(("aws:", "aliyun", "acs:")):
+                raise ValueError(
+                    f"key {key!r} uses a reserved prefix; accepted: keys not starting with {v.TAG_PREFIX}, aws:, aliyun or acs:"
+                )
+            if not key or len(key) > v.TAG_KEY_MAX_LEN or not v.TAG_VALUE_PATTERN.match(key):
+                raise ValueError(f"key {key!r} is not a valid tag key on both clouds")
+            tag_safe(value, f"tags.{key}")
+        return tags
+
+    @field_validator("expires_at")
+    @classmethod
+    def _expires_utc(cls, value: datetime | None) -> datetime | None:
+        if value is None:
+            return value
+        if value.tzinfo is None:
+            raise ValueError("has no UTC offset; accepted: RFC 3339 with Z or an offset, e.g. 2026-11-30T10:00:00Z")
+        first, last = DEADLINE_YEARS
+        if not first <= value.year <= last:
+            raise ValueError(f"year {value.year} is not a deadline; accepted: a date in the years {first}-{last}, "
+                             "e.g. 2026-11-30T10:00:00Z")
+        return value.astimezone(UTC)
+
+    @model_validator(mode="after")
+    def _cross_field(self) -> ExperimentSpec:
+        problems: list[Problem] = []
+        if self.market == "on-demand" and not self.on_demand_reason:
+            problems.append(
+                ("onDemandReason", "on-demand costs 2-4x spot; accepted: a reason, e.g. 'interactive debugging - cannot be interrupted'")
+            )
+        if self.market == "spot" and self.on_demand_reason:
+            problems.append(("onDemandReason", "is only for market: on-demand"))
+        if self.market == "on-demand" and self.max_spot_price_usd is not None:
+            problems.append(("maxSpotPriceUsd", "is only for market: spot"))
+        if self.market == "spot" and not self.checkpoints.enabled:
+            problems.append(
+                ("checkpoints.enabled", "a spot instance can be reclaimed at any time; accepted: true (checkpoints) for spot")
+            )
+        rules = self.rules
+        for other in SPEC_RULES.values():
+            if other is not rules and self.ssh.mode == other.session_mode:
+                problems.append(("ssh.mode", f"{other.session_mode} is {other.session_what}; accepted on {rules.name}: "
+                                 f"ssh or {rules.session_mode}"))
+        disk = self.data_disk
+        if disk.type is not None and disk.type not in rules.disk_types:
+            problems.append(("dataDisk.type", f"{disk.type!r} is not a {self.cloud} disk type; accepted: {', '.join(rules.disk_types)}"))
+        elif disk.existing_volume_id is None:
+            problems += rules.disk_problems(self.disk_type, disk.size_gb, disk.iops, disk.throughput, disk.performance_level)
+        problems += rules.runtime_problems(self.max_runtime_hours, self.watchdog.final_sync_minutes, self.expires_at is not None)
+        problems += self._ssh_problems()
+        problems += self._tag_problems()
+        vol = self.data_disk.existing_volume_id
+        if vol is not None and not rules.disk_id.match(vol):
+            problems.append(("dataDisk.existingVolumeId", f"{vol!r} is not a {self.cloud} disk id; accepted: e.g. {rules.disk_id_example}"))
+        for i, t in enumerate(self.checkpoints.lifecycle.transitions):
+            if t.storage_class not in rules.storage_classes:
+                problems.append(
+                    (f"checkpoints.lifecycle.transitions[{i}].storageClass", f"{t.storage_class!r}; accepted: {', '.join(rules.storage_classes)}")
+                )
+        image = self.image
+        if image.id is not None and image.family is not None:
+            problems.append(("image", "give id or family, not both"))
+        if image.id is not None and rules.image_id is not None and not rules.image_id.match(image.id):
+            problems.append(("image.id", f"{image.id!r} is not {rules.image_id_what}; accepted: e.g. {rules.image_id_example}"))
+        if image.family is not None and image.family not in rules.image_families:
+            problems.append(("image.family", f"{image.family!r}; accepted on {self.cloud}: {', '.join(rules.image_families)}"))
+        if self.expires_at is not None:
+            now = clock.utcnow()
+            lead = timedelta(minutes=rules.min_deadline_lead_minutes)
+            if self.expires_at < now + lead:
+                problems.append(
+                    ("expiresAt", f"{v.rfc3339(self.expires_at)} is less than {int(lead.total_seconds() // 60)} minutes away; "
+                     "accepted: a future deadline (or omit it to use creation time + maxRuntimeHours)")
+                )
+            elif self.expires_at > now + timedelta(hours=self.max_runtime_hours):
+                problems.append(
+                    ("expiresAt", f"{v.rfc3339(self.expires_at)} is more than maxRuntimeHours ({self.max_runtime_hours:g}) from now; "
+                     "accepted: a deadline within maxRuntimeHours, or raise maxRuntimeHours")
+                )
+        if problems:
+            raise MultiFieldError(problems)
+        return self
+
+    def _builtin_tags(self) -> set[str]:
+        """gpulease's own tag keys on this experiment's resources (the most any one resource carries): the keys of
+        the tag set ``components.tagging`` builds, less the user's own."""
+        most = experiment_tags(self, stack="", expires_at="", checkpoint_uri="", retain=True)
+        return set(most) - set(self.tags)
+
+    def _tag_problems(self) -> list[Problem]:
+        """Tag count and value lengths the cloud accepts, for the user's tags and for the values that become
+        gpulease's own tags; then what else the cloud refuses (``extra_problems``)."""
+        problems: list[Problem] = []
+        rules = self.rules
+        builtin = self._builtin_tags()
+        extra = [k for k in self.tags if k not in builtin]
+        most = rules.max_tags
+        if len(builtin) + len(extra) > most:
+            problems.append(
+                ("tags", f"{len(extra)} extra tags plus gpulease's {len(builtin)} exceed the {most} tags {self.cloud} allows "
+                 f"per resource; accepted: at most {most - len(builtin)} tags here")
+            )
+        value_max = rules.tag_value_max
+        if len(self.owner) > value_max:
+            problems.append(("owner", f"is {len(self.owner)} characters and becomes a tag value; {self.cloud} accepts up to {value_max}"))
+        if self.checkpoints.enabled:
+            ck = self.checkpoints
+            length = rules.checkpoint_uri_length(ck.bucket, ck.prefix, self.name)
+            if length > value_max:
+                room = len(ck.prefix) - (length - value_max)
+                problems.append(
+                    ("checkpoints.prefix", f"the checkpoint URI (bucket, prefix and run name, up to {length} characters) "
+                     f"becomes the tag {v.TAG_CHECKPOINT_URI}; {self.cloud} accepts values of up to {value_max}; "
+                     "accepted: a prefix of at most "
+                     f"{max(room, 0)} characters here")
+                )
+        problems += rules.extra_problems(self)
+        return problems
+
+    def _ssh_problems(self) -> list[Problem]:
+        """What the cloud's key-pair import and security-group quota would refuse."""
+        problems: list[Problem] = []
+        ssh = self.ssh
+        if ssh.public_key:
+            problem = self.rules.key_problem(keys.key_type(ssh.public_key, all_key_types()))
+            if problem:
+                problems.append(("ssh.publicKey", problem))
+        problems += self.rules.cidr_count_problems(ssh.allowed_cidrs)
+        return problems
+
+    def existing_disk_zone_problem(self, zone: str, region: str) -> str | None:
+        """Why an existing data disk found in ``zone`` cannot serve this experiment in ``region``, or None.
+
+        The clouds' placement code calls this after looking the disk up: a disk in another region, or a pinned
+        network.availabilityZone other than the disk's, is an error rather than a silently moved instance."""
+        field = "dataDisk.existingVolumeId"
+        disk_id = self.data_disk.existing_volume_id
+        if not zone.startswith(region):
+            return (f"{field}: {disk_id} is in {zone}, not in the stack's region {region}; a disk attaches only in its "
+                    f"own zone; accepted: a disk in {region} (copy a snapshot across regions first)")
+        pinned = self.network.availability_zone
+        if pinned and pinned != zone:
+            return (f"network.availabilityZone: {pinned} differs from the zone of {field} {disk_id} ({zone}); the "
+                    f"instance must run where the disk is; accepted: {zone}, or omit availabilityZone")
+        return None
+
+    @property
+    def rules(self) -> CloudSpecRules:
+        """What this experiment's cloud accepts (``components/<cloud>/spec.py``)."""
+        return SPEC_RULES[self.cloud]
+
+    @property
+    def disk_type(self) -> str:
+        return self.data_disk.type or self.rules.default_disk_type
+
+    @property
+    def image_family(self) -> str | None:
+        if self.image.id is not None:
+            return None
+        return self.image.family or self.rules.default_image_family
+
+    @property
+    def nvidia_driver(self) -> str:
+        """``preinstalled`` or ``absent`` for a family image; ``unknown`` for a pinned ``image.id`` (readiness)."""
+        return self.rules.nvidia_driver(self.image_family)
+
+
+class MultiFieldError(ValueError):
+    """Cross-field problems, each with its own path, lifted into ``SpecError`` by ``load.format_errors``."""
+
+    def __init__(self, problems: list[Problem]):
+        super().__init__("; ".join(f"{path}: {msg}" for path, msg in problems))
+        self.problems = problems

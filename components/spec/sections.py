@@ -1,0 +1,254 @@
+"""The sections of an experiment spec: SSH access, data disk, checkpoints and their lifecycle, image, network,
+watchdog (the ``gpu`` section is sizing's: ``gpulease.core.sizing.resolve.GpuSpec``)."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from components.spec import keys
+from components.spec.clouds import all_key_types
+from gpulease.core import vocabulary as v
+from gpulease.core.model import SpecModel
+
+CHECKPOINT_SIGNALS = ("USR1", "USR2", "TERM", "INT", "HUP")
+BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+# POSIX user names: the portable filename characters, not starting with a hyphen (POSIX.1-2017, 3.437 User
+# Name and 3.282 Portable Filename Character Set), in the lowercase form useradd(8) accepts by default
+# (NAME_REGEX ^[a-z][-a-z0-9_]*$), at most 32 characters ("Usernames may only be up to 32 characters long").
+POSIX_USER = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
+
+
+# Hooks and the busy marker travel in the instance's user-data, which every cloud caps (see components/userdata):
+# bounded here so that the largest spec accepted still leaves user-data a quarter under the cloud's limit.
+HOOK_MAX_LENGTH = 2048
+PATH_MAX_LENGTH = 1024
+
+
+def tag_safe(value: str, what: str) -> str:
+    if not v.TAG_VALUE_PATTERN.match(value) or len(value) > v.TAG_VALUE_MAX_LEN:
+        raise ValueError(
+            f"{what} becomes a tag value on both clouds; accepted: up to {v.TAG_VALUE_MAX_LEN} letters, digits, "
+            "spaces and + - = . _ : / @"
+        )
+    return value
+
+
+class SshSpec(SpecModel):
+    mode: Literal["ssh", "ssm", "cloud-assistant"] = Field(
+        "ssh",
+        description="ssh: inbound TCP 22 from allowedCidrs only. ssm (AWS) / cloud-assistant (Alibaba): no inbound rule at all.",
+    )
+    allowed_cidrs: list[str] = Field(default_factory=list, description="Your addresses, e.g. 203.0.113.7/32.")
+    public_key: str | None = Field(None, description="An OpenSSH public key; a key pair is created from it.")
+    key_name: str | None = Field(None, description="An existing key pair name.")
+    user: str = Field("ubuntu", description="Login user for the SSH command output (a POSIX user name, e.g. ubuntu).")
+
+    @field_validator("user")
+    @classmethod
+    def _user(cls, user: str) -> str:
+        if not POSIX_USER.match(user):
+            raise ValueError(
+                f"{user!r} is not a user name; accepted: 1-32 lowercase letters, digits, _ and -, starting with a "
+                "letter or _ (e.g. ubuntu, ec2-user)"
+            )
+        return user
+
+    @field_validator("allowed_cidrs")
+    @classmethod
+    def _cidrs(cls, cidrs: list[str]) -> list[str]:
+        out = []
+        for i, raw in enumerate(cidrs):
+            if "%" in raw:
+                raise ValueError(
+                    f"[{i}] {raw!r} has a zone (%...): a link-local scope means nothing to a security group; "
+                    "accepted: a global address such as 2001:db8::7/128"
+                )
+            try:
+                net = ipaddress.ip_network(raw, strict=True)
+            except ValueError as exc:
+                raise ValueError(
+                    f"[{i}] {raw!r} is not a valid CIDR ({exc}); accepted: a network such as 203.0.113.7/32"
+                ) from None
+            minimum = v.MIN_SSH_PREFIX_V4 if net.version == 4 else v.MIN_SSH_PREFIX_V6
+            if net.prefixlen < minimum:
+                raise ValueError(
+                    f"[{i}] {raw!r} would open SSH to {'the whole internet' if net.prefixlen == 0 else 'too many addresses'}; "
+                    f"accepted: IPv4 prefixes of /{v.MIN_SSH_PREFIX_V4} or longer, IPv6 of /{v.MIN_SSH_PREFIX_V6} or longer, "
+                    "e.g. 203.0.113.7/32"
+                )
+            out.append(str(net))
+        if len(set(out)) != len(out):
+            raise ValueError("lists the same CIDR twice; accepted: each address once")
+        return out
+
+    @field_validator("public_key")
+    @classmethod
+    def _public_key(cls, key: str | None) -> str | None:
+        if key is None:
+            return key
+        if "PRIVATE KEY" in key:
+            raise ValueError("holds a private key; accepted: the public half only (the .pub file)")
+        if "\n" in key.strip():
+            raise ValueError("holds more than one line; accepted: one public key line")
+        try:
+            keys.key_type(key, all_key_types())
+        except keys.PublicKeyError as exc:
+            raise ValueError(f"{exc}; accepted: one line of a .pub file, e.g. 'ssh-ed25519 AAAAC3Nz... you@host'") from None
+        return key.strip()
+
+    @model_validator(mode="after")
+    def _shape(self) -> SshSpec:
+        if self.mode == "ssh":
+            if not self.allowed_cidrs:
+                raise ValueError(
+                    "mode ssh needs allowedCidrs; accepted: a non-empty list of your addresses, e.g. [203.0.113.7/32], "
+                    "or mode: ssm / cloud-assistant for no inbound access at all"
+                )
+            if bool(self.public_key) == bool(self.key_name):
+                raise ValueError("mode ssh needs exactly one of publicKey or keyName")
+        else:
+            if self.allowed_cidrs:
+                raise ValueError(f"mode {self.mode} opens no inbound port; accepted: no allowedCidrs in this mode")
+        return self
+
+
+class DataDiskSpec(SpecModel):
+    size_gb: int = Field(100, ge=10, le=16384, description="Size of the data disk in GB.")
+    type: str | None = Field(None, description="gp3 (AWS default) / cloud_essd (Alibaba default).")
+    iops: int | None = Field(None, ge=100, le=256000)
+    throughput: int | None = Field(None, ge=125, le=2000, description="MB/s, gp3 only.")
+    performance_level: Literal["PL0", "PL1", "PL2", "PL3"] | None = Field(None, description="Alibaba ESSD only.")
+    retain: bool = Field(True, description="Keep the disk when the stack is destroyed.")
+    existing_volume_id: str | None = Field(None, description="Reattach a disk from an earlier experiment.")
+    kms_key_id: str | None = Field(None, description="A customer-managed key; the cloud's default key otherwise.")
+
+
+class TransitionSpec(SpecModel):
+    days: int = Field(..., ge=1)
+    storage_class: str
+
+
+class LifecycleSpec(SpecModel):
+    keep_days: int = Field(30, ge=1, le=3650, description="Expire checkpoints under the prefix after this many days.")
+    noncurrent_versions_to_keep: int = Field(3, ge=0, le=100)
+    noncurrent_days: int = Field(7, ge=1, le=3650, description="Noncurrent versions beyond those kept expire after this many days.")
+    abort_incomplete_upload_days: int = Field(2, ge=1, le=365)
+    transitions: list[TransitionSpec] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _transitions_before_expiry(self) -> LifecycleSpec:
+        for i, t in enumerate(self.transitions):
+            if t.days >= self.keep_days:
+                raise ValueError(
+                    f"transitions[{i}].days ({t.days}) is not before keepDays ({self.keep_days}); "
+                    "accepted: a transition earlier than the expiry"
+                )
+        return self
+
+
+class CheckpointSpec(SpecModel):
+    enabled: bool = Field(True, description="false only for on-demand experiments.")
+    bucket: str | None = Field(None, description="An existing bucket; a new one is created when omitted.")
+    prefix: str = Field("checkpoints/", description="Key prefix for this experiment's checkpoints.")
+    interval_minutes: int = Field(15, ge=1, le=1440, description="How often the watchdog syncs /data/checkpoints.")
+    retain: bool = Field(True, description="Keep a created bucket when the stack is destroyed.")
+    lifecycle: LifecycleSpec = Field(default_factory=LifecycleSpec)
+    hook: str | None = Field(
+        None,
+        max_length=HOOK_MAX_LENGTH,
+        description="Command run before a checkpoint sync on a spot notice or the deadline, e.g. 'pkill -USR1 -f train.py'.",
+    )
+    signal: str | None = Field(
+        None,
+        description="A signal sent to the training process before a final sync (instead of or besides hook), e.g. USR1.",
+    )
+    process: str | None = Field(
+        None,
+        max_length=HOOK_MAX_LENGTH,
+        description="Part of the training process's command line that signal is sent to, e.g. train.py.",
+    )
+    hook_timeout_seconds: int = Field(
+        120,
+        ge=5,
+        le=1800,
+        description="How long the hook (or the signalled process) may take before the sync starts anyway; "
+        "always cut short to fit the spot notice window.",
+    )
+
+    @field_validator("signal")
+    @classmethod
+    def _signal(cls, name: str | None) -> str | None:
+        if name is None:
+            return None
+        bare = name.upper().removeprefix("SIG")
+        if bare not in CHECKPOINT_SIGNALS:
+            raise ValueError(f"{name!r} is not a signal for a checkpoint; accepted: {', '.join(CHECKPOINT_SIGNALS)}")
+        return f"SIG{bare}"
+
+    @model_validator(mode="after")
+    def _signal_target(self) -> CheckpointSpec:
+        if (self.signal is None) != (self.process is None):
+            raise ValueError(
+                "signal and process go together; accepted: e.g. {signal: USR1, process: train.py}, or neither"
+            )
+        return self
+
+    @field_validator("bucket")
+    @classmethod
+    def _bucket(cls, name: str | None) -> str | None:
+        if name is not None and (not BUCKET_NAME.match(name) or ".." in name):
+            raise ValueError(f"{name!r} is not a bucket name; accepted: 3-63 lowercase letters, digits, dots and hyphens")
+        return name
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix(cls, prefix: str) -> str:
+        if prefix.startswith("/") or not re.match(r"^[A-Za-z0-9!_.*'()/-]+$", prefix):
+            raise ValueError(f"{prefix!r} is not a key prefix; accepted: e.g. 'checkpoints/' (no leading slash)")
+        return prefix if prefix.endswith("/") else prefix + "/"
+
+
+class ImageSpec(SpecModel):
+    id: str | None = Field(None, description="An image id (ami-... / an Alibaba image id).")
+    family: str | None = Field(None, description="A family resolved by lookup to the newest image.")
+    root_disk_gb: int = Field(100, ge=30, le=2048)
+
+
+class NetworkSpec(SpecModel):
+    vpc_id: str | None = None
+    subnet_id: str | None = Field(None, description="AWS subnet or Alibaba vSwitch id; the default VPC otherwise.")
+    availability_zone: str | None = Field(None, description="Pin the zone; otherwise the first zone offering the type.")
+
+
+class WatchdogSpec(SpecModel):
+    idle_gpu_percent: int = Field(5, ge=0, le=100, description="Below this GPU utilization the GPU counts as idle.")
+    warn_minutes: int = Field(15, ge=0, le=240, description="Run the warning hook this long before the deadline.")
+    warn_hook: str | None = Field(None, max_length=HOOK_MAX_LENGTH, description="Command run when the deadline is near.")
+    final_sync_minutes: int = Field(
+        5, ge=1, le=60, description="Run the checkpoint hook and the final sync this long before the deadline, then shut down."
+    )
+    busy_marker: str = Field(
+        "/data/busy",
+        max_length=PATH_MAX_LENGTH,
+        description="While this file exists the instance never counts as idle (touch it from a job)."
+    )
+    busy_marker_max_age_minutes: int = Field(
+        0, ge=0, le=10080, description="Ignore a busy marker not touched for this long; 0 trusts it at any age."
+    )
+    on_rebalance: Literal["checkpoint", "shutdown", "ignore"] = Field(
+        "checkpoint",
+        description="On an AWS rebalance recommendation (an early interruption warning): checkpoint and sync, "
+        "also shut down, or ignore it.",
+    )
+    poll_seconds: int = Field(5, ge=1, le=60, description="How often the metadata service is asked for a spot notice.")
+
+    @field_validator("busy_marker")
+    @classmethod
+    def _busy_marker(cls, path: str) -> str:
+        if not path.startswith("/") or "\n" in path:
+            raise ValueError(f"{path!r} is not an absolute path; accepted: e.g. /data/busy")
+        return path

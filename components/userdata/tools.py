@@ -1,0 +1,89 @@
+"""The instance-side tools as shipped: their readable source in ``instance/``, without docstrings and comments."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+INSTANCE_DIR = Path(__file__).resolve().parents[2] / "instance"
+"""Where the readable sources live (the ``instance`` folder beside ``components``)."""
+SETUP_SCRIPT = INSTANCE_DIR / "instance_setup.py"
+WATCHDOG_SCRIPT = INSTANCE_DIR / "watchdog.py"
+JOB_AGENT_SCRIPT = INSTANCE_DIR / "job_agent.py"
+CLOUD_ACCESS_SCRIPT = INSTANCE_DIR / "cloud_access.py"
+FETCH_SCRIPT = INSTANCE_DIR / "fetch_tools.py"
+TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT)
+TOOLS_FOLDER = "_gpulease/tools/"
+
+
+@lru_cache(maxsize=16)
+def shipped_source(path: Path) -> str:
+    """An instance-side tool as shipped (in the tools bundle, or the loader in user-data): the same syntax tree
+    without docstrings and comments. The readable source lives in ``instance/``, and the tests check that the
+    shipped tree equals the source tree less its docstrings.
+
+    Kept beside the bytecode cache (``instance/__pycache__``), keyed by the source and the Python that unparsed
+    it: stripping the tools takes longer than the rest of a plan's own work, and they change rarely."""
+    source = path.read_bytes()
+    key = hashlib.sha256(sys.version.encode() + b"\0" + source).hexdigest()[:20]
+    cache = path.parent / "__pycache__" / f"{path.stem}.{key}.shipped"
+    try:
+        return cache.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    shipped = _strip(path.name, source.decode("utf-8"))
+    if not sys.dont_write_bytecode:
+        _write_atomically(cache, shipped)
+    return shipped
+
+
+def _strip(name: str, source: str) -> str:
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and _has_docstring(node):
+            node.body = node.body[1:] or [ast.Pass()]
+    header = f"#!/usr/bin/env python3\n# gpulease {name}: readable source in instance/{name}\n"
+    return header + ast.unparse(tree) + "\n"
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write through a temporary file and a rename, so a reader never sees half of it; a cache that cannot be
+    written (a read-only install) is simply not kept."""
+    try:
+        path.parent.mkdir(exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+@lru_cache(maxsize=1)
+def tools_bundle() -> str:
+    """The tools as AWS instances fetch them: one JSON object ``{"files": {name: shipped source}}``."""
+    files = {path.name: shipped_source(path) for path in TOOL_SCRIPTS}
+    return json.dumps({"files": files}, sort_keys=True, separators=(",", ":"))
+
+
+@lru_cache(maxsize=1)
+def tools_sha256() -> str:
+    return hashlib.sha256(tools_bundle().encode()).hexdigest()
+
+
+def tools_key(prefix: str) -> str:
+    """The bundle's object key under an experiment's checkpoint prefix (which its role may already read), named by
+    its hash, so that new tools are a new object and a running instance keeps the one it was started with."""
+    return f"{prefix}{TOOLS_FOLDER}{tools_sha256()}.json"
+
+
+def _has_docstring(node: ast.AST) -> bool:
+    body = getattr(node, "body", None)
+    return bool(body) and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(
+        body[0].value.value, str
+    )
+

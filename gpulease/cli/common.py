@@ -1,0 +1,79 @@
+"""What several commands share: a console that does not squeeze tables, catalog override files given on the command
+line, and how ``cost`` and ``size`` name the date of their prices and warn about stale ones."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console
+
+from gpulease.core.catalog import OVERRIDES_ENV, load_catalog
+from gpulease.core.catalog.freshness import (
+    DEFAULT_MAX_PRICE_AGE_DAYS,
+    REFRESH_HINT,
+    DatedPrice,
+    describe_stale,
+    today_of,
+)
+
+MAX_AGE_OPTION = "--max-price-age"
+
+
+def _age(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days, e.g. 30") from None
+    if not 0 <= value <= 3650:
+        raise argparse.ArgumentTypeError(f"{text} days is outside 0-3650")
+    return value
+
+
+def add_max_age_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        MAX_AGE_OPTION, type=_age, default=DEFAULT_MAX_PRICE_AGE_DAYS, metavar="DAYS",
+        help=f"warn about prices older than this many days (default {DEFAULT_MAX_PRICE_AGE_DAYS})",
+    )
+
+
+def stale_warning(found: list[DatedPrice], now: datetime, max_age_days: float) -> str | None:
+    """One line for the terminal, or None when every price is fresh enough."""
+    if not found:
+        return None
+    return f"stale prices: {describe_stale(found, now, max_age_days)}; {REFRESH_HINT}"
+
+
+def stale_json(found: list[DatedPrice], now: datetime) -> list[dict[str, Any]]:
+    today = today_of(now)
+    return [{"price": p.what, "asOf": p.as_of.isoformat(), "ageDays": p.age_days(today)} for p in found]
+
+
+def wide_console() -> Console:
+    """A console that does not squeeze wide tables into 80 columns when the output is piped or captured."""
+    console = Console()
+    return console if console.is_terminal else Console(width=160)
+
+
+@contextmanager
+def catalog_overrides(files: list[str] | None) -> Iterator[None]:
+    """Make ``--catalog`` files visible to everything that loads the catalog meanwhile (the program too)."""
+    previous = os.environ.get(OVERRIDES_ENV)
+    if files:
+        existing = [p for p in (previous or "").split(os.pathsep) if p]
+        os.environ[OVERRIDES_ENV] = os.pathsep.join([*existing, *files])
+    try:
+        if files:
+            # Read them once up front: a bad override file is the command's one-line error (exit 2), not a
+            # failure of every stack that happens to resolve a type through the catalog.
+            load_catalog()
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(OVERRIDES_ENV, None)
+        else:
+            os.environ[OVERRIDES_ENV] = previous

@@ -1,0 +1,127 @@
+"""``gpulease cost <stack>``: what a stack costs per hour, at worst until its deadline, and after destroy.
+
+Each line shows the date of the price behind it; prices older than ``--max-price-age`` days are named in a
+warning (the command still succeeds: a stale price is a reason to refresh, not bad input)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from gpulease.cli.common import add_max_age_option, catalog_overrides, stale_json, stale_warning, wide_console
+from gpulease.core import clock
+from gpulease.core.catalog.freshness import line_prices, stale
+from gpulease.core.cost import SHARED, StackCost
+from gpulease.review import stacks
+from gpulease.review.engine import estimate, render_target
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "cost",
+        help="estimate what stacks cost: per hour, worst case until the deadline, and per month after destroy",
+    )
+    p.add_argument("stacks", nargs="+", help="stack names in stacks/, stack files, or Pulumi project directories")
+    p.add_argument("--catalog", action="append", metavar="FILE", help="a catalog override file (prices, types)")
+    add_max_age_option(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with catalog_overrides(args.catalog):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    console = wide_console()
+    now = clock.utcnow()
+    results = []
+    failed = False
+    for target in args.stacks:
+        for project_dir, stack_file in stacks.resolve(target):
+            rendering = render_target(project_dir, stack_file)
+            if rendering.error:
+                failed = True
+                results.append({"stack": rendering.stack, "error": rendering.error})
+                if not args.json:
+                    console.print(f"[red]{rendering.stack}: {rendering.error}[/red]")
+                continue
+            cost = estimate(rendering)
+            old = stale(line_prices(cost.lines, cost.region), now, args.max_price_age)
+            results.append({"stack": rendering.stack, "error": None, **cost.as_dict(),
+                            "maxPriceAgeDays": args.max_price_age, "stalePrices": stale_json(old, now)})
+            if not args.json:
+                print_cost(rendering.stack, cost, console)
+                if (warning := stale_warning(old, now, args.max_price_age)) is not None:
+                    console.print(f"[yellow]warning[/yellow]: {warning}")
+    if args.json:
+        print(json.dumps(results, indent=2, default=str))
+    return 2 if failed else 0
+
+
+def _usd(value: float | None, digits: int = 2) -> str:
+    return "?" if value is None else f"{value:,.{digits}f}"
+
+
+def print_cost(stack: str, cost: StackCost, console: Console) -> None:
+    table = Table(title=f"gpulease cost: {stack} ({cost.cloud}, {cost.region or 'region unknown'})", title_justify="left")
+    for col, justify in (
+        ("experiment", "left"), ("resource", "left"), ("item", "left"), ("$/h", "right"), ("cap $/h", "right"),
+        ("hours", "right"), ("worst case $", "right"), ("after destroy $/month", "right"), ("price date", "left"),
+    ):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for line in cost.lines:
+        table.add_row(
+            line.experiment, line.resource, line.item, _usd(line.hourly_usd, 4), _usd(line.max_hourly_usd, 4),
+            "?" if line.runtime_hours is None else f"{line.runtime_hours:g}", _usd(line.worst_case_usd),
+            _usd(line.after_destroy_monthly_usd) if line.retained else "", price_date(line),
+        )
+    console.print(table)
+    if len(cost.experiments) > 1:
+        console.print(_experiments_table(cost))
+    hours = [e.runtime_hours for e in cost.experiments if e.runtime_hours is not None]
+    until = f" ({max(hours):g} h)" if hours else ""
+    console.print(f"[bold]per hour[/bold]: ${cost.hourly_usd:,.3f} (at the spot cap ${cost.max_hourly_usd:,.3f})")
+    console.print(
+        f"[bold]until the deadline{until}[/bold]: expected ${cost.expected_usd:,.2f}, "
+        f"[bold]worst case ${cost.worst_case_usd:,.2f}[/bold]"
+    )
+    console.print(f"[bold]after destroy[/bold]: ${cost.after_destroy_monthly_usd:,.2f}/month for retained disks and buckets")
+    for exp in cost.experiments:
+        if exp.budget_usd is not None and exp.worst_case_usd > exp.budget_usd:
+            console.print(
+                f"[red]over budget[/red] {exp.name}: worst case ${exp.worst_case_usd:,.2f} > budget ${exp.budget_usd:,.2f}"
+            )
+    for note in cost.notes:
+        console.print(f"note: {note}")
+    for missing in cost.unknown_prices:
+        console.print(f"[yellow]unknown price[/yellow]: {missing} (not counted)")
+    console.print(f"Prices: {cost.price_catalog}; oldest price used {cost.prices_as_of}; override with --catalog FILE.")
+
+
+def price_date(line: Any) -> str:
+    """The date of a line's price, and of its cap when that is another price (a spot line's on-demand cap)."""
+    if line.price_as_of is None:
+        return ""
+    return line.price_as_of + (f" (cap {line.cap_as_of})" if line.cap_as_of else "")
+
+
+def _experiments_table(cost: StackCost) -> Table:
+    table = Table(title="per experiment", title_justify="left")
+    for col in ("experiment", "$/h", "hours", "expected $", "worst case $", "budget $", "after destroy $/month"):
+        table.add_column(col, justify="left" if col == "experiment" else "right")
+    for exp in cost.experiments:
+        budget: Any = "" if exp.budget_usd is None else f"{exp.budget_usd:,.2f}"
+        if exp.budget_usd is not None and exp.worst_case_usd > exp.budget_usd:
+            budget = f"[red]{budget}[/red]"
+        name = f"{exp.name} (shared)" if exp.shared and exp.name != SHARED else exp.name
+        table.add_row(
+            name, f"{exp.hourly_usd:,.3f}", "?" if exp.runtime_hours is None else f"{exp.runtime_hours:g}",
+            f"{exp.expected_usd:,.2f}", f"{exp.worst_case_usd:,.2f}", budget, f"{exp.after_destroy_monthly_usd:,.2f}",
+        )
+    return table

@@ -1,0 +1,197 @@
+"""``gpulease ls``: every gpulease-managed resource (AWS or Alibaba Cloud) in the given regions, with deadline and
+cost so far."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from gpulease.core import clock
+from gpulease.core.vocabulary import TAG_EXPERIMENT, TAG_EXPIRES_AT, TAG_OWNER, TAG_RETAIN, TAG_RETAIN_UNTIL
+from gpulease.inventory import aws
+from gpulease.inventory.options import add_cloud_options, clients_from_args, output_console, resolve_regions
+from gpulease.inventory.pricing import age_hours, hourly_price, spend_so_far
+from gpulease.inventory.resources import (
+    Address,
+    Bucket,
+    Image,
+    Instance,
+    RegionInventory,
+    Resource,
+    Snapshot,
+    SpotRequest,
+    Volume,
+)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ls", help="list every gpulease-managed resource (--cloud aws|alicloud): state, deadline, price")
+    add_cloud_options(p)
+    p.add_argument("--no-buckets", dest="buckets", action="store_false", help="skip the bucket listing")
+    p.set_defaults(func=run)
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment else None
+
+
+def row(resource: Resource, now: datetime, cloud: str = "aws") -> dict[str, Any]:
+    """One resource as a flat record (the JSON output; the table shows a subset)."""
+    tags = resource.tags
+    base: dict[str, Any] = {
+        "region": resource.region,
+        "kind": resource.kind,
+        "id": resource.id,
+        "owner": tags.get(TAG_OWNER),
+        "experiment": tags.get(TAG_EXPERIMENT),
+        "expiresAt": tags.get(TAG_EXPIRES_AT),
+        "retain": tags.get(TAG_RETAIN),
+    }
+    if isinstance(resource, Instance):
+        age = age_hours(resource, now)
+        base.update(
+            state=resource.state,
+            instanceType=resource.instance_type,
+            market=resource.market,
+            launchTime=_iso(resource.launch_time),
+            ageHours=round(age, 2) if age is not None else None,
+            hourlyUsd=hourly_price(resource, cloud),
+            spendUsd=spend_so_far(resource, now, cloud),
+            spotRequestId=resource.spot_request_id,
+            releaseTime=_iso(resource.release_time),
+        )
+    elif isinstance(resource, SpotRequest):
+        base.update(state=resource.state, instanceId=resource.instance_id, createTime=_iso(resource.create_time))
+    elif isinstance(resource, Volume):
+        base.update(
+            state=resource.state,
+            sizeGb=resource.size_gb,
+            volumeType=resource.volume_type,
+            attachedTo=list(resource.attached_to),
+            createTime=_iso(resource.create_time),
+            deleteWithInstance=resource.delete_with_instance,
+        )
+    elif isinstance(resource, Address):
+        base.update(
+            publicIp=resource.public_ip,
+            associated=bool(resource.association_id or resource.instance_id),
+            instanceId=resource.instance_id,
+            state=resource.state,
+        )
+    elif isinstance(resource, Snapshot):
+        base.update(
+            state=resource.state,
+            volumeId=resource.volume_id,
+            sizeGb=resource.size_gb,
+            startTime=_iso(resource.start_time),
+            retainUntil=tags.get(TAG_RETAIN_UNTIL),
+        )
+    elif isinstance(resource, Image):
+        base.update(
+            state=resource.state,
+            name=resource.name,
+            createTime=_iso(resource.create_time),
+            retainUntil=tags.get(TAG_RETAIN_UNTIL),
+        )
+    elif isinstance(resource, Bucket):
+        base.update(arn=resource.arn)
+    return base
+
+
+def _detail(r: dict[str, Any]) -> str:
+    kind = r["kind"]
+    if kind == "instance":
+        return f"{r['instanceType']} {r['market']}"
+    if kind in ("volume", "disk"):
+        return f"{r['sizeGb']} GiB {r['volumeType']}; " + (
+            f"attached to {', '.join(r['attachedTo'])}" if r["attachedTo"] else "unattached"
+        )
+    if kind == "instance" and r.get("releaseTime"):
+        return f"{r['instanceType']} {r['market']}; released at {r['releaseTime']}"
+    if kind == "image":
+        return r["name"] + (f"; retained until {r['retainUntil']}" if r.get("retainUntil") else "")
+    if kind in ("address", "eip"):
+        return f"{r['publicIp']}; " + (f"associated with {r['instanceId'] or '?'}" if r["associated"] else "unassociated")
+    if kind == "snapshot":
+        return f"{r['sizeGb']} GiB of {r['volumeId'] or '?'}" + (
+            f"; retained until {r['retainUntil']}" if r.get("retainUntil") else ""
+        )
+    if kind == "spot-request":
+        return f"instance {r['instanceId'] or '-'}"
+    return ""
+
+
+def _money(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"${value:,.{digits}f}"
+
+
+def print_table(inventories: list[RegionInventory], now: datetime, console: Console, cloud: str = "aws") -> None:
+    table = Table(title=f"gpulease-managed resources ({cloud})", show_lines=False)
+    for column in ("region", "kind", "id", "owner / experiment", "state", "detail", "age", "expires at", "retain", "$/h",
+                   "spent"):
+        table.add_column(column, justify="right" if column in ("age", "$/h", "spent") else "left")
+    total_hourly = 0.0
+    total_spent = 0.0
+    for inventory in inventories:
+        for resource in inventory.resources():
+            r = row(resource, now, cloud)
+            if r.get("state") == "running":
+                total_hourly += r.get("hourlyUsd") or 0.0
+            total_spent += r.get("spendUsd") or 0.0
+            age = r.get("ageHours")
+            table.add_row(
+                r["region"],
+                r["kind"],
+                r["id"],
+                f"{r['owner'] or '-'} / {r['experiment'] or '-'}",
+                r.get("state") or "",
+                _detail(r),
+                "" if age is None else f"{age:.1f}h",
+                r["expiresAt"] or "-",
+                r["retain"] or "",
+                _money(r.get("hourlyUsd"), 3) if r["kind"] == "instance" else "",
+                _money(r.get("spendUsd")) if r["kind"] == "instance" else "",
+            )
+    console.print(table)
+    console.print(f"running instances cost {_money(total_hourly, 3)}/h; spent so far {_money(total_spent)} (estimate)")
+
+
+def collect_inventories(args: argparse.Namespace, regions: list[str]) -> list[RegionInventory]:
+    clients = clients_from_args(args)
+    if args.cloud == "alicloud":
+        from gpulease.inventory.alicloud_collect import collect as collect_alicloud
+
+        return collect_alicloud(clients, regions, buckets=args.buckets)
+    from gpulease.inventory.collect import collect as collect_aws
+
+    try:
+        return collect_aws(clients, regions, buckets=args.buckets)
+    except aws.CREDENTIAL_ERRORS as exc:
+        raise aws.credentials_problem(exc) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    regions = resolve_regions(args.region)
+    now = clock.utcnow()
+    inventories = collect_inventories(args, regions)
+    errors = [e for inv in inventories for e in inv.errors]
+    if args.format == "json":
+        payload = {
+            "cloud": args.cloud,
+            "regions": regions,
+            "at": now.isoformat(),
+            "resources": [row(res, now, args.cloud) for inv in inventories for res in inv.resources()],
+            "errors": errors,
+        }
+        print(json.dumps(payload, indent=2, sort_keys=True))
+    else:
+        print_table(inventories, now, output_console(), args.cloud)
+    for error in errors:
+        print(f"gpulease ls: {error}", file=sys.stderr)
+    return 1 if errors else 0

@@ -1,0 +1,101 @@
+"""``ephemeral ls`` and ``ephemeral gc``: the ``ci-*`` stacks, each past its deadline or not, and the collection of
+those past it (destroyed and removed as a run's teardown would)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from gpulease.core import vocabulary as v
+from gpulease.ephemeral import naming
+from gpulease.ephemeral.backend import StackBackend, StackInfo, StackMissingError
+from gpulease.ephemeral.orchestrator import EXIT_OK, EXIT_TEARDOWN_FAILED, stack_deadline, teardown
+from gpulease.ephemeral.progress import Progress
+from gpulease.ephemeral.signals import guard_signals
+
+
+@dataclass(frozen=True)
+class StackStatus:
+    info: StackInfo
+    deadline: datetime | None
+    deadline_source: str
+    expired: bool
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "stack": self.info.name,
+            "lastUpdate": v.rfc3339(self.info.last_update) if self.info.last_update else None,
+            "resourceCount": self.info.resource_count,
+            "updateInProgress": self.info.update_in_progress,
+            "deadline": v.rfc3339(self.deadline) if self.deadline else None,
+            "deadlineSource": self.deadline_source,
+            "expired": self.expired,
+            "reason": self.reason,
+        }
+
+
+def stack_status(backend: StackBackend, info: StackInfo, now: datetime, grace: timedelta) -> StackStatus:
+    """Whether an ephemeral stack is past its deadline.
+
+    The deadline is the stack's ``deadline`` output. A stack without one never finished an ``up`` (its runner
+    died during it, or it failed): it counts as expired ``grace`` after its last update. A stack that was never
+    updated holds no resources and costs nothing; it is reported, not touched."""
+    try:
+        outputs = backend.outputs(info.name) if info.resource_count else {}
+    except StackMissingError:
+        outputs = {}
+    deadline = stack_deadline(outputs)
+    if deadline is not None:
+        source = "output"
+    elif info.last_update is not None:
+        deadline, source = info.last_update + grace, "last update + grace"
+    else:
+        return StackStatus(info, None, "none", False, "never updated: holds no resources")
+    if info.update_in_progress:
+        return StackStatus(info, deadline, source, False, "an update is in progress (or its runner died holding the lock)")
+    if deadline > now:
+        return StackStatus(info, deadline, source, False, "before its deadline")
+    return StackStatus(info, deadline, source, True, "past its deadline")
+
+
+def list_ephemeral(
+    backend: StackBackend, now: datetime, grace: timedelta, include_all: bool = False
+) -> list[StackStatus]:
+    infos = [s for s in backend.list_stacks() if include_all or naming.is_ephemeral(s.name)]
+    return [stack_status(backend, info, now, grace) for info in sorted(infos, key=lambda s: s.name)]
+
+
+def collect_garbage(
+    backend: StackBackend,
+    progress: Progress,
+    *,
+    now: datetime,
+    grace: timedelta,
+    dry_run: bool = False,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[str, Any]:
+    """Destroy and remove every ``ci-*`` stack past its deadline; touch nothing else."""
+    statuses = list_ephemeral(backend, now, grace)
+    selected = [s for s in statuses if s.expired]
+    results = []
+    with guard_signals() as guard:
+        guard.disarm()
+        for status in selected:
+            if dry_run:
+                progress.note(f"would destroy {status.info.name} (deadline {status.as_dict()['deadline']})")
+                results.append({"stack": status.info.name, "dryRun": True})
+                continue
+            progress.note(f"destroying {status.info.name}: {status.reason} ({status.as_dict()['deadline']})")
+            tear = teardown(backend, status.info.name, progress, sleep=sleep)
+            results.append({"stack": status.info.name, "teardown": tear.as_dict()})
+    failed = [r for r in results if r.get("teardown") and not r["teardown"]["removed"]]
+    return {
+        "exitCode": EXIT_TEARDOWN_FAILED if failed else EXIT_OK,
+        "checked": [s.as_dict() for s in statuses],
+        "collected": results,
+        "dryRun": dry_run,
+    }

@@ -1,0 +1,81 @@
+"""Pulumi mocks that answer like the clouds do: realistic ids, ARNs, zones and image lookups.
+
+Ids are derived from a hash of the resource's type and name, so two renders of the same stack give the same
+ids (stable reports and diffs) while different resources never share one.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pulumi
+
+from gpulease.core import resources as rt
+from gpulease.review import mocks_alicloud, mocks_aws
+from gpulease.review.mock_ids import ACCOUNT_ID, ALICLOUD_ACCOUNT_ID, _hex
+
+__all__ = ["ACCOUNT_ID", "ALICLOUD_ACCOUNT_ID", "CloudMocks"]
+
+
+class CloudMocks(pulumi.runtime.Mocks):
+    """Answers for both clouds. ``region`` drives zones and ARNs; ``existing`` maps disk ids to zones."""
+
+    def __init__(self, region: str = "us-east-1", existing_volumes: dict[str, str] | None = None, now: datetime | None = None):
+        self.region = region
+        self.existing_volumes = existing_volumes or {}
+        self.now = now
+        self.calls: list[tuple[str, dict]] = []
+        self.provider_regions: dict[str, str] = {}
+
+    # --- invokes -----------------------------------------------------------------------------------
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+        self.calls.append((args.token, dict(args.args)))
+        handler = _CALLS.get(args.token)
+        if handler is None:
+            return {}
+        # An explicit provider (a stack whose spec names another region) answers for its own region.
+        region = self.provider_regions.get((args.provider or "").split("::")[-1])
+        if region is None or region == self.region:
+            return handler(self, args.args)
+        default, self.region = self.region, region
+        try:
+            return handler(self, args.args)
+        finally:
+            self.region = default
+
+    # --- resources ---------------------------------------------------------------------------------
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
+        handler = _RESOURCES.get(args.typ)
+        inputs = dict(args.inputs)
+        if args.typ.startswith("pulumi:providers:"):
+            pid = f"{args.name}-provider-{_hex('provider', args.name, length=8)}"
+            if inputs.get("region"):
+                self.provider_regions[pid] = inputs["region"]
+            return pid, inputs
+        if handler is None:
+            return f"{args.name}-id", inputs
+        rid, extra = handler(self, args.name, inputs)
+        return rid, {**inputs, **extra}
+
+    def arn(self, service: str, resource: str, region: bool = True) -> str:
+        return f"arn:aws:{service}:{self.region if region else ''}:{ACCOUNT_ID}:{resource}"
+
+
+def _static_time(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    value = i.get("rfc3339") or (m.now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return value, {
+        "rfc3339": value,
+        "unix": int(parsed.timestamp()),
+        "year": parsed.year,
+        "month": parsed.month,
+        "day": parsed.day,
+        "hour": parsed.hour,
+        "minute": parsed.minute,
+        "second": parsed.second,
+    }
+
+
+_CALLS: dict[str, Any] = {**mocks_aws.CALLS, **mocks_alicloud.CALLS}
+_RESOURCES: dict[str, Any] = {**mocks_aws.RESOURCES, **mocks_alicloud.RESOURCES, rt.TIME_STATIC: _static_time}

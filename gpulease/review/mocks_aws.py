@@ -1,0 +1,165 @@
+"""The AWS answers of the mocks: invokes (account, VPC, subnets, offerings, images, volumes) and resources."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from gpulease.core import resources as rt
+from gpulease.review.mock_ids import ACCOUNT_ID, _hex, _ip, _zones
+
+if TYPE_CHECKING:
+    from gpulease.review.mocks import CloudMocks
+
+
+
+
+def _caller_identity(m: CloudMocks, a: dict) -> dict:
+    return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/ci", "userId": "AIDAEXAMPLE", "id": ACCOUNT_ID}
+
+
+def _partition(m: CloudMocks, a: dict) -> dict:
+    return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws", "reverseDnsPrefix": "com.amazonaws"}
+
+
+def _get_vpc(m: CloudMocks, a: dict) -> dict:
+    vid = a.get("id") or f"vpc-{_hex('vpc', m.region)}"
+    return {"id": vid, "cidrBlock": "172.31.0.0/16", "default": bool(a.get("default")), "arn": m.arn("ec2", f"vpc/{vid}")}
+
+
+def _subnet_id(zone: str) -> str:
+    return f"subnet-{_hex('subnet', zone)}"
+
+
+def _get_subnets(m: CloudMocks, a: dict) -> dict:
+    zones = _zones(m)
+    for f in a.get("filters") or []:
+        if f.get("name") == "availability-zone":
+            zones = [z for z in zones if z in f.get("values", [])]
+    return {"ids": [_subnet_id(z) for z in zones], "id": m.region}
+
+
+def _get_subnet(m: CloudMocks, a: dict) -> dict:
+    sid = a.get("id")
+    zone = next((z for z in _zones(m) if _subnet_id(z) == sid), _zones(m)[0])
+    return {
+        "id": sid,
+        "vpcId": f"vpc-{_hex('vpc', m.region)}",
+        "availabilityZone": zone,
+        "cidrBlock": "172.31.0.0/20",
+        "arn": m.arn("ec2", f"subnet/{sid}"),
+    }
+
+
+def _offerings(m: CloudMocks, a: dict) -> dict:
+    types = [v for f in a.get("filters") or [] if f.get("name") == "instance-type" for v in f.get("values", [])]
+    # Large GPU types are offered in fewer zones, as in real regions.
+    zones = _zones(m)[1:] if any(t.startswith(("p4", "p5")) for t in types) else _zones(m)
+    return {
+        "locations": zones,
+        "instanceTypes": [t for t in types for _ in zones],
+        "locationTypes": ["availability-zone"] * len(zones),
+        "id": m.region,
+    }
+
+
+def _get_ami(m: CloudMocks, a: dict) -> dict:
+    name = next((f["values"][0] for f in a.get("filters") or [] if f.get("name") == "name"), "image")
+    ami = f"ami-{_hex('ami', m.region, name)}"
+    return {
+        "id": ami,
+        "imageId": ami,
+        "name": name.replace("*", "20261101"),
+        "architecture": "x86_64",
+        "creationDate": "2026-11-01T00:00:00.000Z",
+        "ownerId": "898082745236",
+        "rootDeviceName": "/dev/sda1",
+    }
+
+
+def _get_volume(m: CloudMocks, a: dict) -> dict:
+    vid = next((f["values"][0] for f in a.get("filters") or [] if f.get("name") == "volume-id"), "vol-0")
+    zone = m.existing_volumes.get(vid, _zones(m)[0])
+    return {"id": vid, "volumeId": vid, "availabilityZone": zone, "size": 500, "encrypted": True, "volumeType": "gp3"}
+
+
+
+
+def _instance(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    iid = f"i-{_hex('instance', name)}"
+    return iid, {
+        "arn": m.arn("ec2", f"instance/{iid}"),
+        "publicIp": _ip("ip", name),
+        "privateIp": _ip("pip", name, block="172.31.16"),
+        "instanceState": "running",
+        "spotInstanceRequestId": f"sir-{_hex('sir', name, length=8)}" if i.get("instanceMarketOptions") else "",
+    }
+
+
+def _volume(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    vid = f"vol-{_hex('volume', name)}"
+    return vid, {"arn": m.arn("ec2", f"volume/{vid}")}
+
+
+def _sg(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    sid = f"sg-{_hex('sg', name)}"
+    return sid, {"arn": m.arn("ec2", f"security-group/{sid}"), "ownerId": ACCOUNT_ID}
+
+
+def _sg_rule(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    rid = f"sgr-{_hex('sgr', name)}"
+    return rid, {"arn": m.arn("ec2", f"security-group-rule/{rid}"), "securityGroupRuleId": rid}
+
+
+def _key_pair(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    key = i.get("keyName") or f"{name}-{_hex('key', name, length=7)}"
+    return key, {"keyName": key, "arn": m.arn("ec2", f"key-pair/{key}"), "keyPairId": f"key-{_hex('kp', name)}"}
+
+
+def _bucket(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    bucket = i.get("bucket") or f"{name}-{_hex('bucket', name, length=7)}"
+    return bucket, {
+        "bucket": bucket,
+        "arn": f"arn:aws:s3:::{bucket}",
+        "bucketDomainName": f"{bucket}.s3.amazonaws.com",
+        "region": m.region,
+    }
+
+
+def _role(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    role = i.get("name") or f"{name}-{_hex('role', name, length=7)}"
+    return role, {"name": role, "arn": f"arn:aws:iam::{ACCOUNT_ID}:role/{role}", "uniqueId": f"AROA{_hex('r', name).upper()}"}
+
+
+def _profile(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    prof = i.get("name") or f"{name}-{_hex('profile', name, length=7)}"
+    return prof, {"name": prof, "arn": f"arn:aws:iam::{ACCOUNT_ID}:instance-profile/{prof}"}
+
+
+def _schedule(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    sched = i.get("name") or name
+    return f"default/{sched}", {"arn": m.arn("scheduler", f"schedule/default/{sched}"), "groupName": "default"}
+
+
+CALLS: dict[str, Any] = {
+    "aws:index/getCallerIdentity:getCallerIdentity": _caller_identity,
+    "aws:index/getPartition:getPartition": _partition,
+    "aws:ec2/getVpc:getVpc": _get_vpc,
+    "aws:ec2/getSubnets:getSubnets": _get_subnets,
+    "aws:ec2/getSubnet:getSubnet": _get_subnet,
+    "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings": _offerings,
+    "aws:ec2/getAmi:getAmi": _get_ami,
+    "aws:ebs/getVolume:getVolume": _get_volume,
+}
+
+RESOURCES: dict[str, Any] = {
+    rt.AWS_INSTANCE: _instance,
+    rt.AWS_VOLUME: _volume,
+    rt.AWS_SECURITY_GROUP: _sg,
+    rt.AWS_INGRESS_RULE: _sg_rule,
+    rt.AWS_EGRESS_RULE: _sg_rule,
+    "aws:ec2/keyPair:KeyPair": _key_pair,
+    rt.AWS_BUCKET: _bucket,
+    "aws:iam/role:Role": _role,
+    "aws:iam/instanceProfile:InstanceProfile": _profile,
+    rt.AWS_SCHEDULE: _schedule,
+}

@@ -1,0 +1,292 @@
+"""Run a Pulumi Python program in-process under mocks and capture what it would register.
+
+This is the engine-free path behind ``gpulease plan`` and the tests: every ``RegisterResource`` request is
+recorded with its type, name, URN, inputs (exactly what the engine would send to the provider), options
+(protect, retain-on-delete, ignore-changes, dependencies, provider) and parent; the stack's exports are
+resolved at the end. No Pulumi CLI, no plugins, no credentials.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import runpy
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc, settings
+from pulumi.runtime.settings import SETTINGS
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from gpulease.core import clock
+from gpulease.review.mocks import CloudMocks
+from gpulease.review.stacks import PROJECT_ROOT, load_stack_config
+
+
+@dataclass
+class CapturedResource:
+    urn: str
+    type: str
+    name: str
+    custom: bool
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    id: str | None
+    parent: str | None
+    provider: str | None
+    protect: bool
+    retain_on_delete: bool
+    ignore_changes: list[str]
+    dependencies: list[str]
+    property_dependencies: dict[str, list[str]]
+    delete_before_replace: bool
+    replace_on_changes: list[str]
+    # The wire form (protobuf Struct) of the inputs and of the mock's outputs, unknowns kept as the engine's
+    # sentinels: what an analyzer receives in Analyze / AnalyzeStack (see gpulease/review/policy_runner.py).
+    input_struct: Any = None
+    output_struct: Any = None
+
+
+@dataclass
+class Rendering:
+    """What one stack would register, in registration order, and its resolved exports."""
+
+    project: str
+    stack: str
+    config: dict[str, Any]
+    resources: list[CapturedResource] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    def of_type(self, type_: str) -> list[CapturedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def one(self, type_: str) -> CapturedResource:
+        found = self.of_type(type_)
+        if len(found) != 1:
+            raise AssertionError(f"expected one {type_}, found {len(found)}")
+        return found[0]
+
+    def by_name(self, name: str) -> CapturedResource:
+        for r in self.resources:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def by_urn(self, urn: str) -> CapturedResource:
+        for r in self.resources:
+            if r.urn == urn:
+                return r
+        raise KeyError(urn)
+
+    @property
+    def custom_resources(self) -> list[CapturedResource]:
+        return [r for r in self.resources if r.custom]
+
+
+class CapturingMonitor(pulumi_mocks.MockMonitor):
+    """The SDK's mock monitor, recording each registration request in full."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks, prior: Rendering | None = None):
+        super().__init__(mocks)
+        self.captured: list[CapturedResource] = []
+        self.prior = {r.urn: r for r in prior.resources} if prior else {}
+
+    def _apply_ignore_changes(self, request) -> None:
+        """What the engine does on an update: an ignored property keeps its value from the previous state."""
+        urn = self.make_urn(request.parent, request.type, request.name)
+        old = self.prior.get(urn)
+        if old is None or not request.ignoreChanges:
+            return
+        inputs = rpc.deserialize_properties(request.object)
+        for path in request.ignoreChanges:
+            _copy_path(old.inputs, inputs, path.split("."))
+        request.object.CopyFrom(_sync_await(rpc.serialize_properties(inputs, {})))
+
+    def RegisterResource(self, request):  # noqa: N802 - gRPC method name
+        if request.type != "pulumi:pulumi:Stack":
+            self._apply_ignore_changes(request)
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        inputs = rpc.deserialize_properties(request.object)
+        outputs = self.resources[response.urn].state if response.urn in self.resources else {}
+        self.captured.append(
+            CapturedResource(
+                urn=response.urn,
+                type=request.type,
+                name=request.name,
+                custom=bool(request.custom),
+                inputs=_plain(inputs),
+                outputs=_plain(outputs),
+                id=response.id or None,
+                parent=request.parent or None,
+                provider=request.provider or None,
+                protect=bool(request.protect) if request.HasField("protect") else False,
+                retain_on_delete=bool(request.retainOnDelete) if request.HasField("retainOnDelete") else False,
+                ignore_changes=list(request.ignoreChanges),
+                dependencies=list(request.dependencies),
+                property_dependencies={k: list(v.urns) for k, v in request.propertyDependencies.items()},
+                delete_before_replace=bool(request.deleteBeforeReplace),
+                replace_on_changes=list(request.replaceOnChanges),
+                input_struct=request.object,
+                output_struct=response.object,
+            )
+        )
+        return response
+
+
+def _copy_path(source: Mapping[str, Any], target: dict[str, Any], path: list[str]) -> None:
+    head, rest = path[0], path[1:]
+    if head not in source:
+        target.pop(head, None)
+    elif not rest:
+        target[head] = source[head]
+    elif isinstance(source[head], Mapping) and isinstance(target.get(head), dict):
+        _copy_path(source[head], target[head], rest)
+
+
+def _plain(value: Any) -> Any:
+    """Deserialized properties as plain JSON-like data (unknowns become None)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if value is rpc.UNKNOWN or type(value).__name__ == "Unknown":
+        return None
+    return value
+
+
+def load_stack_file(path: Path) -> dict[str, Any]:
+    """The ``config:`` map of a ``Pulumi.<stack>.yaml`` file (``gpulease.review.stacks.load_stack_config``: read
+    through the input-file boundary; a bad file raises ``InputFileError``, a ``UserError``)."""
+    return load_stack_config(path)
+
+
+def engine_config(config: Mapping[str, Any], project: str) -> tuple[dict[str, str], list[str]]:
+    """Config as the engine hands it to a program: namespaced keys, structured values as JSON strings.
+
+    ``secure:`` values cannot be decrypted offline; they become a placeholder marked secret."""
+    out: dict[str, str] = {}
+    secrets: list[str] = []
+    for key, value in config.items():
+        full = key if ":" in key else f"{project}:{key}"
+        if isinstance(value, Mapping) and set(value) == {"secure"}:
+            out[full] = "[secret]"
+            secrets.append(full)
+        elif isinstance(value, str):
+            out[full] = value
+        else:
+            out[full] = json.dumps(value)
+    return out, secrets
+
+
+@contextmanager
+def _program_cwd(directory: Path) -> Iterator[None]:
+    previous = os.getcwd()
+    added = str(directory) not in sys.path
+    if added:
+        sys.path.insert(0, str(directory))
+    os.chdir(directory)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
+        if added:
+            sys.path.remove(str(directory))
+
+
+def render(
+    config: Mapping[str, Any],
+    *,
+    stack: str = "dev",
+    project: str = "gpulease",
+    program: Callable[[], None] | None = None,
+    program_dir: Path | None = None,
+    mocks: pulumi.runtime.Mocks | None = None,
+    region: str | None = None,
+    now: datetime | None = None,
+    preview: bool = True,
+    prior: Rendering | None = None,
+) -> Rendering:
+    """Run ``program`` (default: this project's program) under mocks with ``config``; capture everything.
+
+    A program error (a user mistake reported through ``pulumi.RunError``, or any exception) is returned in
+    ``Rendering.error`` with whatever was registered before it. ``now`` fixes the program's clock;
+    ``prior`` is the previous run's rendering, so that ``ignore_changes`` keeps recorded values as the engine
+    does on an update."""
+    region = region or str(config.get("aws:region") or config.get("alicloud:region") or "us-east-1")
+    mocks = mocks or CloudMocks(region=region, now=now)
+    monitor = CapturingMonitor(mocks, prior)
+    flat, secret_keys = engine_config(config, project)
+
+    # Outputs a failed program left pending must not fail this render (the SDK's own test decorator clears
+    # the same set).
+    _discard_pending_outputs()
+    # The outputs of a failed program are dropped on purpose; asyncio would otherwise log each one at exit.
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    settings.set_root_resource(None)  # type: ignore[arg-type]
+    pulumi.runtime.set_all_config(flat, secret_keys)
+    pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
+    rendering = Rendering(project=project, stack=stack, config=dict(config))
+
+    if program is None and program_dir is None:
+        program = importlib.import_module("components.program").main
+    directory = program_dir or PROJECT_ROOT
+
+    def run() -> None:
+        if program is not None:
+            program()
+        else:
+            runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
+
+    try:
+        with _program_cwd(directory), clock.frozen(now):
+            _sync_await(_run_program(run))
+        root = settings.get_root_resource()
+        exports = getattr(root, "outputs", {}) or {}
+        rendering.outputs = _plain(_sync_await(pulumi.Output.from_input(exports).future())) or {}
+    except pulumi.RunError as exc:
+        rendering.error = str(exc)
+    except SystemExit as exc:
+        # sys.exit() in a program ends it before it registered everything: a failed render, never a clean one.
+        rendering.error = (f"the program called sys.exit({exc.code!r}) before it finished; nothing it would "
+                           "have registered after that was reviewed")
+    except Exception as exc:
+        rendering.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        _discard_pending_outputs()
+    rendering.resources = list(monitor.captured)
+    return rendering
+
+
+def _discard_pending_outputs() -> None:
+    with SETTINGS.lock:
+        pending = list(SETTINGS.outputs)
+        SETTINGS.outputs.clear()
+    for task in pending:
+        if task.done():
+            if not task.cancelled():
+                task.exception()  # retrieved, so asyncio does not log it as never retrieved
+        else:
+            task.cancel()
+
+
+async def _run_program(run: Callable[[], None]) -> None:
+    await run_pulumi_func(run)
+
+
+def render_stack_file(path: Path, **kwargs: Any) -> Rendering:
+    """Render ``stacks/Pulumi.<stack>.yaml`` (or any project's stack file) under mocks."""
+    stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
+    return render(load_stack_file(path), stack=stack, **kwargs)

@@ -1,0 +1,99 @@
+"""Finding stacks: by name in this project's ``stacks/``, or as any Pulumi project directory / stack file."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gpulease.core import inputfile
+from gpulease.core.errors import UserError
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+"""This project's folder (Pulumi.yaml, stacks/): what a bare stack name is looked up in."""
+
+STACK_FILE_MAX_BYTES = 256 * 1024
+"""A stack file is a few kilobytes; a sweep of 256 runs with overrides stays far below this."""
+
+
+class StackNotFoundError(UserError):
+    pass
+
+
+def project_meta(project_dir: Path) -> dict[str, Any]:
+    """The project file (``Pulumi.yaml``) as a mapping, read through the input-file boundary."""
+    for name in ("Pulumi.yaml", "Pulumi.yml"):
+        path = project_dir / name
+        if os.path.lexists(path):
+            doc = inputfile.load_yaml_document(path, what="Pulumi project file", max_bytes=STACK_FILE_MAX_BYTES)
+            if doc.data is None:
+                return {}
+            if not isinstance(doc.data, Mapping):
+                raise inputfile.InputFileError(path, f"the top level is {_kind(doc.data)}", line=doc.line(),
+                                               accepted="a mapping with name, runtime and other project settings")
+            return dict(doc.data)
+    raise StackNotFoundError(f"{project_dir} has no Pulumi.yaml")
+
+
+def project_info(project_dir: Path) -> tuple[str, Path]:
+    """The project name and its stack config directory (``stackConfigDir`` or the project root)."""
+    raw = project_meta(project_dir)
+    return str(raw.get("name", project_dir.name)), project_dir / str(raw.get("stackConfigDir", "."))
+
+
+def _kind(value: Any) -> str:
+    return {list: "a list", str: "text", int: "a number", float: "a number", bool: "true/false"}.get(type(value), type(value).__name__)
+
+
+def load_stack_config(path: Path) -> dict[str, Any]:
+    """The ``config:`` map of a ``Pulumi.<stack>.yaml`` file, values as parsed YAML.
+
+    Read through ``gpulease.core.inputfile`` (regular file, size cap, no aliases or tags, no duplicate keys);
+    a top level or ``config:`` of the wrong shape is an ``InputFileError`` naming the line."""
+    doc = inputfile.load_yaml_document(path, what="stack file", max_bytes=STACK_FILE_MAX_BYTES)
+    if doc.data is None:
+        return {}
+    if not isinstance(doc.data, Mapping):
+        raise inputfile.InputFileError(path, f"the top level is {_kind(doc.data)}", line=doc.line(),
+                                       accepted="a mapping with a config: section")
+    config = doc.data.get("config")
+    if config is None:
+        return {}
+    if not isinstance(config, Mapping):
+        raise inputfile.InputFileError(path, f"config: is {_kind(config)}", line=doc.line("config"),
+                                       accepted="a mapping of keys such as gpulease:experiment and aws:region")
+    return dict(config)
+
+
+def stack_files(project_dir: Path = PROJECT_ROOT) -> list[Path]:
+    _, config_dir = project_info(project_dir)
+    return sorted(p for p in config_dir.glob("Pulumi.*.y*ml") if p.name not in ("Pulumi.yaml", "Pulumi.yml"))
+
+
+def stack_name(path: Path) -> str:
+    return path.name.removeprefix("Pulumi.").rsplit(".", 1)[0]
+
+
+def resolve(target: str, project_dir: Path = PROJECT_ROOT) -> list[tuple[Path, Path]]:
+    """``(project_dir, stack_file)`` pairs for a stack name, a stack file, or a project directory (all stacks)."""
+    path = Path(target)
+    if os.path.lexists(path) and not path.is_dir():
+        # A stack file inside a project (or its stackConfigDir): the project is the nearest Pulumi.yaml above.
+        # Anything else that exists (a FIFO, a symlink loop, a device) is handed on too: the loader refuses it
+        # with its own message, rather than "no stack named ...".
+        located = path.resolve() if path.is_file() else Path(os.path.abspath(path))
+        for parent in located.parents:
+            if (parent / "Pulumi.yaml").exists():
+                return [(parent, located)]
+        raise StackNotFoundError(f"{path} is not inside a Pulumi project (no Pulumi.yaml above it)")
+    if path.is_dir():
+        files = stack_files(path)
+        if not files:
+            raise StackNotFoundError(f"{path} has no Pulumi.<stack>.yaml files")
+        return [(path.resolve(), f) for f in files]
+    for f in stack_files(project_dir):
+        if stack_name(f) == target:
+            return [(project_dir, f)]
+    known = ", ".join(stack_name(f) for f in stack_files(project_dir)) or "none"
+    raise StackNotFoundError(f"no stack {target!r} in {project_dir / 'stacks'}; known stacks: {known}")

@@ -1,0 +1,831 @@
+#!/usr/bin/env python3
+"""gpulease-watchdog: the instance-side guard for one experiment (standard library only).
+
+Runs as a systemd service (``Restart=always``) and reads its settings from the JSON file that user-data writes
+(``/etc/gpulease/settings.json``; ``GPULEASE_SETTINGS`` points elsewhere). Each tick it checks, in order:
+
+1. the hard deadline, read on every poll from the instance's own ``gpulease:expires-at`` tag through the metadata
+   service, and on Alibaba Cloud (``deadline_api``) through the ECS API when metadata does not list it (so a
+   renewal reaches a running instance with no user-data change): the warning hook ``warn_minutes`` before it,
+   then the checkpoint hook, a final sync of ``<mount>/checkpoints`` (retried until the window closes) and a
+   shutdown ``final_sync_minutes`` before it. When neither answers, the last deadline read (kept in
+   ``<state_dir>/watchdog-state.json``) holds, and before any was read: first boot + ``max_runtime_hours``;
+2. a spot interruption notice (AWS IMDSv2 instance-action / rebalance, Alibaba termination-time): checkpoint
+   hook, sync, shutdown, all fitted into the notice window; a rebalance recommendation's checkpoint runs beside
+   the loop, which keeps watching the deadline and the notice;
+3. idle: GPU utilization below ``idle_gpu_percent`` for ``idle_minutes`` with no busy marker and no live SSH
+   session: sync, then shutdown. A GPU that cannot be read (nvidia-smi missing, failing, printing [N/A]) is
+   reported, and after ``gpu_grace_minutes`` counts as idle;
+4. the periodic checkpoint sync every ``checkpoint_interval_minutes``, in the background; one that runs past
+   ``sync_timeout_minutes`` is killed and retried.
+
+On Alibaba Cloud a shutdown from inside only stops a pay-as-you-go instance, which keeps billing; so after the
+final sync the watchdog releases its own instance through the ECS API (``DeleteInstance``, Force), falling back
+to a stop in no-charge mode (``StopInstance``, StopCharging), then to a plain shutdown (the instance's release
+time ends it). Every external action is bounded in wall-clock time (its process group is killed at the bound,
+its output goes to a file); durations are measured on the monotonic clock, the deadline (an instant in UTC) on
+the wall clock. Every decision is logged with its reason. ``GPULEASE_CLOCK_SPEED`` / ``GPULEASE_CLOCK_START``
+accelerate the clock so that the whole behaviour can be exercised in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+try:
+    from instance import cloud_access as ca
+except ImportError:  # on the instance: cloud_access.py is installed next to this file
+    import cloud_access as ca  # type: ignore[no-redef]
+
+SETTINGS_PATH = "/etc/gpulease/settings.json"
+
+DEFAULTS: dict[str, Any] = {
+    "cloud": "aws",
+    "region": "",
+    "market": "spot",
+    "mount_point": "/data",
+    "max_runtime_hours": 8,
+    "deadline_tag": "gpulease:expires-at",
+    "boot_time": None,
+    "state_dir": "/var/lib/gpulease",
+    "idle_minutes": 30,
+    "idle_gpu_percent": 5,
+    "idle_check_seconds": 60,
+    "gpu_grace_minutes": 10,
+    "warn_minutes": 15,
+    "warn_hook": None,
+    "final_sync_minutes": 5,
+    "checkpoint_uri": None,
+    "checkpoint_interval_minutes": 15,
+    "sync_timeout_minutes": None,
+    "checkpoint_hook": None,
+    "checkpoint_signal": None,
+    "checkpoint_process": None,
+    "hook_timeout_seconds": 120,
+    "busy_marker": "/data/busy",
+    "busy_marker_max_age_minutes": 0,
+    "on_rebalance": "checkpoint",
+    "poll_seconds": 5,
+    "metadata_url": None,
+    "metadata_timeout_seconds": 2,
+    "sync_command": None,
+    "self_release": False,
+    "deadline_api": False,
+    "deadline_api_seconds": 60,
+    "ecs_endpoint": None,
+    "shutdown_command": ["shutdown", "-h", "now"],
+    "nvidia_smi": "nvidia-smi",
+    "proc_root": "/proc",
+    "log_file": None,
+    "exit_after_shutdown": False,
+}
+
+# A notice whose time cannot be read still leaves the documented minimum: two minutes on AWS, five on Alibaba.
+NOTICE_WINDOW_SECONDS = {"aws": 120, "alicloud": 300}
+# Kept free at the end of a window for the shutdown itself.
+SHUTDOWN_RESERVE_SECONDS = 10
+# An idle shutdown has no window of its own: its final sync may retry this long (and never past the deadline).
+IDLE_SYNC_WINDOW_SECONDS = 1800
+SSH_SESSION = re.compile(r"^(sshd|sshd-session): \S+@")
+
+log = logging.getLogger("gpulease-watchdog")
+stamp = ca.utc_stamp
+parse_time = ca.parse_time
+
+
+# --- time ----------------------------------------------------------------------------------------------------
+
+
+class Clock:
+    """Wall and monotonic time, optionally accelerated: ``speed`` virtual seconds pass per real second.
+
+    The deadline is an instant in UTC and is compared with the wall clock (NTP-disciplined, as the cloud's own
+    timer is); every duration (intervals, idle time, grace periods, timeouts) uses the monotonic clock, which a
+    wall-clock jump does not move."""
+
+    def __init__(self, speed: float = 1.0, start: float | None = None):
+        self.speed = speed
+        self._start = start
+        self._real0 = time.monotonic()
+        self._wall0 = time.time() if start is None else start
+
+    @classmethod
+    def from_env(cls, env: dict[str, str]) -> Clock:
+        speed = float(env.get("GPULEASE_CLOCK_SPEED") or 1.0)
+        start = env.get("GPULEASE_CLOCK_START")
+        return cls(speed=speed, start=float(start) if start else None)
+
+    def now(self) -> float:
+        if self._start is None and self.speed == 1.0:
+            return time.time()  # follows NTP corrections, which matter for a deadline
+        return self._wall0 + (time.monotonic() - self._real0) * self.speed
+
+    def monotonic(self) -> float:
+        return (time.monotonic() - self._real0) * self.speed
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(max(0.0, seconds) / self.speed)
+
+    def real(self, seconds: float) -> float:
+        """Virtual seconds as real seconds, for subprocess and socket timeouts."""
+        return max(0.05, seconds / self.speed)
+
+    def virtual(self, real_seconds: float) -> float:
+        """Real seconds spent waiting, as virtual seconds."""
+        return real_seconds * self.speed
+
+
+# --- the watchdog --------------------------------------------------------------------------------------------
+
+
+class Watchdog:
+    def __init__(self, settings: dict[str, Any], clock: Clock | None = None):
+        self.s = {**DEFAULTS, **settings}
+        self.clock = clock or Clock()
+        self.cloud = self.s["cloud"]
+        self.metadata = ca.Metadata(
+            self.cloud, self.s["metadata_url"], float(self.s["metadata_timeout_seconds"]),
+            monotonic=self.clock.monotonic, real=self.clock.real,
+        )
+        self.credentials = ca.RoleCredentials(self.metadata, clock=self.clock.now)
+        self.deadline_reader = ca.InstanceDeadline(
+            self.metadata, self.credentials, tag=self.s["deadline_tag"], region=self.s["region"],
+            api=bool(self.s["deadline_api"]) and self.cloud == "alicloud", endpoint=self.s["ecs_endpoint"],
+            timeout=10.0, api_interval=float(self.s["deadline_api_seconds"]), monotonic=self.clock.monotonic,
+            real=self.clock.real,
+        )
+        mono = self.clock.monotonic()
+        self.state = self._load_state()
+        self.deadline, self.deadline_source = self._fallback_deadline()
+        self.deadline_read = False
+        self.idle_since: float | None = None
+        self.gpu_unreadable_since: float | None = None
+        self.last_busy = float("-inf")
+        self.last_idle_check = float("-inf")
+        self.last_poll = float("-inf")
+        self.last_sync = mono
+        self.sync_job: ca.Bounded | None = None
+        self.sync_storage: ca.StorageCall | None = None
+        self.sync_failures = 0
+        self.warned = False
+        self.rebalance_seen = False
+        self.rebalance_thread: threading.Thread | None = None
+        self.cancel = threading.Event()
+        self.metadata_failing = False
+        self.tag_failing = False
+        self.shutdown_at: float | None = None
+        self.started = False
+        self.done = False
+
+    # -- the deadline: the tag, the last one read, or first boot + max runtime --
+
+    def _state_path(self) -> str:
+        return os.path.join(self.s["state_dir"], ca.WATCHDOG_STATE_FILE)
+
+    def _load_state(self) -> dict[str, Any]:
+        try:
+            state = ca.load_settings(self._state_path())
+        except ca.SettingsError:
+            state = {}
+        if not isinstance(state.get("first_boot"), (int, float)):
+            boot = self.s["boot_time"]
+            if boot is None:
+                found = re.search(r"^btime (\d+)", _read("/proc/stat"), re.M)
+                boot = float(found.group(1)) if found else self.clock.now()
+            state["first_boot"] = float(boot)
+            self._save_state(state)
+        return state
+
+    def _save_state(self, state: dict[str, Any]) -> None:
+        try:
+            os.makedirs(self.s["state_dir"], exist_ok=True)
+            tmp = self._state_path() + ".tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(state, fh)
+            os.replace(tmp, self._state_path())
+        except OSError as exc:
+            log.info("state: cannot write %s: %s", self._state_path(), exc)
+
+    def _fallback_deadline(self) -> tuple[float, str]:
+        if isinstance(self.state.get("deadline"), (int, float)):
+            return float(self.state["deadline"]), "the last value read from the tag"
+        first = float(self.state["first_boot"])
+        hours = float(self.s["max_runtime_hours"])
+        return first + hours * 3600, f"first boot {stamp(first)} + max_runtime_hours {hours:g} (tag not read yet)"
+
+    def refresh_deadline(self) -> None:
+        """The tag (metadata, then the ECS API where enabled); when neither answers, the deadline held stays."""
+        key = self.s["deadline_tag"]
+        try:
+            value, source = self.deadline_reader.read()
+        except ca.DeadlineUnreadError as exc:
+            if not self.tag_failing:
+                self.decide("deadline-unread", f"{exc}; keeping {stamp(self.deadline)} ({self.deadline_source})")
+            self.tag_failing = True
+            return
+        self.tag_failing = False
+        if value != self.deadline or not self.deadline_read:
+            if self.deadline_read:
+                self.decide("deadline-changed", f"{key} is now {stamp(value)} (was {stamp(self.deadline)}; {source})")
+                self.warned = False
+            self.deadline, self.deadline_read = value, True
+            self.state["deadline"] = value
+            self._save_state(self.state)
+        self.deadline_source = source
+
+    # -- the loop --
+
+    def run(self, max_ticks: int | None = None) -> None:
+        if not self.started:
+            self.started = True
+            self.start()
+        ticks = 0
+        while not self.done and (max_ticks is None or ticks < max_ticks):
+            try:
+                self.tick()
+            except Exception as exc:  # one bad tick must never end the guard
+                log.exception("tick failed: %s", exc)
+            ticks += 1
+            if not self.done:
+                self.clock.sleep(float(self.s["poll_seconds"]))
+
+    def start(self) -> None:
+        self.refresh_deadline()
+        self.decide(
+            "start",
+            f"deadline {stamp(self.deadline)} ({self.deadline_source}), idle after {self.s['idle_minutes']} min below "
+            f"{self.s['idle_gpu_percent']}% GPU, sync every {self.s['checkpoint_interval_minutes']} min to "
+            f"{self.s['checkpoint_uri'] or 'nowhere (no checkpoint URI)'}, market {self.s['market']}",
+        )
+
+    def tick(self) -> None:
+        mono = self.clock.monotonic()
+        self._check_sync()
+        if self.shutdown_at is not None:
+            # Still alive after a shutdown was requested: ask again every minute.
+            if mono - self.shutdown_at >= 60:
+                self.shutdown("the earlier shutdown request has not taken effect")
+            return
+        polling = mono - self.last_poll >= float(self.s["poll_seconds"])
+        if polling:
+            self.last_poll = mono
+            self.refresh_deadline()
+        now = self.clock.now()
+        final_at = self.deadline - 60 * float(self.s["final_sync_minutes"])
+        if now >= final_at:
+            self.finish(
+                "deadline",
+                f"deadline {stamp(self.deadline)} is {max(0, self.deadline - now) / 60:.1f} min away "
+                f"(final sync starts {self.s['final_sync_minutes']} min before it)",
+                window_end=self.deadline,
+            )
+            return
+        if not self.warned and now >= self.deadline - 60 * float(self.s["warn_minutes"]):
+            self.warned = True
+            self.decide("deadline-warning", f"deadline {stamp(self.deadline)} is {(self.deadline - now) / 60:.1f} min away")
+            if self.s["warn_hook"]:
+                self.run_command("warn-hook", self.s["warn_hook"], float(self.s["hook_timeout_seconds"]), "deadline")
+        if self.s["market"] == "spot" and polling and self.check_spot():
+            return
+        if mono - self.last_idle_check >= float(self.s["idle_check_seconds"]):
+            self.last_idle_check = mono
+            if self.check_idle(mono):
+                return
+        interval = 60 * float(self.s["checkpoint_interval_minutes"])
+        if self.s["checkpoint_uri"] and mono - self.last_sync >= interval:
+            self.last_sync = mono
+            self.start_periodic_sync()
+
+    # -- decisions --
+
+    def decide(self, event: str, reason: str) -> None:
+        log.info("%s: %s", event, reason)
+
+    def finish(self, cause: str, reason: str, window_end: float | None, hook: bool = True) -> None:
+        """Checkpoint hook, final sync, release or shutdown, in that order, each fitted into the time left."""
+        self.decide(cause, reason + " -> " + ("checkpoint hook, " if hook else "") + "final sync, shutdown")
+        self.stop_background()
+        if hook:
+            self.checkpoint_hook(cause, window_end)
+        if window_end is None:
+            window_end = min(self.deadline, self.clock.now() + IDLE_SYNC_WINDOW_SECONDS)
+        self.final_sync(window_end)
+        if self.s["self_release"] and self.cloud == "alicloud":
+            self.release(reason)
+        else:
+            self.shutdown(reason)
+
+    def check_spot(self) -> bool:
+        try:
+            notice = self.spot_notice()
+        except ca.MetadataError as exc:
+            if not self.metadata_failing:
+                self.decide("metadata-error", f"{exc}; spot notices cannot be seen until it answers, carrying on")
+            self.metadata_failing = True
+            return False
+        if self.metadata_failing:
+            self.decide("metadata-recovered", "the metadata service answers again")
+            self.metadata_failing = False
+        if notice is None:
+            return False
+        kind, detail, window_end = notice
+        if kind == "interruption":
+            self.finish("spot-interruption", detail, window_end)
+            return True
+        if self.rebalance_seen:
+            return False
+        self.rebalance_seen = True
+        action = self.s["on_rebalance"]
+        if action == "shutdown":
+            self.finish("spot-rebalance", detail + " (on_rebalance: shutdown)", None)
+            return True
+        if action == "checkpoint":
+            self.decide("spot-rebalance", detail + " (on_rebalance: checkpoint) -> checkpoint hook, sync beside the loop; keep running")
+            self.rebalance_thread = threading.Thread(target=self._rebalance_checkpoint, daemon=True)
+            self.rebalance_thread.start()
+        else:
+            self.decide("spot-rebalance", detail + " (on_rebalance: ignore) -> nothing")
+        return False
+
+    def _rebalance_checkpoint(self) -> None:
+        """Beside the loop: the loop keeps watching the deadline and the interruption notice meanwhile."""
+        self.checkpoint_hook("rebalance", None)
+        if not self.cancel.is_set():
+            self._stop_periodic_sync()
+            self.sync_once("rebalance-sync", 60 * self._sync_timeout_minutes())
+            self.last_sync = self.clock.monotonic()
+
+    def stop_background(self) -> None:
+        """End what runs beside the loop (a rebalance checkpoint, a periodic sync) to make way for the final one."""
+        thread = self.rebalance_thread
+        if thread is not None and thread.is_alive():
+            self.cancel.set()
+            thread.join(timeout=15)
+            self.decide("spot-rebalance", "the rebalance checkpoint was cut short to make way for the final sequence")
+        self.cancel = threading.Event()
+        self._stop_periodic_sync()
+
+    def spot_notice(self) -> tuple[str, str, float | None] | None:
+        """('interruption' | 'rebalance', what was seen, end of the notice window) or None."""
+        now = self.clock.now()
+        default_end = now + NOTICE_WINDOW_SECONDS.get(self.cloud, 120)
+        if self.cloud == "alicloud":
+            status, body = self.metadata.get("/latest/meta-data/instance/spot/termination-time")
+            if status == 200 and body.strip():
+                end = _time_or(body, default_end)
+                return "interruption", f"spot instance to be released at {body.strip()}", end
+            return None
+        status, body = self.metadata.get("/latest/meta-data/spot/instance-action")
+        if status == 200 and body.strip():
+            try:
+                notice = json.loads(body)
+            except json.JSONDecodeError:
+                notice = {}
+            notice = notice if isinstance(notice, dict) else {}
+            when = str(notice.get("time", ""))
+            end = _time_or(when, default_end)
+            return "interruption", f"spot instance-action {notice.get('action', body.strip())} at {when or 'unknown'}", end
+        status, body = self.metadata.get("/latest/meta-data/events/recommendations/rebalance")
+        if status == 200 and body.strip():
+            try:
+                when = str(json.loads(body).get("noticeTime", ""))
+            except (json.JSONDecodeError, AttributeError):
+                when = body.strip()
+            return "rebalance", f"rebalance recommendation noticed at {when or 'unknown'}", None
+        return None
+
+    def check_idle(self, mono: float) -> bool:
+        threshold = float(self.s["idle_gpu_percent"])
+        gpus, error = self.gpu_utilization()
+        if error is not None:
+            grace = 60 * float(self.s["gpu_grace_minutes"])
+            if self.gpu_unreadable_since is None:
+                self.gpu_unreadable_since = mono
+                self.idle_since = None
+            unreadable_for = mono - self.gpu_unreadable_since
+            if unreadable_for < grace:
+                self.decide("gpu-unreadable", f"{error}; not counted as idle for the first {grace / 60:g} min "
+                            f"({unreadable_for / 60:.1f} min so far)")
+                return False
+            self.decide("gpu-unreadable", f"{error} for {unreadable_for / 60:.1f} min: counted as idle")
+            top, memory, since = 0.0, "unknown", max(self.gpu_unreadable_since, self.last_busy)
+        else:
+            self.gpu_unreadable_since = None
+            top = max(u for u, _ in gpus)
+            memory = ", ".join(f"{m:g} MiB" for _, m in gpus)
+            since = mono
+        if top >= threshold:
+            self.idle_since = None
+            self.decide("not-idle", f"GPU utilization {top:g}% >= {threshold:g}% (memory used {memory})")
+            return False
+        busy = self.busy_reason()
+        if busy:
+            self.idle_since, self.last_busy = None, mono
+            self.decide("not-idle", f"GPU utilization {top:g}% < {threshold:g}% but {busy}")
+            return False
+        if self.idle_since is None:
+            self.idle_since = since
+        idle_for = mono - self.idle_since
+        limit = 60 * float(self.s["idle_minutes"])
+        if idle_for >= limit:
+            self.finish(
+                "idle-shutdown",
+                f"GPU utilization below {threshold:g}% (or unreadable) for {idle_for / 60:.1f} min "
+                f"(limit {self.s['idle_minutes']} min), no busy marker, no live SSH session",
+                None,
+                hook=False,
+            )
+            return True
+        self.decide("idle", f"GPU utilization {top:g}% < {threshold:g}% for {idle_for / 60:.1f} of {self.s['idle_minutes']} min")
+        return False
+
+    # -- what the checks look at --
+
+    def gpu_utilization(self) -> tuple[list[tuple[float, float]], str | None]:
+        """Per GPU (utilization %, memory used MiB), or why the GPU could not be read."""
+        cmd = [self.s["nvidia_smi"], "--query-gpu=utilization.gpu,memory.used", "--format=csv,noheader,nounits"]
+        code, out = ca.run_bounded(cmd, self.clock.real(30))
+        if code is None:
+            return [], "nvidia-smi did not answer within 30 s"
+        if code == 127 and out.startswith("could not run"):
+            return [], f"nvidia-smi is missing ({out})"
+        if code != 0:
+            return [], f"nvidia-smi exited {code}: {out[-200:]}"
+        gpus = []
+        for line in out.splitlines():
+            if not line.strip():
+                continue
+            try:
+                util, mem = (float(part.strip()) for part in line.split(",")[:2])
+            except ValueError:
+                return [], f"nvidia-smi printed {line.strip()!r}"
+            gpus.append((util, mem))
+        if not gpus:
+            return [], "nvidia-smi listed no GPU"
+        return gpus, None
+
+    def busy_reason(self) -> str | None:
+        marker = self.s["busy_marker"]
+        if marker and os.path.exists(marker):
+            max_age = 60 * float(self.s["busy_marker_max_age_minutes"])
+            try:
+                age = max(0.0, self.clock.now() - os.stat(marker).st_mtime)
+            except OSError:
+                age = 0.0
+            if not max_age or age <= max_age:
+                return f"busy marker {marker} is present"
+            self.decide("busy-marker-stale", f"{marker} last touched {age / 60:.0f} min ago (> {max_age / 60:.0f} min): ignored")
+        sessions = self.login_sessions()
+        if sessions:
+            return f"{len(sessions)} live session(s): {', '.join(sessions[:3])}"
+        return None
+
+    def login_sessions(self) -> list[str]:
+        return [c for c in _cmdlines(self.s["proc_root"]) if SSH_SESSION.match(c) or "ssm-session-worker" in c]
+
+    # -- actions --
+
+    def run_command(self, what: str, command: str | list[str], timeout: float, reason: str,
+                    env: dict[str, str] | None = None) -> bool:
+        """Run a hook or command for at most ``timeout`` (virtual) seconds, whatever it leaves behind."""
+        argv = ["/bin/sh", "-c", command] if isinstance(command, str) else command
+        env = {**(env or os.environ), "GPULEASE_REASON": reason, "GPULEASE_CHECKPOINT_DIR": self.checkpoint_dir}
+        started = time.monotonic()
+        code, tail = ca.run_bounded(argv, self.clock.real(timeout), env=env, cancel=self.cancel)
+        took = self.clock.virtual(time.monotonic() - started)
+        if code is None:
+            self.decide(what, f"did not finish within {timeout:.0f} s (or was cut short); its process group was killed")
+            return False
+        self.decide(what, f"exited {code} after {took:.0f} s" + (f": {tail}" if tail else ""))
+        return code == 0
+
+    def checkpoint_hook(self, reason: str, window_end: float | None) -> None:
+        hook, sig, process = self.s["checkpoint_hook"], self.s["checkpoint_signal"], self.s["checkpoint_process"]
+        if not hook and not sig:
+            self.decide("checkpoint-hook", "none configured; syncing what is in the checkpoint directory")
+            return
+        budget = float(self.s["hook_timeout_seconds"])
+        if window_end is not None:
+            # Leave at least half of what remains of the notice window to the sync.
+            budget = max(1.0, min(budget, (window_end - self.clock.now() - SHUTDOWN_RESERVE_SECONDS) / 2))
+        if hook:
+            self.run_command("checkpoint-hook", hook, budget, reason)
+        if sig and not self.cancel.is_set():
+            self.signal_process(sig, process, budget)
+
+    def signal_process(self, sig_name: str, pattern: str, budget: float) -> None:
+        signum = getattr(signal, sig_name, None)
+        pids = [pid for pid, cmd in _processes(self.s["proc_root"]) if pattern in cmd and pid != os.getpid()]
+        if signum is None or not pids:
+            self.decide("checkpoint-signal", f"no process matching {pattern!r} to send {sig_name} to")
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signum)
+            except OSError as exc:
+                self.decide("checkpoint-signal", f"{sig_name} to {pid} failed: {exc}")
+        self.decide("checkpoint-signal", f"sent {sig_name} to {pids} ({pattern!r}); waiting up to {budget:.0f} s for them to exit")
+        end = time.monotonic() + self.clock.real(budget)
+        while time.monotonic() < end and not self.cancel.is_set():
+            if not [pid for pid in pids if _alive(pid)]:
+                self.decide("checkpoint-signal", f"{pattern!r} exited")
+                return
+            time.sleep(0.05)
+        self.decide("checkpoint-signal", f"{pattern!r} still running after {budget:.0f} s; syncing anyway")
+
+    @property
+    def checkpoint_dir(self) -> str:
+        return os.path.join(self.s["mount_point"], "checkpoints")
+
+    def _sync_timeout_minutes(self) -> float:
+        given = self.s["sync_timeout_minutes"]
+        return float(given) if given else max(10.0, 2 * float(self.s["checkpoint_interval_minutes"]))
+
+    def sync_call(self) -> ca.StorageCall | None:
+        """The sync command with its credential source, or None (logged) when there is nothing to sync."""
+        uri, template = self.s["checkpoint_uri"], self.s["sync_command"]
+        if not uri or not template:
+            return None
+        if not os.path.isdir(self.checkpoint_dir):
+            self.decide("sync", f"{self.checkpoint_dir} does not exist yet; nothing to sync")
+            return None
+        try:
+            return ca.storage_command(
+                list(template), {"src": self.checkpoint_dir, "dst": uri}, cloud=self.cloud, region=self.s["region"],
+                metadata=self.metadata, credentials=self.credentials, private_dir=self.s.get("secret_dir"),
+            )
+        except (ca.CredentialsError, OSError) as exc:
+            self.decide("sync", f"no credentials for the storage CLI: {exc}")
+            return None
+
+    def start_periodic_sync(self) -> None:
+        if self.sync_job is not None:
+            self.decide("sync", "the previous periodic sync is still running; skipping this one")
+            return
+        if self.rebalance_thread is not None and self.rebalance_thread.is_alive():
+            return
+        call = self.sync_call()
+        if call is None:
+            return
+        try:
+            self.sync_job, self.sync_storage = ca.Bounded(call.argv, env=call.env, monotonic=self.clock.monotonic), call
+        except OSError as exc:
+            call.close()
+            self.decide("sync", f"periodic sync could not start: {exc}")
+            return
+        self.decide("sync", f"periodic sync started ({self.s['checkpoint_interval_minutes']} min interval)")
+
+    def _check_sync(self) -> None:
+        job = self.sync_job
+        if job is None:
+            return
+        code = job.poll()
+        if code is None:
+            limit = 60 * self._sync_timeout_minutes()
+            if self.clock.monotonic() - job.started < limit:
+                return
+            job.kill()
+            self.sync_failures += 1
+            # Retried at the next poll rather than a whole interval later: the checkpoints are not safe yet.
+            self.last_sync = self.clock.monotonic() - 60 * float(self.s["checkpoint_interval_minutes"])
+            self.decide("sync", f"periodic sync still running after {limit / 60:g} min: killed with its process group; "
+                        "retrying now")
+        else:
+            self.sync_failures = 0 if code == 0 else self.sync_failures + 1
+            tail = job.tail()
+            self.decide("sync", f"periodic sync exited {code}" + (f": {tail}" if tail else ""))
+        self._end_sync()
+
+    def _end_sync(self) -> None:
+        if self.sync_job is not None:
+            self.sync_job.finish()
+        if self.sync_storage is not None:
+            self.sync_storage.close()  # removes the credentials file an ossutil call was given
+        self.sync_job = self.sync_storage = None
+
+    def _stop_periodic_sync(self) -> None:
+        job = self.sync_job
+        if job is not None and job.poll() is None:
+            job.kill()
+            self.decide("sync", "periodic sync stopped to make way for the final sync")
+            self._end_sync()
+        self._check_sync()
+
+    def sync_once(self, what: str, budget: float) -> bool:
+        call = self.sync_call()
+        if call is None:
+            return False
+        try:
+            return self.run_command(what, call.argv, budget, "final", env=call.env)
+        finally:
+            call.close()
+
+    def final_sync(self, window_end: float) -> bool:
+        """Sync, retried with backoff until it succeeds or the window (less the shutdown reserve) closes."""
+        if not self.s["checkpoint_uri"] or not self.s["sync_command"]:
+            self.decide("final-sync", "no checkpoint URI; nothing to sync")
+            return False
+        budget = max(5.0, window_end - self.clock.now() - SHUTDOWN_RESERVE_SECONDS)
+        spent, attempt = 0.0, 0
+        while True:
+            attempt += 1
+            started = time.monotonic()
+            ok = self.sync_once("final-sync", budget - spent)
+            spent += self.clock.virtual(time.monotonic() - started)
+            if ok:
+                return True
+            if not os.path.isdir(self.checkpoint_dir):
+                return False
+            pause = min(30.0, 5.0 * 2 ** (attempt - 1))
+            if spent + pause >= budget - 1:
+                self.decide("final-sync", f"attempt {attempt} failed and the window closes: giving up")
+                return False
+            self.decide("final-sync", f"attempt {attempt} failed; retrying in {pause:.0f} s "
+                        f"({budget - spent:.0f} s of the window left)")
+            self.clock.sleep(pause)
+            spent += pause
+
+    def release(self, reason: str) -> None:
+        """Alibaba Cloud: end billing by releasing this instance; stop in no-charge mode, then shut down, if not."""
+        self.shutdown_at = self.clock.monotonic()
+        region, endpoint = self.s["region"], self.s["ecs_endpoint"]
+        try:
+            instance = self.metadata.value("/latest/meta-data/instance-id")
+            if not instance:
+                raise ca.MetadataError("no instance-id in the metadata")
+            creds = self.credentials.get()
+            for action, params, done in (
+                ("DeleteInstance", {"InstanceId": instance, "Force": "true"}, "released through DeleteInstance (Force)"),
+                ("StopInstance", {"InstanceId": instance, "ForceStop": "true", "StoppedMode": "StopCharging"},
+                 "stopped in no-charge mode (StopInstance, StopCharging); the release time ends it"),
+            ):
+                try:
+                    status, answer = ca.ecs_call(action, params, creds, region=region, endpoint=endpoint,
+                                                 timeout=self.clock.real(15))
+                except ca.HttpError as exc:
+                    status, answer = 0, {"Message": str(exc)}
+                if status == 200:
+                    self.decide("release", f"{reason}: instance {instance} {done}")
+                    if action == "DeleteInstance":
+                        if self.s["exit_after_shutdown"]:
+                            self.done = True
+                        return
+                    break
+                self.decide("release", f"{action} answered {status}: {answer.get('Code', '')} "
+                            f"{str(answer.get('Message', ''))[:200]}")
+        except (ca.MetadataError, ca.CredentialsError) as exc:
+            self.decide("release", f"cannot call the ECS API: {exc}")
+        self.decide("release", "falling back to a shutdown; the instance's release time is the backstop")
+        self.shutdown(reason)
+
+    def shutdown(self, reason: str) -> None:
+        self.shutdown_at = self.clock.monotonic()
+        self.decide("shutdown", reason)
+        ok = self.run_command("shutdown-command", list(self.s["shutdown_command"]), 60, reason)
+        if ok and self.s["exit_after_shutdown"]:
+            self.done = True
+
+    def stop(self) -> None:
+        """SIGTERM (a shutdown from elsewhere, a restart): one last sync of what is there."""
+        if self.shutdown_at is None and self.s["checkpoint_uri"]:
+            self.decide("stopping", "the service is being stopped -> final sync")
+            self.stop_background()
+            self.sync_once("final-sync", 60)
+        self.done = True
+
+
+# --- helpers -------------------------------------------------------------------------------------------------
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+def _time_or(text: str, default: float) -> float:
+    try:
+        return parse_time(text)
+    except ValueError:
+        return default
+
+
+def _processes(proc_root: str) -> list[tuple[int, str]]:
+    out = []
+    try:
+        names = os.listdir(proc_root)
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(os.path.join(proc_root, name, "cmdline"), "rb") as fh:
+                raw = fh.read()
+        except OSError:
+            continue
+        if raw:
+            out.append((int(name), raw.replace(b"\0", b" ").decode("utf-8", "replace").strip()))
+    return out
+
+
+def _cmdlines(proc_root: str) -> list[str]:
+    return [cmd for _, cmd in _processes(proc_root)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        waited, _ = os.waitpid(pid, os.WNOHANG)  # reaps a child of ours (tests); others raise ChildProcessError
+        if waited == pid:
+            return False
+    except ChildProcessError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class _ClockFormatter(logging.Formatter):
+    def __init__(self, clock: Clock):
+        super().__init__("%(asctime)s %(message)s")
+        self.clock = clock
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802 - logging API
+        return stamp(self.clock.now())
+
+
+class _LogFile(logging.Handler):
+    """Appends to ``<mount>/logs/watchdog.log`` once the data disk is mounted, to /var/log before that."""
+
+    def __init__(self, paths: list[str]):
+        super().__init__()
+        self.paths = paths
+
+    def emit(self, record: logging.LogRecord) -> None:
+        line = self.format(record) + "\n"
+        for path in self.paths:
+            if os.path.isdir(os.path.dirname(path)):
+                try:
+                    with open(path, "a", encoding="utf-8") as fh:
+                        fh.write(line)
+                    return
+                except OSError:
+                    continue
+
+
+def configure_logging(settings: dict[str, Any], clock: Clock) -> None:
+    merged = {**DEFAULTS, **settings}
+    paths = [merged["log_file"]] if merged["log_file"] else [
+        os.path.join(merged["mount_point"], "logs", "watchdog.log"),
+        "/var/log/gpulease-watchdog.log",
+    ]
+    formatter = _ClockFormatter(clock)
+    log.handlers.clear()
+    for handler in (logging.StreamHandler(sys.stdout), _LogFile(paths)):
+        handler.setFormatter(formatter)
+        log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+def load_settings(path: str) -> dict[str, Any]:
+    """The settings, read strictly (see ``cloud_access.load_settings``); they must name the cloud."""
+    return ca.load_settings(path, required=("cloud", "max_runtime_hours"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    path = os.environ.get("GPULEASE_SETTINGS", SETTINGS_PATH)
+    clock = Clock.from_env(dict(os.environ))
+    try:
+        settings = load_settings(path)
+    except ca.SettingsError as exc:
+        print(f"gpulease-watchdog: cannot read settings: {exc}", file=sys.stderr, flush=True)
+        return 2
+    configure_logging(settings, clock)
+    dog = Watchdog(settings, clock)
+
+    def on_term(signum: int, frame: Any) -> None:
+        dog.stop()
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, on_term)
+    dog.run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""``gpulease size``: the instance types that hold a workload, cheapest first, with current spot prices and their
+dates, and the refusals of bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpulease.cli import main
+from gpulease.core import clock
+from tests.support.clock import FIXED_NOW
+
+
+def test_size_command_json_lists_sorted_fitting_offers(capsys):
+    code = main(["size", "--params", "7B", "--method", "lora", "--batch", "4", "--grad-checkpointing", "--json"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    prices = [o["onDemandUsdPerHour"] for o in out["offers"]]
+    assert prices == sorted(prices)
+    assert out["offers"][0]["instanceType"] == "g6.xlarge"
+    assert all(o["neededPerGpuGb"] <= o["gpuMemoryGb"] * 0.9 for o in out["offers"])
+    assert out["estimate"]["totalGb"] == pytest.approx(out["offers"][0]["neededPerGpuGb"], abs=0.01)
+    assert {"memoryBandwidthGbps", "interconnect", "spotEstimateUsdPerHour"} <= set(out["offers"][0])
+
+
+def test_size_command_table_and_bad_input(capsys):
+    assert main(["size", "--params", "70B", "--method", "full", "--gpus", "1"]) == 1
+    assert "No aws instance type in us-east-1 holds this" in capsys.readouterr().out
+    assert main(["size", "--params", "7B", "--method", "full", "--batch", "8", "--grad-checkpointing"]) == 0
+    out = capsys.readouterr().out
+    assert "g6e.12xlarge" in out and "over PCIe" in out
+    assert main(["size", "--params", "seven"]) == 2
+    assert "--params" in capsys.readouterr().err
+    assert main(["size", "--params", "7B", "--region", "mars-1"]) == 2
+    assert "priced regions" in capsys.readouterr().err
+
+
+def test_size_shows_current_spot_prices_dates_and_stale_warnings(capsys, fresh_g6):
+    args = ["size", "--params", "3B", "--gpus", "1", "--limit", "0", "--catalog", str(fresh_g6)]
+    with clock.frozen(FIXED_NOW):
+        assert main([*args, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    g6 = next(o for o in out["offers"] if o["instanceType"] == "g6.xlarge")
+    assert (g6["spotEstimateUsdPerHour"], g6["spotBasis"], g6["spotZone"], g6["spotAsOf"]) == (
+        0.2977, "current", "us-east-1b", "2026-11-30")
+    assert g6["onDemandUsdPerHour"] == 0.8 and g6["priceAsOf"] == "2026-11-30"
+    g5 = next(o for o in out["offers"] if o["instanceType"] == "g5.xlarge")
+    assert (g5["spotBasis"], g5["spotZone"], g5["priceAsOf"]) == ("estimate", None, "2025-06-01")
+    stale = {s["price"] for s in out["stalePrices"]}
+    assert "g5.xlarge on-demand in us-east-1" in stale and "g6.xlarge on-demand in us-east-1" not in stale
+    with clock.frozen(FIXED_NOW):
+        assert main([*args, "--limit", "3"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "0.298" in text and "us-east-1b" in text and "(spot" in text and "0.184 est." in text
+    assert "warning: stale prices: older than 30 days: 2025-06-01 (548 days old):" in text
+

@@ -1,0 +1,238 @@
+"""Replacement rehearsal: every example stack rendered before and after each change a user will make, the diff
+classified with the providers' replace-trigger table (gpulease/review/replacement.py).
+
+What must hold whatever the change: data disks and buckets are never replaced or deleted; an instance is only
+ever replaced delete-before-replace, together with its disk attachment; the deadline enforcement (EventBridge
+schedule on AWS, ``autoReleaseTime`` on Alibaba Cloud) targets the live instance at the current deadline.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+
+from components.alicloud.lifetime import release_time
+from components.aws.lifetime import at_expression
+from gpulease.review.mocks import CloudMocks
+from gpulease.review.render import Rendering, load_stack_file, render
+from gpulease.review.replacement import Change, classify, replaced, summary
+from tests.support.clock import FIXED_NOW
+from tests.support.paths import STACKS_DIR
+
+STACKS = sorted(STACKS_DIR.glob("Pulumi.*.yaml"))
+LATER = FIXED_NOW + timedelta(hours=1)
+
+INSTANCES = {"aws:ec2/instance:Instance", "alicloud:ecs/instance:Instance"}
+ATTACHMENTS = {"aws:ec2/volumeAttachment:VolumeAttachment", "alicloud:ecs/ecsDiskAttachment:EcsDiskAttachment"}
+KEPT = {"aws:ebs/volume:Volume", "alicloud:ecs/ecsDisk:EcsDisk", "aws:s3/bucket:Bucket", "alicloud:oss/bucket:Bucket"}
+SCHEDULE = "aws:scheduler/schedule:Schedule"
+
+
+class NewerImages(CloudMocks):
+    """The clouds a month later: every image lookup answers with a newer image of the same family."""
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
+        result = super().call(args)
+        if args.token == "aws:ec2/getAmi:getAmi":
+            result = {**result, "id": result["id"] + "n", "imageId": result["id"] + "n", "name": "newer"}
+        if args.token == "alicloud:ecs/getImages:getImages":
+            newer = "ubuntu_22_04_x64_20G_alibase_20261201.vhd"
+            result = {**result, "ids": [newer], "images": [{**result["images"][0], "id": newer, "imageId": newer}]}
+        return result
+
+
+def stack_id(path: Path) -> str:
+    return path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+
+
+def cloud_of(config: dict[str, Any]) -> str:
+    return "alicloud" if "alicloud:region" in config else "aws"
+
+
+def section(config: dict[str, Any]) -> dict[str, Any]:
+    """The experiment, or a sweep's base: where a user edits what every run shares."""
+    return config["gpulease:experiment"] if "gpulease:experiment" in config else config["gpulease:sweep"]["base"]
+
+
+def render_at(config: dict[str, Any], stack: str, now, *, prior: Rendering | None = None, mocks: CloudMocks | None = None) -> Rendering:
+    region = config.get("aws:region") or config.get("alicloud:region")
+    r = render(config, stack=stack, now=now, prior=prior, mocks=mocks or CloudMocks(region=region, now=now))
+    assert r.error is None, r.error
+    return r
+
+
+# --- the changes a user makes --------------------------------------------------------------------------------
+
+
+def renew(config: dict[str, Any]) -> None:
+    section(config)["deadlineRenewal"] = section(config).get("deadlineRenewal", 0) + 1
+
+
+def edit_hook(config: dict[str, Any]) -> None:
+    spec = section(config)
+    if spec.get("checkpoints", {}).get("enabled", True):
+        spec.setdefault("checkpoints", {})["hook"] = "pkill -USR2 -f train.py"
+    else:
+        spec.setdefault("watchdog", {})["warnHook"] = "wall 'gpulease: deadline in 15 minutes'"
+
+
+def grow_disk(config: dict[str, Any]) -> None:
+    disk = section(config).setdefault("dataDisk", {})
+    disk["sizeGb"] = disk.get("sizeGb", 100) + 100
+
+
+def pin_image(image_id: str) -> Callable[[dict[str, Any]], None]:
+    def change(config: dict[str, Any]) -> None:
+        section(config)["image"] = {"id": image_id}
+
+    return change
+
+
+def pinned(config: dict[str, Any], which: str) -> dict[str, Any]:
+    ids = {"aws": ("ami-0123456789abcdef0", "ami-0fedcba9876543210"),
+           "alicloud": ("ubuntu_22_04_x64_20G_alibase_20261101.vhd", "ubuntu_22_04_x64_20G_alibase_20270101.vhd")}
+    config = copy.deepcopy(config)
+    pin_image(ids[cloud_of(config)][0 if which == "old" else 1])(config)
+    return config
+
+
+def rehearse(path: Path, change: Callable[[dict[str, Any]], None] | None = None, *, newer_images: bool = False,
+             start: Callable[[dict[str, Any]], dict[str, Any]] = lambda c: c) -> tuple[Rendering, Rendering, dict[str, Change]]:
+    """Render the stack as created, then the update after ``change`` an hour later; classify the diff."""
+    config = start(load_stack_file(path))
+    before = render_at(config, stack_id(path), FIXED_NOW)
+    changed = copy.deepcopy(config)
+    if change:
+        change(changed)
+    region = changed.get("aws:region") or changed.get("alicloud:region")
+    mocks = NewerImages(region=region, now=LATER) if newer_images else None
+    after = render_at(changed, stack_id(path), LATER, prior=before, mocks=mocks)
+    return before, after, classify(before, after)
+
+
+# --- what must hold whatever the change ----------------------------------------------------------------------
+
+
+def by_type(r: Rendering, types: set[str]):
+    return [x for x in r.resources if x.type in types]
+
+
+def attachment_of(r: Rendering, instance_urn: str):
+    found = [a for a in by_type(r, ATTACHMENTS) if instance_urn in a.property_dependencies.get("instanceId", [])]
+    assert len(found) == 1, f"expected one disk attachment of {instance_urn}, found {len(found)}"
+    return found[0]
+
+
+def assert_nothing_lost(changes: dict[str, Change]) -> None:
+    lost = [c for c in changes.values() if c.type in KEPT and c.action in ("replace", "delete")]
+    assert not lost, "\n".join(summary(changes))
+
+
+def assert_instance_replacements_are_safe(after: Rendering, changes: dict[str, Change]) -> None:
+    for inst in replaced(changes):
+        if inst.type not in INSTANCES:
+            continue
+        assert inst.delete_before_replace, f"{inst.name} would be replaced create-before-delete"
+        attachment = changes[attachment_of(after, inst.urn).urn]
+        assert attachment.action == "replace" and attachment.delete_before_replace, (
+            f"{inst.name} is replaced but its disk attachment is {attachment.action} "
+            f"(delete before replace: {attachment.delete_before_replace})"
+        )
+
+
+def assert_deadline_targets_the_live_instance(after: Rendering, changes: dict[str, Change]) -> None:
+    for name, out in after.outputs["experiments"].items():
+        inst = after.by_name(f"{name}-instance")
+        assert out["instanceId"] == inst.id
+        if inst.type == "aws:ec2/instance:Instance":
+            schedules = [s for s in after.of_type(SCHEDULE) if inst.urn in s.property_dependencies.get("target", [])]
+            assert len(schedules) == 1, f"{name}: {len(schedules)} schedules target the instance"
+            schedule = schedules[0]
+            assert json.loads(schedule.inputs["target"]["input"]) == {"InstanceIds": [inst.id]}
+            assert schedule.inputs["scheduleExpression"] == at_expression(out["deadline"])
+            assert changes[schedule.urn].action in ("same", "update")
+            if changes[inst.urn].action == "replace":
+                assert changes[schedule.urn].action == "update", "the schedule must follow the new instance"
+        else:
+            assert inst.inputs["autoReleaseTime"] == release_time(out["deadline"])
+
+
+def assert_safe(after: Rendering, changes: dict[str, Change]) -> None:
+    assert_nothing_lost(changes)
+    assert_instance_replacements_are_safe(after, changes)
+    assert_deadline_targets_the_live_instance(after, changes)
+
+
+def instance_changes(changes: dict[str, Change]) -> list[Change]:
+    return [c for c in changes.values() if c.type in INSTANCES]
+
+
+# --- the rehearsal, per example stack ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", STACKS, ids=stack_id)
+def test_deadline_renewal(path: Path) -> None:
+    before, after, changes = rehearse(path, renew)
+    assert_safe(after, changes)
+    for name, out in after.outputs["experiments"].items():
+        assert out["deadline"] > before.outputs["experiments"][name]["deadline"], "the renewal moved no deadline"
+    if cloud_of(after.config) == "alicloud":
+        # The release time moves in place; the instance keeps running.
+        for inst in instance_changes(changes):
+            assert inst.action == "update" and "autoReleaseTime" in inst.changed, summary(changes)
+
+
+@pytest.mark.parametrize("path", STACKS, ids=stack_id)
+def test_renewal_leaves_user_data_unchanged(path: Path) -> None:
+    _, _, changes = rehearse(path, renew)
+    for inst in instance_changes(changes):
+        assert not [p for p in inst.changed if p.startswith("userData")], summary(changes)
+        assert inst.action != "replace", summary(changes)
+
+
+@pytest.mark.parametrize("path", STACKS, ids=stack_id)
+def test_newer_image_published_changes_nothing(path: Path) -> None:
+    before, _, changes = rehearse(path, newer_images=True)
+    # The lookup did find a newer image: without the recorded one the instance would be touched.
+    fresh = render_at(copy.deepcopy(before.config), stack_id(path), LATER,
+                      mocks=NewerImages(region=before.config.get("aws:region") or before.config.get("alicloud:region")))
+    image_key = "ami" if cloud_of(before.config) == "aws" else "imageId"
+    assert {i.inputs[image_key] for i in by_type(fresh, INSTANCES)}.isdisjoint(
+        {i.inputs[image_key] for i in by_type(before, INSTANCES)}
+    )
+    assert [c for c in changes.values() if c.action != "same"] == [], summary(changes)
+
+
+@pytest.mark.parametrize("path", STACKS, ids=stack_id)
+def test_pinned_image_change_replaces_the_instance_on_purpose(path: Path) -> None:
+    _, after, changes = rehearse(path, lambda c: c.update(pinned(c, "new")), start=lambda c: pinned(c, "old"))
+    assert_safe(after, changes)
+    instances = instance_changes(changes)
+    assert instances and all(i.action == "replace" for i in instances), summary(changes)
+
+
+@pytest.mark.parametrize("path", STACKS, ids=stack_id)
+def test_hook_edited(path: Path) -> None:
+    _, after, changes = rehearse(path, edit_hook)
+    assert_safe(after, changes)
+    for inst in instance_changes(changes):
+        if inst.type == "aws:ec2/instance:Instance":
+            # A one-time spot instance cannot be stopped to take new user-data: it is replaced, safely.
+            assert inst.action == "replace" and inst.triggers == ["userDataBase64"], summary(changes)
+        else:
+            assert inst.action == "update" and "userData: reboots the instance" in inst.notes, summary(changes)
+
+
+@pytest.mark.parametrize("path", STACKS, ids=stack_id)
+def test_disk_grown_in_place(path: Path) -> None:
+    _, after, changes = rehearse(path, grow_disk)
+    assert_safe(after, changes)
+    moved = [c for c in changes.values() if c.action != "same"]
+    assert moved and all(c.type in KEPT and c.action == "update" and c.changed == ["size"] for c in moved), summary(changes)

@@ -1,0 +1,98 @@
+"""imdsv2-required and no-secrets-in-user-data."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+
+import pytest
+
+from tests.support.policy import (
+    ALI_INSTANCE,
+    AWS_INSTANCE,
+    UNKNOWN,
+    ali_gpu,
+    analyze,
+    aws_gpu,
+    found,
+    res,
+)
+
+LT = "aws:ec2/launchTemplate:LaunchTemplate"
+ROLE_ADVICE = ("accepted: credentials from the instance role (AWS instance profile / Alibaba RAM role) or a secrets "
+               "manager, fetched at boot")
+
+
+def test_imdsv1_allowed_on_aws():
+    result = analyze(res(AWS_INSTANCE, "gpu", aws_gpu(metadataOptions=None)),
+                     res(LT, "lt", {"metadataOptions": {"httpTokens": "optional"}}))
+    assert found(result, "imdsv2-required") == [
+        ("imdsv2-required", "mandatory", "gpu",
+         "Instance 'gpu' allows IMDSv1 (metadataOptions.httpTokens=optional); accepted: "
+         "metadata_options={'http_tokens': 'required'}"),
+        ("imdsv2-required", "mandatory", "lt",
+         "LaunchTemplate 'lt' allows IMDSv1 (metadataOptions.httpTokens=optional); accepted: "
+         "metadata_options={'http_tokens': 'required'}"),
+    ]
+
+
+def test_hop_limit_and_disabled_endpoint():
+    far = aws_gpu(metadataOptions={"httpTokens": "required", "httpPutResponseHopLimit": 5})
+    (hit,) = found(analyze(res(AWS_INSTANCE, "gpu", far)), "imdsv2-required")
+    assert hit[3] == ("Instance 'gpu': metadataOptions.httpPutResponseHopLimit=5 lets more than 2 network hops reach "
+                      "the instance credentials")
+    assert found(analyze(res(AWS_INSTANCE, "gpu", far), config={"imdsv2-required": {"maxHopLimit": 8}}),
+                 "imdsv2-required") == []
+    off = aws_gpu(metadataOptions={"httpEndpoint": "disabled"})
+    assert found(analyze(res(AWS_INSTANCE, "gpu", off)), "imdsv2-required") == []
+
+
+def test_alicloud_metadata_tokens():
+    (hit,) = found(analyze(res(ALI_INSTANCE, "gpu", ali_gpu(httpTokens="optional"))), "imdsv2-required")
+    assert hit == ("imdsv2-required", "mandatory", "gpu",
+                   "Instance 'gpu' allows metadata access without a token (httpTokens=optional); accepted: "
+                   "http_tokens='required'")
+
+
+@pytest.mark.parametrize(
+    ("secret", "kind"),
+    [
+        ("export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE", "an AWS access key id"),
+        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "an AWS secret access key"),
+        ("ALIBABA_CLOUD_ACCESS_KEY_ID=LTAI5tQ9rXbK2mJd8vWn3pLs", "an Alibaba Cloud AccessKey id"),
+        ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=\n-----END OPENSSH PRIVATE KEY-----",
+         "a private key block"),
+        ("git clone https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/x/y", "a GitHub token"),
+        ("HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "a Hugging Face token"),
+        ("WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567", "a Weights & Biases API key"),
+    ],
+)
+def test_secrets_in_plain_user_data(secret, kind):
+    user_data = f"#!/bin/bash\nset -e\n{secret}\n"
+    (hit,) = found(analyze(res(AWS_INSTANCE, "gpu", aws_gpu(userData=user_data))), "no-secrets-in-user-data")
+    assert hit == ("no-secrets-in-user-data", "mandatory", "gpu",
+                   f"Instance 'gpu': userData holds {kind} on line 3; {ROLE_ADVICE}")
+    assert secret.split("=")[-1] not in hit[3]  # the finding never repeats the secret
+
+
+def test_secrets_in_encoded_user_data():
+    text = b"#cloud-config\nruncmd:\n  - echo AKIAIOSFODNN7EXAMPLE\n"
+    b64 = base64.b64encode(text).decode()
+    gz = base64.b64encode(gzip.compress(text)).decode()
+    result = analyze(res(AWS_INSTANCE, "a", aws_gpu(userDataBase64=gz)), res(LT, "lt", {"userData": b64}),
+                     res(ALI_INSTANCE, "ali", ali_gpu(userData=b64)))
+    assert sorted((h[2], h[3].split(";")[0]) for h in found(result, "no-secrets-in-user-data")) == [
+        ("a", "Instance 'a': userDataBase64 holds an AWS access key id on line 3"),
+        ("ali", "Instance 'ali': userData holds an AWS access key id on line 3"),
+        ("lt", "LaunchTemplate 'lt': userData holds an AWS access key id on line 3"),
+    ]
+
+
+def test_clean_and_unknown_user_data_pass_and_extra_patterns_apply():
+    clean = "#cloud-config\nruncmd:\n  - python3 /opt/gpulease/watchdog.py --settings /etc/gpulease/settings.json\n"
+    assert found(analyze(res(AWS_INSTANCE, "gpu", aws_gpu(userData=clean))), "no-secrets-in-user-data") == []
+    assert found(analyze(res(AWS_INSTANCE, "gpu", aws_gpu(userData=UNKNOWN))), "no-secrets-in-user-data") == []
+    config = {"no-secrets-in-user-data": {"extraPatterns": [r"watchdog\.py"]}}
+    (hit,) = found(analyze(res(AWS_INSTANCE, "gpu", aws_gpu(userData=clean)), config=config),
+                   "no-secrets-in-user-data")
+    assert hit[3].startswith("Instance 'gpu': userData holds extraPatterns[0] on line 3")
