@@ -1,0 +1,248 @@
+"""Each render in a process of its own: a program's modules, globals and crashes never reach the next render.
+
+A Python program imports its helper modules once per interpreter. Rendering two stacks of one project in one
+process would reuse the first stack's modules (a module that creates resources when imported creates them only
+once), and two projects with a module of the same name (``iam.py``), or with a ``components/`` or ``policies/``
+folder like this kit's own packages, would see each other's. So every render runs in a child process forked
+from the reviewer, which has imported only the review engine and the SDKs, never a program's modules (the
+child forgets any it inherits, see ``_forget_program_modules``), and ends with the child. Forking keeps the
+SDKs imported, so a render costs no interpreter start-up; where ``fork`` is missing the render runs in this
+process (``isolated`` is then False and the report says nothing about it: the kit's own stacks need none).
+
+The child streams each resource to the reviewer as it is registered (length-prefixed pickles in an unlinked
+temporary file, so the child never blocks on a reader), then a final record with the exports and the error. So
+a program that crashes the interpreter, calls ``os._exit`` or hangs past the time limit still has what it
+registered reviewed, marked partial, with what happened as its error.
+
+The program's standard output goes to the reviewer's standard error: a ``print`` in a program must not corrupt
+``gpulease plan --format json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import faulthandler
+import importlib
+import os
+import pickle
+import select
+import signal
+import struct
+import sys
+import sysconfig
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpulease.review.render import CapturedResource, Rendering
+
+DEFAULT_TIMEOUT_S = 600.0
+"""A render that runs longer is stopped. The kit's sweep of 100 experiments renders in a few seconds."""
+
+_HEADER = struct.Struct("!I")
+_KEEP = ("gpulease",)  # the review engine: the child renders with the reviewer's own modules
+
+
+def available() -> bool:
+    return hasattr(os, "fork")
+
+
+def _library_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    dirs = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if paths.get(k)}
+    dirs |= {str(Path(d).resolve()) for d in dirs}
+    return tuple(d.rstrip(os.sep) + os.sep for d in dirs)
+
+
+def _forget_program_modules() -> None:
+    """Forget every imported module that is neither the interpreter's, nor an installed library's, nor the review
+    engine's: a program's own modules, and this kit's program and pack, which a program's folders of the same
+    names (``components``, ``policies``) must not meet."""
+    libraries = _library_dirs()
+    for name, module in list(sys.modules.items()):
+        if name == "__main__" or name.partition(".")[0] in _KEEP:
+            continue
+        where = getattr(module, "__file__", None)
+        if where is None:
+            paths = list(getattr(module, "__path__", None) or [])  # a namespace package: its folders
+            if not paths:
+                continue
+            where = paths[0]
+        if not str(where).startswith(libraries):
+            del sys.modules[name]
+    importlib.invalidate_caches()
+
+
+def _sdk_modules() -> list[str]:
+    """The provider SDK modules imported so far (what the next render will likely import again)."""
+    return sorted(name for name in sys.modules if name.partition(".")[0].startswith(("pulumi_", "pulumiverse_")))
+
+
+def warm(modules: list[str]) -> None:
+    """Import SDK modules in the reviewer before the next fork, so that the next child inherits them."""
+    for name in modules:
+        if name not in sys.modules and name.partition(".")[0].startswith(("pulumi_", "pulumiverse_")):
+            try:
+                importlib.import_module(name)
+            except Exception:
+                continue
+
+
+@dataclass
+class Outcome:
+    """What came back from a child."""
+
+    resources: list[CapturedResource] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    finished: bool = False  # the child's final record arrived
+    sdk_modules: list[str] = field(default_factory=list)
+
+
+def _write(fd: int, record: tuple[str, Any]) -> None:
+    data = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _read(fd: int) -> list[tuple[str, Any]]:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    data = b"".join(chunks)
+    records, offset = [], 0
+    while offset + _HEADER.size <= len(data):
+        (size,) = _HEADER.unpack_from(data, offset)
+        end = offset + _HEADER.size + size
+        if end > len(data):
+            break  # the child died while writing this one
+        try:
+            records.append(pickle.loads(data[offset + _HEADER.size:end]))
+        except Exception:
+            break
+        offset = end
+    return records
+
+
+class Child:
+    """One forked render: ``start`` it, do other work, then ``wait`` for its outcome."""
+
+    def __init__(self, work: Callable[[Callable[[CapturedResource], None]], Rendering], timeout: float):
+        self.timeout = timeout
+        self.started = time.monotonic()
+        self.fd, self.path = tempfile.mkstemp(prefix="gpulease-render-")
+        os.unlink(self.path)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.pid = os.fork()
+        if self.pid == 0:  # pragma: no cover - runs in the child, measured by the tests through its effects
+            self._child(work)
+
+    def _child(self, work: Callable[[Callable[[CapturedResource], None]], Rendering]) -> None:
+        code = 0
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            if faulthandler.is_enabled():  # a crashing program is reported as such, not with a dump of our stack
+                faulthandler.disable()
+            os.dup2(2, 1)  # the program's prints go to standard error
+            sys.stdout = sys.stderr
+            # A fresh event loop: the reviewer's (its executor threads do not exist in a forked child) is not used.
+            asyncio.set_event_loop(asyncio.new_event_loop())
+            _forget_program_modules()
+            rendering = work(lambda res: _write(self.fd, ("resource", res)))
+            _write(self.fd, ("end", {"outputs": rendering.outputs, "error": rendering.error,
+                                     "sdk_modules": _sdk_modules()}))
+        except BaseException as exc:
+            try:
+                _write(self.fd, ("end", {"outputs": {}, "error": f"{type(exc).__name__}: {exc}", "sdk_modules": []}))
+            except BaseException:
+                code = 70
+        finally:
+            os._exit(code)
+
+    def wait(self) -> Outcome:
+        """The child's outcome; a child past its time is killed, and what it registered is kept."""
+        status, timed_out = self._reap()
+        try:
+            records = _read(self.fd)
+        finally:
+            os.close(self.fd)
+        outcome = Outcome()
+        for kind, payload in records:
+            if kind == "resource":
+                outcome.resources.append(payload)
+            elif kind == "end":
+                outcome.outputs = payload.get("outputs") or {}
+                outcome.error = payload.get("error")
+                outcome.sdk_modules = payload.get("sdk_modules") or []
+                outcome.finished = True
+        if timed_out:
+            outcome.error = (f"the program did not finish within {self.timeout:g} s and was stopped (gpulease plan "
+                             "--timeout SECONDS allows longer); what it registered until then is reviewed")
+        elif not outcome.finished:
+            outcome.error = _ended(status)
+        return outcome
+
+    def kill(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(self.fd)
+
+    def _reap(self) -> tuple[int, bool]:
+        deadline = self.started + self.timeout
+        try:
+            pidfd = os.pidfd_open(self.pid) if hasattr(os, "pidfd_open") else None
+        except OSError:
+            pidfd = None
+        try:
+            while True:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid:
+                    return status, False
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    os.kill(self.pid, signal.SIGKILL)
+                    return os.waitpid(self.pid, 0)[1], True
+                if pidfd is not None:
+                    select.select([pidfd], [], [], remaining)
+                else:
+                    time.sleep(min(remaining, 0.005))
+        except BaseException:
+            # Interrupted (Ctrl-C): the child goes too.
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
+            raise
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+
+
+def _ended(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        return (f"the program's process was killed by {name} before it finished; what it registered until then is "
+                "reviewed")
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+    return (f"the program ended its process (exit code {code}, e.g. os._exit) before it finished; what it registered "
+            "until then is reviewed")
+
+
+def rendering_of(outcome: Outcome, *, project: str, stack: str, config: dict[str, Any]) -> Rendering:
+    return Rendering(project=project, stack=stack, config=config, resources=outcome.resources,
+                     outputs=outcome.outputs, error=outcome.error)
