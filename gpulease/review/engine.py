@@ -86,6 +86,17 @@ def program_dir_of(project_dir: Path) -> Path:
     return directory
 
 
+Judgement = tuple[PolicyResult | None, StackCost | None]
+
+
+def judge(rendering: Rendering, runner: PolicyRunner | None, now: datetime | None = None) -> Judgement:
+    """The pack's verdict and the cost of what a rendering holds; nothing when nothing was rendered."""
+    if rendering.error is not None and not rendering.partial:
+        return None, None
+    verdict = runner.analyze(rendering, now=now) if runner else None
+    return verdict, estimate(rendering)
+
+
 def start_render(
     project_dir: Path,
     stack_file: Path | None,
@@ -94,11 +105,14 @@ def start_render(
     overrides: Mapping[str, Any] | None = None,
     now: datetime | None = None,
     timeout: float = isolation.DEFAULT_TIMEOUT_S,
+    runner: PolicyRunner | None = None,
+    judged: bool = False,
 ) -> PendingRender:
     """Start rendering one stack of a project in a process of its own (``gpulease.review.isolation``).
 
     ``stack_file`` None reviews the project without one, as stack ``stack`` (default ``dev``); ``overrides`` (the
-    ``--config`` values) are laid over the stack file's config."""
+    ``--config`` values) are laid over the stack file's config. With ``judged``, the child also judges what it
+    rendered (``judge`` with ``runner``) and ``PendingRender.judgement`` holds the verdict and the cost."""
     project, _ = stacks.project_info(project_dir)
     name = stacks.stack_name(stack_file) if stack_file is not None else (stack or DEFAULT_STACK)
     try:
@@ -112,9 +126,13 @@ def start_render(
     def work(sink: Any = None) -> Rendering:
         return render(config, stack=name, project=project, program_dir=program_dir, now=now, sink=sink)
 
+    def judge_in_child(rendering: Rendering) -> Judgement:
+        # Looked up when called: a test may replace ``judge`` (the child inherits the replacement).
+        return globals()["judge"](rendering, runner, now)
+
     if not isolation.available():
         return PendingRender(work())
-    child = isolation.Child(work, timeout)
+    child = isolation.Child(work, timeout, judge=judge_in_child if judged else None)
     return PendingRender(None, child=child, project=project, stack=name, config=config)
 
 
@@ -126,6 +144,7 @@ class PendingRender:
         self._done, self._child = done, child
         self._meta = (project, stack, dict(config or {}))
         self.sdk_modules: list[str] = []
+        self.judgement: Judgement | None = None  # from the child, when it judged (``start_render(judged=True)``)
 
     def cancel(self) -> None:
         """Stop the render (its child goes at once)."""
@@ -136,6 +155,7 @@ class PendingRender:
         if self._done is None and self._child is not None:
             outcome = self._child.wait()
             self.sdk_modules = outcome.sdk_modules
+            self.judgement = outcome.judged
             project, stack, config = self._meta
             self._done = isolation.rendering_of(outcome, project=project, stack=stack, config=config)
         assert self._done is not None
@@ -168,34 +188,23 @@ def review(
 ) -> list[StackReview]:
     """Review every stack the targets name (stack names, stack files or project directories), in order.
 
-    Each stack renders in a child process while this one judges the stack before it: the pack is loaded while
-    the first child renders, and the SDK modules a child imported are imported here before the next one starts,
-    so that it inherits them. ``stack`` selects (or, without a stack file, names) the stack of a project
-    directory; ``overrides`` are ``--config`` values laid over every stack's config."""
+    Each stack is rendered and judged (the pack and the cost) in a child process of its own
+    (``gpulease.review.isolation``): the pack is loaded here first, so every child inherits it, and the SDK
+    modules a child imported are imported here before the next child starts, so that it inherits them too. When
+    a child could not judge (it crashed or ran out of time), the resources it streamed are judged here.
+    ``stack`` selects (or, without a stack file, names) the stack of a project directory; ``overrides`` are
+    ``--config`` values laid over every stack's config."""
     items = [item for target in targets for item in stacks.resolve_targets(target, project_dir, stack=stack)]
     moment = now or clock.utcnow()
-
-    def start(index: int) -> PendingRender:
-        proj, stack_file, name = items[index]
-        return start_render(proj, stack_file, stack=name, overrides=overrides, now=now, timeout=timeout)
-
-    pending = start(0) if items else None
-    try:
-        runner = PolicyRunner(config=policy_config) if policies else None
-    except BaseException:
-        if pending is not None:
-            pending.cancel()
-        raise
+    runner = PolicyRunner(config=policy_config) if policies else None
     out = []
-    for index, (proj, stack_file, _) in enumerate(items):
-        assert pending is not None
+    for index, (proj, stack_file, name) in enumerate(items):
+        pending = start_render(proj, stack_file, stack=name, overrides=overrides, now=now, timeout=timeout,
+                               runner=runner, judged=True)
         rendering = pending.result()
+        verdict, cost = pending.judgement or judge(rendering, runner, now)
         if index + 1 < len(items):
             isolation.warm(pending.sdk_modules)
-            pending = start(index + 1)
-        reviewable = rendering.error is None or rendering.partial
-        verdict = runner.analyze(rendering, now=now) if runner and reviewable else None
-        cost = estimate(rendering) if reviewable else None
         out.append(StackReview(project_dir=proj, stack_file=stack_file, rendering=rendering, policy=verdict, cost=cost,
                                reviewed_at=moment))
     return out

@@ -57,22 +57,41 @@ def _library_dirs() -> tuple[str, ...]:
     return tuple(d.rstrip(os.sep) + os.sep for d in dirs)
 
 
-def _forget_program_modules() -> None:
+def _is_reviewers(name: str, module: Any, libraries: tuple[str, ...]) -> bool:
+    """A module the reviewer may share with a program: the interpreter's, an installed library's, or the review
+    engine's own (``gpulease``); anything else may be a program's, or a kit folder a program's may shadow."""
+    if name == "__main__" or name.partition(".")[0] in _KEEP:
+        return True
+    where = getattr(module, "__file__", None)
+    if where is None:
+        paths = list(getattr(module, "__path__", None) or [])  # a namespace package: its folders
+        if not paths:
+            return True  # built in
+        where = paths[0]
+    return str(where).startswith(libraries)
+
+
+def _forget_program_modules() -> dict[str, Any]:
     """Forget every imported module that is neither the interpreter's, nor an installed library's, nor the review
     engine's: a program's own modules, and this kit's program and pack, which a program's folders of the same
-    names (``components``, ``policies``) must not meet."""
+    names (``components``, ``policies``) must not meet. Returns what was forgotten (``_restore_reviewer_modules``)."""
+    libraries = _library_dirs()
+    forgotten = {}
+    for name, module in list(sys.modules.items()):
+        if not _is_reviewers(name, module, libraries):
+            forgotten[name] = sys.modules.pop(name)
+    importlib.invalidate_caches()
+    return forgotten
+
+
+def _restore_reviewer_modules(forgotten: dict[str, Any]) -> None:
+    """After the program: forget its modules and bring back the reviewer's, so that the pack judging the
+    rendering in this child imports its own modules, never a program's of the same name."""
     libraries = _library_dirs()
     for name, module in list(sys.modules.items()):
-        if name == "__main__" or name.partition(".")[0] in _KEEP:
-            continue
-        where = getattr(module, "__file__", None)
-        if where is None:
-            paths = list(getattr(module, "__path__", None) or [])  # a namespace package: its folders
-            if not paths:
-                continue
-            where = paths[0]
-        if not str(where).startswith(libraries):
+        if name not in forgotten and not _is_reviewers(name, module, libraries):
             del sys.modules[name]
+    sys.modules.update(forgotten)
     importlib.invalidate_caches()
 
 
@@ -100,6 +119,7 @@ class Outcome:
     error: str | None = None
     finished: bool = False  # the child's final record arrived
     sdk_modules: list[str] = field(default_factory=list)
+    judged: Any = None  # what ``judge`` returned in the child (None: it did not run, or failed)
 
 
 def _write(fd: int, record: tuple[str, Any]) -> None:
@@ -131,10 +151,16 @@ def _read(fd: int) -> list[tuple[str, Any]]:
 
 
 class Child:
-    """One forked render: ``start`` it, do other work, then ``wait`` for its outcome."""
+    """One forked render: ``start`` it, do other work, then ``wait`` for its outcome.
 
-    def __init__(self, work: Callable[[Callable[[CapturedResource], None]], Rendering], timeout: float):
+    ``work(sink)`` renders (``sink`` receives each resource as it is registered); then ``judge(rendering)`` runs in
+    the same child with the reviewer's modules back (the policies and the cost: the SDK modules the program
+    imported are needed again to judge it, and are already there), and what it returns comes back pickled."""
+
+    def __init__(self, work: Callable[[Callable[[CapturedResource], None]], Rendering], timeout: float,
+                 judge: Callable[[Rendering], Any] | None = None):
         self.timeout = timeout
+        self.judge = judge
         self.started = time.monotonic()
         self.fd, self.path = tempfile.mkstemp(prefix="gpulease-render-")
         os.unlink(self.path)
@@ -154,10 +180,17 @@ class Child:
             sys.stdout = sys.stderr
             # A fresh event loop: the reviewer's (its executor threads do not exist in a forked child) is not used.
             asyncio.set_event_loop(asyncio.new_event_loop())
-            _forget_program_modules()
+            forgotten = _forget_program_modules()
             rendering = work(lambda res: _write(self.fd, ("resource", res)))
+            judged = None
+            if self.judge is not None:
+                _restore_reviewer_modules(forgotten)
+                try:
+                    judged = self.judge(rendering)
+                except Exception:
+                    judged = None  # the reviewer judges the streamed resources itself
             _write(self.fd, ("end", {"outputs": rendering.outputs, "error": rendering.error,
-                                     "sdk_modules": _sdk_modules()}))
+                                     "sdk_modules": _sdk_modules(), "judged": judged}))
         except BaseException as exc:
             try:
                 _write(self.fd, ("end", {"outputs": {}, "error": f"{type(exc).__name__}: {exc}", "sdk_modules": []}))
@@ -181,7 +214,10 @@ class Child:
                 outcome.outputs = payload.get("outputs") or {}
                 outcome.error = payload.get("error")
                 outcome.sdk_modules = payload.get("sdk_modules") or []
+                outcome.judged = payload.get("judged")
                 outcome.finished = True
+        if timed_out or not outcome.finished:
+            outcome.judged = None
         if timed_out:
             outcome.error = (f"the program did not finish within {self.timeout:g} s and was stopped (gpulease plan "
                              "--timeout SECONDS allows longer); what it registered until then is reviewed")

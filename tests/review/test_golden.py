@@ -56,7 +56,7 @@ def _mask_json(doc: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def reviews() -> list[Any]:
-    start = engine.start_render
+    start, judge = engine.start_render, engine.judge
 
     def canonical(rendering: Rendering) -> Rendering:
         """Registration order (and the order of dependency lists) as URN order, before the policies and the cost
@@ -73,8 +73,12 @@ def reviews() -> list[Any]:
         pending.result = lambda: canonical(result())
         return pending
 
+    def judge_canonical(rendering: Rendering, *args: Any) -> Any:
+        return judge(canonical(rendering), *args)  # in the render's child, which judges what it rendered
+
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(engine, "start_render", start_canonical)
+        patch.setattr(engine, "judge", judge_canonical)
         return engine.review(["."], now=MOMENT)
 
 
