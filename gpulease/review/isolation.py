@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import faulthandler
+import gc
 import importlib
 import os
 import pickle
@@ -174,6 +175,11 @@ class Child:
         code = 0
         try:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            # A one-shot process: its heap goes with it. The cyclic collector would walk the reviewer's inherited
+            # objects and every future of the render again and again for nothing (and touch the pages shared with
+            # the reviewer); a program allocating without end is bounded by the time limit as before.
+            gc.freeze()
+            gc.disable()
             if faulthandler.is_enabled():  # a crashing program is reported as such, not with a dump of our stack
                 faulthandler.disable()
             os.dup2(2, 1)  # the program's prints go to standard error
