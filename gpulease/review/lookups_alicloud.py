@@ -62,9 +62,10 @@ def instance_types(m: CloudMocks, a: dict) -> dict:
     types = [
         {
             "id": name, "family": spec[4], "cpuCoreCount": spec[0], "memorySize": float(spec[1]),
-            "gpus": {"amount": str(spec[2]), "category": spec[3]}, "availabilityZones": zones,
-            "burstableInstance": {"baselineCredit": "", "initialCredit": ""},
-            "localStorage": {"amount": "0", "capacity": "0", "category": ""},
+            # Lists of one, as GetInstanceTypesInstanceTypeResult declares them (pulumi_alicloud/ecs/outputs.py).
+            "gpus": [{"amount": str(spec[2]), "category": spec[3]}], "availabilityZones": zones,
+            "burstableInstances": [{"baselineCredit": "", "initialCredit": ""}],
+            "localStorages": [{"amount": "0", "capacity": "0", "category": ""}],
             "eniAmount": 4, "eniQuantity": 4, "eniPrivateIpAddressQuantity": 10, "eniIpv6AddressQuantity": 10,
             "maximumQueueNumberPerEni": 8, "primaryEniQueueNumber": 8, "secondaryEniQueueNumber": 4,
             "totalEniQueueQuantity": 32, "nvmeSupport": "unsupported", "price": "",

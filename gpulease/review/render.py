@@ -282,12 +282,28 @@ def render(
     except Exception as exc:
         rendering.error = f"{type(exc).__name__}: {exc}"
     finally:
+        if rendering.error is not None:
+            _finish_registrations()
         _discard_pending_outputs()
     unanswered = getattr(mocks, "unanswered", None)
     if unanswered is not None:
         rendering.error = str(unanswered)
     rendering.resources = list(monitor.captured)
     return rendering
+
+
+def _finish_registrations() -> None:
+    """After a program error: let the registrations it had already made reach the monitor, so that they are
+    reviewed. The SDK stops waiting for them at the first failed call (``wait_for_rpcs`` re-raises it), which
+    would drop a resource registered just before a failing lookup. A registration that fails in turn (it waited
+    on what failed) is left out, as under the engine."""
+    manager = settings._get_rpc_manager()
+    while manager.rpcs:
+        call = manager.rpcs.pop()
+        try:
+            _sync_await(call)
+        except BaseException:  # the program's error is already the rendering's
+            continue
 
 
 def _discard_pending_outputs() -> None:
