@@ -39,8 +39,9 @@ from gpulease.core.catalog.freshness import (
     line_prices,
     stale,
 )
-from policies.guardrails import common as c
-from policies.guardrails.taggable import is_taggable
+
+from . import common as c
+from .taggable import is_taggable
 
 
 def _valid(key: str, value: Any) -> str | None:

@@ -20,7 +20,8 @@ from functools import lru_cache
 from pulumi_policy import ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
 from gpulease.core import resources as rt
-from policies.guardrails import common as c
+
+from . import common as c
 
 AWS_METADATA_TYPES = (rt.AWS_INSTANCE, rt.AWS_SPOT_REQUEST, rt.AWS_LAUNCH_TEMPLATE)
 

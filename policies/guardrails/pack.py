@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from policies.guardrails import budget, instance, network, runtime, spot, storage
+from . import budget, instance, network, runtime, spot, storage
 
 PACK_NAME = "gpulease-guardrails"
 PACK_DISPLAY_NAME = "gpulease guardrails"

@@ -22,8 +22,9 @@ from pulumi_policy import (
 
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
-from policies.guardrails import buckets
-from policies.guardrails import common as c
+
+from . import buckets
+from . import common as c
 
 GPU_INSTANCE_TYPES = (rt.AWS_INSTANCE, rt.AWS_SPOT_REQUEST, rt.AWS_LAUNCH_TEMPLATE, rt.ALI_INSTANCE)
 

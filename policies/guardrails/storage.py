@@ -34,8 +34,9 @@ from pulumi_policy import (
 
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
-from policies.guardrails import buckets
-from policies.guardrails import common as c
+
+from . import buckets
+from . import common as c
 
 ENCRYPTED_TYPES = (*rt.DATA_DISK_TYPES, *rt.AWS_INSTANCES, rt.AWS_LAUNCH_TEMPLATE, rt.ALI_INSTANCE)
 
