@@ -30,8 +30,8 @@ class UnansweredLookup(Exception):  # noqa: N818 - it names what happened, as th
         where = f" at {site}" if site else ""
         super().__init__(
             f"the lookup {token}{where} has no offline answer (the review's mocks answer the common lookups of "
-            "both clouds; see docs/policies.md#lookups), so the program stopped there; what it registered before "
-            "is reviewed, the rest is not"
+            "both clouds; see docs/policies.md#reviewing-any-pulumi-program), so the program stopped there; what "
+            "it registered before is reviewed, the rest is not"
         )
 
 
