@@ -130,7 +130,8 @@ def test_the_loader_installs_the_bundle_with_a_signed_request_and_the_token(tmp_
     done = fetch(tmp_path, settings)
     assert done.returncode == 0, done.stderr
     installed = sorted(p.name for p in (tmp_path / "opt").iterdir())
-    assert installed == [".tools-sha256", "cloud_access.py", "instance_setup.py", "job_agent.py", "watchdog.py"]
+    assert installed == [".tools-sha256", "cloud_access.py", "instance_setup.py", "job_agent.py", "staging.py",
+                         "watchdog.py"]
     files = json.loads(userdata.tools_bundle())["files"]
     assert all((tmp_path / "opt" / name).read_text() == text for name, text in files.items())
     assert len(store.requests) == 1 and state.refused == []
