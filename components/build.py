@@ -18,6 +18,7 @@ from components.image_bake import (
     BAKED_IMAGE_OUTPUT,
     READY_FOLDER,
     baked_output,
+    describe_source,
     image_from_stack,
     image_name,
     image_tags,
@@ -237,11 +238,11 @@ class GpuExperimentStack(pulumi.ComponentResource):
             cloud.attach_data_disk(parts, disk, inst)
             cloud.after_instance(parts, inst, identity)
             if exp.image.bake and bucket is not None and self.baked is None:
-                ready = cloud.ready_instances(parts, bucket.name)
+                ready = cloud.ready_instances(parts, bucket.name, inst)
                 image_labels = tagged(image_tags(exp, tags), "the baked image")
                 baked = cloud.bake_image(parts, inst, ready, f"{uri}{READY_FOLDER}", image_name(stack, exp), image_labels)
-                self.baked = baked_output(baked, stack, exp, image_labels)
-            self.experiments[exp.name] = experiment_outputs(
+                self.baked = baked_output(baked, stack, exp)
+            outputs = experiment_outputs(
                 exp,
                 instance_id=inst.id,
                 public_ip=inst.public_ip,
@@ -252,6 +253,9 @@ class GpuExperimentStack(pulumi.ComponentResource):
                 deadline=deadline,
                 session_command=lambda iid: cloud.session_command(iid, region),
             )
+            if exp.name in self.image_sources:
+                outputs["imageFrom"] = self.image_sources[exp.name].apply(describe_source)
+            self.experiments[exp.name] = outputs
         self.bucket = bucket.name if bucket else None
         self.register_outputs({"experiments": self.experiments, "bucket": self.bucket,
                                **({BAKED_IMAGE_OUTPUT: self.baked} if self.baked is not None else {})})

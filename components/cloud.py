@@ -217,17 +217,20 @@ class Cloud(ABC):
         spec names neither)."""
 
     @abstractmethod
-    def ready_instances(self, exp: ExperimentParts, bucket: str) -> pulumi.Output[list[str]]:
+    def ready_instances(
+        self, exp: ExperimentParts, bucket: str, instance: pulumi.CustomResource
+    ) -> pulumi.Output[list[str]]:
         """The ids of the instances whose readiness passed: the ready records under the experiment's prefix
-        (``components.image_bake.READY_FOLDER``), listed by a data source at plan time."""
+        (``components.image_bake.READY_FOLDER``), listed by a data source once ``instance`` exists."""
 
     @abstractmethod
     def bake_image(
         self, exp: ExperimentParts, instance: pulumi.CustomResource, ready: pulumi.Output[list[str]], record_uri: str,
         name: str, tags: dict,
-    ) -> pulumi.Output[str]:
+    ) -> pulumi.CustomResource:
         """An encrypted image of the instance's system disk only, made once and retained on destroy, declared only
-        from an instance in ``ready`` (``components.image_bake.gate``); its id."""
+        from an instance in ``ready`` (``components.image_bake.gate``): the image resource (its ``id`` and its
+        recorded ``tags``)."""
 
     @abstractmethod
     def session_command(self, instance_id: str, region: str) -> str:

@@ -70,11 +70,19 @@ def image_name(stack: str, spec: ExperimentSpec) -> str:
     return f"gpulease-{stack}-{spec.name}-{clock.utcnow().strftime('%Y%m%d-%H%M')}"[:120]
 
 
-def baked_output(image_id: pulumi.Input[str], stack: str, spec: ExperimentSpec, tags: dict[str, Any]) -> pulumi.Output:
-    return pulumi.Output.all(image_id, tags[v.TAG_RETAIN_UNTIL]).apply(lambda a: {
-        "id": a[0], "stack": stack, "experiment": spec.name,
-        "createdAt": v.rfc3339(clock.utcnow()), "retainUntil": a[1],
-    })
+def baked_output(image: pulumi.CustomResource, stack: str, spec: ExperimentSpec) -> pulumi.Output:
+    """``bakedImage``: from the image's recorded tags (kept as first written), so the output never drifts."""
+    tags = image.tags  # type: ignore[attr-defined]
+
+    def shape(values: list[Any]) -> dict[str, Any]:
+        image_id, labels = values[0], values[1] or {}
+        until = labels.get(v.TAG_RETAIN_UNTIL)
+        created = None
+        if until:
+            created = v.rfc3339(v.parse_rfc3339(until) - timedelta(days=spec.image.retain_days))
+        return {"id": image_id, "stack": stack, "experiment": spec.name, "createdAt": created, "retainUntil": until}
+
+    return pulumi.Output.all(image.id, tags).apply(shape)
 
 
 def image_from_stack(reference: str, parent: pulumi.Resource) -> tuple[pulumi.Output[str], pulumi.Output[Any]]:
@@ -90,3 +98,20 @@ def image_from_stack(reference: str, parent: pulumi.Resource) -> tuple[pulumi.Ou
         return str(value["id"])
 
     return info.apply(image_id), info
+
+
+def describe_source(info: Any) -> str:
+    """Where a ``fromStack`` image came from and how old it is, for the plan: ``stack X (experiment Y), baked
+    <time>, N days ago, kept until <time>``."""
+    if not isinstance(info, dict):
+        return str(info)
+    text = f"{info.get('id')} from stack {info.get('stack')} (experiment {info.get('experiment')})"
+    try:
+        baked = v.parse_rfc3339(str(info.get("createdAt")))
+    except ValueError:
+        return text
+    age = clock.utcnow() - baked
+    text += f", baked {v.rfc3339(baked)} ({age.days} days ago)"
+    if info.get("retainUntil"):
+        text += f", kept until {info['retainUntil']}"
+    return text

@@ -17,7 +17,8 @@ phase's clock, as a renewal does.
 from __future__ import annotations
 
 from components.spec.experiment import ExperimentSpec
-from components.spec.load import StackSpec
+from components.spec.load import SpecError, StackSpec
+from gpulease.core.catalog import CatalogError
 from gpulease.core.catalog.cpu import CpuInstanceType, load_cpu_catalog
 
 PREP_ON_DEMAND_REASON = "preparation phase: a CPU instance for interactive work and data preparation"
@@ -52,7 +53,14 @@ def prep_instance_type(spec: StackSpec, region: str) -> dict[str, CpuInstanceTyp
     ``prep`` when the catalog has none big enough in the region)."""
     catalog = load_cpu_catalog()
     found: dict[str, CpuInstanceType] = {}
-    for exp in spec.experiments:
+    problems: list[tuple[str, str]] = []
+    for i, exp in enumerate(spec.experiments):
         if exp.phase == "prep":
-            found[exp.name] = catalog.cheapest(spec.cloud, region, vcpus=exp.prep.vcpus, memory_gb=exp.prep.memory_gb)
+            try:
+                found[exp.name] = catalog.cheapest(spec.cloud, region, vcpus=exp.prep.vcpus, memory_gb=exp.prep.memory_gb)
+            except CatalogError as exc:
+                where = "gpulease:experiment" if spec.kind == "experiment" else f"gpulease:sweep.runs[{i}]"
+                problems.append((f"{where}.prep", exc.detail))
+    if problems:
+        raise SpecError(spec.stack, problems)
     return found

@@ -55,15 +55,18 @@ class AlicloudWorkflow:
         grant(f"{exp.name}-data-sources", f"{exp.name}-data-sources", f"gpulease {exp.name}: read its data sources",
               document, cast(alicloud.ram.Role, identity), tags=exp.tags, opts=exp.opts())
 
-    def ready_instances(self, exp: ExperimentParts, bucket: str) -> pulumi.Output[list[str]]:
-        listed = alicloud.oss.get_bucket_objects_output(bucket_name=bucket, key_prefix=f"{exp.prefix}{READY_FOLDER}",
-                                                        opts=exp.ctx.invoke_opts())
+    def ready_instances(
+        self, exp: ExperimentParts, bucket: str, instance: pulumi.CustomResource
+    ) -> pulumi.Output[list[str]]:
+        # Listed once the instance exists: the records a bake reads are the ones its instance could have written.
+        prefix = instance.id.apply(lambda _: f"{exp.prefix}{READY_FOLDER}")
+        listed = alicloud.oss.get_bucket_objects_output(bucket_name=bucket, key_prefix=prefix, opts=exp.ctx.invoke_opts())
         return listed.objects.apply(lambda objects: ready_ids([o.key for o in objects or []]))
 
     def bake_image(
         self, exp: ExperimentParts, instance: pulumi.CustomResource, ready: pulumi.Output[list[str]], record_uri: str,
         name: str, tags: dict,
-    ) -> pulumi.Output[str]:
+    ) -> pulumi.CustomResource:
         inst = cast(alicloud.ecs.Instance, instance)
         disk = pulumi.Output.all(inst.id, inst.system_disk_id, ready).apply(
             lambda a: (gate(a[0], a[2], record_uri), str(a[1]))[1]
@@ -83,4 +86,4 @@ class AlicloudWorkflow:
             tags=tags,
             opts=exp.opts(retain_on_delete=True, ignore_changes=["imageName", "description", "tags", "snapshotId"]),
         )
-        return image.id
+        return image

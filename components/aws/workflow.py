@@ -66,15 +66,18 @@ class AwsWorkflow:
         profile = cast(aws.iam.InstanceProfile, identity)
         aws.iam.RolePolicy(f"{exp.name}-data-sources", role=profile.role, policy=document, opts=exp.opts())
 
-    def ready_instances(self, exp: ExperimentParts, bucket: str) -> pulumi.Output[list[str]]:
-        listed = aws.s3.get_objects_output(bucket=bucket, prefix=f"{exp.prefix}{READY_FOLDER}",
-                                           opts=exp.ctx.invoke_opts())
+    def ready_instances(
+        self, exp: ExperimentParts, bucket: str, instance: pulumi.CustomResource
+    ) -> pulumi.Output[list[str]]:
+        # Listed once the instance exists: the records a bake reads are the ones its instance could have written.
+        prefix = instance.id.apply(lambda _: f"{exp.prefix}{READY_FOLDER}")
+        listed = aws.s3.get_objects_output(bucket=bucket, prefix=prefix, opts=exp.ctx.invoke_opts())
         return listed.keys.apply(ready_ids)
 
     def bake_image(
         self, exp: ExperimentParts, instance: pulumi.CustomResource, ready: pulumi.Output[list[str]], record_uri: str,
         name: str, tags: dict,
-    ) -> pulumi.Output[str]:
+    ) -> pulumi.CustomResource:
         inst = cast(aws.ec2.Instance, instance)
         root = pulumi.Output.all(inst.id, inst.root_block_device, ready).apply(
             lambda a: (gate(a[0], a[2], record_uri), _volume_id(a[1]))[1]
@@ -97,7 +100,7 @@ class AwsWorkflow:
             tags=tags,
             opts=exp.opts(retain_on_delete=True, ignore_changes=["name", "description", "tags", "ebsBlockDevices"]),
         )
-        return image.id
+        return image
 
 
 def _volume_id(root: object) -> str:

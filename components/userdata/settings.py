@@ -173,9 +173,8 @@ class BootstrapSettings(BaseModel):
     ready_record_command: list[str] | None = None
 
 
-WORKFLOW_DEFAULTS: dict[str, object] = {"phase": "train", "idle_source": "gpu", "idle_cpu_percent": 10,
-                                         "data_sources": [], "stage_commands": None, "hub_token_secret": None,
-                                         "secret_command": None, "ready_record_command": None}
+WORKFLOW_DEFAULTS: dict[str, object] = {"phase": "train", "data_sources": [], "stage_commands": None,
+                                         "hub_token_secret": None, "secret_command": None, "ready_record_command": None}
 
 
 def settings_json(settings: BootstrapSettings) -> str:
@@ -185,6 +184,8 @@ def settings_json(settings: BootstrapSettings) -> str:
     for key, default in WORKFLOW_DEFAULTS.items():  # nor does one that uses no part of the workflow
         if data.get(key) == default:
             del data[key]
+    if data.get("idle_source") == "gpu":
+        del data["idle_source"], data["idle_cpu_percent"]
     return json.dumps(data, indent=2, sort_keys=True)
 
 
