@@ -55,13 +55,13 @@ def market_options(spec: ExperimentSpec) -> dict:
 def replacement_options(*, from_family: bool, phased: bool = False) -> dict:
     """Only ever delete-before-replace; a newer family image is ignored, a changed pinned image replaces.
 
-    A stack that declares ``phase`` also replaces its instance on a new type or user-data (ECS would otherwise
-    stop, resize and reboot it in place): switching phase gives a fresh instance, as on AWS, and never touches the
-    data disk, which the old instance's release detaches (components/phase.py)."""
+    A stack that declares ``phase`` also replaces its instance on a new instance type (ECS would otherwise stop,
+    resize and reboot it in place): switching phase (a CPU type for a GPU type) gives a fresh instance, as on AWS,
+    and never touches the data disk, which the old instance's release detaches (components/phase.py)."""
     return {
         "delete_before_replace": True,
         "ignore_changes": ["image_id"] if from_family else None,
-        "replace_on_changes": ["image_id", *(["instance_type", "user_data"] if phased else [])],
+        "replace_on_changes": ["image_id", *(["instance_type"] if phased else [])],
     }
 
 

@@ -69,6 +69,8 @@ def workflow_settings(spec: ExperimentSpec, cloud: str, with_bucket: bool) -> di
         fields.update(data_sources=source_settings(spec), stage_commands=STAGE_COMMANDS[cloud])
     if spec.data.hub_token_secret:
         fields.update(hub_token_secret=spec.data.hub_token_secret, secret_command=SECRET_COMMANDS[cloud])
-    if spec.image.bake and with_bucket:
+    if with_bucket:
+        # Always, not only with image.bake: turning the bake on must not change the user-data (and so replace the
+        # instance it is about to image).
         fields["ready_record_command"] = READY_RECORD_COMMANDS[cloud]
     return fields
