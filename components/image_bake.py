@@ -24,13 +24,15 @@ output) or ``image.id``.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 
-from components.spec.experiment import ExperimentSpec
 from gpulease.core import clock
 from gpulease.core import vocabulary as v
+
+if TYPE_CHECKING:  # annotations only: the clouds import this module and the spec imports the clouds' rules
+    from components.spec.experiment import ExperimentSpec
 
 READY_FOLDER = "_gpulease/ready/"
 """Under the experiment's checkpoint prefix: one object per instance whose readiness passed, named by its id."""

@@ -16,7 +16,7 @@ passed, and the personal image baked from its system disk (``components/image_ba
 from __future__ import annotations
 
 import json
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import pulumi
 import pulumi_alicloud as alicloud
@@ -25,7 +25,9 @@ from components.alicloud.context import AlicloudContext
 from components.alicloud.identity import grant
 from components.image_bake import READY_FOLDER, gate, ready_ids
 from components.plan import ExperimentParts
-from components.spec.workflow import DataSourceSpec
+
+if TYPE_CHECKING:  # annotations only: the spec imports the clouds' spec rules, never the reverse at run time
+    from components.spec.workflow import DataSourceSpec
 
 
 def staging_policy(sources: list[DataSourceSpec], secret: str | None, ctx: AlicloudContext) -> str | None:

@@ -18,7 +18,7 @@ the personal image baked from its system disk (``components/image_bake.py``).
 from __future__ import annotations
 
 import json
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -26,7 +26,9 @@ import pulumi_aws as aws
 from components.aws.context import AwsContext
 from components.image_bake import READY_FOLDER, gate, ready_ids
 from components.plan import ExperimentParts
-from components.spec.workflow import DataSourceSpec
+
+if TYPE_CHECKING:  # annotations only: the spec imports the clouds' spec rules, never the reverse at run time
+    from components.spec.workflow import DataSourceSpec
 
 ROOT_DEVICE_NAME = "/dev/sda1"
 
