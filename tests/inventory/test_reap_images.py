@@ -13,7 +13,7 @@ from gpulease.cli import main
 from gpulease.core.catalog import load_catalog
 from gpulease.inventory.collect import collect_region
 from gpulease.inventory.reaper import DELETE, DONE, KEEP, WOULD, ReapSettings, image_snapshots_deleted, sweep
-from tests.support.inventory import FUTURE, NOW, PAST, REGION, launch, retain_until, snapshot, spec, tags
+from tests.support.inventory import FUTURE, NOW, PAST, REGION, launch, retain_until, snapshot, spec, tag_list, tags
 
 
 def bake(ec2, values: dict[str, str]) -> tuple[str, list[str]]:
@@ -95,3 +95,20 @@ def test_ls_shows_images_with_their_monthly_storage_cost(aws, fleet, capsys):
     assert main(["ls", "--region", REGION, "--no-buckets"]) == 0
     out = capsys.readouterr().out
     assert "$/month" in out and "images and snapshots store for $" in out
+
+
+def test_the_programs_shape_a_managed_snapshot_and_an_image_registered_from_it(aws):
+    """What image.bake declares on AWS: aws.ebs.Snapshot of the root volume and aws.ec2.Ami registered from it, both
+    with the same managed tags and retain-until. The sweep deregisters the image, then deletes the snapshot.
+    (moto's RegisterImage ignores TagSpecifications and maps a snapshot of its own: both are tagged afterwards.)"""
+    ec2 = aws.client("ec2")
+    values = tag_list(tags(expires=PAST, extra=retain_until(PAST)))
+    image = ec2.register_image(Name="gpulease-aws-prep-7b-llama7b-prep", RootDeviceName="/dev/sda1",
+                               VirtualizationType="hvm")["ImageId"]
+    [described] = ec2.describe_images(ImageIds=[image])["Images"]
+    snap = described["BlockDeviceMappings"][0]["Ebs"]["SnapshotId"]
+    ec2.create_tags(Resources=[image, snap], Tags=values)
+    report = sweep(aws.clients(), [REGION], ReapSettings(now=NOW, execute=True))
+    outcomes = {o.id: o for o in report.outcomes}
+    assert outcomes[image].status == DONE and outcomes[image].detail == f"deregistered; snapshots deleted: {snap}"
+    assert image not in _images(ec2) and snap not in _snapshots(ec2)
