@@ -18,6 +18,7 @@ import base64
 import binascii
 import gzip
 import json
+import re
 from typing import Any
 
 import yaml
@@ -72,8 +73,10 @@ def _no_credentials(args: ResourceValidationArgs, report: ReportViolation) -> No
     if settings is None:
         return
     what = c.display(args.resource_type, args.name)
+    extra = [str(p) for p in c.config_value(args.get_config(), "extraPatterns", [])]
     for i, source in enumerate(_sources(settings)):
-        problem = ds.credential_problem(source["uri"])
+        problem = ds.credential_problem(source["uri"]) or next(
+            (f"it matches the configured pattern {p!r}" for p in extra if re.search(p, source["uri"])), None)
         if problem:
             shown = source["uri"].split("://", 1)[0] + "://…"
             report(f"{what} stages data source [{i}] ({shown}) whose URI looks like it carries a credential: {problem}; "
@@ -89,10 +92,11 @@ def _same_region(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if settings is None:
         return
     region = settings.get("region")
+    accepted = {str(r) for r in c.config_value(args.get_config(), "acceptedRegions", [])}
     what = c.display(args.resource_type, args.name)
     for i, source in enumerate(_sources(settings)):
         other = source.get("region")
-        if other and region and other != region and source["uri"].split("://", 1)[0] in ds.BUCKET_SCHEMES:
+        if other and region and other != region and other not in accepted and source["uri"].split("://", 1)[0] in ds.BUCKET_SCHEMES:
             report(f"{what} stages data source [{i}] {source['uri']} from {other}, another region than the instance's "
                    f"({region}): inter-region transfer is billed per GB and slower; accepted: a copy of the data in "
                    f"a bucket in {region}")
@@ -105,7 +109,10 @@ data_source_no_credentials = c.judges(ResourceValidationPolicy(
     description="No data source URI an instance stages carries a credential (it would be in user-data and state).",
     validate=_no_credentials,
     enforcement_level=c.level("mandatory"),
-    config_schema=c.schema({}),
+    config_schema=c.schema({
+        "extraPatterns": {"type": "array", "items": {"type": "string", "format": "regex"}, "default": [],
+                          "description": "More regular expressions a source URI must not match (an in-house token)."},
+    }),
 ), INSTANCE_TYPES)
 
 data_source_same_region = c.judges(ResourceValidationPolicy(
@@ -113,7 +120,10 @@ data_source_same_region = c.judges(ResourceValidationPolicy(
     description="Bucket sources an instance stages are in its own region (no inter-region transfer charges).",
     validate=_same_region,
     enforcement_level=c.level("advisory"),
-    config_schema=c.schema({}),
+    config_schema=c.schema({
+        "acceptedRegions": {"type": "array", "items": {"type": "string"}, "default": [],
+                            "description": "Source bucket regions accepted without a finding (a transfer you accept)."},
+    }),
 ), INSTANCE_TYPES)
 
 POLICIES = [data_source_no_credentials, data_source_same_region]

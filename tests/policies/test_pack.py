@@ -37,6 +37,8 @@ EXPECTED_POLICIES = {
     "data-disk-retained": "mandatory",
     "imdsv2-required": "mandatory",
     "no-secrets-in-user-data": "mandatory",
+    "data-source-no-credentials": "mandatory",
+    "data-source-same-region": "advisory",
 }
 
 

@@ -93,3 +93,15 @@ def test_the_example_prep_stacks_pass_and_a_cross_region_source_is_flagged_in_pl
     assert rendering.error is None, rendering.error
     hits = [v for v in PolicyRunner().analyze(rendering, now=FIXED_NOW).violations if v.policy == "data-source-same-region"]
     assert len(hits) == 1 and "s3://alice-datasets/alpaca/ from eu-west-1" in hits[0].detail
+
+
+def test_the_rules_config_adds_patterns_and_accepts_regions() -> None:
+    inst = instance("aws", [{"uri": "https://files.example.org/x?ticket=ACME-1234", "to": "/data/raw"},
+                            {"uri": "s3://eu-data/alpaca/", "to": "/data/raw2", "region": "eu-west-1"}])
+    assert found(analyze(inst), "data-source-no-credentials") == []
+    config = {"data-source-no-credentials": {"extraPatterns": ["ACME-[0-9]+"]},
+              "data-source-same-region": {"acceptedRegions": ["eu-west-1"]}}
+    result = analyze(inst, config=config)
+    (hit,) = found(result, "data-source-no-credentials")
+    assert "matches the configured pattern 'ACME-[0-9]+'" in hit[3]
+    assert found(result, "data-source-same-region") == []
