@@ -13,6 +13,9 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 
 from gpulease.core.errors import UserError
 
+AGAIN = ("Run the same command again to resume (what is already there is skipped); for a bucket that does not "
+         "exist: is the stack deployed, and --org the stack's Pulumi organization?")
+
 MTIME_KEY = "gpulease-mtime"
 """Object metadata: the local file's modification time (integer seconds) when it was pushed."""
 

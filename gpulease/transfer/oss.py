@@ -2,18 +2,22 @@
 ``Downloader``), which split a large file into parts sent in parallel and, with ``enable_checkpoint``, record the
 parts done in a checkpoint file so that a cut transfer resumes where it stopped (the SDK's ``UploaderOptions`` /
 ``DownloaderOptions`` docstrings; https://www.alibabacloud.com/help/en/oss/developer-reference/upload-manager).
-The checkpoints live under ``~/.cache/gpulease/oss-checkpoints``.
+The checkpoints live under ``~/.cache/gpulease/oss-checkpoints/`` (the SDK takes the folder of the path it is
+given, so the path ends with a separator: ``os.path.dirname(basedir)`` in ``alibabacloud_oss_v2/checkpoint.py``).
 
-Not exercised against OSS here (the tests' Alibaba stub serves no object uploads); the calls follow the SDK's
-signatures in ``alibabacloud_oss_v2/uploader.py`` and ``downloader.py``."""
+Tested against a loopback server that answers the OSS object API (``tests/support/oss_objects.py``), including a
+push cut in the middle that resumes from the checkpoint; not against OSS itself."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gpulease.transfer.files import MTIME_KEY, LocalFile
+from gpulease.core.errors import UserError
+from gpulease.transfer.files import AGAIN, MTIME_KEY, LocalFile
 
 CHECKPOINT_DIR = Path.home() / ".cache" / "gpulease" / "oss-checkpoints"
 PART_SIZE = 64 * 1024 * 1024
@@ -24,9 +28,24 @@ def _delta(progress: Callable[[int], None]) -> Callable[[int, int, int], None]:
     return lambda increment, _transferred, _total: progress(increment)
 
 
+@contextmanager
+def _explained(bucket: str) -> Iterator[None]:
+    """An OSS refusal or a cut transfer (the SDK's errors) as one message naming the bucket."""
+    import alibabacloud_oss_v2 as oss
+
+    try:
+        yield
+    except oss.exceptions.BaseError as exc:
+        raise UserError(f"bucket {bucket}: {exc}. {AGAIN}") from None
+
+
 class OssStore:
-    def __init__(self, client: Any, bucket: str, checkpoint_dir: Path = CHECKPOINT_DIR) -> None:
-        self.client, self.bucket, self.checkpoint_dir = client, bucket, checkpoint_dir
+    def __init__(self, client: Any, bucket: str, checkpoint_dir: Path | None = None) -> None:
+        self.client, self.bucket = client, bucket
+        self.checkpoint_dir = checkpoint_dir or CHECKPOINT_DIR
+
+    def _folder(self) -> str:
+        return os.path.join(str(self.checkpoint_dir), "")
 
     def already_there(self, f: LocalFile) -> bool:
         import alibabacloud_oss_v2 as oss
@@ -36,7 +55,8 @@ class OssStore:
         except oss.exceptions.OperationError as exc:
             if getattr(exc.unwrap(), "status_code", None) == 404:
                 return False
-            raise
+            with _explained(self.bucket):
+                raise
         return int(head.content_length or -1) == f.size and (head.metadata or {}).get(MTIME_KEY) == str(f.mtime)
 
     def upload(self, f: LocalFile, progress: Callable[[int], None]) -> None:
@@ -45,17 +65,19 @@ class OssStore:
         self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
         request = oss.PutObjectRequest(bucket=self.bucket, key=f.key, metadata={MTIME_KEY: str(f.mtime)},
                                        progress_fn=_delta(progress))
-        self.client.uploader(part_size=PART_SIZE, enable_checkpoint=True,
-                             checkpoint_dir=str(self.checkpoint_dir)).upload_file(request, filepath=str(f.path))
+        with _explained(self.bucket):
+            uploader = self.client.uploader(part_size=PART_SIZE, enable_checkpoint=True, checkpoint_dir=self._folder())
+            uploader.upload_file(request, filepath=str(f.path))
 
     def objects(self, prefix: str) -> list[tuple[str, int]]:
         import alibabacloud_oss_v2 as oss
 
         out = []
-        for page in self.client.list_objects_v2_paginator().iter_page(
-            oss.ListObjectsV2Request(bucket=self.bucket, prefix=prefix)
-        ):
-            out.extend((o.key, int(o.size)) for o in page.contents or [] if not o.key.endswith("/"))
+        with _explained(self.bucket):
+            for page in self.client.list_objects_v2_paginator().iter_page(
+                oss.ListObjectsV2Request(bucket=self.bucket, prefix=prefix)
+            ):
+                out.extend((o.key, int(o.size)) for o in page.contents or [] if not o.key.endswith("/"))
         return out
 
     def download(self, key: str, target: str, progress: Callable[[int], None]) -> None:
@@ -63,5 +85,7 @@ class OssStore:
 
         self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
         request = oss.GetObjectRequest(bucket=self.bucket, key=key, progress_fn=_delta(progress))
-        self.client.downloader(part_size=PART_SIZE, enable_checkpoint=True,
-                               checkpoint_dir=str(self.checkpoint_dir)).download_file(request, filepath=target)
+        with _explained(self.bucket):
+            downloader = self.client.downloader(part_size=PART_SIZE, enable_checkpoint=True,
+                                                checkpoint_dir=self._folder())
+            downloader.download_file(request, filepath=target)

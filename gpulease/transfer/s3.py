@@ -18,7 +18,7 @@ from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import BotoCoreError, ClientError
 
 from gpulease.core.errors import UserError
-from gpulease.transfer.files import MTIME_KEY, LocalFile
+from gpulease.transfer.files import AGAIN, MTIME_KEY, LocalFile
 
 MULTIPART_THRESHOLD = 64 * 1024 * 1024
 PART_SIZE = 64 * 1024 * 1024  # 10,000 parts at most: files up to 640 GB
@@ -34,7 +34,7 @@ def _explained(bucket: str) -> Iterator[None]:
     try:
         yield
     except (ClientError, BotoCoreError, S3UploadFailedError, S3TransferFailedError) as exc:
-        raise UserError(f"bucket {bucket}: {exc} (is the stack deployed, and --org the stack's organization?)") from None
+        raise UserError(f"bucket {bucket}: {exc}. {AGAIN}") from None
 
 
 class S3Store:
