@@ -140,8 +140,18 @@ bucket_policy_public = c.judges(ResourceValidationPolicy(
 # --- instance roles --------------------------------------------------------------------------------------------
 
 
+def _listing(action: str) -> bool:
+    """Describe* / List* calls: many support no resource-level permission, so ``Resource "*"`` is their only form
+    (e.g. ec2:DescribeInstances, https://docs.aws.amazon.com/service-authorization/latest/reference/
+    list_amazonec2.html; ecs:DescribeInstances, https://www.alibabacloud.com/help/en/ram/developer-reference/
+    ram-authorization-rules-for-ecs)."""
+    verb = action.split(":", 1)[-1]
+    return verb.startswith(("Describe", "List"))
+
+
 def broad_grants(raw: Any) -> list[str]:
-    """Why a policy document grants too much: ``Action "*"``, ``NotAction``, ``s3:*`` on ``Resource "*"``."""
+    """Why a policy document grants too much: ``Action "*"``, ``NotAction``, any action but a Describe / List call on
+    ``Resource "*"`` (``s3:GetObject`` on every bucket of the account)."""
     out = []
     for st in statements(raw):
         if st.get("Effect") != "Allow":
@@ -152,7 +162,7 @@ def broad_grants(raw: Any) -> list[str]:
             out.append('Action "*"')
         elif st.get("NotAction") is not None:
             out.append(f"NotAction {_list(st.get('NotAction'))} (everything else)")
-        elif "*" in resources and (wide := [a for a in actions if a.endswith(":*")]):
+        elif "*" in resources and (wide := [a for a in actions if not _listing(a)]):
             out.append(f'{", ".join(wide)} on Resource "*"')
     return out
 

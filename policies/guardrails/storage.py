@@ -47,8 +47,12 @@ from policies.guardrails.taggable import is_taggable
 ENCRYPTED_TYPES = (*rt.DATA_DISK_TYPES, *FORMS)
 
 
-def _unencrypted(resource_type: str, props: Any, require_key: bool) -> list[str]:
-    """Which storage of one resource is not encrypted (empty when all of it is, or cannot be known)."""
+def _unencrypted(resource_type: str, props: Any, require_key: bool,
+                 dependencies: Mapping[str, Any] | None = None) -> list[str]:
+    """Which storage of one resource is not encrypted (empty when all of it is, or cannot be known).
+
+    ``dependencies`` (per input, the resources it depends on) tells that a form launches from a template even when
+    the reference is an output not known during preview (``launch_template_id=template.id``)."""
     found: list[str] = []
 
     def check(label: str, flag: Any, key: Any = None) -> None:
@@ -67,7 +71,7 @@ def _unencrypted(resource_type: str, props: Any, require_key: bool) -> list[str]
     if form is None:
         return found
     data = c.plain(props)
-    names_template = any(read_all(data, ref.path) for ref in form.templates)
+    names_template = any(read_all(data, ref.path) or (dependencies or {}).get(ref.dependency) for ref in form.templates)
     for disk in form.disks:
         if "*" in disk.path:
             devices = read_all(data, disk.path)
@@ -76,6 +80,8 @@ def _unencrypted(resource_type: str, props: Any, require_key: bool) -> list[str]
             if device is None and names_template:
                 continue  # the template it launches from sets it (and is judged itself)
             devices = [device if device is not None else {}]
+        elif names_template and read(data, disk.encrypted) is None:
+            continue  # settings on the resource itself, left to the template it launches from
         else:
             devices = [data]
         for i, dev in enumerate(devices):
@@ -98,7 +104,7 @@ def name_key_shown(name: Any) -> bool:
 def _encrypted_storage(args: StackValidationArgs, report: ReportViolation) -> None:
     require_key = bool(c.config_value(args.get_config(), "requireCustomerKey", False))
     for r in args.resources:
-        problems = _unencrypted(r.resource_type, r.props, require_key)
+        problems = _unencrypted(r.resource_type, r.props, require_key, c.registered(r).dependencies)
         if problems:
             report(f"{c.display(r.resource_type, r.name)}: {'; '.join(problems)}", r.urn)
     for facts in buckets.bucket_facts(args.resources):

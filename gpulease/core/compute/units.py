@@ -121,6 +121,11 @@ def templates_of(res: Registered, resources: Sequence[Registered]) -> tuple[list
             hits = [t for t in resources if t.type in ref.tokens and refers(res, value, ref.dependency, t)]
             found += [t for t in hits if t not in found]
             missing = missing or not hits
+        if not read_all(res.props, ref.path):
+            # A plain reference to an output not known during preview (``launch_configuration=config.name``) is
+            # absent from the inputs; the engine's property dependencies still name the template.
+            named = set(res.dependencies.get(ref.dependency, ()))
+            found += [t for t in resources if t.type in ref.tokens and t.urn in named and t not in found]
     for attached in form.attached:
         for t in resources:
             if t.type == attached.token and t not in found and refers(t, read(t.props, attached.link), attached.link, res):

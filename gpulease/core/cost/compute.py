@@ -31,8 +31,10 @@ def group_instances(p: Pricer, r: PricedResource, unit: ComputeUnit) -> None:
         p.add(r, f"instances ({label}, type unknown)", None, compute=True)
         return
     spot = unit.market.kind == SPOT  # a mix is priced on-demand: its on-demand share is not known per hour
-    cap = number(read(r.inputs, unit.form.spot_cap)) if unit.form.spot_cap else None
-    cap = cap if isinstance(cap, float) else None
+    # The spot cap: the form's own, else the template's it launches from (a launch configuration's spot_price).
+    sources = [(unit.form, r.inputs), *((t.form, t.props) for t in unit.templates if t.form is not None)]
+    caps = [number(read(props, form.spot_cap)) for form, props in sources if form.spot_cap]
+    cap = next((c for c in caps if isinstance(c, float)), None) if spot else None
     quotes = []
     for instance_type in types:
         it = p.catalog.get(cloud, instance_type)
