@@ -146,7 +146,12 @@ def _user_data(args: ResourceValidationArgs, report: ReportViolation) -> None:
     what = c.display(args.resource_type, args.name)
     props = c.plain(args.props)
     for spec in form.user_data:
-        values = read_all(props, spec.path)
+        if "*" in spec.path:
+            # Each element of the list, numbered by its place in the list (not among those that set user-data).
+            head, _, tail = spec.path.partition(".*.")
+            values = [read(item, tail) for item in read_all(props, f"{head}.*")]
+        else:
+            values = read_all(props, spec.path)
         for i, raw in enumerate(values):
             if not isinstance(raw, str) or not raw:
                 continue
