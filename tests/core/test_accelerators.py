@@ -46,7 +46,7 @@ ALI_GPU = [
     "ecs.gn6e-c12g1.3xlarge", "ecs.gn7-c12g1.3xlarge", "ecs.gn7i-c8g1.2xlarge", "ecs.gn7e-c16g1.4xlarge",
     "ecs.gn7r-c16g1.4xlarge", "ecs.gn8is.2xlarge", "ecs.gn8is-2x.8xlarge", "ecs.gn8v.4xlarge",
     "ecs.ebmgn6v.24xlarge", "ecs.ebmgn7e.32xlarge", "ecs.ebmgn7ex.32xlarge", "ecs.ebmgn8v.48xlarge",
-    "ecs.sccgn6.24xlarge", "ecs.sccgn7ex.32xlarge",
+    "ecs.sccgn6.24xlarge", "ecs.sccgn7ex.32xlarge", "ecs.ebmgi6s.26xlarge",  # Intel Server GPUs
     "ecs.vgn5i-m1.large", "ecs.vgn6i-m4-vws.xlarge", "ecs.vgn7i-vws-m4.xlarge", "ecs.sgn7i-vws-m2.xlarge",
 ]
 ALI_OTHER_ACCELERATORS = ["ecs.f3-c4f1.xlarge", "ecs.f1-c8f1.2xlarge"]
