@@ -226,9 +226,14 @@ def ali_instance(p: Pricer, r: PricedResource, unit: ComputeUnit | None = None) 
     cap = rt.number(i.get("spotPriceLimit")) if strategy == "SpotWithPriceLimit" else None
     spot = strategy != "NoSpot" or (unit is not None and unit.market.kind == SPOT)
     p.instance(r, "alicloud", i.get("instanceType") or _first(unit), spot, cap)
+    # A system disk the instance leaves unset comes from its launch template's system_disk block, if any.
+    tpl = next((t.props.get("systemDisk") for t in (unit.templates if unit else [])
+                if isinstance(t.props.get("systemDisk"), Mapping)), None) or {}
     p.disk(
-        r, "alicloud", "system disk", rt.number(i.get("systemDiskSize")) or ALI_DEFAULT_SYSTEM_DISK_GB,
-        str(i.get("systemDiskCategory") or ALI_DEFAULT_DISK_CATEGORY), i.get("systemDiskPerformanceLevel") or None,
+        r, "alicloud", "system disk",
+        rt.number(i.get("systemDiskSize")) or rt.number(tpl.get("size")) or ALI_DEFAULT_SYSTEM_DISK_GB,
+        str(i.get("systemDiskCategory") or tpl.get("category") or ALI_DEFAULT_DISK_CATEGORY),
+        i.get("systemDiskPerformanceLevel") or tpl.get("performanceLevel") or None,
     )
     for disk in i.get("dataDisks") or []:
         p.disk(
