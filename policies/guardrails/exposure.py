@@ -17,7 +17,6 @@ from typing import Any
 from pulumi_policy import ReportViolation, StackValidationArgs, StackValidationPolicy
 
 from gpulease.core import resources as rt
-from gpulease.core import vocabulary as v
 from gpulease.core.compute import UNKNOWN, read, read_all
 from gpulease.core.compute.units import Registered, refers
 from policies.guardrails import common as c
@@ -124,7 +123,9 @@ def _public_ip(args: StackValidationArgs, report: ReportViolation) -> None:
         mine = _groups(inst, groups)
         if how is None or mine is None or any(_group_opens(g, rules) for g in mine):
             continue
-        kit = inst.tags().get(v.TAG_MANAGED_BY) == v.MANAGED_BY_VALUE
+        # The kit's instance is a child of its component (``gpulease:<cloud>:...`` first in the URN's type chain);
+        # a foreign program carrying the kit's tags is not the kit.
+        kit = inst.urn.split("::")[2].startswith("gpulease:") if inst.urn.count("::") >= 3 else False
         why = " (the kit's ssm / cloud-assistant mode)" if kit else ""
         cloud = "aws" if inst.type.startswith("aws:") else "alicloud"
         report(f"{c.display(inst.type, inst.name)} has a public address ({how}) though its security groups let "
