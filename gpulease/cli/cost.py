@@ -18,6 +18,7 @@ from gpulease.core.catalog.freshness import line_prices, stale
 from gpulease.core.cost import SHARED, StackCost
 from gpulease.review import stacks
 from gpulease.review.engine import estimate, render_target
+from gpulease.review.phases import phase_line, phase_prices
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -53,10 +54,14 @@ def _run(args: argparse.Namespace) -> int:
                 continue
             cost = estimate(rendering)
             old = stale(line_prices(cost.lines, cost.region), now, args.max_price_age)
+            phases = phase_prices(rendering)  # None unless the stack declares its phase
             results.append({"stack": rendering.stack, "error": None, **cost.as_dict(),
-                            "maxPriceAgeDays": args.max_price_age, "stalePrices": stale_json(old, now)})
+                            "maxPriceAgeDays": args.max_price_age, "stalePrices": stale_json(old, now),
+                            **({"phases": [p.as_dict() for p in phases]} if phases is not None else {})})
             if not args.json:
                 print_cost(rendering.stack, cost, console)
+                if phases is not None:
+                    console.print(phase_line(phases))
                 if (warning := stale_warning(old, now, args.max_price_age)) is not None:
                     console.print(f"[yellow]warning[/yellow]: {warning}")
     if args.json:
@@ -89,7 +94,8 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
     console.print(f"[bold]per hour[/bold]: ${cost.hourly_usd:,.3f} (at the spot cap ${cost.max_hourly_usd:,.3f})")
     console.print(
         f"[bold]until the deadline{until}[/bold]: expected ${cost.expected_usd:,.2f}, "
-        f"[bold]worst case ${cost.worst_case_usd:,.2f}[/bold]"
+        + (f"[bold]worst case ${cost.worst_case_usd:,.2f}[/bold]" if cost.worst_case_known
+           else "[bold]worst case unknown[/bold] (an instance is unpriced)")
     )
     console.print(f"[bold]after destroy[/bold]: ${cost.after_destroy_monthly_usd:,.2f}/month for retained disks and buckets")
     for exp in cost.experiments:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpulease.core import clock
-from gpulease.core.cost import StackCost, estimate_resources
+from gpulease.core.cost import StackCost, configured_region, estimate_resources
 from gpulease.core.errors import UserError
 from gpulease.review import isolation, stacks
 from gpulease.review.policy_runner import PolicyResult, PolicyRunner
@@ -107,12 +107,14 @@ def start_render(
     timeout: float = isolation.DEFAULT_TIMEOUT_S,
     runner: PolicyRunner | None = None,
     judged: bool = False,
+    organization: str | None = None,
 ) -> PendingRender:
     """Start rendering one stack of a project in a process of its own (``gpulease.review.isolation``).
 
     ``stack_file`` None reviews the project without one, as stack ``stack`` (default ``dev``); ``overrides`` (the
     ``--config`` values) are laid over the stack file's config. With ``judged``, the child also judges what it
-    rendered (``judge`` with ``runner``) and ``PendingRender.judgement`` holds the verdict and the cost."""
+    rendered (``judge`` with ``runner``) and ``PendingRender.judgement`` holds the verdict and the cost.
+    ``organization`` is what ``pulumi.get_organization()`` answers (``render``)."""
     project, _ = stacks.project_info(project_dir)
     name = stacks.stack_name(stack_file) if stack_file is not None else (stack or DEFAULT_STACK)
     try:
@@ -124,7 +126,8 @@ def start_render(
     program_dir = None if project_dir.resolve() == PROJECT_ROOT else program_dir_of(project_dir)
 
     def work(sink: Any = None) -> Rendering:
-        return render(config, stack=name, project=project, program_dir=program_dir, now=now, sink=sink)
+        return render(config, stack=name, project=project, program_dir=program_dir, now=now, sink=sink,
+                      organization=organization)
 
     def judge_in_child(rendering: Rendering) -> Judgement:
         # Looked up when called: a test may replace ``judge`` (the child inherits the replacement).
@@ -168,11 +171,16 @@ def render_target(project_dir: Path, stack_file: Path | None, now: datetime | No
 
 
 def estimate(rendering: Rendering) -> StackCost:
-    """The cost model's estimate for a rendering."""
+    """The cost model's estimate for a rendering: in the stack's configured region, each resource in its explicit
+    provider's, templates found through the dependencies (``gpulease.core.cost``)."""
+    providers = {r.urn: r.inputs.get("region") for r in rendering.resources if r.type.startswith("pulumi:providers:")}
     resources = [
-        (r.type, r.inputs, {"name": r.name, "retainOnDelete": r.retain_on_delete}) for r in rendering.resources if r.custom
+        (r.type, r.inputs, {"name": r.name, "retainOnDelete": r.retain_on_delete, "urn": r.urn,
+                            "dependencies": r.property_dependencies,
+                            "region": providers.get((r.provider or "").rsplit("::", 1)[0])})
+        for r in rendering.resources if r.custom
     ]
-    return estimate_resources(resources)
+    return estimate_resources(resources, region=configured_region(rendering.config))
 
 
 def review(

@@ -12,7 +12,14 @@ from typing import Any
 import pulumi
 
 from gpulease.core import resources as rt
-from gpulease.review import lookups_alicloud, lookups_aws, lookups_policy_document, mocks_alicloud, mocks_aws
+from gpulease.review import (
+    lookups_alicloud,
+    lookups_aws,
+    lookups_policy_document,
+    mocks_alicloud,
+    mocks_aws,
+    mocks_images,
+)
 from gpulease.review.invoke_sites import INVOKE_SITE
 from gpulease.review.mock_ids import ACCOUNT_ID, ALICLOUD_ACCOUNT_ID, _hex
 
@@ -45,6 +52,10 @@ class CloudMocks(pulumi.runtime.Mocks):
         self.calls: list[tuple[str, dict]] = []
         self.provider_regions: dict[str, str] = {}
         self.unanswered: UnansweredLookup | None = None  # the first lookup without an answer, if any
+        self.instances: list[str] = []
+        """Every instance id answered so far (the ready records a bake lists: ``mocks_images``)."""
+        self.ready = True
+        """Whether those instances passed readiness (their ready records are listed)."""
 
     # --- invokes -----------------------------------------------------------------------------------
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
@@ -76,6 +87,8 @@ class CloudMocks(pulumi.runtime.Mocks):
         if handler is None:
             return f"{args.name}-id", inputs
         rid, extra = handler(self, args.name, inputs)
+        if args.typ in (rt.AWS_INSTANCE, rt.ALI_INSTANCE):
+            self.instances.append(rid)
         return rid, {**inputs, **extra}
 
     def arn(self, service: str, resource: str, region: bool = True, account: bool = True) -> str:
@@ -99,7 +112,8 @@ def _static_time(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
 
 CALLS: dict[str, Any] = {
     **mocks_aws.CALLS, **lookups_aws.CALLS, **lookups_policy_document.CALLS,
-    **mocks_alicloud.CALLS, **lookups_alicloud.CALLS,
+    **mocks_alicloud.CALLS, **lookups_alicloud.CALLS, **mocks_images.CALLS,
 }
 """Every lookup the mocks answer: token -> handler(mocks, args) -> the result, in the provider's shape."""
-_RESOURCES: dict[str, Any] = {**mocks_aws.RESOURCES, **mocks_alicloud.RESOURCES, rt.TIME_STATIC: _static_time}
+_RESOURCES: dict[str, Any] = {**mocks_aws.RESOURCES, **mocks_alicloud.RESOURCES, **mocks_images.RESOURCES,
+                              rt.TIME_STATIC: _static_time}

@@ -352,9 +352,7 @@ def resolve_config(info: Any, config: Mapping[str, Any]) -> tuple[dict[str, str]
     for p in info.policies:
         levels[p.name] = LEVEL_NAMES[p.enforcementLevel]
         props = json_format.MessageToDict(p.configSchema.properties)
-        # additionalProperties false: a misspelt key (``requiredTag`` for ``requiredTags``) is an error, not a rule
-        # silently running on its default. The analyzer protocol's schema cannot say this (PolicyConfigSchema has
-        # only properties and required), so the Pulumi CLI accepts such a key; this review refuses it.
+        # A misspelt key (requiredTag) is an error here; the protocol's schema cannot say so (docs/policies.md).
         schemas[p.name] = {"type": "object", "properties": props, "required": list(p.configSchema.required),
                            "additionalProperties": False}
         properties[p.name] = {k: spec["default"] for k, spec in props.items() if "default" in spec}

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from gpulease.review import report
 from gpulease.review.engine import StackReview, exit_code
+from gpulease.review.phases import phase_line, phase_prices
 
 
 def print_terminal(reviews: list[StackReview], console: Console) -> None:
@@ -25,7 +26,7 @@ def print_terminal(reviews: list[StackReview], console: Console) -> None:
         for column in ("type", "name", "retained", "replacement", "key properties"):
             table.add_column(column, overflow="fold")
         for res in r.custom_resources:
-            table.add_row(report.short_type(res.type), res.name, "yes" if res.retain_on_delete else "",
+            table.add_row(report.type_label(res.type), res.name, "yes" if res.retain_on_delete else "",
                           report.replacement_options(res), report.key_properties(res.type, res.inputs))
         console.print(table)
         groups = report.grouped(review)
@@ -50,7 +51,9 @@ def print_terminal(reviews: list[StackReview], console: Console) -> None:
                 + (f"  [yellow]unpriced: {'; '.join(c.unknown_prices)}[/yellow]" if c.unknown_prices else "")
             )
             console.print(f"[bold]prices[/bold]: oldest used {report.aged(report.prices_as_of(c), review)}, from the {c.price_catalog}")
-        for key in ("deadline", "instanceType", "sshCommand", "checkpointUri"):
+            if (prices := phase_prices(r)) is not None:  # a stack that declares its phase: each phase's price
+                console.print(phase_line(prices))
+        for key in ("deadline", "instanceType", "sshCommand", "checkpointUri", "imageFrom"):
             if key in r.outputs:
                 console.print(f"[bold]{key}[/bold]: {r.outputs[key]}")
         verdict = {"pass": "[green]PASS[/green]", "fail": "[red]FAIL[/red]",
