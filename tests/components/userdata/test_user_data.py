@@ -100,6 +100,11 @@ def test_aws_settings_equal_the_spec_and_the_created_resources(aws_render, aws_t
             "region": "us-east-1",
             "sha256": userdata.tools_sha256(),
         },
+        # The run sections: the budget's thresholds for the watchdog's spend estimate (the budget and the hourly
+        # price are instance tags), the family the manifest records, one copy command for the control files.
+        "budget_thresholds": [50.0, 80.0, 100.0],
+        "image_family": "dlami-base-ubuntu22",
+        "control_upload_command": ["aws", "s3", "cp", "{src}", "{dst}", "--region", "{region}", "--only-show-errors"],
     }
 
 
@@ -140,7 +145,8 @@ def _docstring_free(source: str) -> str:
     return ast.dump(tree)
 
 
-@pytest.mark.parametrize("name", ["instance_setup.py", "watchdog.py", "job_agent.py", "cloud_access.py"])
+@pytest.mark.parametrize("name", ["instance_setup.py", "watchdog.py", "job_agent.py", "cloud_access.py", "control.py",
+                                  "heartbeat.py", "verify.py", "manifest.py", "run_job.py"])
 def test_the_shipped_tools_are_the_tested_sources_and_run_on_python_3_10(name: str) -> None:
     shipped = json.loads(userdata.tools_bundle())["files"][name]
     source = (ROOT / "instance" / name).read_text()
@@ -153,7 +159,8 @@ def test_the_shipped_tools_are_the_tested_sources_and_run_on_python_3_10(name: s
         if isinstance(node, ast.Import | ast.ImportFrom)
         for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
     }
-    assert imported - {"instance", "cloud_access"} <= set(sys.stdlib_module_names), "python3 and nothing else"
+    siblings = {path.stem for path in userdata.TOOL_SCRIPTS}  # installed side by side in /opt/gpulease
+    assert imported - {"instance"} - siblings <= set(sys.stdlib_module_names), "python3 and nothing else"
 
 
 def test_user_data_carries_the_loader_and_the_bundle_hash_not_the_tools(aws_render, aws_text: str) -> None:
@@ -200,7 +207,8 @@ def test_units_pass_systemd_verification(aws_text: str, tmp_path: Path) -> None:
 
 def test_no_credentials_travel_in_user_data(aws_text: str) -> None:
     settings = json.loads(files(cloud_config(aws_text))[userdata.SETTINGS_PATH]["content"])
-    assert set(settings) == set(BootstrapSettings.model_fields) - {"job_agent"}  # CI stacks only
+    # The job agent on CI stacks only; verify and job only when the spec declares them.
+    assert set(settings) == set(BootstrapSettings.model_fields) - {"job_agent", "verify", "job"}
     assert "deadline" not in settings  # a renewal changes the instance's tag, never its user-data
     lowered = aws_text.lower()
     # No key material: no long-term AWS (AKIA...) or Alibaba (LTAI...) key id, no environment credentials, no
