@@ -65,6 +65,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
     Guarantee("network", "Network"),
     Guarantee("replacement", "Replacement"),
     Guarantee("nvidia-driver", "NVIDIA driver"),
+    Guarantee("budget-alerts", "Budget alerts"),
 )
 """What every stack gets, in the order the clouds table lists them."""
 
@@ -208,6 +209,13 @@ class Cloud(ABC):
     def after_instance(self, exp: ExperimentParts, instance: pulumi.CustomResource, identity: pulumi.Resource) -> None:
         """What needs the instance's id: the deadline outside the instance where the cloud keeps it apart, and
         any permission naming the instance."""
+
+    def create_budget_alert(self, name: str, spec: ExperimentSpec, stack: str, tags: dict,
+                            parent: pulumi.Resource) -> pulumi.Resource | None:
+        """The stack's budget with e-mail alerts at ``spec.budget_alerts`` thresholds of ``spec.budget_usd``
+        (actual and forecast), filtered by the stack's cost-allocation tag; None where the provider has no budget
+        service (the ``budget-alerts`` row of ``capabilities`` says so, and the watchdog's estimate warns)."""
+        return None
 
     @abstractmethod
     def session_command(self, instance_id: str, region: str) -> str:

@@ -39,6 +39,8 @@ AWS_ACCOUNT_PUBLIC_ACCESS_BLOCK = "aws:s3/accountPublicAccessBlock:AccountPublic
 AWS_BUCKET_ACL = "aws:s3/bucketAcl:BucketAcl"
 AWS_BUCKET_VERSIONING = "aws:s3/bucketVersioning:BucketVersioning"
 AWS_BUCKET_LIFECYCLE = "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration"
+AWS_BUDGET = "aws:budgets/budget:Budget"
+"""A stack's budget alert (``gpulease.core.budget_alert``); Alibaba Cloud's provider has none."""
 TERMINATE_TARGET = "arn:aws:scheduler:::aws-sdk:ec2:terminateInstances"
 """EventBridge Scheduler's universal target that calls EC2 TerminateInstances (the deadline's schedule)."""
 

@@ -37,6 +37,8 @@ EXPECTED_POLICIES = {
     "data-disk-retained": "mandatory",
     "imdsv2-required": "mandatory",
     "no-secrets-in-user-data": "mandatory",
+    "budget-alert": "mandatory",
+    "verify-long-run": "advisory",
 }
 
 
