@@ -11,7 +11,8 @@ ready (``Requires=``/``After=`` the bootstrap), and only on stacks that declare 
 2. ``job``: tmux is installed when the image lacks it (apt, bounded); the run manifest is written
    (``manifest.py``); then ``job.command`` starts with ``bash -l`` as the login user in the data directory,
    inside the tmux session ``job.session`` (``train``), its output also appended to
-   ``<mount>/logs/<session>.log`` and its exit status written to ``<mount>/logs/<session>.exit``. The session
+   ``<mount>/logs/<session>.log`` and its exit status written to ``<mount>/logs/<session>.exit`` (the session's
+   script and tmux.conf are in ``<mount>/.gpulease/``). The session
    stays open after the job ends (``remain-on-exit``) so its last screen can be read. A session of that name
    that already runs is left alone. ``gpulease ssh STACK`` attaches to it.
 """
@@ -45,6 +46,8 @@ DEFAULTS: dict[str, Any] = {
 }
 # remain-on-exit: the job's last screen stays readable after it ends; a long history for a training log.
 TMUX_CONF = "set-option -g remain-on-exit on\nset-option -g history-limit 50000\n"
+RUN_DIR = ".gpulease"
+"""Under the data directory: the tmux session's script and configuration."""
 APT_ENV = {"DEBIAN_FRONTEND": "noninteractive", "NEEDRESTART_MODE": "l"}
 
 
@@ -122,7 +125,8 @@ def start_job(s: dict[str, Any]) -> bool:
     if tmux is None:
         say("job not started: no tmux")
         return False
-    env = verify.job_environment(user, {})
+    # tmux starts a pane's command with $SHELL, else the account's shell (which may be nologin): bash, always.
+    env = verify.job_environment(user, {"SHELL": "/bin/bash"})
     # tmux's server belongs to the login user: `gpulease ssh` attaches as that user to the same socket.
     code, _ = _as_user([tmux, "has-session", "-t", f"={session}"], env, ids)
     if code == 0:
@@ -130,8 +134,13 @@ def start_job(s: dict[str, Any]) -> bool:
         return True
     logs = os.path.join(mount, "logs")
     os.makedirs(logs, exist_ok=True)
-    script = os.path.join(s["state_dir"], f"job-{session}.sh")
-    conf = os.path.join(s["state_dir"], "tmux.conf")
+    # The session's script and tmux.conf: where the login user can read them (the state directory is root's),
+    # in a folder the user cannot write (root's, 0755).
+    run_dir = os.path.join(mount, RUN_DIR)
+    os.makedirs(run_dir, mode=0o755, exist_ok=True)
+    os.chmod(run_dir, 0o755)
+    script = os.path.join(run_dir, f"job-{session}.sh")
+    conf = os.path.join(run_dir, "tmux.conf")
     with open(script, "w", encoding="utf-8") as fh:
         fh.write(runner_script(job["command"], mount, os.path.join(logs, f"{session}.log"),
                                os.path.join(logs, f"{session}.exit")))
