@@ -1,0 +1,91 @@
+"""The watchdog's heartbeat (instance/heartbeat.py): heartbeat.json every few minutes, copied beside the
+checkpoints, and the spend estimate that warns once at each budget threshold."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gpulease.core import vocabulary as v
+from tests.support.instance import (
+    DEADLINE_EPOCH,
+    MetadataServer,
+    MetadataState,
+    deadline_tags,
+    events,
+    iso,
+    make_rig,
+    recorder,
+    run_in_process,
+)
+
+MIN = 60.0
+HOUR = 3600.0
+BOOT = DEADLINE_EPOCH - 8 * HOUR
+
+
+def _tags(hourly: str = "10", budget: str = "40") -> dict[str, str]:
+    return {**deadline_tags(), v.TAG_MAX_HOURLY_USD: hourly, v.TAG_BUDGET_USD: budget}
+
+
+def test_the_heartbeat_reports_gpu_checkpoints_deadline_and_spend_and_goes_to_the_bucket(tmp_path: Path) -> None:
+    state = MetadataState(tags=_tags())
+    (tmp_path / "bin").mkdir()
+    with MetadataServer(state) as server:
+        rig = make_rig(tmp_path, metadata_url=server.url, boot_time=BOOT, poll_seconds=30, warn_hook=None,
+                       budget_thresholds=[50, 80, 100],
+                       control_upload_command=[str(recorder(tmp_path / "bin" / "aws-cp", "copy", tmp_path / "events.jsonl")),
+                                               "s3", "cp", "{src}", "{dst}", "--region", "{region}"])
+        (tmp_path / "gpu" / "utilization.csv").write_text("87, 18000, 23028\n")
+        run_in_process(rig, start=BOOT + 1 * HOUR, max_ticks=int(12 * MIN / 30))
+    beat = json.loads((Path(rig.settings["state_dir"]) / "heartbeat.json").read_text())
+    assert beat["instanceId"] == "i-0123456789abcdef0" and beat["experiment"] == "exp1"
+    assert beat["deadline"] == iso(DEADLINE_EPOCH) and beat["deadlineSource"]
+    assert 7 * 60 - 15 <= beat["minutesLeft"] <= 7 * 60 - 9
+    assert beat["gpus"] == [{"utilizationPercent": 87, "memoryUsedMib": 18000, "memoryTotalMib": 23028}]
+    assert beat["gpuError"] is None
+    assert beat["newestCheckpoint"]["path"] == "step-100.pt"
+    spend = beat["spend"]
+    assert spend["maxHourlyUsd"] == 10 and spend["budgetUsd"] == 40
+    assert 1.1 <= spend["hours"] <= 1.25 and abs(spend["usdAtMost"] - 10 * spend["hours"]) <= 0.05
+    assert spend["percent"] == round(100 * 10 * spend["hours"] / 40, 1) and spend["warned"] == []
+    # Every 5 minutes (the default), not on every 30-second tick; each copied to <checkpoint_uri>_gpulease/.
+    copies = [e for e in events(rig.events) if e["name"] == "copy"]
+    assert 2 <= len(copies) <= 3
+    assert all(e["argv"][3] == "s3://bucket/ckpt/_gpulease/heartbeat.json" for e in copies)
+
+
+def test_the_spend_estimate_warns_once_per_threshold_and_runs_the_warn_hook(tmp_path: Path) -> None:
+    state = MetadataState(tags=_tags(hourly="10", budget="40"))  # 50% after 2 h, 80% after 3.2 h, 100% after 4 h
+    with MetadataServer(state) as server:
+        rig = make_rig(tmp_path, metadata_url=server.url, boot_time=BOOT, poll_seconds=60, heartbeat_minutes=10,
+                       budget_thresholds=[50, 80, 100])
+        run_in_process(rig, start=BOOT + 1.5 * HOUR, max_ticks=int(2.2 * HOUR / 60))  # to 3.7 h
+        log = rig.log_text()
+        assert log.count("budget-warning:") == 2
+        assert "of its budget $40.00 or more" in log and "50% of its budget" in log and "80% of its budget" in log
+        hooks = [e for e in events(rig.events) if e["name"] == "warn-hook"]
+        assert [e["env_reason"] for e in hooks] == ["budget-50", "budget-80"]
+        # A restarted watchdog (same state directory) does not warn again; the next threshold still comes.
+        run_in_process(rig, start=BOOT + 3.7 * HOUR, max_ticks=int(0.5 * HOUR / 60))
+    log = rig.log_text()
+    assert log.count("budget-warning:") == 3 and "100% of its budget" in log
+
+
+def test_without_the_price_tag_there_is_no_estimate_and_no_warning(tmp_path: Path) -> None:
+    state = MetadataState(tags={**deadline_tags(), v.TAG_BUDGET_USD: "1"})
+    with MetadataServer(state) as server:
+        rig = make_rig(tmp_path, metadata_url=server.url, boot_time=BOOT, poll_seconds=60,
+                       budget_thresholds=[50])
+        run_in_process(rig, start=BOOT + 5 * HOUR, max_ticks=10)
+    beat = json.loads((Path(rig.settings["state_dir"]) / "heartbeat.json").read_text())
+    assert beat["spend"] is None and "budget-warning" not in rig.log_text()
+
+
+def test_a_failing_nvidia_smi_is_reported_not_fatal(tmp_path: Path) -> None:
+    rig = make_rig(tmp_path, poll_seconds=60)
+    (tmp_path / "gpu" / "fail").touch()
+    dog, _ = run_in_process(rig, start=BOOT + HOUR, max_ticks=3)
+    beat = json.loads((Path(rig.settings["state_dir"]) / "heartbeat.json").read_text())
+    assert beat["gpus"] == [] and beat["gpuError"].startswith("nvidia-smi exited 9")
+    assert not dog.done
