@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 TAG_BUDGET = "gpulease:budget-usd"
 TAG_MAX_HOURLY = "gpulease:max-hourly-usd"
 HEARTBEAT_FILE = "heartbeat.json"
-UPLOAD_TIMEOUT_SECONDS = 120
 GPU_QUERY = ["--query-gpu=utilization.gpu,memory.used,memory.total", "--format=csv,noheader,nounits"]
 
 
@@ -54,6 +53,8 @@ class Heartbeat:
     def __init__(self, dog: Watchdog):
         self.dog = dog
         self.interval = 60 * float(dog.s.get("heartbeat_minutes", 5))
+        # A copy may take two beats before it is killed (the next beat is skipped while one runs).
+        self.upload_timeout = 2 * self.interval
         self.last = float("-inf")
         self.upload: ca.Bounded | None = None
         self.upload_call: ca.StorageCall | None = None
@@ -223,11 +224,11 @@ class Heartbeat:
         if job is None:
             return
         code = job.poll()
-        if code is None and self.dog.clock.monotonic() - job.started < UPLOAD_TIMEOUT_SECONDS:
+        if code is None and self.dog.clock.monotonic() - job.started < self.upload_timeout:
             return
         if code is None:
             job.kill()
-            self.dog.decide("heartbeat", f"the copy took longer than {UPLOAD_TIMEOUT_SECONDS} s: killed")
+            self.dog.decide("heartbeat", f"the copy took longer than {self.upload_timeout:.0f} s: killed")
         elif code != 0:
             self.dog.decide("heartbeat", f"the copy exited {code}: {job.tail()}")
         job.finish()
