@@ -93,6 +93,26 @@ def aws_text_for():
         found = files(cloud_config(text))
         settings = json.loads(found["/etc/gpulease/settings.json"]["content"])
         settings["__units__"] = sorted(found)
+        settings["__files__"] = found
         return settings
 
     return read
+
+
+def test_the_run_unit_passes_systemd_verification_and_waits_for_the_bootstrap(aws_text_for, tmp_path) -> None:
+    import shutil
+    import subprocess
+
+    from components.userdata.run_settings import RUN_UNIT
+
+    settings = aws_text_for(experiment(job={"command": "python train.py"}))
+    text = settings["__files__"][f"/etc/systemd/system/{RUN_UNIT}"]["content"]
+    assert "ExecStart=/usr/bin/python3 /opt/gpulease/run_job.py" in text
+    assert "Requires=gpulease-bootstrap.service" in text and "After=network-online.target gpulease-bootstrap.service" in text
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("systemd-analyze is not installed here")
+    path = tmp_path / RUN_UNIT
+    path.write_text(text)
+    out = subprocess.run(["systemd-analyze", "verify", str(path)], capture_output=True, text=True)
+    problems = [line for line in out.stderr.splitlines() if RUN_UNIT in line and "not found" not in line.lower()]
+    assert problems == [], out.stderr
