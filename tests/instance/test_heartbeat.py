@@ -91,3 +91,26 @@ def test_a_failing_nvidia_smi_is_reported_not_fatal(tmp_path: Path) -> None:
     beat = json.loads((Path(rig.settings["state_dir"]) / "heartbeat.json").read_text())
     assert beat["gpus"] == [] and beat["gpuError"].startswith("nvidia-smi exited 9")
     assert not dog.done
+
+
+def test_on_alibaba_cloud_the_price_and_budget_come_through_the_ecs_api_when_metadata_lacks_tags(tmp_path: Path) -> None:
+    from tests.support.ecs_api import EcsApi
+
+    api = EcsApi()
+    iid = "i-bp1heartbeat"
+    api.instances[iid] = {"Tags": {v.TAG_EXPIRES_AT: iso(DEADLINE_EPOCH), v.TAG_MAX_HOURLY_USD: "20",
+                                   v.TAG_BUDGET_USD: "40"}}
+    state = MetadataState(cloud="alicloud", tags={}, instance_id=iid, termination_time=None)
+    try:
+        with MetadataServer(state) as server:
+            rig = make_rig(tmp_path, metadata_url=server.url, cloud="alicloud", region="cn-hangzhou",
+                           checkpoint_uri="oss://bucket/ckpt/", deadline_api=True, ecs_endpoint=api.url,
+                           boot_time=BOOT, poll_seconds=60, budget_thresholds=[50, 80])
+            run_in_process(rig, start=BOOT + 1.2 * HOUR, max_ticks=20)  # 24 -> 26 USD of 40: 60-65%
+    finally:
+        api.close()
+    assert api.bad_signatures == 0
+    beat = json.loads((Path(rig.settings["state_dir"]) / "heartbeat.json").read_text())
+    assert beat["spend"]["maxHourlyUsd"] == 20 and beat["spend"]["budgetUsd"] == 40
+    log = rig.log_text()
+    assert log.count("budget-warning:") == 1 and "50% of its budget $40.00 or more" in log
