@@ -213,8 +213,7 @@ class ExperimentSpec(SpecModel):
         """gpulease's own tag keys on this experiment's resources (the most any one resource carries): the keys of
         the tag set ``components.tagging`` builds, less the user's own."""
         most = experiment_tags(self, stack="", expires_at="", checkpoint_uri="", retain=True)
-        # The instance also carries its worst-case hourly price (components/build.py, for the spend estimate).
-        return (set(most) | {v.TAG_MAX_HOURLY_USD}) - set(self.tags)
+        return set(most) - set(self.tags)
 
     def _tag_problems(self) -> list[Problem]:
         """Tag count and value lengths the cloud accepts, for the user's tags and for the values that become

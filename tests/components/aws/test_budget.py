@@ -134,13 +134,3 @@ def test_aws_budgets_accepts_the_budget_in_the_shape_the_provider_sends(aws) -> 
     assert read["BudgetLimit"] == {"Amount": "40", "Unit": "USD"}
     kinds = client.describe_notifications_for_budget(AccountId="123456789012", BudgetName=args["name"])
     assert sorted(n["NotificationType"] for n in kinds["Notifications"]) == ["ACTUAL", "FORECASTED"]
-
-
-def test_with_the_most_tags_the_spec_accepts_the_instance_carries_exactly_the_clouds_limit() -> None:
-    """The hourly-price tag is on the instance only: the spec counts it, so the instance never exceeds the limit."""
-    ali = render_ali(ali_experiment(tags={f"k{i}": "v" for i in range(8)}))
-    assert ali.error is None, ali.error
-    assert len(ali.one("alicloud:ecs/instance:Instance").inputs["tags"]) == 20
-    aws = render_experiment(experiment(tags={f"k{i}": "v" for i in range(38)}))
-    assert aws.error is None, aws.error
-    assert len(aws.one(INSTANCE).inputs["tags"]) == 50

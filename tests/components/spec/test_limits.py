@@ -92,7 +92,7 @@ def test_the_limits_are_exact_at_their_edges(monkeypatch):
     monkeypatch.setattr("gpulease.core.clock.utcnow", lambda: FIXED_NOW)
     ok = [
         experiment(maxRuntimeHours=0.25),
-        experiment(tags={f"k{i}": "v" for i in range(38)}),  # + gpulease's 12 on the instance = 50
+        experiment(tags={f"k{i}": "v" for i in range(39)}),
         experiment(dataDisk={"type": "io2", "iops": 100000, "sizeGb": 100}),
         experiment(dataDisk={"type": "gp3", "iops": 4000, "throughput": 1000}),
         experiment(dataDisk={"type": "st1", "sizeGb": 125}),
