@@ -134,3 +134,16 @@ def test_aws_budgets_accepts_the_budget_in_the_shape_the_provider_sends(aws) -> 
     assert read["BudgetLimit"] == {"Amount": "40", "Unit": "USD"}
     kinds = client.describe_notifications_for_budget(AccountId="123456789012", BudgetName=args["name"])
     assert sorted(n["NotificationType"] for n in kinds["Notifications"]) == ["ACTUAL", "FORECASTED"]
+
+
+def test_with_the_most_tags_the_spec_accepts_no_resource_exceeds_the_clouds_limit() -> None:
+    """The hourly-price tag is on the instance alone and the retain tag on the disk and bucket alone: the spec's
+    count (the most any one resource carries) holds for both."""
+    ali = render_ali(ali_experiment(tags={f"k{i}": "v" for i in range(9)}))
+    assert ali.error is None, ali.error
+    counts = {x.type: len(x.inputs["tags"]) for x in ali.resources if isinstance(x.inputs.get("tags"), dict)}
+    assert max(counts.values()) == 20 and counts["alicloud:ecs/instance:Instance"] == 20
+    aws = render_experiment(experiment(tags={f"k{i}": "v" for i in range(39)}))
+    assert aws.error is None, aws.error
+    counts = {x.type: len(x.inputs["tags"]) for x in aws.resources if isinstance(x.inputs.get("tags"), dict)}
+    assert max(counts.values()) == 50 and counts[INSTANCE] == 50
