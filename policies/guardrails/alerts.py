@@ -1,14 +1,15 @@
 """budget-alert and verify-long-run: warn before the money is gone, and try the job small before the long run.
 
 ``budget-alert`` (stack, mandatory): on a cloud with a budget service (AWS; Alibaba Cloud's provider has none, see
-the clouds table), every GPU instance that carries a budget tag is covered by a budget in the same stack: a cost
+the clouds table), every GPU compute unit (an instance, a group, a fleet, a node group: ``gpulease.core.compute``)
+that carries a budget tag is covered by a budget in the same stack: a cost
 budget whose tag filter matches one of the instance's tags (``costFilters`` ``TagKeyValue`` values
 ``user:<key>$<value>``, or a ``filterExpression`` on tags), whose limit is not above the instance's budget tag, and
 that notifies someone (an e-mail address or an SNS topic). With ``budget-worst-case`` (the worst case fits the
 budget) this is the budget rule: a stack passes only when its worst case fits AND someone hears about it if the
 spend runs ahead anyway. Unknown values during preview skip only what they hide.
 
-``verify-long-run`` (resource, advisory): a GPU instance whose ``max-runtime-hours`` tag is above ``longRunHours``
+``verify-long-run`` (stack, advisory): a GPU compute unit whose ``max-runtime-hours`` tag is above ``longRunHours``
 (12 by default) declares a verification run (the ``gpulease:verify`` tag, set from the spec's ``verify``): a
 short run that checks the GPU is used, a batch fits and training resumes from a checkpoint is cheaper than
 finding out hours into the long one.
@@ -19,19 +20,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_policy import (
-    ReportViolation,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy import ReportViolation, StackValidationArgs, StackValidationPolicy
 
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
+from gpulease.core.compute.forms import FORMS
 from policies.guardrails import common as c
 
-CLOUD_OF = {rt.AWS_INSTANCE: "aws", rt.AWS_SPOT_REQUEST: "aws", rt.ALI_INSTANCE: "alicloud"}
+CLOUD_PREFIXES = {"aws:": "aws", "alicloud:": "alicloud"}
 BUDGET_TYPES = {"aws": (rt.AWS_BUDGET,)}
 """The budget resources each cloud's provider offers (pulumi-alicloud 4.0.0 has none)."""
 
@@ -76,14 +72,17 @@ def _notifies(props: Any) -> bool | None:
     return False
 
 
+def _cloud(resource_type: str) -> str | None:
+    return next((cloud for prefix, cloud in CLOUD_PREFIXES.items() if resource_type.startswith(prefix)), None)
+
+
 def _budget_alert(args: StackValidationArgs, report: ReportViolation) -> None:
     clouds = set(c.config_value(args.get_config(), "requireOn", ["aws"]))
     budgets = [r for r in args.resources if r.resource_type in {t for cl in clouds for t in BUDGET_TYPES.get(cl, ())}]
-    for res in args.resources:
-        cloud = CLOUD_OF.get(res.resource_type)
-        if cloud not in clouds or not c.is_gpu(res.props):
+    for unit, res in c.units(args.resources):
+        if _cloud(unit.resource.type) not in clouds or not unit.accelerated:
             continue
-        tags = c.tags_of(res.props, res.provider)
+        tags = unit.tags
         budget = rt.number(tags.get(v.TAG_BUDGET_USD)) if tags.get(v.TAG_BUDGET_USD) is not c.UNKNOWN else None
         if budget is None:
             continue  # no budget tag: budget-tags reports it
@@ -110,7 +109,7 @@ def _budget_alert(args: StackValidationArgs, report: ReportViolation) -> None:
         else:
             if unknown and not problems:
                 continue  # a budget not known during preview may cover it
-            what = c.display(res.resource_type, res.name)
+            what = c.display_unit(unit)
             stack = tags.get(v.TAG_STACK)
             hint = f"TagKeyValue user:{v.TAG_STACK}${stack}" if isinstance(stack, str) else "one of its tags"
             report(f"{what} has a budget of ${budget:g} and no budget alert covers it"
@@ -119,21 +118,22 @@ def _budget_alert(args: StackValidationArgs, report: ReportViolation) -> None:
                    "notifying an e-mail address or an SNS topic (the spec's budgetAlerts)", res.urn)
 
 
-def _verify_long_run(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in CLOUD_OF or not c.is_gpu(args.props):
-        return
+def _verify_long_run(args: StackValidationArgs, report: ReportViolation) -> None:
     long_run = float(c.config_value(args.get_config(), "longRunHours", 12))
-    tags = c.tags_of(args.props, args.provider)
-    hours = tags.get(v.TAG_MAX_RUNTIME_HOURS)
-    if hours is c.UNKNOWN or tags.get(v.TAG_VERIFY) is c.UNKNOWN:
-        return
-    number = rt.number(hours)
-    if number is None or number <= long_run or tags.get(v.TAG_VERIFY):
-        return
-    report(f"{c.display(args.resource_type, args.name)} may run {number:g} h (more than {long_run:g} h) without a "
-           "verification run; accepted: a `verify` section (a few steps that check the GPU is used, a batch fits "
-           "and training resumes from a checkpoint), e.g. verify: {command: python train.py --max-steps 50, "
-           "maxMinutes: 20, resumeCommand: python train.py --resume}")
+    for unit, res in c.units(args.resources):
+        if not unit.accelerated:
+            continue
+        tags = unit.tags
+        hours = tags.get(v.TAG_MAX_RUNTIME_HOURS)
+        if hours is c.UNKNOWN or tags.get(v.TAG_VERIFY) is c.UNKNOWN:
+            continue
+        number = rt.number(hours)
+        if number is None or number <= long_run or tags.get(v.TAG_VERIFY):
+            continue
+        report(f"{c.display_unit(unit)} may run {number:g} h (more than {long_run:g} h) without a verification run; "
+               "accepted: a `verify` section (a few steps that check the GPU is used, a batch fits and training "
+               "resumes from a checkpoint), e.g. verify: {command: python train.py --max-steps 50, maxMinutes: 20, "
+               "resumeCommand: python train.py --resume}", res.urn)
 
 
 budget_alert = c.judges(StackValidationPolicy(
@@ -147,9 +147,9 @@ budget_alert = c.judges(StackValidationPolicy(
                           "description": "Clouds whose budgeted GPU instances need a budget alert in the stack."},
         }
     ),
-), (*CLOUD_OF, rt.AWS_BUDGET))
+), (*FORMS, rt.AWS_BUDGET))
 
-verify_long_run = c.judges(ResourceValidationPolicy(
+verify_long_run = c.judges(StackValidationPolicy(
     name="verify-long-run",
     description="A long GPU run declares a short verification run first.",
     validate=_verify_long_run,
@@ -160,6 +160,6 @@ verify_long_run = c.judges(ResourceValidationPolicy(
                              "description": "A run whose max-runtime-hours is above this needs a verification."},
         }
     ),
-), tuple(CLOUD_OF))
+), tuple(FORMS))
 
 POLICIES = [budget_alert, verify_long_run]
