@@ -133,6 +133,10 @@ FREE_TYPES: frozenset[str] = frozenset({
     AWS_LAUNCH_TEMPLATE, AWS_LAUNCH_CONFIGURATION, AWS_AUTOSCALING_SCHEDULE, AWS_SCHEDULE,
     AWS_ECS_CAPACITY_PROVIDER, "aws:ecs/cluster:Cluster", "aws:ecs/clusterCapacityProviders:ClusterCapacityProviders",
     *ALI_LAUNCH_TEMPLATES, ALI_SCALING_CONFIGURATION, ALI_SCHEDULED_TASK,
+    # A budget without budget actions (the stack's budget alert): "Budgets without actions: free"
+    # (https://aws.amazon.com/aws-cost-management/aws-budgets/pricing/; older user-guide versions charged $0.02 a
+    # day for each active budget past the first two: see docs/run.md#budget-alerts).
+    AWS_BUDGET,
 })
 """Resource types that cost nothing by themselves (a type neither priced nor listed here is "unpriced")."""
 
