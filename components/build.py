@@ -16,8 +16,18 @@ import pulumi
 
 from components.cloud import Cloud
 from components.deadline import record_deadline
+from components.image_bake import (
+    BAKED_IMAGE_OUTPUT,
+    READY_FOLDER,
+    baked_output,
+    describe_source,
+    image_from_stack,
+    image_name,
+    image_tags,
+)
 from components.naming import bootstrap_bucket_name, bucket_name
-from components.outputs import checkpoint_prefix, experiment_outputs
+from components.outputs import checkpoint_prefix, experiment_outputs, parked_outputs
+from components.phase import has_instance, prep_instance_type
 from components.plan import (
     Bucket,
     ExperimentParts,
@@ -35,6 +45,7 @@ from components.userdata.experiment import check_user_data, experiment_user_data
 from components.userdata.tools import tools_bundle, tools_key
 from gpulease.core import vocabulary as v
 from gpulease.core.catalog import CatalogError, InstanceType
+from gpulease.core.catalog.cpu import CpuInstanceType
 from gpulease.core.cost.spot import quote
 from gpulease.core.sizing.resolve import resolve_instance_type
 
@@ -84,17 +95,28 @@ def prepare(
     own = base.checkpoints.enabled and not base.checkpoints.bucket
     tools_bucket = bucket if own else bootstrap_bucket_name(base.project, name)
     placed: dict[str, PlacedExperiment] = {}
+    prep_types = prep_instance_type(spec, region)
     for exp in spec.experiments:
         itype = types[exp.name]
         existing = exp.data_disk.existing_volume_id
         required_zone = cloud.existing_disk_zone(existing, ctx) if existing else None
         placement = cloud.place(exp, itype.type, vpc_id, ctx, required_zone)
+        run_type: InstanceType | CpuInstanceType = itype
+        if exp.name in prep_types:
+            # The GPU type decides the zone in every phase (the data disk never moves); the CPU type must be there.
+            run_type = prep_types[exp.name]
+            placement = cloud.place(exp, run_type.type, vpc_id, ctx, placement.zone)
         family = exp.image_family
-        image_id = exp.image.id or cloud.resolve_image(exp, str(family), itype.type, ctx)
-        placed[exp.name] = PlacedExperiment(itype, placement, image_id)
+        if not has_instance(exp) or exp.image.from_stack:
+            image_id = ""  # no instance, or the image another stack baked (a stack reference, read in the stack)
+        else:
+            image_id = exp.image.id or cloud.resolve_image(exp, str(family), run_type.type, ctx)
+        placed[exp.name] = PlacedExperiment(run_type, placement, image_id)  # type: ignore[arg-type]
         prefix = checkpoint_prefix(spec, exp)
         uri = cloud.bucket_uri(bucket, prefix) if exp.checkpoints.enabled else v.NO_CHECKPOINTS
         cloud.check_tags(exp, spec.stack, uri)
+        if not has_instance(exp):
+            continue
         # The user-data's size, before anything is registered (the disk id and bucket names have fixed lengths).
         check_user_data(exp, cloud=cloud.name, region=region, stack=spec.stack, checkpoint_uri=uri,
                         tools_bucket=tools_bucket, tools_prefix=prefix, nvidia_driver=exp.nvidia_driver)
@@ -102,10 +124,12 @@ def prepare(
     return StackPlan(context=ctx, bucket=bucket, tools_bucket=tools_bucket, experiments=placed)
 
 
-def max_hourly_tag(exp: ExperimentSpec, itype: InstanceType, region: str) -> dict[str, str]:
+def max_hourly_tag(exp: ExperimentSpec, itype: InstanceType | CpuInstanceType, region: str) -> dict[str, str]:
     """The instance's worst-case hourly price as a tag (the spot cap, else on-demand; the cost model's rule), for
-    the watchdog's spend estimate; none when the catalog has no price there."""
-    found = quote(itype, region, spot=exp.market == "spot", cap=exp.max_spot_price_usd, zone=None)
+    the watchdog's spend estimate; none when the catalog has no price there. The preparation phase's CPU instance
+    is on demand."""
+    spot = exp.market == "spot" and not isinstance(itype, CpuInstanceType)
+    found = quote(itype, region, spot=spot, cap=exp.max_spot_price_usd, zone=None)  # type: ignore[arg-type]
     return {v.TAG_MAX_HOURLY_USD: f"{found.worst_usd:.4g}"} if found else {}
 
 
@@ -181,6 +205,10 @@ class GpuExperimentStack(pulumi.ComponentResource):
         )
 
         self.experiments: dict[str, dict[str, pulumi.Input]] = {}
+        self.baked: pulumi.Output | None = None
+        """The ``bakedImage`` output (``components/image_bake.py``) of the first experiment with ``image.bake``."""
+        self.image_sources: dict[str, pulumi.Output] = {}
+        """Per experiment using ``image.fromStack``: that stack's ``bakedImage`` output."""
         for exp in spec.experiments:
             placed = plan.experiments[exp.name]
             prefix = checkpoint_prefix(spec, exp)
@@ -190,7 +218,17 @@ class GpuExperimentStack(pulumi.ComponentResource):
             parts = ExperimentParts(spec=exp, placed=placed, prefix=prefix, tags=tags, deadline=deadline, ctx=ctx, parent=self)
 
             disk = cloud.create_data_disk(parts, tagged(retained(tags, exp.data_disk.retain), "the data disk"))
+            if not has_instance(exp):
+                # parked: no instance, nothing that serves one; the disk and the bucket stay.
+                self.experiments[exp.name] = parked_outputs(exp, data_volume_id=disk.id,
+                                                            availability_zone=placed.placement.zone,
+                                                            checkpoint_uri=uri, deadline=deadline)
+                continue
             identity = cloud.create_identity(parts, bucket)
+            cloud.allow_staging(parts, identity)
+            if exp.image.from_stack:
+                image_id, self.image_sources[exp.name] = image_from_stack(exp.image.from_stack, self)
+                parts.placed = PlacedExperiment(placed.instance_type, placed.placement, image_id)  # type: ignore[arg-type]
             user_data = experiment_user_data(
                 exp, cloud=cloud.name, region=region, stack=stack, checkpoint_uri=uri, data_disk_id=disk.id,
                 tools_bucket=tools_bucket.name, tools_prefix=prefix, nvidia_driver=exp.nvidia_driver,
@@ -216,7 +254,12 @@ class GpuExperimentStack(pulumi.ComponentResource):
             ))
             cloud.attach_data_disk(parts, disk, inst)
             cloud.after_instance(parts, inst, identity)
-            self.experiments[exp.name] = experiment_outputs(
+            if exp.image.bake and bucket is not None and self.baked is None:
+                ready = cloud.ready_instances(parts, bucket.name, inst)
+                image_labels = tagged(image_tags(exp, tags), "the baked image")
+                baked = cloud.bake_image(parts, inst, ready, f"{uri}{READY_FOLDER}", image_name(stack, exp), image_labels)
+                self.baked = baked_output(baked, stack, exp)
+            outputs = experiment_outputs(
                 exp,
                 instance_id=inst.id,
                 public_ip=inst.public_ip,
@@ -227,5 +270,9 @@ class GpuExperimentStack(pulumi.ComponentResource):
                 deadline=deadline,
                 session_command=lambda iid: cloud.session_command(iid, region),
             )
+            if exp.name in self.image_sources:
+                outputs["imageFrom"] = self.image_sources[exp.name].apply(describe_source)
+            self.experiments[exp.name] = outputs
         self.bucket = bucket.name if bucket else None
-        self.register_outputs({"experiments": self.experiments, "bucket": self.bucket})
+        self.register_outputs({"experiments": self.experiments, "bucket": self.bucket,
+                               **({BAKED_IMAGE_OUTPUT: self.baked} if self.baked is not None else {})})

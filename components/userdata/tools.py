@@ -16,10 +16,11 @@ SETUP_SCRIPT = INSTANCE_DIR / "instance_setup.py"
 WATCHDOG_SCRIPT = INSTANCE_DIR / "watchdog.py"
 JOB_AGENT_SCRIPT = INSTANCE_DIR / "job_agent.py"
 CLOUD_ACCESS_SCRIPT = INSTANCE_DIR / "cloud_access.py"
+STAGING_SCRIPT = INSTANCE_DIR / "staging.py"
 FETCH_SCRIPT = INSTANCE_DIR / "fetch_tools.py"
 # The run tools: the heartbeat and spend estimate (watchdog), the verification, the run manifest, the run unit.
 RUN_SCRIPTS = tuple(INSTANCE_DIR / name for name in ("control.py", "heartbeat.py", "verify.py", "manifest.py", "run_job.py"))
-TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT, *RUN_SCRIPTS)
+TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT, STAGING_SCRIPT, *RUN_SCRIPTS)
 TOOLS_FOLDER = "_gpulease/tools/"
 
 
