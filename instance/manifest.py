@@ -160,7 +160,8 @@ def data_sources(settings: dict[str, Any], ready: dict[str, Any]) -> list[dict[s
         item = {k: redact(str(source[k])) for k in ("uri", "to", "revision", "sha256") if source.get(k) is not None}
         result = staged_by_to.get(source.get("to"))
         if result:
-            item["staged"] = redact_value({k: result[k] for k in ("ok", "bytes", "sha256", "revision", "etag")
+            # staging.py's result: the digest of what landed on the disk (its files' manifest), its size.
+            item["staged"] = redact_value({k: result[k] for k in ("ok", "bytes", "digest", "files", "skipped")
                                            if k in result})
         out.append(item)
     return out

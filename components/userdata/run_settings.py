@@ -40,8 +40,10 @@ class JobSettings(BaseModel):
 
 
 def run_fields(spec: ExperimentSpec) -> dict[str, object]:
-    """The settings fields of the run sections, from the experiment's spec."""
-    verify, job = spec.verify, spec.job
+    """The settings fields of the run sections, from the experiment's spec. The preparation phase's CPU instance
+    runs neither the verification nor the training job (both need the GPU instance of the train phase)."""
+    training = getattr(spec, "phase", "train") == "train"
+    verify, job = (spec.verify, spec.job) if training else (None, None)
     return {
         "verify": VerifySettings(**verify.model_dump()) if verify else None,
         "job": JobSettings(**job.model_dump()) if job else None,

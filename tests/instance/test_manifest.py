@@ -41,6 +41,8 @@ def world(tmp_path: Path) -> dict[str, Any]:
     (state / "ready.json").write_text(json.dumps({"ready": True, "checks": {
         "gpu": {"ok": True, "cuda_version": "12.4", "gpus": [{"name": "NVIDIA A10G", "driver_version": "550.127.05"}]},
         "torch": {"ok": True, "version": "2.5.1+cu124"},
+        "data": {"ok": True, "sources": [{"uri": "hf://datasets/acme/corpus", "to": "raw/hf", "ok": True,
+                                          "bytes": 2048, "digest": "cd" * 32, "files": 3, "seconds": 1.5}]},
     }}))
     (state / "verify.json").write_text(json.dumps({"passed": True, "failed": [], "time": "2026-11-30T10:00:00Z",
                                                    "stepResumed": 20, "gpu": {"peakMemoryMib": 1}}))
@@ -59,10 +61,10 @@ def world(tmp_path: Path) -> dict[str, Any]:
         "control_upload_command": [str(aws), "s3", "cp", "{src}", "{dst}", "--region", "{region}"],
         "nvidia_smi": str(fake_nvidia_smi(tmp_path / "nvidia-smi", gpu)),
         "metadata_timeout_seconds": 2,
-        "data": {"sources": [
+        "data_sources": [  # as components/userdata writes them from the spec's data.sources
             {"uri": f"https://alice:{PASSWORD}@data.example.com/corpus.tar", "to": "raw/corpus", "sha256": "ab" * 32},
             {"uri": "hf://datasets/acme/corpus", "to": "raw/hf", "revision": "9f1c2e7"},
-        ]},
+        ],
     }}
 
 
@@ -90,6 +92,8 @@ def test_the_manifest_records_the_instance_software_code_data_and_params(world: 
                                         "notes": "pulled with <redacted>"}
     assert [src.get("revision") or src.get("sha256") for src in doc["data"]["sources"]] == ["ab" * 32, "9f1c2e7"]
     assert doc["data"]["sources"][0]["uri"] == "https://<redacted>@data.example.com/corpus.tar"
+    # What staging put on the disk, as readiness reported it: the digest of the files that landed.
+    assert doc["data"]["sources"][1]["staged"] == {"ok": True, "bytes": 2048, "digest": "cd" * 32, "files": 3}
     assert doc["verify"] == {"passed": True, "failed": [], "time": "2026-11-30T10:00:00Z", "stepResumed": 20}
     # Written beside the logs and copied beside the checkpoints.
     local = world["data"] / "logs" / "manifest.json"

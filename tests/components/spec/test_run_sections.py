@@ -73,6 +73,9 @@ def test_the_instance_settings_carry_the_sections_only_when_declared(aws_text_fo
                                   "resume_command": VERIFY["resumeCommand"], "min_free_gpu_memory_percent": 10}
     assert with_run["job"] == {"command": "python train.py", "params_file": "p.yaml", "session": "train"}
     assert "/etc/systemd/system/gpulease-run.service" in with_run["__units__"]
+    prep = aws_text_for(experiment(phase="prep", verify=VERIFY, job={"command": "python train.py"}))
+    assert "verify" not in prep and "job" not in prep  # the CPU instance of the preparation phase runs neither
+    assert "/etc/systemd/system/gpulease-run.service" not in prep["__units__"]
     plain = aws_text_for(experiment())
     assert "verify" not in plain and "job" not in plain and "/etc/systemd/system/gpulease-run.service" not in plain["__units__"]
     assert plain["budget_thresholds"] == [50, 80, 100]
