@@ -126,6 +126,9 @@ def find(stack: str, *, outputs_file: str | None = None, experiment: str | None 
     per_experiment = outputs.get("experiments") if isinstance(outputs.get("experiments"), dict) else {}
     if not per_experiment and outputs.get("instanceId"):
         per_experiment = {next(iter(specs), stack): outputs}
+    if not per_experiment and outputs.get("phase") == "parked":
+        raise LiveError(f"stack {stack!r} is parked: no instance runs (its data disk and bucket stay); accepted: "
+                        "phase: train (or prep) and `pulumi up` to start one")
     if not per_experiment:
         raise LiveError(f"stack {stack!r} has no instance outputs (not deployed yet, or destroyed)")
     if experiment is None:

@@ -115,3 +115,10 @@ def test_a_stack_without_an_address_or_outputs_gets_one_clear_line(tmp_path: Pat
     path.write_text("[1, 2]")
     assert main(["ssh", "aws-lora-7b", "--print", "--outputs", str(path)]) == EXIT_BAD_INPUT
     assert "expected the JSON object `pulumi stack output --json` prints" in capsys.readouterr().err
+
+
+def test_a_parked_stack_says_so(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps({"phase": "parked", "dataVolumeId": "vol-0abc"}))
+    assert main(["ssh", "aws-lora-7b", "--print", "--outputs", str(path)]) == EXIT_BAD_INPUT
+    assert "stack 'aws-lora-7b' is parked: no instance runs" in capsys.readouterr().err
