@@ -10,6 +10,8 @@ a call on the ``Cloud`` contract (``components/cloud.py``).
 
 from __future__ import annotations
 
+import dataclasses
+
 import pulumi
 
 from components.cloud import Cloud
@@ -36,6 +38,7 @@ from components.plan import (
     security_group_description,
     ssh_sources,
 )
+from components.spec.experiment import ExperimentSpec
 from components.spec.load import SpecError, StackSpec
 from components.tagging import experiment_tags, retained
 from components.userdata.experiment import check_user_data, experiment_user_data
@@ -43,6 +46,7 @@ from components.userdata.tools import tools_bundle, tools_key
 from gpulease.core import vocabulary as v
 from gpulease.core.catalog import CatalogError, InstanceType
 from gpulease.core.catalog.cpu import CpuInstanceType
+from gpulease.core.cost.spot import quote
 from gpulease.core.sizing.resolve import resolve_instance_type
 
 
@@ -120,6 +124,15 @@ def prepare(
     return StackPlan(context=ctx, bucket=bucket, tools_bucket=tools_bucket, experiments=placed)
 
 
+def max_hourly_tag(exp: ExperimentSpec, itype: InstanceType | CpuInstanceType, region: str) -> dict[str, str]:
+    """The instance's worst-case hourly price as a tag (the spot cap, else on-demand; the cost model's rule), for
+    the watchdog's spend estimate; none when the catalog has no price there. The preparation phase's CPU instance
+    is on demand."""
+    spot = exp.market == "spot" and not isinstance(itype, CpuInstanceType)
+    found = quote(itype, region, spot=spot, cap=exp.max_spot_price_usd, zone=None)  # type: ignore[arg-type]
+    return {v.TAG_MAX_HOURLY_USD: f"{found.worst_usd:.4g}"} if found else {}
+
+
 def _latest(values: list[pulumi.Output[str]]) -> pulumi.Output[str]:
     return pulumi.Output.all(*values).apply(lambda items: max(items))
 
@@ -182,6 +195,8 @@ class GpuExperimentStack(pulumi.ComponentResource):
                 Bucket(name=plan.bucket, arn=cloud.bucket_arn(plan.bucket, ctx)) if base.checkpoints.bucket
                 else cloud.create_bucket(name, plan.bucket, base, bucket_tags, ctx, self)
             )
+        # The stack's budget with its alerts, where the cloud has a budget service (capabilities: budget-alerts).
+        self.budget = cloud.create_budget_alert(name, base, stack, shared_tags, self)
         # The instance-side tools travel as an object (see components/userdata): in the checkpoint bucket the stack
         # creates, else in a bootstrap bucket of its own.
         own = bucket is not None and bucket.created
@@ -223,7 +238,9 @@ class GpuExperimentStack(pulumi.ComponentResource):
             tools = [cloud.upload_tools(parts, tools_bucket, key, tools_bundle())]
             if not own:
                 tools.append(cloud.allow_tools_read(parts, identity, tools_bucket, key))
-            inst = cloud.create_instance(parts, Launch(
+            # The instance alone also carries its worst-case hourly price (the watchdog's spend estimate reads it).
+            priced = tagged({**tags, **max_hourly_tag(exp, placed.instance_type, region)}, f"experiment {exp.name!r}")
+            inst = cloud.create_instance(dataclasses.replace(parts, tags=priced), Launch(
                 network=network,
                 identity=identity,
                 user_data=user_data,

@@ -65,6 +65,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
     Guarantee("network", "Network"),
     Guarantee("replacement", "Replacement"),
     Guarantee("nvidia-driver", "NVIDIA driver"),
+    Guarantee("budget-alerts", "Budget alerts"),
 )
 """What every stack gets, in the order the clouds table lists them."""
 
@@ -231,6 +232,13 @@ class Cloud(ABC):
         """An encrypted image of the instance's system disk only, made once and retained on destroy, declared only
         from an instance in ``ready`` (``components.image_bake.gate``): the image resource (its ``id`` and its
         recorded ``tags``)."""
+
+    def create_budget_alert(self, name: str, spec: ExperimentSpec, stack: str, tags: dict,
+                            parent: pulumi.Resource) -> pulumi.Resource | None:
+        """The stack's budget with e-mail alerts at ``spec.budget_alerts`` thresholds of ``spec.budget_usd``
+        (actual and forecast), filtered by the stack's cost-allocation tag; None where the provider has no budget
+        service (the ``budget-alerts`` row of ``capabilities`` says so, and the watchdog's estimate warns)."""
+        return None
 
     @abstractmethod
     def session_command(self, instance_id: str, region: str) -> str:

@@ -43,6 +43,8 @@ def experiment_tags(
         tags[v.TAG_ON_DEMAND_REASON] = spec.on_demand_reason
     if spec.ci_run:
         tags[v.TAG_CI_RUN] = spec.ci_run
+    if spec.verify is not None:  # the pack's verify-long-run reads it
+        tags[v.TAG_VERIFY] = v.verify_tag_value(spec.verify.max_minutes, bool(spec.verify.resume_command))
     return tags if retain is None else retained(tags, retain)
 
 

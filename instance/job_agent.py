@@ -45,8 +45,10 @@ from typing import Any
 
 try:
     from instance import cloud_access as ca
+    from instance import manifest
 except ImportError:  # on the instance: cloud_access.py is installed next to this file
     import cloud_access as ca  # type: ignore[no-redef]
+    import manifest  # type: ignore[no-redef]
 
 UTC = timezone.utc  # noqa: UP017 - the instance may run Python 3.10 (Ubuntu 22.04), before datetime.UTC
 
@@ -328,6 +330,8 @@ class Agent:
         }
         st: dict[str, Any] = {"phase": "started", "bootId": self.boot_id, "offset": 0, "seq": 1}
         self.save(job, st)
+        # The run manifest (what ran, on what), beside the checkpoints; never keeps the job from starting.
+        manifest.write(self.s, command=command, cwd=self.s["mount_point"], job=job, say=say)
         try:
             with open(log_path, "ab") as out:
                 proc = subprocess.Popen(

@@ -43,8 +43,10 @@ from typing import Any
 
 try:
     from instance import cloud_access as ca
+    from instance import heartbeat
 except ImportError:  # on the instance: cloud_access.py is installed next to this file
     import cloud_access as ca  # type: ignore[no-redef]
+    import heartbeat  # type: ignore[no-redef]
 
 SETTINGS_PATH = "/etc/gpulease/settings.json"
 
@@ -188,6 +190,8 @@ class Watchdog:
         self.shutdown_at: float | None = None
         self.started = False
         self.done = False
+        self.last_sync_ok: float | None = None
+        self.heartbeat = heartbeat.Heartbeat(self)  # heartbeat.json every few minutes, and the spend estimate
 
     # -- the deadline: the tag, the last one read, or first boot + max runtime --
 
@@ -274,6 +278,7 @@ class Watchdog:
     def tick(self) -> None:
         mono = self.clock.monotonic()
         self._check_sync()
+        self.heartbeat.tick()
         if self.shutdown_at is not None:
             # Still alive after a shutdown was requested: ask again every minute.
             if mono - self.shutdown_at >= 60:
@@ -627,6 +632,8 @@ class Watchdog:
                         "retrying now")
         else:
             self.sync_failures = 0 if code == 0 else self.sync_failures + 1
+            if code == 0:
+                self.last_sync_ok = self.clock.now()
             tail = job.tail()
             self.decide("sync", f"periodic sync exited {code}" + (f": {tail}" if tail else ""))
         self._end_sync()
@@ -726,6 +733,7 @@ class Watchdog:
             self.decide("stopping", "the service is being stopped -> final sync")
             self.stop_background()
             self.sync_once("final-sync", 60)
+        self.heartbeat.stop()
         self.done = True
 
 

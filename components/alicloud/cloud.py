@@ -127,6 +127,15 @@ class Alicloud(AlicloudAccount, AlicloudNetwork, AlicloudStorage, AlicloudIdenti
                 "auto-install script is not used: it reads metadata without a token. The CUDA runtime comes with "
                 "PyTorch's wheels or conda packages.",
         ),
+        "budget-alerts": Support(
+            "none in the stack: the watchdog's spend estimate (worst-case hourly price x hours up, against "
+            "`budgetUsd`) logs a warning and runs `watchdog.warnHook` at each `budgetAlerts` threshold",
+            gap="pulumi-alicloud 4.0.0 has no budget resource (no module of the SDK creates one; its `bss` module "
+                "holds only the pricing lookups `get_open_api_products` and `get_open_api_pricing_modules`), so no e-mail "
+                "reaches the owner from Alibaba Cloud's billing; point `watchdog.warnHook` at a notifier and "
+                "watch `gpulease status`.",
+            given=False,
+        ),
     }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
+from components.aws.budget import AwsBudget
 from components.aws.context import AwsAccount
 from components.aws.identity import AwsIdentity
 from components.aws.instance import AwsInstance
@@ -17,7 +18,8 @@ from components.aws.workflow import AwsWorkflow
 from components.cloud import Cloud, Support
 
 
-class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifetime, AwsWorkflow, Cloud):
+class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifetime, AwsWorkflow, AwsBudget,
+          Cloud):
     name = "aws"
     spec = RULES
     capabilities: ClassVar[Mapping[str, Support]] = {
@@ -81,6 +83,14 @@ class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifet
             "the DLAMI families (`dlami-base-ubuntu22`, the default, and `dlami-pytorch-ubuntu22`) have the driver "
             "and CUDA preinstalled; on `ubuntu-22.04` (none) the bootstrap installs NVIDIA's R580 server driver from "
             "the Ubuntu archive",
+        ),
+        "budget-alerts": Support(
+            "one `aws.budgets.Budget` per stack: `budgetUsd` USD a year, filtered by the cost-allocation tag "
+            "`gpulease:stack`, an e-mail at each `budgetAlerts` threshold for the actual and the forecasted spend; "
+            "the watchdog's spend estimate warns too",
+            gap="AWS filters costs by the tag only once `gpulease:stack` is activated for cost allocation in the "
+                "billing account, and refreshes budget data up to three times a day: the watchdog's estimate "
+                "([run](run.md#budget-alerts)) warns hours earlier.",
         ),
     }
 

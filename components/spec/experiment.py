@@ -14,6 +14,7 @@ from pydantic import Field, field_validator, model_validator
 
 from components.spec import keys
 from components.spec.clouds import SPEC_RULES, Cloud, all_key_types
+from components.spec.run import BudgetAlertsSpec, JobSpec, VerifySpec, run_problems
 from components.spec.sections import (
     CheckpointSpec,
     DataDiskSpec,
@@ -81,6 +82,12 @@ class ExperimentSpec(SpecModel):
                          "instance; parked: no instance, the disk and bucket stay.")
     prep: PrepSpec = Field(default_factory=PrepSpec, description="The preparation phase's instance and deadline.")
     data: DataSpec = Field(default_factory=DataSpec, description="Data staged on the instance before readiness.")
+    # --- run sections (components/spec/run.py) ---
+    verify: VerifySpec | None = Field(None, description="A short verification run before the long one.")
+    job: JobSpec | None = Field(None, description="The training job the instance starts in a tmux session.")
+    budget_alerts: BudgetAlertsSpec = Field(
+        default_factory=BudgetAlertsSpec, description="Who is notified, and at which shares of budgetUsd."
+    )
 
     @field_validator("name")
     @classmethod
@@ -175,6 +182,7 @@ class ExperimentSpec(SpecModel):
         problems += rules.runtime_problems(self.max_runtime_hours, self.watchdog.final_sync_minutes, self.expires_at is not None)
         problems += self._ssh_problems()
         problems += self._tag_problems()
+        problems += run_problems(self)
         vol = self.data_disk.existing_volume_id
         if vol is not None and not rules.disk_id.match(vol):
             problems.append(("dataDisk.existingVolumeId", f"{vol!r} is not a {self.cloud} disk id; accepted: e.g. {rules.disk_id_example}"))

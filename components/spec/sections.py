@@ -30,6 +30,21 @@ HOOK_MAX_LENGTH = 2048
 PATH_MAX_LENGTH = 1024
 
 
+MAX_FORWARDS = 10
+
+
+def forward_ports(item: int | str) -> tuple[int, int]:
+    """(local, remote) of one ``ssh.forward`` entry; (0, 0) when it is neither a port nor ``local:remote``."""
+    if isinstance(item, bool):
+        return 0, 0
+    if isinstance(item, int):
+        return item, item
+    local, sep, remote = str(item).strip().partition(":")
+    if not (local.isdigit() and (remote.isdigit() if sep else True)):
+        return 0, 0
+    return int(local), int(remote if sep else local)
+
+
 def tag_safe(value: str, what: str) -> str:
     if not v.TAG_VALUE_PATTERN.match(value) or len(value) > v.TAG_VALUE_MAX_LEN:
         raise ValueError(
@@ -48,6 +63,27 @@ class SshSpec(SpecModel):
     public_key: str | None = Field(None, description="An OpenSSH public key; a key pair is created from it.")
     key_name: str | None = Field(None, description="An existing key pair name.")
     user: str = Field("ubuntu", description="Login user for the SSH command output (a POSIX user name, e.g. ubuntu).")
+    forward: list[int | str] = Field(
+        default_factory=list,
+        description="Ports gpulease ssh forwards from the instance to this machine: 6006 (the same port here), or "
+        "'16006:6006' (local:remote), e.g. TensorBoard and Jupyter.",
+    )
+
+    @field_validator("forward")
+    @classmethod
+    def _forward(cls, ports: list[int | str]) -> list[int | str]:
+        seen: set[int] = set()
+        for i, item in enumerate(ports):
+            local, remote = forward_ports(item)
+            if not (1 <= local <= 65535 and 1 <= remote <= 65535):
+                raise ValueError(f"[{i}] {item!r} is not a port or local:remote pair; accepted: 1-65535, e.g. 6006 "
+                                 "or '16006:6006'")
+            if local in seen:
+                raise ValueError(f"[{i}] forwards local port {local} twice; accepted: each local port once")
+            seen.add(local)
+        if len(ports) > MAX_FORWARDS:
+            raise ValueError(f"lists {len(ports)} ports; accepted: at most {MAX_FORWARDS}")
+        return ports
 
     @field_validator("user")
     @classmethod

@@ -39,7 +39,8 @@ class SweepSpec(SpecModel):
 
 
 # Fields a sweep run may not change: the runs share one security group, one bucket and one network.
-SWEEP_SHARED_FIELDS = ("cloud", "region", "ssh", "network", "owner", "project", "costCenter", "budgetUsd")
+SWEEP_SHARED_FIELDS = ("cloud", "region", "ssh", "network", "owner", "project", "costCenter", "budgetUsd",
+                       "budgetAlerts")
 
 
 # Sections that say one thing one of several ways: a run's override replaces them whole (a run that asks for

@@ -9,6 +9,7 @@ from functools import lru_cache
 
 import yaml
 
+from components.userdata.run_settings import RUN_UNIT, RUN_UNIT_TEXT
 from components.userdata.settings import (
     INSTALL_DIR,
     JOB_AGENT_UNIT,
@@ -134,6 +135,10 @@ def cloud_config(settings: BootstrapSettings) -> dict:
             file(f"/etc/systemd/system/{JOB_AGENT_UNIT}", JOB_AGENT_UNIT_TEXT.format(fetch=watchdog_fetch), "0644")
         )
         config["runcmd"].append(["systemctl", "enable", "--now", "--no-block", JOB_AGENT_UNIT])
+    if settings.verify is not None or settings.job is not None:  # the run unit: verify, then the job in tmux
+        run_unit = RUN_UNIT_TEXT.format(setup_unit=SETUP_UNIT, fetch=watchdog_fetch, install_dir=INSTALL_DIR)
+        config["write_files"].append(file(f"/etc/systemd/system/{RUN_UNIT}", run_unit, "0644"))
+        config["runcmd"].append(["systemctl", "enable", "--now", "--no-block", RUN_UNIT])
     return config
 
 

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from components.spec.experiment import ExperimentSpec
+from components.userdata.run_settings import JobSettings, VerifySettings, run_fields
 from components.userdata.tools import tools_key, tools_sha256
 from components.userdata.workflow import OSS_AUTH, workflow_settings
 from gpulease.core import vocabulary as v
@@ -172,6 +173,18 @@ class BootstrapSettings(BaseModel):
     secret_command: list[str] | None = None
     ready_record_command: list[str] | None = None
 
+    # --- the run sections (components/userdata/run_settings.py) ---
+    verify: VerifySettings | None = None
+    """Run by ``run_job.py`` after readiness; its result is ``<checkpoint_uri>_gpulease/verify.json``."""
+    job: JobSettings | None = None
+    """Started by ``run_job.py`` in a tmux session after readiness (and a passed verification)."""
+    budget_thresholds: list[float] = []
+    """Percentages of the budget at which the watchdog's spend estimate warns (the budget is the instance's tag)."""
+    image_family: str | None = None
+    """The image family the instance was started from (the run manifest records it; None for a pinned id)."""
+    control_upload_command: list[str] | None = None
+    """Copies one file ({src}) to the bucket ({dst}): the heartbeat, verify.json and the run manifest."""
+
 
 WORKFLOW_DEFAULTS: dict[str, object] = {"phase": "train", "data_sources": [], "stage_commands": None,
                                          "hub_token_secret": None, "secret_command": None, "ready_record_command": None}
@@ -186,6 +199,9 @@ def settings_json(settings: BootstrapSettings) -> str:
             del data[key]
     if data.get("idle_source") == "gpu":
         del data["idle_source"], data["idle_cpu_percent"]
+    for key in ("verify", "job"):  # only what the experiment declares travels in its user-data
+        if data[key] is None:
+            del data[key]
     return json.dumps(data, indent=2, sort_keys=True)
 
 
@@ -240,4 +256,6 @@ def settings_for(
         job_agent=JobAgentSettings(**JOB_COMMANDS[cloud]) if spec.ci_run and checkpoint_uri else None,
         tools=ToolsObject(bucket=tools_bucket, key=tools_key(tools_prefix), region=region, sha256=tools_sha256()),
         **workflow_settings(spec, cloud, checkpoint_uri is not None),
+        control_upload_command=JOB_COMMANDS[cloud]["copy_command"] if checkpoint_uri else None,
+        **run_fields(spec),
     )

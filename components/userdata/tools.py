@@ -18,7 +18,9 @@ JOB_AGENT_SCRIPT = INSTANCE_DIR / "job_agent.py"
 CLOUD_ACCESS_SCRIPT = INSTANCE_DIR / "cloud_access.py"
 STAGING_SCRIPT = INSTANCE_DIR / "staging.py"
 FETCH_SCRIPT = INSTANCE_DIR / "fetch_tools.py"
-TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT, STAGING_SCRIPT)
+# The run tools: the heartbeat and spend estimate (watchdog), the verification, the run manifest, the run unit.
+RUN_SCRIPTS = tuple(INSTANCE_DIR / name for name in ("control.py", "heartbeat.py", "verify.py", "manifest.py", "run_job.py"))
+TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT, STAGING_SCRIPT, *RUN_SCRIPTS)
 TOOLS_FOLDER = "_gpulease/tools/"
 
 

@@ -39,6 +39,8 @@ AWS_ACCOUNT_PUBLIC_ACCESS_BLOCK = "aws:s3/accountPublicAccessBlock:AccountPublic
 AWS_BUCKET_ACL = "aws:s3/bucketAcl:BucketAcl"
 AWS_BUCKET_VERSIONING = "aws:s3/bucketVersioning:BucketVersioning"
 AWS_BUCKET_LIFECYCLE = "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration"
+AWS_BUDGET = "aws:budgets/budget:Budget"
+"""A stack's budget alert (``gpulease.core.budget_alert``); Alibaba Cloud's provider has none."""
 TERMINATE_TARGET = "arn:aws:scheduler:::aws-sdk:ec2:terminateInstances"
 """EventBridge Scheduler's universal target that calls EC2 TerminateInstances (the deadline's schedule)."""
 # Compute forms besides the instance (gpulease.core.compute.aws_forms reads them), and what bounds them.
@@ -131,6 +133,10 @@ FREE_TYPES: frozenset[str] = frozenset({
     AWS_LAUNCH_TEMPLATE, AWS_LAUNCH_CONFIGURATION, AWS_AUTOSCALING_SCHEDULE, AWS_SCHEDULE,
     AWS_ECS_CAPACITY_PROVIDER, "aws:ecs/cluster:Cluster", "aws:ecs/clusterCapacityProviders:ClusterCapacityProviders",
     *ALI_LAUNCH_TEMPLATES, ALI_SCALING_CONFIGURATION, ALI_SCHEDULED_TASK,
+    # A budget without budget actions (the stack's budget alert): "Budgets without actions: free"
+    # (https://aws.amazon.com/aws-cost-management/aws-budgets/pricing/; older user-guide versions charged $0.02 a
+    # day for each active budget past the first two: see docs/run.md#budget-alerts).
+    AWS_BUDGET,
 })
 """Resource types that cost nothing by themselves (a type neither priced nor listed here is "unpriced")."""
 

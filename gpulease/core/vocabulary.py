@@ -26,6 +26,16 @@ TAG_RETAIN = f"{TAG_PREFIX}retain"
 TAG_MANAGED_BY = f"{TAG_PREFIX}managed-by"
 TAG_CI_RUN = f"{TAG_PREFIX}ci-run"
 TAG_STACK = f"{TAG_PREFIX}stack"
+TAG_VERIFY = f"{TAG_PREFIX}verify"
+"""``<maxMinutes>min`` (``+resume`` when the resume is checked): the experiment declares a verification run."""
+TAG_MAX_HOURLY_USD = f"{TAG_PREFIX}max-hourly-usd"
+"""On the instance only: its worst-case hourly price (the spot cap, else on-demand), for the watchdog's spend
+estimate. A tag rather than a setting: a price refresh then updates a tag in place instead of the user-data."""
+
+
+def verify_tag_value(max_minutes: int, resume: bool) -> str:
+    """The ``gpulease:verify`` tag of an experiment that declares ``verify``: ``20min`` or ``20min+resume``."""
+    return f"{max_minutes}min" + ("+resume" if resume else "")
 
 MANAGED_BY_VALUE = "gpulease"
 """Value of ``TAG_MANAGED_BY`` on everything gpulease creates; the reaper acts on nothing else."""

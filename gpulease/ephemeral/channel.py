@@ -11,6 +11,8 @@ The contract, with ``P = <checkpointUri>_gpulease/`` (e.g. ``s3://bucket/checkpo
   ``time``, ``checks``) plus the instance's ``instanceId``, uploaded once the bootstrap has run. The runner
   accepts it only when ``instanceId`` is the stack's instance (a marker left in a retained bucket by an earlier
   run never counts) and stops waiting at once when it says ``"ready": false``.
+- ``P/verify.json``: the verification's result (``instance/verify.py``: ``passed``, ``failed``, ``checks``), when the
+  spec declares ``verify``; accepted only with the stack's ``instanceId``, like the ready marker.
 - ``P/jobs/<job>/request.json``: written by the runner: ``{"jobId", "command", "deadline"}``. The instance runs
   ``bash -lc <command>`` once, in ``/data``, with ``GPULEASE_JOB_ID`` and ``GPULEASE_ARTIFACTS_DIR``
   (``/data/artifacts/<job>``) in its environment, and kills it at ``deadline``.
@@ -37,6 +39,7 @@ from gpulease.core.errors import UserError
 
 CONTROL_DIR = "_gpulease/"
 READY_MARKER = "ready.json"
+VERIFY_RESULT = "verify.json"
 LineSink = Callable[[str], None]
 
 
@@ -49,6 +52,11 @@ class InstanceChannel(Protocol):
 
     def wait_ready(self, outputs: Mapping[str, Any], timeout_s: float, on_line: LineSink) -> dict[str, Any]:
         """Block until the instance reports ready; return its marker. Raises ``ChannelError`` on timeout."""
+        ...
+
+    def wait_verify(self, outputs: Mapping[str, Any], timeout_s: float, on_line: LineSink) -> dict[str, Any]:
+        """Block until the instance reports its verification; return it when it passed. Raises ``ChannelError``
+        when it failed or did not arrive in time."""
         ...
 
     def run(self, outputs: Mapping[str, Any], job_id: str, command: str, deadline: datetime, on_line: LineSink) -> int:
@@ -181,6 +189,28 @@ class BucketChannel:
                     f"the instance did not report ready within {timeout_s / 60:g} minutes "
                     f"(no {loc.scheme}://{loc.bucket}/{key} for instance {instance_id})"
                 )
+            self.sleep(self.poll_seconds)
+
+    def wait_verify(self, outputs: Mapping[str, Any], timeout_s: float, on_line: LineSink) -> dict[str, Any]:
+        loc = location_from_outputs(outputs)
+        key = f"{loc.control}{VERIFY_RESULT}"
+        instance_id = outputs.get("instanceId")
+        started = time.monotonic()
+        while True:
+            result = self._get_json(loc.bucket, key)
+            if result is not None and (instance_id is None or result.get("instanceId") == instance_id):
+                for name, check in (result.get("checks") or {}).items():
+                    if isinstance(check, dict):
+                        state = "skipped" if check.get("ok") is None else "ok" if check.get("ok") else "FAILED"
+                        on_line(f"verify {name}: {state}: {check.get('detail', '')}")
+                if result.get("passed") is not True:
+                    failed = ", ".join(result.get("failed") or []) or "unknown checks"
+                    raise ChannelError(f"the verification failed on instance {instance_id}: {failed} (see "
+                                       f"{loc.scheme}://{loc.bucket}/{key})")
+                return result
+            if time.monotonic() - started >= timeout_s:
+                raise ChannelError(f"no verification result within {timeout_s / 60:g} minutes (no "
+                                   f"{loc.scheme}://{loc.bucket}/{key} for instance {instance_id})")
             self.sleep(self.poll_seconds)
 
     def run(self, outputs: Mapping[str, Any], job_id: str, command: str, deadline: datetime, on_line: LineSink) -> int:

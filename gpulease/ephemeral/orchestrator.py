@@ -32,6 +32,8 @@ EXIT_TEARDOWN_FAILED = 3
 """Teardown did not finish: the stack is kept for ``ephemeral gc``; this wins over every other exit code."""
 
 DESTROY_ATTEMPTS = 3
+VERIFY_SLACK_MINUTES = 10
+"""Waited for a verification beyond its maxMinutes: tmux and the result's copy to the bucket."""
 
 
 def stack_deadline(outputs: Mapping[str, Any]) -> datetime | None:
@@ -201,6 +203,14 @@ class EphemeralRun:
             state.failed_step = "wait for instance"
             channel.wait_ready(state.outputs, options.ready_timeout_s, lambda line: p.line("instance", line))
             state.ready = True
+        verify = cfg.experiment.verify
+        if verify is not None:
+            # The instance verifies on its own after readiness; a failure stops the run here (and tears it down).
+            with p.step("verify") as record:
+                state.failed_step = "verify"
+                result = channel.wait_verify(state.outputs, 60 * (verify.max_minutes + VERIFY_SLACK_MINUTES),
+                                             lambda line: p.line("verify", line))
+                record.detail = f"passed in {(result.get('seconds') or {}).get('total', '?')} s"
         deadline = stack_deadline(state.outputs) or (self.now() + timedelta(hours=cfg.experiment.max_runtime_hours))
         train_error: BaseException | None = None
         try:

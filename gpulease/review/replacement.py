@@ -106,6 +106,10 @@ REPLACE_TRIGGERS: dict[str, TypeRule] = {
         "https://registry.terraform.io/providers/hashicorp/time/latest/docs/resources/static (pulumiverse_time "
         "Static docstring: triggers 'will trigger a new base timestamp')",
     ),
+    "aws:budgets/budget:Budget": TypeRule(
+        ("accountId", "name", "namePrefix"),
+        AWS_DOCS + "budgets_budget (ForceNew in internal/service/budgets/budget.go)",
+    ),
     "pulumi:providers:aws": TypeRule(("region",), "Pulumi engine: a provider replaced replaces its resources"),
     # --- Alibaba Cloud (terraform-provider-alicloud, bridged by pulumi-alicloud 4.0.0) -------------------------
     "alicloud:ecs/instance:Instance": TypeRule(

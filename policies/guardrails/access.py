@@ -231,7 +231,9 @@ def _grants(role: Registered, stack: list[Registered]) -> Iterable[tuple[str, An
 
 
 def _role_wildcard(args: StackValidationArgs, report: ReportViolation) -> None:
-    stack = [c.registered(r) for r in args.resources]
+    # In URN order: the engine hands resources over in the order their registrations completed, which varies, and
+    # the message must not.
+    stack = sorted((c.registered(r) for r in args.resources), key=lambda r: r.urn)
     accepted = set(c.config_value(args.get_config(), "acceptRoles", []))
     for role in stack:
         if role.type not in (rt.AWS_IAM_ROLE, rt.ALI_RAM_ROLE) or role.name in accepted or not _trusts_instances(role):

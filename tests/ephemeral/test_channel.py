@@ -134,3 +134,24 @@ def test_bucket_uris() -> None:
     assert (loc.scheme, loc.bucket, loc.prefix, loc.control) == ("oss", "b-1", "checkpoints/", "checkpoints/_gpulease/")
     with pytest.raises(ChannelError):
         parse_bucket_uri("none")
+
+
+def test_the_verification_result_must_name_this_instance_and_a_failure_stops_the_wait(s3) -> None:
+    put_json(s3, f"{CONTROL}verify.json", {"instanceId": "i-0old", "passed": True})
+    with pytest.raises(ChannelError, match="no verification result within"):
+        channel(s3).wait_verify(OUTPUTS, timeout_s=0.2, on_line=lambda line: None)
+    failed = {"instanceId": "i-0aaa", "passed": False, "failed": ["resume"], "checks": {
+        "run": {"ok": True, "detail": "stopped on purpose at its first checkpoint"},
+        "resume": {"ok": False, "detail": "resumeCommand started over (resumed at step 0)"},
+        "memory": {"ok": None, "detail": "no minFreeGpuMemoryPercent asked"}}}
+    put_json(s3, f"{CONTROL}verify.json", failed)
+    lines: list[str] = []
+    started = time.monotonic()
+    with pytest.raises(ChannelError, match=r"the verification failed on instance i-0aaa: resume \(see s3://"):
+        channel(s3).wait_verify(OUTPUTS, timeout_s=60, on_line=lines.append)
+    assert time.monotonic() - started < 5
+    assert lines == ["verify run: ok: stopped on purpose at its first checkpoint",
+                     "verify resume: FAILED: resumeCommand started over (resumed at step 0)",
+                     "verify memory: skipped: no minFreeGpuMemoryPercent asked"]
+    put_json(s3, f"{CONTROL}verify.json", {**failed, "passed": True, "failed": []})
+    assert channel(s3).wait_verify(OUTPUTS, timeout_s=5, on_line=lambda line: None)["passed"] is True

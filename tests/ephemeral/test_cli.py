@@ -183,7 +183,8 @@ def test_a_real_signal_to_the_process_tears_the_stack_down(tmp_path: Path, signu
     assert proc.returncode == 128 + signum, err
     calls = json.loads(record.read_text())
     assert [op for op, _ in calls["backend"]] == ["cli_version", "create", "up", "outputs", "destroy", "remove"]
-    assert calls["channel"] == ["wait_ready", "run", "download_artifacts"]
+    # aws-lora-7b declares verify: the runner waits for the instance's verification before the job.
+    assert calls["channel"] == ["wait_ready", "wait_verify", "run", "download_artifacts"]
     assert "interrupted" in out and "destroyed and removed" in out
 
 

@@ -19,6 +19,7 @@ from gpulease.ephemeral.orchestrator import EXIT_TEARDOWN_FAILED, EphemeralRun, 
 from gpulease.ephemeral.progress import PlainProgress
 from gpulease.ephemeral.signals import guard_signals
 from tests.support.ephemeral import RecordingBackend, ScriptedChannel, make_project, send_self
+from tests.support.specs import experiment
 
 STACK = "ci-4242-abc1234"
 
@@ -233,3 +234,23 @@ def test_forward_to_cli_signals_only_pulumi_children(tmp_path: Path, sigint_at_l
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+VERIFY = {"command": "python train.py --max-steps 20", "maxMinutes": 20, "resumeCommand": "python train.py --resume"}
+
+
+def test_with_verify_the_run_waits_for_it_and_a_failed_verification_tears_down_before_the_job(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "verified", spec=experiment(verify=VERIFY))
+    backend, channel = RecordingBackend(), ScriptedChannel()
+    summary, log = execute(project, backend, channel, tmp_path)
+    assert [op for op, _ in channel.calls] == ["wait_ready", "wait_verify", "run", "download_artifacts"]
+    assert channel.calls[1][1] == 60 * (20 + 10)  # maxMinutes and the slack for tmux and the copy
+    assert "verify: verification PASSED" in log and summary["outcome"] == "succeeded"
+
+    backend, channel = RecordingBackend(), ScriptedChannel()
+    channel.fail["wait_verify"] = ChannelError("the verification failed on instance i-1: resume")
+    summary, _ = execute(project, backend, channel, tmp_path)
+    assert [op for op, _ in channel.calls] == ["wait_ready", "wait_verify"]
+    assert summary["outcome"] == "failed" and summary["exitCode"] == 1
+    assert "the verification failed on instance i-1: resume" in summary["error"]
+    assert torn_down(backend)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from components.userdata import READY_UPLOAD_COMMANDS
+from components.userdata.settings import JOB_COMMANDS
 from gpulease.ephemeral.channel import BucketChannel
 from instance import instance_setup
 from tests.support.instance import MetadataServer, MetadataState, deadline_tags
@@ -24,6 +25,7 @@ from tests.support.job_agent import (
     CHECKPOINT_URI,
     JOB_USER,
     JOBS,
+    PREFIX,
     AgentProcess,
     FakeAwsCli,
     agent_settings,
@@ -87,7 +89,9 @@ exit 3"""
 
 def test_a_job_goes_from_request_to_streamed_log_artifacts_and_exit_code(world, tmp_path: Path, agents, monkeypatch) -> None:
     s3, cli, bin_dir, data = world
-    settings = agent_settings(tmp_path, data)
+    # With the control-file copy command user-data gives a CI stack: the run manifest goes beside the checkpoints.
+    settings = agent_settings(tmp_path, data, control_upload_command=JOB_COMMANDS["aws"]["copy_command"],
+                              experiment="lora")
     # Step 1 of the protocol: the bootstrap's marker, published with the command user-data gives it.
     marker = tmp_path / "ready.json"
     marker.write_text(json.dumps({"ready": True, "failed": [], "time": "2026-12-01T08:05:00Z", "instanceId": OUTPUTS["instanceId"]}))
@@ -132,6 +136,11 @@ def test_a_job_goes_from_request_to_streamed_log_artifacts_and_exit_code(world, 
     outcome = get_json(s3, f"{job}result.json")
     assert outcome["exitCode"] == 3 and outcome["finishedAt"].endswith("Z") and "note" not in outcome
     assert "job ci-1-abc: exit code 3" in agent.text()
+    # The run manifest of the CI job, written as it started, locally and beside the checkpoints.
+    manifest = get_json(s3, f"{PREFIX}_gpulease/manifest.json")
+    assert manifest == json.loads((data / "logs" / "manifest.json").read_text())
+    assert (manifest["stack"], manifest["experiment"], manifest["job"]) == ("ci-1-abc", "lora", "ci-1-abc")
+    assert manifest["checkpointUri"] == CHECKPOINT_URI and manifest["code"] is None
 
 
 def test_the_job_is_stopped_at_its_deadline_with_its_whole_process_group(world, tmp_path: Path, agents) -> None:

@@ -169,6 +169,9 @@ def tags(cloud: str, r: Rendering) -> dict:
     instance = r.one({"aws": "aws:ec2/instance:Instance", "alicloud": "alicloud:ecs/instance:Instance"}[cloud])
     base = dict(instance.inputs["tags"])
     base[v.TAG_CHECKPOINT_URI] = base[v.TAG_CHECKPOINT_URI].split("://", 1)[1]
+    # Each cloud's own instance type has its own price: the tag is there, and a price, on both.
+    hourly = float(base.pop(v.TAG_MAX_HOURLY_USD))
+    base[v.TAG_MAX_HOURLY_USD] = hourly > 0
     taggable = [x for x in r.custom_resources if is_taggable(x.type)]
     complete = all(
         all((x.inputs.get("tags") or {}).get(k) is not None for k in v.REQUIRED_TAGS) for x in taggable
@@ -253,6 +256,7 @@ GUARANTEES: dict[str, Callable[[str, Rendering], object]] = {
 DIFFERING_FACTS: dict[str, tuple[str, str]] = {
     "noncurrent-versions-kept": ("lifecycle", "noncurrent_versions_kept"),
     "shutdown-from-inside": ("shutdown from inside", ""),
+    "budget-alerts": ("budget alerts", ""),
 }
 GAPS = {reader: key for reader, key in DIFFERING_FACTS.values()}
 

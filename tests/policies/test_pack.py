@@ -43,6 +43,8 @@ EXPECTED_POLICIES = {
     "public-ip-unneeded": "advisory",
     "data-source-no-credentials": "mandatory",
     "data-source-same-region": "advisory",
+    "budget-alert": "mandatory",
+    "verify-long-run": "advisory",
 }
 
 

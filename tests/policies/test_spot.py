@@ -10,6 +10,7 @@ from tests.support.policy import (
     ali_checkpoint_bucket,
     ali_gpu,
     analyze,
+    aws_budget,
     aws_gpu,
     aws_schedule_for,
     checkpoint_bucket,
@@ -21,7 +22,7 @@ from tests.support.policy import (
 
 def _aws(gpu_inputs: dict, bucket: list | None = None) -> list:
     return [res(AWS_INSTANCE, "gpu", gpu_inputs), aws_schedule_for("gpu"),
-            *(checkpoint_bucket() if bucket is None else bucket)]
+            *(checkpoint_bucket() if bucket is None else bucket), aws_budget()]
 
 
 def test_on_demand_gpu_without_reason_is_refused():

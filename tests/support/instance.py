@@ -162,6 +162,8 @@ class MetadataState:
     role: str = "gpulease-exp1-role"
     credentials_expire_in: float = 3600.0
     instance_id: str = "i-0123456789abcdef0"
+    values: dict[str, str] = field(default_factory=dict)
+    """Any other metadata path and its answer (e.g. /latest/meta-data/instance-type)."""
     issued: int = 0
     requests: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
     refused: list[tuple[str, str, int]] = field(default_factory=list)
@@ -238,6 +240,8 @@ class MetadataServer:
         s = self.state
         if path == "/latest/meta-data/instance-id":
             return s.instance_id
+        if path in s.values:
+            return s.values[path]
         if path.startswith("/latest/meta-data/tags/instance/"):
             return s.tags.get(path.rsplit("/", 1)[1])
         creds_base = "/latest/meta-data/iam/security-credentials/" if s.cloud == "aws" else "/latest/meta-data/ram/security-credentials/"

@@ -160,8 +160,27 @@ def checkpoint_bucket(name: str = "ckpt-bucket") -> list[CapturedResource]:
     ]
 
 
+def aws_budget(name: str = "budget", tag: tuple[str, str] = (v.TAG_EXPERIMENT, "exp1"),
+               **changes: Any) -> CapturedResource:
+    """A budget alert as components/aws/budget.py builds it: COST, 40 USD, filtered by a tag of the instance
+    (``tags()`` carries no stack tag: the experiment's stands in), e-mails at 50/80/100% (actual and forecast)."""
+    inputs: dict[str, Any] = {
+        "name": "gpulease-llm-stack", "budgetType": "COST", "limitAmount": "40", "limitUnit": "USD",
+        "timeUnit": "ANNUALLY",
+        "costFilters": [{"name": "TagKeyValue", "values": [f"user:{tag[0]}${tag[1]}"]}],
+        "notifications": [
+            {"comparisonOperator": "GREATER_THAN", "notificationType": kind, "threshold": t,
+             "thresholdType": "PERCENTAGE", "subscriberEmailAddresses": ["alice@example.com"]}
+            for t in (50, 80, 100) for kind in ("ACTUAL", "FORECASTED")
+        ],
+        "tags": tags(),
+    }
+    inputs.update(changes)
+    return res("aws:budgets/budget:Budget", name, inputs)
+
+
 def compliant_aws_stack() -> list[CapturedResource]:
-    return [res(AWS_INSTANCE, "gpu", aws_gpu()), aws_schedule_for("gpu"), *checkpoint_bucket()]
+    return [res(AWS_INSTANCE, "gpu", aws_gpu()), aws_schedule_for("gpu"), *checkpoint_bucket(), aws_budget()]
 
 
 def ali_gpu(**changes: Any) -> dict[str, Any]:

@@ -106,6 +106,11 @@ def test_aws_settings_equal_the_spec_and_the_created_resources(aws_render, aws_t
             "region": "us-east-1",
             "sha256": userdata.tools_sha256(),
         },
+        # The run sections: the budget's thresholds for the watchdog's spend estimate (the budget and the hourly
+        # price are instance tags), the family the manifest records, one copy command for the control files.
+        "budget_thresholds": [50.0, 80.0, 100.0],
+        "image_family": "dlami-base-ubuntu22",
+        "control_upload_command": ["aws", "s3", "cp", "{src}", "{dst}", "--region", "{region}", "--only-show-errors"],
     }
 
 
@@ -146,7 +151,8 @@ def _docstring_free(source: str) -> str:
     return ast.dump(tree)
 
 
-@pytest.mark.parametrize("name", ["instance_setup.py", "watchdog.py", "job_agent.py", "cloud_access.py"])
+@pytest.mark.parametrize("name", ["instance_setup.py", "watchdog.py", "job_agent.py", "cloud_access.py", "control.py",
+                                  "heartbeat.py", "verify.py", "manifest.py", "run_job.py"])
 def test_the_shipped_tools_are_the_tested_sources_and_run_on_python_3_10(name: str) -> None:
     shipped = json.loads(userdata.tools_bundle())["files"][name]
     source = (ROOT / "instance" / name).read_text()
@@ -160,7 +166,7 @@ def test_the_shipped_tools_are_the_tested_sources_and_run_on_python_3_10(name: s
         for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
     }
     # The tools import each other (shipped side by side under /opt/gpulease/) and the standard library only.
-    shipped_side_by_side = {"instance", "cloud_access", "staging"}
+    shipped_side_by_side = {"instance"} | {path.stem for path in userdata.TOOL_SCRIPTS}
     assert imported - shipped_side_by_side <= set(sys.stdlib_module_names), "python3 and nothing else"
 
 
@@ -208,9 +214,10 @@ def test_units_pass_systemd_verification(aws_text: str, tmp_path: Path) -> None:
 
 def test_no_credentials_travel_in_user_data(aws_text: str) -> None:
     settings = json.loads(files(cloud_config(aws_text))[userdata.SETTINGS_PATH]["content"])
-    # job_agent: CI stacks only; the workflow's fields: only when a stack uses that part (settings.WORKFLOW_DEFAULTS)
+    # job_agent: CI stacks only; the workflow's fields: only when a stack uses that part (settings.WORKFLOW_DEFAULTS);
+    # verify and job only when the spec declares them.
     workflow_only = {"job_agent", "phase", "data_sources", "stage_commands", "hub_token_secret", "secret_command",
-                     "idle_source", "idle_cpu_percent"}
+                     "idle_source", "idle_cpu_percent", "verify", "job"}
     assert set(settings) == set(BootstrapSettings.model_fields) - workflow_only
     assert "deadline" not in settings  # a renewal changes the instance's tag, never its user-data
     lowered = aws_text.lower()

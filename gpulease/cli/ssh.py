@@ -1,0 +1,48 @@
+"""``gpulease ssh STACK [-- cmd]``: connect to the instance in its access mode with keep-alives, forward the
+``ssh.forward`` ports and attach to the job's tmux session; ``--print`` shows the commands (``gpulease/live``)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def _options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--experiment", help="which run of a sweep")
+    p.add_argument("--outputs", metavar="FILE", help="the stack's outputs as `pulumi stack output --json` prints them")
+    p.add_argument("--region", help="the stack's region, when its stack file is not here")
+    p.add_argument("-i", "--identity", metavar="FILE", help="the private key ssh uses (ssh mode)")
+    p.add_argument("--print", dest="print_only", action="store_true", help="show the commands instead of running them")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ssh", help="connect to a stack's instance (keep-alives, port forwards, the job's tmux session)",
+                       usage="gpulease ssh STACK [--print] [options] [-- COMMAND ...]")
+    p.add_argument("stack")
+    _options(p)
+    # Everything after STACK: options first, then `--` and the command (argparse alone cannot tell a command's own
+    # options from ours once subcommands are involved).
+    p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_ssh)
+
+
+def split_rest(args: argparse.Namespace) -> list[str]:
+    """Apply the options given after STACK to ``args``; the command after ``--`` (empty when none)."""
+    rest = list(args.rest)
+    cut = rest.index("--") if "--" in rest else len(rest)
+    if rest[:cut]:
+        later = argparse.ArgumentParser(prog="gpulease ssh STACK", add_help=False)
+        _options(later)
+        later.parse_args(rest[:cut], namespace=args)
+    return rest[cut + 1:]
+
+
+def cmd_ssh(args: argparse.Namespace) -> int:
+    from gpulease.live import connect, target
+
+    remote = split_rest(args)
+    found = target.find(args.stack, outputs_file=args.outputs, experiment=args.experiment, region=args.region)
+    connection = connect.plan(found, remote or None, identity=args.identity)
+    if args.print_only:
+        print("\n".join(connection.lines()))
+        return 0
+    return connect.RUNNER(connection)

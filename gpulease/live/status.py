@@ -1,0 +1,177 @@
+"""``gpulease status``: one document about a running experiment, from what its instance reports in the bucket and,
+where available, the cloud's own view.
+
+From the control area beside the checkpoints (``<checkpointUri>_gpulease/``, written by the instance):
+``heartbeat.json`` (the watchdog, every few minutes: GPU utilisation and memory, the last checkpoint sync, the spend
+estimate, the deadline it keeps), ``ready.json`` (the bootstrap), ``verify.json`` (the verification) and
+``manifest.json`` (the run manifest). A report whose ``instanceId`` is another instance's (an earlier run's, left
+in a retained bucket) is set aside and named as such. From the cloud, on AWS: the instance's state and type (EC2
+DescribeInstances) and the stack budget's actual and forecasted spend (AWS Budgets DescribeBudget). Alibaba Cloud:
+the bucket alone (the heartbeat's age says whether the watchdog is alive).
+
+A bucket that cannot be read at all (offline, no credentials, no such bucket) is one ``LiveError``; what the cloud
+API cannot answer is noted in the document and the rest is still shown.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from gpulease.core import vocabulary as v
+from gpulease.core.budget_alert import budget_name
+from gpulease.live.clients import Clients
+from gpulease.live.target import LiveError, Target
+
+CONTROL_FILES = ("heartbeat", "ready", "verify", "manifest")
+
+
+def _minutes_since(stamp: Any, now: datetime) -> float | None:
+    try:
+        return round((now - v.parse_rfc3339(str(stamp))).total_seconds() / 60, 1)
+    except ValueError:
+        return None
+
+
+def _problem(exc: Exception) -> str:
+    """One line for a botocore error (or any other), without its traceback."""
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict) and response.get("Error"):
+        error = response["Error"]
+        return f"{error.get('Code', 'error')}: {error.get('Message', '')}".strip().rstrip(":")
+    return " ".join(str(exc).split())[:300] or type(exc).__name__
+
+
+def read_control(target: Target, client: Any) -> dict[str, Any]:
+    """The control files as objects (None where there is none yet); ``stale`` names those from another instance."""
+    uri = target.checkpoint_uri
+    if uri is None:
+        raise LiveError(f"stack {target.stack!r}: experiment {target.experiment!r} keeps no checkpoint bucket, where "
+                        "the instance reports its state; status needs one (ssh in instead)")
+    bucket, _, prefix = uri.split("://", 1)[1].partition("/")
+    prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"
+    found: dict[str, Any] = {"stale": []}
+    for name in CONTROL_FILES:
+        key = f"{prefix}_gpulease/{name}.json"
+        try:
+            body = client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        except Exception as exc:
+            code = (getattr(exc, "response", None) or {}).get("Error", {}).get("Code")
+            if code in ("NoSuchKey", "404"):
+                found[name] = None
+                continue
+            raise LiveError(f"stack {target.stack!r}: cannot read {uri}_gpulease/{name}.json: {_problem(exc)}") from None
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            doc = None
+        if not isinstance(doc, dict):
+            found[name] = {"unreadable": f"{name}.json is not a JSON object"}
+            continue
+        owner = doc.get("instanceId")
+        if owner and target.instance_id and owner != target.instance_id:
+            found["stale"].append(f"{name}.json is from instance {owner}, not {target.instance_id}")
+            found[name] = None
+            continue
+        found[name] = doc
+    return found
+
+
+def cloud_view(target: Target, clients: Clients) -> dict[str, Any]:
+    """The instance's state and the budget's spend, from the cloud's APIs (AWS); what they cannot answer is noted."""
+    view: dict[str, Any] = {"instance": None, "budget": None, "notes": []}
+    if clients.ec2 is not None and target.instance_id:
+        try:
+            found = clients.ec2.describe_instances(InstanceIds=[target.instance_id])
+            instances = [i for r in found.get("Reservations", []) for i in r.get("Instances", [])]
+            if instances:
+                inst = instances[0]
+                view["instance"] = {"state": inst.get("State", {}).get("Name"), "type": inst.get("InstanceType"),
+                                    "launched": v.rfc3339(inst["LaunchTime"]) if inst.get("LaunchTime") else None}
+        except Exception as exc:
+            view["notes"].append(f"instance state not read: {_problem(exc)}")
+    elif target.cloud == "alicloud":
+        view["notes"].append("instance state not read on Alibaba Cloud: the heartbeat's age tells whether it runs")
+    spec = target.spec
+    if clients.budgets is not None and clients.sts is not None and spec is not None:
+        name = budget_name(spec.project, target.stack)
+        try:
+            account = clients.sts.get_caller_identity()["Account"]
+            budget = clients.budgets.describe_budget(AccountId=account, BudgetName=name)["Budget"]
+            spend = budget.get("CalculatedSpend") or {}
+            view["budget"] = {
+                "name": name,
+                "limitUsd": float(budget["BudgetLimit"]["Amount"]),
+                "actualUsd": float((spend.get("ActualSpend") or {}).get("Amount", 0)),
+                "forecastUsd": float((spend.get("ForecastedSpend") or {}).get("Amount", 0)),
+            }
+        except Exception as exc:
+            view["notes"].append(f"AWS budget {name!r} not read: {_problem(exc)}")
+    return view
+
+
+def collect(target: Target, clients: Clients, now: datetime) -> dict[str, Any]:
+    """The status document (what ``--json`` prints and the screen shows)."""
+    control = read_control(target, clients.bucket)
+    cloud = cloud_view(target, clients)
+    beat, manifest = control.get("heartbeat") or {}, control.get("manifest") or {}
+    deadline = target.outputs.get("deadline") or beat.get("deadline")
+    left = _minutes_since(deadline, now)
+    spec = target.spec
+    ready, verify = control.get("ready"), control.get("verify")
+    return {
+        "stack": target.stack,
+        "experiment": target.experiment,
+        "cloud": target.cloud,
+        "region": target.region,
+        "phase": target.outputs.get("phase"),
+        "instance": {
+            "id": target.instance_id,
+            "type": (cloud["instance"] or {}).get("type") or target.outputs.get("instanceType"),
+            "market": target.outputs.get("market"),
+            "state": (cloud["instance"] or {}).get("state"),
+        },
+        "deadline": deadline,
+        "minutesLeft": -left if left is not None else None,
+        "spend": {
+            "budgetUsd": spec.budget_usd if spec else (beat.get("spend") or {}).get("budgetUsd"),
+            "estimate": beat.get("spend"),
+            "awsBudget": cloud["budget"],
+        },
+        "heartbeat": {
+            "time": beat.get("time"),
+            "ageMinutes": _minutes_since(beat.get("time"), now),
+            "gpus": beat.get("gpus") or [],
+            "gpuError": beat.get("gpuError"),
+        } if beat else None,
+        "checkpoint": {
+            "lastSync": beat.get("lastSync"),
+            "lastSyncAgeMinutes": _minutes_since(beat.get("lastSync"), now),
+            "newest": beat.get("newestCheckpoint"),
+            "syncFailures": beat.get("syncFailures"),
+        } if beat else None,
+        "ready": {"ready": ready.get("ready"), "failed": ready.get("failed"), "time": ready.get("time")} if ready else None,
+        "verify": {k: verify.get(k) for k in ("passed", "failed", "time", "stepResumed", "checkpointStep", "gpu",
+                                              "seconds", "checks")} if verify else None,
+        "manifest": _manifest_summary(manifest) if manifest else None,
+        "notes": [*control["stale"], *cloud["notes"]],
+    }
+
+
+def _manifest_summary(manifest: dict[str, Any]) -> dict[str, Any]:
+    code, software, params = manifest.get("code") or {}, manifest.get("software") or {}, manifest.get("params") or {}
+    return {
+        "time": manifest.get("time"),
+        "job": manifest.get("job"),
+        "commit": code.get("commit"),
+        "dirty": code.get("dirty"),
+        "imageId": (manifest.get("instance") or {}).get("imageId"),
+        "imageFamily": (manifest.get("instance") or {}).get("imageFamily"),
+        "torch": software.get("torch"),
+        "cuda": software.get("cuda"),
+        "driver": software.get("nvidiaDriver"),
+        "params": params.get("path"),
+        "paramsSha256": params.get("sha256"),
+        "dataSources": len((manifest.get("data") or {}).get("sources") or []),
+    }

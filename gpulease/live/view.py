@@ -1,0 +1,114 @@
+"""The status document on one screen (rich): a two-column table, one row per question a user asks of a run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+
+def _ago(minutes: float | None) -> str:
+    if minutes is None:
+        return "?"
+    if minutes < 90:
+        return f"{minutes:.0f} min ago"
+    return f"{minutes / 60:.1f} h ago"
+
+
+def _left(minutes: float | None) -> str:
+    if minutes is None:
+        return ""
+    if minutes < 0:
+        return " (passed)"
+    return f" ({int(minutes // 60)} h {int(minutes % 60)} min left)"
+
+
+def _spend(doc: dict[str, Any]) -> str:
+    spend = doc["spend"]
+    budget, estimate, aws = spend.get("budgetUsd"), spend.get("estimate"), spend.get("awsBudget")
+    parts = []
+    if estimate:
+        share = f" ({estimate['percent']:g}% of ${budget:,.2f})" if budget and estimate.get("percent") is not None else ""
+        parts.append(f"at most ${estimate['usdAtMost']:,.2f}{share} by the watchdog's estimate "
+                     f"({estimate['hours']:g} h x ${estimate['maxHourlyUsd']:g}/h)")
+    if aws:
+        parts.append(f"AWS Budgets: actual ${aws['actualUsd']:,.2f}, forecast ${aws['forecastUsd']:,.2f} of "
+                     f"${aws['limitUsd']:,.2f}")
+    if not parts:
+        parts.append(f"no estimate yet (budget ${budget:,.2f})" if budget else "unknown")
+    return "; ".join(parts)
+
+
+def _gpus(doc: dict[str, Any]) -> str:
+    beat = doc.get("heartbeat")
+    if not beat:
+        return "no heartbeat yet"
+    if beat.get("gpuError"):
+        return f"{beat['gpuError']} (heartbeat {_ago(beat['ageMinutes'])})"
+    rows = [f"GPU{i}: {g['utilizationPercent']:g}%, {g['memoryUsedMib']:g}/{g.get('memoryTotalMib') or '?'} MiB"
+            for i, g in enumerate(beat["gpus"])]
+    return f"{'; '.join(rows) or 'none listed'} (heartbeat {_ago(beat['ageMinutes'])})"
+
+
+def _checkpoint(doc: dict[str, Any]) -> str:
+    ck = doc.get("checkpoint")
+    if not ck:
+        return "unknown (no heartbeat yet)"
+    sync = f"last sync {_ago(ck['lastSyncAgeMinutes'])}" if ck.get("lastSync") else "no periodic sync yet"
+    newest = ck.get("newest")
+    if newest:
+        sync += f"; newest file {newest['path']} ({newest['ageMinutes']:g} min old at the heartbeat)"
+    if ck.get("syncFailures"):
+        sync += f"; {ck['syncFailures']} failed sync(s) since"
+    return sync
+
+
+def _checks(doc: dict[str, Any]) -> str:
+    ready, verify = doc.get("ready"), doc.get("verify")
+    parts = ["not ready yet" if not ready else "READY" if ready["ready"] else f"NOT READY ({', '.join(ready['failed'])})"]
+    if verify:
+        if verify.get("passed"):
+            gpu = verify.get("gpu") or {}
+            parts.append(f"verify PASSED (peak {gpu.get('peakMemoryMib', 0):g}/{gpu.get('memoryTotalMib') or '?'} MiB"
+                         + (f", resumed at step {verify['stepResumed']}" if verify.get("stepResumed") is not None else "")
+                         + ")")
+        else:
+            parts.append(f"verify FAILED ({', '.join(verify.get('failed') or [])})")
+    return "; ".join(parts)
+
+
+def _manifest(doc: dict[str, Any]) -> str:
+    m = doc.get("manifest")
+    if not m:
+        return "none yet (written when the job starts)"
+    code = f"commit {m['commit'][:12]}{' (dirty)' if m.get('dirty') else ''}" if m.get("commit") else "no git commit"
+    versions = ", ".join(f"{k} {m[k]}" for k in ("torch", "cuda", "driver") if m.get(k))
+    params = f"; params {m['params']}" if m.get("params") else ""
+    return f"{m.get('job')} at {m.get('time')}: {code}; {versions or 'versions unknown'}; image {m.get('imageId')}{params}"
+
+
+def print_status(doc: dict[str, Any], console: Console) -> None:
+    inst = doc["instance"]
+    table = Table(show_header=False, box=None, pad_edge=False, title=f"{doc['stack']} / {doc['experiment']} "
+                  f"({doc['cloud']} {doc.get('region') or ''})".rstrip(), title_justify="left")
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+
+    def row(label: str, value: str) -> None:  # plain text: a value with [brackets] is not rich markup
+        table.add_row(label, Text(value))
+
+    if doc.get("phase"):
+        row("phase", str(doc["phase"]))
+    row("instance", f"{inst['id']} {inst.get('state') or ''} {inst.get('type') or ''} "
+                  f"{inst.get('market') or ''}".replace("  ", " ").strip())
+    row("deadline", f"{doc.get('deadline') or '?'}{_left(doc.get('minutesLeft'))}")
+    row("spend", _spend(doc))
+    row("gpu", _gpus(doc))
+    row("checkpoints", _checkpoint(doc))
+    row("checks", _checks(doc))
+    row("manifest", _manifest(doc))
+    for note in doc.get("notes") or []:
+        row("note", note)
+    console.print(table)

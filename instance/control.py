@@ -1,0 +1,110 @@
+"""The control area beside the checkpoints, shared by the run tools (standard library only, Python 3.10).
+
+``<checkpoint_uri>_gpulease/`` holds what the instance reports to whoever cannot log in: ``ready.json`` (the
+bootstrap), ``heartbeat.json`` (the watchdog, every few minutes), ``verify.json`` (the verification) and
+``manifest.json`` (the run manifest). Each is written locally first (atomically: a reader never sees half of it),
+then copied with the settings' ``control_upload_command`` (``aws s3 cp`` / ``ossutil cp``) and the instance role's
+credentials (``cloud_access.storage_command``), bounded in time like every external call on the instance.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from typing import Any
+
+try:
+    from instance import cloud_access as ca
+except ImportError:  # on the instance: cloud_access.py is installed next to this file
+    import cloud_access as ca  # type: ignore[no-redef]
+
+UTC = timezone.utc  # noqa: UP017 - the instance may run Python 3.10 (Ubuntu 22.04), before datetime.UTC
+CONTROL_DIR = "_gpulease/"
+# Where each cloud's metadata service lists the instance's own facts (AWS IMDS categories; Alibaba Cloud's
+# metadata list: https://www.alibabacloud.com/help/en/ecs/user-guide/view-instance-metadata).
+INSTANCE_FACTS = {
+    "aws": {"id": "/latest/meta-data/instance-id", "type": "/latest/meta-data/instance-type",
+            "imageId": "/latest/meta-data/ami-id"},
+    "alicloud": {"id": "/latest/meta-data/instance-id", "type": "/latest/meta-data/instance/instance-type",
+                 "imageId": "/latest/meta-data/image-id"},
+}
+
+
+def now_stamp() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def write_json(path: str, value: Any) -> None:
+    """``value`` as JSON at ``path`` through a temporary file and a rename."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(value, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def read_json(path: str) -> dict[str, Any]:
+    """A JSON object from ``path``; {} when it is missing or not an object (a report is never fatal)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            value = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def metadata(settings: dict[str, Any]) -> ca.Metadata:
+    return ca.Metadata(settings.get("cloud", "aws"), settings.get("metadata_url"),
+                       float(settings.get("metadata_timeout_seconds", 2)))
+
+
+def instance_facts(settings: dict[str, Any], service: ca.Metadata | None = None) -> dict[str, str | None]:
+    """The instance's id, type and image id from the metadata service (None for what it does not answer)."""
+    service = service or metadata(settings)
+    facts: dict[str, str | None] = {}
+    for key, path in INSTANCE_FACTS.get(settings.get("cloud", "aws"), INSTANCE_FACTS["aws"]).items():
+        try:
+            facts[key] = service.value(path)
+        except ca.MetadataError:
+            facts[key] = None
+    return facts
+
+
+def control_uri(settings: dict[str, Any], name: str) -> str | None:
+    uri = settings.get("checkpoint_uri")
+    return f"{uri}{CONTROL_DIR}{name}" if uri else None
+
+
+def upload_call(settings: dict[str, Any], local: str, name: str, service: ca.Metadata | None = None,
+                credentials: ca.RoleCredentials | None = None) -> ca.StorageCall | None:
+    """The storage CLI call copying ``local`` to ``<checkpoint_uri>_gpulease/<name>``; None without a bucket.
+    Raises ``cloud_access.CredentialsError`` / ``OSError`` when the credentials cannot be had."""
+    dst, template = control_uri(settings, name), settings.get("control_upload_command")
+    if not dst or not template:
+        return None
+    service = service or metadata(settings)
+    return ca.storage_command(
+        list(template), {"src": local, "dst": dst}, cloud=settings.get("cloud", "aws"),
+        region=settings.get("region", ""), metadata=service,
+        credentials=credentials if credentials is not None else ca.RoleCredentials(service),
+    )
+
+
+def publish(settings: dict[str, Any], local: str, name: str, timeout: float = 120) -> tuple[bool, str]:
+    """Copy ``local`` to the control area, bounded by ``timeout`` seconds: (copied, what happened)."""
+    try:
+        call = upload_call(settings, local, name)
+    except (ca.CredentialsError, OSError) as exc:
+        return False, f"no credentials for the storage CLI: {exc}"
+    if call is None:
+        return False, "no checkpoint bucket: kept on the instance only"
+    try:
+        code, tail = ca.run_bounded(call.argv, timeout, env=call.env)
+    finally:
+        call.close()
+    if code == 0:
+        return True, f"copied to {control_uri(settings, name)}"
+    return False, f"copy to {control_uri(settings, name)} " + (
+        f"exited {code}: {tail[-300:]}" if code is not None else f"took longer than {timeout:.0f} s")

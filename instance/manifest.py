@@ -1,0 +1,248 @@
+"""The run manifest: what ran, written when a job starts (standard library only, Python 3.10).
+
+``run_job.py`` (the spec's ``job.command``) and ``job_agent.py`` (a CI job) call ``write`` just before they start
+the job. ``manifest.json`` goes to ``<mount>/logs/manifest.json`` and, beside the checkpoints, to
+``<checkpoint_uri>_gpulease/manifest.json``. It records:
+
+- the stack, the experiment, the cloud and region, the job (its session or CI job id) and its command;
+- the instance: id, type and image id (the metadata service), the image family the stack chose, the OS;
+- the software readiness saw: NVIDIA driver, CUDA (nvidia-smi) and PyTorch versions (``ready.json``);
+- the data sources the settings declare (``data.sources`` / ``data_sources``) with their revisions and digests,
+  and what the bootstrap staged, when it reports it;
+- the training code's git commit, branch, remote and whether the work tree was clean, when the job runs in a
+  git work tree (its working directory, or the directory a leading ``cd DIR &&`` of the command enters);
+- the hyperparameters / seed file ``job.params_file`` names: its path, SHA-256 and content (up to 64 KiB);
+- the deadline and the verification's result, when there was one.
+
+Nothing secret goes in: no environment variable is read into it; every text that comes from the user (the
+command, the params file, URIs, the git remote) passes ``redact``, which removes the credentials in URLs
+(``scheme://user:secret@host``), the values of keys and flags named like secrets (token, secret, password,
+passwd, api key, access key, credential, auth) and strings shaped like well-known tokens (AWS access keys,
+Hugging Face, GitHub, OpenAI-style ``sk-`` keys, Slack, JWTs).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+from typing import Any
+
+try:
+    from instance import cloud_access as ca
+    from instance import control
+except ImportError:  # on the instance: the other tools are installed next to this file
+    import cloud_access as ca  # type: ignore[no-redef]
+    import control  # type: ignore[no-redef]
+
+MANIFEST_FILE = "manifest.json"
+PARAMS_MAX_BYTES = 64 * 1024
+REDACTED = "<redacted>"
+_SECRET_WORD = r"(?:token|secret|password|passwd|pwd|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|auth)"
+# key=value, key: value, "key": "value", --key value / --key=value: the value goes, the key stays readable.
+_SECRET_ASSIGNMENT = re.compile(
+    r"""(?ix)
+    (?P<key>["']?[\w.-]*""" + _SECRET_WORD + r"""[\w.-]*["']?)
+    (?P<sep>\s*[:=]\s*|\s+)
+    (?P<value>"[^"]*"|'[^']*'|[^\s,;}\]]+)
+    """
+)
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@")
+_TOKEN_SHAPES = re.compile(
+    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"  # AWS access key ids
+    r"|\bhf_[A-Za-z0-9]{20,}\b"  # Hugging Face
+    r"|\bgh[pousr]_[A-Za-z0-9]{20,}\b|\bgithub_pat_[A-Za-z0-9_]{20,}\b"  # GitHub
+    r"|\bsk-[A-Za-z0-9_-]{16,}\b"  # OpenAI-style keys
+    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}\b"  # Slack
+    r"|\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b"  # JWTs
+    r"|\bLTAI[A-Za-z0-9]{12,}\b"  # Alibaba Cloud access key ids
+)
+
+
+def redact(text: str) -> str:
+    """``text`` without the credentials it may hold (see the module docstring)."""
+    text = _URL_USERINFO.sub(rf"\1{REDACTED}@", text)
+    text = _TOKEN_SHAPES.sub(REDACTED, text)
+
+    def keep_key(match: re.Match[str]) -> str:
+        return f"{match.group('key')}{match.group('sep')}{REDACTED}"
+
+    return _SECRET_ASSIGNMENT.sub(keep_key, text)
+
+
+def redact_value(value: Any) -> Any:
+    """A parsed document without secrets: values under secret-named keys go, strings are ``redact``ed."""
+    if isinstance(value, dict):
+        return {k: REDACTED if re.search(_SECRET_WORD, str(k), re.I) else redact_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_value(v) for v in value]
+    return redact(value) if isinstance(value, str) else value
+
+
+def _run(argv: list[str], timeout: float = 15) -> str | None:
+    """A command's stdout, bounded; None when it fails or is missing."""
+    code, out, _ = ca.run_bounded_split(argv, timeout)
+    return out.strip() if code == 0 else None
+
+
+def work_dir(command: str, cwd: str) -> str:
+    """Where the job's code is: the directory a leading ``cd DIR &&`` (or ``;``) enters, else ``cwd``."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return cwd
+    if len(words) >= 3 and words[0] == "cd" and words[2] in ("&&", ";"):
+        return os.path.normpath(os.path.join(cwd, os.path.expanduser(words[1])))
+    if len(words) >= 2 and words[0] == "cd" and words[1].endswith(";"):
+        return os.path.normpath(os.path.join(cwd, words[1][:-1]))
+    return cwd
+
+
+def git_state(directory: str) -> dict[str, Any] | None:
+    """The commit, branch, remote and cleanliness of the git work tree holding ``directory``; None outside one.
+
+    ``safe.directory=*`` on the command line: the tool runs as root over a tree the login user owns, which git
+    otherwise refuses ("detected dubious ownership"); command-line config is honoured for it (git-config(1))."""
+    git = ["git", "-c", "safe.directory=*", "-C", directory]
+
+    def ask(*args: str) -> str | None:
+        return _run([*git, *args])
+
+    commit = ask("rev-parse", "HEAD")
+    if not commit:
+        return None
+    status = ask("status", "--porcelain", "--untracked-files=no")
+    remote = ask("config", "--get", "remote.origin.url")
+    return {
+        "workTree": ask("rev-parse", "--show-toplevel"),
+        "commit": commit,
+        "branch": ask("rev-parse", "--abbrev-ref", "HEAD"),
+        "dirty": None if status is None else bool(status),
+        "remote": redact(remote) if remote else None,
+    }
+
+
+def params(path: str | None, mount: str) -> dict[str, Any] | None:
+    """The params file's path, SHA-256 and content (parsed when JSON, else text), secrets redacted."""
+    if not path:
+        return None
+    full = path if path.startswith("/") else os.path.join(mount, path)
+    try:
+        with open(full, "rb") as fh:
+            raw = fh.read(PARAMS_MAX_BYTES + 1)
+    except OSError as exc:
+        return {"path": full, "error": f"cannot read it: {exc.strerror or exc}"}
+    found: dict[str, Any] = {"path": full, "sha256": hashlib.sha256(raw[:PARAMS_MAX_BYTES]).hexdigest()}
+    if len(raw) > PARAMS_MAX_BYTES:
+        found["truncated"] = True
+    text = raw[:PARAMS_MAX_BYTES].decode("utf-8", "replace")
+    try:
+        found["content"] = redact_value(json.loads(text))
+    except ValueError:
+        found["content"] = redact(text)
+    return found
+
+
+def data_sources(settings: dict[str, Any], ready: dict[str, Any]) -> list[dict[str, Any]]:
+    """The declared data sources (``data.sources`` or ``data_sources`` in the settings) with what readiness
+    reports of their staging, when it does; URIs without credentials."""
+    declared = settings.get("data_sources")
+    if declared is None and isinstance(settings.get("data"), dict):
+        declared = settings["data"].get("sources")
+    staged = ((ready.get("checks") or {}).get("data") or {}).get("sources")
+    staged_by_to = {s.get("to"): s for s in staged if isinstance(s, dict)} if isinstance(staged, list) else {}
+    out = []
+    for source in declared if isinstance(declared, list) else []:
+        if not isinstance(source, dict):
+            continue
+        item = {k: redact(str(source[k])) for k in ("uri", "to", "revision", "sha256") if source.get(k) is not None}
+        result = staged_by_to.get(source.get("to"))
+        if result:
+            # staging.py's result: the digest of what landed on the disk (its files' manifest), its size.
+            item["staged"] = redact_value({k: result[k] for k in ("ok", "bytes", "digest", "files", "skipped")
+                                           if k in result})
+        out.append(item)
+    return out
+
+
+def software(settings: dict[str, Any], ready: dict[str, Any]) -> dict[str, Any]:
+    """Driver, CUDA and PyTorch as readiness saw them (nvidia-smi when there is no readiness report)."""
+    checks = ready.get("checks") or {}
+    gpu, torch = checks.get("gpu") or {}, checks.get("torch") or {}
+    gpus = gpu.get("gpus") or []
+    found = {
+        "nvidiaDriver": gpus[0].get("driver_version") if gpus and isinstance(gpus[0], dict) else None,
+        "cuda": gpu.get("cuda_version"),
+        "torch": torch.get("version"),
+        "gpus": [g.get("name") for g in gpus if isinstance(g, dict)],
+    }
+    if not found["nvidiaDriver"]:
+        smi = settings.get("nvidia_smi", "nvidia-smi")
+        line = _run([smi, "--query-gpu=name,driver_version", "--format=csv,noheader"])
+        if line:
+            rows = [[p.strip() for p in r.split(",")] for r in line.splitlines()]
+            found["gpus"] = [r[0] for r in rows]
+            found["nvidiaDriver"] = rows[0][1] if len(rows[0]) > 1 else None
+        header = _run([smi]) or ""
+        cuda = re.search(r"CUDA Version:\s*([0-9.]+)", header)
+        found["cuda"] = found["cuda"] or (cuda.group(1) if cuda else None)
+    return found
+
+
+def os_name(path: str = "/etc/os-release") -> str | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("PRETTY_NAME="):
+                    return line.split("=", 1)[1].strip().strip('"')
+    except OSError:
+        return None
+    return None
+
+
+def build(settings: dict[str, Any], *, command: str, cwd: str, job: str, params_file: str | None = None) -> dict[str, Any]:
+    """The manifest document of one job start (``job``: the tmux session or the CI job id)."""
+    state_dir = settings.get("state_dir", "/var/lib/gpulease")
+    ready = control.read_json(os.path.join(state_dir, "ready.json"))
+    verified = control.read_json(os.path.join(state_dir, "verify.json"))
+    watchdog_state = ca.saved_state(state_dir)
+    facts = control.instance_facts(settings)
+    deadline = watchdog_state.get("deadline")
+    return {
+        "schema": 1,
+        "time": control.now_stamp(),
+        "stack": settings.get("stack"),
+        "experiment": settings.get("experiment"),
+        "cloud": settings.get("cloud"),
+        "region": settings.get("region"),
+        "job": job,
+        "command": redact(command),
+        "instance": {**facts, "market": settings.get("market"), "imageFamily": settings.get("image_family"),
+                     "os": os_name(settings.get("os_release", "/etc/os-release"))},
+        "software": software(settings, ready),
+        "data": {"sources": data_sources(settings, ready)},
+        "code": git_state(work_dir(command, cwd)),
+        "params": params(params_file, settings.get("mount_point", "/data")),
+        "maxRuntimeHours": settings.get("max_runtime_hours"),
+        "deadline": ca.utc_stamp(deadline) if isinstance(deadline, (int, float)) else None,
+        "checkpointUri": settings.get("checkpoint_uri"),
+        "verify": {k: verified[k] for k in ("passed", "failed", "time", "stepResumed") if k in verified} or None,
+    }
+
+
+def write(settings: dict[str, Any], *, command: str, cwd: str, job: str, params_file: str | None = None,
+          say: Any = print) -> dict[str, Any]:
+    """Build the manifest, write it under ``<mount>/logs`` and copy it beside the checkpoints. Never raises: a
+    manifest that cannot be made must not keep the job from starting; the reason is logged."""
+    try:
+        manifest = build(settings, command=command, cwd=cwd, job=job, params_file=params_file)
+        local = os.path.join(settings.get("mount_point", "/data"), "logs", MANIFEST_FILE)
+        control.write_json(local, manifest)
+    except Exception as exc:  # reported, never fatal to the job
+        say(f"run manifest not written: {type(exc).__name__}: {exc}")
+        return {}
+    _, what = control.publish(settings, local, MANIFEST_FILE)
+    say(f"run manifest {local}: {what}")
+    return manifest

@@ -1,0 +1,134 @@
+"""gpulease status against moto (S3 holding the instance's heartbeat, readiness, verification and manifest; EC2;
+AWS Budgets), the outputs through the seams (an --outputs file, a `pulumi` on PATH), and offline: one line."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpulease.cli.main import EXIT_BAD_INPUT, main
+from gpulease.core import vocabulary as v
+from gpulease.live import clients as live_clients
+from tests.support.clock import FIXED_NOW
+from tests.support.inventory import IMAGE
+
+STACK = "aws-lora-7b"  # its spec is in stacks/: project llm-finetune, budget 40 USD, job session "train"
+BUCKET = "gpulease-lora-ckpt"
+ACCOUNT = "123456789012"
+
+
+def _stamp(minutes_ago: float) -> str:
+    return v.rfc3339(FIXED_NOW - timedelta(minutes=minutes_ago))
+
+
+@pytest.fixture
+def running(aws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """A stack as the cloud would hold it: an instance in EC2, its reports in the bucket, its budget in Budgets."""
+    ec2, s3, budgets = aws.client("ec2"), aws.client("s3"), aws.client("budgets")
+    instance = ec2.run_instances(ImageId=IMAGE, InstanceType="g5.xlarge", MinCount=1, MaxCount=1)["Instances"][0]
+    iid = instance["InstanceId"]
+    s3.create_bucket(Bucket=BUCKET)
+    control = "llama7b-lora/_gpulease/"
+    reports = {
+        "heartbeat": {"time": _stamp(3), "instanceId": iid, "deadline": v.rfc3339(FIXED_NOW + timedelta(hours=5)),
+                      "gpus": [{"utilizationPercent": 93, "memoryUsedMib": 20100, "memoryTotalMib": 23028}],
+                      "gpuError": None, "lastSync": _stamp(12), "syncFailures": 0,
+                      "newestCheckpoint": {"path": "step-1200.pt", "modified": _stamp(14), "ageMinutes": 11},
+                      "spend": {"maxHourlyUsd": 1.006, "hours": 3.0, "usdAtMost": 3.02, "budgetUsd": 40,
+                                "percent": 7.5, "warned": []}},
+        "ready": {"instanceId": iid, "ready": True, "failed": [], "time": _stamp(170)},
+        "verify": {"instanceId": iid, "passed": True, "failed": [], "time": _stamp(150), "stepResumed": 20,
+                   "checkpointStep": 20, "seconds": {"run": 300.0, "resume": 40.0, "total": 340.0},
+                   "gpu": {"peakMemoryMib": 20500, "memoryTotalMib": 23028}, "checks": {}},
+        "manifest": {"instanceId": iid, "time": _stamp(149), "job": "train",
+                     "code": {"commit": "9f1c2e7d4b5a69788", "dirty": False},
+                     "instance": {"imageId": "ami-0abc", "imageFamily": "dlami-base-ubuntu22"},
+                     "software": {"torch": "2.5.1", "cuda": "12.4", "nvidiaDriver": "550.127.05"},
+                     "params": {"path": "/data/code/configs/lora-7b.yaml", "sha256": "ab" * 32},
+                     "data": {"sources": [{"uri": "s3://d/x"}]}},
+    }
+    for name, body in reports.items():
+        s3.put_object(Bucket=BUCKET, Key=f"{control}{name}.json", Body=json.dumps(body).encode())
+    budgets.create_budget(AccountId=ACCOUNT, Budget={
+        "BudgetName": f"gpulease-llm-finetune-{STACK}", "BudgetType": "COST", "TimeUnit": "ANNUALLY",
+        "BudgetLimit": {"Amount": "40", "Unit": "USD"}})
+    outputs = {"instanceId": iid, "checkpointUri": f"s3://{BUCKET}/llama7b-lora/", "publicIp": "198.51.100.7",
+               "deadline": v.rfc3339(FIXED_NOW + timedelta(hours=5)), "market": "spot"}
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps(outputs))
+    monkeypatch.setattr(live_clients, "CLIENTS", lambda cloud, region: live_clients.Clients(
+        bucket=s3, ec2=ec2, budgets=budgets, sts=aws.client("sts")))
+    monkeypatch.setattr("gpulease.core.clock.utcnow", lambda: FIXED_NOW)
+    return {"id": iid, "outputs": str(path), "s3": s3, "control": control}
+
+
+def test_status_json_gathers_the_instance_reports_the_cloud_and_the_budget(running, capsys) -> None:
+    assert main(["status", STACK, "--outputs", running["outputs"], "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["instance"] == {"id": running["id"], "type": "g5.xlarge", "market": "spot", "state": "running"}
+    assert doc["minutesLeft"] == 300.0
+    assert doc["heartbeat"]["ageMinutes"] == 3.0
+    assert doc["heartbeat"]["gpus"] == [{"utilizationPercent": 93, "memoryUsedMib": 20100, "memoryTotalMib": 23028}]
+    assert doc["checkpoint"]["lastSyncAgeMinutes"] == 12.0 and doc["checkpoint"]["newest"]["path"] == "step-1200.pt"
+    assert doc["spend"]["budgetUsd"] == 40 and doc["spend"]["estimate"]["usdAtMost"] == 3.02
+    assert doc["spend"]["awsBudget"] == {"name": f"gpulease-llm-finetune-{STACK}", "limitUsd": 40.0,
+                                         "actualUsd": 0.0, "forecastUsd": 0.0}
+    assert doc["ready"]["ready"] is True and doc["verify"]["passed"] is True and doc["verify"]["stepResumed"] == 20
+    assert doc["manifest"]["commit"] == "9f1c2e7d4b5a69788" and doc["manifest"]["torch"] == "2.5.1"
+    assert doc["manifest"]["dataSources"] == 1 and doc["notes"] == []
+
+
+def test_status_fits_one_screen(running, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "120")
+    assert main(["status", STACK, "--outputs", running["outputs"]]) == 0
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) <= 24
+    for expected in (f"{running['id']} running g5.xlarge spot", "(5 h 0 min left)", "GPU0: 93%, 20100/23028 MiB",
+                     "last sync 12 min ago", "READY; verify PASSED (peak 20500/23028 MiB, resumed at step 20)",
+                     "commit 9f1c2e7d4b5a", "at most $3.02 (7.5% of $40.00)", "AWS Budgets: actual $0.00"):
+        assert expected in out, out
+
+
+def test_a_report_from_an_earlier_instance_is_set_aside_and_named(running, capsys) -> None:
+    running["s3"].put_object(Bucket=BUCKET, Key=f"{running['control']}verify.json",
+                             Body=json.dumps({"instanceId": "i-0earlier", "passed": False}).encode())
+    assert main(["status", STACK, "--outputs", running["outputs"], "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["verify"] is None
+    assert doc["notes"] == [f"verify.json is from instance i-0earlier, not {running['id']}"]
+
+
+def test_offline_status_is_one_clear_line(tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"instanceId": "i-0123", "checkpointUri": f"s3://{BUCKET}/llama7b-lora/"}))
+    # The real clients, towards a port where nothing listens (boto3 honours AWS_ENDPOINT_URL).
+    for key, value in {"AWS_ENDPOINT_URL": "http://127.0.0.1:9", "AWS_ACCESS_KEY_ID": "x",
+                       "AWS_SECRET_ACCESS_KEY": "x"}.items():
+        monkeypatch.setenv(key, value)
+    assert main(["status", STACK, "--outputs", str(outputs)]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith(f"gpulease: stack '{STACK}': cannot read s3://{BUCKET}/llama7b-lora/_gpulease/heartbeat.json")
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_without_outputs_the_pulumi_cli_is_asked_and_its_absence_is_said(tmp_path: Path, capsys,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(["status", STACK]) == EXIT_BAD_INPUT
+    assert "the Pulumi CLI is not installed" in capsys.readouterr().err
+    pulumi = tmp_path / "pulumi"
+    pulumi.write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/asked\necho '{{}}'\n")
+    pulumi.chmod(0o755)
+    assert main(["ssh", STACK, "--print"]) == EXIT_BAD_INPUT
+    assert f"stack '{STACK}' has no instance outputs (not deployed yet, or destroyed)" in capsys.readouterr().err
+    assert (tmp_path / "asked").read_text().split()[:5] == ["stack", "output", "--json", "--stack", STACK]
+
+
+def test_the_alibaba_bucket_is_read_through_the_oss_s3_endpoint() -> None:
+    made = live_clients.make_clients("alicloud", "cn-hangzhou")
+    assert made.bucket.meta.endpoint_url == "https://oss-cn-hangzhou.aliyuncs.com"
+    assert made.ec2 is None and made.budgets is None
