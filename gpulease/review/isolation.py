@@ -102,13 +102,25 @@ def _sdk_modules() -> list[str]:
 
 
 def warm(modules: list[str]) -> None:
-    """Import SDK modules in the reviewer before the next fork, so that the next child inherits them."""
+    """Load SDK modules in the reviewer before the next fork, so that the next child inherits them.
+
+    Through attribute access from the package (``pulumi_aws.budgets.budget``), as a program reaches them: the
+    SDKs' packages are lazy modules (``pulumi._utils.lazy_import``), and importing a submodule by its dotted name
+    first runs the package's ``__init__`` in the middle of that import, which leaves the package without the
+    names its ``__init__`` re-exports (``module 'pulumi_aws.budgets' has no attribute 'Budget'``)."""
     for name in modules:
-        if name not in sys.modules and name.partition(".")[0].startswith(("pulumi_", "pulumiverse_")):
-            try:
-                importlib.import_module(name)
-            except Exception:
-                continue
+        root, *parts = name.split(".")
+        if not root.startswith(("pulumi_", "pulumiverse_")):
+            continue
+        try:
+            module: Any = importlib.import_module(root)
+            for part in parts:
+                if part.startswith("_"):
+                    break  # private modules come with their package
+                module = getattr(module, part)
+                getattr(module, "__name__", None)  # a lazy module loads on its first attribute
+        except Exception:
+            continue
 
 
 @dataclass

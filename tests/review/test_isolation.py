@@ -169,3 +169,18 @@ def test_exit_codes_rank_not_reviewed_then_partial_then_violations():
     assert engine.exit_code([of("partial"), of("error")]) == 2
     assert engine.exit_code([of("pass"), of("fail")]) == 1
     assert engine.exit_code([of("pass")]) == 0
+
+
+def test_warming_the_next_childs_sdk_modules_keeps_the_lazy_packages_whole():
+    # In a fresh interpreter (this session has imported everything already): the modules a child reports, loaded in
+    # the reviewer in their sorted order, must leave each SDK package with the names it re-exports.
+    probe = (
+        "from gpulease.review import isolation\n"
+        "isolation.warm(['pulumi_aws.budgets', 'pulumi_aws.budgets._inputs', 'pulumi_aws.budgets.budget'])\n"
+        "import pulumi_aws as aws\n"
+        "print(aws.budgets.Budget.__name__)\n"
+    )
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "Budget", done.stderr[-500:]
