@@ -13,11 +13,19 @@ from __future__ import annotations
 import pulumi
 
 from components.cloud import Cloud
+from components.cluster import (
+    cluster_outputs,
+    cluster_settings,
+    node_checkpoint_uri,
+    node_launch,
+    node_ranks,
+)
 from components.deadline import record_deadline
 from components.naming import bootstrap_bucket_name, bucket_name
 from components.outputs import checkpoint_prefix, experiment_outputs
 from components.plan import (
     Bucket,
+    BuiltNode,
     ExperimentParts,
     Launch,
     Network,
@@ -52,7 +60,7 @@ def resolve_instance_types(spec: StackSpec, region: str) -> dict[str, InstanceTy
     for i, exp in enumerate(spec.experiments):
         prefix = "gpulease:experiment" if spec.kind == "experiment" else f"gpulease:sweep.runs[{i}]"
         try:
-            types[exp.name] = resolve_instance_type(spec.cloud, region, exp.gpu)
+            types[exp.name] = resolve_instance_type(spec.cloud, region, exp.gpu, nodes=exp.nodes)
         except CatalogError as exc:
             problems.append((f"{prefix}.{exc.field or 'gpu'}", exc.detail))
     if problems:
@@ -87,13 +95,19 @@ def prepare(
         placement = cloud.place(exp, itype.type, vpc_id, ctx, required_zone)
         family = exp.image_family
         image_id = exp.image.id or cloud.resolve_image(exp, str(family), itype.type, ctx)
-        placed[exp.name] = PlacedExperiment(itype, placement, image_id)
+        # A cluster's nodes: their addresses in the placement's subnet and their fabric (components/cluster.py).
+        cluster = cloud.plan_cluster(exp, itype, placement, ctx) if exp.nodes > 1 else None
+        placed[exp.name] = PlacedExperiment(itype, placement, image_id, cluster)
         prefix = checkpoint_prefix(spec, exp)
         uri = cloud.bucket_uri(bucket, prefix) if exp.checkpoints.enabled else v.NO_CHECKPOINTS
         cloud.check_tags(exp, spec.stack, uri)
-        # The user-data's size, before anything is registered (the disk id and bucket names have fixed lengths).
-        check_user_data(exp, cloud=cloud.name, region=region, stack=spec.stack, checkpoint_uri=uri,
-                        tools_bucket=tools_bucket, tools_prefix=prefix, nvidia_driver=exp.nvidia_driver)
+        # The user-data's size, before anything is registered (the disk id and bucket names have fixed lengths); a
+        # cluster's last node has the longest (its checkpoint URI and the cluster settings).
+        last = node_ranks(placed[exp.name])[-1]
+        check_user_data(exp, cloud=cloud.name, region=region, stack=spec.stack, checkpoint_uri=node_checkpoint_uri(uri, last),
+                        tools_bucket=tools_bucket, tools_prefix=prefix, nvidia_driver=exp.nvidia_driver,
+                        cluster=None if last is None else cluster_settings(exp, placed[exp.name], last, stack=spec.stack,
+                                                                          shared_uri=uri))
     cloud.check_placements(spec, placed)
     return StackPlan(context=ctx, bucket=bucket, tools_bucket=tools_bucket, experiments=placed)
 
@@ -152,6 +166,9 @@ class GpuExperimentStack(pulumi.ComponentResource):
         if ssh.mode == "ssh":
             key_name = ssh.key_name or cloud.create_key_pair(name, str(ssh.public_key), shared_tags, self)
         network = Network(security_group=security_group, key_name=key_name, subnets=subnets)
+        if any(p.cluster is not None for p in plan.experiments.values()):
+            # The nodes of a cluster talk to each other on every port (NCCL, EFA): the group admits its own members.
+            cloud.allow_cluster_traffic(name, security_group, shared_tags, self)
         bucket: Bucket | None = None
         if with_checkpoints:
             bucket_tags = tagged(retained(shared_tags, base.checkpoints.retain), "the checkpoint bucket")
@@ -176,41 +193,61 @@ class GpuExperimentStack(pulumi.ComponentResource):
             tags = tagged(experiment_tags(exp, stack=stack, expires_at=deadline, checkpoint_uri=uri), f"experiment {exp.name!r}")
             parts = ExperimentParts(spec=exp, placed=placed, prefix=prefix, tags=tags, deadline=deadline, ctx=ctx, parent=self)
 
-            disk = cloud.create_data_disk(parts, tagged(retained(tags, exp.data_disk.retain), "the data disk"))
-            identity = cloud.create_identity(parts, bucket)
-            user_data = experiment_user_data(
-                exp, cloud=cloud.name, region=region, stack=stack, checkpoint_uri=uri, data_disk_id=disk.id,
-                tools_bucket=tools_bucket.name, tools_prefix=prefix, nvidia_driver=exp.nvidia_driver,
-            )
-            # Under the experiment's own prefix, which its role may read already; elsewhere it gets that one object.
+            # One node, or a cluster's nodes (components/cluster.py): each with its own disk, identity, user-data and
+            # instance; the tools object is one per experiment, and what needs every instance comes after them all.
+            group = cloud.create_cluster_group(parts) if placed.cluster else None
             key = tools_key(prefix)
-            tools = [cloud.upload_tools(parts, tools_bucket, key, tools_bundle())]
-            if not own:
-                tools.append(cloud.allow_tools_read(parts, identity, tools_bucket, key))
-            inst = cloud.create_instance(parts, Launch(
-                network=network,
-                identity=identity,
-                user_data=user_data,
-                # The data disk first (ordered destroy), the bucket fully configured before any checkpoint, and the
-                # tools object and the right to read it before the instance boots and fetches them.
-                depends_on=[
-                    *([disk.resource] if disk.resource else []),
-                    *(bucket.settings if bucket else []),
-                    *tools,
-                ],
-            ))
-            cloud.attach_data_disk(parts, disk, inst)
-            cloud.after_instance(parts, inst, identity)
+            upload: pulumi.Resource | None = None
+            built: list[BuiltNode] = []
+            disks = []
+            for rank in node_ranks(placed):
+                node = parts if rank is None or placed.cluster is None else parts.for_node(rank, placed.cluster.nodes)
+                disk = cloud.create_data_disk(node, tagged(retained(node.tags, exp.data_disk.retain), "the data disk"))
+                identity = cloud.create_identity(node, bucket)
+                user_data = experiment_user_data(
+                    exp, cloud=cloud.name, region=region, stack=stack, checkpoint_uri=node_checkpoint_uri(uri, rank),
+                    data_disk_id=disk.id, tools_bucket=tools_bucket.name, tools_prefix=prefix,
+                    nvidia_driver=exp.nvidia_driver,
+                    cluster=None if rank is None else cluster_settings(exp, placed, rank, stack=stack, shared_uri=uri),
+                )
+                # Under the experiment's own prefix, which its role may read already; elsewhere it gets that one object.
+                upload = upload or cloud.upload_tools(parts, tools_bucket, key, tools_bundle())
+                tools = [upload]
+                if not own:
+                    tools.append(cloud.allow_tools_read(node, identity, tools_bucket, key))
+                inst = cloud.create_instance(node, Launch(
+                    network=network,
+                    identity=identity,
+                    user_data=user_data,
+                    # The data disk first (ordered destroy), the bucket fully configured before any checkpoint, and the
+                    # tools object and the right to read it before the instance boots and fetches them.
+                    depends_on=[
+                        *([disk.resource] if disk.resource else []),
+                        *(bucket.settings if bucket else []),
+                        *tools,
+                    ],
+                    node=node_launch(placed, rank, group),
+                ))
+                cloud.attach_data_disk(node, disk, inst)
+                built.append(BuiltNode(node, inst, identity))
+                disks.append(disk)
+            if placed.cluster is None:
+                cloud.after_instance(parts, built[0].instance, built[0].identity)
+            else:
+                cloud.after_nodes(parts, built)
+            inst = built[0].instance
             self.experiments[exp.name] = experiment_outputs(
                 exp,
                 instance_id=inst.id,
                 public_ip=inst.public_ip,
                 instance_type=placed.instance_type.type,
-                data_volume_id=disk.id,
+                data_volume_id=disks[0].id,
                 availability_zone=placed.placement.zone,
                 checkpoint_uri=uri,
                 deadline=deadline,
                 session_command=lambda iid: cloud.session_command(iid, region),
             )
+            if placed.cluster is not None:
+                self.experiments[exp.name].update(cluster_outputs(placed, built))
         self.bucket = bucket.name if bucket else None
         self.register_outputs({"experiments": self.experiments, "bucket": self.bucket})

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
+from components.aws.cluster import AwsCluster
 from components.aws.context import AwsAccount
 from components.aws.identity import AwsIdentity
 from components.aws.instance import AwsInstance
@@ -16,7 +17,7 @@ from components.aws.storage import AwsStorage
 from components.cloud import Cloud, Support
 
 
-class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifetime, Cloud):
+class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifetime, AwsCluster, Cloud):
     name = "aws"
     spec = RULES
     capabilities: ClassVar[Mapping[str, Support]] = {
@@ -80,6 +81,15 @@ class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifet
             "the DLAMI families (`dlami-base-ubuntu22`, the default, and `dlami-pytorch-ubuntu22`) have the driver "
             "and CUDA preinstalled; on `ubuntu-22.04` (none) the bootstrap installs NVIDIA's R580 server driver from "
             "the Ubuntu archive",
+        ),
+        "cluster": Support(
+            "`nodes: N` in one subnet of the first zone offering the type, a cluster placement group, addresses fixed "
+            "at plan time (rank 0's is the rendezvous); EFA on the types that have it (one interface per network card "
+            "through a launch template, an Elastic IP per node) with the group's all-traffic rules to and from itself; "
+            "one schedule terminates every node",
+            gap="Capacity for N nodes in one zone is only known at launch (`InsufficientInstanceCapacity`), and a "
+                "fixed address another instance already holds fails the node's launch: neither is verifiable "
+                "without a cloud.",
         ),
     }
 

@@ -17,7 +17,11 @@ WATCHDOG_SCRIPT = INSTANCE_DIR / "watchdog.py"
 JOB_AGENT_SCRIPT = INSTANCE_DIR / "job_agent.py"
 CLOUD_ACCESS_SCRIPT = INSTANCE_DIR / "cloud_access.py"
 FETCH_SCRIPT = INSTANCE_DIR / "fetch_tools.py"
-TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT)
+# A cluster node's part (cluster.env, peers, spot-notice fan-out) and the gpulease-launch command: shipped to every
+# instance, used where the settings carry a ``cluster`` (components/userdata/cluster.py).
+CLUSTER_SCRIPT = INSTANCE_DIR / "cluster.py"
+LAUNCH_SCRIPT = INSTANCE_DIR / "gpulease_launch.py"
+TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT, CLUSTER_SCRIPT, LAUNCH_SCRIPT)
 TOOLS_FOLDER = "_gpulease/tools/"
 
 

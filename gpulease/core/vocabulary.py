@@ -26,6 +26,8 @@ TAG_RETAIN = f"{TAG_PREFIX}retain"
 TAG_MANAGED_BY = f"{TAG_PREFIX}managed-by"
 TAG_CI_RUN = f"{TAG_PREFIX}ci-run"
 TAG_STACK = f"{TAG_PREFIX}stack"
+TAG_NODE = f"{TAG_PREFIX}node"
+"""A cluster node's rank and the node count, ``<rank>/<nodes>`` (``0/4``): on every resource of that node only."""
 
 MANAGED_BY_VALUE = "gpulease"
 """Value of ``TAG_MANAGED_BY`` on everything gpulease creates; the reaper acts on nothing else."""
