@@ -35,8 +35,10 @@ from typing import Any
 
 try:
     from instance import cloud_access as ca
-except ImportError:  # on the instance: cloud_access.py is installed next to this file
+    from instance import cluster as cl
+except ImportError:  # on the instance: cloud_access.py and cluster.py are installed next to this file
     import cloud_access as ca  # type: ignore[no-redef]
+    import cluster as cl  # type: ignore[no-redef]
 
 UTC = timezone.utc  # noqa: UP017 - the instance may run Python 3.10 (Ubuntu 22.04), before datetime.UTC
 
@@ -592,6 +594,8 @@ def readiness(settings: dict[str, Any], disk: dict[str, Any], driver: dict[str, 
         "disk": disk,
         "bucket": check_bucket(settings),
     }
+    if settings.get("cluster"):  # a cluster node: every peer reachable (instance/cluster.py)
+        checks["peers"] = cl.check_peers(settings, settings.get("peer_wait_seconds"))
     failed = sorted(name for name, check in checks.items() if check.get("ok") is False)
     return {
         "ready": not failed,
@@ -601,6 +605,19 @@ def readiness(settings: dict[str, Any], disk: dict[str, Any], driver: dict[str, 
         "instanceId": metadata_get(settings, "/latest/meta-data/instance-id") or None,
         "checks": checks,
     }
+
+
+def setup_cluster_node(settings: dict[str, Any]) -> None:
+    """A cluster node: ``cluster.env`` and the ``gpulease-launch`` command, before readiness checks the peers."""
+    try:
+        cl.write_cluster_env(settings, settings.get("cluster_env_path") or cl.CLUSTER_ENV_PATH)
+        cl.install_launcher(settings.get("install_dir") or os.path.dirname(os.path.abspath(__file__)),
+                            settings.get("launcher_path") or cl.LAUNCHER_PATH)
+        cluster = settings["cluster"]
+        log(f"cluster node {cluster['rank']} of {cluster['nodes']}: cluster.env written, gpulease-launch installed; "
+            f"rendezvous {cluster['addresses'][0]}:{cluster['rendezvous_port']}")
+    except (OSError, ValueError, KeyError) as exc:
+        log(f"cluster node setup failed: {type(exc).__name__}: {exc}")
 
 
 def _number(text: str) -> float | None:
@@ -641,6 +658,8 @@ def main() -> int:
         driver = ensure_driver(settings)
     except Exception as exc:  # reported in the marker, like the disk
         driver = {"ok": False, "error": f"NVIDIA driver check failed: {type(exc).__name__}: {exc}"}
+    if settings.get("cluster"):
+        setup_cluster_node(settings)
     report = readiness(settings, disk, driver)
     marker = os.path.join(state_dir, "ready.json")
     write_json(marker, report)

@@ -153,7 +153,7 @@ def test_the_shipped_tools_are_the_tested_sources_and_run_on_python_3_10(name: s
         if isinstance(node, ast.Import | ast.ImportFrom)
         for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
     }
-    assert imported - {"instance", "cloud_access"} <= set(sys.stdlib_module_names), "python3 and nothing else"
+    assert imported - {"instance", "cloud_access", "cluster"} <= set(sys.stdlib_module_names), "python3 and nothing else"
 
 
 def test_user_data_carries_the_loader_and_the_bundle_hash_not_the_tools(aws_render, aws_text: str) -> None:
@@ -200,7 +200,7 @@ def test_units_pass_systemd_verification(aws_text: str, tmp_path: Path) -> None:
 
 def test_no_credentials_travel_in_user_data(aws_text: str) -> None:
     settings = json.loads(files(cloud_config(aws_text))[userdata.SETTINGS_PATH]["content"])
-    assert set(settings) == set(BootstrapSettings.model_fields) - {"job_agent"}  # CI stacks only
+    assert set(settings) == set(BootstrapSettings.model_fields) - {"job_agent", "cluster"}  # CI stacks, cluster nodes
     assert "deadline" not in settings  # a renewal changes the instance's tag, never its user-data
     lowered = aws_text.lower()
     # No key material: no long-term AWS (AKIA...) or Alibaba (LTAI...) key id, no environment credentials, no
