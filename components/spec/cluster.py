@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from components.spec_rules import Problem
-from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
 
 if TYPE_CHECKING:
@@ -52,13 +51,9 @@ def cluster_problems(exp: ExperimentSpec) -> list[Problem]:
     if exp.data_disk.existing_volume_id is not None:
         problems.append(("dataDisk.existingVolumeId", f"a cluster of {exp.nodes} nodes gives each node a data disk of "
                          "its own, and one disk attaches to one instance; accepted: omit it (or nodes: 1)"))
-    ports = {"cluster.rendezvousPort": exp.cluster.rendezvous_port, "cluster.noticePort": exp.cluster.notice_port}
     if exp.cluster.rendezvous_port == exp.cluster.notice_port:
         problems.append(("cluster.noticePort", f"is the rendezvous port ({exp.cluster.rendezvous_port}); accepted: "
                          "another port, e.g. 29400"))
-    for field, port in ports.items():
-        if port == v.SSH_PORT:
-            problems.append((field, f"{port} is SSH's port; accepted: a port from 1024, e.g. 29500"))
     rules = exp.rules
     builtin = len(exp._builtin_tags()) + 1  # the node tag (``gpulease:node``) every node's resources carry
     extra = [k for k in exp.tags if k not in exp._builtin_tags()]
