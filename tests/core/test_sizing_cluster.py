@@ -116,3 +116,9 @@ def test_an_unknown_source_in_the_fabric_table_is_a_packaging_error(monkeypatch:
             fabric.fabric_table()
     finally:
         fabric.fabric_table.cache_clear()
+
+
+def test_every_catalog_gpu_has_a_peak_so_compute_time_is_known() -> None:
+    from gpulease.core.sizing.cluster import PEAK_TFLOPS
+
+    assert {it.gpu_model for it in load_catalog([]).instances} - set(PEAK_TFLOPS) == set()

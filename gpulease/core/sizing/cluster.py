@@ -32,7 +32,7 @@ PARALLEL: tuple[str, ...] = ("zero3", "ddp")
 
 PEAK_TFLOPS: dict[str, float] = {
     # Dense tensor-core peak per GPU in bf16 (fp16 on T4 and V100, which have no bf16), from NVIDIA's datasheets:
-    # https://www.nvidia.com/en-us/data-center/a100/ , /h100/ , /l4/ , /a10/ , /tesla-t4/ , /v100/ , /l20/ (as
+    # https://www.nvidia.com/en-us/data-center/a100/ , /h100/ , /l4/ , /a10/ , /tesla-t4/ , /v100/ , /l20/ , /l40s/ (as
     # listed for each product; sparsity figures halved). A10G is AWS's variant of the A10 (g5 documentation).
     "A100": 312.0,
     "H100": 989.0,
@@ -40,6 +40,7 @@ PEAK_TFLOPS: dict[str, float] = {
     "A10": 125.0,
     "A10G": 125.0,
     "L20": 119.5,
+    "L40S": 362.0,
     "T4": 65.0,
     "V100": 125.0,
 }
