@@ -47,7 +47,7 @@ def run(args: argparse.Namespace, workload: Workload, catalog: Catalog, region: 
     for warning, types in grouped.items():
         console.print(f"[yellow]warning[/yellow] ({', '.join(types)}): {warning}")
     console.print(f"Step times: communication through each node's network (ZeRO-3 3·P·b, data parallel 2·T·b, times "
-                  f"(n−1)/n) against compute at {MFU:.0%} of the GPUs' bf16 peak; see docs/clusters.md#sizing. "
+                  f"(n−1)/n) against compute at {MFU:.0%} of the GPUs' bf16 peak; see docs/clusters.md#sizing-and-cost. "
                   f"Prices: on-demand USD/h from the {describe_catalog(catalog)}.")
     if (warning := stale_warning(old, now, args.max_price_age)) is not None:
         console.print(f"[yellow]warning[/yellow]: {warning}")
