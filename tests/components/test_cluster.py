@@ -234,6 +234,7 @@ def test_alicloud_a_spot_cluster_has_no_deployment_set() -> None:
     ({"cluster": {"noticePort": 29500}}, "cluster.noticePort", "rendezvous port"),
     ({"cluster": {"rendezvousPort": 22}}, "cluster.rendezvousPort", "greater than or equal to 1024"),
     ({"nodes": 21}, "nodes", "less than or equal to 20"),
+    ({"checkpoints": {"enabled": False}}, "checkpoints.enabled", "accepted: true (checkpoints) for spot"),
 ])
 def test_a_cluster_refuses_with_the_field_named(overrides: dict, field: str, words: str) -> None:
     r = render_experiment(experiment(**{"nodes": 2, **overrides}))
