@@ -53,7 +53,7 @@ class SpecError(UserError):
         where = f" ({source})" if source else ""
         lines = [f"invalid gpulease config in stack '{stack}'{where}:"]
         lines += [f"  - {path}: {msg}" for path, msg in problems]
-        lines.append("Nothing was created. The fields are documented in the README's stack config reference.")
+        lines.append("Nothing was created. The fields are documented in docs/config.md.")
         super().__init__("\n".join(lines))
 
 

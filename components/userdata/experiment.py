@@ -27,7 +27,7 @@ def experiment_user_data(
     nvidia_driver: str,
     cluster: ClusterSettings | None = None,
 ) -> pulumi.Output[str]:
-    """Base64 cloud-init (gzipped when large), within AWS's 16 KB and Alibaba's 32 KB user-data limits.
+    """Base64 cloud-init, always gzipped, at least a quarter under AWS's 16 KB and Alibaba's 32 KB user-data limits.
     ``nvidia_driver`` is the image family's driver fact (``ExperimentSpec.nvidia_driver``, from the cloud's spec rules).
 
     The deadline is not in it: the watchdog reads the instance's deadline tag, so a renewal changes no user-data."""
