@@ -156,6 +156,17 @@ def test_aws_each_node_is_told_its_rank_peers_rendezvous_and_fabric(aws4: Render
     assert out["rendezvous"] == addresses[0] and [n["privateIp"] for n in out["nodes"]] == addresses
 
 
+def test_aws_each_node_may_write_its_own_sync_path_and_the_notice_marker(aws4: Rendering) -> None:
+    for rank, inst in enumerate(nodes(aws4, AWS_INSTANCE)):
+        s = settings_of(inst)
+        policy = json.loads(aws4.by_name(f"pre-node{rank}-checkpoint-access").inputs["policy"])
+        (rw,) = [x for x in policy["Statement"] if x["Sid"] == "ReadWriteCheckpoints"]
+        assert {"s3:GetObject", "s3:PutObject"} <= set(rw["Action"])
+        allowed = rw["Resource"].removeprefix("arn:aws:s3:::").removesuffix("*")
+        for uri in (s["checkpoint_uri"], s["cluster"]["notice_uri"] + "notice.json"):
+            assert uri.removeprefix("s3://").startswith(allowed), (rank, uri, allowed)
+
+
 def test_aws_a_type_without_efa_gets_plain_tcp_and_its_fixed_address_on_the_instance() -> None:
     r = render_experiment(experiment(name="small", gpu={"instanceType": "p3.16xlarge"}, nodes=2, budgetUsd=5000,
                                      cluster={"fabric": "tcp"}))
