@@ -187,12 +187,14 @@ class Watchdog:
         self.shutdown_at: float | None = None
         self.started = False
         self.done = False
-        # A cluster node: peers' spot notices reach this watchdog, and its own reach them (instance/cluster.py).
+        # A cluster node: peers' spot notices reach this watchdog, and its own reach them (instance/cluster.py). It
+        # listens on its own private address only, never on a public one, whatever the security group allows.
         self.cluster: cl.ClusterNotices | None = None
         if self.s.get("cluster"):
+            own = self.s["cluster"]["addresses"][int(self.s["cluster"]["rank"])]
             self.cluster = cl.ClusterNotices(
                 self.s, log=self.decide, marker_io=self.marker_io, monotonic=self.clock.monotonic, now=self.clock.now,
-                not_before=float(self.state["first_boot"]), bind=self.s.get("notice_bind") or "0.0.0.0",
+                not_before=float(self.state["first_boot"]), bind=self.s.get("notice_bind") or str(own),
             )
 
     # -- the deadline: the tag, the last one read, or first boot + max runtime --

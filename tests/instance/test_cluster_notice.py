@@ -67,7 +67,7 @@ with open({str(ranks)!r}, "a") as fh:
 """)
     copy = fake_storage(root, bucket, root / "storage.log")
     rig = make_rig(
-        root, metadata_url=metadata_url, checkpoint_hook=str(hook), notice_bind=ADDRESSES[rank],
+        root, metadata_url=metadata_url, checkpoint_hook=str(hook),
         cluster=cluster(rank, port, notice_uri="s3://bucket/ckpt/_gpulease/cluster/",
                         copy_command=[str(copy), "s3", "cp", "{src}", "{dst}", "--region", "{region}"], **extra),
     )
@@ -178,6 +178,18 @@ def test_only_a_notice_naming_this_cluster_and_another_node_is_heeded(tmp_path: 
     assert notices.pending() is None
     assert notices.accept({"cluster": "test.exp1", "from": 2, "reason": "r"})
     assert notices.pending()["from"] == 2
+
+
+def test_a_watchdog_listens_on_its_own_private_address_only(tmp_path: Path) -> None:
+    port = free_port()
+    with MetadataServer(MetadataState(cloud="aws")) as quiet:
+        _, dog, _ = node(tmp_path, 2, port, quiet.url, tmp_path / "bucket")
+        try:
+            dog.run(max_ticks=1)
+            assert cl.reachable("127.0.0.3", port, 2.0)
+            assert not cl.reachable("127.0.0.1", port, 2.0), "not on every address"
+        finally:
+            dog.cluster.stop()
 
 
 def test_telling_unreachable_peers_is_bounded(tmp_path: Path) -> None:
