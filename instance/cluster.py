@@ -10,8 +10,8 @@ address (rank 0's is the rendezvous), GPUs per node, ports, the fabric's variabl
 - checks that the node sees its peers (``check_peers``): a TCP connection to every peer's watchdog, which listens on
   ``notice_port``, bounded in time; the bootstrap puts the result in the ready marker;
 - carries a spot notice from the node that saw it to every other node (``ClusterNotices``): the watchdog that sees
-  the notice tells each peer over the private network (a one-line JSON message to ``notice_port``, every peer tried
-  at most ``NOTICE_ATTEMPTS`` times with ``NOTICE_CONNECT_SECONDS`` each) and leaves a marker in the bucket (the
+  the notice tells each peer over the private network (a one-line JSON message to ``notice_port``, all peers at
+  once, each tried at most ``NOTICE_ATTEMPTS`` times with ``NOTICE_CONNECT_SECONDS`` each) and leaves a marker in the bucket (the
   shared checkpoint prefix's ``_gpulease/cluster/notice.json``); every watchdog listens for the message and reads
   the marker every ``notice_poll_seconds``, so a peer whose listener was down (a restarting service) still hears of
   it within one poll. A notice names the cluster; one that names another is ignored. Each watchdog then runs its own
@@ -180,20 +180,28 @@ def send_notice(address: str, port: int, message: dict[str, Any], timeout: float
 
 def broadcast(cluster: dict[str, Any], message: dict[str, Any], *, attempts: int = NOTICE_ATTEMPTS,
               timeout: float = NOTICE_CONNECT_SECONDS, pause: float = 0.5) -> dict[int, bool]:
-    """Tell every peer, each tried at most ``attempts`` times: at most ``peers × attempts × (timeout + pause)``
-    seconds in all, whatever the peers do. Returns rank -> acknowledged."""
+    """Tell every peer at once, each tried at most ``attempts`` times: about ``attempts × (timeout + pause)``
+    seconds in all, whatever the number of peers and whatever they do (a spot notice leaves two minutes, and this
+    node still has its own checkpoint to save). Returns rank -> acknowledged."""
     rank, port = int(cluster["rank"]), int(cluster["notice_port"])
-    told: dict[int, bool] = {}
-    pending = [(peer, str(addr)) for peer, addr in enumerate(cluster["addresses"]) if peer != rank]
-    for attempt in range(attempts):
-        for peer, address in pending:
-            told[peer] = send_notice(address, port, message, timeout)
-        pending = [(peer, address) for peer, address in pending if not told[peer]]
-        if not pending:
-            break
-        if attempt + 1 < attempts:
-            time.sleep(pause)
-    return told
+    peers = [(peer, str(addr)) for peer, addr in enumerate(cluster["addresses"]) if peer != rank]
+    told = {peer: False for peer, _ in peers}
+
+    def tell(peer: int, address: str) -> None:
+        for attempt in range(attempts):
+            if send_notice(address, port, message, timeout):
+                told[peer] = True
+                return
+            if attempt + 1 < attempts:
+                time.sleep(pause)
+
+    threads = [threading.Thread(target=tell, args=peer, daemon=True) for peer in peers]
+    for thread in threads:
+        thread.start()
+    end = time.monotonic() + attempts * (timeout + pause) + 1.0
+    for thread in threads:
+        thread.join(max(0.0, end - time.monotonic()))
+    return dict(told)
 
 
 class _Handler(socketserver.StreamRequestHandler):

@@ -200,6 +200,22 @@ def test_telling_unreachable_peers_is_bounded(tmp_path: Path) -> None:
     assert time.monotonic() - started < 10
 
 
+def test_peers_that_accept_but_never_answer_are_told_at_once_not_one_after_another() -> None:
+    port = free_port()
+    hanging = [f"127.0.0.{i}" for i in range(10, 20)]
+    servers = [socket.create_server((address, port)) for address in hanging]  # never accepted, never answered
+    try:
+        started = time.monotonic()
+        told = cl.broadcast(cluster(0, port) | {"addresses": ["127.0.0.1", *hanging], "nodes": 11},
+                            {"cluster": "test.exp1", "from": 0}, attempts=2, timeout=0.5, pause=0.1)
+        took = time.monotonic() - started
+    finally:
+        for s in servers:
+            s.close()
+    assert told == dict.fromkeys(range(1, 11), False)
+    assert took < 6, f"{took:.1f} s: one peer after another would take 10 x 2 x 0.6 = 12 s"
+
+
 def test_the_peers_check_names_the_node_it_cannot_reach(tmp_path: Path) -> None:
     port = free_port()
     server = socket.create_server((ADDRESSES[0], port))
