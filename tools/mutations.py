@@ -24,6 +24,8 @@ class Mutation:
 SPEC_TESTS = ("tests/components/spec/test_spec.py", "tests/components/spec/test_limits.py", "tests/components/spec/test_alicloud.py")
 LOADER_TESTS = ("tests/integration/test_hostile_input.py", "tests/integration/test_hostile_cli.py")
 POLICY_TESTS = ("tests/policies/test_network.py", "tests/policies/test_budget.py", "tests/policies/test_runtime.py")
+# Foreign programs: the compute-form registry through the corpus, and the access rules.
+FORM_TESTS = ("tests/policies/test_programs.py", "tests/policies/test_access.py", "tests/policies/test_exposure.py")
 PRICE_TESTS = ("tests/core/test_catalog_dates.py", "tests/core/test_price_dates.py", "tests/catalog_refresh/test_writer.py")
 # The reaper: the pure decisions first (fast), then the sweeps against moto / the Alibaba Cloud stand-in.
 DECIDE_TESTS = ("tests/inventory/test_reap_rules.py", "tests/inventory/test_reap_decide.py")
@@ -92,16 +94,25 @@ MUTATIONS: list[Mutation] = [
              "if number is None or number < 0:", POLICY_TESTS, "a budget tag of 0 fails budget-tags"),
     Mutation("policy", "gpulease/core/resources.py", "return parsed if math.isfinite(parsed) else None",
              "return parsed", POLICY_TESTS, "nan/inf are not numbers"),
-    Mutation("policy", "policies/guardrails/runtime.py",
-             "if not covering and len(schedules) == 1 and len(aws_gpus) == 1 and unmatched:",
+    Mutation("policy", "policies/guardrails/deadlines.py",
+             "if not covering and len(mine) == 1 and len(needing) == 1 and unmatched:",
              "if not covering and unmatched:", POLICY_TESTS,
              "one unmatched schedule covers a single GPU instance only"),
-    Mutation("policy", "policies/guardrails/runtime.py", "    if expires > limit:", "    if False:", POLICY_TESTS,
+    Mutation("policy", "policies/guardrails/runtime.py", "        if expires > limit:", "        if False:", POLICY_TESTS,
              "expires-at within maxHours"),
     Mutation("policy", "policies/guardrails/network.py", 'c.known(props, "ipv6CidrIp")', "None", POLICY_TESTS,
              "Alibaba IPv6 sources are judged"),
     Mutation("policy", "policies/guardrails/common.py", "    if net.prefixlen < minimum:", "    if False:",
              POLICY_TESTS, "a wide (not only a /0) source is open"),
+    Mutation("policy", "gpulease/core/compute/aws_forms.py", 'if rt.flag(read(props, "protectFromScaleIn")):',
+             "if False:", FORM_TESTS, "scale-in protection defeats a group's scale-to-zero deadline"),
+    Mutation("policy", "gpulease/core/compute/aws_forms.py", 'spot_type = read(props, "spotType", "persistent")',
+             'spot_type = read(props, "spotType", "one-time")', FORM_TESTS,
+             "a spot request is persistent unless it says otherwise"),
+    Mutation("policy", "policies/guardrails/access.py", 'if st.get("Effect") != "Allow" or not _everyone',
+             "if not _everyone", FORM_TESTS, "only an Allow to everyone makes a bucket policy public"),
+    Mutation("policy", "policies/guardrails/access.py", 'if "*" in actions:', "if False:", FORM_TESTS,
+             'Action "*" on an instance role is reported'),
     # --- prices: dates, staleness, the refresh's gate -----------------------------------------------------------
     Mutation("prices", "gpulease/core/catalog/dating.py", "        elif item in given and override.get(\"asOf\") is not None:", "        elif False:",
              PRICE_TESTS, "an override's asOf dates only the prices it gives"),

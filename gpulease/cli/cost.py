@@ -97,7 +97,8 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
     console.print(f"[bold]per hour[/bold]: ${cost.hourly_usd:,.3f} (at the spot cap ${cost.max_hourly_usd:,.3f})")
     console.print(
         f"[bold]until the deadline{until}[/bold]: expected ${cost.expected_usd:,.2f}, "
-        f"[bold]worst case ${cost.worst_case_usd:,.2f}[/bold]"
+        + (f"[bold]worst case ${cost.worst_case_usd:,.2f}[/bold]" if cost.worst_case_known
+           else "[bold]worst case unknown[/bold] (an instance is unpriced)")
     )
     console.print(f"[bold]after destroy[/bold]: ${cost.after_destroy_monthly_usd:,.2f}/month for retained disks and buckets")
     for exp in cost.experiments:

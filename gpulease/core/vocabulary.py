@@ -67,17 +67,39 @@ TAG_VALUE_PATTERN = re.compile(r"^[A-Za-z0-9 +\-=._:/@]*$")
 TAG_VALUE_MAX_LEN = 256
 TAG_KEY_MAX_LEN = 128
 
-# Instance families that carry GPUs. AWS: accelerated computing families with NVIDIA GPUs.
-# Alibaba: the ECS "gn"/"ebmgn"/"sgn"/"vgn" families.
-_AWS_GPU_FAMILY = re.compile(r"^(g3|g3s|g4dn|g4ad|g5|g5g|g6|g6e|g6f|gr6|gr6f|g7e|p2|p3|p3dn|p4d|p4de|p5|p5e|p5en|p6-b200)\.")
-_ALICLOUD_GPU_FAMILY = re.compile(r"^ecs\.(gn\d+[a-z]*|ebmgn\d+[a-z]*|sgn\d+[a-z]*|vgn\d+[a-z]*)(-[a-z0-9]+)?\.")
+# Instance families that carry GPUs or other ML accelerators, by name (the catalog adds the types it lists, see
+# ``gpulease.core.compute.accelerators``).
+#
+# AWS (https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html, "Accelerated computing"): NVIDIA and AMD GPU
+# families p*, g* (g4ad, g5g, g6f, gr6 ...) and the old cg1; AWS Trainium trn*, Inferentia inf*, Habana Gaudi dl1,
+# Qualcomm AI 100 dl2q; FPGA f1/f2 and video transcoding vt1. Families with a suffix after a dash (p6-b200,
+# p6e-gb200) are matched whole. No CPU family starts with p, g, trn, inf, dl, f or vt (the test checks every
+# family of botocore's EC2 InstanceType enum).
+_AWS_GPU_FAMILY = re.compile(r"^(?:cg1|g\d+[a-z]*|gr\d+[a-z]*|p\d+[a-z]*(?:-[a-z0-9]+)?)\.")
+_AWS_ACCELERATOR_FAMILY = re.compile(r"^(?:trn\d+[a-z]*|inf\d+[a-z]*|dl\d+[a-z]*|f\d+|vt\d+)\.")
+# Alibaba Cloud (https://www.alibabacloud.com/help/en/egs/instance-naming-conventions): ``ecs.<body><generation>
+# <letters>[-suffix...].<size>``, the body gn (NVIDIA GPU), vgn / sgn (NVIDIA GRID vGPU), gi (Intel GPU), f (FPGA),
+# with ebm (bare metal) or scc (super computing cluster) in front; a family may carry several dash suffixes
+# (ecs.vgn6i-m4-vws.xlarge, ecs.gn7i-c8g1.2xlarge, ecs.sgn7i-vws-m2.xlarge). The CPU families (ecs.g7, ecs.ebmg7,
+# ecs.sccg7) have no n / i after their g.
+_ALICLOUD_GPU_FAMILY = re.compile(r"^ecs\.(?:ebm|scc)?(?:gn|vgn|sgn|gi)\d+[a-z]*(?:-[a-z0-9]+)*\.")
+_ALICLOUD_ACCELERATOR_FAMILY = re.compile(r"^ecs\.(?:ebm|scc)?f\d+[a-z]*(?:-[a-z0-9]+)*\.")
 
 
 def is_gpu_instance_type(instance_type: str | None) -> bool:
-    """True when the AWS or Alibaba Cloud instance type carries at least one GPU."""
+    """True when the AWS or Alibaba Cloud instance type carries at least one GPU (what the kit's images drive)."""
     if not instance_type:
         return False
     return bool(_AWS_GPU_FAMILY.match(instance_type) or _ALICLOUD_GPU_FAMILY.match(instance_type))
+
+
+def is_accelerated_instance_type(instance_type: str | None) -> bool:
+    """True for a GPU type and for the other accelerated families (Trainium, Inferentia, Gaudi, FPGA, video
+    transcoding): the expensive hardware the policy pack guards, whatever framework runs on it."""
+    if not instance_type:
+        return False
+    return is_gpu_instance_type(instance_type) or bool(
+        _AWS_ACCELERATOR_FAMILY.match(instance_type) or _ALICLOUD_ACCELERATOR_FAMILY.match(instance_type))
 
 
 def rfc3339(moment: datetime) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpulease.core import clock
-from gpulease.core.cost import StackCost, estimate_resources
+from gpulease.core.cost import StackCost, configured_region, estimate_resources
 from gpulease.core.errors import UserError
 from gpulease.review import stacks
 from gpulease.review.policy_runner import PolicyResult, PolicyRunner
@@ -86,11 +86,16 @@ def render_target(project_dir: Path, stack_file: Path, now: datetime | None = No
 
 
 def estimate(rendering: Rendering) -> StackCost:
-    """The cost model's estimate for a rendering."""
+    """The cost model's estimate for a rendering: in the stack's configured region, each resource in its explicit
+    provider's, templates found through the dependencies (``gpulease.core.cost``)."""
+    providers = {r.urn: r.inputs.get("region") for r in rendering.resources if r.type.startswith("pulumi:providers:")}
     resources = [
-        (r.type, r.inputs, {"name": r.name, "retainOnDelete": r.retain_on_delete}) for r in rendering.resources if r.custom
+        (r.type, r.inputs, {"name": r.name, "retainOnDelete": r.retain_on_delete, "urn": r.urn,
+                            "dependencies": r.property_dependencies,
+                            "region": providers.get((r.provider or "").rsplit("::", 1)[0])})
+        for r in rendering.resources if r.custom
     ]
-    return estimate_resources(resources)
+    return estimate_resources(resources, region=configured_region(rendering.config))
 
 
 def review(

@@ -59,6 +59,11 @@ def short_type(type_: str) -> str:
     return type_.split(":")[-1]
 
 
+def type_label(type_: str) -> str:
+    """The resource table's type column: ``rds:Instance`` and ``ec2:Instance``, not two "Instance"."""
+    return rt.module_type(type_)
+
+
 def replacement_options(res: Any) -> str:
     """The options that decide how a change replaces the resource, where set; '' when the engine's defaults hold.
 
@@ -116,7 +121,9 @@ def aged(as_of: str, review: StackReview) -> str:
 
 
 def worst(cost: StackCost) -> str:
-    return "unbounded (no max runtime)" if any(map(_unbounded, cost.experiments)) else usd(cost.worst_case_usd)
+    if any(map(_unbounded, cost.experiments)):
+        return "unbounded (no max runtime)"
+    return usd(cost.worst_case_usd) if cost.worst_case_known else "unknown (an instance is unpriced)"
 
 
 # --- pull-request comment ---------------------------------------------------------------------------------
@@ -208,7 +215,7 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
                 "| --- | --- | --- | --- | --- | --- | --- |"]
         for e in c.experiments:
             runtime = f"{e.runtime_hours:g} h" if e.runtime_hours else "none"
-            worst = "unbounded" if _unbounded(e) else usd(e.worst_case_usd)
+            worst = "unbounded" if _unbounded(e) else usd(e.worst_case_usd) if e.worst_case_known else "unknown"
             out.append(f"| {_cell(e.name)} | {usd(e.hourly_usd)} | {usd(e.max_hourly_usd)} | {runtime} | "
                        f"{worst} | {usd(e.budget_usd)} | {prices_as_of(c, e.name)} |")
         out += ["", f"After destroy (retained disks and buckets): {usd(c.after_destroy_monthly_usd)}/month."
@@ -219,7 +226,7 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
     if detailed:
         out += [f"<details><summary>Resources ({len(r.custom_resources)})</summary>", "",
                 "| type | name | retained | replacement | key properties |", "| --- | --- | --- | --- | --- |"]
-        out += [f"| `{short_type(x.type)}` | {_cell(x.name)} | {'yes' if x.retain_on_delete else ''} | "
+        out += [f"| `{type_label(x.type)}` | {_cell(x.name)} | {'yes' if x.retain_on_delete else ''} | "
                 f"{_cell(replacement_options(x))} | {_cell(key_properties(x.type, x.inputs))} |"
                 for x in r.custom_resources]
         out += ["", "</details>", "", "<details><summary>Resource tree</summary>", "", "```mermaid", mermaid(review),

@@ -22,7 +22,7 @@ def print_terminal(reviews: list[StackReview], console: Console) -> None:
         for column in ("type", "name", "retained", "replacement", "key properties"):
             table.add_column(column, overflow="fold")
         for res in r.custom_resources:
-            table.add_row(report.short_type(res.type), res.name, "yes" if res.retain_on_delete else "",
+            table.add_row(report.type_label(res.type), res.name, "yes" if res.retain_on_delete else "",
                           report.replacement_options(res), report.key_properties(res.type, res.inputs))
         console.print(table)
         groups = report.grouped(review)

@@ -35,6 +35,8 @@ class BucketFacts:
     lifecycle: bool | None = None
     public_acls: list[str] = field(default_factory=list)
     access_blocked: bool | None = None
+    block_present: bool = False
+    """A public access block for the bucket (or the account) is in the stack, whatever its flags say."""
     block_gaps: list[str] = field(default_factory=list)
     encrypted: bool | None = None
     aborts_uploads: bool | None = None
@@ -128,6 +130,7 @@ def bucket_facts(resources: list, account_level: bool = True) -> list[BucketFact
             for s in mine
             if s.resource_type == acl_type and c.known(s.props, "acl") in PUBLIC_ACLS
         ]
+        facts.block_present = bool(blocks)
         if any(ok for ok, _ in blocks):
             facts.access_blocked = True
         elif any(ok is None for ok, _ in blocks):

@@ -1,12 +1,14 @@
 """budget-tags: every cost traces to an owner and a budget, and the worst case fits the budget.
 
-``budget-tags`` (resource, mandatory): every taggable resource (a type whose SDK takes ``tags``) carries the
-required tags with valid values: budget a positive number, expires-at RFC 3339 with an offset, owner an email,
+``budget-tags`` (resource, mandatory): every taggable resource (a type whose SDK takes ``tags``; not an object
+in a bucket, whose tags are object tags rather than cost-allocation tags) carries the required tags, in either
+tag form (a map, or an autoscaling group's list of ``{key, value, propagateAtLaunch}`` blocks), with valid values: budget a positive number, expires-at RFC 3339 with an offset, owner an email,
 max-runtime-hours a positive number within the cap, managed-by ``gpulease``, checkpoint-uri a bucket URI or
 ``none``.
 
 ``budget-worst-case`` (stack, mandatory): the worst-case cost from ``gpulease.core.cost`` (each instance's hourly
-cap x its max runtime, plus storage) does not exceed the budget tag. When every budget tag in the stack agrees
+cap x its max runtime, plus storage; a group, fleet, node group or pool counted at its max size, in each
+resource's region) does not exceed the budget tag. When every budget tag in the stack agrees
 (one experiment, or a sweep, whose budget covers all its runs) the whole stack is held to it; when experiments
 carry different budgets each is held to its own. It judges only when the instance prices are known; otherwise
 ``budget-unpriced`` (stack, advisory) says what is unpriced, so an unknown price never blocks a deployment but
@@ -39,8 +41,10 @@ from gpulease.core.catalog.freshness import (
     line_prices,
     stale,
 )
+from gpulease.core.compute import form_of
+from gpulease.core.cost.estimate import is_compute as cost_is_compute
 from policies.guardrails import common as c
-from policies.guardrails.taggable import is_taggable
+from policies.guardrails.taggable import is_accountable, is_taggable
 
 
 def _valid(key: str, value: Any) -> str | None:
@@ -71,7 +75,7 @@ def _valid(key: str, value: Any) -> str | None:
 
 
 def _budget_tags(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if not is_taggable(args.resource_type):
+    if not is_accountable(args.resource_type):
         return
     required = list(c.config_value(args.get_config(), "requiredTags", list(v.REQUIRED_TAGS)))
     tags = c.tags_of(args.props, args.provider)
@@ -95,7 +99,7 @@ budget_tags = c.judges(ResourceValidationPolicy(
                              "description": "Tag keys every taggable resource must carry."},
         }
     ),
-), is_taggable)
+), is_accountable)
 
 
 # --- stack level: the worst case against the budget -------------------------------------------------------
@@ -103,44 +107,57 @@ budget_tags = c.judges(ResourceValidationPolicy(
 
 def _plain(value: Any) -> Any:
     """Proxied properties as plain data for the cost model; unknown values become None."""
+    value = c.plain(value)
     if isinstance(value, Mapping):
-        return {k: _plain(c.known(value, k)) for k in value}
-    if isinstance(value, list | tuple) or (hasattr(value, "__len__") and hasattr(value, "__getitem__")
-                                             and not isinstance(value, str | bytes)):
-        return [_plain(c.known(value, i)) for i in range(len(value))]
+        return {k: _plain(x) for k, x in value.items()}
+    if isinstance(value, list):
+        return [_plain(x) for x in value]
     return None if value is c.UNKNOWN else value
 
 
+def _region_of(r: Any) -> str | None:
+    region = c.known(r.provider.props, "region") if r.provider is not None else None
+    return region if isinstance(region, str) and region else None
+
+
 def _region(resources: list) -> str | None:
-    for r in resources:
-        if r.provider is not None:
-            region = c.known(r.provider.props, "region")
-            if isinstance(region, str):
-                return region
-    return None
+    """The stack's region: its default provider's (the stack config's ``aws:region`` / ``alicloud:region``), else
+    the first explicit provider's."""
+    regions = [(getattr(r.provider, "name", "") != "default", region) for r in resources
+               if (region := _region_of(r)) is not None]
+    return min(regions)[1] if regions else None
 
 
-# The budget rules read taggable resources only: everything the cost model prices takes tags (instances,
-# disks, buckets, addresses), and a resource without tags belongs to no experiment and no budget.
+def reads_for_cost(type_: str) -> bool:
+    """The types the budget rules hand the cost model: everything taggable, and every compute form or template
+    (a launch configuration takes no tags, yet names a group's instance type)."""
+    return is_taggable(type_) or form_of(type_) is not None
+
+
+# The budget rules read taggable resources and compute forms: everything the cost model prices takes tags
+# (instances, groups, disks, buckets, addresses), and a resource without tags belongs to no experiment.
 
 
 def estimate_stack(resources: list) -> cost.StackCost:
-    """The cost model's ``StackCost`` for the stack's resources."""
-    plain = [(r.resource_type, _plain(r.props), {"name": r.name}) for r in resources]
+    """The cost model's ``StackCost`` for the stack's resources, each in its provider's region."""
+    plain = [
+        (r.resource_type, _plain(r.props), {
+            "name": r.name, "urn": r.urn, "region": _region_of(r),
+            "dependencies": {k: [d.urn for d in deps] for k, deps in (r.property_dependencies or {}).items()},
+        })
+        for r in resources
+    ]
     return cost.estimate_resources(plain, region=_region(resources))
 
 
-def unpriced_instances(estimate: Any, experiment: str, resources: list) -> list[str]:
+def unpriced_instances(estimate: Any, experiment: str, resources: list | None = None) -> list[str]:
     """An experiment's instance lines whose hourly cap or runtime is unknown (so its worst case is no bound).
 
-    The cost model starts an instance's line with its instance type; disks and addresses of the same resource
-    have their own lines and do not make the compute unpriced."""
-    types = {c.known(r.props, "instanceType") for r in resources if r.resource_type in rt.INSTANCE_TYPES}
+    Disks and addresses of the same resource have their own lines and do not make the compute unpriced."""
     return [
         line.item
         for line in estimate.lines
-        if line.experiment == experiment
-        and line.item.split(" ")[0] in types
+        if line.experiment == experiment and line.compute
         and (line.max_hourly_usd is None or line.runtime_hours is None)
     ]
 
@@ -149,7 +166,7 @@ def prices_used(estimate: Any, experiments: set[str]) -> str:
     """``prices used: g5.xlarge on-demand (2025-06-01); storage and addresses (2025-06-01); shipped catalog of ...``"""
     lines = [line for line in estimate.lines if line.experiment in experiments and line.price_as_of]
     # An instance's own line reads "<type> spot ..." or "<type> on-demand"; its disks and address have their own.
-    compute = [line for line in lines if line.type in rt.INSTANCE_TYPES and line.item.split(" ")[1:2] in (["spot"], ["on-demand"])]
+    compute = [line for line in lines if line.compute]
     parts = []
     for line in compute:
         cap = f", cap {line.cap_as_of}" if line.cap_as_of else ""
@@ -192,7 +209,7 @@ def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> No
         limit = exp.budget_usd * (1 - margin / 100)
         if exp.worst_case_usd > limit:
             anchor = next(
-                (r.urn for r in args.resources if r.resource_type in rt.INSTANCE_TYPES
+                (r.urn for r in args.resources if cost_is_compute(r.resource_type)
                  and c.tags_of(r.props, r.provider).get(v.TAG_EXPERIMENT) == exp.name),
                 None,
             )
@@ -206,15 +223,16 @@ def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> No
 
 def _budget_unpriced(args: StackValidationArgs, report: ReportViolation) -> None:
     accepted = set(c.config_value(args.get_config(), "acceptUnpriced", []))
-    budgeted = [r for r in args.resources if r.resource_type in rt.INSTANCE_TYPES
+    budgeted = [r for r in args.resources if cost_is_compute(r.resource_type)
                 and c.tags_of(r.props, r.provider).get(v.TAG_BUDGET_USD) is not None]
     if not budgeted:
         return
     estimate = estimate_stack(args.resources)
     for exp in _budgeted(estimate):
-        missing = [m for m in unpriced_instances(estimate, exp.name, args.resources) if m.split(" ")[0] not in accepted]
+        missing = [m for m in unpriced_instances(estimate, exp.name)
+                   if not set(m.split(" ")[0].split("/")) <= accepted]
         if missing:
-            types = [m.split(" ")[0] for m in missing]
+            types = [t for m in missing for t in m.split(" ")[0].split("/")]
             gaps = [u for u in estimate.unknown_prices if any(t in u for t in types) or "runtime" in u]
             report(f"experiment {exp.name!r}: the worst case cannot be checked against its budget of "
                    f"${exp.budget_usd:,.2f}; no price or runtime for: {', '.join(gaps or missing)}")
@@ -241,7 +259,7 @@ budget_worst_case = c.judges(StackValidationPolicy(
                                 "description": "Keep this share of the budget unspent in the worst case."},
         }
     ),
-), is_taggable)
+), reads_for_cost)
 
 budget_unpriced = c.judges(StackValidationPolicy(
     name="budget-unpriced",
@@ -254,7 +272,7 @@ budget_unpriced = c.judges(StackValidationPolicy(
                                "description": "Instance types accepted without a catalog price."},
         }
     ),
-), is_taggable)
+), reads_for_cost)
 
 budget_prices_fresh = c.judges(StackValidationPolicy(
     name="budget-prices-fresh",
@@ -267,6 +285,6 @@ budget_prices_fresh = c.judges(StackValidationPolicy(
                                 "description": "Flag a price older than this many days."},
         }
     ),
-), is_taggable)
+), reads_for_cost)
 
 POLICIES = [budget_tags, budget_worst_case, budget_unpriced, budget_prices_fresh]

@@ -20,19 +20,9 @@ from pulumi_policy.proxy import UnknownValueError
 from gpulease.core import clock
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
+from gpulease.core.compute import UNKNOWN, ComputeUnit, Registered, compute_units, form_of
 
-
-class _Unknown:
-    """A value that cannot be known during preview."""
-
-    def __repr__(self) -> str:
-        return "<unknown>"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-UNKNOWN = _Unknown()
+__all__ = ["UNKNOWN"]
 
 
 def level(name: str) -> EnforcementLevel:
@@ -86,18 +76,52 @@ def items(props: Any, *path: str) -> list[Any]:
     return [known(value, i) for i in range(len(value))]
 
 
-def tags_of(props: Any, provider: Any = None) -> dict[str, Any]:
+def default_tags(provider: Any) -> dict[str, Any]:
+    """The tags an AWS provider adds to every resource (``default_tags``); {} for any other provider."""
+    if provider is None or getattr(provider, "resource_type", "") != "pulumi:providers:aws":
+        return {}
+    defaults = known(provider.props, "defaultTags", "tags", default={})
+    return {k: known(defaults, k) for k in defaults} if isinstance(defaults, Mapping) else {}
+
+
+def tags_of(props: Any, provider: Any = None, key: str = "tags") -> dict[str, Any]:
     """A resource's tags, over its AWS provider's ``default_tags`` when the provider is known; a value not known
-    during preview is ``UNKNOWN``; no tags at all is {}."""
-    tags: dict[str, Any] = {}
-    if provider is not None and getattr(provider, "resource_type", "") == "pulumi:providers:aws":
-        defaults = known(provider.props, "defaultTags", "tags", default={})
-        if isinstance(defaults, Mapping):
-            tags.update({k: known(defaults, k) for k in defaults})
-    raw = known(props, "tags", default={})
-    if raw is not UNKNOWN and isinstance(raw, Mapping):
-        tags.update({k: known(raw, k) for k in raw})
+    during preview is ``UNKNOWN``; no tags at all is {}. Both tag forms are read: a map, or the list of
+    ``{key, value, propagateAtLaunch}`` blocks an autoscaling group takes (``gpulease.core.resources.tag_map``)."""
+    tags = default_tags(provider)
+    raw = plain(known(props, key, default={}))
+    if raw is not UNKNOWN:
+        tags.update(rt.tag_map(raw))
     return tags
+
+
+def plain(value: Any) -> Any:
+    """Proxied properties as plain data, a value not known during preview kept as ``UNKNOWN``."""
+    if value is UNKNOWN:
+        return UNKNOWN
+    if isinstance(value, Mapping):
+        return {k: plain(known(value, k)) for k in value}
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        return [plain(known(value, i)) for i in range(len(value))]
+    return value
+
+
+def registered(r: Any) -> Registered:
+    """A policy resource (``PolicyResource``) as the compute readers take it (``gpulease.core.compute``)."""
+    deps = getattr(r, "property_dependencies", None) or {}
+    return Registered(
+        type=r.resource_type, name=r.name, urn=r.urn, props=plain(r.props),
+        dependencies={k: [d.urn for d in v] for k, v in deps.items()},
+        default_tags=default_tags(getattr(r, "provider", None)),
+    )
+
+
+def units(resources: Iterable[Any]) -> list[tuple[ComputeUnit, Any]]:
+    """The stack's compute units (``gpulease.core.compute.compute_units``), each with its policy resource."""
+    policy_resources = list(resources)
+    regs = [registered(r) for r in policy_resources if form_of(r.resource_type) is not None]
+    by_urn = {r.urn: r for r in policy_resources}
+    return [(unit, by_urn[unit.resource.urn]) for unit in compute_units(regs)]
 
 
 def now() -> datetime:
@@ -112,24 +136,6 @@ def parse_time(value: Any) -> datetime | None:
         return v.parse_rfc3339(value)
     except ValueError:
         return None
-
-
-def is_gpu(props: Any) -> bool:
-    itype = known(props, "instanceType")
-    return isinstance(itype, str) and v.is_gpu_instance_type(itype)
-
-
-def is_spot(resource_type: str, props: Any) -> bool | None:
-    """Whether an instance runs on spot; None when not known during preview."""
-    if resource_type == rt.AWS_SPOT_REQUEST:
-        return True
-    if resource_type in (rt.AWS_INSTANCE, rt.AWS_LAUNCH_TEMPLATE):
-        market = known(props, "instanceMarketOptions", "marketType")
-        return None if market is UNKNOWN else market == "spot"
-    if resource_type == rt.ALI_INSTANCE:
-        strategy = known(props, "spotStrategy", default="NoSpot")
-        return None if strategy is UNKNOWN else strategy not in ("", "NoSpot")
-    return False
 
 
 def checkpoint_bucket(uri: Any) -> tuple[str, str] | None:
@@ -167,3 +173,12 @@ def broad_cidr(cidr: Any, min_v4: int, min_v6: int) -> str | None:
 
 def display(resource_type: str, name: str) -> str:
     return f"{resource_type.split(':')[-1]} {name!r}"
+
+
+def display_unit(unit: ComputeUnit) -> str:
+    """``Group 'trainers' (autoscaling group of g5.xlarge, up to 4)``: what a compute-unit finding names."""
+    res = unit.resource
+    size = unit.capacity
+    count = f", up to {size:g}" if isinstance(size, int | float) and unit.form.capacity(res.props) is not None else ""
+    kind = "" if unit.form.label in ("EC2 instance", "ECS instance") else f"{unit.form.label} of "
+    return f"{display(res.type, res.name)} ({kind}{unit.describe_types()}{count})"

@@ -1,8 +1,15 @@
 """What an instance exposes from the inside: the metadata service and its user-data.
 
-``imdsv2-required`` (resource, mandatory): EC2 instances, spot requests and launch templates require IMDSv2
-session tokens (``metadataOptions.httpTokens = required``, or the endpoint disabled) with a hop limit of at most
-``maxHopLimit``; Alibaba ECS instances set ``httpTokens = required`` (the same token-only mode).
+Both rules read every compute form and template through the registry of ``gpulease.core.compute``: EC2 instances,
+spot requests, launch templates and configurations, spot fleets' launch specifications, EKS node groups, Alibaba
+ECS instances and instance sets, launch templates, ESS scaling configurations, ACK node pools.
+
+``imdsv2-required`` (resource, mandatory): metadata tokens are required (AWS ``metadataOptions.httpTokens =
+required``, Alibaba ``httpTokens = required``), or the endpoint disabled, with a hop limit of at most
+``maxHopLimit``. An unset ``httpTokens`` is reported as unset, with what the service then does; a resource that
+takes its settings from a template it names leaves the judgement to the template; a form that cannot set them
+at all (an EKS node group or an ECS instance set without a launch template, an ESS scaling configuration, a spot
+fleet launch specification) is reported with what can.
 
 ``no-secrets-in-user-data`` (resource, mandatory): user-data (plain, base64 or gzip) holds no cloud access keys,
 private key blocks or common token formats. Instances get credentials from their role; user-data is readable
@@ -20,36 +27,46 @@ from functools import lru_cache
 from pulumi_policy import ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
 from gpulease.core import resources as rt
+from gpulease.core.compute import UNKNOWN, form_of, read, read_all
+from gpulease.core.compute.forms import FORMS
 from policies.guardrails import common as c
 
-AWS_METADATA_TYPES = (rt.AWS_INSTANCE, rt.AWS_SPOT_REQUEST, rt.AWS_LAUNCH_TEMPLATE)
+METADATA_TYPES = tuple(FORMS)
+
+
+def _names_template(props: object, type_: str) -> bool:
+    form = form_of(type_)
+    return form is not None and any(read_all(props, ref.path) for ref in form.templates)
 
 
 def _imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    form = form_of(args.resource_type)
+    if form is None:
+        return
     max_hops = int(c.config_value(args.get_config(), "maxHopLimit", 2))
     what = c.display(args.resource_type, args.name)
-    props = args.props
-    if args.resource_type in AWS_METADATA_TYPES:
-        tokens = c.known(props, "metadataOptions", "httpTokens")
-        endpoint = c.known(props, "metadataOptions", "httpEndpoint")
-        hops = c.known(props, "metadataOptions", "httpPutResponseHopLimit")
-        if c.UNKNOWN in (tokens, endpoint) or endpoint == "disabled":
-            return
-        if tokens != "required":
-            report(f"{what} allows IMDSv1 (metadataOptions.httpTokens={tokens or 'optional'}); accepted: "
-                   "metadata_options={'http_tokens': 'required'}")
-        number = rt.number(hops)
-        if number is not None and number > max_hops:
-            report(f"{what}: metadataOptions.httpPutResponseHopLimit={number:g} lets more than {max_hops} network "
-                   "hops reach the instance credentials")
-    elif args.resource_type == rt.ALI_INSTANCE:
-        tokens = c.known(props, "httpTokens")
-        endpoint = c.known(props, "httpEndpoint")
-        if c.UNKNOWN in (tokens, endpoint) or endpoint == "disabled":
-            return
-        if tokens != "required":
-            report(f"{what} allows metadata access without a token (httpTokens={tokens or 'optional'}); accepted: "
-                   "http_tokens='required'")
+    props = c.plain(args.props)
+    meta = form.metadata
+    if meta is None:
+        gap = form.metadata_gap(props)
+        if gap:
+            report(f"{what} cannot require metadata tokens: {gap}")
+        return
+    tokens = read(props, meta.tokens)
+    endpoint = read(props, meta.endpoint) if meta.endpoint else None
+    if UNKNOWN in (tokens, endpoint) or endpoint == "disabled":
+        return
+    aws = form.cloud == "aws"
+    if tokens is None:
+        if not _names_template(props, args.resource_type):  # else its template's settings apply
+            report(f"{what} leaves {meta.tokens} unset: {meta.unset}; accepted: {meta.how}")
+    elif tokens != "required":
+        allows = "allows IMDSv1" if aws else "allows metadata access without a token"
+        report(f"{what} {allows} ({meta.tokens}={tokens}); accepted: {meta.how}")
+    number = rt.number(read(props, meta.hop_limit)) if meta.hop_limit else None
+    if number is not None and number > max_hops:
+        report(f"{what}: {meta.hop_limit}={number:g} lets more than {max_hops} network hops reach the instance "
+               "credentials")
 
 
 imdsv2_required = c.judges(ResourceValidationPolicy(
@@ -63,7 +80,7 @@ imdsv2_required = c.judges(ResourceValidationPolicy(
                             "description": "Largest accepted httpPutResponseHopLimit (2 lets containers reach it)."},
         }
     ),
-), (*AWS_METADATA_TYPES, rt.ALI_INSTANCE))
+), METADATA_TYPES)
 
 
 # kind -> (literals one of which any match contains, lower-cased; the pattern). The literals let a scan skip a
@@ -122,20 +139,29 @@ def find_secrets(text: str, extra: list[str] | None = None) -> list[str]:
 
 
 def _user_data(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in (*AWS_METADATA_TYPES, rt.ALI_INSTANCE):
+    form = form_of(args.resource_type)
+    if form is None or not form.user_data:
         return
     extra = list(c.config_value(args.get_config(), "extraPatterns", []))
     what = c.display(args.resource_type, args.name)
-    for key in ("userData", "userDataBase64"):
-        raw = c.known(args.props, key)
-        if not isinstance(raw, str) or not raw:
-            continue
-        found: list[str] = []
-        for text in decoded_texts(raw, encoded=key == "userDataBase64" or args.resource_type == rt.AWS_LAUNCH_TEMPLATE):
-            found += [f for f in find_secrets(text, extra) if f not in found]
-        if found:
-            report(f"{what}: {key} holds {', '.join(found)}; accepted: credentials from the instance role (AWS "
-                   "instance profile / Alibaba RAM role) or a secrets manager, fetched at boot")
+    props = c.plain(args.props)
+    for spec in form.user_data:
+        if "*" in spec.path:
+            # Each element of the list, numbered by its place in the list (not among those that set user-data).
+            head, _, tail = spec.path.partition(".*.")
+            values = [read(item, tail) for item in read_all(props, f"{head}.*")]
+        else:
+            values = read_all(props, spec.path)
+        for i, raw in enumerate(values):
+            if not isinstance(raw, str) or not raw:
+                continue
+            found: list[str] = []
+            for text in decoded_texts(raw, encoded=spec.encoded):
+                found += [f for f in find_secrets(text, extra) if f not in found]
+            if found:
+                label = spec.path.split(".")[-1] + (f" [{i}]" if "*" in spec.path else "")
+                report(f"{what}: {label} holds {', '.join(found)}; accepted: credentials from the instance role (AWS "
+                       "instance profile / Alibaba RAM role) or a secrets manager, fetched at boot")
 
 
 no_secrets_in_user_data = c.judges(ResourceValidationPolicy(
@@ -149,6 +175,6 @@ no_secrets_in_user_data = c.judges(ResourceValidationPolicy(
                               "description": "More regular expressions that must not match the user-data."},
         }
     ),
-), (*AWS_METADATA_TYPES, rt.ALI_INSTANCE))
+), METADATA_TYPES)
 
 POLICIES = [imdsv2_required, no_secrets_in_user_data]

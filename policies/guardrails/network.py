@@ -61,8 +61,10 @@ def _ssh_ingress(args: ResourceValidationArgs, report: ReportViolation) -> None:
         for cidr in cidrs:
             why = c.broad_cidr(cidr, min_v4, min_v6)
             if why:
+                # An IPv6 source is answered with an IPv6 example (a /128), an IPv4 one with a /32.
+                example = "2001:db8::7/128" if ":" in str(cidr) else "203.0.113.7/32"
                 report(f"{what}{label} opens {opened} to {cidr} ({why}); accepted: your own addresses, e.g. "
-                       "203.0.113.7/32, or no inbound rule (SSM / Cloud Assistant)")
+                       f"{example}, or no inbound rule (SSM / Cloud Assistant)")
 
     if args.resource_type == rt.AWS_SECURITY_GROUP:
         for i, rule in enumerate(c.items(props, "ingress")):

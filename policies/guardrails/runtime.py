@@ -1,78 +1,81 @@
-"""max-runtime: no GPU instance without a deadline, and no deadline without a cloud-side stop.
+"""max-runtime: no GPU without a deadline, and no deadline without a cloud-side stop, whatever form runs it.
 
-``max-runtime`` (resource, mandatory): every GPU instance carries an expires-at tag no later than
-now + ``maxHours``; on Alibaba Cloud its ``autoReleaseTime`` is set and no later than expires-at.
+Both rules judge every *compute unit* of the stack that may run a GPU or other accelerator: an EC2 instance, a
+spot request, an autoscaling group, an EC2 / spot fleet, an EKS node group, an ECS instance or instance set, an
+ESS scaling group, an ACK node pool (``gpulease.core.compute``: each form with the launch templates, launch
+configurations or scaling configurations it launches from).
 
-``max-runtime-cloud-stop`` (stack, mandatory): every GPU instance has a stop the cloud carries out even when the
-instance is wedged. AWS: an EventBridge Scheduler schedule in the stack whose target is
-``aws-sdk:ec2:terminateInstances`` for that instance, firing no later than its expires-at. The instance id
-is not known during ``pulumi preview`` (the schedule's input is then unknown), so a schedule covers an instance
-when its ``target`` depends on the instance (the engine's property dependencies), when its known input names
-the instance's id, or, with the input unknown, when the stack holds exactly one GPU instance and one such
-schedule. Alibaba Cloud: ``autoReleaseTime`` on the instance.
+``max-runtime`` (stack, mandatory): each such unit carries an expires-at tag (its own, or its template's instance
+tags) no later than now + ``maxHours``; an Alibaba release time is no later than that tag.
+
+``max-runtime-cloud-stop`` (stack, mandatory): each has a stop the cloud carries out even when the instances are
+wedged, the one its form offers (``gpulease.core.compute`` registry, ``deadlines``): an EventBridge Scheduler
+schedule terminating an instance, a scheduled action scaling an autoscaling group to zero, a fleet's expiry
+with termination, an Alibaba release time, an ESS scheduled task to zero. A form that offers none (an ACK node
+pool) is reported as unbounded, naming what would bound it; so is a setting that defeats the stop (scale-in
+protection, a persistent spot request). ``acceptUnbounded`` names resources accepted after review.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from datetime import datetime, timedelta
-from typing import Any
-from zoneinfo import ZoneInfo
+from datetime import timedelta
 
-from pulumi_policy import (
-    ReportViolation,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy import ReportViolation, StackValidationArgs, StackValidationPolicy
 
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
+from gpulease.core.compute import UNKNOWN, read
+from gpulease.core.compute.forms import FORMS
 from policies.guardrails import common as c
+from policies.guardrails import deadlines
 
-GPU_INSTANCE_TYPES = (rt.AWS_INSTANCE, rt.AWS_SPOT_REQUEST, rt.ALI_INSTANCE)
+COMPUTE_TYPES = (*FORMS, *deadlines.STOPPER_TYPES, rt.AWS_ECS_CAPACITY_PROVIDER)
+"""Every type the runtime rules read: the compute forms, their templates, what stops them."""
 
 
-def _max_runtime(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in GPU_INSTANCE_TYPES or not c.is_gpu(args.props):
-        return
+def _max_runtime(args: StackValidationArgs, report: ReportViolation) -> None:
     config = args.get_config()
     max_hours = float(c.config_value(config, "maxHours", v.DEFAULT_POLICY_MAX_HOURS))
     grace = timedelta(minutes=float(c.config_value(config, "stopGraceMinutes", 5)))
-    what = c.display(args.resource_type, args.name)
-    raw = c.tags_of(args.props, args.provider).get(v.TAG_EXPIRES_AT)
-    if raw is c.UNKNOWN:
-        return
     now = c.now()  # one reading, so the limit and the reported distance agree
-    if raw is None:
-        report(f"{what} ({c.known(args.props, 'instanceType')}) has no {v.TAG_EXPIRES_AT} tag; accepted: an RFC 3339 "
-               f"UTC deadline no later than now + {max_hours:g} h, e.g. {v.rfc3339(now + timedelta(hours=8))}")
-        return
-    expires = c.parse_time(raw)
-    if expires is None:
-        report(f"{what}: {v.TAG_EXPIRES_AT}={raw!r} is not an RFC 3339 timestamp with a UTC offset")
-        return
     limit = now + timedelta(hours=max_hours)
-    if expires > limit:
-        hours = (expires - now).total_seconds() / 3600
-        report(f"{what}: {v.TAG_EXPIRES_AT}={raw} is {hours:.0f} h away, more than the {max_hours:g} h allowed "
-               f"(latest accepted: {v.rfc3339(limit)})")
-    if args.resource_type == rt.ALI_INSTANCE:
-        release = c.known(args.props, "autoReleaseTime")
-        if release is c.UNKNOWN or release is None:
-            return  # a missing release time is max-runtime-cloud-stop's finding
-        released = c.parse_time(release)
-        if released is None:
-            report(f"{what}: autoReleaseTime={release!r} is not an RFC 3339 UTC time")
-        elif released > expires + grace:
-            report(f"{what}: autoReleaseTime={release} is later than {v.TAG_EXPIRES_AT}={raw}")
+    for unit, resource in c.units(args.resources):
+        if not unit.accelerated:
+            continue
+        what = c.display_unit(unit)
+        raw = unit.tags.get(v.TAG_EXPIRES_AT)
+        if raw is UNKNOWN:
+            continue
+        if raw is None:
+            report(f"{what} has no {v.TAG_EXPIRES_AT} tag; accepted: an RFC 3339 UTC deadline no later than now + "
+                   f"{max_hours:g} h, e.g. {v.rfc3339(now + timedelta(hours=8))}", resource.urn)
+            continue
+        expires = c.parse_time(raw)
+        if expires is None:
+            report(f"{c.display(unit.resource.type, unit.resource.name)}: {v.TAG_EXPIRES_AT}={raw!r} is not an RFC "
+                   "3339 timestamp with a UTC offset", resource.urn)
+            continue
+        if expires > limit:
+            hours = (expires - now).total_seconds() / 3600
+            report(f"{c.display(unit.resource.type, unit.resource.name)}: {v.TAG_EXPIRES_AT}={raw} is {hours:.0f} h "
+                   f"away, more than the {max_hours:g} h allowed (latest accepted: {v.rfc3339(limit)})", resource.urn)
+        for d in unit.form.deadlines:
+            if d.kind != "release-time":
+                continue
+            release = read(unit.resource.props, d.time)
+            if release is UNKNOWN or release is None:
+                continue  # a missing release time is max-runtime-cloud-stop's finding
+            released = c.parse_time(release)
+            name = c.display(unit.resource.type, unit.resource.name)
+            if released is None:
+                report(f"{name}: {d.time}={release!r} is not an RFC 3339 UTC time", resource.urn)
+            elif released > expires + grace:
+                report(f"{name}: {d.time}={release} is later than {v.TAG_EXPIRES_AT}={raw}", resource.urn)
 
 
-max_runtime = c.judges(ResourceValidationPolicy(
+max_runtime = c.judges(StackValidationPolicy(
     name="max-runtime",
-    description="Every GPU instance has an expires-at deadline within the allowed runtime.",
+    description="Every GPU instance, group or node pool has an expires-at deadline within the allowed runtime.",
     validate=_max_runtime,
     enforcement_level=c.level("mandatory"),
     config_schema=c.schema(
@@ -83,111 +86,62 @@ max_runtime = c.judges(ResourceValidationPolicy(
                                  "description": "How much later than expires-at a cloud-side stop may fire."},
         }
     ),
-), GPU_INSTANCE_TYPES)
-
-
-# --- the stack-level check: a cloud-side stop for every GPU instance -------------------------------------
-
-
-def _schedule_fire_time(props: Any) -> tuple[Any, str | None]:
-    """The latest moment a one-time schedule fires (its at() plus any flexible window), or why it cannot."""
-    expression = c.known(props, "scheduleExpression")
-    if expression is c.UNKNOWN:
-        return c.UNKNOWN, None
-    match = re.match(r"^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$", str(expression or ""))
-    if not match:
-        return None, f"scheduleExpression {expression!r} is not a one-time at(...) expression"
-    zone = c.known(props, "scheduleExpressionTimezone", default="UTC")
-    try:
-        tz = ZoneInfo(zone if isinstance(zone, str) else "UTC")
-    except (KeyError, ValueError):
-        return None, f"scheduleExpressionTimezone {zone!r} is not a time zone"
-    moment = datetime.fromisoformat(match.group(1)).replace(tzinfo=tz)
-    if c.known(props, "flexibleTimeWindow", "mode") == "FLEXIBLE":
-        window = rt.number(c.known(props, "flexibleTimeWindow", "maximumWindowInMinutes")) or 0
-        moment += timedelta(minutes=window)
-    return moment, None
-
-
-def _schedule_instance_ids(props: Any) -> list[str] | None:
-    raw = c.known(props, "target", "input")
-    if not isinstance(raw, str):
-        return None
-    try:
-        ids = json.loads(raw).get("InstanceIds")
-    except (ValueError, AttributeError):
-        return None
-    return [str(i) for i in ids] if isinstance(ids, list) else None
+), COMPUTE_TYPES)
 
 
 def _cloud_stop(args: StackValidationArgs, report: ReportViolation) -> None:
     config = args.get_config()
     grace = timedelta(minutes=float(c.config_value(config, "stopGraceMinutes", 5)))
-    gpus = [r for r in args.resources if r.resource_type in GPU_INSTANCE_TYPES and c.is_gpu(r.props)]
-    schedules = [
-        r
-        for r in args.resources
-        if r.resource_type == rt.AWS_SCHEDULE
-        and c.known(r.props, "target", "arn") == rt.TERMINATE_TARGET
-        and c.known(r.props, "state", default="ENABLED") != "DISABLED"
-    ]
-    aws_gpus = [r for r in gpus if r.resource_type != rt.ALI_INSTANCE]
-    # Which instances each schedule terminates: by the target's dependencies, or by the ids in its known input.
-    by_urn: dict[str, list] = {}
-    by_id: dict[str, list] = {}
-    unmatched = []
-    for sched in schedules:
-        target_deps = {d.urn for d in sched.property_dependencies.get("target", [])}
-        ids = _schedule_instance_ids(sched.props)
-        for urn in target_deps:
-            by_urn.setdefault(urn, []).append(sched)
-        for instance_id in ids or []:
-            by_id.setdefault(instance_id, []).append(sched)
-        if ids is None and not target_deps:
-            unmatched.append(sched)
-    for inst in gpus:
-        what = c.display(inst.resource_type, inst.name)
-        expires = c.parse_time(c.tags_of(inst.props, inst.provider).get(v.TAG_EXPIRES_AT))
-        if inst.resource_type == rt.ALI_INSTANCE:
-            release = c.known(inst.props, "autoReleaseTime")
-            if release is None:
-                report(f"{what} has no autoReleaseTime: nothing outside the instance releases it at its deadline; "
-                       "accepted: auto_release_time no later than its expires-at tag", inst.urn)
+    accepted = set(c.config_value(config, "acceptUnbounded", []))
+    pairs = c.units(args.resources)
+    stoppers = deadlines.Stoppers(args.resources, [u for u, _ in pairs])
+    linked = [c.registered(r) for r in args.resources if r.resource_type == rt.AWS_ECS_CAPACITY_PROVIDER]
+    for unit, resource in pairs:
+        if not unit.accelerated or unit.resource.name in accepted:
             continue
-        instance_id = c.known(inst.props, "id")
-        covering = list(by_urn.get(inst.urn, []))
-        if isinstance(instance_id, str):
-            covering += [s for s in by_id.get(instance_id, []) if s not in covering]
-        if not covering and len(schedules) == 1 and len(aws_gpus) == 1 and unmatched:
-            covering = unmatched  # input unknown during preview and no dependency: one schedule, one instance
-        if not covering:
-            report(f"{what} has no EventBridge Scheduler schedule terminating it "
-                   f"(target {rt.TERMINATE_TARGET}); accepted: a one-time at(...) schedule no later than its "
-                   f"{v.TAG_EXPIRES_AT} tag", inst.urn)
+        what = c.display(unit.resource.type, unit.resource.name)
+        form = unit.form
+        if not form.deadlines:
+            report(f"{c.display_unit(unit)} cannot be bounded: {form.unbounded}", resource.urn)
             continue
-        late = []
-        for sched in covering:
-            fires, problem = _schedule_fire_time(sched.props)
-            if problem:
-                late.append(f"{sched.name}: {problem}")
-            elif fires is not c.UNKNOWN and fires is not None and expires is not None and fires > expires + grace:
-                late.append(f"{sched.name} fires at {v.rfc3339(fires)}, after {v.TAG_EXPIRES_AT}={v.rfc3339(expires)}")
-        if late and len(late) == len(covering):
-            report(f"{what}: no terminating schedule fires by its deadline ({'; '.join(late)})", inst.urn)
+        expires = c.parse_time(unit.tags.get(v.TAG_EXPIRES_AT))
+        verdict = stoppers.verdict(unit, expires, grace)
+        if verdict.ok:
+            for hazard in form.hazards(unit.resource.props, expires) + deadlines.linked_hazards(unit, linked):
+                report(f"{c.display_unit(unit)}: its cloud-side stop would not end it: {hazard}", resource.urn)
+            continue
+        if verdict.late:
+            kind = "terminating schedule" if form.deadlines[0].target == rt.TERMINATE_TARGET else "cloud-side stop"
+            report(f"{what}: no {kind} fires by its deadline ({'; '.join(verdict.late)})", resource.urn)
+            continue
+        decoys = [why for path, why in form.decoys if read(unit.resource.props, path) not in (None, UNKNOWN)]
+        note = f" ({'; '.join(decoys)})" if decoys else ""
+        first = form.deadlines[0]
+        if first.target == rt.TERMINATE_TARGET:
+            report(f"{what} has no EventBridge Scheduler schedule terminating it (target {rt.TERMINATE_TARGET}); "
+                   f"accepted: a one-time at(...) schedule no later than its {v.TAG_EXPIRES_AT} tag{note}", resource.urn)
+        elif first.kind == "release-time":
+            report(f"{what} has no {first.time}: nothing outside the instance releases it at its deadline; accepted: "
+                   f"auto_release_time no later than its {v.TAG_EXPIRES_AT} tag{note}", resource.urn)
+        else:
+            report(f"{c.display_unit(unit)} has no cloud-side stop at its deadline; accepted: "
+                   f"{'; or '.join(d.accepted for d in form.deadlines)}{note}", resource.urn)
 
 
 max_runtime_cloud_stop = c.judges(StackValidationPolicy(
     name="max-runtime-cloud-stop",
-    description="Every GPU instance has a cloud-side stop at its deadline (AWS scheduler schedule, Alibaba "
-    "auto_release_time).",
+    description="Every GPU instance, group or node pool has a cloud-side stop at its deadline (a scheduler "
+    "schedule, a scheduled scale-in to zero, a fleet expiry, an Alibaba release time or scheduled task).",
     validate=_cloud_stop,
     enforcement_level=c.level("mandatory"),
     config_schema=c.schema(
         {
             "stopGraceMinutes": {"type": "number", "minimum": 0, "default": 5,
                                  "description": "How much later than expires-at the stop may fire."},
+            "acceptUnbounded": {"type": "array", "items": {"type": "string"}, "default": [],
+                                "description": "Resource names accepted without a cloud-side stop, after review."},
         }
     ),
-), (*GPU_INSTANCE_TYPES, rt.AWS_SCHEDULE))
+), COMPUTE_TYPES)
 
 POLICIES = [max_runtime, max_runtime_cloud_stop]

@@ -1,9 +1,12 @@
 """spot-only-with-checkpointing: GPU time is bought on spot, and spot work is checkpointed somewhere safe.
 
-``spot-only-with-checkpointing`` (resource, mandatory): a GPU instance runs on spot (AWS
-``instanceMarketOptions.marketType = spot`` or a spot request; Alibaba ``spotStrategy`` other than ``NoSpot``)
-unless config ``allowOnDemand`` is true or the instance carries a non-empty on-demand-reason tag; a spot GPU
-instance carries a checkpoint-uri tag naming a bucket (``s3://`` / ``oss://``).
+``spot-only-with-checkpointing`` (stack, mandatory): every compute unit that may run a GPU (an instance, a spot
+request, an autoscaling group, a fleet, a node group or node pool, an ESS group: ``gpulease.core.compute``) runs
+on spot, read from the form or the template it launches from (AWS ``instanceMarketOptions.marketType = spot``, a
+spot request or spot fleet, a mixed-instances distribution with no on-demand share, EKS ``capacityType = SPOT``;
+Alibaba ``spotStrategy`` other than ``NoSpot``, or an ESS / ACK distribution with no on-demand share), unless
+config ``allowOnDemand`` is true or the unit carries a non-empty on-demand-reason tag; a spot unit carries a
+checkpoint-uri tag naming a bucket (``s3://`` / ``oss://``).
 
 ``spot-checkpoint-bucket`` (stack, mandatory): that bucket is in the same stack with versioning enabled and a
 lifecycle configuration (config ``externalBuckets`` names buckets managed elsewhere that are accepted as they
@@ -12,50 +15,49 @@ are).
 
 from __future__ import annotations
 
-from pulumi_policy import (
-    ReportViolation,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy import ReportViolation, StackValidationArgs, StackValidationPolicy
 
-from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
+from gpulease.core.compute import MIXED, ON_DEMAND, SPOT, UNKNOWN
+from gpulease.core.compute.forms import FORMS
 from policies.guardrails import buckets
 from policies.guardrails import common as c
 
-GPU_INSTANCE_TYPES = (rt.AWS_INSTANCE, rt.AWS_SPOT_REQUEST, rt.AWS_LAUNCH_TEMPLATE, rt.ALI_INSTANCE)
+
+def _spot_only(args: StackValidationArgs, report: ReportViolation) -> None:
+    allowed = bool(c.config_value(args.get_config(), "allowOnDemand", False))
+    for unit, resource in c.units(args.resources):
+        if not unit.accelerated or unit.market.kind is UNKNOWN:
+            continue
+        tags = unit.tags
+        if unit.market.kind in (ON_DEMAND, MIXED):
+            reason = tags.get(v.TAG_ON_DEMAND_REASON)
+            if allowed or reason is UNKNOWN or (isinstance(reason, str) and reason.strip()):
+                continue
+            what = c.display_unit(unit)
+            how = unit.form.spot_how
+            if unit.market.kind == MIXED:
+                report(f"{what} runs part of its capacity on-demand ({unit.market.detail}); accepted: {how}, or a "
+                       f"{v.TAG_ON_DEMAND_REASON} tag saying why it cannot run on spot", resource.urn)
+            else:
+                report(f"{what} is on-demand; accepted: {how}, or a {v.TAG_ON_DEMAND_REASON} tag saying why it "
+                       "cannot run on spot", resource.urn)
+            continue
+        if unit.market.kind != SPOT:
+            continue
+        uri = tags.get(v.TAG_CHECKPOINT_URI)
+        if uri is UNKNOWN:
+            continue
+        what = c.display(unit.resource.type, unit.resource.name)
+        if uri is None or uri == v.NO_CHECKPOINTS:
+            report(f"{what} runs on spot without a {v.TAG_CHECKPOINT_URI} tag naming its checkpoint bucket; an "
+                   "interruption would lose the work", resource.urn)
+        elif c.checkpoint_bucket(uri) is None:
+            report(f"{what}: {v.TAG_CHECKPOINT_URI}={uri!r} is not s3://bucket/prefix or oss://bucket/prefix",
+                   resource.urn)
 
 
-def _spot_only(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in GPU_INSTANCE_TYPES or not c.is_gpu(args.props):
-        return
-    what = c.display(args.resource_type, args.name)
-    tags = c.tags_of(args.props, args.provider)
-    spot = c.is_spot(args.resource_type, args.props)
-    if spot is None:
-        return
-    if not spot:
-        reason = tags.get(v.TAG_ON_DEMAND_REASON)
-        allowed = bool(c.config_value(args.get_config(), "allowOnDemand", False))
-        if not allowed and reason is not c.UNKNOWN and not (isinstance(reason, str) and reason.strip()):
-            how = "spotStrategy=SpotAsPriceGo" if args.resource_type == rt.ALI_INSTANCE else \
-                "instance_market_options.market_type=spot"
-            report(f"{what} ({c.known(args.props, 'instanceType')}) is on-demand; accepted: {how}, or a "
-                   f"{v.TAG_ON_DEMAND_REASON} tag saying why it cannot run on spot")
-        return
-    uri = tags.get(v.TAG_CHECKPOINT_URI)
-    if uri is c.UNKNOWN:
-        return
-    if uri is None or uri == v.NO_CHECKPOINTS:
-        report(f"{what} runs on spot without a {v.TAG_CHECKPOINT_URI} tag naming its checkpoint bucket; an "
-               "interruption would lose the work")
-    elif c.checkpoint_bucket(uri) is None:
-        report(f"{what}: {v.TAG_CHECKPOINT_URI}={uri!r} is not s3://bucket/prefix or oss://bucket/prefix")
-
-
-spot_only_with_checkpointing = c.judges(ResourceValidationPolicy(
+spot_only_with_checkpointing = c.judges(StackValidationPolicy(
     name="spot-only-with-checkpointing",
     description="GPU instances run on spot (or say why not), and spot instances name their checkpoint bucket.",
     validate=_spot_only,
@@ -66,34 +68,32 @@ spot_only_with_checkpointing = c.judges(ResourceValidationPolicy(
                               "description": "Accept on-demand GPU instances without an on-demand-reason tag."},
         }
     ),
-), GPU_INSTANCE_TYPES)
+), tuple(FORMS))
 
 
 def _checkpoint_bucket(args: StackValidationArgs, report: ReportViolation) -> None:
     external = set(c.config_value(args.get_config(), "externalBuckets", []))
     facts = buckets.bucket_facts(args.resources)
     by_name = {f.name: f for f in facts if isinstance(f.name, str)}
-    for inst in args.resources:
-        if inst.resource_type not in GPU_INSTANCE_TYPES or not c.is_gpu(inst.props):
+    for unit, resource in c.units(args.resources):
+        if not unit.accelerated or unit.market.kind != SPOT:
             continue
-        if not c.is_spot(inst.resource_type, inst.props):
-            continue
-        parsed = c.checkpoint_bucket(c.tags_of(inst.props, inst.provider).get(v.TAG_CHECKPOINT_URI))
+        parsed = c.checkpoint_bucket(unit.tags.get(v.TAG_CHECKPOINT_URI))
         if parsed is None:
             continue  # a missing or malformed tag is spot-only-with-checkpointing's finding
         _, name = parsed
         if name in external:
             continue
-        what = c.display(inst.resource_type, inst.name)
+        what = c.display(unit.resource.type, unit.resource.name)
         bucket = by_name.get(name)
         if bucket is None:
             report(f"{what} checkpoints to bucket {name!r}, which is not in this stack; accepted: a versioned bucket "
-                   "with lifecycle rules in the stack, or the name in this policy's externalBuckets", inst.urn)
+                   "with lifecycle rules in the stack, or the name in this policy's externalBuckets", resource.urn)
             continue
         checks = (("versioning enabled", bucket.versioned), ("an enabled lifecycle rule", bucket.lifecycle))
         missing = [label for label, ok in checks if ok is False]
         if missing:
-            report(f"{what} checkpoints to bucket {name!r}, which lacks {' and '.join(missing)}", inst.urn)
+            report(f"{what} checkpoints to bucket {name!r}, which lacks {' and '.join(missing)}", resource.urn)
 
 
 spot_checkpoint_bucket = c.judges(StackValidationPolicy(
@@ -107,6 +107,6 @@ spot_checkpoint_bucket = c.judges(StackValidationPolicy(
                                 "description": "Checkpoint buckets managed outside the stack, accepted as they are."},
         }
     ),
-), (*GPU_INSTANCE_TYPES, *buckets.BUCKET_FACT_TYPES))
+), (*FORMS, *buckets.BUCKET_FACT_TYPES))
 
 POLICIES = [spot_only_with_checkpointing, spot_checkpoint_bucket]

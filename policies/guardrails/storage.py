@@ -1,8 +1,12 @@
 """Storage: encrypted disks, private buckets with lifecycle rules, data disks that outlive the stack.
 
-``encrypted-storage`` (stack, mandatory): EBS volumes, EC2 root and EBS block devices, launch-template block
-devices, Alibaba disks, system and data disks, and OSS buckets are encrypted. (S3 encrypts every bucket by
-default; account-level EBS default encryption is invisible to a preview, so it is not assumed.)
+``encrypted-storage`` (stack, mandatory): EBS volumes, Alibaba disks, OSS buckets, and the block devices of every
+compute form and template (``gpulease.core.compute``: EC2 root and EBS block devices, launch-template and launch
+configuration devices, spot fleet launch specifications, Alibaba system and data disks of instances, instance
+sets, launch templates, ESS scaling configurations and ACK node pools) are encrypted; a form that creates a disk
+it cannot encrypt (an EKS node group or an ECS instance set without a launch template) is reported with what
+can. (S3 encrypts every bucket by default; account-level EBS default encryption is invisible to a preview, so it
+is not assumed.)
 
 ``bucket-public-access-blocked`` (stack, mandatory): every bucket has a public access block in the stack
 (AWS: all four flags; Alibaba: ``blockPublicAccess``), or an account-level block is in the stack, and no
@@ -34,14 +38,21 @@ from pulumi_policy import (
 
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
+from gpulease.core.compute import form_of, read, read_all
+from gpulease.core.compute.forms import FORMS
 from policies.guardrails import buckets
 from policies.guardrails import common as c
+from policies.guardrails.taggable import is_taggable
 
-ENCRYPTED_TYPES = (*rt.DATA_DISK_TYPES, *rt.AWS_INSTANCES, rt.AWS_LAUNCH_TEMPLATE, rt.ALI_INSTANCE)
+ENCRYPTED_TYPES = (*rt.DATA_DISK_TYPES, *FORMS)
 
 
-def _unencrypted(resource_type: str, props: Any, require_key: bool) -> list[str]:
-    """Which storage of one resource is not encrypted (empty when all of it is, or cannot be known)."""
+def _unencrypted(resource_type: str, props: Any, require_key: bool,
+                 dependencies: Mapping[str, Any] | None = None) -> list[str]:
+    """Which storage of one resource is not encrypted (empty when all of it is, or cannot be known).
+
+    ``dependencies`` (per input, the resources it depends on) tells that a form launches from a template even when
+    the reference is an output not known during preview (``launch_template_id=template.id``)."""
     found: list[str] = []
 
     def check(label: str, flag: Any, key: Any = None) -> None:
@@ -52,32 +63,48 @@ def _unencrypted(resource_type: str, props: Any, require_key: bool) -> list[str]
         elif require_key and not key:
             found.append(f"{label} is encrypted with the default key, not a customer-managed key")
 
-    if resource_type == rt.AWS_VOLUME:
-        check("the volume", c.known(props, "encrypted"), c.known(props, "kmsKeyId"))
-    elif resource_type in rt.AWS_INSTANCES:
-        check("the root block device", c.known(props, "rootBlockDevice", "encrypted"),
-              c.known(props, "rootBlockDevice", "kmsKeyId"))
-        for i, dev in enumerate(c.items(props, "ebsBlockDevices")):
-            check(f"ebsBlockDevices[{i}] ({c.known(dev, 'deviceName')})", c.known(dev, "encrypted"),
-                  c.known(dev, "kmsKeyId"))
-    elif resource_type == rt.AWS_LAUNCH_TEMPLATE:
-        for i, dev in enumerate(c.items(props, "blockDeviceMappings")):
-            if c.known(dev, "ebs") is not None:
-                check(f"blockDeviceMappings[{i}] ({c.known(dev, 'deviceName')})", c.known(dev, "ebs", "encrypted"),
-                      c.known(dev, "ebs", "kmsKeyId"))
-    elif resource_type in (rt.ALI_ECS_DISK, rt.ALI_DISK):
-        check("the disk", c.known(props, "encrypted"), c.known(props, "kmsKeyId"))
-    elif resource_type == rt.ALI_INSTANCE:
-        check("the system disk", c.known(props, "systemDiskEncrypted"), c.known(props, "systemDiskKmsKeyId"))
-        for i, disk in enumerate(c.items(props, "dataDisks")):
-            check(f"dataDisks[{i}]", c.known(disk, "encrypted"), c.known(disk, "kmsKeyId"))
+    if resource_type == rt.AWS_VOLUME or resource_type in rt.ALI_DISKS:
+        check("the volume" if resource_type == rt.AWS_VOLUME else "the disk", c.known(props, "encrypted"),
+              c.known(props, "kmsKeyId"))
+        return found
+    form = form_of(resource_type)
+    if form is None:
+        return found
+    data = c.plain(props)
+    names_template = any(read_all(data, ref.path) or (dependencies or {}).get(ref.dependency) for ref in form.templates)
+    for disk in form.disks:
+        if "*" in disk.path:
+            devices = read_all(data, disk.path)
+        elif disk.path:
+            device = read(data, disk.path)
+            if device is None and names_template:
+                continue  # the template it launches from sets it (and is judged itself)
+            devices = [device if device is not None else {}]
+        elif names_template and read(data, disk.encrypted) is None:
+            continue  # settings on the resource itself, left to the template it launches from
+        else:
+            devices = [data]
+        for i, dev in enumerate(devices):
+            if dev is c.UNKNOWN or (disk.only_with and read(dev, disk.only_with) is None):
+                continue
+            label = disk.label if "*" not in disk.path else f"{disk.label}[{i}]"
+            name = read(dev, disk.name_key) if disk.name_key else None
+            check(f"{label} ({name})" if name_key_shown(name) else label, read(dev, disk.encrypted),
+                  read(dev, disk.kms_key))
+    gap = form.disk_gap(data)
+    if gap:
+        found.append(gap)
     return found
+
+
+def name_key_shown(name: Any) -> bool:
+    return isinstance(name, str) and bool(name)
 
 
 def _encrypted_storage(args: StackValidationArgs, report: ReportViolation) -> None:
     require_key = bool(c.config_value(args.get_config(), "requireCustomerKey", False))
     for r in args.resources:
-        problems = _unencrypted(r.resource_type, r.props, require_key)
+        problems = _unencrypted(r.resource_type, r.props, require_key, c.registered(r).dependencies)
         if problems:
             report(f"{c.display(r.resource_type, r.name)}: {'; '.join(problems)}", r.urn)
     for facts in buckets.bucket_facts(args.resources):
@@ -109,10 +136,15 @@ def _public_access(args: StackValidationArgs, report: ReportViolation) -> None:
         if facts.public_acls:
             report(f"{what} is public: {', '.join(facts.public_acls)}; accepted: private", r.urn)
         if facts.access_blocked is False:
-            gaps = f" (not set: {', '.join(facts.block_gaps)})" if facts.block_gaps else ""
-            kind = "BucketPublicAccessBlock" if r.resource_type in rt.AWS_BUCKETS else \
-                "BucketPublicAccessBlock with blockPublicAccess=true"
-            report(f"{what} has no public access block{gaps}; accepted: a {kind} for it in the stack", r.urn)
+            aws = r.resource_type in rt.AWS_BUCKETS
+            if facts.block_present:
+                # A block exists, its flags off: say which, not that there is none.
+                accepted = "all four flags true" if aws else "blockPublicAccess=true"
+                report(f"{what} has a public access block with {', '.join(facts.block_gaps)} off; accepted: "
+                       f"{accepted}", r.urn)
+            else:
+                kind = "BucketPublicAccessBlock" if aws else "BucketPublicAccessBlock with blockPublicAccess=true"
+                report(f"{what} has no public access block; accepted: a {kind} for it in the stack", r.urn)
 
 
 bucket_public_access_blocked = c.judges(StackValidationPolicy(
@@ -130,16 +162,30 @@ bucket_public_access_blocked = c.judges(StackValidationPolicy(
 ), buckets.BUCKET_FACT_TYPES)
 
 
+def _checkpoint_buckets(resources: list) -> set[str]:
+    """The buckets a checkpoint-uri tag in the stack names (the kit's checkpoint buckets)."""
+    names = set()
+    for r in resources:
+        parsed = c.checkpoint_bucket(c.tags_of(r.props, r.provider).get(v.TAG_CHECKPOINT_URI))
+        if parsed is not None:
+            names.add(parsed[1])
+    return names
+
+
 def _lifecycle(args: StackValidationArgs, report: ReportViolation) -> None:
     require_abort = bool(c.config_value(args.get_config(), "requireAbortIncompleteUploads", False))
+    checkpoints = _checkpoint_buckets(args.resources)
     for facts in buckets.bucket_facts(args.resources):
         r = facts.resource
+        # Checkpoints are spoken of only on a bucket a checkpoint-uri tag names; any other bucket holds objects.
+        held = "old checkpoints" if facts.name in checkpoints else "old objects"
+        parts = "checkpoint uploads" if facts.name in checkpoints else "uploads"
         if facts.lifecycle is False:
-            report(f"{c.display(r.resource_type, r.name)} has no enabled lifecycle rule: old checkpoints and "
+            report(f"{c.display(r.resource_type, r.name)} has no enabled lifecycle rule: {held} and "
                    "noncurrent versions are kept (and billed) forever", r.urn)
         elif require_abort and facts.aborts_uploads is False:
             report(f"{c.display(r.resource_type, r.name)} has no enabled rule aborting incomplete multipart uploads: "
-                   "parts of interrupted checkpoint uploads are billed forever", r.urn)
+                   f"parts of interrupted {parts} are billed forever", r.urn)
 
 
 bucket_lifecycle_required = c.judges(StackValidationPolicy(
@@ -154,7 +200,7 @@ bucket_lifecycle_required = c.judges(StackValidationPolicy(
                                               "uploads."},
         }
     ),
-), buckets.BUCKET_FACT_TYPES)
+), lambda type_: type_ in buckets.BUCKET_FACT_TYPES or is_taggable(type_))  # checkpoint-uri tags name buckets
 
 
 def _retained(args: ResourceValidationArgs, report: ReportViolation) -> None:

@@ -6,6 +6,8 @@ import importlib
 import inspect
 from functools import lru_cache
 
+from gpulease.core import resources as rt
+
 # Pulumi package name -> Python module of its SDK.
 SDK_MODULES = {"aws": "pulumi_aws", "alicloud": "pulumi_alicloud", "time": "pulumiverse_time"}
 
@@ -36,3 +38,10 @@ def is_taggable(type_token: str) -> bool:
     if cls is None or not hasattr(cls, "_internal_init"):
         return False
     return "tags" in inspect.signature(cls._internal_init).parameters
+
+
+def is_accountable(type_token: str) -> bool:
+    """True when the accounting tags are demanded on the type: it takes tags and is not an object in a bucket
+    (billed as the bucket's storage, and its tags are object tags, not cost-allocation tags:
+    ``gpulease.core.resources.BUCKET_OBJECT_TYPES``)."""
+    return is_taggable(type_token) and type_token not in rt.BUCKET_OBJECT_TYPES

@@ -24,7 +24,7 @@ ROLE_ADVICE = ("accepted: credentials from the instance role (AWS instance profi
 
 
 def test_imdsv1_allowed_on_aws():
-    result = analyze(res(AWS_INSTANCE, "gpu", aws_gpu(metadataOptions=None)),
+    result = analyze(res(AWS_INSTANCE, "gpu", aws_gpu(metadataOptions={"httpTokens": "optional"})),
                      res(LT, "lt", {"metadataOptions": {"httpTokens": "optional"}}))
     assert found(result, "imdsv2-required") == [
         ("imdsv2-required", "mandatory", "gpu",
@@ -34,6 +34,23 @@ def test_imdsv1_allowed_on_aws():
          "LaunchTemplate 'lt' allows IMDSv1 (metadataOptions.httpTokens=optional); accepted: "
          "metadata_options={'http_tokens': 'required'}"),
     ]
+
+
+def test_unset_http_tokens_is_reported_as_unset_with_what_the_service_then_does():
+    # "optional" is named only when the program sets it; unset, the finding says so and what the default is.
+    result = analyze(res(AWS_INSTANCE, "gpu", aws_gpu(metadataOptions=None)),
+                     res(ALI_INSTANCE, "ali", ali_gpu(httpTokens=None)))
+    (aws, ali) = [hit[3] for hit in found(result, "imdsv2-required")]
+    assert aws.startswith("Instance 'gpu' leaves metadataOptions.httpTokens unset: EC2 then requires tokens only when "
+                          "the image declares ImdsSupport v2.0")
+    assert "httpTokens=optional" not in aws and aws.endswith("accepted: metadata_options={'http_tokens': 'required'}")
+    assert ali.startswith("Instance 'ali' leaves httpTokens unset: its default is optional")
+
+
+def test_an_instance_launched_from_a_template_leaves_metadata_to_the_template():
+    lt = res(LT, "lt", {"name": "gpu-lt", "metadataOptions": {"httpTokens": "required"}})
+    inst = res(AWS_INSTANCE, "gpu", aws_gpu(metadataOptions=None, launchTemplate={"name": "gpu-lt"}))
+    assert found(analyze(lt, inst), "imdsv2-required") == []
 
 
 def test_hop_limit_and_disabled_endpoint():

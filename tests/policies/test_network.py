@@ -11,6 +11,7 @@ AWS_SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
 AWS_INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 ALI_RULE = "alicloud:ecs/securityGroupRule:SecurityGroupRule"
 ACCEPTED = "accepted: your own addresses, e.g. 203.0.113.7/32, or no inbound rule (SSM / Cloud Assistant)"
+ACCEPTED_V6 = "accepted: your own addresses, e.g. 2001:db8::7/128, or no inbound rule (SSM / Cloud Assistant)"
 
 
 def ssh_findings(*resources, config=None) -> list[tuple]:
@@ -25,8 +26,10 @@ def test_inline_ingress_open_to_the_world():
     ]})
     assert ssh_findings(sg) == [
         ("ssh-ingress-restricted", "mandatory", "sg",
-         f"SecurityGroup 'sg' ingress[2] opens port 22 to ::/0 (the whole internet); {ACCEPTED}")
+         f"SecurityGroup 'sg' ingress[2] opens port 22 to ::/0 (the whole internet); {ACCEPTED_V6}")
     ]
+    # An IPv6 source is answered with an IPv6 /128, never an IPv4 /32.
+    assert "/32" not in ssh_findings(sg)[0][3]
 
 
 def test_all_protocols_include_ssh():

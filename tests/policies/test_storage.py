@@ -102,8 +102,9 @@ def test_partial_public_access_block_names_the_missing_flags():
     pab.inputs = {**pab.inputs, "restrictPublicBuckets": False, "ignorePublicAcls": False}
     pab.outputs = dict(pab.inputs)
     (hit,) = found(analyze(*parts), "bucket-public-access-blocked")
-    assert hit[3] == ("Bucket 'ckpt-bucket' has no public access block (not set: ignorePublicAcls, "
-                      "restrictPublicBuckets); accepted: a BucketPublicAccessBlock for it in the stack")
+    # A block exists with two flags off: the finding says so and names them, never "has no public access block".
+    assert hit[3] == ("Bucket 'ckpt-bucket' has a public access block with ignorePublicAcls, restrictPublicBuckets "
+                      "off; accepted: all four flags true")
 
 
 def test_account_level_block_and_public_bucket_acl_resource():
@@ -212,8 +213,8 @@ def test_account_level_block_can_be_refused_and_abort_rules_required():
     strict = {"bucket-lifecycle-required": {"requireAbortIncompleteUploads": True}}
     assert found(analyze(bucket, account, config=strict), "bucket-lifecycle-required") == [
         ("bucket-lifecycle-required", "advisory", "b",
-         "Bucket 'b' has no enabled rule aborting incomplete multipart uploads: parts of interrupted checkpoint "
-         "uploads are billed forever")
+         "Bucket 'b' has no enabled rule aborting incomplete multipart uploads: parts of interrupted uploads are "
+         "billed forever")
     ]
     parts = checkpoint_bucket()
     parts[3].inputs = {**parts[3].inputs, "rules": [{"id": "x", "status": "Enabled",

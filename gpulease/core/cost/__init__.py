@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from gpulease.core.cost.estimate import estimate_resources
 from gpulease.core.cost.lines import SHARED, CostLine, ExperimentCost, StackCost, price_dates_used
-from gpulease.core.cost.region import derive_region, region_from_zone
+from gpulease.core.cost.region import configured_region, derive_region, region_from_zone
 
 __all__ = [
     "SHARED",
     "CostLine",
     "ExperimentCost",
     "StackCost",
+    "configured_region",
     "derive_region",
     "estimate_resources",
     "price_dates_used",

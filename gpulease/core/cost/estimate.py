@@ -10,13 +10,23 @@ and what the policy pack sees) and prices them from the catalog:
 - the checkpoint bucket: its size is not known before training, so it is assumed to hold as much as the data
   disks (checkpoints are synced from them) unless an ``estimatedGb`` option says otherwise;
 - worst case = each resource's hourly cap × its ``gpulease:max-runtime-hours`` tag, summed; what keeps billing
-  after destroy = retained disks and buckets (``retainOnDelete`` option or ``gpulease:retain=true``), per month.
+  after destroy = retained disks and buckets (``retainOnDelete`` option or ``gpulease:retain=true``), per month;
+- every compute form (``gpulease.core.compute``: an instance, or an autoscaling group, fleet, node group or
+  pool, ESS group, instance set times its max size, ``gpulease.core.cost.compute``), its types read through
+  the templates it launches from; a resource of a type the model does not price and does not know to be free
+  (``gpulease.core.resources.FREE_TYPES``) is listed as unpriced, never counted as $0; when an instance line has
+  no price the worst case is unknown (``worst_case_known``), never a smaller number presented as the bound.
+
+The region of each resource is its own ``region`` input, else its explicit provider's (the ``region`` option),
+else ``region`` (the stack's configured ``aws:region`` / ``alicloud:region``, ``region.configured_region``), else
+the one the inputs name.
 
 Every line carries the date of the price behind its figure (``price_as_of``; ``cap_as_of`` for the worst case when
 it differs), so a report can name how old each number is (``gpulease.core.catalog.freshness``).
 
 Each resource is a ``(type, inputs)`` pair, or ``(type, inputs, options)`` where options may hold ``name``,
-``retainOnDelete`` and ``estimatedGb``.
+``retainOnDelete``, ``estimatedGb``, ``region`` (its explicit provider's), ``urn`` and ``dependencies`` (per input,
+the URNs it depends on: how a group finds the launch template it names).
 """
 
 from __future__ import annotations
@@ -30,6 +40,9 @@ from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
 from gpulease.core.catalog import Catalog, load_catalog
 from gpulease.core.catalog.freshness import describe_catalog
+from gpulease.core.compute import ComputeUnit, Registered, compute_units, form_of
+from gpulease.core.compute.forms import COMPUTE
+from gpulease.core.cost.compute import group_instances
 from gpulease.core.cost.lines import CostLine, ExperimentCost, StackCost, price_dates_used
 from gpulease.core.cost.pricing import (
     ALI_DEFAULT_DISK_CATEGORY,
@@ -59,34 +72,62 @@ def estimate_resources(
     region = region or derive_region(r.inputs for r in items)
     pricer = Pricer(catalog, region)
     pricer.zones = experiment_zones((r.type, r.inputs, r.experiment) for r in items)
+    units = _units(items)
     data_gb = 0.0
     for r in items:
         if r.type in (rt.AWS_VOLUME, *rt.ALI_DISKS):
             data_gb += rt.number(r.inputs.get("size")) or 0.0
     basis = "as much as the data disks" if data_gb else "no data disk to go by"
-    for r in items:
-        i = r.inputs
-        if r.type == rt.AWS_INSTANCE:
-            aws_instance(pricer, r)
-        elif r.type == rt.AWS_VOLUME:
-            pricer.disk(
-                r, "aws", "data disk", rt.number(i.get("size")), str(i.get("type") or AWS_DEFAULT_VOLUME_TYPE),
-                iops=rt.number(i.get("iops")), throughput=rt.number(i.get("throughput")), retained=r.retained,
-            )
-        elif r.type == rt.AWS_EIP:
-            pricer.public_ip(r, "aws")
-        elif r.type in rt.AWS_BUCKETS:
-            pricer.bucket(r, "aws", data_gb or DEFAULT_BUCKET_GB, basis)
-        elif r.type == rt.ALI_INSTANCE:
-            ali_instance(pricer, r)
-        elif r.type in rt.ALI_DISKS:
-            pricer.disk(
-                r, "alicloud", "data disk", rt.number(i.get("size")), str(i.get("category") or ALI_DEFAULT_DISK_CATEGORY),
-                i.get("performanceLevel") or None, retained=r.retained,
-            )
-        elif r.type == rt.ALI_BUCKET:
-            pricer.bucket(r, "alicloud", data_gb or DEFAULT_BUCKET_GB, basis)
+    for index, r in enumerate(items):
+        pricer.region = r.region or region
+        _price(pricer, r, units.get(index), data_gb, basis)
+    pricer.region = region
     return _summarise(pricer, items, catalog)
+
+
+def is_compute(type_: str) -> bool:
+    """A type whose resources run (and bill for) instances: a compute form of ``gpulease.core.compute``."""
+    form = form_of(type_)
+    return form is not None and form.role == COMPUTE
+
+
+def _units(items: list[PricedResource]) -> dict[int, ComputeUnit]:
+    """Each compute-form item's unit, by its index (``gpulease.core.compute``), templates resolved."""
+    regs = [
+        Registered(type=r.type, name=r.name, urn=str(r.options.get("urn") or f"#{i}"), props=r.inputs,
+                   dependencies=r.options.get("dependencies") or {})
+        for i, r in enumerate(items)
+    ]
+    index = {reg.urn: i for i, reg in enumerate(regs)}
+    return {index[u.resource.urn]: u for u in compute_units([reg for reg in regs if form_of(reg.type) is not None])}
+
+
+def _price(pricer: Pricer, r: PricedResource, unit: ComputeUnit | None, data_gb: float, basis: str) -> None:
+    i = r.inputs
+    if r.type in (rt.AWS_INSTANCE, rt.AWS_SPOT_REQUEST):
+        aws_instance(pricer, r, unit)
+    elif r.type == rt.ALI_INSTANCE:
+        ali_instance(pricer, r, unit)
+    elif unit is not None:
+        group_instances(pricer, r, unit)
+    elif r.type == rt.AWS_VOLUME:
+        pricer.disk(
+            r, "aws", "data disk", rt.number(i.get("size")), str(i.get("type") or AWS_DEFAULT_VOLUME_TYPE),
+            iops=rt.number(i.get("iops")), throughput=rt.number(i.get("throughput")), retained=r.retained,
+        )
+    elif r.type == rt.AWS_EIP:
+        pricer.public_ip(r, "aws")
+    elif r.type in rt.AWS_BUCKETS:
+        pricer.bucket(r, "aws", data_gb or DEFAULT_BUCKET_GB, basis)
+    elif r.type in rt.ALI_DISKS:
+        pricer.disk(
+            r, "alicloud", "data disk", rt.number(i.get("size")), str(i.get("category") or ALI_DEFAULT_DISK_CATEGORY),
+            i.get("performanceLevel") or None, retained=r.retained,
+        )
+    elif r.type == rt.ALI_BUCKET:
+        pricer.bucket(r, "alicloud", data_gb or DEFAULT_BUCKET_GB, basis)
+    elif form_of(r.type) is None and not rt.is_free_type(r.type):
+        pricer.unknown_price(f"{r.type} {r.name!r}: a resource type the estimate does not price")
 
 
 def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog) -> StackCost:
@@ -104,13 +145,13 @@ def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog) ->
     budgets: dict[str, float] = {}
     for r in items:
         budget = rt.number(r.tags.get(v.TAG_BUDGET_USD))
-        if budget is not None and r.type in (rt.AWS_INSTANCE, rt.ALI_INSTANCE):
+        if budget is not None and is_compute(r.type):
             budgets[r.experiment] = budget
-    with_instance = {line.experiment for line in lines if line.type in (rt.AWS_INSTANCE, rt.ALI_INSTANCE)}
-    # Runs by name, then what they share; within a run, the instance first.
+    with_instance = {line.experiment for line in lines if line.compute}
+    # Runs by name, then what they share; within a run, the instances (and their own disks and addresses) first.
     order = sorted({line.experiment for line in lines}, key=lambda name: (name not in with_instance, name))
-    kinds = (rt.AWS_INSTANCE, rt.ALI_INSTANCE)
-    lines = sorted(lines, key=lambda line: (order.index(line.experiment), line.type not in kinds))
+    lines = sorted(lines, key=lambda line: (order.index(line.experiment), not is_compute(line.type)))
+    unknown = {line.experiment for line in lines if line.compute and line.worst_case_usd is None}
     experiments = []
     for name in order:
         mine = [line for line in lines if line.experiment == name]
@@ -126,6 +167,7 @@ def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog) ->
                 worst_case_usd=sum(line.worst_case_usd or 0.0 for line in mine),
                 after_destroy_monthly_usd=sum(line.after_destroy_monthly_usd for line in mine),
                 budget_usd=budgets.get(name),
+                worst_case_known=name not in unknown,
             )
         )
     clouds = Counter(r.type.split(":", 1)[0] for r in items if r.type.startswith(("aws:", "alicloud:")))
@@ -145,6 +187,7 @@ def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog) ->
         unknown_prices=pricer.unknown,
         prices_as_of=min(used) if (used := price_dates_used(lines)) else catalog.as_of,
         price_catalog=describe_catalog(catalog),
+        worst_case_known=not unknown,
     )
 
 

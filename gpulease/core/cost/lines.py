@@ -29,6 +29,8 @@ class CostLine:
     cap_as_of: str | None = None
     """The date of the price behind ``max_hourly_usd`` when it is a different catalog price (the on-demand cap of a
     spot instance priced at its current spot price); None when the same, or when the cap is the stack's own."""
+    compute: bool = False
+    """An instance-hours line (an instance, or a group's instances), as opposed to a disk, an address, a bucket."""
 
     @property
     def expected_usd(self) -> float | None:
@@ -56,6 +58,8 @@ class ExperimentCost:
     worst_case_usd: float
     after_destroy_monthly_usd: float
     budget_usd: float | None
+    worst_case_known: bool = True
+    """False when an instance line has no price or no runtime: ``worst_case_usd`` is then a lower bound only."""
 
 
 @dataclass
@@ -75,6 +79,9 @@ class StackCost:
     """The oldest date among the prices the lines used (the catalog's oldest when none was used)."""
     price_catalog: str | None = None
     """Where the prices came from: the shipped catalog's date and any override files."""
+    worst_case_known: bool = True
+    """False when an instance line has no price or no runtime: ``worst_case_usd`` is then a lower bound only, and
+    a report says the worst case is unknown (never $0)."""
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)

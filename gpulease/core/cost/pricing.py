@@ -10,6 +10,7 @@ from typing import Any
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
 from gpulease.core.catalog import HOURS_PER_MONTH, Catalog, RegionPrices
+from gpulease.core.compute import SPOT, ComputeUnit
 from gpulease.core.cost.lines import SHARED, CostLine
 from gpulease.core.cost.spot import instance_zone, quote
 
@@ -32,8 +33,7 @@ class PricedResource:
 
     @property
     def tags(self) -> Mapping[str, str]:
-        tags = self.inputs.get("tags")
-        return tags if isinstance(tags, Mapping) else {}
+        return rt.tag_map(self.inputs.get("tags"))  # a map, or an autoscaling group's list of blocks
 
     @property
     def name(self) -> str:
@@ -54,6 +54,15 @@ class PricedResource:
     @property
     def runtime_hours(self) -> float | None:
         return rt.number(self.tags.get(v.TAG_MAX_RUNTIME_HOURS))
+
+    @property
+    def region(self) -> str | None:
+        """The resource's own region: its ``region`` input (pulumi_aws 7 takes one per resource), else its explicit
+        provider's (passed as the ``region`` option); None for the stack's."""
+        for value in (self.inputs.get("region"), self.options.get("region")):
+            if isinstance(value, str) and value:
+                return value
+        return None
 
 
 class Pricer:
@@ -86,7 +95,7 @@ class Pricer:
 
     def add(self, r: PricedResource, item: str, hourly: float | None, max_hourly: float | None = None, *,
             retained: bool = False, estimate: bool = False, runtime: float | None = None,
-            as_of: date | None = None, cap_as_of: date | None = None) -> None:
+            as_of: date | None = None, cap_as_of: date | None = None, compute: bool = False) -> None:
         max_hourly = hourly if max_hourly is None else max_hourly
         monthly = hourly * HOURS_PER_MONTH if retained and hourly is not None else 0.0
         self.lines.append(
@@ -103,6 +112,7 @@ class Pricer:
                 estimate=estimate,
                 price_as_of=as_of.isoformat() if as_of and hourly is not None else None,
                 cap_as_of=cap_as_of.isoformat() if cap_as_of and cap_as_of != as_of else None,
+                compute=compute,
             )
         )
 
@@ -110,6 +120,7 @@ class Pricer:
     def instance(self, r: PricedResource, cloud: str, instance_type: Any, spot: bool, cap: float | None) -> None:
         if not instance_type:
             self.unknown_price(f"{r.name}: the instance type is not known before the update runs")
+            self.add(r, f"instance ({'spot' if spot else 'on-demand'}, type unknown)", None, compute=True)
             return
         it = self.catalog.get(cloud, str(instance_type))
         price = it.on_demand_price(self.region) if it and self.region else None
@@ -117,14 +128,14 @@ class Pricer:
             where = f"in {self.region}" if self.region else "(no region)"
             reason = "not in the catalog" if it is None else f"not priced {where}"
             self.unknown_price(f"{cloud} instance {instance_type} {where} ({reason})")
-            self.add(r, f"{instance_type} ({'spot' if spot else 'on-demand'}, price unknown)", None)
+            self.add(r, f"{instance_type} ({'spot' if spot else 'on-demand'}, price unknown)", None, compute=True)
             return
         assert it is not None and self.region is not None
         zone = instance_zone(r.inputs, self.zones.get(r.experiment))
         q = quote(it, self.region, spot=spot, cap=cap, zone=zone)
         assert q is not None
         self.add(r, q.label, q.expected_usd, q.worst_usd, estimate=q.estimate, as_of=q.expected_as_of,
-                 cap_as_of=q.worst_as_of)
+                 cap_as_of=q.worst_as_of, compute=True)
 
     def disk(self, r: PricedResource, cloud: str, label: str, size: float | None, disk_type: str,
              performance_level: str | None = None, iops: float | None = None, throughput: float | None = None,
@@ -178,11 +189,13 @@ class Pricer:
                  as_of=prices.item_date("objectStorageGbMonth") if prices else None)
 
 
-def aws_instance(p: Pricer, r: PricedResource) -> None:
+def aws_instance(p: Pricer, r: PricedResource, unit: ComputeUnit | None = None) -> None:
+    """An EC2 instance or spot request; ``unit`` carries what its launch template gives (type, market)."""
     market = r.inputs.get("instanceMarketOptions") or {}
-    spot = market.get("marketType") == "spot"
-    cap = rt.number((market.get("spotOptions") or {}).get("maxPrice"))
-    p.instance(r, "aws", r.inputs.get("instanceType"), spot, cap)
+    spot = market.get("marketType") == "spot" or r.type == rt.AWS_SPOT_REQUEST or (
+        unit is not None and unit.market.kind == SPOT)
+    cap = rt.number((market.get("spotOptions") or {}).get("maxPrice") or r.inputs.get("spotPrice"))
+    p.instance(r, "aws", r.inputs.get("instanceType") or _first(unit), spot, cap)
     root = r.inputs.get("rootBlockDevice") or {}
     p.disk(
         r, "aws", "root disk", rt.number(root.get("volumeSize")), str(root.get("volumeType") or AWS_DEFAULT_VOLUME_TYPE),
@@ -201,16 +214,26 @@ def aws_instance(p: Pricer, r: PricedResource) -> None:
         p.note(f"{r.name}: whether it gets a public IPv4 depends on the subnet; not counted")
 
 
-def ali_instance(p: Pricer, r: PricedResource) -> None:
+def _first(unit: ComputeUnit | None) -> str | None:
+    return unit.types[0] if unit is not None and unit.types else None
+
+
+def ali_instance(p: Pricer, r: PricedResource, unit: ComputeUnit | None = None) -> None:
     i = r.inputs
     if str(i.get("instanceChargeType") or "PostPaid") == "PrePaid":
         p.note(f"{r.name}: a subscription (PrePaid) instance is billed for the whole period, not per hour")
     strategy = str(i.get("spotStrategy") or "NoSpot")
     cap = rt.number(i.get("spotPriceLimit")) if strategy == "SpotWithPriceLimit" else None
-    p.instance(r, "alicloud", i.get("instanceType"), strategy != "NoSpot", cap)
+    spot = strategy != "NoSpot" or (unit is not None and unit.market.kind == SPOT)
+    p.instance(r, "alicloud", i.get("instanceType") or _first(unit), spot, cap)
+    # A system disk the instance leaves unset comes from its launch template's system_disk block, if any.
+    tpl = next((t.props.get("systemDisk") for t in (unit.templates if unit else [])
+                if isinstance(t.props.get("systemDisk"), Mapping)), None) or {}
     p.disk(
-        r, "alicloud", "system disk", rt.number(i.get("systemDiskSize")) or ALI_DEFAULT_SYSTEM_DISK_GB,
-        str(i.get("systemDiskCategory") or ALI_DEFAULT_DISK_CATEGORY), i.get("systemDiskPerformanceLevel") or None,
+        r, "alicloud", "system disk",
+        rt.number(i.get("systemDiskSize")) or rt.number(tpl.get("size")) or ALI_DEFAULT_SYSTEM_DISK_GB,
+        str(i.get("systemDiskCategory") or tpl.get("category") or ALI_DEFAULT_DISK_CATEGORY),
+        i.get("systemDiskPerformanceLevel") or tpl.get("performanceLevel") or None,
     )
     for disk in i.get("dataDisks") or []:
         p.disk(

@@ -47,3 +47,16 @@ def derive_region(inputs: Iterable[Mapping[str, Any]]) -> str | None:
         if found[kind]:
             return found[kind].most_common(1)[0][0]
     return None
+
+
+REGION_KEYS = ("aws:region", "alicloud:region")
+"""The provider config keys that name a stack's region (the default providers read them)."""
+
+
+def configured_region(config: Mapping[str, Any]) -> str | None:
+    """The region a stack's config gives its default provider (``aws:region``, then ``alicloud:region``)."""
+    for key in REGION_KEYS:
+        value = config.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None

@@ -1,0 +1,195 @@
+"""The cloud-side stop of each compute unit: which of its form's deadline equivalents the stack holds, and when
+they fire (``gpulease.core.compute``'s registry says which equivalents a form accepts).
+
+A stopping resource (an EventBridge Scheduler schedule, an autoscaling scheduled action, an ESS scheduled task)
+belongs to a unit when the input naming its target depends on the unit's resource (the engine's property
+dependencies) or names one of the unit's identities by value. The instance id is not known during ``pulumi
+preview``, so a scheduler schedule whose input is unknown and that depends on nothing covers the unit when the
+stack holds exactly one such schedule for that target and one unit that needs it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from gpulease.core import resources as rt
+from gpulease.core import vocabulary as v
+from gpulease.core.compute import UNKNOWN, ComputeUnit, Registered, read
+from gpulease.core.compute.forms import Deadline
+from gpulease.core.compute.units import refers
+from policies.guardrails import common as c
+
+STOPPER_TYPES = (rt.AWS_SCHEDULE, rt.AWS_AUTOSCALING_SCHEDULE, rt.ALI_SCHEDULED_TASK)
+
+
+@dataclass
+class Verdict:
+    """What the stack does about one unit's deadline: ``ok`` when one equivalent holds in time, else the reasons
+    the candidates found do not (empty when there is none at all)."""
+
+    ok: bool = False
+    late: list[str] = field(default_factory=list)
+
+
+def schedule_fire_time(props: Mapping[str, Any]) -> tuple[Any, str | None]:
+    """The latest moment a one-time EventBridge Scheduler schedule fires (its at() plus any flexible window)."""
+    expression = read(props, "scheduleExpression")
+    if expression is UNKNOWN:
+        return UNKNOWN, None
+    match = re.match(r"^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$", str(expression or ""))
+    if not match:
+        return None, f"scheduleExpression {expression!r} is not a one-time at(...) expression"
+    zone = read(props, "scheduleExpressionTimezone", "UTC")
+    try:
+        tz = ZoneInfo(zone if isinstance(zone, str) else "UTC")
+    except (KeyError, ValueError):
+        return None, f"scheduleExpressionTimezone {zone!r} is not a time zone"
+    moment = datetime.fromisoformat(match.group(1)).replace(tzinfo=tz)
+    if read(props, "flexibleTimeWindow.mode") == "FLEXIBLE":
+        window = rt.number(read(props, "flexibleTimeWindow.maximumWindowInMinutes")) or 0
+        moment += timedelta(minutes=window)
+    return moment, None
+
+
+def _schedule_input(props: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    raw = read(props, "target.input")
+    if not isinstance(raw, str):
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data if isinstance(data, Mapping) else None
+
+
+def _named_ids(data: Mapping[str, Any] | None, key: str) -> list[str] | None:
+    if data is None or key not in data:
+        return None
+    ids = data[key]
+    return [str(i) for i in ids] if isinstance(ids, list) else [str(ids)]
+
+
+def _holds(values: Mapping[str, Any], requires: Mapping[str, Any]) -> list[str]:
+    """Which required values a stopper's input does not hold (an unknown value is not held against it)."""
+    wrong = []
+    for key, want in requires.items():
+        got = values.get(key)
+        if got is UNKNOWN:
+            continue
+        same = rt.number(got) == want if isinstance(want, int | float) and not isinstance(want, bool) else got == want
+        if not same:
+            wrong.append(f"{key}={got!r} (accepted: {want!r})")
+    return wrong
+
+
+class Stoppers:
+    """The stack's stopping resources, indexed once for every unit."""
+
+    def __init__(self, resources: list[Any], units: list[ComputeUnit]):
+        self.resources = [c.registered(r) for r in resources if r.resource_type in STOPPER_TYPES]
+        self.units = units
+        self.schedulers = [
+            s for s in self.resources
+            if s.type == rt.AWS_SCHEDULE and read(s.props, "state", "ENABLED") != "DISABLED"
+        ]
+
+    def _scheduler(self, unit: ComputeUnit, d: Deadline, expires: datetime | None, grace: timedelta,
+                   verdict: Verdict) -> None:
+        mine = [s for s in self.schedulers if read(s.props, "target.arn") == d.target]
+        covering = []
+        for sched in mine:
+            data = _schedule_input(sched.props)
+            ids = _named_ids(data, d.ids_key)
+            if unit.resource.urn in sched.dependencies.get("target", ()) or (
+                    ids is not None and set(ids) & unit.resource.identities()):
+                covering.append((sched, data))
+        unmatched = [s for s in mine if not s.dependencies.get("target") and _named_ids(_schedule_input(s.props),
+                                                                                        d.ids_key) is None]
+        needing = [u for u in self.units if u.accelerated and d in u.form.deadlines]
+        if not covering and len(mine) == 1 and len(needing) == 1 and unmatched:
+            covering = [(unmatched[0], None)]  # input unknown during preview and no dependency: one and one
+        for sched, data in covering:
+            fires, problem = schedule_fire_time(sched.props)
+            wrong = _holds(data, d.requires) if data is not None else []
+            if problem or wrong:
+                verdict.late.append(f"{sched.name}: {problem or ', '.join(wrong)}")
+            elif fires is not UNKNOWN and fires is not None and expires is not None and fires > expires + grace:
+                verdict.late.append(f"{sched.name} fires at {v.rfc3339(fires)}, after {v.TAG_EXPIRES_AT}="
+                                    f"{v.rfc3339(expires)}")
+            else:
+                verdict.ok = True
+
+    def _group_schedule(self, unit: ComputeUnit, d: Deadline, expires: datetime | None, grace: timedelta,
+                        verdict: Verdict, token: str, time_key: str, recurrence_key: str) -> None:
+        for task in (s for s in self.resources if s.type == token):
+            if not refers(task, read(task.props, d.link), d.link, unit.resource):
+                continue
+            if read(task.props, "taskEnabled") is False:
+                continue
+            values = {key: read(task.props, key) for key in d.requires}
+            wrong = _holds(values, d.requires)
+            for other in ("minSize", "desiredCapacity", "minValue"):
+                size = rt.number(read(task.props, other))
+                if other in task.props and size is not None and size > 0:
+                    wrong.append(f"{other}={size:g} keeps instances running")
+            if read(task.props, recurrence_key) is not None:
+                wrong.append(f"{recurrence_key} is set; accepted: a one-time action")
+            when = c.parse_time(read(task.props, time_key))
+            if wrong:
+                verdict.late.append(f"{task.name}: {'; '.join(wrong)}")
+            elif when is None:
+                verdict.late.append(f"{task.name}: {time_key}={read(task.props, time_key)!r} is not an RFC 3339 UTC time")
+            elif expires is not None and when > expires + grace:
+                verdict.late.append(f"{task.name} acts at {v.rfc3339(when)}, after {v.TAG_EXPIRES_AT}={v.rfc3339(expires)}")
+            else:
+                verdict.ok = True
+
+    def verdict(self, unit: ComputeUnit, expires: datetime | None, grace: timedelta) -> Verdict:
+        verdict = Verdict()
+        props = unit.resource.props
+        for d in unit.form.deadlines:
+            if d.kind == "scheduler":
+                self._scheduler(unit, d, expires, grace, verdict)
+            elif d.kind == "asg-schedule":
+                self._group_schedule(unit, d, expires, grace, verdict, rt.AWS_AUTOSCALING_SCHEDULE, "startTime",
+                                     "recurrence")
+            elif d.kind == "ess-task":
+                self._group_schedule(unit, d, expires, grace, verdict, rt.ALI_SCHEDULED_TASK, "launchTime",
+                                     "recurrenceType")
+            elif d.kind in ("expiry", "release-time"):
+                moment = read(props, d.time)
+                if moment is UNKNOWN:
+                    verdict.ok = True  # not known during preview: nothing to hold against it
+                    continue
+                if moment is None:
+                    continue
+                if d.flag and read(props, d.flag) is not True and read(props, d.flag) is not UNKNOWN:
+                    verdict.late.append(f"{d.time}={moment} but {d.flag} is not true: the instances outlive it")
+                    continue
+                when = c.parse_time(moment)
+                if when is None:
+                    verdict.late.append(f"{d.time}={moment!r} is not an RFC 3339 UTC time")
+                elif d.kind == "expiry" and expires is not None and when > expires + grace:
+                    verdict.late.append(f"{d.time}={moment} is after {v.TAG_EXPIRES_AT}={v.rfc3339(expires)}")
+                else:
+                    verdict.ok = True  # a late release time is max-runtime's finding
+        return verdict
+
+
+def linked_hazards(unit: ComputeUnit, resources: list[Registered]) -> list[str]:
+    """Problems other resources linked to the unit cause its deadline (an ECS capacity provider's protection)."""
+    found = []
+    for hazard in unit.form.linked_hazards:
+        for other in resources:
+            if other.type == hazard.token and refers(other, read(other.props, hazard.path), hazard.dependency,
+                                                     unit.resource):
+                problem = hazard.problem(other.props)
+                if problem:
+                    found.append(problem)
+    return found

@@ -1,0 +1,100 @@
+"""The corpus: small foreign Pulumi programs (one per compute form and per accuracy item, on both clouds), each
+reviewed through the real offline path (``gpulease plan``'s review engine: render under mocks, the pack through the
+analyzer, the cost model) and held to the findings and cost its ``expected.yaml`` lists.
+
+``expected.yaml``::
+
+    findings:            # exactly these, in any order (budget-prices-fresh, the stale-price advisory, left out)
+      - [policy, level, resource name or null, "a substring of the message"]
+    cost:                # optional
+      region: us-east-1
+      worst_case_known: true
+      worst_case_usd: 123.45        # to the cent
+      items: ["a substring of one cost line's item", ...]
+      unpriced: ["a substring of one unknown_prices entry", ...]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gpulease.review import report
+from gpulease.review.engine import review
+from tests.support.clock import FIXED_NOW
+
+PROGRAMS = Path(__file__).parent / "programs"
+IGNORED = {"budget-prices-fresh"}
+
+
+def programs() -> list[Path]:
+    return sorted(p for p in PROGRAMS.iterdir() if (p / "Pulumi.yaml").exists())
+
+
+def reviewed(program: Path) -> dict:
+    (stack,) = report.to_json(review([str(program)], now=FIXED_NOW))["stacks"]
+    assert stack["error"] is None, stack["error"]
+    return stack
+
+
+def unmatched(expected: list[list], violations: list[dict]) -> tuple[list, list]:
+    """Pair each expected finding with one actual finding; return what is left on either side."""
+    left = [v for v in violations if v["policy"] not in IGNORED]
+    missing = []
+    for policy, level, name, text in expected:
+        hit = next((v for v in left if (v["policy"], v["level"], v["resourceName"]) == (policy, level, name)
+                    and text in v["message"]), None)
+        if hit is None:
+            missing.append([policy, level, name, text])
+        else:
+            left.remove(hit)
+    return missing, [(v["policy"], v["level"], v["resourceName"], v["message"]) for v in left]
+
+
+def test_the_corpus_covers_every_compute_form_on_both_clouds():
+    from gpulease.core.compute import FORMS
+
+    used = "\n".join((p / "__main__.py").read_text() for p in programs())
+    # Each form's SDK class appears in at least one program (aws.autoscaling.Group → "autoscaling.Group(").
+    missing = []
+    for token in FORMS:
+        module, cls = token.split(":")[1].split("/")[0], token.rsplit(":", 1)[-1]
+        if f"{module}.{cls}(" not in used:
+            missing.append(token)
+    assert missing == []
+    assert {p.name.split("-")[0] for p in programs()} == {"aws", "ali"}
+
+
+@pytest.mark.parametrize("program", programs(), ids=lambda p: p.name)
+def test_program_review_finds_exactly_what_is_expected(program):
+    expected = yaml.safe_load((program / "expected.yaml").read_text())
+    stack = reviewed(program)
+    missing, extra = unmatched(expected.get("findings") or [], stack["violations"])
+    assert (missing, extra) == ([], [])
+    cost = expected.get("cost")
+    if cost:
+        actual = stack["cost"]
+        assert actual["region"] == cost["region"]
+        assert actual["worst_case_known"] is cost.get("worst_case_known", True)
+        if "worst_case_usd" in cost:
+            assert round(actual["worst_case_usd"], 2) == cost["worst_case_usd"]
+        items = [line["item"] for line in actual["lines"]]
+        assert [i for i in cost.get("items", []) if not any(i in item for item in items)] == [], items
+        unpriced = actual["unknown_prices"]
+        assert [u for u in cost.get("unpriced", []) if not any(u in str(x) for x in unpriced)] == [], unpriced
+
+
+def test_unpriced_program_reports_unknown_worst_case_and_module_qualified_types(capsys):
+    """Never $0.00 for an unpriced instance; the type column keeps an RDS and an EC2 instance apart."""
+    from gpulease.cli import main
+
+    main(["plan", str(PROGRAMS / "aws-unpriced"), "--format", "markdown"])
+    out = capsys.readouterr().out
+    assert "unknown (an instance is unpriced)" in out and "| `rds:Instance` | results-db |" in out
+    assert "| `ec2:Instance` | remote |" in out
+    stack = reviewed(PROGRAMS / "aws-unpriced")
+    root_disks = [x for x in stack["cost"]["lines"] if x["item"] == "root disk gp2 100 GB"]
+    # The same disk costs more in eu-west-1 (the explicit provider's region) than in us-east-1 (the stack's).
+    assert len(root_disks) == 2 and root_disks[0]["worst_case_usd"] < root_disks[1]["worst_case_usd"]
