@@ -21,8 +21,18 @@ from components.cluster import (
     node_ranks,
 )
 from components.deadline import record_deadline
+from components.image_bake import (
+    BAKED_IMAGE_OUTPUT,
+    READY_FOLDER,
+    baked_output,
+    describe_source,
+    image_from_stack,
+    image_name,
+    image_tags,
+)
 from components.naming import bootstrap_bucket_name, bucket_name
-from components.outputs import checkpoint_prefix, experiment_outputs
+from components.outputs import checkpoint_prefix, experiment_outputs, parked_outputs
+from components.phase import has_instance, prep_instance_type
 from components.plan import (
     Bucket,
     BuiltNode,
@@ -34,12 +44,14 @@ from components.plan import (
     security_group_description,
     ssh_sources,
 )
+from components.spec.experiment import ExperimentSpec
 from components.spec.load import SpecError, StackSpec
 from components.tagging import experiment_tags, retained
 from components.userdata.experiment import check_user_data, experiment_user_data
 from components.userdata.tools import tools_bundle, tools_key
 from gpulease.core import vocabulary as v
 from gpulease.core.catalog import CatalogError, InstanceType
+from gpulease.core.catalog.cpu import CpuInstanceType
 from gpulease.core.sizing.resolve import resolve_instance_type
 
 
@@ -88,19 +100,30 @@ def prepare(
     own = base.checkpoints.enabled and not base.checkpoints.bucket
     tools_bucket = bucket if own else bootstrap_bucket_name(base.project, name)
     placed: dict[str, PlacedExperiment] = {}
+    prep_types = prep_instance_type(spec, region)
     for exp in spec.experiments:
         itype = types[exp.name]
         existing = exp.data_disk.existing_volume_id
         required_zone = cloud.existing_disk_zone(existing, ctx) if existing else None
         placement = cloud.place(exp, itype.type, vpc_id, ctx, required_zone)
+        run_type: InstanceType | CpuInstanceType = itype
+        if exp.name in prep_types:
+            # The GPU type decides the zone in every phase (the data disk never moves); the CPU type must be there.
+            run_type = prep_types[exp.name]
+            placement = cloud.place(exp, run_type.type, vpc_id, ctx, placement.zone)
         family = exp.image_family
-        image_id = exp.image.id or cloud.resolve_image(exp, str(family), itype.type, ctx)
+        if not has_instance(exp) or exp.image.from_stack:
+            image_id = ""  # no instance, or the image another stack baked (a stack reference, read in the stack)
+        else:
+            image_id = exp.image.id or cloud.resolve_image(exp, str(family), run_type.type, ctx)
         # A cluster's nodes: their addresses in the placement's subnet and their fabric (components/cluster.py).
         cluster = cloud.plan_cluster(exp, itype, placement, ctx) if exp.nodes > 1 else None
-        placed[exp.name] = PlacedExperiment(itype, placement, image_id, cluster)
+        placed[exp.name] = PlacedExperiment(run_type, placement, image_id, cluster)  # type: ignore[arg-type]
         prefix = checkpoint_prefix(spec, exp)
         uri = cloud.bucket_uri(bucket, prefix) if exp.checkpoints.enabled else v.NO_CHECKPOINTS
         cloud.check_tags(exp, spec.stack, uri)
+        if not has_instance(exp):
+            continue
         # The user-data's size, before anything is registered (the disk id and bucket names have fixed lengths); a
         # cluster's last node has the longest (its checkpoint URI and the cluster settings).
         last = node_ranks(placed[exp.name])[-1]
@@ -185,6 +208,10 @@ class GpuExperimentStack(pulumi.ComponentResource):
         )
 
         self.experiments: dict[str, dict[str, pulumi.Input]] = {}
+        self.baked: pulumi.Output | None = None
+        """The ``bakedImage`` output (``components/image_bake.py``) of the first experiment with ``image.bake``."""
+        self.image_sources: dict[str, pulumi.Output] = {}
+        """Per experiment using ``image.fromStack``: that stack's ``bakedImage`` output."""
         for exp in spec.experiments:
             placed = plan.experiments[exp.name]
             prefix = checkpoint_prefix(spec, exp)
@@ -193,8 +220,17 @@ class GpuExperimentStack(pulumi.ComponentResource):
             tags = tagged(experiment_tags(exp, stack=stack, expires_at=deadline, checkpoint_uri=uri), f"experiment {exp.name!r}")
             parts = ExperimentParts(spec=exp, placed=placed, prefix=prefix, tags=tags, deadline=deadline, ctx=ctx, parent=self)
 
+            if not has_instance(exp):
+                # parked: no instance, nothing that serves one; the disk and the bucket stay.
+                disk = cloud.create_data_disk(parts, tagged(retained(tags, exp.data_disk.retain), "the data disk"))
+                self.experiments[exp.name] = parked_outputs(exp, data_volume_id=disk.id,
+                                                            availability_zone=placed.placement.zone,
+                                                            checkpoint_uri=uri, deadline=deadline)
+                continue
             # One node, or a cluster's nodes (components/cluster.py): each with its own disk, identity, user-data and
             # instance; the tools object is one per experiment, and what needs every instance comes after them all.
+            if placed.cluster is not None and exp.image.from_stack:
+                self._image_from_stack(exp, parts)  # before the nodes copy the placement
             group = cloud.create_cluster_group(parts) if placed.cluster else None
             key = tools_key(prefix)
             upload: pulumi.Resource | None = None
@@ -204,6 +240,9 @@ class GpuExperimentStack(pulumi.ComponentResource):
                 node = parts if rank is None or placed.cluster is None else parts.for_node(rank, placed.cluster.nodes)
                 disk = cloud.create_data_disk(node, tagged(retained(node.tags, exp.data_disk.retain), "the data disk"))
                 identity = cloud.create_identity(node, bucket)
+                cloud.allow_staging(node, identity)
+                if rank is None and exp.image.from_stack:
+                    self._image_from_stack(exp, parts)
                 user_data = experiment_user_data(
                     exp, cloud=cloud.name, region=region, stack=stack, checkpoint_uri=node_checkpoint_uri(uri, rank),
                     data_disk_id=disk.id, tools_bucket=tools_bucket.name, tools_prefix=prefix,
@@ -236,7 +275,12 @@ class GpuExperimentStack(pulumi.ComponentResource):
             else:
                 cloud.after_nodes(parts, built)
             inst = built[0].instance
-            self.experiments[exp.name] = experiment_outputs(
+            if exp.image.bake and bucket is not None and self.baked is None:  # a single instance (the spec says so)
+                ready = cloud.ready_instances(parts, bucket.name, inst)
+                image_labels = tagged(image_tags(exp, tags), "the baked image")
+                baked = cloud.bake_image(parts, inst, ready, f"{uri}{READY_FOLDER}", image_name(stack, exp), image_labels)
+                self.baked = baked_output(baked, stack, exp)
+            outputs = experiment_outputs(
                 exp,
                 instance_id=inst.id,
                 public_ip=inst.public_ip,
@@ -248,6 +292,16 @@ class GpuExperimentStack(pulumi.ComponentResource):
                 session_command=lambda iid: cloud.session_command(iid, region),
             )
             if placed.cluster is not None:
-                self.experiments[exp.name].update(cluster_outputs(placed, built))
+                outputs.update(cluster_outputs(placed, built))
+            if exp.name in self.image_sources:
+                outputs["imageFrom"] = self.image_sources[exp.name].apply(describe_source)
+            self.experiments[exp.name] = outputs
         self.bucket = bucket.name if bucket else None
-        self.register_outputs({"experiments": self.experiments, "bucket": self.bucket})
+        self.register_outputs({"experiments": self.experiments, "bucket": self.bucket,
+                               **({BAKED_IMAGE_OUTPUT: self.baked} if self.baked is not None else {})})
+
+    def _image_from_stack(self, exp: ExperimentSpec, parts: ExperimentParts) -> None:
+        """``image.fromStack``: the image another stack baked, read through a stack reference, on every node."""
+        placed = parts.placed
+        image_id, self.image_sources[exp.name] = image_from_stack(str(exp.image.from_stack), self)
+        parts.placed = PlacedExperiment(placed.instance_type, placed.placement, image_id, placed.cluster)  # type: ignore[arg-type]

@@ -222,6 +222,29 @@ class Cloud(ABC):
         """What needs the instance's id: the deadline outside the instance where the cloud keeps it apart, and
         any permission naming the instance."""
 
+    # --- the workflow before training (``components/<cloud>/workflow.py``) ---------------------------------
+
+    @abstractmethod
+    def allow_staging(self, exp: ExperimentParts, identity: pulumi.Resource) -> None:
+        """Let the instance read its data sources' bucket prefixes and its hub token's one secret (nothing when the
+        spec names neither)."""
+
+    @abstractmethod
+    def ready_instances(
+        self, exp: ExperimentParts, bucket: str, instance: pulumi.CustomResource
+    ) -> pulumi.Output[list[str]]:
+        """The ids of the instances whose readiness passed: the ready records under the experiment's prefix
+        (``components.image_bake.READY_FOLDER``), listed by a data source once ``instance`` exists."""
+
+    @abstractmethod
+    def bake_image(
+        self, exp: ExperimentParts, instance: pulumi.CustomResource, ready: pulumi.Output[list[str]], record_uri: str,
+        name: str, tags: dict,
+    ) -> pulumi.CustomResource:
+        """An encrypted image of the instance's system disk only, made once and retained on destroy, declared only
+        from an instance in ``ready`` (``components.image_bake.gate``): the image resource (its ``id`` and its
+        recorded ``tags``)."""
+
     @abstractmethod
     def session_command(self, instance_id: str, region: str) -> str:
         """How to reach an instance that opens no inbound port (the ``sshCommand`` output in the session mode)."""

@@ -33,8 +33,11 @@ def proposed_deadline(spec: ExperimentSpec) -> str:
 
 
 def record_name(spec: ExperimentSpec) -> str:
+    """``<name>-deadline[-<phase>][-r<N>]``: each phase but ``train`` records its own deadline, so switching phase
+    starts the new phase's clock (components/phase.py)."""
+    phase = f"-{spec.phase}" if spec.phase != "train" else ""
     suffix = f"-r{spec.deadline_renewal}" if spec.deadline_renewal else ""
-    return f"{spec.name}-deadline{suffix}"
+    return f"{spec.name}-deadline{phase}{suffix}"
 
 
 def record_deadline(spec: ExperimentSpec, parent: pulumi.Resource) -> pulumi.Output[str]:

@@ -17,6 +17,7 @@ from components.alicloud.spec import RULES as ALICLOUD_SPEC
 from components.aws.spec import RULES as AWS_SPEC
 from components.build import GpuExperimentStack, prepare, resolve_instance_types, stack_region
 from components.cloud import Cloud
+from components.phase import phased
 from components.spec.load import StackSpec
 
 
@@ -51,6 +52,7 @@ def GpuExperiment(spec: StackSpec) -> GpuExperimentStack:  # noqa: N802 - reads 
     """Create ``gpulease:<cloud>:GpuExperiment`` for the stack: the gpu sections resolved once, every lookup made,
     then the resources."""
     impl = cloud(spec.cloud)
+    spec = phased(spec)  # the phase's shape of every experiment (components/phase.py)
     region = stack_region(spec)
     types = resolve_instance_types(spec, region)
     provider = _explicit_provider(impl, region)

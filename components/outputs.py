@@ -35,11 +35,27 @@ def experiment_outputs(
         else instance_id.apply(session_command)
     )
     return {
+        "phase": exp.phase,
         "instanceId": instance_id,
         "instanceType": instance_type,
         "market": exp.market,
         "publicIp": public_ip,
         "sshCommand": access,
+        "dataVolumeId": data_volume_id,
+        "availabilityZone": availability_zone,
+        "checkpointUri": checkpoint_uri,
+        "deadline": deadline,
+    }
+
+
+def parked_outputs(
+    exp: ExperimentSpec, *, data_volume_id: pulumi.Input[str], availability_zone: pulumi.Input[str],
+    checkpoint_uri: str, deadline: pulumi.Input[str],
+) -> dict[str, pulumi.Input]:
+    """A parked experiment's outputs: no instance (``instanceId`` None), the disk and the bucket it keeps."""
+    return {
+        "phase": "parked",
+        "instanceId": None,
         "dataVolumeId": data_volume_id,
         "availabilityZone": availability_zone,
         "checkpointUri": checkpoint_uri,

@@ -9,6 +9,7 @@ import pulumi
 from pulumi.runtime import config as runtime_config
 
 from components.experiment import GpuExperiment
+from components.image_bake import BAKED_IMAGE_OUTPUT
 from components.spec.load import CONFIG_NAMESPACE, load_stack_spec
 from gpulease.core.errors import UserError
 
@@ -38,6 +39,8 @@ def main() -> None:
     experiments = experiment.experiments
     pulumi.export("experiments", experiments)
     pulumi.export("bucket", experiment.bucket)
+    if experiment.baked is not None:  # the personal image other stacks use with image.fromStack
+        pulumi.export(BAKED_IMAGE_OUTPUT, experiment.baked)
     if spec.kind == "experiment":
         for key, value in experiments[spec.base.name].items():
             pulumi.export(key, value)

@@ -14,7 +14,8 @@ Runs at every boot as a oneshot systemd service and is idempotent:
    GPU: install the pinned driver packages from the Ubuntu archive with apt (non-interactive, bounded, retried
    while another apt holds the lock), load the module and check again (``ensure_driver``); a reboot finds it
    installed and skips it;
-6. check readiness (driver, GPU, torch, disk, bucket) and write it to ``<mount>/logs/bootstrap.log`` and a JSON
+6. stage the data sources onto the disk (``staging.py``: buckets, hubs, files; skipped when already there);
+7. check readiness (driver, GPU, torch, disk, bucket, data; no GPU checks in the preparation phase) and write it to ``<mount>/logs/bootstrap.log`` and a JSON
    marker (``/var/lib/gpulease/ready.json``, copied to ``<mount>/logs/ready.json``). Failures are reported in
    the marker, the log and the exit status; nothing is hidden.
 """
@@ -36,9 +37,11 @@ from typing import Any
 try:
     from instance import cloud_access as ca
     from instance import cluster as cl
-except ImportError:  # on the instance: cloud_access.py and cluster.py are installed next to this file
+    from instance import staging
+except ImportError:  # on the instance: cloud_access.py, cluster.py and staging.py are installed next to this file
     import cloud_access as ca  # type: ignore[no-redef]
     import cluster as cl  # type: ignore[no-redef]
+    import staging  # type: ignore[no-redef]
 
 UTC = timezone.utc  # noqa: UP017 - the instance may run Python 3.10 (Ubuntu 22.04), before datetime.UTC
 
@@ -567,6 +570,31 @@ def publish_marker(settings: dict[str, Any], marker_path: str) -> None:
         log(f"publishing the ready marker failed ({out.returncode}): {(out.stderr or out.stdout).strip()[-300:]}")
 
 
+def stage_data(settings: dict[str, Any], disk: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``data`` check: the sources staged onto the mounted disk (None: the stack names no source)."""
+    if not settings.get("data_sources"):
+        return None
+    if not disk.get("ok"):
+        return {"ok": False, "error": "the data disk is not mounted: no source was staged"}
+    try:
+        return staging.stage_sources(settings, log)
+    except Exception as exc:  # reported in the marker, like the disk
+        return {"ok": False, "error": f"staging failed: {type(exc).__name__}: {exc}"}
+
+
+def publish_ready_record(settings: dict[str, Any], marker_path: str, instance_id: str | None) -> None:
+    """The ready record a bake waits for (``<uri>_gpulease/ready/<instance id>.json``): written only when every
+    check passed, named by the instance whose readiness it proves."""
+    uri, template = settings["checkpoint_uri"], settings.get("ready_record_command")
+    if not uri or not template or not instance_id:
+        return
+    out = storage_run(settings, list(template), {"file": marker_path, "dst": uri, "instance": instance_id}, 120)
+    if out.returncode == 0:
+        log(f"ready record published to {uri}_gpulease/ready/{instance_id}.json")
+    else:
+        log(f"publishing the ready record failed ({out.returncode}): {(out.stderr or out.stdout).strip()[-300:]}")
+
+
 def check_bucket(settings: dict[str, Any]) -> dict[str, Any]:
     uri, template = settings["checkpoint_uri"], settings["bucket_check_command"]
     if not uri:
@@ -586,13 +614,19 @@ def check_bucket(settings: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def readiness(settings: dict[str, Any], disk: dict[str, Any], driver: dict[str, Any] | None = None) -> dict[str, Any]:
+NO_GPU = {"ok": None, "skipped": "preparation phase: a CPU instance, no GPU"}
+
+
+def readiness(settings: dict[str, Any], disk: dict[str, Any], driver: dict[str, Any] | None = None,
+              data: dict[str, Any] | None = None) -> dict[str, Any]:
+    prep = settings.get("phase") == "prep"
     checks = {
-        "driver": driver if driver is not None else {"ok": None, "skipped": "not checked"},
-        "gpu": check_gpu(settings["nvidia_smi"]),
-        "torch": check_torch(list(settings["torch_pythons"])),
+        "driver": NO_GPU if prep else driver if driver is not None else {"ok": None, "skipped": "not checked"},
+        "gpu": NO_GPU if prep else check_gpu(settings["nvidia_smi"]),
+        "torch": NO_GPU if prep else check_torch(list(settings["torch_pythons"])),
         "disk": disk,
         "bucket": check_bucket(settings),
+        "data": data if data is not None else {"ok": None, "skipped": "no data sources"},
     }
     if settings.get("cluster"):  # a cluster node: every peer reachable (instance/cluster.py)
         checks["peers"] = cl.check_peers(settings, settings.get("peer_wait_seconds"))
@@ -602,6 +636,7 @@ def readiness(settings: dict[str, Any], disk: dict[str, Any], driver: dict[str, 
         "failed": failed,
         "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "experiment": settings.get("experiment"),
+        "phase": settings.get("phase") or "train",
         "instanceId": metadata_get(settings, "/latest/meta-data/instance-id") or None,
         "checks": checks,
     }
@@ -655,12 +690,13 @@ def main() -> int:
     if not disk["ok"]:
         log(f"data disk NOT ready: {disk.get('error')}")
     try:
-        driver = ensure_driver(settings)
+        driver = None if settings.get("phase") == "prep" else ensure_driver(settings)
     except Exception as exc:  # reported in the marker, like the disk
         driver = {"ok": False, "error": f"NVIDIA driver check failed: {type(exc).__name__}: {exc}"}
     if settings.get("cluster"):
         setup_cluster_node(settings)
-    report = readiness(settings, disk, driver)
+    data = stage_data(settings, disk)
+    report = readiness(settings, disk, driver, data)
     marker = os.path.join(state_dir, "ready.json")
     write_json(marker, report)
     if disk.get("ok"):
@@ -678,6 +714,8 @@ def main() -> int:
         log(f"GPU NOT USABLE: {report['checks']['gpu'].get('error')}" + (f"; {cause}" if cause else ""))
     log("READY" if report["ready"] else f"NOT READY: {', '.join(report['failed'])} failed (see ready.json)")
     publish_marker(settings, marker)
+    if report["ready"]:
+        publish_ready_record(settings, marker, report.get("instanceId"))
     return 0 if report["ready"] else 1
 
 

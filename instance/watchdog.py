@@ -14,7 +14,8 @@ Runs as a systemd service (``Restart=always``) and reads its settings from the J
    hook, sync, shutdown, all fitted into the notice window; a rebalance recommendation's checkpoint runs beside
    the loop, which keeps watching the deadline and the notice. On a cluster node the notice is passed to every
    peer first, and a peer's notice starts the same sequence here (``instance/cluster.py``);
-3. idle: GPU utilization below ``idle_gpu_percent`` for ``idle_minutes`` with no busy marker and no live SSH
+3. idle: GPU utilization (CPU on a preparation instance, ``idle_source = cpu``) below ``idle_gpu_percent``
+   (``idle_cpu_percent``) for ``idle_minutes`` with no busy marker and no live SSH
    session: sync, then shutdown. A GPU that cannot be read (nvidia-smi missing, failing, printing [N/A]) is
    reported, and after ``gpu_grace_minutes`` counts as idle;
 4. the periodic checkpoint sync every ``checkpoint_interval_minutes``, in the background; one that runs past
@@ -61,6 +62,8 @@ DEFAULTS: dict[str, Any] = {
     "state_dir": "/var/lib/gpulease",
     "idle_minutes": 30,
     "idle_gpu_percent": 5,
+    "idle_source": "gpu",
+    "idle_cpu_percent": 10,
     "idle_check_seconds": 60,
     "gpu_grace_minutes": 10,
     "warn_minutes": 15,
@@ -171,6 +174,7 @@ class Watchdog:
         self.deadline_read = False
         self.idle_since: float | None = None
         self.gpu_unreadable_since: float | None = None
+        self.cpu_sample: tuple[float, float] | None = None
         self.last_busy = float("-inf")
         self.last_idle_check = float("-inf")
         self.last_poll = float("-inf")
@@ -276,7 +280,8 @@ class Watchdog:
         self.decide(
             "start",
             f"deadline {stamp(self.deadline)} ({self.deadline_source}), idle after {self.s['idle_minutes']} min below "
-            f"{self.s['idle_gpu_percent']}% GPU, sync every {self.s['checkpoint_interval_minutes']} min to "
+            + (f"{self.s['idle_cpu_percent']}% CPU" if self.s.get("idle_source") == "cpu" else f"{self.s['idle_gpu_percent']}% GPU")
+            + f", sync every {self.s['checkpoint_interval_minutes']} min to "
             f"{self.s['checkpoint_uri'] or 'nowhere (no checkpoint URI)'}, market {self.s['market']}",
         )
 
@@ -451,8 +456,11 @@ class Watchdog:
         return None
 
     def check_idle(self, mono: float) -> bool:
-        threshold = float(self.s["idle_gpu_percent"])
-        gpus, error = self.gpu_utilization()
+        # The preparation phase (a CPU instance) measures the CPU instead of the GPU; the rest of the rule is the same.
+        cpu = self.s.get("idle_source") == "cpu"
+        what = "CPU" if cpu else "GPU"
+        threshold = float(self.s["idle_cpu_percent" if cpu else "idle_gpu_percent"])
+        gpus, error = self.cpu_utilization() if cpu else self.gpu_utilization()
         if error is not None:
             grace = 60 * float(self.s["gpu_grace_minutes"])
             if self.gpu_unreadable_since is None:
@@ -472,12 +480,12 @@ class Watchdog:
             since = mono
         if top >= threshold:
             self.idle_since = None
-            self.decide("not-idle", f"GPU utilization {top:g}% >= {threshold:g}% (memory used {memory})")
+            self.decide("not-idle", f"{what} utilization {top:g}% >= {threshold:g}% (memory used {memory})")
             return False
         busy = self.busy_reason()
         if busy:
             self.idle_since, self.last_busy = None, mono
-            self.decide("not-idle", f"GPU utilization {top:g}% < {threshold:g}% but {busy}")
+            self.decide("not-idle", f"{what} utilization {top:g}% < {threshold:g}% but {busy}")
             return False
         if self.idle_since is None:
             self.idle_since = since
@@ -486,16 +494,35 @@ class Watchdog:
         if idle_for >= limit:
             self.finish(
                 "idle-shutdown",
-                f"GPU utilization below {threshold:g}% (or unreadable) for {idle_for / 60:.1f} min "
+                f"{what} utilization below {threshold:g}% (or unreadable) for {idle_for / 60:.1f} min "
                 f"(limit {self.s['idle_minutes']} min), no busy marker, no live SSH session",
                 None,
                 hook=False,
             )
             return True
-        self.decide("idle", f"GPU utilization {top:g}% < {threshold:g}% for {idle_for / 60:.1f} of {self.s['idle_minutes']} min")
+        self.decide("idle", f"{what} utilization {top:g}% < {threshold:g}% for {idle_for / 60:.1f} of {self.s['idle_minutes']} min")
         return False
 
     # -- what the checks look at --
+
+    def cpu_utilization(self) -> tuple[list[tuple[float, float]], str | None]:
+        """The busy share of all CPUs since the last look (``/proc/stat``'s first line: the jiffies spent in each
+        state; idle and iowait count as idle), as one ``(utilization %, 0)``; the first look covers the time
+        since boot."""
+        try:
+            with open(os.path.join(self.s["proc_root"], "stat"), encoding="utf-8") as fh:
+                fields = [float(x) for x in fh.readline().split()[1:]]
+        except (OSError, ValueError) as exc:
+            return [], f"cannot read the CPU counters: {exc}"
+        if len(fields) < 4:
+            return [], "cannot read the CPU counters: /proc/stat has too few fields"
+        idle, total = fields[3] + (fields[4] if len(fields) > 4 else 0.0), sum(fields[:8])
+        last_idle, last_total = self.cpu_sample or (0.0, 0.0)
+        self.cpu_sample = (idle, total)
+        spent = total - last_total
+        if spent <= 0:
+            return [(0.0, 0.0)], None
+        return [(round(100.0 * (1 - (idle - last_idle) / spent), 1), 0.0)], None
 
     def gpu_utilization(self) -> tuple[list[tuple[float, float]], str | None]:
         """Per GPU (utilization %, memory used MiB), or why the GPU could not be read."""

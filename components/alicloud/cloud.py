@@ -16,11 +16,12 @@ from components.alicloud.network import AlicloudNetwork
 from components.alicloud.spec import RULES
 from components.alicloud.storage import AlicloudStorage
 from components.alicloud.tags import AlicloudTags
+from components.alicloud.workflow import AlicloudWorkflow
 from components.cloud import Cloud, Support
 
 
 class Alicloud(AlicloudAccount, AlicloudNetwork, AlicloudStorage, AlicloudIdentity, AlicloudInstance, AlicloudLifetime, AlicloudTags,
-               AlicloudCluster, Cloud):
+               AlicloudCluster, AlicloudWorkflow, Cloud):
     name = "alicloud"
     spec = RULES
     capabilities: ClassVar[Mapping[str, Support]] = {

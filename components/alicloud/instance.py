@@ -53,12 +53,16 @@ def market_options(spec: ExperimentSpec) -> dict:
     return options
 
 
-def replacement_options(*, from_family: bool) -> dict:
-    """Only ever delete-before-replace; a newer family image is ignored, a changed pinned image replaces."""
+def replacement_options(*, from_family: bool, phased: bool = False) -> dict:
+    """Only ever delete-before-replace; a newer family image is ignored, a changed pinned image replaces.
+
+    A stack that declares ``phase`` also replaces its instance on a new instance type (ECS would otherwise stop,
+    resize and reboot it in place): switching phase (a CPU type for a GPU type) gives a fresh instance, as on AWS,
+    and never touches the data disk, which the old instance's release detaches (components/phase.py)."""
     return {
         "delete_before_replace": True,
         "ignore_changes": ["image_id"] if from_family else None,
-        "replace_on_changes": ["image_id"],
+        "replace_on_changes": ["image_id", *(["instance_type"] if phased else [])],
     }
 
 
@@ -117,5 +121,6 @@ class AlicloudInstance:
             tags=exp.tags,
             volume_tags=exp.tags,
             # Releasing the instance before the data disk is deleted keeps destroy ordered, as on AWS.
-            opts=exp.opts(depends_on=launch.depends_on, **replacement_options(from_family=exp.spec.image.id is None)),
+            opts=exp.opts(depends_on=launch.depends_on, **replacement_options(
+                from_family=exp.spec.image_family is not None, phased="phase" in exp.spec.model_fields_set)),
         )

@@ -14,10 +14,12 @@ from components.aws.lifetime import AwsLifetime
 from components.aws.network import AwsNetwork
 from components.aws.spec import RULES
 from components.aws.storage import AwsStorage
+from components.aws.workflow import AwsWorkflow
 from components.cloud import Cloud, Support
 
 
-class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifetime, AwsCluster, Cloud):
+class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifetime, AwsCluster, AwsWorkflow,
+          Cloud):
     name = "aws"
     spec = RULES
     capabilities: ClassVar[Mapping[str, Support]] = {

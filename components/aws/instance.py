@@ -99,5 +99,5 @@ class AwsInstance:
             tags=exp.tags,
             # Terminating the instance before the data volume is deleted keeps destroy ordered: the attachment is
             # skipped, the instance goes, the disk is detached, then a non-retained disk can be deleted.
-            opts=exp.opts(depends_on=launch.depends_on, **replacement_options(from_family=exp.spec.image.id is None)),
+            opts=exp.opts(depends_on=launch.depends_on, **replacement_options(from_family=exp.spec.image_family is not None)),
         )

@@ -44,13 +44,21 @@ class ClusterSpec(SpecModel):
 
 
 def cluster_problems(exp: ExperimentSpec) -> list[Problem]:
-    """What a cluster cannot do: reattach one disk to every node, share a port, carry one tag too many."""
+    """What a cluster cannot do: reattach one disk to every node, run a single-instance phase or bake an image, share
+    a port, carry one tag too many."""
     if exp.nodes <= 1:
         return []
     problems: list[Problem] = []
     if exp.data_disk.existing_volume_id is not None:
         problems.append(("dataDisk.existingVolumeId", f"a cluster of {exp.nodes} nodes gives each node a data disk of "
                          "its own, and one disk attaches to one instance; accepted: omit it (or nodes: 1)"))
+    if exp.phase != "train":
+        problems.append(("phase", f"{exp.phase!r} with nodes: {exp.nodes}: the preparation and parked phases keep one "
+                         "instance's data disk, and a cluster's nodes each have their own; accepted: phase: train, or "
+                         "nodes: 1"))
+    if exp.image.bake:
+        problems.append(("image.bake", f"bakes one instance's image, not a cluster of {exp.nodes} nodes; accepted: bake "
+                         "it on a single-node stack (nodes: 1) and name that stack in image.fromStack here"))
     if exp.cluster.rendezvous_port == exp.cluster.notice_port:
         problems.append(("cluster.noticePort", f"is the rendezvous port ({exp.cluster.rendezvous_port}); accepted: "
                          "another port, e.g. 29400"))

@@ -24,6 +24,7 @@ from components.spec.sections import (
     WatchdogSpec,
     tag_safe,
 )
+from components.spec.workflow import DataSpec, Phase, PrepSpec, workflow_problems
 from components.spec_rules import CloudSpecRules, Problem
 from components.tagging import experiment_tags
 from gpulease.core import clock
@@ -79,6 +80,11 @@ class ExperimentSpec(SpecModel):
         None,
         description="The CI run an ephemeral stack belongs to (set by gpulease ephemeral); tagged on every resource.",
     )
+    # --- the workflow before training (components/spec/workflow.py) ---
+    phase: Phase = Field("train", description="prep: a CPU instance on the same disk and bucket; train: the GPU "
+                         "instance; parked: no instance, the disk and bucket stay.")
+    prep: PrepSpec = Field(default_factory=PrepSpec, description="The preparation phase's instance and deadline.")
+    data: DataSpec = Field(default_factory=DataSpec, description="Data staged on the instance before readiness.")
 
     @field_validator("name")
     @classmethod
@@ -189,6 +195,11 @@ class ExperimentSpec(SpecModel):
             problems.append(("image.id", f"{image.id!r} is not {rules.image_id_what}; accepted: e.g. {rules.image_id_example}"))
         if image.family is not None and image.family not in rules.image_families:
             problems.append(("image.family", f"{image.family!r}; accepted on {self.cloud}: {', '.join(rules.image_families)}"))
+        problems += workflow_problems(self.data.sources, rules.bucket_scheme.removesuffix("://"))
+        problems += image.source_problems(rules)
+        if image.bake and not self.checkpoints.enabled:
+            problems.append(("image.bake", "the ready record a bake waits for is kept in the checkpoint bucket; "
+                             "accepted: checkpoints.enabled true with image.bake"))
         if self.expires_at is not None:
             now = clock.utcnow()
             lead = timedelta(minutes=rules.min_deadline_lead_minutes)
@@ -280,7 +291,7 @@ class ExperimentSpec(SpecModel):
 
     @property
     def image_family(self) -> str | None:
-        if self.image.id is not None:
+        if self.image.id is not None or self.image.from_stack is not None:
             return None
         return self.image.family or self.rules.default_image_family
 

@@ -20,6 +20,8 @@ BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 # Name and 3.282 Portable Filename Character Set), in the lowercase form useradd(8) accepts by default
 # (NAME_REGEX ^[a-z][-a-z0-9_]*$), at most 32 characters ("Usernames may only be up to 32 characters long").
 POSIX_USER = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
+# Pulumi stack references: ``stack``, ``project/stack`` or ``org/project/stack`` (names of letters, digits, . _ -).
+STACK_REFERENCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(/[A-Za-z0-9][A-Za-z0-9._-]{0,99}){0,2}$")
 
 
 # Hooks and the busy marker travel in the instance's user-data, which every cloud caps (see components/userdata):
@@ -216,6 +218,28 @@ class ImageSpec(SpecModel):
     id: str | None = Field(None, description="An image id (ami-... / an Alibaba image id).")
     family: str | None = Field(None, description="A family resolved by lookup to the newest image.")
     root_disk_gb: int = Field(100, ge=30, le=2048)
+    # --- personal images (components/image_bake.py) ---
+    bake: bool = Field(False, description="Bake an image of the running instance once its readiness passed (a "
+                       "second pulumi up after the bootstrap reported ready).")
+    retain_days: int = Field(30, ge=1, le=3650, description="The baked image's retention (tag gpulease:retain-until).")
+    from_stack: str | None = Field(None, description="Use the image another stack baked (a stack reference: "
+                                   "stack, project/stack or org/project/stack).")
+
+    @field_validator("from_stack")
+    @classmethod
+    def _from_stack(cls, value: str | None) -> str | None:
+        if value is not None and not STACK_REFERENCE.match(value):
+            raise ValueError(f"{value!r} is not a stack reference; accepted: stack, project/stack or org/project/stack "
+                             "(letters, digits, . _ -)")
+        return value
+
+    def source_problems(self, rules: object) -> list[tuple[str, str]]:
+        """At most one image source: ``id``, ``family`` or ``fromStack``."""
+        given = [name for name, value in (("id", self.id), ("family", self.family), ("fromStack", self.from_stack))
+                 if value is not None]
+        if len(given) > 1 and given != ["id", "family"]:  # id with family has its own message
+            return [("image", f"give one of id, family or fromStack, not {' and '.join(given)}")]
+        return []
 
 
 class NetworkSpec(SpecModel):

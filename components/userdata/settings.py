@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from components.spec.experiment import ExperimentSpec
 from components.userdata.cluster import ClusterSettings
 from components.userdata.tools import tools_key, tools_sha256
+from components.userdata.workflow import OSS_AUTH, workflow_settings
 from gpulease.core import vocabulary as v
 
 SETTINGS_PATH = "/etc/gpulease/settings.json"
@@ -29,7 +30,7 @@ METADATA_URLS = {"aws": "http://169.254.169.254", "alicloud": "http://100.100.10
 # mode is never used: it reads the credentials without a token, which hardened metadata refuses.
 # --sign-version v4 --region: OSS refuses V1 signatures on buckets created since 2025-09-01 ("Guidelines for
 # upgrading V1 signatures to V4 signatures"); ossutil 1.x signs V1 unless told (lib/option.go, --sign-version).
-_OSS_AUTH = ["-e", "{endpoint}", "-c", "{oss_config}", "--sign-version", "v4", "--region", "{region}"]
+_OSS_AUTH = OSS_AUTH
 SYNC_COMMANDS: dict[str, list[str]] = {
     "aws": ["aws", "s3", "sync", "{src}", "{dst}", "--region", "{region}", "--no-progress", "--only-show-errors"],
     "alicloud": ["ossutil", "cp", "-r", "-u", "-f", "{src}", "{dst}", *_OSS_AUTH],
@@ -161,6 +162,22 @@ class BootstrapSettings(BaseModel):
     """Where the tools come from: the bundle's object in the stack's bootstrap bucket."""
     cluster: ClusterSettings | None = None
     """Set on a cluster node (``components/userdata/cluster.py``): its rank, peers, rendezvous and fabric."""
+    # --- the workflow before training (components/userdata/workflow.py); absent from the JSON at their defaults ---
+    phase: Literal["prep", "train"] = "train"
+    """prep: a CPU instance: no GPU checks in readiness, no driver install, the idle rule on CPU and SSH activity."""
+    idle_source: Literal["gpu", "cpu"] = "gpu"
+    idle_cpu_percent: int = 10
+    data_sources: list[dict] = []
+    """``{uri, to, sha256?, revision?, region?}`` staged by ``staging.py`` before readiness."""
+    stage_commands: dict[str, list[str]] | None = None
+    hub_token_secret: str | None = None
+    """The secret's name only: the token is read on the instance with its role, never written here."""
+    secret_command: list[str] | None = None
+    ready_record_command: list[str] | None = None
+
+
+WORKFLOW_DEFAULTS: dict[str, object] = {"phase": "train", "data_sources": [], "stage_commands": None,
+                                         "hub_token_secret": None, "secret_command": None, "ready_record_command": None}
 
 
 def settings_json(settings: BootstrapSettings) -> str:
@@ -169,6 +186,11 @@ def settings_json(settings: BootstrapSettings) -> str:
         del data["job_agent"]  # an experiment that is not a CI run gets the same user-data as before the agent
     if data["cluster"] is None:
         del data["cluster"]  # likewise a single node: the same user-data as before clusters
+    for key, default in WORKFLOW_DEFAULTS.items():  # nor does one that uses no part of the workflow
+        if data.get(key) == default:
+            del data[key]
+    if data.get("idle_source") == "gpu":
+        del data["idle_source"], data["idle_cpu_percent"]
     return json.dumps(data, indent=2, sort_keys=True)
 
 
@@ -224,4 +246,5 @@ def settings_for(
         job_agent=JobAgentSettings(**JOB_COMMANDS[cloud]) if spec.ci_run and checkpoint_uri else None,
         tools=ToolsObject(bucket=tools_bucket, key=tools_key(tools_prefix), region=region, sha256=tools_sha256()),
         cluster=cluster,
+        **workflow_settings(spec, cloud, checkpoint_uri is not None),
     )

@@ -16,12 +16,14 @@ SETUP_SCRIPT = INSTANCE_DIR / "instance_setup.py"
 WATCHDOG_SCRIPT = INSTANCE_DIR / "watchdog.py"
 JOB_AGENT_SCRIPT = INSTANCE_DIR / "job_agent.py"
 CLOUD_ACCESS_SCRIPT = INSTANCE_DIR / "cloud_access.py"
+STAGING_SCRIPT = INSTANCE_DIR / "staging.py"
 FETCH_SCRIPT = INSTANCE_DIR / "fetch_tools.py"
 # A cluster node's part (cluster.env, peers, spot-notice fan-out) and the gpulease-launch command: shipped to every
 # instance, used where the settings carry a ``cluster`` (components/userdata/cluster.py).
 CLUSTER_SCRIPT = INSTANCE_DIR / "cluster.py"
 LAUNCH_SCRIPT = INSTANCE_DIR / "gpulease_launch.py"
-TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT, CLUSTER_SCRIPT, LAUNCH_SCRIPT)
+TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT, STAGING_SCRIPT, CLUSTER_SCRIPT,
+                LAUNCH_SCRIPT)
 TOOLS_FOLDER = "_gpulease/tools/"
 
 

@@ -19,6 +19,7 @@ from gpulease.core.cost import SHARED, StackCost
 from gpulease.core.cost.cluster import cluster_costs
 from gpulease.review import stacks
 from gpulease.review.engine import estimate, render_target
+from gpulease.review.phases import phase_line, phase_prices
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -54,11 +55,15 @@ def _run(args: argparse.Namespace) -> int:
                 continue
             cost = estimate(rendering)
             old = stale(line_prices(cost.lines, cost.region), now, args.max_price_age)
+            phases = phase_prices(rendering)  # None unless the stack declares its phase
             results.append({"stack": rendering.stack, "error": None, **cost.as_dict(),
                             "clusters": [c.as_dict() for c in cluster_costs(cost)],
-                            "maxPriceAgeDays": args.max_price_age, "stalePrices": stale_json(old, now)})
+                            "maxPriceAgeDays": args.max_price_age, "stalePrices": stale_json(old, now),
+                            **({"phases": [p.as_dict() for p in phases]} if phases is not None else {})})
             if not args.json:
                 print_cost(rendering.stack, cost, console)
+                if phases is not None:
+                    console.print(phase_line(phases))
                 if (warning := stale_warning(old, now, args.max_price_age)) is not None:
                     console.print(f"[yellow]warning[/yellow]: {warning}")
     if args.json:

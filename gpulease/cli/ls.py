@@ -16,7 +16,7 @@ from gpulease.core import clock
 from gpulease.core.vocabulary import TAG_EXPERIMENT, TAG_EXPIRES_AT, TAG_OWNER, TAG_RETAIN, TAG_RETAIN_UNTIL
 from gpulease.inventory import aws
 from gpulease.inventory.options import add_cloud_options, clients_from_args, output_console, resolve_regions
-from gpulease.inventory.pricing import age_hours, hourly_price, spend_so_far
+from gpulease.inventory.pricing import age_hours, hourly_price, spend_so_far, storage_monthly
 from gpulease.inventory.resources import (
     Address,
     Bucket,
@@ -91,6 +91,7 @@ def row(resource: Resource, now: datetime, cloud: str = "aws") -> dict[str, Any]
             sizeGb=resource.size_gb,
             startTime=_iso(resource.start_time),
             retainUntil=tags.get(TAG_RETAIN_UNTIL),
+            monthlyUsd=storage_monthly(resource.size_gb, resource.region, cloud),
         )
     elif isinstance(resource, Image):
         base.update(
@@ -98,6 +99,9 @@ def row(resource: Resource, now: datetime, cloud: str = "aws") -> dict[str, Any]
             name=resource.name,
             createTime=_iso(resource.create_time),
             retainUntil=tags.get(TAG_RETAIN_UNTIL),
+            sizeGb=resource.size_gb or None,
+            snapshotIds=list(resource.snapshot_ids),
+            monthlyUsd=storage_monthly(resource.size_gb, resource.region, cloud),
         )
     elif isinstance(resource, Bucket):
         base.update(arn=resource.arn)
@@ -115,7 +119,9 @@ def _detail(r: dict[str, Any]) -> str:
     if kind == "instance" and r.get("releaseTime"):
         return f"{r['instanceType']} {r['market']}; released at {r['releaseTime']}"
     if kind == "image":
-        return r["name"] + (f"; retained until {r['retainUntil']}" if r.get("retainUntil") else "")
+        return (r["name"] + (f"; {r['sizeGb']} GiB" if r.get("sizeGb") else "")
+                + (f" in {', '.join(r['snapshotIds'])}" if r.get("snapshotIds") else "")
+                + (f"; retained until {r['retainUntil']}" if r.get("retainUntil") else ""))
     if kind in ("address", "eip"):
         return f"{r['publicIp']}; " + (f"associated with {r['instanceId'] or '?'}" if r["associated"] else "unassociated")
     if kind == "snapshot":
@@ -134,8 +140,9 @@ def _money(value: float | None, digits: int = 2) -> str:
 def print_table(inventories: list[RegionInventory], now: datetime, console: Console, cloud: str = "aws") -> None:
     table = Table(title=f"gpulease-managed resources ({cloud})", show_lines=False)
     for column in ("region", "kind", "id", "owner / experiment", "state", "detail", "age", "expires at", "retain", "$/h",
-                   "spent"):
-        table.add_column(column, justify="right" if column in ("age", "$/h", "spent") else "left")
+                   "spent", "$/month"):
+        table.add_column(column, justify="right" if column in ("age", "$/h", "spent", "$/month") else "left")
+    total_monthly = 0.0
     total_hourly = 0.0
     total_spent = 0.0
     for inventory in inventories:
@@ -157,9 +164,12 @@ def print_table(inventories: list[RegionInventory], now: datetime, console: Cons
                 r["retain"] or "",
                 _money(r.get("hourlyUsd"), 3) if r["kind"] == "instance" else "",
                 _money(r.get("spendUsd")) if r["kind"] == "instance" else "",
+                _money(r.get("monthlyUsd")) if r["kind"] in ("image", "snapshot") else "",
             )
+            total_monthly += r.get("monthlyUsd") or 0.0
     console.print(table)
-    console.print(f"running instances cost {_money(total_hourly, 3)}/h; spent so far {_money(total_spent)} (estimate)")
+    console.print(f"running instances cost {_money(total_hourly, 3)}/h; spent so far {_money(total_spent)} (estimate)"
+                  + (f"; images and snapshots store for {_money(total_monthly)}/month" if total_monthly else ""))
 
 
 def collect_inventories(args: argparse.Namespace, regions: list[str]) -> list[RegionInventory]:

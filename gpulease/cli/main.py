@@ -13,7 +13,7 @@ import sys
 
 from gpulease.core.errors import UserError
 
-COMMANDS = ("plan", "schema", "ls", "reap", "ephemeral", "size", "cost", "catalog")
+COMMANDS = ("plan", "schema", "ls", "reap", "ephemeral", "size", "cost", "catalog", "push", "pull")
 """The subcommands, in the order ``--help`` lists them; each is the module ``gpulease.cli.<name>``."""
 
 EXIT_OK = 0

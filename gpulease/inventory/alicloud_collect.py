@@ -184,6 +184,11 @@ def list_snapshots(clients: AlicloudClients, region: str) -> list[Snapshot]:
     return found
 
 
+def _image_mappings(item: dict) -> list[dict]:
+    mappings = (item.get("DiskDeviceMappings") or {}).get("DiskDeviceMapping") or []
+    return [m for m in mappings if isinstance(m, dict)]
+
+
 def list_images(clients: AlicloudClients, region: str) -> list[Image]:
     request = ecs_models.DescribeImagesRequest(
         region_id=region,
@@ -205,6 +210,9 @@ def list_images(clients: AlicloudClients, region: str) -> list[Image]:
                 name=item.get("ImageName", ""),
                 create_time=parse_time(item.get("CreationTime")),
                 tags=tags,
+                # DescribeImages: Size (GiB) and DiskDeviceMappings.DiskDeviceMapping[].SnapshotId
+                snapshot_ids=tuple(m["SnapshotId"] for m in _image_mappings(item) if m.get("SnapshotId")),
+                size_gb=int(item.get("Size") or 0),
             )
         )
     return found

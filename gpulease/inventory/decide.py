@@ -185,7 +185,11 @@ def decide_snapshot(snap: Snapshot, settings: ReapSettings) -> Decision:
 
 
 def decide_image(image: Image, settings: ReapSettings) -> Decision:
-    return _decide_copy(image, "available", image.create_time, settings)
+    decision = _decide_copy(image, "available", image.create_time, settings)
+    if decision.action == DELETE and image.snapshot_ids:
+        # A baked AMI goes with the snapshots it was made into (a dry run says which).
+        return Decision(image, DELETE, f"{decision.reason}; with its snapshots {', '.join(image.snapshot_ids)}")
+    return decision
 
 
 def kept_by_tags(kind: str, rid: str, region: str, tags: dict[str, str], settings: ReapSettings) -> Decision | None:

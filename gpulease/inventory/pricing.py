@@ -1,4 +1,5 @@
-"""Hourly price and spend so far of a listed instance, from the dated instance catalog (an estimate for spot)."""
+"""Hourly price and spend so far of a listed instance, from the dated instance catalog (an estimate for spot), and
+what a listed image or snapshot costs a month to store."""
 
 from __future__ import annotations
 
@@ -37,3 +38,12 @@ def spend_so_far(instance: Instance, now: datetime, cloud: str = "aws") -> float
     if price is None or hours is None or instance.state not in BILLED_STATES:
         return None
     return round(price * hours, 2)
+
+
+def storage_monthly(size_gb: int, region: str, cloud: str = "aws") -> float | None:
+    """USD per month for ``size_gb`` of snapshot storage in ``region`` (the catalog's ``snapshotGbMonth``). For an
+    image this is an upper bound: its snapshots store the used blocks only."""
+    prices = load_catalog().region_prices(cloud, region)
+    if prices is None or not size_gb:
+        return None
+    return round(size_gb * prices.snapshot_gb_month, 2)

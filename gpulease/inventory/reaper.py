@@ -13,7 +13,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from gpulease.core.vocabulary import TAG_RETAIN, TAG_RETAIN_UNTIL, rfc3339
+from gpulease.core.vocabulary import TAG_RETAIN, TAG_RETAIN_UNTIL, is_managed, rfc3339, tags_from_list
 from gpulease.inventory import acting
 from gpulease.inventory.acting import (  # noqa: F401  (re-exported for callers of the AWS sweep)
     DONE,
@@ -27,11 +27,13 @@ from gpulease.inventory.acting import (  # noqa: F401  (re-exported for callers 
 )
 from gpulease.inventory.aws import AwsClients, check_account, not_found
 from gpulease.inventory.collect import (
+    Image,
     RegionInventory,
     Snapshot,
     Volume,
     fill,
     list_addresses,
+    list_images,
     list_snapshots,
     list_spot_requests,
 )
@@ -118,33 +120,70 @@ def execute_region(ec2: Any, decisions: list[Decision], settings: ReapSettings) 
         ec2.delete_snapshot(SnapshotId=d.resource.id)
         return "deleted"
 
+    def deregister_image(d: Decision) -> str:
+        image = d.resource
+        assert isinstance(image, Image)
+        ec2.deregister_image(ImageId=image.id)
+        return "deregistered" + image_snapshots_deleted(ec2, image)
+
     size = max(1, min(settings.batch_size, TERMINATE_BATCH))
     outcomes += acting.batch(by_action.get(CANCEL, []), min(size, CANCEL_BATCH), cancel, "cancelled", EC2_ERRORS)
     outcomes += acting.batch(by_action.get(TERMINATE, []), size, terminate, "terminating", EC2_ERRORS)
     volumes = by_action.get(DELETE, []) + by_action.get(SNAPSHOT_AND_DELETE, [])
     volume_decisions = [d for d in volumes if isinstance(d.resource, Volume)]
     snapshot_decisions = [d for d in volumes if isinstance(d.resource, Snapshot)]
+    image_decisions = [d for d in volumes if isinstance(d.resource, Image)]
     outcomes += acting.each(by_action.get(RELEASE, []), settings.workers, release, EC2_ERRORS)
     for result in acting.each(volume_decisions, settings.workers, delete_volume, EC2_ERRORS):
         if result.status != DONE and result.id in final_snapshots:
             result.detail += f" (final snapshot {final_snapshots[result.id]} was taken)"
         outcomes.append(result)
+    # Images before snapshots: a snapshot a registered AMI was made from cannot be deleted.
+    outcomes += acting.each(image_decisions, settings.workers, deregister_image, EC2_ERRORS)
     outcomes += acting.each(snapshot_decisions, settings.workers, delete_snapshot, EC2_ERRORS)
     return outcomes
+
+
+def image_snapshots_deleted(ec2: Any, image: Image) -> str:
+    """Delete the snapshots a deregistered AMI was made into (deregistering leaves them, and they keep costing:
+    https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/deregister-ami.html). Only a snapshot described afresh
+    whose description says CreateImage made it for this AMI ("Created by CreateImage(i-...) for ami-...") or that
+    carries the managed tag is deleted; any other is left and named."""
+    if not image.snapshot_ids:
+        return ""
+    deleted, left = [], []
+    try:
+        found = ec2.describe_snapshots(SnapshotIds=list(image.snapshot_ids), OwnerIds=["self"]).get("Snapshots", [])
+    except ClientError as exc:
+        return f"; its snapshots were not described ({_error_text(exc)}): {', '.join(image.snapshot_ids)} left"
+    for snap in found:
+        ours = f"for {image.id}" in snap.get("Description", "") or is_managed(tags_from_list(snap.get("Tags")))
+        if not ours:
+            left.append(snap["SnapshotId"])
+            continue
+        try:
+            ec2.delete_snapshot(SnapshotId=snap["SnapshotId"])
+            deleted.append(snap["SnapshotId"])
+        except ClientError as exc:
+            left.append(f"{snap['SnapshotId']} ({_error_text(exc)})")
+    return (f"; snapshots deleted: {', '.join(deleted) or 'none'}"
+            + (f"; left: {', '.join(left)}" if left else ""))
 
 
 # --- the sweep -----------------------------------------------------------------------------------------------
 
 
 def scan_region(ec2: Any, region: str, settings: ReapSettings) -> tuple[RegionInventory, list[Decision]]:
-    """What a sweep needs of one region: spot requests, addresses and snapshots listed in full (server-side
+    """What a sweep needs of one region: spot requests, addresses, snapshots and images listed in full (server-side
     managed-by filter); instances and volumes by their deciding tags (DescribeTags), the candidates among them
     then described by id. Returns the inventory to plan on and the keep decisions taken from tags alone.
 
     A lookup that fails is recorded in the inventory's errors and the other kinds are still swept: acting on a
     partial view is safe, since only what was described is acted on."""
     inventory = RegionInventory(region=region)
-    if not fill(inventory, ec2, {"spot_requests": list_spot_requests, "addresses": list_addresses, "snapshots": list_snapshots}):
+    listers = {"spot_requests": list_spot_requests, "addresses": list_addresses, "snapshots": list_snapshots,
+               "images": list_images}
+    if not fill(inventory, ec2, listers):
         return inventory, []
     try:
         tagged = managed_tags(ec2)

@@ -94,6 +94,10 @@ class Image:
     create_time: datetime | None
     tags: dict[str, str]
     kind: str = "image"
+    snapshot_ids: tuple[str, ...] = ()
+    """The snapshots the image's block devices were made into: deleted with the image (AWS)."""
+    size_gb: int = 0
+    """The size of its block devices (what its snapshots store, at most)."""
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,9 @@ def program_dir_of(project_dir: Path) -> Path:
     return directory
 
 
-def render_target(project_dir: Path, stack_file: Path, now: datetime | None = None) -> Rendering:
+def render_target(
+    project_dir: Path, stack_file: Path, now: datetime | None = None, organization: str | None = None
+) -> Rendering:
     """Run a project's program for one of its stack files, under mocks."""
     project, _ = stacks.project_info(project_dir)
     try:
@@ -82,7 +84,8 @@ def render_target(project_dir: Path, stack_file: Path, now: datetime | None = No
         # A stack file that cannot be read is this stack's error; the other stacks are still reviewed.
         return Rendering(project=project, stack=stacks.stack_name(stack_file), config={}, error=str(exc))
     program_dir = None if project_dir.resolve() == PROJECT_ROOT else program_dir_of(project_dir)
-    return render(config, stack=stacks.stack_name(stack_file), project=project, program_dir=program_dir, now=now)
+    return render(config, stack=stacks.stack_name(stack_file), project=project, program_dir=program_dir, now=now,
+                  organization=organization)
 
 
 def estimate(rendering: Rendering) -> StackCost:

@@ -12,7 +12,7 @@ from typing import Any
 import pulumi
 
 from gpulease.core import resources as rt
-from gpulease.review import mocks_alicloud, mocks_aws
+from gpulease.review import mocks_alicloud, mocks_aws, mocks_images
 from gpulease.review.mock_ids import ACCOUNT_ID, ALICLOUD_ACCOUNT_ID, _hex
 
 __all__ = ["ACCOUNT_ID", "ALICLOUD_ACCOUNT_ID", "CloudMocks"]
@@ -27,6 +27,10 @@ class CloudMocks(pulumi.runtime.Mocks):
         self.now = now
         self.calls: list[tuple[str, dict]] = []
         self.provider_regions: dict[str, str] = {}
+        self.instances: list[str] = []
+        """Every instance id answered so far (the ready records a bake lists: ``mocks_images``)."""
+        self.ready = True
+        """Whether those instances passed readiness (their ready records are listed)."""
 
     # --- invokes -----------------------------------------------------------------------------------
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
@@ -56,6 +60,8 @@ class CloudMocks(pulumi.runtime.Mocks):
         if handler is None:
             return f"{args.name}-id", inputs
         rid, extra = handler(self, args.name, inputs)
+        if args.typ in (rt.AWS_INSTANCE, rt.ALI_INSTANCE):
+            self.instances.append(rid)
         return rid, {**inputs, **extra}
 
     def arn(self, service: str, resource: str, region: bool = True) -> str:
@@ -77,5 +83,6 @@ def _static_time(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
     }
 
 
-_CALLS: dict[str, Any] = {**mocks_aws.CALLS, **mocks_alicloud.CALLS}
-_RESOURCES: dict[str, Any] = {**mocks_aws.RESOURCES, **mocks_alicloud.RESOURCES, rt.TIME_STATIC: _static_time}
+_CALLS: dict[str, Any] = {**mocks_aws.CALLS, **mocks_alicloud.CALLS, **mocks_images.CALLS}
+_RESOURCES: dict[str, Any] = {**mocks_aws.RESOURCES, **mocks_alicloud.RESOURCES, **mocks_images.RESOURCES,
+                              rt.TIME_STATIC: _static_time}

@@ -218,13 +218,15 @@ def render(
     now: datetime | None = None,
     preview: bool = True,
     prior: Rendering | None = None,
+    organization: str | None = None,
 ) -> Rendering:
     """Run ``program`` (default: this project's program) under mocks with ``config``; capture everything.
 
     A program error (a user mistake reported through ``pulumi.RunError``, or any exception) is returned in
     ``Rendering.error`` with whatever was registered before it. ``now`` fixes the program's clock;
     ``prior`` is the previous run's rendering, so that ``ignore_changes`` keeps recorded values as the engine
-    does on an update."""
+    does on an update. ``organization`` is what ``pulumi.get_organization()`` answers (the stack's physical names
+    hash it); the review leaves it unset."""
     region = region or str(config.get("aws:region") or config.get("alicloud:region") or "us-east-1")
     mocks = mocks or CloudMocks(region=region, now=now)
     monitor = CapturingMonitor(mocks, prior)
@@ -237,7 +239,8 @@ def render(
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     settings.set_root_resource(None)  # type: ignore[arg-type]
     pulumi.runtime.set_all_config(flat, secret_keys)
-    pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
+    pulumi_mocks.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor,
+                           organization=organization)
     rendering = Rendering(project=project, stack=stack, config=dict(config))
 
     if program is None and program_dir is None:

@@ -11,6 +11,7 @@ from gpulease.core import resources as rt
 from gpulease.core.catalog.freshness import to_date
 from gpulease.core.cost import ExperimentCost, StackCost, price_dates_used
 from gpulease.review.engine import StackReview, exit_code
+from gpulease.review.phases import phase_line, phase_prices
 from gpulease.review.policy_runner import Violation
 
 COMMENT_MARKER = "<!-- gpulease-plan -->"
@@ -222,6 +223,8 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
                 + f" Oldest price used: {aged(prices_as_of(c), review)}, from the {_cell(c.price_catalog)}."]
         if c.unknown_prices:
             out.append(f"Not priced: {_cell('; '.join(c.unknown_prices))}.")
+        if (phases := phase_prices(r)) is not None:  # a stack that declares its phase: each phase's price
+            out.append(_cell(phase_line(phases)) + ".")
         out.append("")
     if detailed:
         out += [f"<details><summary>Resources ({len(r.custom_resources)})</summary>", "",

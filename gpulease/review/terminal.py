@@ -9,6 +9,7 @@ from rich.table import Table
 
 from gpulease.review import report
 from gpulease.review.engine import StackReview, exit_code
+from gpulease.review.phases import phase_line, phase_prices
 
 
 def print_terminal(reviews: list[StackReview], console: Console) -> None:
@@ -47,7 +48,9 @@ def print_terminal(reviews: list[StackReview], console: Console) -> None:
                 + (f"  [yellow]unpriced: {'; '.join(c.unknown_prices)}[/yellow]" if c.unknown_prices else "")
             )
             console.print(f"[bold]prices[/bold]: oldest used {report.aged(report.prices_as_of(c), review)}, from the {c.price_catalog}")
-        for key in ("deadline", "instanceType", "sshCommand", "checkpointUri"):
+            if (prices := phase_prices(r)) is not None:  # a stack that declares its phase: each phase's price
+                console.print(phase_line(prices))
+        for key in ("deadline", "instanceType", "sshCommand", "checkpointUri", "imageFrom"):
             if key in r.outputs:
                 console.print(f"[bold]{key}[/bold]: {r.outputs[key]}")
         verdict = {"pass": "[green]PASS[/green]", "fail": "[red]FAIL[/red]"}[review.status]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from policies.guardrails import access, budget, exposure, instance, network, runtime, spot, storage
+from policies.guardrails import access, budget, exposure, instance, network, runtime, sources, spot, storage
 
 PACK_NAME = "gpulease-guardrails"
 PACK_DISPLAY_NAME = "gpulease guardrails"
@@ -15,7 +15,7 @@ PACK_DESCRIPTION = (
 # Every rule sets its own level; this only applies to a rule that does not.
 PACK_ENFORCEMENT = EnforcementLevel.ADVISORY
 
-RULE_MODULES = (runtime, budget, spot, network, storage, instance, access, exposure)
+RULE_MODULES = (runtime, budget, spot, network, storage, instance, access, exposure, sources)
 
 
 def all_policies() -> list[Policy]:

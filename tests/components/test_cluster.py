@@ -246,6 +246,8 @@ def test_alicloud_a_spot_cluster_has_no_deployment_set() -> None:
     ({"cluster": {"rendezvousPort": 22}}, "cluster.rendezvousPort", "greater than or equal to 1024"),
     ({"nodes": 21}, "nodes", "less than or equal to 20"),
     ({"checkpoints": {"enabled": False}}, "checkpoints.enabled", "accepted: true (checkpoints) for spot"),
+    ({"phase": "parked"}, "phase", "accepted: phase: train, or nodes: 1"),
+    ({"image": {"bake": True}}, "image.bake", "name that stack in image.fromStack"),
 ])
 def test_a_cluster_refuses_with_the_field_named(overrides: dict, field: str, words: str) -> None:
     r = render_experiment(experiment(**{"nodes": 2, **overrides}))

@@ -221,10 +221,12 @@ EXPECTED_DRIVER = {
     "ali-debug-t4": "absent",  # default family: Alibaba Cloud's public Ubuntu 22.04
     "ali-full-7b": "absent",  # image.family: ubuntu-22.04
     "ali-lora-7b": "absent",
+    "ali-prep-7b": "absent",  # the preparation phase's CPU instance: the same family, no GPU checks there
     "aws-cluster-4x8": "preinstalled",  # image.family: dlami-pytorch-ubuntu22
     "aws-debug-t4": "preinstalled",  # default family: Deep Learning Base OSS Nvidia Driver AMI
     "aws-full-7b": "preinstalled",  # image.family: dlami-pytorch-ubuntu22
     "aws-lora-7b": "preinstalled",
+    "aws-prep-7b": "preinstalled",
     "aws-sweep-lora": "preinstalled",
 }
 

@@ -131,12 +131,12 @@ def test_the_loader_installs_the_bundle_with_a_signed_request_and_the_token(tmp_
     assert done.returncode == 0, done.stderr
     installed = sorted(p.name for p in (tmp_path / "opt").iterdir())
     assert installed == [".tools-sha256", "cloud_access.py", "cluster.py", "gpulease_launch.py", "instance_setup.py",
-                         "job_agent.py", "watchdog.py"]
+                         "job_agent.py", "staging.py", "watchdog.py"]
     files = json.loads(userdata.tools_bundle())["files"]
     assert all((tmp_path / "opt" / name).read_text() == text for name, text in files.items())
     assert len(store.requests) == 1 and state.refused == []
-    assert (f"installed cloud_access.py, cluster.py, gpulease_launch.py, instance_setup.py, job_agent.py, watchdog.py "
-            f"({userdata.tools_sha256()[:12]})") in done.stderr
+    assert (f"installed cloud_access.py, cluster.py, gpulease_launch.py, instance_setup.py, job_agent.py, staging.py, "
+            f"watchdog.py ({userdata.tools_sha256()[:12]})") in done.stderr
     # Installed and matching: the next service start reads nothing.
     again = fetch(tmp_path, settings)
     assert again.returncode == 0 and "already installed" in again.stderr and len(store.requests) == 1

@@ -84,14 +84,16 @@ def test_listing_uses_server_side_filters_and_paginators(aws):
         "DescribeVolumes",
         "DescribeAddresses",
         "DescribeSnapshots",
+        "DescribeImages",
     }
-    assert len(calls) == 5, "one page each on a small fleet"
+    assert len(calls) == 6, "one page each on a small fleet"
     managed = {"Name": f"tag:{TAG_MANAGED_BY}", "Values": ["gpulease"]}
     for op, params in by_op.items():
         assert managed in params["Filters"], op
     assert by_op["DescribeInstances"]["MaxResults"] == 1000
     assert by_op["DescribeVolumes"]["MaxResults"] == 500
     assert by_op["DescribeSnapshots"]["OwnerIds"] == ["self"]
+    assert by_op["DescribeImages"]["Owners"] == ["self"]
 
 
 def test_a_failed_listing_is_reported_and_the_others_still_come_back(aws):

@@ -62,6 +62,7 @@ def test_only_candidates_are_described_and_tags_are_read_with_server_side_filter
             "DescribeSpotInstanceRequests": 1,
             "DescribeAddresses": 1,
             "DescribeSnapshots": 1,
+            "DescribeImages": 1,  # the account's managed images, server-side filtered (baked images)
         }
     )
 

@@ -41,6 +41,8 @@ EXPECTED_POLICIES = {
     "bucket-policy-public": "mandatory",
     "instance-role-wildcard": "mandatory",
     "public-ip-unneeded": "advisory",
+    "data-source-no-credentials": "mandatory",
+    "data-source-same-region": "advisory",
 }
 
 

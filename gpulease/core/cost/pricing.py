@@ -10,6 +10,7 @@ from typing import Any
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
 from gpulease.core.catalog import HOURS_PER_MONTH, Catalog, RegionPrices
+from gpulease.core.catalog.cpu import load_cpu_catalog
 from gpulease.core.compute import SPOT, ComputeUnit
 from gpulease.core.cost.lines import SHARED, CostLine
 from gpulease.core.cost.spot import instance_zone, quote
@@ -122,7 +123,8 @@ class Pricer:
             self.unknown_price(f"{r.name}: the instance type is not known before the update runs")
             self.add(r, f"instance ({'spot' if spot else 'on-demand'}, type unknown)", None, compute=True)
             return
-        it = self.catalog.get(cloud, str(instance_type))
+        # A GPU type from the catalog, else a CPU type (the preparation phase's instance).
+        it = self.catalog.get(cloud, str(instance_type)) or load_cpu_catalog().get(cloud, str(instance_type))
         price = it.on_demand_price(self.region) if it and self.region else None
         if price is None:
             where = f"in {self.region}" if self.region else "(no region)"
@@ -132,7 +134,7 @@ class Pricer:
             return
         assert it is not None and self.region is not None
         zone = instance_zone(r.inputs, self.zones.get(r.experiment))
-        q = quote(it, self.region, spot=spot, cap=cap, zone=zone)
+        q = quote(it, self.region, spot=spot, cap=cap, zone=zone)  # type: ignore[arg-type]
         assert q is not None
         self.add(r, q.label, q.expected_usd, q.worst_usd, estimate=q.estimate, as_of=q.expected_as_of,
                  cap_as_of=q.worst_as_of, compute=True)

@@ -465,7 +465,7 @@ def test_outputs(spot) -> None:
     assert out["bucket"] == spot.one(BUCKET).inputs["bucket"]
     assert out["market"] == "spot" and out["deadline"] == DEADLINE
     assert set(out["experiments"]["exp1"]) == {
-        "instanceId", "instanceType", "market", "publicIp", "sshCommand", "dataVolumeId",
+        "phase", "instanceId", "instanceType", "market", "publicIp", "sshCommand", "dataVolumeId",
         "availabilityZone", "checkpointUri", "deadline",
     }
 

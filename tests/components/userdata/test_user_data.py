@@ -85,6 +85,12 @@ def test_aws_settings_equal_the_spec_and_the_created_resources(aws_render, aws_t
         "ready_upload_command": [
             "aws", "s3", "cp", "{file}", "{dst}_gpulease/ready.json", "--region", "{region}", "--only-show-errors"
         ],
+        # The ready record a bake waits for, published by every stack with a bucket (turning image.bake on must not
+        # change the user-data of the instance it images).
+        "ready_record_command": [
+            "aws", "s3", "cp", "{file}", "{dst}_gpulease/ready/{instance}.json", "--region", "{region}",
+            "--only-show-errors",
+        ],
         "cli_install_command": ["snap", "install", "aws-cli", "--classic"],
         "self_release": False,
         "deadline_api": False,  # AWS reads its tags through IMDS (instance_metadata_tags enabled)
@@ -153,7 +159,9 @@ def test_the_shipped_tools_are_the_tested_sources_and_run_on_python_3_10(name: s
         if isinstance(node, ast.Import | ast.ImportFrom)
         for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
     }
-    assert imported - {"instance", "cloud_access", "cluster"} <= set(sys.stdlib_module_names), "python3 and nothing else"
+    # The tools import each other (shipped side by side under /opt/gpulease/) and the standard library only.
+    shipped_side_by_side = {"instance", "cloud_access", "staging", "cluster"}
+    assert imported - shipped_side_by_side <= set(sys.stdlib_module_names), "python3 and nothing else"
 
 
 def test_user_data_carries_the_loader_and_the_bundle_hash_not_the_tools(aws_render, aws_text: str) -> None:
@@ -200,7 +208,10 @@ def test_units_pass_systemd_verification(aws_text: str, tmp_path: Path) -> None:
 
 def test_no_credentials_travel_in_user_data(aws_text: str) -> None:
     settings = json.loads(files(cloud_config(aws_text))[userdata.SETTINGS_PATH]["content"])
-    assert set(settings) == set(BootstrapSettings.model_fields) - {"job_agent", "cluster"}  # CI stacks, cluster nodes
+    # job_agent: CI stacks only; cluster: cluster nodes only; the workflow's fields: only when a stack uses that part (settings.WORKFLOW_DEFAULTS)
+    workflow_only = {"job_agent", "cluster", "phase", "data_sources", "stage_commands", "hub_token_secret", "secret_command",
+                     "idle_source", "idle_cpu_percent"}
+    assert set(settings) == set(BootstrapSettings.model_fields) - workflow_only
     assert "deadline" not in settings  # a renewal changes the instance's tag, never its user-data
     lowered = aws_text.lower()
     # No key material: no long-term AWS (AKIA...) or Alibaba (LTAI...) key id, no environment credentials, no

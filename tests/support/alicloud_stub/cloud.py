@@ -147,6 +147,16 @@ def _ecs_tags(resource: Resource) -> dict:
     return {"Tag": [{"TagKey": k, "TagValue": v} for k, v in resource.tags.items()]}
 
 
+def _image_disks(account: Any, image: Resource) -> dict:
+    """An image's ``Size`` and ``DiskDeviceMappings`` as DescribeImages answers them: the snapshot it was made from."""
+    snap = account.snapshots.get(image.extra["SnapshotId"])
+    if snap is None:
+        return {}
+    size = snap.extra["SourceDiskSize"]
+    return {"Size": int(size), "DiskDeviceMappings": {"DiskDeviceMapping": [
+        {"SnapshotId": snap.id, "Size": size, "Type": "system"}]}}
+
+
 def _ids(request: RpcRequest, name: str) -> set[str] | None:
     raw = request.get(name)
     if raw is None:
@@ -285,6 +295,8 @@ def install(stub: AlicloudStub, account: Account) -> None:
                 {
                     "ImageId": r.id, "ImageName": r.extra["ImageName"], "Status": r.status,
                     "CreationTime": _time(r.created), "ImageOwnerAlias": "self", "Tags": _ecs_tags(r),
+                    # DescribeImages: Size (GiB) and the snapshots of its disks
+                    **_image_disks(account, r),
                 }
                 for r in account.images.values()
                 if _matches(r, req) and (statuses is None or r.status in statuses)

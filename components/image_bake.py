@@ -1,0 +1,119 @@
+"""Personal images: bake one from a stack's instance once its readiness passed, and use it in later stacks.
+
+**Whose readiness passed.** A Pulumi program is declarative and runs before (and without) the instance's own
+checks, so "the instance is ready" has to be a fact the program can read. The bootstrap publishes one: when every
+readiness check passed, it writes ``<checkpoint prefix>_gpulease/ready/<instance id>.json`` to the stack's bucket
+(``instance/instance_setup.py``, ``ready_record_command``). Baking is therefore a second ``pulumi up``:
+
+1. ``pulumi up`` (``image.bake: false``): the instance boots, stages its data and checks itself; ``ready.json``
+   says READY;
+2. set ``image.bake: true`` and ``pulumi up`` again: the program lists the ready records (a data source, read at
+   plan time) and declares the image only from the instance whose id has one. The live instance's id is an
+   output, so the check runs inside it: an instance without a record (not ready yet, or a new instance the same
+   update creates) fails the update with a message naming the instance and the record it lacks, and no image is
+   created (its inputs never resolve).
+
+The image holds the system disk only (a snapshot of it, then an image registered from that snapshot): an image
+made from the whole instance would also copy the data disk. It is encrypted (a snapshot of an encrypted disk is
+encrypted), tagged as managed with ``gpulease:retain-until`` (now + ``image.retainDays``) and retained on destroy
+(the reaper deletes it, and its snapshot, after that date). Its id, creation time and retention end are the stack
+output ``bakedImage``. Later stacks use it with ``image.fromStack: <stack>`` (a ``pulumi.StackReference`` to that
+output) or ``image.id``.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+
+from gpulease.core import clock
+from gpulease.core import vocabulary as v
+
+if TYPE_CHECKING:  # annotations only: the clouds import this module and the spec imports the clouds' rules
+    from components.spec.experiment import ExperimentSpec
+
+READY_FOLDER = "_gpulease/ready/"
+"""Under the experiment's checkpoint prefix: one object per instance whose readiness passed, named by its id."""
+BAKED_IMAGE_OUTPUT = "bakedImage"
+"""The stack output a baking stack exports and ``image.fromStack`` reads: {id, stack, experiment, createdAt,
+retainUntil}."""
+
+
+class NotReadyError(pulumi.RunError):
+    """The instance to bake has no ready record: the update fails before the image is created."""
+
+
+def ready_ids(keys: list[str] | None) -> list[str]:
+    """Instance ids of the ready records listed under ``READY_FOLDER`` (object keys, any prefix)."""
+    return sorted({k.rsplit("/", 1)[-1].removesuffix(".json") for k in keys or [] if not k.endswith("/")})
+
+
+def gate(instance_id: str, ready: list[str], record_uri: str) -> str:
+    """``instance_id`` when it has a ready record, else ``NotReadyError`` naming the record it lacks."""
+    if instance_id in ready:
+        return instance_id
+    raise NotReadyError(
+        f"image.bake: instance {instance_id} has not passed readiness: no ready record {record_uri}{instance_id}.json "
+        f"(records found: {', '.join(ready) or 'none'}). Wait until its bootstrap reports READY (logs/ready.json), "
+        "then run pulumi up again; nothing was baked."
+    )
+
+
+def image_tags(spec: ExperimentSpec, tags: dict[str, pulumi.Input[str]]) -> dict[str, pulumi.Input[str]]:
+    """The experiment's tags, plus the retention end and retain=false: the reaper deletes the image after that."""
+    until = clock.utcnow().replace(microsecond=0) + timedelta(days=spec.image.retain_days)
+    return {**tags, v.TAG_RETAIN: "false", v.TAG_RETAIN_UNTIL: v.rfc3339(until)}
+
+
+def image_name(stack: str, spec: ExperimentSpec) -> str:
+    """A region-unique, readable name: ``gpulease-<stack>-<experiment>-<date>``."""
+    return f"gpulease-{stack}-{spec.name}-{clock.utcnow().strftime('%Y%m%d-%H%M')}"[:120]
+
+
+def baked_output(image: pulumi.CustomResource, stack: str, spec: ExperimentSpec) -> pulumi.Output:
+    """``bakedImage``: from the image's recorded tags (kept as first written), so the output never drifts."""
+    tags = image.tags  # type: ignore[attr-defined]
+
+    def shape(values: list[Any]) -> dict[str, Any]:
+        image_id, labels = values[0], values[1] or {}
+        until = labels.get(v.TAG_RETAIN_UNTIL)
+        created = None
+        if until:
+            created = v.rfc3339(v.parse_rfc3339(until) - timedelta(days=spec.image.retain_days))
+        return {"id": image_id, "stack": stack, "experiment": spec.name, "createdAt": created, "retainUntil": until}
+
+    return pulumi.Output.all(image.id, tags).apply(shape)
+
+
+def image_from_stack(reference: str, parent: pulumi.Resource) -> tuple[pulumi.Output[str], pulumi.Output[Any]]:
+    """The id another stack baked, and its whole ``bakedImage`` output (where it came from, when, how long)."""
+    ref = pulumi.StackReference(f"image-from-{reference.replace('/', '-')}", stack_name=reference,
+                                opts=pulumi.ResourceOptions(parent=parent))
+    info = ref.require_output(BAKED_IMAGE_OUTPUT)
+
+    def image_id(value: Any) -> str:
+        if not isinstance(value, dict) or not value.get("id"):
+            raise pulumi.RunError(f"image.fromStack: stack {reference!r} has no baked image (its output "
+                                  f"{BAKED_IMAGE_OUTPUT} is {value!r}); bake one there with image.bake: true")
+        return str(value["id"])
+
+    return info.apply(image_id), info
+
+
+def describe_source(info: Any) -> str:
+    """Where a ``fromStack`` image came from and how old it is, for the plan: ``stack X (experiment Y), baked
+    <time>, N days ago, kept until <time>``."""
+    if not isinstance(info, dict):
+        return str(info)
+    text = f"{info.get('id')} from stack {info.get('stack')} (experiment {info.get('experiment')})"
+    try:
+        baked = v.parse_rfc3339(str(info.get("createdAt")))
+    except ValueError:
+        return text
+    age = clock.utcnow() - baked
+    text += f", baked {v.rfc3339(baked)} ({age.days} days ago)"
+    if info.get("retainUntil"):
+        text += f", kept until {info['retainUntil']}"
+    return text

@@ -1,0 +1,151 @@
+"""The workflow before training: the phase a stack is in, the preparation phase's instance, the data staged on the
+instance before readiness, and the personal image baked from a ready instance.
+
+- ``phase``: ``prep`` (a CPU instance, the cheapest catalog type with ``prep.vcpus`` and ``prep.memoryGb``, on the
+  same data disk and bucket, its own deadline from ``prep.maxRuntimeHours``, idle on CPU and SSH activity),
+  ``train`` (the GPU instance), ``parked`` (no instance; the disk and the bucket stay).
+- ``data.sources``: ``{uri, to, sha256?, revision?, region?}`` staged by the bootstrap before readiness
+  (``instance/staging.py``); ``data.hubTokenSecret`` names the secret holding a private hub token, read on the
+  instance with the role (never in user-data, logs or tags).
+- ``image.bake`` / ``image.fromStack``: see ``components/image_bake.py``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from components.spec_rules import Problem
+from gpulease.core import datasources as ds
+from gpulease.core.model import SpecModel
+
+Phase = Literal["prep", "train", "parked"]
+MOUNT_POINT = "/data"
+"""Where the data disk is mounted on the instance (``components.userdata.settings.MOUNT_POINT``, the same value)."""
+RESERVED_DIRS = ("checkpoints", "logs", "final")
+"""Folders of the data disk the kit writes itself: a source may not land in them."""
+MAX_SOURCES = 32
+"""Every source travels in user-data; 32 keeps the largest spec a quarter under the smaller (AWS) limit."""
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
+REGION = re.compile(r"^[a-z]{2}(-[a-z0-9]+){1,3}$")
+# AWS secret names: 1-512 of letters, digits and /_+=.@- (Secrets Manager CreateSecret, Name); an ARN is accepted
+# as it is. Alibaba Cloud KMS secret names: 1-192 of letters, digits, _ / + = . @ - (KMS CreateSecret, SecretName).
+SECRET_REF = re.compile(r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]{1,512}|"
+                        r"[A-Za-z0-9/_+=.@-]{1,192})$")
+
+
+class DataSourceSpec(SpecModel):
+    uri: str = Field(..., description="s3://bucket/key-or-prefix/, oss://..., hf://org/repo, hf://datasets/org/repo, "
+                     "modelscope://org/repo or https://host/file.")
+    to: str = Field(..., description="A folder on the data disk, e.g. /data/models/llama-2-7b.")
+    sha256: str | None = Field(None, description="The file's SHA-256 (one-file sources): staging fails on a mismatch.")
+    revision: str | None = Field(None, description="Hub sources: a branch, tag or commit (hf: main, modelscope: master).")
+    region: str | None = Field(None, description="Bucket sources: the bucket's region when it is not the stack's.")
+
+    @field_validator("uri")
+    @classmethod
+    def _uri(cls, uri: str) -> str:
+        problem = ds.credential_problem(uri)
+        if problem:
+            raise ValueError(f"the URI looks like it holds a credential ({problem}); accepted: a URI without one: the "
+                             "instance reads buckets with its role and a private hub token from data.hubTokenSecret")
+        ds.parse_source(uri)
+        return uri
+
+    @field_validator("to")
+    @classmethod
+    def _to(cls, to: str) -> str:
+        norm = posixpath.normpath(to)
+        if not to.startswith(MOUNT_POINT + "/") or norm != to.rstrip("/") or norm == MOUNT_POINT or "\n" in to:
+            raise ValueError(f"{to!r} is not a folder under {MOUNT_POINT}; accepted: e.g. {MOUNT_POINT}/raw/alpaca or "
+                             f"{MOUNT_POINT}/models/llama-2-7b (absolute, normalised, no ..)")
+        top = norm.split("/")[2]
+        if top in RESERVED_DIRS:
+            raise ValueError(f"{to!r} is inside {MOUNT_POINT}/{top}, which the kit writes itself; accepted: another "
+                             f"folder, e.g. {MOUNT_POINT}/raw/ or {MOUNT_POINT}/models/")
+        return norm
+
+    @field_validator("sha256")
+    @classmethod
+    def _sha256(cls, value: str | None) -> str | None:
+        if value is not None and not SHA256.match(value.lower()):
+            raise ValueError(f"{value!r} is not a SHA-256; accepted: 64 hexadecimal digits")
+        return value.lower() if value else value
+
+    @field_validator("revision")
+    @classmethod
+    def _revision(cls, value: str | None) -> str | None:
+        if value is not None and (not REVISION.match(value) or ".." in value):
+            raise ValueError(f"{value!r} is not a revision; accepted: a branch, tag or commit, e.g. main or v1.0")
+        return value
+
+    @field_validator("region")
+    @classmethod
+    def _region(cls, value: str | None) -> str | None:
+        if value is not None and not REGION.match(value):
+            raise ValueError(f"{value!r} is not a region; accepted: e.g. us-west-2 or cn-shanghai")
+        return value
+
+    @model_validator(mode="after")
+    def _fits(self) -> DataSourceSpec:
+        source = ds.parse_source(self.uri)
+        if self.revision is not None and not source.is_hub:
+            raise ValueError("revision applies to hf:// and modelscope:// sources only")
+        if self.region is not None and not source.is_bucket:
+            raise ValueError("region applies to s3:// and oss:// sources only")
+        if self.sha256 is not None and ds.file_name(source) is None:
+            raise ValueError("sha256 applies to one-file sources (https://host/file, or a bucket key not ending in /); "
+                             "hub files are verified against the hub's own digests")
+        return self
+
+    @property
+    def source(self) -> ds.SourceUri:
+        return ds.parse_source(self.uri)
+
+    @property
+    def effective_revision(self) -> str | None:
+        return self.revision or ds.DEFAULT_REVISIONS.get(self.source.scheme)
+
+
+class DataSpec(SpecModel):
+    sources: list[DataSourceSpec] = Field(default_factory=list, max_length=MAX_SOURCES,
+                                          description="Staged on the instance before readiness, in order.")
+    hub_token_secret: str | None = Field(
+        None, description="AWS Secrets Manager secret (name or ARN) / Alibaba Cloud KMS secret name holding a private "
+        "hub token; read on the instance with its role, never in user-data, logs or tags.")
+
+    @field_validator("hub_token_secret")
+    @classmethod
+    def _secret(cls, value: str | None) -> str | None:
+        if value is not None and not SECRET_REF.match(value):
+            raise ValueError(f"{value!r} is not a secret name; accepted: a Secrets Manager name or ARN (AWS), a KMS "
+                             "secret name (Alibaba Cloud): letters, digits and / _ + = . @ -")
+        return value
+
+
+class PrepSpec(SpecModel):
+    vcpus: int = Field(4, ge=1, le=192, description="At least this many vCPUs for the preparation instance.")
+    memory_gb: float = Field(16, gt=0, le=1536, description="At least this much memory (GB) for the preparation instance.")
+    max_runtime_hours: float = Field(12, gt=0, le=168, description="The preparation phase's own deadline after it starts.")
+    idle_minutes: int = Field(60, ge=5, le=1440, description="Shut down after the CPU has been idle (and nobody logged in) this long.")
+    idle_cpu_percent: int = Field(10, ge=0, le=100, description="Below this CPU utilization the instance counts as idle.")
+
+
+def workflow_problems(sources: list[DataSourceSpec], scheme: str) -> list[Problem]:
+    """Cross-field problems of ``data.sources``: a bucket of the other cloud, folders that overlap."""
+    problems: list[Problem] = []
+    for i, src in enumerate(sources):
+        source = src.source
+        if source.is_bucket and source.scheme != scheme:
+            problems.append((f"data.sources[{i}].uri", f"{source.scheme}:// buckets are read on the other cloud; "
+                             f"accepted on this stack's cloud: {scheme}://, hf://, modelscope://, https://"))
+        for j in range(i):
+            a, b = sources[j].to + "/", src.to + "/"
+            if a.startswith(b) or b.startswith(a):
+                problems.append((f"data.sources[{i}].to", f"{src.to} overlaps data.sources[{j}].to ({sources[j].to}); "
+                                 "accepted: a folder of its own per source"))
+    return problems

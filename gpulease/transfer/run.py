@@ -1,0 +1,83 @@
+"""The push and pull loops shared by both clouds: locate the bucket, pick the store, move files with a bar."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from gpulease.core.errors import UserError
+from gpulease.transfer.files import key_prefix, local_files, local_target, progress_bar
+from gpulease.transfer.locate import DEFAULT_ORGANIZATION, StackBucket, locate
+
+DEFAULT_PULL_PREFIXES = ("final/", "logs/")
+
+
+def add_location_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bucket", help="the bucket's name (skips the lookup)")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--pulumi", dest="use_pulumi", action="store_true", default=None,
+                     help="read the bucket from `pulumi stack output` (default when the Pulumi CLI is installed)")
+    how.add_argument("--offline", dest="use_pulumi", action="store_false",
+                     help="derive the bucket's name from the stack file and the naming rules")
+    p.add_argument("--org", default=DEFAULT_ORGANIZATION,
+                   help=f"the Pulumi organization of the stack, for --offline (default {DEFAULT_ORGANIZATION!r}, "
+                   "the name self-managed backends use)")
+    p.add_argument("--profile", help="the AWS profile or Alibaba Cloud CLI profile for the credentials")
+
+
+def located(args: argparse.Namespace) -> StackBucket:
+    return locate(args.stack, bucket=args.bucket, use_pulumi=args.use_pulumi, organization=args.org)
+
+
+def store_for(where: StackBucket, profile: str | None = None) -> Any:
+    if where.cloud == "aws":
+        import boto3
+
+        from gpulease.transfer.s3 import S3Store
+
+        session = boto3.Session(profile_name=profile, region_name=where.region)
+        return S3Store(session.client("s3"), where.bucket)
+    from gpulease.inventory.alicloud_clients import AlicloudClients
+    from gpulease.transfer.oss import OssStore
+
+    return OssStore(AlicloudClients(profile=profile).oss(where.region), where.bucket)
+
+
+def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, bar: bool = True) -> dict[str, Any]:
+    files = local_files(path, key_prefix(to))
+    sent, skipped = [], []
+    with progress_bar(console, bar) as progress:
+        for f in files:
+            if store.already_there(f):
+                skipped.append(f.key)
+                continue
+            task = progress.add_task(f.key, total=f.size)
+            store.upload(f, lambda n, task=task: progress.advance(task, n))
+            sent.append(f.key)
+    scheme = "s3" if where.cloud == "aws" else "oss"
+    return {"stack": where.stack, "bucket": where.bucket, "foundBy": where.found_by,
+            "uri": f"{scheme}://{where.bucket}/{key_prefix(to)}", "sent": sent, "skipped": skipped}
+
+
+def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, console: Console,
+         bar: bool = True) -> dict[str, Any]:
+    got, skipped = [], []
+    with progress_bar(console, bar) as progress:
+        for prefix in prefixes:
+            for key, size in store.objects(prefix):
+                target = local_target(dest, key, prefix)
+                if target.is_file() and target.stat().st_size == size:
+                    skipped.append(key)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                task = progress.add_task(key, total=size)
+                store.download(key, str(target), lambda n, task=task: progress.advance(task, n))
+                got.append(key)
+    if not got and not skipped:
+        raise UserError(f"stack {where.stack}: nothing under {', '.join(prefixes)} in {where.bucket}")
+    return {"stack": where.stack, "bucket": where.bucket, "foundBy": where.found_by, "dest": os.fspath(dest),
+            "received": got, "skipped": skipped}
