@@ -266,3 +266,19 @@ def test_node_addresses_skip_the_reserved_ones_and_refuse_a_subnet_too_small() -
 def test_every_cluster_type_has_a_replace_trigger_entry(aws4: Rendering, ali4: Rendering) -> None:
     assert {x.type for x in aws4.resources + ali4.resources} - {"pulumi:pulumi:Stack"} <= set(REPLACE_TRIGGERS) | {
         "gpulease:aws:GpuExperiment", "gpulease:alicloud:GpuExperiment"}
+
+
+def test_every_node_starts_from_the_image_another_stack_baked() -> None:
+    from gpulease.review.mocks import CloudMocks
+    from gpulease.review.mocks_images import baked_image
+    from gpulease.review.render import render
+    from tests.support.clock import FIXED_NOW
+
+    mocks = CloudMocks(region="us-east-1", now=FIXED_NOW)
+    spec = experiment(name="pre", gpu={"instanceType": "p3.16xlarge"}, nodes=3, budgetUsd=5000,
+                      image={"fromStack": "org/llm/base-image"})
+    r = render({"aws:region": "us-east-1", "gpulease:experiment": spec}, stack="test", now=FIXED_NOW, mocks=mocks)
+    assert r.error is None, r.error
+    expected = baked_image("org/llm/base-image", mocks)["id"]
+    assert [i.inputs["ami"] for i in nodes(r, AWS_INSTANCE)] == [expected] * 3
+    assert r.outputs["experiments"]["pre"]["imageFrom"].startswith(f"{expected} from stack base-image")
