@@ -46,6 +46,7 @@ def _get_subnet(m: CloudMocks, a: dict) -> dict:
         "vpcId": f"vpc-{_hex('vpc', m.region)}",
         "availabilityZone": zone,
         "cidrBlock": "172.31.0.0/20",
+        "availableIpAddressCount": 4000,
         "arn": m.arn("ec2", f"subnet/{sid}"),
     }
 
@@ -142,6 +143,20 @@ def _schedule(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
     return f"default/{sched}", {"arn": m.arn("scheduler", f"schedule/default/{sched}"), "groupName": "default"}
 
 
+def _launch_template(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    lid = f"lt-{_hex('lt', name)}"
+    return lid, {"arn": m.arn("ec2", f"launch-template/{lid}"), "latestVersion": 1, "defaultVersion": 1}
+
+
+def _placement_group(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    group = i.get("name") or name
+    return group, {"name": group, "arn": m.arn("ec2", f"placement-group/{group}"), "placementGroupId": f"pg-{_hex('pg', name)}"}
+
+
+def _eip(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    return f"eipalloc-{_hex('eip', name)}", {"publicIp": _ip("eip", name), "allocationId": f"eipalloc-{_hex('eip', name)}"}
+
+
 CALLS: dict[str, Any] = {
     "aws:index/getCallerIdentity:getCallerIdentity": _caller_identity,
     "aws:index/getPartition:getPartition": _partition,
@@ -164,4 +179,7 @@ RESOURCES: dict[str, Any] = {
     "aws:iam/role:Role": _role,
     "aws:iam/instanceProfile:InstanceProfile": _profile,
     rt.AWS_SCHEDULE: _schedule,
+    rt.AWS_LAUNCH_TEMPLATE: _launch_template,
+    "aws:ec2/placementGroup:PlacementGroup": _placement_group,
+    rt.AWS_EIP: _eip,
 }
