@@ -282,3 +282,11 @@ def test_every_node_starts_from_the_image_another_stack_baked() -> None:
     expected = baked_image("org/llm/base-image", mocks)["id"]
     assert [i.inputs["ami"] for i in nodes(r, AWS_INSTANCE)] == [expected] * 3
     assert r.outputs["experiments"]["pre"]["imageFrom"].startswith(f"{expected} from stack base-image")
+
+
+def test_every_node_carries_the_whole_clusters_hourly_price_for_the_spend_estimate(aws4: Rendering) -> None:
+    single = render_experiment(experiment(name="pre", gpu={"instanceType": "p4d.24xlarge"}, budgetUsd=5000))
+    assert single.error is None, single.error
+    one = float(single.one(AWS_INSTANCE).inputs["tags"][v.TAG_MAX_HOURLY_USD])
+    prices = [float(i.inputs["tags"][v.TAG_MAX_HOURLY_USD]) for i in nodes(aws4, AWS_INSTANCE)]
+    assert prices == [pytest.approx(4 * one, rel=1e-3)] * 4  # each node measures the experiment's spend, not its share
