@@ -15,6 +15,13 @@ import dataclasses
 import pulumi
 
 from components.cloud import Cloud
+from components.cluster import (
+    cluster_outputs,
+    cluster_settings,
+    node_checkpoint_uri,
+    node_launch,
+    node_ranks,
+)
 from components.deadline import record_deadline
 from components.image_bake import (
     BAKED_IMAGE_OUTPUT,
@@ -30,6 +37,7 @@ from components.outputs import checkpoint_prefix, experiment_outputs, parked_out
 from components.phase import has_instance, prep_instance_type
 from components.plan import (
     Bucket,
+    BuiltNode,
     ExperimentParts,
     Launch,
     Network,
@@ -67,7 +75,7 @@ def resolve_instance_types(spec: StackSpec, region: str) -> dict[str, InstanceTy
     for i, exp in enumerate(spec.experiments):
         prefix = "gpulease:experiment" if spec.kind == "experiment" else f"gpulease:sweep.runs[{i}]"
         try:
-            types[exp.name] = resolve_instance_type(spec.cloud, region, exp.gpu)
+            types[exp.name] = resolve_instance_type(spec.cloud, region, exp.gpu, nodes=exp.nodes)
         except CatalogError as exc:
             problems.append((f"{prefix}.{exc.field or 'gpu'}", exc.detail))
     if problems:
@@ -111,26 +119,34 @@ def prepare(
             image_id = ""  # no instance, or the image another stack baked (a stack reference, read in the stack)
         else:
             image_id = exp.image.id or cloud.resolve_image(exp, str(family), run_type.type, ctx)
-        placed[exp.name] = PlacedExperiment(run_type, placement, image_id)  # type: ignore[arg-type]
+        # A cluster's nodes: their addresses in the placement's subnet and their fabric (components/cluster.py).
+        cluster = cloud.plan_cluster(exp, itype, placement, ctx) if exp.nodes > 1 else None
+        placed[exp.name] = PlacedExperiment(run_type, placement, image_id, cluster)  # type: ignore[arg-type]
         prefix = checkpoint_prefix(spec, exp)
         uri = cloud.bucket_uri(bucket, prefix) if exp.checkpoints.enabled else v.NO_CHECKPOINTS
         cloud.check_tags(exp, spec.stack, uri)
         if not has_instance(exp):
             continue
-        # The user-data's size, before anything is registered (the disk id and bucket names have fixed lengths).
-        check_user_data(exp, cloud=cloud.name, region=region, stack=spec.stack, checkpoint_uri=uri,
-                        tools_bucket=tools_bucket, tools_prefix=prefix, nvidia_driver=exp.nvidia_driver)
+        # The user-data's size, before anything is registered (the disk id and bucket names have fixed lengths); a
+        # cluster's last node has the longest (its checkpoint URI and the cluster settings).
+        last = node_ranks(placed[exp.name])[-1]
+        check_user_data(exp, cloud=cloud.name, region=region, stack=spec.stack, checkpoint_uri=node_checkpoint_uri(uri, last),
+                        tools_bucket=tools_bucket, tools_prefix=prefix, nvidia_driver=exp.nvidia_driver,
+                        cluster=None if last is None else cluster_settings(exp, placed[exp.name], last, stack=spec.stack,
+                                                                          shared_uri=uri))
     cloud.check_placements(spec, placed)
     return StackPlan(context=ctx, bucket=bucket, tools_bucket=tools_bucket, experiments=placed)
 
 
-def max_hourly_tag(exp: ExperimentSpec, itype: InstanceType | CpuInstanceType, region: str) -> dict[str, str]:
-    """The instance's worst-case hourly price as a tag (the spot cap, else on-demand; the cost model's rule), for
-    the watchdog's spend estimate; none when the catalog has no price there. The preparation phase's CPU instance
-    is on demand."""
+def max_hourly_tag(exp: ExperimentSpec, itype: InstanceType | CpuInstanceType, region: str,
+                   nodes: int = 1) -> dict[str, str]:
+    """The experiment's worst-case hourly price as a tag on its instance (the spot cap, else on-demand; the cost
+    model's rule), for the watchdog's spend estimate; none when the catalog has no price there. The preparation
+    phase's CPU instance is on demand. A cluster node carries the whole cluster's price: every node's estimate
+    then measures the experiment's spend against the budget, as a single instance's does."""
     spot = exp.market == "spot" and not isinstance(itype, CpuInstanceType)
     found = quote(itype, region, spot=spot, cap=exp.max_spot_price_usd, zone=None)  # type: ignore[arg-type]
-    return {v.TAG_MAX_HOURLY_USD: f"{found.worst_usd:.4g}"} if found else {}
+    return {v.TAG_MAX_HOURLY_USD: f"{found.worst_usd * nodes:.4g}"} if found else {}
 
 
 def _latest(values: list[pulumi.Output[str]]) -> pulumi.Output[str]:
@@ -187,6 +203,9 @@ class GpuExperimentStack(pulumi.ComponentResource):
         if ssh.mode == "ssh":
             key_name = ssh.key_name or cloud.create_key_pair(name, str(ssh.public_key), shared_tags, self)
         network = Network(security_group=security_group, key_name=key_name, subnets=subnets)
+        if any(p.cluster is not None for p in plan.experiments.values()):
+            # The nodes of a cluster talk to each other on every port (NCCL, EFA): the group admits its own members.
+            cloud.allow_cluster_traffic(name, security_group, shared_tags, self)
         bucket: Bucket | None = None
         if with_checkpoints:
             bucket_tags = tagged(retained(shared_tags, base.checkpoints.retain), "the checkpoint bucket")
@@ -217,44 +236,66 @@ class GpuExperimentStack(pulumi.ComponentResource):
             tags = tagged(experiment_tags(exp, stack=stack, expires_at=deadline, checkpoint_uri=uri), f"experiment {exp.name!r}")
             parts = ExperimentParts(spec=exp, placed=placed, prefix=prefix, tags=tags, deadline=deadline, ctx=ctx, parent=self)
 
-            disk = cloud.create_data_disk(parts, tagged(retained(tags, exp.data_disk.retain), "the data disk"))
             if not has_instance(exp):
                 # parked: no instance, nothing that serves one; the disk and the bucket stay.
+                disk = cloud.create_data_disk(parts, tagged(retained(tags, exp.data_disk.retain), "the data disk"))
                 self.experiments[exp.name] = parked_outputs(exp, data_volume_id=disk.id,
                                                             availability_zone=placed.placement.zone,
                                                             checkpoint_uri=uri, deadline=deadline)
                 continue
-            identity = cloud.create_identity(parts, bucket)
-            cloud.allow_staging(parts, identity)
-            if exp.image.from_stack:
-                image_id, self.image_sources[exp.name] = image_from_stack(exp.image.from_stack, self)
-                parts.placed = PlacedExperiment(placed.instance_type, placed.placement, image_id)  # type: ignore[arg-type]
-            user_data = experiment_user_data(
-                exp, cloud=cloud.name, region=region, stack=stack, checkpoint_uri=uri, data_disk_id=disk.id,
-                tools_bucket=tools_bucket.name, tools_prefix=prefix, nvidia_driver=exp.nvidia_driver,
-            )
-            # Under the experiment's own prefix, which its role may read already; elsewhere it gets that one object.
+            # One node, or a cluster's nodes (components/cluster.py): each with its own disk, identity, user-data and
+            # instance; the tools object is one per experiment, and what needs every instance comes after them all.
+            if placed.cluster is not None and exp.image.from_stack:
+                self._image_from_stack(exp, parts)  # before the nodes copy the placement
+            group = cloud.create_cluster_group(parts) if placed.cluster else None
             key = tools_key(prefix)
-            tools = [cloud.upload_tools(parts, tools_bucket, key, tools_bundle())]
-            if not own:
-                tools.append(cloud.allow_tools_read(parts, identity, tools_bucket, key))
-            # The instance alone also carries its worst-case hourly price (the watchdog's spend estimate reads it).
-            priced = tagged({**tags, **max_hourly_tag(exp, placed.instance_type, region)}, f"experiment {exp.name!r}")
-            inst = cloud.create_instance(dataclasses.replace(parts, tags=priced), Launch(
-                network=network,
-                identity=identity,
-                user_data=user_data,
-                # The data disk first (ordered destroy), the bucket fully configured before any checkpoint, and the
-                # tools object and the right to read it before the instance boots and fetches them.
-                depends_on=[
-                    *([disk.resource] if disk.resource else []),
-                    *(bucket.settings if bucket else []),
-                    *tools,
-                ],
-            ))
-            cloud.attach_data_disk(parts, disk, inst)
-            cloud.after_instance(parts, inst, identity)
-            if exp.image.bake and bucket is not None and self.baked is None:
+            upload: pulumi.Resource | None = None
+            built: list[BuiltNode] = []
+            disks = []
+            for rank in node_ranks(placed):
+                node = parts if rank is None or placed.cluster is None else parts.for_node(rank, placed.cluster.nodes)
+                disk = cloud.create_data_disk(node, tagged(retained(node.tags, exp.data_disk.retain), "the data disk"))
+                identity = cloud.create_identity(node, bucket)
+                cloud.allow_staging(node, identity)
+                if rank is None and exp.image.from_stack:
+                    self._image_from_stack(exp, parts)
+                user_data = experiment_user_data(
+                    exp, cloud=cloud.name, region=region, stack=stack, checkpoint_uri=node_checkpoint_uri(uri, rank),
+                    data_disk_id=disk.id, tools_bucket=tools_bucket.name, tools_prefix=prefix,
+                    nvidia_driver=exp.nvidia_driver,
+                    cluster=None if rank is None else cluster_settings(exp, placed, rank, stack=stack, shared_uri=uri),
+                )
+                # Under the experiment's own prefix, which its role may read already; elsewhere it gets that one object.
+                upload = upload or cloud.upload_tools(parts, tools_bucket, key, tools_bundle())
+                tools = [upload]
+                if not own:
+                    tools.append(cloud.allow_tools_read(node, identity, tools_bucket, key))
+                # The instance alone also carries its worst-case hourly price (the watchdog's spend estimate reads it).
+                nodes = placed.cluster.nodes if placed.cluster else 1
+                priced = tagged({**node.tags, **max_hourly_tag(exp, placed.instance_type, region, nodes)},
+                                f"experiment {exp.name!r}")
+                inst = cloud.create_instance(dataclasses.replace(node, tags=priced), Launch(
+                    network=network,
+                    identity=identity,
+                    user_data=user_data,
+                    # The data disk first (ordered destroy), the bucket fully configured before any checkpoint, and the
+                    # tools object and the right to read it before the instance boots and fetches them.
+                    depends_on=[
+                        *([disk.resource] if disk.resource else []),
+                        *(bucket.settings if bucket else []),
+                        *tools,
+                    ],
+                    node=node_launch(placed, rank, group),
+                ))
+                cloud.attach_data_disk(node, disk, inst)
+                built.append(BuiltNode(node, inst, identity))
+                disks.append(disk)
+            if placed.cluster is None:
+                cloud.after_instance(parts, built[0].instance, built[0].identity)
+            else:
+                cloud.after_nodes(parts, built)
+            inst = built[0].instance
+            if exp.image.bake and bucket is not None and self.baked is None:  # a single instance (the spec says so)
                 ready = cloud.ready_instances(parts, bucket.name, inst)
                 image_labels = tagged(image_tags(exp, tags), "the baked image")
                 baked = cloud.bake_image(parts, inst, ready, f"{uri}{READY_FOLDER}", image_name(stack, exp), image_labels)
@@ -264,15 +305,23 @@ class GpuExperimentStack(pulumi.ComponentResource):
                 instance_id=inst.id,
                 public_ip=inst.public_ip,
                 instance_type=placed.instance_type.type,
-                data_volume_id=disk.id,
+                data_volume_id=disks[0].id,
                 availability_zone=placed.placement.zone,
                 checkpoint_uri=uri,
                 deadline=deadline,
                 session_command=lambda iid: cloud.session_command(iid, region),
             )
+            if placed.cluster is not None:
+                outputs.update(cluster_outputs(placed, built))
             if exp.name in self.image_sources:
                 outputs["imageFrom"] = self.image_sources[exp.name].apply(describe_source)
             self.experiments[exp.name] = outputs
         self.bucket = bucket.name if bucket else None
         self.register_outputs({"experiments": self.experiments, "bucket": self.bucket,
                                **({BAKED_IMAGE_OUTPUT: self.baked} if self.baked is not None else {})})
+
+    def _image_from_stack(self, exp: ExperimentSpec, parts: ExperimentParts) -> None:
+        """``image.fromStack``: the image another stack baked, read through a stack reference, on every node."""
+        placed = parts.placed
+        image_id, self.image_sources[exp.name] = image_from_stack(str(exp.image.from_stack), self)
+        parts.placed = PlacedExperiment(placed.instance_type, placed.placement, image_id, placed.cluster)  # type: ignore[arg-type]

@@ -14,6 +14,14 @@ resources (``create_network``, ``create_security_group``, ``create_key_pair``, `
 an ``ExperimentParts``: the experiment's spec, placement, prefix, tags, deadline, context and parent. Each stub says what it must guarantee; how the cloud gives each of the
 kit's guarantees, or why it cannot, is its ``capabilities`` table (``GUARANTEES`` below), which the parity test
 and the documentation's clouds table are built from.
+
+A cluster (``nodes: N``, ``components/cluster.py``) is N instances built by the same per-experiment stubs, one
+``ExperimentParts`` per node (``parts.node`` its rank: its own resource names and the ``gpulease:node`` tag), so a
+single-node stack is built exactly as before. A cluster adds four stubs: ``plan_cluster`` (lookup time: the nodes'
+fixed addresses in the one subnet, the fabric), ``allow_cluster_traffic`` (the group admits its own members),
+``create_cluster_group`` (placement group / deployment set) and ``after_nodes`` (one deadline for every node); a
+cloud that builds no clusters refuses in ``plan_cluster`` before anything is registered. ``Launch.node`` tells
+``create_instance`` a node's rank, address, group and fabric interfaces.
 """
 
 from __future__ import annotations
@@ -27,12 +35,15 @@ import pulumi
 
 from components.plan import (
     Bucket,
+    BuiltNode,
     CloudContext,
+    ClusterPlacement,
     DataDisk,
     ExperimentParts,
     Launch,
     PlacedExperiment,
     Placement,
+    PlacementError,
     SshSource,
 )
 from components.spec_rules import CloudSpecRules
@@ -40,6 +51,7 @@ from components.spec_rules import CloudSpecRules
 if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
     from components.spec.experiment import ExperimentSpec
     from components.spec.load import StackSpec
+    from gpulease.core.catalog import InstanceType
 
 
 
@@ -66,6 +78,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
     Guarantee("replacement", "Replacement"),
     Guarantee("nvidia-driver", "NVIDIA driver"),
     Guarantee("budget-alerts", "Budget alerts"),
+    Guarantee("cluster", "Multi-node cluster (`nodes`)"),
 )
 """What every stack gets, in the order the clouds table lists them."""
 
@@ -243,6 +256,34 @@ class Cloud(ABC):
     @abstractmethod
     def session_command(self, instance_id: str, region: str) -> str:
         """How to reach an instance that opens no inbound port (the ``sshCommand`` output in the session mode)."""
+
+    # --- a cluster: ``nodes`` above one (components/cluster.py) --------------------------------------------------
+    # An experiment with ``nodes: N`` is N instances built by the per-experiment stubs above, one ``ExperimentParts``
+    # per node (``parts.node`` its rank, its own resource names, the node tag); the stubs below are what a cluster
+    # adds. A cloud that builds no clusters keeps the defaults: ``plan_cluster`` refuses, before anything exists.
+
+    def plan_cluster(
+        self, exp: ExperimentSpec, instance_type: InstanceType, placement: Placement, ctx: CloudContext
+    ) -> ClusterPlacement:
+        """Lookup time: every node's private address in the placement's one subnet (fixed now: each node's user-data
+        names rank 0's as the rendezvous), the fabric the nodes get (``gpulease/core/catalog/fabric.yaml``) and
+        whether a low-latency group holds them; a subnet that cannot hold them is a ``PlacementError``."""
+        raise PlacementError(f"nodes: {exp.nodes} nodes are not built on {self.name}; accepted: nodes: 1")
+
+    def allow_cluster_traffic(self, name: str, security_group: pulumi.CustomResource, tags: dict,
+                              parent: pulumi.Resource) -> None:
+        """All traffic between the members of the stack's security group (what EFA and NCCL need), nothing else."""
+        raise NotImplementedError
+
+    def create_cluster_group(self, exp: ExperimentParts) -> pulumi.Input[str] | None:
+        """What keeps the nodes close (a cluster placement group, a LowLatency deployment set), or None."""
+        return None
+
+    def after_nodes(self, exp: ExperimentParts, nodes: list[BuiltNode]) -> None:
+        """What needs every node's instance: one deadline for all of them. By default each node's ``after_instance``
+        (a cloud that keeps the deadline on the instance gives every node the same one)."""
+        for node in nodes:
+            self.after_instance(node.parts, node.instance, node.identity)
 
 
 def capability_table(clouds: Mapping[str, Cloud]) -> str:

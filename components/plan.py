@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 import pulumi
 
+from gpulease.core import vocabulary as v
 from gpulease.core.catalog import InstanceType
+from gpulease.core.catalog.fabric import Fabric
 from gpulease.core.errors import UserError
 
 if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
@@ -47,13 +49,31 @@ class Placement:
 
 
 @dataclass(frozen=True)
+class ClusterPlacement:
+    """A cluster's nodes as the lookups decided them (``nodes`` above one): every node in the experiment's one zone and
+    subnet, each with a private address fixed at plan time, so that each node's user-data names rank 0's address (the
+    rendezvous) and its peers' (the spot-notice fan-out) before any instance exists."""
+
+    nodes: int
+    addresses: tuple[str, ...]
+    """Rank order; ``addresses[0]`` is the rendezvous address."""
+    fabric: Fabric
+    """The type's network between nodes (``gpulease/core/catalog/fabric.yaml``)."""
+    fabric_interfaces: int
+    """EFA interfaces (AWS) or ERIs (Alibaba Cloud) each node gets: 0 for TCP only."""
+    low_latency: bool
+    """A cluster placement group (AWS) or LowLatency deployment set (Alibaba Cloud) holds the nodes."""
+
+
+@dataclass(frozen=True)
 class PlacedExperiment:
     """One experiment as the lookups decided it: its instance type (resolved once, from the spec's gpu section),
-    its placement and its image."""
+    its placement and its image (and for a cluster, its nodes)."""
 
     instance_type: InstanceType
     placement: Placement
     image_id: str
+    cluster: ClusterPlacement | None = None
 
 
 @dataclass(frozen=True)
@@ -141,10 +161,19 @@ class ExperimentParts:
     deadline: pulumi.Output[str]
     ctx: CloudContext
     parent: pulumi.Resource
+    node: int | None = None
+    """A cluster node's rank (None: a single-node experiment, named as before clusters existed)."""
 
     @property
     def name(self) -> str:
-        return self.spec.name
+        """The prefix of the resource names: the experiment's, and a cluster node's ``<experiment>-node<rank>``."""
+        return self.spec.name if self.node is None else node_name(self.spec.name, self.node)
+
+    def for_node(self, rank: int, nodes: int) -> ExperimentParts:
+        """The same experiment as node ``rank`` of ``nodes``: its own names and the node tag on everything it makes."""
+        return ExperimentParts(spec=self.spec, placed=self.placed, prefix=self.prefix,
+                               tags={**self.tags, v.TAG_NODE: f"{rank}/{nodes}"}, deadline=self.deadline, ctx=self.ctx,
+                               parent=self.parent, node=rank)
 
     def opts(self, **options: object) -> pulumi.ResourceOptions:
         """Options of a child resource: parented to the component (so it inherits its provider), plus ``options``."""
@@ -167,6 +196,22 @@ class OneAfterAnother:
         self.items.append(resource)
 
 
+def node_name(experiment: str, rank: int) -> str:
+    return f"{experiment}-node{rank}"
+
+
+@dataclass
+class NodeLaunch:
+    """What a cluster node starts with besides a single instance's launch: its rank, its fixed private address, the
+    group that keeps the nodes close (placement group name, deployment set id; None without one) and the number of
+    fabric interfaces (EFA, ERI) it gets."""
+
+    rank: int
+    address: str
+    group: pulumi.Input[str] | None
+    fabric_interfaces: int
+
+
 @dataclass
 class Launch:
     """What the instance starts with, decided by the skeleton: the shared network, its identity, its user-data and
@@ -176,6 +221,17 @@ class Launch:
     identity: pulumi.Resource
     user_data: pulumi.Input[str]
     depends_on: list[pulumi.Resource]
+    node: NodeLaunch | None = None
+    """Set for a cluster node (``components/cluster.py``)."""
+
+
+@dataclass
+class BuiltNode:
+    """One node as the skeleton built it, for what needs every node's instance (the cluster's one deadline)."""
+
+    parts: ExperimentParts
+    instance: pulumi.CustomResource
+    identity: pulumi.Resource
 
 
 def tools_object_args(bucket: Bucket, key: str, bundle: str) -> dict[str, object]:

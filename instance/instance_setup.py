@@ -36,9 +36,11 @@ from typing import Any
 
 try:
     from instance import cloud_access as ca
+    from instance import cluster as cl
     from instance import staging
-except ImportError:  # on the instance: cloud_access.py and staging.py are installed next to this file
+except ImportError:  # on the instance: cloud_access.py, cluster.py and staging.py are installed next to this file
     import cloud_access as ca  # type: ignore[no-redef]
+    import cluster as cl  # type: ignore[no-redef]
     import staging  # type: ignore[no-redef]
 
 UTC = timezone.utc  # noqa: UP017 - the instance may run Python 3.10 (Ubuntu 22.04), before datetime.UTC
@@ -626,6 +628,8 @@ def readiness(settings: dict[str, Any], disk: dict[str, Any], driver: dict[str, 
         "bucket": check_bucket(settings),
         "data": data if data is not None else {"ok": None, "skipped": "no data sources"},
     }
+    if settings.get("cluster"):  # a cluster node: every peer reachable (instance/cluster.py)
+        checks["peers"] = cl.check_peers(settings, settings.get("peer_wait_seconds"))
     failed = sorted(name for name, check in checks.items() if check.get("ok") is False)
     return {
         "ready": not failed,
@@ -636,6 +640,19 @@ def readiness(settings: dict[str, Any], disk: dict[str, Any], driver: dict[str, 
         "instanceId": metadata_get(settings, "/latest/meta-data/instance-id") or None,
         "checks": checks,
     }
+
+
+def setup_cluster_node(settings: dict[str, Any]) -> None:
+    """A cluster node: ``cluster.env`` and the ``gpulease-launch`` command, before readiness checks the peers."""
+    try:
+        cl.write_cluster_env(settings, settings.get("cluster_env_path") or cl.CLUSTER_ENV_PATH)
+        cl.install_launcher(settings.get("install_dir") or os.path.dirname(os.path.abspath(__file__)),
+                            settings.get("launcher_path") or cl.LAUNCHER_PATH)
+        cluster = settings["cluster"]
+        log(f"cluster node {cluster['rank']} of {cluster['nodes']}: cluster.env written, gpulease-launch installed; "
+            f"rendezvous {cluster['addresses'][0]}:{cluster['rendezvous_port']}")
+    except (OSError, ValueError, KeyError) as exc:
+        log(f"cluster node setup failed: {type(exc).__name__}: {exc}")
 
 
 def _number(text: str) -> float | None:
@@ -676,6 +693,8 @@ def main() -> int:
         driver = None if settings.get("phase") == "prep" else ensure_driver(settings)
     except Exception as exc:  # reported in the marker, like the disk
         driver = {"ok": False, "error": f"NVIDIA driver check failed: {type(exc).__name__}: {exc}"}
+    if settings.get("cluster"):
+        setup_cluster_node(settings)
     data = stage_data(settings, disk)
     report = readiness(settings, disk, driver, data)
     marker = os.path.join(state_dir, "ready.json")

@@ -12,7 +12,8 @@ Runs as a systemd service (``Restart=always``) and reads its settings from the J
    ``<state_dir>/watchdog-state.json``) holds, and before any was read: first boot + ``max_runtime_hours``;
 2. a spot interruption notice (AWS IMDSv2 instance-action / rebalance, Alibaba termination-time): checkpoint
    hook, sync, shutdown, all fitted into the notice window; a rebalance recommendation's checkpoint runs beside
-   the loop, which keeps watching the deadline and the notice;
+   the loop, which keeps watching the deadline and the notice. On a cluster node the notice is passed to every
+   peer first, and a peer's notice starts the same sequence here (``instance/cluster.py``);
 3. idle: GPU utilization (CPU on a preparation instance, ``idle_source = cpu``) below ``idle_gpu_percent``
    (``idle_cpu_percent``) for ``idle_minutes`` with no busy marker and no live SSH
    session: sync, then shutdown. A GPU that cannot be read (nvidia-smi missing, failing, printing [N/A]) is
@@ -43,9 +44,11 @@ from typing import Any
 
 try:
     from instance import cloud_access as ca
+    from instance import cluster as cl
     from instance import heartbeat
-except ImportError:  # on the instance: cloud_access.py is installed next to this file
+except ImportError:  # on the instance: cloud_access.py, cluster.py and heartbeat.py are installed next to this file
     import cloud_access as ca  # type: ignore[no-redef]
+    import cluster as cl  # type: ignore[no-redef]
     import heartbeat  # type: ignore[no-redef]
 
 SETTINGS_PATH = "/etc/gpulease/settings.json"
@@ -192,6 +195,15 @@ class Watchdog:
         self.done = False
         self.last_sync_ok: float | None = None
         self.heartbeat = heartbeat.Heartbeat(self)  # heartbeat.json every few minutes, and the spend estimate
+        # A cluster node: peers' spot notices reach this watchdog, and its own reach them (instance/cluster.py). It
+        # listens on its own private address only, never on a public one, whatever the security group allows.
+        self.cluster: cl.ClusterNotices | None = None
+        if self.s.get("cluster"):
+            own = self.s["cluster"]["addresses"][int(self.s["cluster"]["rank"])]
+            self.cluster = cl.ClusterNotices(
+                self.s, log=self.decide, marker_io=self.marker_io, monotonic=self.clock.monotonic, now=self.clock.now,
+                not_before=float(self.state["first_boot"]), bind=self.s.get("notice_bind") or str(own),
+            )
 
     # -- the deadline: the tag, the last one read, or first boot + max runtime --
 
@@ -266,6 +278,8 @@ class Watchdog:
                 self.clock.sleep(float(self.s["poll_seconds"]))
 
     def start(self) -> None:
+        if self.cluster is not None:
+            self.cluster.start()
         self.refresh_deadline()
         self.decide(
             "start",
@@ -303,6 +317,8 @@ class Watchdog:
             self.decide("deadline-warning", f"deadline {stamp(self.deadline)} is {(self.deadline - now) / 60:.1f} min away")
             if self.s["warn_hook"]:
                 self.run_command("warn-hook", self.s["warn_hook"], float(self.s["hook_timeout_seconds"]), "deadline")
+        if self.cluster is not None and polling and self.check_cluster():
+            return
         if self.s["market"] == "spot" and polling and self.check_spot():
             return
         if mono - self.last_idle_check >= float(self.s["idle_check_seconds"]):
@@ -348,6 +364,8 @@ class Watchdog:
             return False
         kind, detail, window_end = notice
         if kind == "interruption":
+            if self.cluster is not None:  # every node saves and syncs, not only this one
+                self.cluster.announce(detail, window_end)
             self.finish("spot-interruption", detail, window_end)
             return True
         if self.rebalance_seen:
@@ -364,6 +382,36 @@ class Watchdog:
         else:
             self.decide("spot-rebalance", detail + " (on_rebalance: ignore) -> nothing")
         return False
+
+    def check_cluster(self) -> bool:
+        """A peer's spot notice: this node runs its own final sequence within the window the notice gave."""
+        assert self.cluster is not None
+        notice = self.cluster.pending()
+        if notice is None:
+            return False
+        given = notice.get("window_end")
+        end = float(given) if isinstance(given, (int, float)) else self.clock.now() + NOTICE_WINDOW_SECONDS.get(self.cloud, 120)
+        self.finish("cluster-spot-interruption", f"node {notice.get('from')} of the cluster got a spot notice "
+                    f"({notice.get('reason')})", min(end, self.deadline))
+        return True
+
+    def marker_io(self, direction: str, src: str, dst: str) -> bool:
+        """Copy the cluster's notice marker to (``put``) or from (``get``) the bucket, bounded to a minute."""
+        template = (self.s.get("cluster") or {}).get("copy_command")
+        if not template:
+            return False
+        try:
+            call = ca.storage_command(list(template), {"src": src, "dst": dst}, cloud=self.cloud, region=self.s["region"],
+                                      metadata=self.metadata, credentials=self.credentials,
+                                      private_dir=self.s.get("secret_dir"))
+        except (ca.CredentialsError, OSError) as exc:
+            self.decide("cluster-notice", f"no credentials for the storage CLI: {exc}")
+            return False
+        try:
+            code, _ = ca.run_bounded(call.argv, self.clock.real(60), env=call.env)
+        finally:
+            call.close()
+        return code == 0
 
     def _rebalance_checkpoint(self) -> None:
         """Beside the loop: the loop keeps watching the deadline and the interruption notice meanwhile."""
@@ -530,6 +578,8 @@ class Watchdog:
         """Run a hook or command for at most ``timeout`` (virtual) seconds, whatever it leaves behind."""
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) else command
         env = {**(env or os.environ), "GPULEASE_REASON": reason, "GPULEASE_CHECKPOINT_DIR": self.checkpoint_dir}
+        if self.cluster is not None:  # a hook can tell rank 0 (which writes the shared checkpoint) from the others
+            env.update(GPULEASE_NODE_RANK=str(self.cluster.rank), GPULEASE_NNODES=str(self.cluster.cluster["nodes"]))
         started = time.monotonic()
         code, tail = ca.run_bounded(argv, self.clock.real(timeout), env=env, cancel=self.cancel)
         took = self.clock.virtual(time.monotonic() - started)
@@ -734,6 +784,8 @@ class Watchdog:
             self.stop_background()
             self.sync_once("final-sync", 60)
         self.heartbeat.stop()
+        if self.cluster is not None:
+            self.cluster.stop()
         self.done = True
 
 

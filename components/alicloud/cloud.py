@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
+from components.alicloud.cluster import AlicloudCluster
 from components.alicloud.context import AlicloudAccount
 from components.alicloud.identity import AlicloudIdentity
 from components.alicloud.instance import AlicloudInstance
@@ -20,7 +21,7 @@ from components.cloud import Cloud, Support
 
 
 class Alicloud(AlicloudAccount, AlicloudNetwork, AlicloudStorage, AlicloudIdentity, AlicloudInstance, AlicloudLifetime, AlicloudTags,
-               AlicloudWorkflow, Cloud):
+               AlicloudCluster, AlicloudWorkflow, Cloud):
     name = "alicloud"
     spec = RULES
     capabilities: ClassVar[Mapping[str, Support]] = {
@@ -135,6 +136,15 @@ class Alicloud(AlicloudAccount, AlicloudNetwork, AlicloudStorage, AlicloudIdenti
                 "reaches the owner from Alibaba Cloud's billing; point `watchdog.warnHook` at a notifier and "
                 "watch `gpulease status`.",
             given=False,
+        ),
+        "cluster": Support(
+            "`nodes: N` in one vSwitch, addresses fixed at plan time (rank 0's is the rendezvous); a deployment set "
+            "with the `LowLatency` strategy for on-demand clusters; an Elastic RDMA Interface (`HighPerformance` "
+            "secondary ENI) on the types that take one; a rule admitting the group's own members; every node has "
+            "the same `auto_release_time`",
+            gap="Spot instances cannot be created in a deployment set, so a spot cluster is held together by its zone "
+                "and vSwitch only; which families accept `LowLatency` and how many ERIs a type takes are per region "
+                "(`DescribeDeploymentSetSupportedInstanceTypeFamily`, `EriQuantity`): not verifiable without a cloud.",
         ),
     }
 

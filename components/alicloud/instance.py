@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import pulumi_alicloud as alicloud
 
+from components.alicloud.cluster import node_instance_args
 from components.alicloud.context import AlicloudContext
 from components.alicloud.lifetime import auto_release_time
 from components.alicloud.spec import IMAGE_FAMILIES
@@ -115,6 +116,8 @@ class AlicloudInstance:
             system_disk_performance_level="PL1",
             system_disk_description=f"gpulease {exp.name}: system disk",
             user_data=launch.user_data,
+            # A cluster node's fixed address, deployment set and ERI (components/alicloud/cluster.py).
+            **node_instance_args(exp, launch),
             tags=exp.tags,
             volume_tags=exp.tags,
             # Releasing the instance before the data disk is deleted keeps destroy ordered, as on AWS.

@@ -147,9 +147,9 @@ class AlicloudStorage:
             # Reattached, never managed: destroying this stack leaves the disk exactly as it was.
             return DataDisk(id=disk.existing_volume_id, resource=None)
         ecs_disk = alicloud.ecs.EcsDisk(
-            f"{spec.name}-data",
-            disk_name=scoped_name(f"{spec.name}-data", 128),
-            description=f"gpulease {spec.name}: data disk",
+            f"{exp.name}-data",
+            disk_name=scoped_name(f"{exp.name}-data", 128),
+            description=f"gpulease {exp.name}: data disk",
             zone_id=zone_id,
             size=disk.size_gb,
             category=spec.disk_type,

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from components.aws.budget import AwsBudget
+from components.aws.cluster import AwsCluster
 from components.aws.context import AwsAccount
 from components.aws.identity import AwsIdentity
 from components.aws.instance import AwsInstance
@@ -18,7 +19,8 @@ from components.aws.workflow import AwsWorkflow
 from components.cloud import Cloud, Support
 
 
-class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifetime, AwsWorkflow, AwsBudget,
+class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifetime, AwsCluster, AwsWorkflow,
+          AwsBudget,
           Cloud):
     name = "aws"
     spec = RULES
@@ -91,6 +93,15 @@ class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifet
             gap="AWS filters costs by the tag only once `gpulease:stack` is activated for cost allocation in the "
                 "billing account, and refreshes budget data up to three times a day: the watchdog's estimate "
                 "([run](run.md#budget-alerts)) warns hours earlier.",
+        ),
+        "cluster": Support(
+            "`nodes: N` in one subnet of the first zone offering the type, a cluster placement group, addresses fixed "
+            "at plan time (rank 0's is the rendezvous); EFA on the types that have it (one interface per network card "
+            "through a launch template, an Elastic IP per node) with the group's all-traffic rules to and from itself; "
+            "one schedule terminates every node",
+            gap="Capacity for N nodes in one zone is only known at launch (`InsufficientInstanceCapacity`), and a "
+                "fixed address another instance already holds fails the node's launch: neither is verifiable "
+                "without a cloud.",
         ),
     }
 

@@ -117,12 +117,14 @@ class AwsIdentity:
         )
 
 
-def terminate_only_policy(instance_arn: str) -> str:
+def terminate_only_policy(instance_arns: list[str]) -> str:
+    """Terminate exactly these instances (one ARN as a string, as before clusters; a cluster's nodes as a list)."""
+    resource: str | list[str] = instance_arns[0] if len(instance_arns) == 1 else list(instance_arns)
     return json.dumps(
         {
             "Version": "2012-10-17",
             "Statement": [
-                {"Sid": "TerminateThisInstance", "Effect": "Allow", "Action": "ec2:TerminateInstances", "Resource": instance_arn}
+                {"Sid": "TerminateThisInstance", "Effect": "Allow", "Action": "ec2:TerminateInstances", "Resource": resource}
             ],
         },
         sort_keys=True,
@@ -130,7 +132,7 @@ def terminate_only_policy(instance_arn: str) -> str:
 
 
 def create_scheduler_role(
-    name: str, instance_arn: pulumi.Output[str], tags: dict, ctx: AwsContext, parent: pulumi.Resource
+    name: str, instance_arns: pulumi.Output[list[str]], tags: dict, ctx: AwsContext, parent: pulumi.Resource
 ) -> aws.iam.Role:
     opts = pulumi.ResourceOptions(parent=parent)
     role = aws.iam.Role(
@@ -144,7 +146,7 @@ def create_scheduler_role(
     aws.iam.RolePolicy(
         f"{name}-deadline-terminate",
         role=role.id,
-        policy=instance_arn.apply(terminate_only_policy),
+        policy=instance_arns.apply(terminate_only_policy),
         opts=opts,
     )
     return role

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, cast
 
 import pulumi_aws as aws
 
+from components.aws.cluster import instance_network_args
 from components.aws.context import AwsContext
 from components.aws.spec import AMI_FAMILIES
 from components.plan import ExperimentParts, Launch
@@ -70,9 +71,8 @@ class AwsInstance:
             f"{exp.name}-instance",
             ami=exp.placed.image_id,
             instance_type=exp.placed.instance_type.type,
-            subnet_id=launch.network.subnets[exp.placed.placement.zone],
-            vpc_security_group_ids=[launch.network.security_group.id],
-            associate_public_ip_address=True,
+            # Subnet, security group, public address; for a cluster node its placement group, address and EFA.
+            **instance_network_args(exp, launch),
             key_name=launch.network.key_name,
             iam_instance_profile=cast(aws.iam.InstanceProfile, launch.identity).name,
             instance_market_options=market_options(exp.spec),

@@ -30,24 +30,26 @@ class AwsLifetime:
     """The deadline part of the AWS cloud: the one-time schedule that terminates the instance."""
 
     def after_instance(self, exp: ExperimentParts, instance: pulumi.CustomResource, identity: pulumi.Resource) -> None:
-        create_termination_schedule(exp.name, instance=instance, deadline=exp.deadline, tags=exp.tags, ctx=exp.ctx,
+        create_termination_schedule(exp.name, instances=[instance], deadline=exp.deadline, tags=exp.tags, ctx=exp.ctx,
                                     parent=exp.parent)
 
 
 def create_termination_schedule(
     name: str,
     *,
-    instance: pulumi.CustomResource,
+    instances: list[pulumi.CustomResource],
     deadline: pulumi.Output[str],
     tags: dict,
     ctx: AwsContext,
     parent: pulumi.Resource,
 ) -> aws.scheduler.Schedule:
-    role = create_scheduler_role(name, instance.arn, tags, ctx, parent)
+    """One schedule for every instance of an experiment (a cluster's nodes: one deadline, one stop for all)."""
+    role = create_scheduler_role(name, pulumi.Output.all(*[i.arn for i in instances]), tags, ctx, parent)
     return aws.scheduler.Schedule(
         f"{name}-deadline",
         name=scoped_name(f"{name}-deadline"),
-        description=f"gpulease {name}: terminate the instance at its deadline",
+        description=f"gpulease {name}: terminate the instance at its deadline" if len(instances) == 1
+        else f"gpulease {name}: terminate its {len(instances)} nodes at their deadline",
         schedule_expression=deadline.apply(at_expression),
         schedule_expression_timezone="UTC",
         flexible_time_window={"mode": "OFF"},
@@ -56,7 +58,7 @@ def create_termination_schedule(
         target={
             "arn": rt.TERMINATE_TARGET,
             "role_arn": role.arn,
-            "input": instance.id.apply(lambda iid: json.dumps({"InstanceIds": [iid]})),
+            "input": pulumi.Output.all(*[i.id for i in instances]).apply(lambda ids: json.dumps({"InstanceIds": list(ids)})),
             "retry_policy": {"maximum_event_age_in_seconds": 86400, "maximum_retry_attempts": 185},
         },
         opts=pulumi.ResourceOptions(parent=parent),

@@ -151,7 +151,7 @@ class AwsStorage:
             # Reattached, never managed: destroying this stack leaves the disk exactly as it was.
             return DataDisk(id=disk.existing_volume_id, resource=None)
         volume = aws.ebs.Volume(
-            f"{spec.name}-data",
+            f"{exp.name}-data",
             availability_zone=exp.placed.placement.zone,
             size=disk.size_gb,
             type=spec.disk_type,

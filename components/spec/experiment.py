@@ -14,6 +14,7 @@ from pydantic import Field, field_validator, model_validator
 
 from components.spec import keys
 from components.spec.clouds import SPEC_RULES, Cloud, all_key_types
+from components.spec.cluster import MAX_NODES, ClusterSpec, cluster_problems
 from components.spec.run import BudgetAlertsSpec, JobSpec, VerifySpec, run_problems
 from components.spec.sections import (
     CheckpointSpec,
@@ -49,6 +50,9 @@ class ExperimentSpec(SpecModel):
     cloud: Cloud = "aws"
     region: str | None = Field(None, description="Defaults to the provider's region config (aws:region / alicloud:region).")
     gpu: GpuSpec
+    # A cluster (components/spec/cluster.py): ``gpu`` describes one node; every other section applies to all nodes.
+    nodes: int = Field(1, ge=1, le=MAX_NODES, description="GPU nodes of this experiment (a cluster); gpu describes one.")
+    cluster: ClusterSpec = Field(default_factory=ClusterSpec, description="How the nodes meet (nodes above 1).")
     market: Literal["spot", "on-demand"] = "spot"
     max_spot_price_usd: float | None = Field(
         None,
@@ -183,6 +187,7 @@ class ExperimentSpec(SpecModel):
         problems += self._ssh_problems()
         problems += self._tag_problems()
         problems += run_problems(self)
+        problems += cluster_problems(self)
         vol = self.data_disk.existing_volume_id
         if vol is not None and not rules.disk_id.match(vol):
             problems.append(("dataDisk.existingVolumeId", f"{vol!r} is not a {self.cloud} disk id; accepted: e.g. {rules.disk_id_example}"))

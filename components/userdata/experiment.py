@@ -6,6 +6,7 @@ import pulumi
 
 from components.spec.experiment import ExperimentSpec
 from components.userdata.cloudinit import pack_user_data, render_user_data_base64
+from components.userdata.cluster import ClusterSettings
 from components.userdata.settings import settings_for
 from gpulease.core import vocabulary as v
 
@@ -24,6 +25,7 @@ def experiment_user_data(
     tools_bucket: str,
     tools_prefix: str,
     nvidia_driver: str,
+    cluster: ClusterSettings | None = None,
 ) -> pulumi.Output[str]:
     """Base64 cloud-init, always gzipped, at least a quarter under AWS's 16 KB and Alibaba's 32 KB user-data limits.
     ``nvidia_driver`` is the image family's driver fact (``ExperimentSpec.nvidia_driver``, from the cloud's spec rules).
@@ -41,6 +43,7 @@ def experiment_user_data(
                 tools_bucket=tools_bucket,
                 tools_prefix=tools_prefix,
                 nvidia_driver=nvidia_driver,
+                cluster=cluster,
             )
         )
     )
@@ -48,7 +51,7 @@ def experiment_user_data(
 
 def check_user_data(
     spec: ExperimentSpec, *, cloud: str, region: str, stack: str, checkpoint_uri: str, tools_bucket: str,
-    tools_prefix: str, nvidia_driver: str,
+    tools_prefix: str, nvidia_driver: str, cluster: ClusterSettings | None = None,
 ) -> None:
     """Render the experiment's user-data once before anything is registered: ``UserDataTooLargeError`` (a user error
     naming the stack, the experiment and the fields to shorten) instead of a failure halfway through an update."""
@@ -64,5 +67,6 @@ def check_user_data(
             tools_bucket=tools_bucket,
             tools_prefix=tools_prefix,
             nvidia_driver=nvidia_driver,
+            cluster=cluster,
         )
     )

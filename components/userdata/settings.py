@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from components.spec.experiment import ExperimentSpec
+from components.userdata.cluster import ClusterSettings
 from components.userdata.run_settings import JobSettings, VerifySettings, run_fields
 from components.userdata.tools import tools_key, tools_sha256
 from components.userdata.workflow import OSS_AUTH, workflow_settings
@@ -160,6 +161,8 @@ class BootstrapSettings(BaseModel):
     """Set on CI stacks with a bucket: the job agent is installed and takes its jobs from the bucket."""
     tools: ToolsObject
     """Where the tools come from: the bundle's object in the stack's bootstrap bucket."""
+    cluster: ClusterSettings | None = None
+    """Set on a cluster node (``components/userdata/cluster.py``): its rank, peers, rendezvous and fabric."""
     # --- the workflow before training (components/userdata/workflow.py); absent from the JSON at their defaults ---
     phase: Literal["prep", "train"] = "train"
     """prep: a CPU instance: no GPU checks in readiness, no driver install, the idle rule on CPU and SSH activity."""
@@ -194,6 +197,8 @@ def settings_json(settings: BootstrapSettings) -> str:
     data = settings.model_dump()
     if data["job_agent"] is None:
         del data["job_agent"]  # an experiment that is not a CI run gets the same user-data as before the agent
+    if data["cluster"] is None:
+        del data["cluster"]  # likewise a single node: the same user-data as before clusters
     for key, default in WORKFLOW_DEFAULTS.items():  # nor does one that uses no part of the workflow
         if data.get(key) == default:
             del data[key]
@@ -217,6 +222,7 @@ def settings_for(
     tools_bucket: str,
     tools_prefix: str = "",
     nvidia_driver: Literal["preinstalled", "absent", "unknown"],
+    cluster: ClusterSettings | None = None,
 ) -> BootstrapSettings:
     """The settings for one experiment, taken from its spec, the resources created for it and its image's driver
     fact (the family's ``nvidia_driver`` in ``components/<cloud>/spec.py``: ``ExperimentSpec.nvidia_driver``)."""
@@ -255,6 +261,7 @@ def settings_for(
         nvidia_driver=nvidia_driver,
         job_agent=JobAgentSettings(**JOB_COMMANDS[cloud]) if spec.ci_run and checkpoint_uri else None,
         tools=ToolsObject(bucket=tools_bucket, key=tools_key(tools_prefix), region=region, sha256=tools_sha256()),
+        cluster=cluster,
         **workflow_settings(spec, cloud, checkpoint_uri is not None),
         control_upload_command=JOB_COMMANDS[cloud]["copy_command"] if checkpoint_uri else None,
         **run_fields(spec),

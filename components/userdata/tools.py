@@ -20,7 +20,12 @@ STAGING_SCRIPT = INSTANCE_DIR / "staging.py"
 FETCH_SCRIPT = INSTANCE_DIR / "fetch_tools.py"
 # The run tools: the heartbeat and spend estimate (watchdog), the verification, the run manifest, the run unit.
 RUN_SCRIPTS = tuple(INSTANCE_DIR / name for name in ("control.py", "heartbeat.py", "verify.py", "manifest.py", "run_job.py"))
-TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT, STAGING_SCRIPT, *RUN_SCRIPTS)
+# A cluster node's part (cluster.env, peers, spot-notice fan-out) and the gpulease-launch command: shipped to every
+# instance, used where the settings carry a ``cluster`` (components/userdata/cluster.py).
+CLUSTER_SCRIPT = INSTANCE_DIR / "cluster.py"
+LAUNCH_SCRIPT = INSTANCE_DIR / "gpulease_launch.py"
+TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT, STAGING_SCRIPT, CLUSTER_SCRIPT,
+                LAUNCH_SCRIPT, *RUN_SCRIPTS)
 TOOLS_FOLDER = "_gpulease/tools/"
 
 

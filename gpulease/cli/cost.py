@@ -16,6 +16,7 @@ from gpulease.cli.common import add_max_age_option, catalog_overrides, stale_jso
 from gpulease.core import clock
 from gpulease.core.catalog.freshness import line_prices, stale
 from gpulease.core.cost import SHARED, StackCost
+from gpulease.core.cost.cluster import cluster_costs
 from gpulease.review import stacks
 from gpulease.review.engine import estimate, render_target
 from gpulease.review.phases import phase_line, phase_prices
@@ -56,6 +57,7 @@ def _run(args: argparse.Namespace) -> int:
             old = stale(line_prices(cost.lines, cost.region), now, args.max_price_age)
             phases = phase_prices(rendering)  # None unless the stack declares its phase
             results.append({"stack": rendering.stack, "error": None, **cost.as_dict(),
+                            "clusters": [c.as_dict() for c in cluster_costs(cost)],
                             "maxPriceAgeDays": args.max_price_age, "stalePrices": stale_json(old, now),
                             **({"phases": [p.as_dict() for p in phases]} if phases is not None else {})})
             if not args.json:
@@ -89,6 +91,12 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
     console.print(table)
     if len(cost.experiments) > 1:
         console.print(_experiments_table(cost))
+    for cluster in cluster_costs(cost):
+        console.print(
+            f"[bold]cluster {cluster.experiment}[/bold]: {cluster.nodes} nodes at ${cluster.node_hourly_usd:,.3f}/h each "
+            f"(worst case ${cluster.node_worst_case_usd:,.2f} per node), ${cluster.cluster_hourly_usd:,.3f}/h for the "
+            f"cluster with what the nodes share, worst case ${cluster.cluster_worst_case_usd:,.2f}"
+        )
     hours = [e.runtime_hours for e in cost.experiments if e.runtime_hours is not None]
     until = f" ({max(hours):g} h)" if hours else ""
     console.print(f"[bold]per hour[/bold]: ${cost.hourly_usd:,.3f} (at the spot cap ${cost.max_hourly_usd:,.3f})")

@@ -58,6 +58,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch", type=_positive, default=default("batch"),
                    help=f"sequences per step, split across GPUs (default {default('batch')})")
     p.add_argument("--gpus", type=_positive, help="only instance types with this many GPUs")
+    # A cluster (gpulease/cli/size_cluster.py): the workload across several nodes, with the network between them.
+    p.add_argument("--nodes", type=_positive, default=1, help="fit across this many nodes of one type (default 1)")
+    p.add_argument("--parallel", choices=("zero3", "ddp"), default="zero3",
+                   help="with --nodes: zero3 shards the states over every GPU, ddp replicates them (default zero3)")
     p.add_argument("--grad-checkpointing", action="store_true", default=default("grad_checkpointing"),
                    help="recompute activations in the backward pass")
     p.add_argument("--inference", action="store_true", default=default("inference"),
@@ -109,6 +113,10 @@ def _run(args: argparse.Namespace) -> int:
             f"--region: the catalog has no {args.cloud} prices in {region}; priced regions: "
             f"{', '.join(catalog.regions_of(args.cloud))} (add one with --catalog FILE)"
         )
+    if args.nodes > 1:
+        from gpulease.cli import size_cluster  # only a cluster's sizing needs the fabric table
+
+        return size_cluster.run(args, workload, catalog, region)
     offers = find_offers(workload, catalog, args.cloud, region, gpus=args.gpus, headroom=args.headroom)
     breakdown = estimate(workload, args.gpus or 1)
     shown = offers if args.limit <= 0 else offers[: args.limit]

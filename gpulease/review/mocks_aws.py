@@ -59,9 +59,10 @@ def _get_subnet(m: CloudMocks, a: dict) -> dict:
         "vpcId": f"vpc-{_hex('vpc', m.region)}",
         "availabilityZone": zone,
         "availabilityZoneId": f"{m.region.replace('-', '')[:5]}-az{zones.index(zone) + 1 if zone in zones else 1}",
-        "cidrBlock": f"172.31.{(zones.index(zone) if zone in zones else 0) * 16}.0/20",
+        "cidrBlock": "172.31.0.0/20",  # one CIDR for every zone: the cluster tests place nodes in it
+        "availableIpAddressCount": 4000,
         "arn": m.arn("ec2", f"subnet/{sid}"),
-        "assignIpv6AddressOnCreation": False, "availableIpAddressCount": 4091, "customerOwnedIpv4Pool": "",
+        "assignIpv6AddressOnCreation": False, "customerOwnedIpv4Pool": "",
         "defaultForAz": True, "enableDns64": False, "enableLniAtDeviceIndex": 0,
         "enableResourceNameDnsARecordOnLaunch": False, "enableResourceNameDnsAaaaRecordOnLaunch": False,
         "ipv6CidrBlock": "", "ipv6CidrBlockAssociationId": "", "ipv6Native": False, "mapCustomerOwnedIpOnLaunch": False,
@@ -180,6 +181,20 @@ def _schedule(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
     return f"default/{sched}", {"arn": m.arn("scheduler", f"schedule/default/{sched}"), "groupName": "default"}
 
 
+def _launch_template(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    lid = f"lt-{_hex('lt', name)}"
+    return lid, {"arn": m.arn("ec2", f"launch-template/{lid}"), "latestVersion": 1, "defaultVersion": 1}
+
+
+def _placement_group(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    group = i.get("name") or name
+    return group, {"name": group, "arn": m.arn("ec2", f"placement-group/{group}"), "placementGroupId": f"pg-{_hex('pg', name)}"}
+
+
+def _eip(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    return f"eipalloc-{_hex('eip', name)}", {"publicIp": _ip("eip", name), "allocationId": f"eipalloc-{_hex('eip', name)}"}
+
+
 CALLS: dict[str, Any] = {
     "aws:index/getCallerIdentity:getCallerIdentity": _caller_identity,
     "aws:index/getPartition:getPartition": _partition,
@@ -202,4 +217,7 @@ RESOURCES: dict[str, Any] = {
     "aws:iam/role:Role": _role,
     "aws:iam/instanceProfile:InstanceProfile": _profile,
     rt.AWS_SCHEDULE: _schedule,
+    rt.AWS_LAUNCH_TEMPLATE: _launch_template,
+    "aws:ec2/placementGroup:PlacementGroup": _placement_group,
+    rt.AWS_EIP: _eip,
 }

@@ -44,7 +44,8 @@ REPLACE_TRIGGERS: dict[str, TypeRule] = {
     # --- AWS (terraform-provider-aws, bridged by pulumi-aws 7.x) ---------------------------------------------
     "aws:ec2/instance:Instance": TypeRule(
         ("ami", "associatePublicIpAddress", "availabilityZone", "subnetId", "keyName", "privateIp",
-         "instanceMarketOptions", "ebsOptimized", "rootBlockDevice.encrypted", "rootBlockDevice.kmsKeyId"),
+         "instanceMarketOptions", "ebsOptimized", "rootBlockDevice.encrypted", "rootBlockDevice.kmsKeyId",
+         "placementGroup", "launchTemplate"),
         AWS_DOCS + "instance (ForceNew in internal/service/ec2/ec2_instance.go); user_data_replace_on_change: "
         "pulumi_aws ec2.Instance docstring",
         when={"userDataBase64": ("userDataReplaceOnChange", True), "userData": ("userDataReplaceOnChange", True)},
@@ -101,6 +102,19 @@ REPLACE_TRIGGERS: dict[str, TypeRule] = {
     "aws:scheduler/schedule:Schedule": TypeRule(
         ("name", "namePrefix", "groupName"), AWS_DOCS + "scheduler_schedule",
     ),
+    # A cluster's pieces (components/aws/cluster.py).
+    "aws:ec2/launchTemplate:LaunchTemplate": TypeRule(
+        ("name", "namePrefix"), AWS_DOCS + "launch_template (other changes make a new version; the instance names "
+        "the version, so a new one replaces the instance through launchTemplate)",
+    ),
+    "aws:ec2/placementGroup:PlacementGroup": TypeRule(
+        ("name", "strategy", "partitionCount", "spreadLevel"),
+        AWS_DOCS + "placement_group (every argument ForceNew)",
+    ),
+    "aws:ec2/eip:Eip": TypeRule(
+        ("domain", "address", "publicIpv4Pool", "customerOwnedIpv4Pool", "networkBorderGroup"),
+        AWS_DOCS + "eip (the instance association is updated in place)",
+    ),
     "time:index/static:Static": TypeRule(
         ("rfc3339", "triggers"),
         "https://registry.terraform.io/providers/hashicorp/time/latest/docs/resources/static (pulumiverse_time "
@@ -115,8 +129,9 @@ REPLACE_TRIGGERS: dict[str, TypeRule] = {
     "alicloud:ecs/instance:Instance": TypeRule(
         ("availabilityZone", "spotStrategy", "spotPriceLimit", "systemDiskCategory", "systemDiskEncrypted",
          "systemDiskKmsKeyId", "systemDiskEncryptAlgorithm", "systemDiskStorageClusterId",
-         "securityEnhancementStrategy", "dataDisks", "hpcClusterId"),
-        ALI_DOCS + "instance (ForceNew); image_id, user_data, key_name: pulumi_alicloud ecs.Instance docstring",
+         "securityEnhancementStrategy", "dataDisks", "hpcClusterId", "networkInterfaces"),
+        ALI_DOCS + "instance (ForceNew); image_id, user_data, key_name, private_ip and network_interfaces (\"immutable "
+        "after resource creation\"): pulumi_alicloud ecs.Instance docstring",
         in_place={
             "imageId": "stops the instance and replaces its system disk (unless replaceOnChanges)",
             "userData": "reboots the instance",
@@ -124,7 +139,12 @@ REPLACE_TRIGGERS: dict[str, TypeRule] = {
             "keyName": "reboots the instance",
             "hostName": "reboots the instance",
             "vswitchId": "reboots the instance",
+            "privateIp": "reboots the instance",
+            "deploymentSetId": "moves the instance to the set (ModifyInstanceDeployment)",
         },
+    ),
+    "alicloud:ecs/ecsDeploymentSet:EcsDeploymentSet": TypeRule(
+        ("strategy", "domain", "granularity"), ALI_DOCS + "ecs_deployment_set (strategy ForceNew)",
     ),
     "alicloud:ecs/ecsDisk:EcsDisk": TypeRule(
         ("zoneId", "availabilityZone", "encrypted", "kmsKeyId", "snapshotId", "instanceId", "storageSetId",

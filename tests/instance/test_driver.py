@@ -217,10 +217,12 @@ def test_a_module_that_will_not_load_is_reported_with_the_reason(tmp_path: Path)
 
 # Which families bring the driver (their documentation, in components/<cloud>/instance.py), by stack.
 EXPECTED_DRIVER = {
+    "ali-cluster-2x8": "absent",  # image.family: ubuntu-22.04
     "ali-debug-t4": "absent",  # default family: Alibaba Cloud's public Ubuntu 22.04
     "ali-full-7b": "absent",  # image.family: ubuntu-22.04
     "ali-lora-7b": "absent",
     "ali-prep-7b": "absent",  # the preparation phase's CPU instance: the same family, no GPU checks there
+    "aws-cluster-4x8": "preinstalled",  # image.family: dlami-pytorch-ubuntu22
     "aws-debug-t4": "preinstalled",  # default family: Deep Learning Base OSS Nvidia Driver AMI
     "aws-full-7b": "preinstalled",  # image.family: dlami-pytorch-ubuntu22
     "aws-lora-7b": "preinstalled",

@@ -147,21 +147,32 @@ def assert_instance_replacements_are_safe(after: Rendering, changes: dict[str, C
         )
 
 
+def experiment_instances(after: Rendering, name: str, out: dict[str, Any]):
+    """An experiment's instance, or a cluster's nodes in rank order (``<name>-node<rank>-instance``)."""
+    if "nodes" in out:
+        return [after.by_name(f"{name}-node{node['rank']}-instance") for node in out["nodes"]]
+    return [after.by_name(f"{name}-instance")]
+
+
 def assert_deadline_targets_the_live_instance(after: Rendering, changes: dict[str, Change]) -> None:
+    """One deadline for every instance of an experiment: on AWS one schedule terminating all of them (a cluster's
+    nodes included), on Alibaba Cloud the same release time on each."""
     for name, out in after.outputs["experiments"].items():
-        inst = after.by_name(f"{name}-instance")
-        assert out["instanceId"] == inst.id
-        if inst.type == "aws:ec2/instance:Instance":
-            schedules = [s for s in after.of_type(SCHEDULE) if inst.urn in s.property_dependencies.get("target", [])]
-            assert len(schedules) == 1, f"{name}: {len(schedules)} schedules target the instance"
+        insts = experiment_instances(after, name, out)
+        assert out["instanceId"] == insts[0].id
+        if insts[0].type == "aws:ec2/instance:Instance":
+            schedules = [s for s in after.of_type(SCHEDULE)
+                         if any(i.urn in s.property_dependencies.get("target", []) for i in insts)]
+            assert len(schedules) == 1, f"{name}: {len(schedules)} schedules target its instances"
             schedule = schedules[0]
-            assert json.loads(schedule.inputs["target"]["input"]) == {"InstanceIds": [inst.id]}
+            assert json.loads(schedule.inputs["target"]["input"]) == {"InstanceIds": [i.id for i in insts]}
             assert schedule.inputs["scheduleExpression"] == at_expression(out["deadline"])
             assert changes[schedule.urn].action in ("same", "update")
-            if changes[inst.urn].action == "replace":
+            if any(changes[i.urn].action == "replace" for i in insts):
                 assert changes[schedule.urn].action == "update", "the schedule must follow the new instance"
         else:
-            assert inst.inputs["autoReleaseTime"] == release_time(out["deadline"])
+            for inst in insts:
+                assert inst.inputs["autoReleaseTime"] == release_time(out["deadline"])
 
 
 def assert_safe(after: Rendering, changes: dict[str, Change]) -> None:

@@ -214,10 +214,10 @@ def test_units_pass_systemd_verification(aws_text: str, tmp_path: Path) -> None:
 
 def test_no_credentials_travel_in_user_data(aws_text: str) -> None:
     settings = json.loads(files(cloud_config(aws_text))[userdata.SETTINGS_PATH]["content"])
-    # job_agent: CI stacks only; the workflow's fields: only when a stack uses that part (settings.WORKFLOW_DEFAULTS);
-    # verify and job only when the spec declares them.
-    workflow_only = {"job_agent", "phase", "data_sources", "stage_commands", "hub_token_secret", "secret_command",
-                     "idle_source", "idle_cpu_percent", "verify", "job"}
+    # job_agent: CI stacks only; cluster: cluster nodes only; the workflow's fields: only when a stack uses that part
+    # (settings.WORKFLOW_DEFAULTS); verify and job only when the spec declares them.
+    workflow_only = {"job_agent", "cluster", "phase", "data_sources", "stage_commands", "hub_token_secret",
+                     "secret_command", "idle_source", "idle_cpu_percent", "verify", "job"}
     assert set(settings) == set(BootstrapSettings.model_fields) - workflow_only
     assert "deadline" not in settings  # a renewal changes the instance's tag, never its user-data
     lowered = aws_text.lower()

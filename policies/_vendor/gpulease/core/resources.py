@@ -129,6 +129,10 @@ FREE_TYPES: frozenset[str] = frozenset({
     "alicloud:ecs/securityGroupRule:SecurityGroupRule", "alicloud:ecs/ecsKeyPair:EcsKeyPair",
     "alicloud:ecs/keyPair:KeyPair", "alicloud:ecs/ramRoleAttachment:RamRoleAttachment",
     "alicloud:ecs/eipAssociation:EipAssociation", *ALI_DISK_ATTACHMENTS,
+    # "There is no charge for creating a placement group."
+    # (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/placement-groups.html). Alibaba Cloud's deployment sets
+    # stay unpriced: no price statement found for them.
+    "aws:ec2/placementGroup:PlacementGroup",
     # Templates and timers: the instances they launch, or stop, are the billed part.
     AWS_LAUNCH_TEMPLATE, AWS_LAUNCH_CONFIGURATION, AWS_AUTOSCALING_SCHEDULE, AWS_SCHEDULE,
     AWS_ECS_CAPACITY_PROVIDER, "aws:ecs/cluster:Cluster", "aws:ecs/clusterCapacityProviders:ClusterCapacityProviders",

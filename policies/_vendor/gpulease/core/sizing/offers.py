@@ -88,10 +88,12 @@ def find_offers(
     gpus: int | None = None,
     headroom: float = DEFAULT_HEADROOM,
     model: str | None = None,
+    nodes: int = 1,
 ) -> list[Offer]:
     """Instance types priced in ``region`` whose GPUs hold ``workload`` with ``headroom`` to spare, cheapest first.
 
-    ``gpus`` pins the GPU count; otherwise every count is considered (the estimate is redone for each)."""
+    ``gpus`` pins the GPU count; otherwise every count is considered (the estimate is redone for each). With
+    ``nodes`` above one the workload is sharded over the GPUs of every node (ZeRO-3 / FSDP)."""
     if not 0 <= headroom < 1:
         raise SizingError(f"headroom {headroom} must be a fraction in [0, 1)")
     offers = []
@@ -102,7 +104,7 @@ def find_offers(
             continue
         if model is not None and it.gpu_model.lower() != model.lower():
             continue
-        est = estimate(workload, it.gpu_count)
+        est = estimate(workload, it.gpu_count * nodes)
         usable = it.gpu_memory_gb * (1 - headroom)
         if est.total_gb > usable:
             continue

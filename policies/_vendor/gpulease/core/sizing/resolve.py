@@ -56,8 +56,9 @@ def _known(catalog: Catalog, cloud: str) -> str:
     return ", ".join(sorted(it.type for it in catalog.instances if it.cloud == cloud))
 
 
-def resolve_instance_type(cloud: str, region: str, gpu: GpuSpec) -> InstanceType:
-    """The instance type for a spec's ``gpu`` section in ``region``; ``CatalogError`` names the field."""
+def resolve_instance_type(cloud: str, region: str, gpu: GpuSpec, nodes: int = 1) -> InstanceType:
+    """The instance type for a spec's ``gpu`` section in ``region``; ``CatalogError`` names the field. ``gpu`` describes
+    one node: a ``fit`` of a cluster (``nodes`` above one) is sharded over every node's GPUs."""
     catalog = load_catalog()
     if gpu.instance_type is not None:
         known = catalog.get(cloud, gpu.instance_type)
@@ -75,7 +76,7 @@ def resolve_instance_type(cloud: str, region: str, gpu: GpuSpec) -> InstanceType
             )
         return known
     if gpu.fit is not None:
-        return _resolve_fit(catalog, cloud, region, gpu.fit, gpu.explicit_count, gpu.model)
+        return _resolve_fit(catalog, cloud, region, gpu.fit, gpu.explicit_count, gpu.model, nodes)
     memory, model, count = gpu.gpu_memory_gb, gpu.model, gpu.count
     offers = catalog.offers(cloud, region, gpu_memory_gb=memory, count=count, model=model)
     if not offers:
@@ -92,14 +93,15 @@ def _region_hint(catalog: Catalog, cloud: str, region: str) -> str:
 
 
 def _resolve_fit(
-    catalog: Catalog, cloud: str, region: str, fit: FitSpec, count: int | None, model: str | None
+    catalog: Catalog, cloud: str, region: str, fit: FitSpec, count: int | None, model: str | None, nodes: int = 1
 ) -> InstanceType:
     workload, headroom = fit.workload(), fit.headroom
     gpus = fit.gpus or count
-    offers = find_offers(workload, catalog, cloud, region, gpus=gpus, headroom=headroom, model=model)
+    offers = find_offers(workload, catalog, cloud, region, gpus=gpus, headroom=headroom, model=model, nodes=nodes)
     if not offers:
-        need = estimate(workload, gpus or 1).total_gb
+        need = estimate(workload, (gpus or 1) * nodes).total_gb
         on = f"{gpus} GPU(s)" if gpus else "one GPU"
+        on += f" on each of {nodes} nodes" if nodes > 1 else ""
         raise CatalogError(
             f"no {cloud} instance type in {region} holds {workload.describe()} "
             f"(about {need:.1f} GB per GPU on {on}, plus {headroom:.0%} headroom){_region_hint(catalog, cloud, region)}; "
