@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STACK ?= aws-lora-7b
 
-.PHONY: setup plan test lint schema bench mutate clean
+.PHONY: setup plan test lint schema vendor bench mutate clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,12 +31,18 @@ test: setup lint
 schema: setup
 	$(PY) -m gpulease schema --write
 
+## Regenerate what the publishable policy pack carries: policies/_vendor/ (a copy of gpulease/core and the
+## provider SDKs' taggable resource types); tests/policies/test_publishable.py fails while it is stale.
+vendor: setup
+	$(PY) -m tools.vendor_pack
+
 ## Benchmarks (not part of the tests): plan review against its floor, plan start-up against the SDK import,
 ## the reaper against Cloud Custodian,
 ## the Alibaba Cloud sweep's API calls against the minimum.
 bench: setup
 	$(PY) bench/plan_bench.py
 	$(PY) bench/plan_speed.py
+	$(PY) bench/sweep_speed.py
 	bash bench/reap_bench.sh
 	$(PY) bench/alicloud_reap_bench.py
 

@@ -1,19 +1,24 @@
-"""Entry point of the ``gpulease-guardrails`` policy pack: put the project root on the path, build the pack.
+"""Entry point of the ``gpulease-guardrails`` policy pack: make the pack folder importable, build the pack.
 
-``PolicyPack`` starts the analyzer server and never returns, so nothing else belongs here; the rules live in
-``policies/guardrails/`` where tests and ``gpulease plan`` import them.
+The folder is self-contained, as ``pulumi policy publish`` uploads it alone: the rules are the ``guardrails``
+package beside this file, the model they share with the CLI is ``gpulease.core`` (the installed package in this
+repository's environment, else the generated copy in ``_vendor/``, see ``make vendor``), and everything else
+comes from ``requirements.txt``. ``PolicyPack`` starts the analyzer server and never returns, so nothing else
+belongs here; the rules live in ``guardrails/`` where tests and ``gpulease plan`` import them.
 """
 
+import importlib.util
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+if importlib.util.find_spec("gpulease") is None:
+    sys.path.insert(1, str(HERE / "_vendor"))
 
+from guardrails import pack  # noqa: E402
 from pulumi_policy import PolicyPack  # noqa: E402
-
-from policies.guardrails import pack  # noqa: E402
 
 PolicyPack(
     name=pack.PACK_NAME,

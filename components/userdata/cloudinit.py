@@ -91,7 +91,10 @@ def _literal(dumper: yaml.SafeDumper, value: _Literal) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:str", str(value), style="|")
 
 
-class _Dumper(yaml.SafeDumper):
+# libyaml's emitter when PyYAML was built with it (the pinned wheels are): the same YAML as the pure-Python
+# SafeDumper (pinned by tests/components/test_userdata_dumper.py), about twenty times faster, which a sweep of a
+# hundred runs (each rendering its user-data twice) notices.
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
     pass
 
 

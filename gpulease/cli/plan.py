@@ -1,7 +1,10 @@
 """``gpulease plan``: review stacks offline: resources, policy verdicts and cost, without credentials or CLI.
 
-Exit codes: 0 clean (advisory findings allowed), 1 mandatory policy violations, 2 bad input (unknown stack,
-invalid spec or program error, invalid policy config).
+Exit codes: 0 clean (advisory findings allowed), 1 mandatory policy violations, 2 nothing could be reviewed for a
+stack (unknown stack, invalid spec, a program that failed before registering anything, invalid policy config or
+``--config``), 3 a stack was reviewed only in part (the program stopped part way: a lookup without an offline
+answer, an error, an exit, a crash or the time limit; what it registered is judged, the rest is not). With
+several stacks the worst wins, in the order 2, 3, 1, 0.
 """
 
 from __future__ import annotations
@@ -11,11 +14,20 @@ import io
 import json
 import sys
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from gpulease.core.errors import UserError
+from gpulease.core.inputfile import StrictLoader
 from gpulease.review import report as plan_report
 from gpulease.review.engine import exit_code, review
+from gpulease.review.isolation import DEFAULT_TIMEOUT_S
 from gpulease.review.policy_runner import load_policy_config
+
+PIPED_WIDTH = 160
+"""Columns of the terminal report when it is not written to a terminal (a CI log, a file, a pipe)."""
+CONFIG_VALUE_MAX_CHARS = 64 * 1024
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +47,57 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--policy-config", type=Path, metavar="FILE",
                    help="policy config JSON, the same file `pulumi preview --policy-pack-config` takes")
     p.add_argument("--output", type=Path, metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
+                   help="a config value for the program, over the stack file's (repeatable): `instanceType=g5.xlarge` "
+                   "is the project's key, `aws:region=us-west-2` another namespace's; values are YAML "
+                   "(3 is a number, true a boolean, [a, b] a list). A project without stack files is reviewed with "
+                   "these and the program's own defaults")
+    p.add_argument("--stack", metavar="NAME",
+                   help="for a project folder: review only this stack (its Pulumi.NAME.yaml, or, without one, a "
+                   "stack of that name with only --config); default: every stack file, or `dev` when there is none")
+    p.add_argument("--timeout", type=_positive_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                   help=f"stop a program that runs longer (default {DEFAULT_TIMEOUT_S:g}); what it registered is "
+                   "reviewed, marked partial")
     p.set_defaults(func=run)
+
+
+class ConfigOptionError(UserError):
+    """A ``--config`` that is not ``key=value`` with a YAML value."""
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
+
+
+def parse_config(options: list[str]) -> dict[str, Any]:
+    """``--config key=value`` options as config: keys as given (the project's namespace is added when the program
+    runs, like a stack file's bare keys), values read as YAML (aliases and tags refused)."""
+    accepted = "key=value, e.g. instanceType=g5.xlarge, aws:region=us-west-2 or replicas=3"
+    config: dict[str, Any] = {}
+    for option in options:
+        key, sep, raw = option.partition("=")
+        key = key.strip()
+        namespace, colon, name = key.rpartition(":")
+        if not sep or not key or (colon and not (namespace and name)) or key.count(":") > 1 or " " in key:
+            raise ConfigOptionError(f"--config {option!r}: accepted: {accepted}")
+        if len(raw) > CONFIG_VALUE_MAX_CHARS:
+            raise ConfigOptionError(f"--config {key}: the value is longer than {CONFIG_VALUE_MAX_CHARS} characters")
+        try:
+            value = yaml.load(raw, Loader=StrictLoader) if raw.strip() else ""
+        except yaml.YAMLError as exc:
+            problem = getattr(exc, "problem", None) or type(exc).__name__
+            raise ConfigOptionError(f"--config {key}: the value is not valid YAML ({problem}); accepted: a YAML "
+                                    "scalar such as 3, true or text, or a flow list or mapping") from None
+        except Exception as exc:
+            raise ConfigOptionError(f"--config {key}: {exc}") from None
+        config[key] = value
+    return config
 
 
 class OutputPathError(UserError):
@@ -56,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         check_output(args.output)
     config = load_policy_config(args.policy_config) if args.policy_config else None
-    reviews = review(args.stacks, policy_config=config)
+    overrides = parse_config(args.config)
+    reviews = review(args.stacks, policy_config=config, overrides=overrides, stack=args.stack, timeout=args.timeout)
     if args.format == "table":
         # Imported for the table only: rich is about a tenth of plan's start-up beyond the SDK it needs anyway.
         from rich.console import Console
@@ -64,7 +127,11 @@ def run(args: argparse.Namespace) -> int:
         from gpulease.review.terminal import print_terminal
 
         buffer = io.StringIO()
-        print_terminal(reviews, Console(file=buffer, width=160) if args.output else Console())
+        console = Console()
+        if args.output or not console.is_terminal:
+            # A file or a CI log: wide enough for the tables, not squeezed into 80 columns.
+            console = Console(file=buffer if args.output else None, width=PIPED_WIDTH)
+        print_terminal(reviews, console)
         text = buffer.getvalue()
     else:
         text = (

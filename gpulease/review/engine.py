@@ -15,23 +15,28 @@ from typing import Any
 from gpulease.core import clock
 from gpulease.core.cost import StackCost, configured_region, estimate_resources
 from gpulease.core.errors import UserError
-from gpulease.review import stacks
+from gpulease.review import isolation, stacks
 from gpulease.review.policy_runner import PolicyResult, PolicyRunner
 from gpulease.review.render import Rendering, load_stack_file, render
-from gpulease.review.stacks import PROJECT_ROOT
+from gpulease.review.stacks import DEFAULT_STACK, PROJECT_ROOT
 
 EXIT_OK = 0
 EXIT_VIOLATIONS = 1
 EXIT_BAD_INPUT = 2
+EXIT_PARTIAL = 3
+# Several stacks: the exit code of the worst, in this order: one not reviewed at all, then one reviewed only in
+# part (its findings are reported, but a part of the program was never seen, so it cannot pass), then violations.
+_EXIT_SEVERITY = (EXIT_BAD_INPUT, EXIT_PARTIAL, EXIT_VIOLATIONS, EXIT_OK)
+NO_STACK_FILE = "(no stack file)"
 
 
 @dataclass
 class StackReview:
     project_dir: Path
-    stack_file: Path
+    stack_file: Path | None  # None: a project reviewed without a stack file (--config and the program's defaults)
     rendering: Rendering
     policy: PolicyResult | None
-    cost: StackCost | None = None  # None when the program failed
+    cost: StackCost | None = None  # None when nothing was rendered
     reviewed_at: datetime | None = None  # the moment the review judged at (price ages are counted to it)
 
     @property
@@ -39,8 +44,16 @@ class StackReview:
         return f"{self.rendering.project}/{self.rendering.stack}"
 
     @property
+    def stack_file_label(self) -> str:
+        return str(self.stack_file) if self.stack_file is not None else NO_STACK_FILE
+
+    @property
     def status(self) -> str:
-        """``error`` (the program failed: bad input), ``fail`` (mandatory violations) or ``pass``."""
+        """``error`` (nothing could be reviewed: bad input, or the program failed before it registered anything),
+        ``partial`` (the program stopped part way; what it registered is reviewed), ``fail`` (mandatory
+        violations) or ``pass``."""
+        if self.rendering.partial:
+            return "partial"
         if self.rendering.error:
             return "error"
         if self.policy and self.policy.mandatory:
@@ -49,7 +62,7 @@ class StackReview:
 
     @property
     def exit_code(self) -> int:
-        return {"error": EXIT_BAD_INPUT, "fail": EXIT_VIOLATIONS}.get(self.status, EXIT_OK)
+        return {"error": EXIT_BAD_INPUT, "partial": EXIT_PARTIAL, "fail": EXIT_VIOLATIONS}.get(self.status, EXIT_OK)
 
 
 class UnsupportedProjectError(UserError):
@@ -73,19 +86,88 @@ def program_dir_of(project_dir: Path) -> Path:
     return directory
 
 
-def render_target(
-    project_dir: Path, stack_file: Path, now: datetime | None = None, organization: str | None = None
-) -> Rendering:
-    """Run a project's program for one of its stack files, under mocks."""
+Judgement = tuple[PolicyResult | None, StackCost | None]
+
+
+def judge(rendering: Rendering, runner: PolicyRunner | None, now: datetime | None = None) -> Judgement:
+    """The pack's verdict and the cost of what a rendering holds; nothing when nothing was rendered."""
+    if rendering.error is not None and not rendering.partial:
+        return None, None
+    verdict = runner.analyze(rendering, now=now) if runner else None
+    return verdict, estimate(rendering)
+
+
+def start_render(
+    project_dir: Path,
+    stack_file: Path | None,
+    *,
+    stack: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    now: datetime | None = None,
+    timeout: float = isolation.DEFAULT_TIMEOUT_S,
+    runner: PolicyRunner | None = None,
+    judged: bool = False,
+    organization: str | None = None,
+) -> PendingRender:
+    """Start rendering one stack of a project in a process of its own (``gpulease.review.isolation``).
+
+    ``stack_file`` None reviews the project without one, as stack ``stack`` (default ``dev``); ``overrides`` (the
+    ``--config`` values) are laid over the stack file's config. With ``judged``, the child also judges what it
+    rendered (``judge`` with ``runner``) and ``PendingRender.judgement`` holds the verdict and the cost.
+    ``organization`` is what ``pulumi.get_organization()`` answers (``render``)."""
     project, _ = stacks.project_info(project_dir)
+    name = stacks.stack_name(stack_file) if stack_file is not None else (stack or DEFAULT_STACK)
     try:
-        config = load_stack_file(stack_file)
+        config = load_stack_file(stack_file) if stack_file is not None else {}
     except UserError as exc:
         # A stack file that cannot be read is this stack's error; the other stacks are still reviewed.
-        return Rendering(project=project, stack=stacks.stack_name(stack_file), config={}, error=str(exc))
+        return PendingRender(Rendering(project=project, stack=name, config={}, error=str(exc)))
+    config = {**config, **dict(overrides or {})}
     program_dir = None if project_dir.resolve() == PROJECT_ROOT else program_dir_of(project_dir)
-    return render(config, stack=stacks.stack_name(stack_file), project=project, program_dir=program_dir, now=now,
-                  organization=organization)
+
+    def work(sink: Any = None) -> Rendering:
+        return render(config, stack=name, project=project, program_dir=program_dir, now=now, sink=sink,
+                      organization=organization)
+
+    def judge_in_child(rendering: Rendering) -> Judgement:
+        # Looked up when called: a test may replace ``judge`` (the child inherits the replacement).
+        return globals()["judge"](rendering, runner, now)
+
+    if not isolation.available():
+        return PendingRender(work())
+    child = isolation.Child(work, timeout, judge=judge_in_child if judged else None)
+    return PendingRender(None, child=child, project=project, stack=name, config=config)
+
+
+class PendingRender:
+    """A render under way in its child process (or already done); ``result`` waits for it."""
+
+    def __init__(self, done: Rendering | None, *, child: isolation.Child | None = None, project: str = "",
+                 stack: str = "", config: dict[str, Any] | None = None):
+        self._done, self._child = done, child
+        self._meta = (project, stack, dict(config or {}))
+        self.sdk_modules: list[str] = []
+        self.judgement: Judgement | None = None  # from the child, when it judged (``start_render(judged=True)``)
+
+    def cancel(self) -> None:
+        """Stop the render (its child goes at once)."""
+        if self._done is None and self._child is not None:
+            self._child.kill()
+
+    def result(self) -> Rendering:
+        if self._done is None and self._child is not None:
+            outcome = self._child.wait()
+            self.sdk_modules = outcome.sdk_modules
+            self.judgement = outcome.judged
+            project, stack, config = self._meta
+            self._done = isolation.rendering_of(outcome, project=project, stack=stack, config=config)
+        assert self._done is not None
+        return self._done
+
+
+def render_target(project_dir: Path, stack_file: Path | None, now: datetime | None = None, **kwargs: Any) -> Rendering:
+    """Render one stack of a project, isolated, and wait for it (``start_render`` for the arguments)."""
+    return start_render(project_dir, stack_file, now=now, **kwargs).result()
 
 
 def estimate(rendering: Rendering) -> StackCost:
@@ -108,21 +190,36 @@ def review(
     policies: bool = True,
     now: datetime | None = None,
     project_dir: Path = PROJECT_ROOT,
+    stack: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    timeout: float = isolation.DEFAULT_TIMEOUT_S,
 ) -> list[StackReview]:
-    """Review every stack the targets name (stack names, stack files or project directories), in order."""
-    pairs = [pair for target in targets for pair in stacks.resolve(target, project_dir)]
-    runner = PolicyRunner(config=policy_config) if policies else None
+    """Review every stack the targets name (stack names, stack files or project directories), in order.
+
+    Each stack is rendered and judged (the pack and the cost) in a child process of its own
+    (``gpulease.review.isolation``): the pack is loaded here first, so every child inherits it, and the SDK
+    modules a child imported are imported here before the next child starts, so that it inherits them too. When
+    a child could not judge (it crashed or ran out of time), the resources it streamed are judged here.
+    ``stack`` selects (or, without a stack file, names) the stack of a project directory; ``overrides`` are
+    ``--config`` values laid over every stack's config."""
+    items = [item for target in targets for item in stacks.resolve_targets(target, project_dir, stack=stack)]
     moment = now or clock.utcnow()
+    runner = PolicyRunner(config=policy_config) if policies else None
     out = []
-    for proj, stack_file in pairs:
-        rendering = render_target(proj, stack_file, now=now)
-        verdict = runner.analyze(rendering, now=now) if runner and not rendering.error else None
-        cost = estimate(rendering) if not rendering.error else None
+    for index, (proj, stack_file, name) in enumerate(items):
+        pending = start_render(proj, stack_file, stack=name, overrides=overrides, now=now, timeout=timeout,
+                               runner=runner, judged=True)
+        rendering = pending.result()
+        verdict, cost = pending.judgement or judge(rendering, runner, now)
+        if index + 1 < len(items):
+            isolation.warm(pending.sdk_modules)
         out.append(StackReview(project_dir=proj, stack_file=stack_file, rendering=rendering, policy=verdict, cost=cost,
                                reviewed_at=moment))
     return out
 
 
 def exit_code(reviews: list[StackReview]) -> int:
-    """2 when any stack could not be rendered, else 1 when any has a mandatory violation, else 0."""
-    return max((r.exit_code for r in reviews), default=EXIT_OK)
+    """2 when any stack could not be reviewed at all, else 3 when any was reviewed only in part, else 1 when any
+    has a mandatory violation, else 0."""
+    codes = {r.exit_code for r in reviews}
+    return next((code for code in _EXIT_SEVERITY if code in codes), EXIT_OK)

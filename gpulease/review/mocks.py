@@ -12,10 +12,34 @@ from typing import Any
 import pulumi
 
 from gpulease.core import resources as rt
-from gpulease.review import mocks_alicloud, mocks_aws, mocks_images
+from gpulease.review import (
+    lookups_alicloud,
+    lookups_aws,
+    lookups_policy_document,
+    mocks_alicloud,
+    mocks_aws,
+    mocks_images,
+)
+from gpulease.review.invoke_sites import INVOKE_SITE
 from gpulease.review.mock_ids import ACCOUNT_ID, ALICLOUD_ACCOUNT_ID, _hex
 
-__all__ = ["ACCOUNT_ID", "ALICLOUD_ACCOUNT_ID", "CloudMocks"]
+__all__ = ["ACCOUNT_ID", "ALICLOUD_ACCOUNT_ID", "CloudMocks", "UnansweredLookup"]
+
+
+class UnansweredLookup(Exception):  # noqa: N818 - it names what happened, as the message does
+    """A lookup (invoke) the mocks have no answer for: the program cannot go on offline from there.
+
+    Raised into the program at its call, and kept on the mocks so that a program that catches it is still
+    reported: the review of what it registered is partial."""
+
+    def __init__(self, token: str, site: str | None):
+        self.token, self.site = token, site
+        where = f" at {site}" if site else ""
+        super().__init__(
+            f"the lookup {token}{where} has no offline answer (the review's mocks answer the common lookups of "
+            "both clouds; see docs/policies.md#reviewing-any-pulumi-program), so the program stopped there; what "
+            "it registered before is reviewed, the rest is not"
+        )
 
 
 class CloudMocks(pulumi.runtime.Mocks):
@@ -27,6 +51,7 @@ class CloudMocks(pulumi.runtime.Mocks):
         self.now = now
         self.calls: list[tuple[str, dict]] = []
         self.provider_regions: dict[str, str] = {}
+        self.unanswered: UnansweredLookup | None = None  # the first lookup without an answer, if any
         self.instances: list[str] = []
         """Every instance id answered so far (the ready records a bake lists: ``mocks_images``)."""
         self.ready = True
@@ -35,9 +60,11 @@ class CloudMocks(pulumi.runtime.Mocks):
     # --- invokes -----------------------------------------------------------------------------------
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
         self.calls.append((args.token, dict(args.args)))
-        handler = _CALLS.get(args.token)
+        handler = CALLS.get(args.token)
         if handler is None:
-            return {}
+            error = UnansweredLookup(args.token, INVOKE_SITE.get())
+            self.unanswered = self.unanswered or error
+            raise error
         # An explicit provider (a stack whose spec names another region) answers for its own region.
         region = self.provider_regions.get((args.provider or "").split("::")[-1])
         if region is None or region == self.region:
@@ -64,8 +91,8 @@ class CloudMocks(pulumi.runtime.Mocks):
             self.instances.append(rid)
         return rid, {**inputs, **extra}
 
-    def arn(self, service: str, resource: str, region: bool = True) -> str:
-        return f"arn:aws:{service}:{self.region if region else ''}:{ACCOUNT_ID}:{resource}"
+    def arn(self, service: str, resource: str, region: bool = True, account: bool = True) -> str:
+        return f"arn:aws:{service}:{self.region if region else ''}:{ACCOUNT_ID if account else ''}:{resource}"
 
 
 def _static_time(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
@@ -83,6 +110,10 @@ def _static_time(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
     }
 
 
-_CALLS: dict[str, Any] = {**mocks_aws.CALLS, **mocks_alicloud.CALLS, **mocks_images.CALLS}
+CALLS: dict[str, Any] = {
+    **mocks_aws.CALLS, **lookups_aws.CALLS, **lookups_policy_document.CALLS,
+    **mocks_alicloud.CALLS, **lookups_alicloud.CALLS, **mocks_images.CALLS,
+}
+"""Every lookup the mocks answer: token -> handler(mocks, args) -> the result, in the provider's shape."""
 _RESOURCES: dict[str, Any] = {**mocks_aws.RESOURCES, **mocks_alicloud.RESOURCES, **mocks_images.RESOURCES,
                               rt.TIME_STATIC: _static_time}

@@ -23,7 +23,15 @@ def _partition(m: CloudMocks, a: dict) -> dict:
 
 def _get_vpc(m: CloudMocks, a: dict) -> dict:
     vid = a.get("id") or f"vpc-{_hex('vpc', m.region)}"
-    return {"id": vid, "cidrBlock": "172.31.0.0/16", "default": bool(a.get("default")), "arn": m.arn("ec2", f"vpc/{vid}")}
+    return {
+        "id": vid, "cidrBlock": "172.31.0.0/16", "default": bool(a.get("default")), "arn": m.arn("ec2", f"vpc/{vid}"),
+        "cidrBlockAssociations": [{"associationId": f"vpc-cidr-assoc-{_hex('assoc', vid)}", "cidrBlock": "172.31.0.0/16",
+                                   "state": "associated"}],
+        "dhcpOptionsId": f"dopt-{_hex('dopt', m.region)}", "enableDnsHostnames": True, "enableDnsSupport": True,
+        "enableNetworkAddressUsageMetrics": False, "instanceTenancy": "default", "ipv6AssociationId": "",
+        "ipv6CidrBlock": "", "mainRouteTableId": f"rtb-{_hex('rtb', vid)}", "ownerId": ACCOUNT_ID, "state": "available",
+        "tags": a.get("tags") or {}, "filters": a.get("filters"), "region": m.region,
+    }
 
 
 def _subnet_id(zone: str) -> str:
@@ -35,19 +43,32 @@ def _get_subnets(m: CloudMocks, a: dict) -> dict:
     for f in a.get("filters") or []:
         if f.get("name") == "availability-zone":
             zones = [z for z in zones if z in f.get("values", [])]
-    return {"ids": [_subnet_id(z) for z in zones], "id": m.region}
+    return {"ids": [_subnet_id(z) for z in zones], "id": m.region, "filters": a.get("filters"),
+            "tags": a.get("tags") or {}, "region": m.region}
 
 
 def _get_subnet(m: CloudMocks, a: dict) -> dict:
     sid = a.get("id")
-    zone = next((z for z in _zones(m) if _subnet_id(z) == sid), _zones(m)[0])
+    zones = _zones(m)
+    wanted = [v for f in a.get("filters") or [] if f.get("name") == "availability-zone" for v in f.get("values") or []]
+    zone = next((z for z in zones if _subnet_id(z) == sid), None) or a.get("availabilityZone") or next(
+        (z for z in zones if z in wanted), zones[0])
+    sid = sid or _subnet_id(zone)
     return {
         "id": sid,
         "vpcId": f"vpc-{_hex('vpc', m.region)}",
         "availabilityZone": zone,
-        "cidrBlock": "172.31.0.0/20",
+        "availabilityZoneId": f"{m.region.replace('-', '')[:5]}-az{zones.index(zone) + 1 if zone in zones else 1}",
+        "cidrBlock": "172.31.0.0/20",  # one CIDR for every zone: the cluster tests place nodes in it
         "availableIpAddressCount": 4000,
         "arn": m.arn("ec2", f"subnet/{sid}"),
+        "assignIpv6AddressOnCreation": False, "customerOwnedIpv4Pool": "",
+        "defaultForAz": True, "enableDns64": False, "enableLniAtDeviceIndex": 0,
+        "enableResourceNameDnsARecordOnLaunch": False, "enableResourceNameDnsAaaaRecordOnLaunch": False,
+        "ipv6CidrBlock": "", "ipv6CidrBlockAssociationId": "", "ipv6Native": False, "mapCustomerOwnedIpOnLaunch": False,
+        "mapPublicIpOnLaunch": True, "outpostArn": "", "ownerId": ACCOUNT_ID,
+        "privateDnsHostnameTypeOnLaunch": "ip-name", "state": "available", "tags": a.get("tags") or {},
+        "filters": a.get("filters"), "region": m.region,
     }
 
 
@@ -64,16 +85,33 @@ def _offerings(m: CloudMocks, a: dict) -> dict:
 
 
 def _get_ami(m: CloudMocks, a: dict) -> dict:
-    name = next((f["values"][0] for f in a.get("filters") or [] if f.get("name") == "name"), "image")
-    ami = f"ami-{_hex('ami', m.region, name)}"
+    """Any filter (name, owner-alias, architecture, image-id...) or name regex finds one image: named after the
+    name filter when there is one (its ``*`` as a date), its id a hash of the region and what was asked."""
+    filters = a.get("filters") or []
+    name = next((f["values"][0] for f in filters if f.get("name") == "name" and f.get("values")), None)
+    image_id = next((f["values"][0] for f in filters if f.get("name") == "image-id" and f.get("values")), None)
+    arch = next((f["values"][0] for f in filters if f.get("name") == "architecture" and f.get("values")), "x86_64")
+    key = name or a.get("nameRegex") or str(sorted((f.get("name"), tuple(f.get("values") or ())) for f in filters))
+    ami = image_id or f"ami-{_hex('ami', m.region, key if (name or a.get('nameRegex') or filters) else 'image')}"
+    shown = (name or "image").replace("*", "20261101")
+    owner = "898082745236"
     return {
-        "id": ami,
-        "imageId": ami,
-        "name": name.replace("*", "20261101"),
-        "architecture": "x86_64",
-        "creationDate": "2026-11-01T00:00:00.000Z",
-        "ownerId": "898082745236",
-        "rootDeviceName": "/dev/sda1",
+        "id": ami, "imageId": ami, "name": shown, "architecture": arch, "arn": m.arn("ec2", f"image/{ami}", account=False),
+        "creationDate": "2026-11-01T00:00:00.000Z", "deprecationTime": "2028-11-01T00:00:00.000Z",
+        "description": shown, "bootMode": "", "enaSupport": True, "hypervisor": "xen",
+        "imageLocation": f"amazon/{shown}", "imageOwnerAlias": "amazon", "imageType": "machine",
+        "imdsSupport": "v2.0", "kernelId": "", "lastLaunchedTime": "", "ownerId": owner,
+        "platform": "", "platformDetails": "Linux/UNIX", "productCodes": [], "public": True, "ramdiskId": "",
+        "rootDeviceName": "/dev/sda1", "rootDeviceType": "ebs", "rootSnapshotId": f"snap-{_hex('snap', ami)}",
+        "sriovNetSupport": "simple", "state": "available", "stateReason": {"code": "UNSET", "message": "UNSET"},
+        "tags": {}, "tpmSupport": "", "usageOperation": "RunInstances", "virtualizationType": "hvm",
+        "blockDeviceMappings": [{"deviceName": "/dev/sda1", "ebs": {"delete_on_termination": "true", "encrypted": "false",
+                                 "iops": "3000", "snapshot_id": f"snap-{_hex('snap', ami)}", "throughput": "125",
+                                 "volume_size": "75", "volume_type": "gp3"}, "noDevice": "", "virtualName": ""}],
+        "filters": a.get("filters"), "owners": a.get("owners"), "nameRegex": a.get("nameRegex"),
+        "mostRecent": a.get("mostRecent"), "executableUsers": a.get("executableUsers"),
+        "includeDeprecated": a.get("includeDeprecated"), "allowUnsafeFilter": a.get("allowUnsafeFilter"),
+        "uefiData": "", "region": m.region,
     }
 
 

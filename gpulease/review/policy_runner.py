@@ -352,7 +352,9 @@ def resolve_config(info: Any, config: Mapping[str, Any]) -> tuple[dict[str, str]
     for p in info.policies:
         levels[p.name] = LEVEL_NAMES[p.enforcementLevel]
         props = json_format.MessageToDict(p.configSchema.properties)
-        schemas[p.name] = {"type": "object", "properties": props, "required": list(p.configSchema.required)}
+        # A misspelt key (requiredTag) is an error here; the protocol's schema cannot say so (docs/policies.md).
+        schemas[p.name] = {"type": "object", "properties": props, "required": list(p.configSchema.required),
+                           "additionalProperties": False}
         properties[p.name] = {k: spec["default"] for k, spec in props.items() if "default" in spec}
     known_levels = ", ".join(LEVEL_VALUES)
 

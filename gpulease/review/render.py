@@ -29,7 +29,9 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from gpulease.core import clock
+from gpulease.review.invoke_sites import recording_sites
 from gpulease.review.mocks import CloudMocks
+from gpulease.review.sdk_speed import fast_registration
 from gpulease.review.stacks import PROJECT_ROOT, load_stack_config
 
 
@@ -68,6 +70,12 @@ class Rendering:
     outputs: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
 
+    @property
+    def partial(self) -> bool:
+        """The program stopped before it finished (an error, a lookup without an answer, an exit, a crash, a
+        time-out) after it registered resources: those are reviewed, the rest of the program is not."""
+        return self.error is not None and any(r.custom for r in self.resources)
+
     def of_type(self, type_: str) -> list[CapturedResource]:
         return [r for r in self.resources if r.type == type_]
 
@@ -97,10 +105,14 @@ class Rendering:
 class CapturingMonitor(pulumi_mocks.MockMonitor):
     """The SDK's mock monitor, recording each registration request in full."""
 
-    def __init__(self, mocks: pulumi.runtime.Mocks, prior: Rendering | None = None):
+    def __init__(self, mocks: pulumi.runtime.Mocks, prior: Rendering | None = None,
+                 sink: Callable[[CapturedResource], None] | None = None):
         super().__init__(mocks)
         self.captured: list[CapturedResource] = []
         self.prior = {r.urn: r for r in prior.resources} if prior else {}
+        # Called with each resource as it is registered: an isolated render streams them to the reviewer, so that
+        # what a program registered before it crashed or hung is still reviewed.
+        self.sink = sink
 
     def _apply_ignore_changes(self, request) -> None:
         """What the engine does on an update: an ignored property keeps its value from the previous state."""
@@ -121,8 +133,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
             return response
         inputs = rpc.deserialize_properties(request.object)
         outputs = self.resources[response.urn].state if response.urn in self.resources else {}
-        self.captured.append(
-            CapturedResource(
+        captured = CapturedResource(
                 urn=response.urn,
                 type=request.type,
                 name=request.name,
@@ -142,7 +153,9 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
                 input_struct=request.object,
                 output_struct=response.object,
             )
-        )
+        self.captured.append(captured)
+        if self.sink is not None:
+            self.sink(captured)
         return response
 
 
@@ -218,6 +231,7 @@ def render(
     now: datetime | None = None,
     preview: bool = True,
     prior: Rendering | None = None,
+    sink: Callable[[CapturedResource], None] | None = None,
     organization: str | None = None,
 ) -> Rendering:
     """Run ``program`` (default: this project's program) under mocks with ``config``; capture everything.
@@ -225,11 +239,14 @@ def render(
     A program error (a user mistake reported through ``pulumi.RunError``, or any exception) is returned in
     ``Rendering.error`` with whatever was registered before it. ``now`` fixes the program's clock;
     ``prior`` is the previous run's rendering, so that ``ignore_changes`` keeps recorded values as the engine
-    does on an update. ``organization`` is what ``pulumi.get_organization()`` answers (the stack's physical names
-    hash it); the review leaves it unset."""
+    does on an update; ``sink`` receives each resource as it is registered. ``organization`` is what
+    ``pulumi.get_organization()`` answers (the stack's physical names hash it); the review leaves it unset.
+
+    A lookup the mocks cannot answer stops the program there (``UnansweredLookup``); the rendering then carries
+    that lookup and the program's ``file:line`` as its error, even when the program caught the exception."""
     region = region or str(config.get("aws:region") or config.get("alicloud:region") or "us-east-1")
     mocks = mocks or CloudMocks(region=region, now=now)
-    monitor = CapturingMonitor(mocks, prior)
+    monitor = CapturingMonitor(mocks, prior, sink)
     flat, secret_keys = engine_config(config, project)
 
     # Outputs a failed program left pending must not fail this render (the SDK's own test decorator clears
@@ -254,7 +271,7 @@ def render(
             runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
 
     try:
-        with _program_cwd(directory), clock.frozen(now):
+        with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration():
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}
@@ -268,9 +285,28 @@ def render(
     except Exception as exc:
         rendering.error = f"{type(exc).__name__}: {exc}"
     finally:
+        if rendering.error is not None:
+            _finish_registrations()
         _discard_pending_outputs()
+    unanswered = getattr(mocks, "unanswered", None)
+    if unanswered is not None:
+        rendering.error = str(unanswered)
     rendering.resources = list(monitor.captured)
     return rendering
+
+
+def _finish_registrations() -> None:
+    """After a program error: let the registrations it had already made reach the monitor, so that they are
+    reviewed. The SDK stops waiting for them at the first failed call (``wait_for_rpcs`` re-raises it), which
+    would drop a resource registered just before a failing lookup. A registration that fails in turn (it waited
+    on what failed) is left out, as under the engine."""
+    manager = settings._get_rpc_manager()
+    while manager.rpcs:
+        call = manager.rpcs.pop()
+        try:
+            _sync_await(call)
+        except BaseException:  # the program's error is already the rendering's
+            continue
 
 
 def _discard_pending_outputs() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 from gpulease.core import resources as rt
 from gpulease.core.catalog.freshness import to_date
 from gpulease.core.cost import ExperimentCost, StackCost, price_dates_used
-from gpulease.review.engine import StackReview, exit_code
+from gpulease.review.engine import NO_STACK_FILE, StackReview, exit_code
 from gpulease.review.phases import phase_line, phase_prices
 from gpulease.review.policy_runner import Violation
 
@@ -182,7 +182,7 @@ def mermaid(review: StackReview) -> str:
 
 
 def _summary_row(review: StackReview) -> str:
-    icon = {"pass": "✅ pass", "fail": "❌ fail", "error": "⛔ error"}[review.status]
+    icon = {"pass": "✅ pass", "fail": "❌ fail", "error": "⛔ error", "partial": "⚠️ partial"}[review.status]
     groups = grouped(review) if review.policy else {}
     c = review.cost
     return (
@@ -195,9 +195,14 @@ def _summary_row(review: StackReview) -> str:
 
 def _stack_section(review: StackReview, detailed: bool) -> list[str]:
     r = review.rendering
-    out = [f"### `{review.name}`", "", f"Stack file: `{review.stack_file.name}`", ""]
-    if r.error:
+    label = f"`{review.stack_file.name}`" if review.stack_file is not None else NO_STACK_FILE
+    out = [f"### `{review.name}`", "", f"Stack file: {label}", ""]
+    if r.error and not r.partial:
         return [*out, f"**Not reviewed (bad input):** {_cell(r.error)}", ""]
+    if r.partial:
+        out += [f"**Partial review:** {_cell(r.error)}. The findings below cover only the "
+                f"{len(r.custom_resources)} resources registered before that; the rest of the program was not seen.",
+                ""]
     groups = grouped(review)
     titles = {"mandatory": "Mandatory violations (block the deployment)", "advisory": "Advisory findings"}
     if not groups:
@@ -274,8 +279,9 @@ def to_json(reviews: list[StackReview]) -> dict[str, Any]:
             {
                 "project": r.project,
                 "stack": r.stack,
-                "stackFile": str(review.stack_file),
+                "stackFile": str(review.stack_file) if review.stack_file is not None else None,
                 "status": review.status,
+                "partial": r.partial,
                 "error": r.error,
                 "resources": [
                     {

@@ -17,6 +17,11 @@ STACK_FILE_MAX_BYTES = 256 * 1024
 """A stack file is a few kilobytes; a sweep of 256 runs with overrides stays far below this."""
 
 
+DEFAULT_STACK = "dev"
+"""The stack name of a project reviewed without a stack file and without ``--stack`` (``pulumi stack init``'s
+usual first stack)."""
+
+
 class StackNotFoundError(UserError):
     pass
 
@@ -97,3 +102,22 @@ def resolve(target: str, project_dir: Path = PROJECT_ROOT) -> list[tuple[Path, P
             return [(project_dir, f)]
     known = ", ".join(stack_name(f) for f in stack_files(project_dir)) or "none"
     raise StackNotFoundError(f"no stack {target!r} in {project_dir / 'stacks'}; known stacks: {known}")
+
+
+def resolve_targets(
+    target: str, project_dir: Path = PROJECT_ROOT, stack: str | None = None
+) -> list[tuple[Path, Path | None, str]]:
+    """``(project_dir, stack_file or None, stack name)`` for what ``gpulease plan`` names: a stack name, a stack
+    file, or a project directory, every stack of it, or ``stack`` alone when given.
+
+    A project directory without stack files (most public programs commit none) is one stack without a file,
+    named ``stack`` or ``dev``; with ``stack`` given and no ``Pulumi.<stack>.yaml``, likewise."""
+    path = Path(target)
+    if path.is_dir():
+        files = stack_files(path)
+        if stack is not None:
+            files = [f for f in files if stack_name(f) == stack]
+        if not files:
+            return [(path.resolve(), None, stack or DEFAULT_STACK)]
+        return [(path.resolve(), f, stack_name(f)) for f in files]
+    return [(proj, f, stack_name(f)) for proj, f in resolve(target, project_dir)]

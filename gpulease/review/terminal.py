@@ -15,10 +15,13 @@ from gpulease.review.phases import phase_line, phase_prices
 def print_terminal(reviews: list[StackReview], console: Console) -> None:
     for review in reviews:
         r = review.rendering
-        console.rule(f"[bold]{review.name}[/bold]  ({review.stack_file})")
-        if r.error:
+        console.rule(f"[bold]{review.name}[/bold]  ({review.stack_file_label})")
+        if r.error and not r.partial:
             console.print(f"[red]error[/red]: {r.error}")
             continue
+        if r.partial:
+            console.print(f"[yellow]partial review[/yellow]: {r.error}. Only the {len(r.custom_resources)} resources "
+                          "registered before that are judged below; the rest of the program was not seen.")
         table = Table(title=f"{len(r.custom_resources)} resources", show_lines=False)
         for column in ("type", "name", "retained", "replacement", "key properties"):
             table.add_column(column, overflow="fold")
@@ -53,7 +56,9 @@ def print_terminal(reviews: list[StackReview], console: Console) -> None:
         for key in ("deadline", "instanceType", "sshCommand", "checkpointUri", "imageFrom"):
             if key in r.outputs:
                 console.print(f"[bold]{key}[/bold]: {r.outputs[key]}")
-        verdict = {"pass": "[green]PASS[/green]", "fail": "[red]FAIL[/red]"}[review.status]
+        verdict = {"pass": "[green]PASS[/green]", "fail": "[red]FAIL[/red]",
+                   "partial": "[yellow]PARTIAL[/yellow] (not a pass: a part of the program was not reviewed)"}[
+            review.status]
         counts = Counter(v.level for v in review.policy.violations) if review.policy else Counter()
         console.print(f"{verdict}: {counts.get('mandatory', 0)} mandatory, {counts.get('advisory', 0)} advisory")
     console.print(f"exit code {exit_code(reviews)}")

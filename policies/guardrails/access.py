@@ -34,7 +34,8 @@ from pulumi_policy import (
 from gpulease.core import resources as rt
 from gpulease.core.compute import UNKNOWN, read, read_all
 from gpulease.core.compute.units import Registered, refers
-from policies.guardrails import common as c
+
+from . import common as c
 
 TRUSTED_CONDITION_KEYS = frozenset({
     "aws:sourceip", "aws:sourcearn", "aws:sourcevpc", "aws:sourcevpce", "aws:sourceowner", "aws:sourceaccount",

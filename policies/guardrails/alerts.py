@@ -25,7 +25,8 @@ from pulumi_policy import ReportViolation, StackValidationArgs, StackValidationP
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
 from gpulease.core.compute.forms import FORMS
-from policies.guardrails import common as c
+
+from . import common as c
 
 CLOUD_PREFIXES = {"aws:": "aws", "alicloud:": "alicloud"}
 BUDGET_TYPES = {"aws": (rt.AWS_BUDGET,)}

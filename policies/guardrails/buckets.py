@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulease.core import resources as rt
-from policies.guardrails import common as c
+
+from . import common as c
 
 SETTING_TYPES = (
     rt.AWS_BUCKET_PUBLIC_ACCESS_BLOCK, rt.AWS_ACCOUNT_PUBLIC_ACCESS_BLOCK, rt.AWS_BUCKET_ACL, rt.AWS_BUCKET_VERSIONING,

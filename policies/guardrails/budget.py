@@ -43,8 +43,9 @@ from gpulease.core.catalog.freshness import (
 )
 from gpulease.core.compute import form_of
 from gpulease.core.cost.estimate import is_compute as cost_is_compute
-from policies.guardrails import common as c
-from policies.guardrails.taggable import is_accountable, is_taggable
+
+from . import common as c
+from .taggable import is_accountable, is_taggable
 
 
 def _valid(key: str, value: Any) -> str | None:

@@ -23,7 +23,8 @@ from gpulease.core import vocabulary as v
 from gpulease.core.compute import UNKNOWN, ComputeUnit, Registered, read
 from gpulease.core.compute.forms import Deadline
 from gpulease.core.compute.units import refers
-from policies.guardrails import common as c
+
+from . import common as c
 
 STOPPER_TYPES = (rt.AWS_SCHEDULE, rt.AWS_AUTOSCALING_SCHEDULE, rt.ALI_SCHEDULED_TASK)
 

@@ -19,7 +19,8 @@ from pulumi_policy import ReportViolation, StackValidationArgs, StackValidationP
 from gpulease.core import resources as rt
 from gpulease.core.compute import UNKNOWN, read, read_all
 from gpulease.core.compute.units import Registered, refers
-from policies.guardrails import common as c
+
+from . import common as c
 
 INSTANCE_FORMS = (rt.AWS_INSTANCE, rt.AWS_SPOT_REQUEST, rt.ALI_INSTANCE, rt.ALI_INSTANCE_SET)
 SECURITY_GROUPS = ("aws:ec2/securityGroup:SecurityGroup", "alicloud:ecs/securityGroup:SecurityGroup")

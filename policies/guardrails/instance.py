@@ -29,7 +29,8 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs, ResourceValid
 from gpulease.core import resources as rt
 from gpulease.core.compute import UNKNOWN, form_of, read, read_all
 from gpulease.core.compute.forms import FORMS
-from policies.guardrails import common as c
+
+from . import common as c
 
 METADATA_TYPES = tuple(FORMS)
 

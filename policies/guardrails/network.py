@@ -17,7 +17,8 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs, ResourceValid
 
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
-from policies.guardrails import common as c
+
+from . import common as c
 
 TCP = ("tcp", "6")
 ALL = ("-1", "all")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from policies.guardrails import access, alerts, budget, exposure, instance, network, runtime, sources, spot, storage
+from . import access, alerts, budget, exposure, instance, network, runtime, sources, spot, storage
 
 PACK_NAME = "gpulease-guardrails"
 PACK_DISPLAY_NAME = "gpulease guardrails"

@@ -20,8 +20,9 @@ from pulumi_policy import ReportViolation, StackValidationArgs, StackValidationP
 from gpulease.core import vocabulary as v
 from gpulease.core.compute import MIXED, ON_DEMAND, SPOT, UNKNOWN
 from gpulease.core.compute.forms import FORMS
-from policies.guardrails import buckets
-from policies.guardrails import common as c
+
+from . import buckets
+from . import common as c
 
 
 def _spot_only(args: StackValidationArgs, report: ReportViolation) -> None:

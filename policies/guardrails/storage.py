@@ -40,9 +40,10 @@ from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
 from gpulease.core.compute import form_of, read, read_all
 from gpulease.core.compute.forms import FORMS
-from policies.guardrails import buckets
-from policies.guardrails import common as c
-from policies.guardrails.taggable import is_taggable
+
+from . import buckets
+from . import common as c
+from .taggable import is_taggable
 
 ENCRYPTED_TYPES = (*rt.DATA_DISK_TYPES, *FORMS)
 

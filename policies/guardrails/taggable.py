@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
+import json
 from functools import lru_cache
+from pathlib import Path
 
 from gpulease.core import resources as rt
 
@@ -27,13 +30,31 @@ def resource_class(type_token: str) -> type | None:
     try:
         module = importlib.import_module(dotted)
     except ImportError:
-        return None
+        # A module named after a Python keyword carries a trailing underscore (``pulumi_aws.lambda_``).
+        try:
+            module = importlib.import_module(f"{dotted}_")
+        except ImportError:
+            return None
     return getattr(module, class_name, None)
+
+
+# The same answer for the published pack, whose virtualenv has no provider SDKs: generated from the pinned SDKs'
+# sources by ``make vendor`` (tools/vendor_pack.py), checked against them by tests/policies/test_publishable.py.
+GENERATED_TABLE = Path(__file__).resolve().parent.parent / "_vendor" / "taggable_types.json"
+
+
+@lru_cache(maxsize=1)
+def generated_taggable_types() -> frozenset[str]:
+    return frozenset(json.loads(GENERATED_TABLE.read_text(encoding="utf-8")))
 
 
 @lru_cache(maxsize=512)
 def is_taggable(type_token: str) -> bool:
-    """True when the resource type takes a ``tags`` input."""
+    """True when the resource type takes a ``tags`` input (read from the SDK when installed, else from the
+    generated table)."""
+    root = SDK_MODULES.get(type_token.partition(":")[0])
+    if root is not None and importlib.util.find_spec(root) is None:
+        return type_token in generated_taggable_types()
     cls = resource_class(type_token)
     if cls is None or not hasattr(cls, "_internal_init"):
         return False

@@ -14,6 +14,11 @@ from tests.support.paths import ROOT
 
 PROBE = """
 import contextlib, io, json, sys
+if sys.argv[1] == "plan":
+    # The whole command in this one process: plan otherwise renders in a child process of its own, which is where
+    # the program's SDK would be loaded.
+    from gpulease.review import isolation
+    isolation.available = lambda: False
 from gpulease.cli import main
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(sys.argv[1:])

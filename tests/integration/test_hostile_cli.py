@@ -72,7 +72,7 @@ def test_a_binary_catalog_override_is_refused(tmp_path, capsys, command):
 
 
 @pytest.mark.parametrize("ending", ["import sys\nsys.exit(0)\n", "raise SystemExit('bye')\n"])
-def test_a_program_that_exits_during_render_is_a_render_error(tmp_path, capsys, ending):
+def test_a_program_that_exits_during_render_is_a_partial_review(tmp_path, capsys, ending):
     project = tmp_path / "exits"
     project.mkdir()
     (project / "Pulumi.yaml").write_text("name: exits\nruntime: python\n")
@@ -84,7 +84,10 @@ def test_a_program_that_exits_during_render_is_a_render_error(tmp_path, capsys, 
     code = main(["plan", str(project), "--format", "json"])
     report = json.loads(capsys.readouterr().out)
     (stack,) = report["stacks"]
-    assert code == 2 and stack["status"] == "error"
+    # What it registered before the exit is judged; the review is partial, and exit 3 says so (never a pass).
+    assert code == 3 and stack["status"] == "partial" and stack["partial"] is True
+    assert [r["name"] for r in stack["resources"]] == ["early"]
+    assert any(v["policy"] == "budget-tags" and v["resourceName"] == "early" for v in stack["violations"])
     assert "the program called sys.exit(" in stack["error"] and "before it finished" in stack["error"]
 
 

@@ -90,11 +90,20 @@ def test_main_builds_the_policy_pack_with_the_server_stubbed(monkeypatch):
         assert p.HasField("configSchema"), f"{p.name} has no config schema"
 
 
-def test_policy_pack_yaml_uses_the_root_virtualenv():
+def test_policy_pack_yaml_keeps_its_virtualenv_inside_the_pack_folder():
     meta = yaml.safe_load((ROOT / "policies" / "PulumiPolicy.yaml").read_text())
     assert meta["runtime"]["name"] == "python"
-    assert meta["runtime"]["options"]["virtualenv"] == "../.venv"
-    assert (ROOT / "policies" / meta["runtime"]["options"]["virtualenv"]).resolve() == (ROOT / ".venv").resolve()
+    assert meta["runtime"]["options"]["virtualenv"] == "venv"  # `pulumi policy publish` uploads the folder alone
+
+
+def test_the_packs_requirements_are_pinned_as_the_repository_pins_them():
+    def pins(path):
+        lines = [line.split("#")[0].strip() for line in path.read_text().splitlines()]
+        return dict(line.lower().replace("_", "-").split("==") for line in lines if line)
+
+    pack_pins, constraints = pins(ROOT / "policies" / "requirements.txt"), pins(ROOT / "constraints.txt")
+    assert set(pack_pins) == {"pulumi", "pulumi-policy", "pydantic", "pyyaml"}
+    assert all(constraints[name] == version for name, version in pack_pins.items())
 
 
 def test_sdk_shape_is_the_pinned_one():

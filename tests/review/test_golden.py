@@ -56,20 +56,29 @@ def _mask_json(doc: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def reviews() -> list[Any]:
-    render = engine.render
+    start, judge = engine.start_render, engine.judge
 
-    def canonical(*args: Any, **kwargs: Any) -> Rendering:
+    def canonical(rendering: Rendering) -> Rendering:
         """Registration order (and the order of dependency lists) as URN order, before the policies and the cost
         model read it: the SDK's mock monitor varies it from run to run."""
-        rendering = render(*args, **kwargs)
         for res in rendering.resources:
             res.dependencies = sorted(res.dependencies)
             res.property_dependencies = {k: sorted(v) for k, v in res.property_dependencies.items()}
         rendering.resources.sort(key=lambda res: res.urn)
         return rendering
 
+    def start_canonical(*args: Any, **kwargs: Any) -> Any:
+        pending = start(*args, **kwargs)
+        result = pending.result
+        pending.result = lambda: canonical(result())
+        return pending
+
+    def judge_canonical(rendering: Rendering, *args: Any) -> Any:
+        return judge(canonical(rendering), *args)  # in the render's child, which judges what it rendered
+
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(engine, "render", canonical)
+        patch.setattr(engine, "start_render", start_canonical)
+        patch.setattr(engine, "judge", judge_canonical)
         return engine.review(["."], now=MOMENT)
 
 

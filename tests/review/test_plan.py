@@ -123,6 +123,10 @@ def test_policy_config_file_downgrades_to_advisory(tmp_path, capsys):
     [
         ("{not json", "not valid JSON"),
         ('{"max-runtime": {"maxHours": -1}}', "policy config: max-runtime: maxHours: -1 is less than or equal to"),
+        # A misspelt key is refused, not ignored (the rule would silently run on its default).
+        ('{"budget-tags": {"requiredTag": ["team"]}}',
+         "policy config: budget-tags: (top): Additional properties are not allowed ('requiredTag' was unexpected)"),
+        ('{"budget-tags": {"requiredTags": "team"}}', "policy config: budget-tags: requiredTags: 'team' is not of type"),
     ],
 )
 def test_bad_policy_config_is_bad_input(tmp_path, capsys, content, message):

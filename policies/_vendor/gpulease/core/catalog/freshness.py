@@ -1,0 +1,92 @@
+"""How old the prices behind a figure are, and how the reports name the catalog they came from.
+
+Every cost figure carries the date of the prices it used (``CostLine.price_as_of`` and ``cap_as_of``); a price
+older than the maximum age (``DEFAULT_MAX_PRICE_AGE_DAYS``, configurable per command and in the policy config)
+is reported as stale. The shipped catalog stays the offline default, so its date is named in every output, with
+the override files read on top of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from gpulease.core.catalog.loader import BASE_FILES, load_catalog
+from gpulease.core.catalog.models import Catalog
+
+DEFAULT_MAX_PRICE_AGE_DAYS = 30
+"""Spot prices move by the hour and list prices every few months; a month-old number is a reasonable bound."""
+REFRESH_HINT = "refresh them with `gpulease catalog refresh` and point GPULEASE_CATALOG_OVERRIDES at the file it writes"
+
+
+@dataclass(frozen=True)
+class DatedPrice:
+    """One price a figure used: what it is, and its date."""
+
+    what: str
+    as_of: date
+
+    def age_days(self, today: date) -> int:
+        return (today - self.as_of).days
+
+
+def to_date(value: str | date | None) -> date | None:
+    if value is None or isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def today_of(now: datetime | date) -> date:
+    return now.date() if isinstance(now, datetime) else now
+
+
+def stale(prices: Iterable[DatedPrice], now: datetime | date, max_age_days: float) -> list[DatedPrice]:
+    """The prices older than ``max_age_days`` at ``now``, oldest first, each named once."""
+    today = today_of(now)
+    found: dict[tuple[str, date], DatedPrice] = {}
+    for price in prices:
+        if price.age_days(today) > max_age_days:
+            found.setdefault((price.what, price.as_of), price)
+    return sorted(found.values(), key=lambda p: (p.as_of, p.what))
+
+
+def describe_stale(found: list[DatedPrice], now: datetime | date, max_age_days: float, *, limit: int = 8) -> str:
+    """``older than 30 days: 2025-06-01 (547 days old): g6.xlarge on-demand in us-east-1, ...`` — grouped by date,
+    oldest first, ``limit`` prices named."""
+    today = today_of(now)
+    groups: dict[date, list[str]] = {}
+    for price in found[:limit]:
+        groups.setdefault(price.as_of, []).append(price.what)
+    parts = [f"{when.isoformat()} ({(today - when).days} days old): {', '.join(names)}" for when, names in groups.items()]
+    more = f"; and {len(found) - limit} more" if len(found) > limit else ""
+    return f"older than {max_age_days:g} days: {'; '.join(parts)}{more}"
+
+
+def shipped_as_of() -> str:
+    """The oldest price date of the shipped catalog alone (the offline default)."""
+    return load_catalog(overrides=()).as_of
+
+
+def describe_catalog(catalog: Catalog) -> str:
+    """``shipped catalog of 2025-06-01`` plus ``, overrides: prices.yaml`` when override files were read."""
+    overrides = catalog.files[len(BASE_FILES):]
+    text = f"shipped catalog of {shipped_as_of()}"
+    return text + (f", overrides: {', '.join(overrides)}" if overrides else "")
+
+
+def line_prices(lines: Iterable[object], region: str | None) -> list[DatedPrice]:
+    """The dated prices behind cost lines (``gpulease.core.cost.CostLine``): each line's rate, and the on-demand cap of a
+    spot line priced at its current spot price."""
+    where = f" in {region}" if region else ""
+    found = []
+    for line in lines:
+        item = str(getattr(line, "item", ""))
+        if (when := to_date(getattr(line, "price_as_of", None))) is not None:
+            found.append(DatedPrice(f"{item}{where}", when))
+        if (cap := to_date(getattr(line, "cap_as_of", None))) is not None:
+            found.append(DatedPrice(f"{item.split(' ')[0]} on-demand cap{where}", cap))
+    return found

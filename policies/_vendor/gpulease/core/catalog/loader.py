@@ -1,0 +1,156 @@
+"""Reading the catalog: the shipped data files, then the user's override files merged on top.
+
+An override file has the shape of the shipped files (``sources``, ``instances``, ``regions``, any of them). A row
+naming a known instance type (cloud + type) or region (cloud + region) changes only the fields it gives
+(``prices`` merge region by region, ``spotPrices`` zone by zone); any other row is a new one and must be complete.
+The prices an override gives take its date; the others keep theirs (``gpulease.core.catalog.dating``). Every row is
+validated; a malformed one raises ``CatalogError`` naming the file, the line and the row.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from gpulease.core import inputfile
+from gpulease.core.catalog import dating
+from gpulease.core.catalog.models import Catalog, InstanceType, RegionPrices, Source
+from gpulease.core.errors import UserError
+
+DATA_DIR = Path(__file__).parent
+BASE_FILES = (DATA_DIR / "instances.yaml", DATA_DIR / "prices.yaml")
+OVERRIDES_ENV = "GPULEASE_CATALOG_OVERRIDES"
+"""Override files, separated by the platform's path separator (``:`` on Linux and macOS)."""
+
+_SECTIONS: dict[str, tuple[type[BaseModel], tuple[str, str]]] = {
+    "instances": (InstanceType, ("cloud", "type")),
+    "regions": (RegionPrices, ("cloud", "region")),
+}
+CATALOG_MAX_BYTES = 4 * 1024 * 1024
+"""The shipped files are tens of kilobytes; an override with every region of every type stays far below this."""
+_MERGED_MAPS = (*dating.DATED_MAPS, dating.REGION_DATES)
+
+
+class CatalogError(UserError):
+    """A malformed catalog file or a request the catalog cannot satisfy.
+
+    For a request, ``field`` is the path inside the experiment spec (``gpu.fit``, ``gpu.instanceType`` ...) and
+    ``detail`` the message without it, so that a caller can report ``SpecError(stack, [(prefix + field, detail)])``.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None):
+        self.field = field
+        self.detail = message
+        super().__init__(f"{field}: {message}" if field else message)
+
+
+def override_paths() -> tuple[Path, ...]:
+    raw = os.environ.get(OVERRIDES_ENV, "")
+    return tuple(Path(p).expanduser() for p in raw.split(os.pathsep) if p.strip())
+
+
+def load_catalog(overrides: Sequence[str | Path] | None = None) -> Catalog:
+    """The shipped catalog with ``overrides`` (default: the files named by ``GPULEASE_CATALOG_OVERRIDES``)."""
+    paths = tuple(Path(p) for p in overrides) if overrides is not None else override_paths()
+    stamps = [(str(p), p.stat().st_mtime_ns) for p in BASE_FILES]
+    for path in paths:
+        if not os.path.lexists(path):
+            raise CatalogError(f"catalog override file {path} does not exist (from --catalog or {OVERRIDES_ENV})")
+        try:
+            stamps.append((str(path), os.stat(path).st_mtime_ns))
+        except OSError:  # a symlink loop, an unreadable folder: the input-file boundary says which
+            _read(path)
+            raise
+    # Keyed by modification time too, so that an edited override file is read again.
+    return _load(tuple(stamps))
+
+
+@lru_cache(maxsize=8)
+def _load(stamps: tuple[tuple[str, int], ...]) -> Catalog:
+    rows: dict[str, dict[tuple[str, str], tuple[dict[str, Any], str, BaseModel]]] = {name: {} for name in _SECTIONS}
+    sources: dict[str, Source] = {}
+    files = []
+    for path_text, _ in stamps:
+        path = Path(path_text)
+        files.append(str(path))
+        document, lines = _read(path)
+        for key, raw in (document.get("sources") or {}).items():
+            try:
+                sources[str(key)] = Source.model_validate(raw)
+            except ValidationError as exc:
+                raise CatalogError(f"{path}: sources.{key}: {_first_error(exc)}") from None
+        for section, (model, key_fields) in _SECTIONS.items():
+            items = document.get(section) or []
+            if not isinstance(items, list):
+                raise CatalogError(f"{path}: '{section}' must be a list of rows")
+            for i, raw in enumerate(items):
+                where = f"{path} line {lines.get((section, i), '?')}: {section}[{i}]"
+                if not isinstance(raw, dict):
+                    raise CatalogError(f"{where}: a row must be a mapping of fields")
+                key = tuple(str(raw.get(f, "")) for f in key_fields)
+                label = f"{where} ({' '.join(k for k in key if k) or 'no ' + ' / '.join(key_fields)})"
+                if not all(key):
+                    raise CatalogError(f"{label}: needs {' and '.join(key_fields)} to identify the row")
+                previous = rows[section].get(key)
+                merged = dating.redate(section, previous[0], raw, _merge(previous[0], raw)) if previous else dict(raw)
+                try:
+                    validated = model.model_validate(merged)
+                except ValidationError as exc:
+                    raise CatalogError(f"{label}: {_first_error(exc)}") from None
+                rows[section][key] = (merged, label, validated)
+    # Each row was validated as it was merged; the last validation of a row is the row.
+    instances = [item for _, _, item in rows["instances"].values()]
+    regions = [item for _, _, item in rows["regions"].values()]
+    for section, items in (("instances", instances), ("regions", regions)):
+        for item, (_, label, _) in zip(items, rows[section].values(), strict=True):
+            if item.source not in sources and "://" not in item.source:
+                raise CatalogError(
+                    f"{label}: source: {item.source!r} is neither a key of 'sources' ({', '.join(sorted(sources))}) nor a URL"
+                )
+    return Catalog(instances=instances, regions=regions, sources=sources, files=files)
+
+
+def _read(path: Path) -> tuple[dict[str, Any], dict[tuple[str, int], int]]:
+    """The parsed document and the line of each row, so that an error can point at it.
+
+    An override file is read through ``gpulease.core.inputfile``'s boundary (a regular UTF-8 file, size-capped, no
+    aliases, tags or duplicate keys); the shipped files are the package's own data."""
+    try:
+        doc = (inputfile.load_package_yaml(path) if path in BASE_FILES
+               else inputfile.load_yaml_document(path, what="catalog file", max_bytes=CATALOG_MAX_BYTES))
+    except inputfile.InputFileError as exc:
+        raise CatalogError(str(exc)) from None
+    document = doc.data if doc.data is not None else {}
+    if not isinstance(document, dict):
+        raise CatalogError(f"{path}:{doc.line()}: expected a mapping with sources, instances and/or regions")
+    unknown = sorted(set(document) - {"sources", *_SECTIONS})
+    if unknown:
+        raise CatalogError(f"{path}: unknown top-level key(s) {', '.join(unknown)}; accepted: sources, instances, regions")
+    lines = {key: line for key, line in doc.lines.items() if len(key) == 2 and key[0] in _SECTIONS and isinstance(key[1], int)}
+    return document, lines
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if key in _MERGED_MAPS and isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def _first_error(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        field = ".".join(str(p) for p in err["loc"]) or "row"
+        shown = err.get("input")
+        got = f" (got {shown!r})" if err["type"] != "missing" and not isinstance(shown, dict) else ""
+        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        parts.append(f"{field}: {msg}{got}")
+    return "; ".join(parts)

@@ -1,0 +1,192 @@
+"""A stack's compute units: each resource of a compute form with what it runs, resolved through its templates.
+
+An autoscaling group usually names its instance type, market and disks only through a launch template; an ESS
+scaling group through the scaling configurations that name it. ``compute_units`` joins them: a template belongs
+to a form when the form's reference input depends on the template resource (the engine's property
+dependencies) or names one of its identities (id, name, ARN) by value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpulease.core import resources as rt
+from gpulease.core.compute import alicloud_forms, aws_forms  # noqa: F401 - they register the forms
+from gpulease.core.compute.accelerators import is_accelerated
+from gpulease.core.compute.forms import COMPUTE, ON_DEMAND, TEMPLATE, ComputeForm, Market, form_of
+from gpulease.core.compute.paths import UNKNOWN, number, read, read_all
+
+
+@dataclass
+class Registered:
+    """One registered resource as the readers see it: plain inputs (``UNKNOWN`` where not known yet)."""
+
+    type: str
+    name: str
+    urn: str
+    props: Mapping[str, Any]
+    dependencies: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    """Per top-level input, the URNs of the resources it depends on."""
+    default_tags: Mapping[str, Any] = field(default_factory=dict)
+    """Tags its provider adds (AWS ``default_tags``)."""
+
+    @property
+    def form(self) -> ComputeForm | None:
+        return form_of(self.type)
+
+    def tags(self) -> dict[str, Any]:
+        form = self.form
+        key = form.tags if form is not None else "tags"
+        own = rt.tag_map(read(self.props, key)) if key else {}
+        return {**self.default_tags, **own}
+
+    def identities(self) -> set[str]:
+        keys = self.form.identity if self.form is not None else ("id",)
+        return {value for key in (*keys, "id") if isinstance(value := read(self.props, key), str) and value}
+
+
+def refers(holder: Registered, value: Any, dependency: str, target: Registered) -> bool:
+    """Whether ``holder``'s input ``dependency`` (whose value at the reference is ``value``) names ``target``."""
+    if target.urn in holder.dependencies.get(dependency, ()):
+        return True
+    return isinstance(value, str) and value in target.identities()
+
+
+def _flatten(values: Iterable[Any]) -> list[Any]:
+    out: list[Any] = []
+    for value in values:
+        if isinstance(value, list | tuple):
+            out.extend(value)
+        else:
+            out.append(value)
+    return out
+
+
+@dataclass
+class ComputeUnit:
+    """One compute-form resource, resolved."""
+
+    resource: Registered
+    form: ComputeForm
+    templates: list[Registered]
+    types: list[str]
+    """The instance types it may launch (known ones)."""
+    types_unknown: bool
+    """Some type is not known during preview, or comes from a template outside the stack."""
+    capacity: Any
+    """The most instances at once: a number, or ``UNKNOWN``."""
+    desired: Any
+    market: Market
+    tags: dict[str, Any]
+
+    @property
+    def accelerated_types(self) -> list[str]:
+        return [t for t in self.types if is_accelerated(t)]
+
+    @property
+    def accelerated(self) -> bool:
+        return bool(self.accelerated_types)
+
+    @property
+    def references_template(self) -> bool:
+        return bool(self.templates) or any(self._named(ref.path) for ref in self.form.templates)
+
+    def _named(self, path: str) -> bool:
+        return bool(read_all(self.resource.props, path))
+
+    def describe_types(self) -> str:
+        shown = self.accelerated_types or self.types
+        return ", ".join(dict.fromkeys(shown)) or "type not known"
+
+
+def templates_of(res: Registered, resources: Sequence[Registered]) -> tuple[list[Registered], bool]:
+    """The templates ``res`` launches from, and whether it names one that is not in the stack."""
+    form = res.form
+    if form is None:
+        return [], False
+    found: list[Registered] = []
+    missing = False
+    for ref in form.templates:
+        for named in read_all(res.props, ref.path):
+            if named is UNKNOWN:
+                value: Any = UNKNOWN
+            elif ref.id_key is None and ref.name_key is None:
+                value = named
+            else:
+                value = next((x for key in (ref.id_key, ref.name_key) if key
+                              and (x := read(named, key)) is not None), None)
+            hits = [t for t in resources if t.type in ref.tokens and refers(res, value, ref.dependency, t)]
+            found += [t for t in hits if t not in found]
+            missing = missing or not hits
+        if not read_all(res.props, ref.path):
+            # A plain reference to an output not known during preview (``launch_configuration=config.name``) is
+            # absent from the inputs; the engine's property dependencies still name the template.
+            named = set(res.dependencies.get(ref.dependency, ()))
+            found += [t for t in resources if t.type in ref.tokens and t.urn in named and t not in found]
+    for attached in form.attached:
+        for t in resources:
+            if t.type == attached.token and t not in found and refers(t, read(t.props, attached.link), attached.link, res):
+                found.append(t)
+    return found, missing
+
+
+def _types(form: ComputeForm, props: Mapping[str, Any]) -> list[Any]:
+    return _flatten(value for path in form.instance_types for value in read_all(props, path))
+
+
+def _capacity(form: ComputeForm, props: Mapping[str, Any]) -> Any:
+    capacity = form.capacity(props)
+    if capacity is None:
+        return 1
+    if capacity is UNKNOWN or not form.weights:
+        return capacity
+    weights = [w for path in form.weights for w in (number(x) for x in read_all(props, path)) if w not in (None, UNKNOWN)]
+    smallest = min((w for w in weights if w > 0), default=1.0)
+    # Capacity counts units when types carry weights; the most instances run when the lightest type fills it.
+    return float(math.ceil(capacity / smallest)) if smallest < 1 else capacity
+
+
+def unit_of(res: Registered, resources: Sequence[Registered]) -> ComputeUnit | None:
+    """``res`` as a compute unit; None when it is not a compute form."""
+    form = res.form
+    if form is None or form.role != COMPUTE:
+        return None
+    templates, missing = templates_of(res, resources)
+    raw = _types(form, res.props)
+    if not raw:
+        raw = [t for tpl in templates if tpl.form is not None for t in _types(tpl.form, tpl.props)]
+        if not raw and not templates and not missing:
+            raw = list(form.default_types)
+    types = [t for t in raw if isinstance(t, str) and t]
+    market = form.market(res.props)
+    for tpl in templates:
+        if market.kind is not None:
+            break
+        if tpl.form is not None:
+            market = tpl.form.market(tpl.props)
+    if market.kind is None:
+        market = Market(ON_DEMAND, "no market option (on-demand, both clouds' default)")
+    tags: dict[str, Any] = {}
+    for tpl in templates:
+        if tpl.form is not None and tpl.form.instance_tags is not None:
+            tags.update(tpl.form.instance_tags(tpl.props))
+    tags.update(res.tags())
+    desired = form.desired(res.props)
+    return ComputeUnit(
+        resource=res, form=form, templates=templates, types=types,
+        types_unknown=missing or any(t is UNKNOWN for t in raw), capacity=_capacity(form, res.props),
+        desired=desired, market=market, tags=tags,
+    )
+
+
+def compute_units(resources: Sequence[Registered]) -> list[ComputeUnit]:
+    """Every compute-form resource of the stack, resolved through its templates, in registration order."""
+    return [unit for res in resources if (unit := unit_of(res, resources)) is not None]
+
+
+def is_template(type_: str) -> bool:
+    form = form_of(type_)
+    return form is not None and form.role == TEMPLATE

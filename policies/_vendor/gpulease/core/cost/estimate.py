@@ -1,0 +1,196 @@
+"""What a stack costs: per hour while it runs, at worst until its deadline, and per month after destroy.
+
+``estimate_resources`` reads resource inputs in engine form (camelCase, exactly what ``gpulease.review.render`` captures
+and what the policy pack sees) and prices them from the catalog:
+
+- instance hours: on-demand, or for spot the current spot price of the instance's zone when a refresh recorded
+  it, else the catalog's typical discount (an estimate; ``gpulease.core.cost.spot``); the worst case charges the
+  spot cap (``maxPrice`` / ``spotPriceLimit``, else the on-demand price, which is the cap both clouds apply);
+- root and data disks by type and size (plus provisioned IOPS and throughput), a public IPv4 address;
+- the checkpoint bucket: its size is not known before training, so it is assumed to hold as much as the data
+  disks (checkpoints are synced from them) unless an ``estimatedGb`` option says otherwise;
+- worst case = each resource's hourly cap × its ``gpulease:max-runtime-hours`` tag, summed; what keeps billing
+  after destroy = retained disks and buckets (``retainOnDelete`` option or ``gpulease:retain=true``), per month;
+- every compute form (``gpulease.core.compute``: an instance, or an autoscaling group, fleet, node group or
+  pool, ESS group, instance set times its max size, ``gpulease.core.cost.compute``), its types read through
+  the templates it launches from; a resource of a type the model does not price and does not know to be free
+  (``gpulease.core.resources.FREE_TYPES``) is listed as unpriced, never counted as $0; when an instance line has
+  no price the worst case is unknown (``worst_case_known``), never a smaller number presented as the bound.
+
+The region of each resource is its own ``region`` input, else its explicit provider's (the ``region`` option),
+else ``region`` (the stack's configured ``aws:region`` / ``alicloud:region``, ``region.configured_region``), else
+the one the inputs name.
+
+Every line carries the date of the price behind its figure (``price_as_of``; ``cap_as_of`` for the worst case when
+it differs), so a report can name how old each number is (``gpulease.core.catalog.freshness``).
+
+Each resource is a ``(type, inputs)`` pair, or ``(type, inputs, options)`` where options may hold ``name``,
+``retainOnDelete``, ``estimatedGb``, ``region`` (its explicit provider's), ``urn`` and ``dependencies`` (per input,
+the URNs it depends on: how a group finds the launch template it names).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict
+from typing import Any
+
+from gpulease.core import resources as rt
+from gpulease.core import vocabulary as v
+from gpulease.core.catalog import Catalog, load_catalog
+from gpulease.core.catalog.freshness import describe_catalog
+from gpulease.core.compute import ComputeUnit, Registered, compute_units, form_of
+from gpulease.core.compute.forms import COMPUTE
+from gpulease.core.cost.compute import group_instances
+from gpulease.core.cost.lines import CostLine, ExperimentCost, StackCost, price_dates_used
+from gpulease.core.cost.pricing import (
+    ALI_DEFAULT_DISK_CATEGORY,
+    AWS_DEFAULT_VOLUME_TYPE,
+    DEFAULT_BUCKET_GB,
+    PricedResource,
+    Pricer,
+    ali_instance,
+    aws_instance,
+)
+from gpulease.core.cost.region import derive_region
+from gpulease.core.cost.spot import experiment_zones
+
+
+def estimate_resources(
+    resources: Iterable[tuple[str, Mapping[str, Any]] | tuple[str, Mapping[str, Any], Mapping[str, Any]]],
+    region: str | None = None,
+    *,
+    catalog: Catalog | None = None,
+) -> StackCost:
+    """Price engine-form resource inputs; ``region`` defaults to the one the inputs name (``region.derive_region``)."""
+    items = [
+        PricedResource(type=entry[0], inputs=entry[1] or {}, options=(entry[2] if len(entry) > 2 else None) or {})
+        for entry in resources
+    ]
+    catalog = catalog or load_catalog()
+    region = region or derive_region(r.inputs for r in items)
+    pricer = Pricer(catalog, region)
+    pricer.zones = experiment_zones((r.type, r.inputs, r.experiment) for r in items)
+    units = _units(items)
+    data_gb = 0.0
+    for r in items:
+        if r.type in (rt.AWS_VOLUME, *rt.ALI_DISKS):
+            data_gb += rt.number(r.inputs.get("size")) or 0.0
+    basis = "as much as the data disks" if data_gb else "no data disk to go by"
+    for index, r in enumerate(items):
+        pricer.region = r.region or region
+        _price(pricer, r, units.get(index), data_gb, basis)
+    pricer.region = region
+    return _summarise(pricer, items, catalog)
+
+
+def is_compute(type_: str) -> bool:
+    """A type whose resources run (and bill for) instances: a compute form of ``gpulease.core.compute``."""
+    form = form_of(type_)
+    return form is not None and form.role == COMPUTE
+
+
+def _units(items: list[PricedResource]) -> dict[int, ComputeUnit]:
+    """Each compute-form item's unit, by its index (``gpulease.core.compute``), templates resolved."""
+    regs = [
+        Registered(type=r.type, name=r.name, urn=str(r.options.get("urn") or f"#{i}"), props=r.inputs,
+                   dependencies=r.options.get("dependencies") or {})
+        for i, r in enumerate(items)
+    ]
+    index = {reg.urn: i for i, reg in enumerate(regs)}
+    return {index[u.resource.urn]: u for u in compute_units([reg for reg in regs if form_of(reg.type) is not None])}
+
+
+def _price(pricer: Pricer, r: PricedResource, unit: ComputeUnit | None, data_gb: float, basis: str) -> None:
+    i = r.inputs
+    if r.type in (rt.AWS_INSTANCE, rt.AWS_SPOT_REQUEST):
+        aws_instance(pricer, r, unit)
+    elif r.type == rt.ALI_INSTANCE:
+        ali_instance(pricer, r, unit)
+    elif unit is not None:
+        group_instances(pricer, r, unit)
+    elif r.type == rt.AWS_VOLUME:
+        pricer.disk(
+            r, "aws", "data disk", rt.number(i.get("size")), str(i.get("type") or AWS_DEFAULT_VOLUME_TYPE),
+            iops=rt.number(i.get("iops")), throughput=rt.number(i.get("throughput")), retained=r.retained,
+        )
+    elif r.type == rt.AWS_EIP:
+        pricer.public_ip(r, "aws")
+    elif r.type in rt.AWS_BUCKETS:
+        pricer.bucket(r, "aws", data_gb or DEFAULT_BUCKET_GB, basis)
+    elif r.type in rt.ALI_DISKS:
+        pricer.disk(
+            r, "alicloud", "data disk", rt.number(i.get("size")), str(i.get("category") or ALI_DEFAULT_DISK_CATEGORY),
+            i.get("performanceLevel") or None, retained=r.retained,
+        )
+    elif r.type == rt.ALI_BUCKET:
+        pricer.bucket(r, "alicloud", data_gb or DEFAULT_BUCKET_GB, basis)
+    elif form_of(r.type) is None and not rt.is_free_type(r.type):
+        pricer.unknown_price(f"{r.type} {r.name!r}: a resource type the estimate does not price")
+
+
+def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog) -> StackCost:
+    lines = pricer.lines
+    runtimes = [hours for r in items if (hours := r.runtime_hours) is not None]
+    stack_runtime = max(runtimes) if runtimes else None
+    if any(line.runtime_hours is None for line in lines):
+        if stack_runtime is None:
+            pricer.unknown_price(f"max runtime: no resource carries {v.TAG_MAX_RUNTIME_HOURS}, so no worst case")
+        else:
+            pricer.note(f"resources without {v.TAG_MAX_RUNTIME_HOURS} are counted for the longest runtime ({stack_runtime:g} h)")
+            lines = [
+                line if line.runtime_hours is not None else _with_runtime(line, stack_runtime) for line in lines
+            ]
+    budgets: dict[str, float] = {}
+    for r in items:
+        budget = rt.number(r.tags.get(v.TAG_BUDGET_USD))
+        if budget is not None and is_compute(r.type):
+            budgets[r.experiment] = budget
+    with_instance = {line.experiment for line in lines if line.compute}
+    # Runs by name, then what they share; within a run, the instances (and their own disks and addresses) first.
+    order = sorted({line.experiment for line in lines}, key=lambda name: (name not in with_instance, name))
+    lines = sorted(lines, key=lambda line: (order.index(line.experiment), not is_compute(line.type)))
+    unknown = {line.experiment for line in lines if line.compute and line.worst_case_usd is None}
+    experiments = []
+    for name in order:
+        mine = [line for line in lines if line.experiment == name]
+        rts = [line.runtime_hours for line in mine if line.runtime_hours is not None]
+        experiments.append(
+            ExperimentCost(
+                name=name,
+                shared=name not in with_instance,
+                hourly_usd=sum(line.hourly_usd or 0.0 for line in mine),
+                max_hourly_usd=sum(line.max_hourly_usd or 0.0 for line in mine),
+                runtime_hours=max(rts) if rts else None,
+                expected_usd=sum(line.expected_usd or 0.0 for line in mine),
+                worst_case_usd=sum(line.worst_case_usd or 0.0 for line in mine),
+                after_destroy_monthly_usd=sum(line.after_destroy_monthly_usd for line in mine),
+                budget_usd=budgets.get(name),
+                worst_case_known=name not in unknown,
+            )
+        )
+    clouds = Counter(r.type.split(":", 1)[0] for r in items if r.type.startswith(("aws:", "alicloud:")))
+    if any(line.estimate for line in lines):
+        pricer.note("spot prices and bucket sizes are estimates; the worst case charges the spot cap (on-demand by default)")
+    return StackCost(
+        cloud=clouds.most_common(1)[0][0] if clouds else None,
+        region=pricer.region,
+        hourly_usd=sum(line.hourly_usd or 0.0 for line in lines),
+        max_hourly_usd=sum(line.max_hourly_usd or 0.0 for line in lines),
+        expected_usd=sum(line.expected_usd or 0.0 for line in lines),
+        worst_case_usd=sum(line.worst_case_usd or 0.0 for line in lines),
+        after_destroy_monthly_usd=sum(line.after_destroy_monthly_usd for line in lines),
+        lines=lines,
+        experiments=experiments,
+        notes=pricer.notes,
+        unknown_prices=pricer.unknown,
+        prices_as_of=min(used) if (used := price_dates_used(lines)) else catalog.as_of,
+        price_catalog=describe_catalog(catalog),
+        worst_case_known=not unknown,
+    )
+
+
+
+def _with_runtime(line: CostLine, hours: float) -> CostLine:
+    return CostLine(**{**asdict(line), "runtime_hours": hours})

@@ -1,0 +1,97 @@
+"""The cost model's figures: one line per billed item of a resource, summed per experiment and per stack."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SHARED = "(shared)"
+"""The experiment name of a sweep's shared resources (no ``gpulease:experiment`` tag of their own)."""
+
+
+@dataclass(frozen=True)
+class CostLine:
+    """One billed item of one resource."""
+
+    experiment: str
+    resource: str
+    type: str
+    item: str
+    hourly_usd: float | None
+    max_hourly_usd: float | None
+    runtime_hours: float | None
+    after_destroy_monthly_usd: float = 0.0
+    retained: bool = False
+    estimate: bool = False
+    price_as_of: str | None = None
+    """The date of the price behind ``hourly_usd`` (ISO); None when unpriced."""
+    cap_as_of: str | None = None
+    """The date of the price behind ``max_hourly_usd`` when it is a different catalog price (the on-demand cap of a
+    spot instance priced at its current spot price); None when the same, or when the cap is the stack's own."""
+    compute: bool = False
+    """An instance-hours line (an instance, or a group's instances), as opposed to a disk, an address, a bucket."""
+
+    @property
+    def expected_usd(self) -> float | None:
+        if self.hourly_usd is None or self.runtime_hours is None:
+            return None
+        return self.hourly_usd * self.runtime_hours
+
+    @property
+    def worst_case_usd(self) -> float | None:
+        if self.max_hourly_usd is None or self.runtime_hours is None:
+            return None
+        return self.max_hourly_usd * self.runtime_hours
+
+
+@dataclass(frozen=True)
+class ExperimentCost:
+    """The lines of one experiment (a sweep's shared resources form their own row)."""
+
+    name: str
+    shared: bool
+    hourly_usd: float
+    max_hourly_usd: float
+    runtime_hours: float | None
+    expected_usd: float
+    worst_case_usd: float
+    after_destroy_monthly_usd: float
+    budget_usd: float | None
+    worst_case_known: bool = True
+    """False when an instance line has no price or no runtime: ``worst_case_usd`` is then a lower bound only."""
+
+
+@dataclass
+class StackCost:
+    cloud: str | None
+    region: str | None
+    hourly_usd: float
+    max_hourly_usd: float
+    expected_usd: float
+    worst_case_usd: float
+    after_destroy_monthly_usd: float
+    lines: list[CostLine] = field(default_factory=list)
+    experiments: list[ExperimentCost] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    unknown_prices: list[str] = field(default_factory=list)
+    prices_as_of: str | None = None
+    """The oldest date among the prices the lines used (the catalog's oldest when none was used)."""
+    price_catalog: str | None = None
+    """Where the prices came from: the shipped catalog's date and any override files."""
+    worst_case_known: bool = True
+    """False when an instance line has no price or no runtime: ``worst_case_usd`` is then a lower bound only, and
+    a report says the worst case is unknown (never $0)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["lines"] = [
+            {**asdict(line), "expected_usd": line.expected_usd, "worst_case_usd": line.worst_case_usd} for line in self.lines
+        ]
+        return out
+
+
+
+def price_dates_used(lines: Iterable[CostLine]) -> list[str]:
+    """Every price date the lines used (ISO strings)."""
+    return [d for line in lines for d in (line.price_as_of, line.cap_as_of) if d]

@@ -1,0 +1,108 @@
+"""Data sources a stack stages on its instance: what a source URI may be, and what in one looks like a credential.
+
+Shared by the spec (which refuses a bad source before anything is registered) and the policy pack (which checks
+the same on whatever program registered the instance). The instance side (``instance/staging.py``) reads the same
+URIs with its own standard-library parser.
+
+Accepted URIs:
+
+- ``s3://bucket/key-or-prefix`` and ``oss://bucket/key-or-prefix``: a bucket, read through the cloud's endpoint in
+  the stack's region with the instance role's credentials (a prefix ending in ``/`` is a folder);
+- ``hf://org/repo`` (a model) or ``hf://datasets/org/repo`` (a dataset), at ``revision`` (default ``main``);
+- ``modelscope://org/repo`` at ``revision`` (default ``master``);
+- ``https://host/path``: one file.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from dataclasses import dataclass
+
+SCHEMES = ("s3", "oss", "hf", "modelscope", "https")
+BUCKET_SCHEMES = ("s3", "oss")
+HUB_SCHEMES = ("hf", "modelscope")
+DEFAULT_REVISIONS = {"hf": "main", "modelscope": "master"}
+BUCKET_SCHEME_OF_CLOUD = {"aws": "s3", "alicloud": "oss"}
+
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_HUB_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+_KEY = re.compile(r"^[A-Za-z0-9!_.*'()/+=@,:~-]*$")
+
+# What a credential looks like when pasted into a URL: user:password@, a signed URL's query (AWS SigV4/V2, OSS,
+# Azure SAS), a token-like query parameter, or a known key/token format (AWS access key ids, Alibaba Cloud
+# AccessKey ids, Hugging Face and GitHub tokens).
+_CREDENTIAL_QUERY = re.compile(
+    r"(?i)(^|[?&;])(x-amz-signature|x-amz-credential|x-amz-security-token|awsaccesskeyid|signature|ossaccesskeyid|"
+    r"x-oss-signature|x-oss-credential|security-token|sig|sv|token|access_token|api_key|apikey|key|password|secret)="
+)
+_CREDENTIAL_TEXT = re.compile(
+    r"(AKIA|ASIA)[0-9A-Z]{16}|LTAI[0-9A-Za-z]{12,30}|hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}"
+)
+
+
+@dataclass(frozen=True)
+class SourceUri:
+    """A parsed source URI: ``scheme``, the bucket or host (``where``), the key, repository or path (``what``)."""
+
+    scheme: str
+    where: str
+    what: str
+
+    @property
+    def is_bucket(self) -> bool:
+        return self.scheme in BUCKET_SCHEMES
+
+    @property
+    def is_hub(self) -> bool:
+        return self.scheme in HUB_SCHEMES
+
+
+def credential_problem(uri: str) -> str | None:
+    """Why ``uri`` looks like it carries a credential (which would end up in user-data, state and logs), or None."""
+    parts = urllib.parse.urlsplit(uri)
+    if parts.username or parts.password or "@" in parts.netloc:
+        return "it carries a user name or password (user:password@)"
+    if parts.query and _CREDENTIAL_QUERY.search(parts.query):
+        return "its query looks like a signature or a token (a pre-signed or tokenised URL)"
+    if _CREDENTIAL_TEXT.search(uri):
+        return "it contains what looks like an access key or a hub token"
+    return None
+
+
+def parse_source(uri: str) -> SourceUri:
+    """The parsed URI, or ``ValueError`` saying what is accepted."""
+    scheme, sep, rest = uri.partition("://")
+    if not sep or scheme not in SCHEMES:
+        raise ValueError(f"{uri!r}: the scheme must be one of {', '.join(s + '://' for s in SCHEMES)}")
+    if any(c.isspace() for c in uri) or "\\" in uri:
+        raise ValueError(f"{uri!r}: no spaces or backslashes in a source URI")
+    if scheme in BUCKET_SCHEMES:
+        bucket, _, key = rest.partition("/")
+        if not _BUCKET.match(bucket) or ".." in bucket:
+            raise ValueError(f"{uri!r}: {bucket!r} is not a bucket name; accepted: {scheme}://bucket/key-or-prefix/")
+        if not _KEY.match(key) or "//" in key or any(p in (".", "..") for p in key.split("/")):
+            raise ValueError(f"{uri!r}: {key!r} is not an object key or prefix")
+        return SourceUri(scheme, bucket, key)
+    if scheme in HUB_SCHEMES:
+        parts = rest.strip("/").split("/")
+        if scheme == "hf" and parts[:1] == ["datasets"]:
+            kind, parts = "datasets/", parts[1:]
+        else:
+            kind = ""
+        if len(parts) != 2 or not all(_HUB_PART.match(p) for p in parts) or any(p in (".", "..") for p in parts):
+            raise ValueError(f"{uri!r}: accepted: {scheme}://org/repo" + (" or hf://datasets/org/repo" if scheme == "hf" else ""))
+        return SourceUri(scheme, kind.rstrip("/") or "models", "/".join(parts))
+    parts = urllib.parse.urlsplit(uri)
+    if not parts.hostname or not parts.path or parts.path.endswith("/"):
+        raise ValueError(f"{uri!r}: accepted: https://host/path/to/file (one file)")
+    return SourceUri(scheme, parts.netloc, parts.path + (f"?{parts.query}" if parts.query else ""))
+
+
+def file_name(source: SourceUri) -> str | None:
+    """The file name a one-file source is saved under (``https`` and a bucket key not ending in ``/``)."""
+    if source.scheme == "https":
+        return urllib.parse.unquote(source.what.split("?", 1)[0].rsplit("/", 1)[-1]) or None
+    if source.is_bucket and source.what and not source.what.endswith("/"):
+        return source.what.rsplit("/", 1)[-1]
+    return None
