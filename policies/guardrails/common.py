@@ -36,7 +36,32 @@ def judges(policy: Any, types: Iterable[str] | Callable[[str], bool]) -> Any:
     these types, which spares the analyzer from deserializing every resource once per rule; under
     ``pulumi preview`` every rule sees everything and skips the other types itself, with the same verdicts."""
     policy.resource_types = types if callable(types) else frozenset(types)
+    _refuse_unknown_config(policy)
     return policy
+
+
+def _refuse_unknown_config(policy: Any) -> None:
+    """Report a misspelt config key (``requiredTag``) as a violation of the rule it was meant for.
+
+    The Pulumi CLI checks a rule's config against the schema the pack declares, but ``PolicyConfigSchema`` carries
+    only ``properties`` and ``required`` (pulumi-policy 1.21: no ``additionalProperties``), so an unknown key would
+    be accepted and silently ignored, leaving the rule at its default. The key reaches the rule in ``get_config()``
+    (the analyzer's ``Configure`` keeps every property it is sent), so the rule says so itself, once per analyzer
+    process (one ``pulumi preview``), at its own enforcement level. ``gpulease plan`` refuses such a config before
+    any rule runs (exit 2)."""
+    accepted = set((policy.config_schema.properties or {}) if policy.config_schema else ()) | {"enforcementLevel"}
+    validate = policy.validate
+    told: list[bool] = []
+
+    def checked(args: Any, report: Callable[..., Any]) -> Any:
+        unknown = sorted(set(args.get_config() or ()) - accepted)
+        if unknown and not told:
+            told.append(True)
+            report(f"policy config of {policy.name}: unknown key{'s' if len(unknown) > 1 else ''} "
+                   f"{', '.join(map(repr, unknown))} (ignored); accepted: {', '.join(sorted(accepted))}")
+        return validate(args, report)
+
+    policy.validate = checked
 
 
 def schema(properties: dict[str, dict[str, Any]]) -> PolicyConfigSchema:
