@@ -8,8 +8,11 @@ that is not a command."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import importlib
 import sys
+from collections.abc import Iterator
 
 from gpulease.core.errors import UserError
 
@@ -19,6 +22,25 @@ COMMANDS = ("plan", "schema", "ls", "reap", "ephemeral", "size", "cost", "catalo
 EXIT_OK = 0
 EXIT_VIOLATIONS = 1
 EXIT_BAD_INPUT = 2
+
+
+@contextlib.contextmanager
+def imports_frozen() -> Iterator[None]:
+    """Load a command's modules with the cyclic garbage collector off, then freeze what exists (``gc.freeze``).
+
+    Importing creates hundreds of thousands of long-lived objects (classes, functions, the SDKs' type annotations)
+    and almost no garbage, yet every 700 allocations start a collection of the young objects and, now and then, of
+    all of them; and the interpreter's last collection at exit walks them all once more. Frozen objects are left
+    out of every collection (reference counting still frees them), so that work goes: about a seventh of
+    ``gpulease plan``'s time (``bench/plan_speed.py``). The command itself runs with the collector on as before."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was_enabled:
+            gc.enable()
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -34,8 +56,21 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: this process's own). Called with ``argv`` from a longer-lived
+    process (the tests), the objects frozen while the command's modules loaded are unfrozen on return; run as the
+    process's command they stay frozen to its exit (``imports_frozen``)."""
+    whole_process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(argv[0] if argv else None)
+    try:
+        with imports_frozen():
+            parser = build_parser(argv[0] if argv else None)
+        return _run(parser, argv)
+    finally:
+        if not whole_process:
+            gc.unfreeze()
+
+
+def _run(parser: argparse.ArgumentParser, argv: list[str]) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
