@@ -297,7 +297,7 @@ def to_json(reviews: list[StackReview]) -> dict[str, Any]:
                             "deleteBeforeReplace": x.delete_before_replace,
                             "replaceOnChanges": x.replace_on_changes,
                             "ignoreChanges": x.ignore_changes,
-                            "dependencies": x.dependencies,
+                            "dependencies": sorted(x.dependencies),  # a set: stable across runs
                             "provider": x.provider,
                         },
                     }

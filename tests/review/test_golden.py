@@ -115,3 +115,18 @@ def test_terminal_report_is_unchanged(reviews) -> None:
     buffer = io.StringIO()
     terminal.print_terminal(reviews, Console(file=buffer, width=160))
     _check_text("plan.txt", _mask_text(buffer.getvalue()))
+
+
+def test_json_dependency_lists_do_not_depend_on_registration_order(reviews) -> None:
+    review = next(r for r in reviews if any(len(x.dependencies) > 1 for x in r.rendering.resources))
+    saved = {id(x): x.dependencies for x in review.rendering.resources}
+    try:
+        for x in review.rendering.resources:
+            x.dependencies = list(reversed(x.dependencies))
+        [stack] = plan_report.to_json([review])["stacks"]
+        lists = [res["options"]["dependencies"] for res in stack["resources"]]
+        assert any(len(deps) > 1 for deps in lists)
+        assert all(deps == sorted(deps) for deps in lists)
+    finally:
+        for x in review.rendering.resources:
+            x.dependencies = saved[id(x)]
