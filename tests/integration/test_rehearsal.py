@@ -9,6 +9,7 @@ schedule on AWS, ``autoReleaseTime`` on Alibaba Cloud) targets the live instance
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Callable
 from datetime import timedelta
@@ -103,11 +104,23 @@ def pinned(config: dict[str, Any], which: str) -> dict[str, Any]:
     return config
 
 
+@functools.cache
+def created(path: Path) -> Rendering:
+    """The stack file as created, rendered once per worker: most rehearsals start from it, and a rendering is only
+    read afterwards (``render`` reads ``prior``; ``classify`` reads both sides)."""
+    return render_at(load_stack_file(path), stack_id(path), FIXED_NOW)
+
+
 def rehearse(path: Path, change: Callable[[dict[str, Any]], None] | None = None, *, newer_images: bool = False,
-             start: Callable[[dict[str, Any]], dict[str, Any]] = lambda c: c) -> tuple[Rendering, Rendering, dict[str, Change]]:
-    """Render the stack as created, then the update after ``change`` an hour later; classify the diff."""
-    config = start(load_stack_file(path))
-    before = render_at(config, stack_id(path), FIXED_NOW)
+             start: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> tuple[Rendering, Rendering, dict[str, Change]]:
+    """Render the stack as created (``start`` edits it first), then the update after ``change`` an hour later;
+    classify the diff."""
+    if start is None:
+        before = created(path)
+        config = copy.deepcopy(before.config)
+    else:
+        config = start(load_stack_file(path))
+        before = render_at(config, stack_id(path), FIXED_NOW)
     changed = copy.deepcopy(config)
     if change:
         change(changed)

@@ -75,7 +75,8 @@ class EcsApi:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        # Polled every 50 ms rather than the default 0.5 s: shutdown() waits up to one interval.
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def describe(self, query: dict[str, str]) -> dict[str, Any]:
         """The DescribeInstances answer (Instances.Instance[], Tags.Tag[] of TagKey/TagValue)."""

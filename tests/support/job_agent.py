@@ -98,7 +98,8 @@ class FakeAwsCli:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        # Polled every 50 ms rather than the default 0.5 s: shutdown() waits up to one interval.
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
         executable(
             bin_dir / "aws",
