@@ -17,6 +17,11 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema
 from pulumi_policy.proxy import UnknownValueError
 
+try:  # the proxies' own types: a faster ``plain``; any other pulumi-policy takes the general path
+    from pulumi_policy.proxy import _DictProxy, _is_unknown, _ListProxy
+except ImportError:  # pragma: no cover - a pulumi-policy without them
+    _DictProxy = _ListProxy = None  # type: ignore[assignment,misc]
+
 from gpulease.core import clock
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
@@ -124,10 +129,27 @@ def plain(value: Any) -> Any:
     """Proxied properties as plain data, a value not known during preview kept as ``UNKNOWN``."""
     if value is UNKNOWN:
         return UNKNOWN
+    if _DictProxy is not None and type(value) in (_DictProxy, _ListProxy):
+        return _plain_proxied(value)
     if isinstance(value, Mapping):
         return {k: plain(known(value, k)) for k in value}
     if isinstance(value, Sequence) and not isinstance(value, str | bytes):
         return [plain(known(value, i)) for i in range(len(value))]
+    return value
+
+
+def _plain_proxied(value: Any) -> Any:
+    """``plain`` for pulumi-policy's own proxies, read through the target each one hands out under the key
+    ``"__target"`` (``pulumi_policy/proxy.py``): the same result as reading every element through the proxy and
+    catching ``UnknownValueError``, without raising one per unknown value; every stack rule converts the whole
+    stack, so this is most of judging a large sweep."""
+    kind = type(value)
+    if kind is _DictProxy:
+        return {k: _plain_proxied(x) for k, x in value["__target"].items()}
+    if kind is _ListProxy:
+        return [_plain_proxied(x) for x in value["__target"]]
+    if kind is str and _is_unknown(value):
+        return UNKNOWN
     return value
 
 
