@@ -1,25 +1,18 @@
 """The mutations ``make mutate`` applies to the safety code: small edits a careless change could make.
 
 Each one must make at least one of its tests fail ("killed"); one that leaves them green is a survivor: a rule
-no test pins. Add a group for new safety code by appending ``Mutation`` rows to ``MUTATIONS``; each row names the
-fewest test files that must kill it, so that an area runs in minutes.
+no test pins. Add a group for new safety code by appending ``Mutation`` rows to ``MUTATIONS``, or in a module of its
+own, ``tools/mutations_<area>.py`` defining ``MUTATIONS``, which is gathered here; each row names the fewest test
+files that must kill it, so that an area runs in minutes.
 ``find`` must occur exactly once in ``path``; the runner reports a stale row otherwise.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import importlib
+from pathlib import Path
 
-
-@dataclass(frozen=True)
-class Mutation:
-    area: str
-    path: str
-    find: str
-    replace: str
-    tests: tuple[str, ...]
-    rule: str
-
+from tools.mutation_row import Mutation
 
 SPEC_TESTS = ("tests/components/spec/test_spec.py", "tests/components/spec/test_limits.py", "tests/components/spec/test_alicloud.py")
 LOADER_TESTS = ("tests/integration/test_hostile_input.py", "tests/integration/test_hostile_cli.py")
@@ -222,3 +215,14 @@ MUTATIONS: list[Mutation] = [
              "locked = done.returncode != 0 and any(m in said for m in LOCK_MESSAGES)", "locked = False", DRIVER_TESTS,
              "apt is tried again while another package manager holds the lock"),
 ]
+
+
+def _gathered() -> list[Mutation]:
+    """The rows of every ``tools/mutations_<area>.py`` beside this file, in file-name order."""
+    rows: list[Mutation] = []
+    for path in sorted(Path(__file__).parent.glob("mutations_*.py")):
+        rows.extend(importlib.import_module(f"tools.{path.stem}").MUTATIONS)
+    return rows
+
+
+MUTATIONS = [*MUTATIONS, *_gathered()]
