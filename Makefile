@@ -37,14 +37,16 @@ vendor: setup
 	$(PY) -m tools.vendor_pack
 
 ## Benchmarks (not part of the tests): plan review against its floor, plan start-up against the SDK import,
-## the reaper against Cloud Custodian,
-## the Alibaba Cloud sweep's API calls against the minimum.
+## the reaper against Cloud Custodian, the Alibaba Cloud sweep's API calls against the minimum, the pack started
+## as the Pulumi CLI starts it against a bare pack, and ls/reap over ten regions against one.
 bench: setup
 	$(PY) bench/plan_bench.py
 	$(PY) bench/plan_speed.py
 	$(PY) bench/sweep_speed.py
 	bash bench/reap_bench.sh
 	$(PY) bench/alicloud_reap_bench.py
+	$(PY) bench/pack_speed.py
+	$(PY) bench/inventory_regions.py
 
 ## Mutation check of the safety code (not part of CI): each listed edit must fail its tests; survivors are listed.
 ## One area: make mutate AREA=reaper (spec, loader, policy, prices, reaper, watchdog, bootstrap).

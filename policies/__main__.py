@@ -4,7 +4,8 @@ The folder is self-contained, as ``pulumi policy publish`` uploads it alone: the
 package beside this file, the model they share with the CLI is ``gpulease.core`` (the installed package in this
 repository's environment, else the generated copy in ``_vendor/``, see ``make vendor``), and everything else
 comes from ``requirements.txt``. ``PolicyPack`` starts the analyzer server and never returns, so nothing else
-belongs here; the rules live in ``guardrails/`` where tests and ``gpulease plan`` import them.
+belongs here; the rules live in ``guardrails/`` where tests and ``gpulease plan`` import them, and so does the
+servicer both use (``guardrails/servicer.py``).
 """
 
 import importlib.util
@@ -18,7 +19,14 @@ if importlib.util.find_spec("gpulease") is None:
     sys.path.insert(1, str(HERE / "_vendor"))
 
 from guardrails import pack  # noqa: E402
+from guardrails.servicer import SharedConversionServicer  # noqa: E402
 from pulumi_policy import PolicyPack  # noqa: E402
+from pulumi_policy import policy as sdk_policy  # noqa: E402
+
+# PolicyPack builds its analyzer servicer by this module-level name and then serves it: the pack's own servicer
+# (the SDK's, converting each resource once per request; guardrails/servicer.py) takes its place. Nothing else
+# runs in this process.
+sdk_policy._PolicyAnalyzerServicer = SharedConversionServicer
 
 PolicyPack(
     name=pack.PACK_NAME,

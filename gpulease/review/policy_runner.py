@@ -19,6 +19,7 @@ lives in the pack (``policies.guardrails.storage.retention_option_problem``).
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from gpulease.core import clock, inputfile
 from gpulease.core.errors import UserError
 from gpulease.review.render import CapturedResource, Rendering
 from policies.guardrails import pack, storage
+from policies.guardrails.servicer import SharedConversionServicer, reads
 
 PINNED_SDK_VERSION = "1.21.0"
 PACK_VERSION = "0.1.0"
@@ -136,8 +138,16 @@ class PolicyRunner:
         *,
         pack_name: str | None = None,
         pack_enforcement: EnforcementLevel | None = None,
+        servicer_class: type | None = None,
+        narrow: bool = True,
     ):
-        self._servicer_class = check_sdk_shape()
+        """``servicer_class`` defaults to the pack's own (``policies.guardrails.servicer``). With the SDK's servicer
+        (``check_sdk_shape()``) and ``narrow=False`` every resource reaches every rule, as under ``pulumi preview``
+        with a pack built on the SDK alone: the same verdicts, more slowly, which the tests compare."""
+        sdk_servicer = check_sdk_shape()
+        self._servicer_class = servicer_class or SharedConversionServicer
+        if not issubclass(self._servicer_class, sdk_servicer):
+            raise SdkShapeError(f"{self._servicer_class.__name__} is not an analyzer servicer of pulumi-policy")
         self.policies = policies if policies is not None else pack.all_policies()
         self.pack_name = pack_name or pack.PACK_NAME
         self._enforcement = pack_enforcement or pack.PACK_ENFORCEMENT
@@ -151,38 +161,16 @@ class PolicyRunner:
             entry.enforcementLevel = LEVEL_VALUES[lvl]
             entry.properties.update(self.properties.get(name, {}))
         self.servicer.Configure(self._configure, None)
-        # Per resource type, a servicer holding only the resource rules that judge that type (see
-        # policies.guardrails.common.judges); the same configuration, so the same verdicts, with far less work.
-        self._resource_rules = [p for p in self.policies if isinstance(p, ResourceValidationPolicy)]
-        self._by_type: dict[str, Any] = {}
-        self._by_subset: dict[tuple[str, ...], Any] = {}
-        # Stack rules grouped by the types they read; each group gets the stack narrowed to those types.
-        groups: dict[Any, list[Policy]] = {}
-        for p in self.policies:
-            if isinstance(p, StackValidationPolicy):
-                groups.setdefault(getattr(p, "resource_types", None), []).append(p)
-        self._stack_groups: list[tuple[Any, Any]] = []
-        for types, rules in groups.items():
-            servicer = self._new_servicer(rules)
-            servicer.Configure(self._configure, None)
-            self._stack_groups.append((types, servicer))
+        resource_rules = [p for p in self.policies if isinstance(p, ResourceValidationPolicy)]
+        stack_rules = [p for p in self.policies if isinstance(p, StackValidationPolicy)]
+        everything = not narrow
+        self._judged_types = functools.cache(lambda t: everything or any(reads(p, t) for p in resource_rules))
+        self._stack_reads = functools.cache(lambda t: everything or any(reads(p, t) for p in stack_rules))
 
     def _new_servicer(self, policies: list[Policy]) -> Any:
         return self._servicer_class(
             self.pack_name, PACK_VERSION, policies, self._enforcement, None, *self._description, None, None, None, None
         )
-
-    def _servicer_for(self, type_: str) -> Any:
-        """The servicer to ``Analyze`` a resource of ``type_`` with, or None when no resource rule judges it."""
-        if type_ not in self._by_type:
-            rules = [p for p in self._resource_rules if _judges(p, type_)]
-            key = tuple(p.name for p in rules)
-            if key and key not in self._by_subset:
-                servicer = self._new_servicer(rules)
-                servicer.Configure(self._configure, None)
-                self._by_subset[key] = servicer
-            self._by_type[type_] = self._by_subset.get(key) if key else None
-        return self._by_type[type_]
 
     def analyze(self, rendering: Rendering, now: datetime | None = None) -> PolicyResult:
         """Run every policy on ``rendering``; ``now`` fixes the policies' clock (default: the real time)."""
@@ -195,24 +183,22 @@ class PolicyRunner:
         stack_config = analyzer_pb2.AnalyzerStackConfigureRequest(
             stack=rendering.stack, project=rendering.project, organization="organization", dry_run=True
         )
-        for servicer in (self.servicer, *self._by_subset.values(), *(g for _, g in self._stack_groups)):
-            servicer.ConfigureStack(stack_config, None)
+        self.servicer.ConfigureStack(stack_config, None)
         providers = _ProviderInfo(rendering)
-        stack_resources: list[tuple[str, analyzer_pb2.AnalyzerResource]] = []
+        # The resource rules judge only the types they declare (common.judges): a resource no rule reads is not
+        # sent, as the servicer would answer it with nothing.
+        judged = self._judged_types
+        stack_request = analyzer_pb2.AnalyzeStackRequest()
         for res in rendering.resources:
-            servicer = self._servicer_for(res.type)
-            if servicer is not None:
+            if judged(res.type):
                 request = analyzer_pb2.AnalyzeRequest(
                     type=res.type, urn=res.urn, name=res.name, options=_options(res), provider=providers.of(res)
                 )
                 request.properties.CopyFrom(_struct(res.input_struct, res.inputs))
-                self._collect(servicer.Analyze(request, None), res.urn, by_urn, result, "resource")
-            stack_resources.append((res.type, _stack_resource(res, providers)))
-        for types, servicer in self._stack_groups:
-            request = analyzer_pb2.AnalyzeStackRequest(
-                resources=[m for type_, m in stack_resources if types is None or _in(types, type_)]
-            )
-            self._collect(servicer.AnalyzeStack(request, None), None, by_urn, result, "stack")
+                self._collect(self.servicer.Analyze(request, None), res.urn, by_urn, result, "resource")
+            if self._stack_reads(res.type):
+                stack_request.resources.append(_stack_resource(res, providers))
+        self._collect(self.servicer.AnalyzeStack(stack_request, None), None, by_urn, result, "stack")
         self._retention_option_check(rendering, result)
         return result
 
@@ -274,15 +260,6 @@ def _stack_resource(res: CapturedResource, providers: _ProviderInfo) -> analyzer
             k: analyzer_pb2.AnalyzerPropertyDependencies(urns=urns) for k, urns in res.property_dependencies.items()
         },
     )
-
-
-def _judges(policy: Policy, type_: str) -> bool:
-    types = getattr(policy, "resource_types", None)
-    return True if types is None else _in(types, type_)
-
-
-def _in(types: Any, type_: str) -> bool:
-    return bool(types(type_)) if callable(types) else type_ in types
 
 
 def _struct(wire: Any, plain: Mapping[str, Any]) -> struct_pb2.Struct:

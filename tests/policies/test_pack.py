@@ -195,14 +195,16 @@ def test_every_example_stack_passes(stack_file):
 
 
 def test_every_rule_module_is_in_the_pack():
-    helpers = {"__init__", "common", "pack", "buckets", "taggable", "deadlines"}  # shared by the rules, no rules of their own
+    helpers = {"__init__", "common", "pack", "buckets", "taggable", "deadlines", "servicer"}  # no rules of their own
     modules = {p.stem for p in (ROOT / "policies" / "guardrails").glob("*.py")} - helpers
     assert modules == {m.__name__.rsplit(".", 1)[-1] for m in pack.RULE_MODULES}
     assert [p.name for p in pack.all_policies()] == list(EXPECTED_POLICIES)
 
 
-def test_type_routing_gives_the_same_verdicts_as_every_rule_on_every_resource(monkeypatch):
-    """gpulease plan hands each rule only the types it reads; the CLI hands every rule everything."""
+def test_type_routing_gives_the_same_verdicts_as_every_rule_on_every_resource():
+    """gpulease plan (and the published pack) hand each rule only the types it reads, converting each resource
+    once; the SDK's own servicer hands every rule everything, converting per rule: the same verdicts."""
+    from gpulease.review.policy_runner import check_sdk_shape
     from tests.support import policy as s
 
     handwritten = render_target(s.HANDWRITTEN, s.HANDWRITTEN / "Pulumi.dev.yaml", now=NOW)
@@ -219,13 +221,15 @@ def test_type_routing_gives_the_same_verdicts_as_every_rule_on_every_resource(mo
               s.res("alicloud:oss/bucket:Bucket", "ali-ckpt", {"bucket": "ali-ckpt", "acl": "public-read"})),
     ]
     routed = PolicyRunner()
-    everything = PolicyRunner()
-    monkeypatch.setattr(everything, "_servicer_for", lambda _type: everything.servicer)
-    monkeypatch.setattr(everything, "_stack_groups", [(None, everything.servicer)])
+    everything = PolicyRunner(servicer_class=check_sdk_shape(), narrow=False)
     counts = []
-    for bag in bags:
-        a = sorted((x.policy, x.level, x.urn, x.message) for x in routed.analyze(bag, now=NOW).violations)
-        b = sorted((x.policy, x.level, x.urn, x.message) for x in everything.analyze(bag, now=NOW).violations)
-        assert a == b
-        counts.append(len(a))
-    assert counts[0] == 15 and counts[1] == 1 and all(n >= 3 for n in counts[2:])  # with the stale-price advisory
+    examples = [render_stack_file(f, now=NOW) for f in example_stacks()]
+    for bag in [*bags, *examples]:
+        a = routed.analyze(bag, now=NOW)
+        b = everything.analyze(bag, now=NOW)
+        assert sorted((x.policy, x.level, x.urn, x.message, x.stage) for x in a.violations) == sorted(
+            (x.policy, x.level, x.urn, x.message, x.stage) for x in b.violations)
+        assert sorted(a.not_applicable) == sorted(b.not_applicable)
+        counts.append(len(a.violations))
+    assert counts[0] == 15 and counts[1] == 1 and all(n >= 3 for n in counts[2:len(bags)])  # stale-price advisory
+    assert len(examples) >= 11 and all(n >= 1 for n in counts[len(bags):])

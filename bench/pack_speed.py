@@ -1,0 +1,165 @@
+"""Benchmark: the policy pack as `pulumi preview` / `pulumi up --policy-pack policies` runs it.
+
+The Pulumi CLI starts a Python pack as a plugin process (`python -u __main__.py` in the pack's folder, with the
+pack's virtualenv), reads the port it prints, and talks the analyzer protocol over gRPC: ``GetAnalyzerInfo``,
+``Configure``, ``ConfigureStack``, one ``Analyze`` per resource, one ``AnalyzeStack``. The bench does exactly
+that, with this repository's virtualenv, for
+
+- **pack**: ``policies/`` (the gpulease-guardrails pack, every rule);
+- **bare**: a pack built on ``pulumi_policy`` alone with one trivial resource rule, started the same way: the least
+  any Python pack costs (interpreter, pulumi, grpc, protobuf).
+
+It measures
+
+- **start-up**: from spawning the process until ``GetAnalyzerInfo`` is answered. **Target: pack <= 1.3x bare.**
+- **analysis**: every example stack's resources sent as the CLI sends them (``Analyze`` per resource, then
+  ``AnalyzeStack``), against the in-process review's cost of the same rules on the same resources
+  (``gpulease.review.policy_runner.PolicyRunner.analyze``, what ``gpulease plan`` spends judging).
+  **Target: gRPC analysis <= 1.25x in-process.** The bare pack's analysis is shown for scale.
+
+Each figure is the best of ``--repeats`` runs, the two packs alternating. Exits 1 when a target is missed.
+Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import grpc  # noqa: E402
+from google.protobuf import empty_pb2  # noqa: E402
+from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc  # noqa: E402
+
+from gpulease.review import policy_runner  # noqa: E402
+from gpulease.review.render import Rendering, render_stack_file  # noqa: E402
+
+STARTUP_TARGET = 1.3
+ANALYSIS_TARGET = 1.25
+
+BARE_PACK = '''\
+from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy
+
+PolicyPack(
+    name="bare",
+    enforcement_level=EnforcementLevel.ADVISORY,
+    policies=[ResourceValidationPolicy(name="noop", description="judges nothing", validate=lambda args, report: None)],
+)
+'''
+
+
+class Started:
+    """A pack process started as the CLI starts it, and a stub connected to it."""
+
+    def __init__(self, folder: Path):
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen([sys.executable, "-u", "__main__.py"], cwd=folder, env=env,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        ready, _, _ = select.select([self.process.stdout], [], [], 120)
+        if not ready:
+            self.close()
+            raise SystemExit(f"the pack in {folder} printed no port within 120 s")
+        port = int(self.process.stdout.readline())
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
+        self.info = self.stub.GetAnalyzerInfo(empty_pb2.Empty(), timeout=60, wait_for_ready=True)
+        self.startup = time.perf_counter() - self.started
+
+    def configure(self) -> None:
+        request = analyzer_pb2.ConfigureAnalyzerRequest()
+        for p in self.info.policies:
+            request.policyConfig[p.name].enforcementLevel = p.enforcementLevel
+        self.stub.Configure(request, timeout=60)
+
+    def analyze(self, rendering: Rendering, requests: tuple[list, analyzer_pb2.AnalyzeStackRequest]) -> int:
+        self.stub.ConfigureStack(analyzer_pb2.AnalyzerStackConfigureRequest(
+            stack=rendering.stack, project=rendering.project, organization="organization", dry_run=True), timeout=60)
+        resource_requests, stack_request = requests
+        found = 0
+        for request in resource_requests:
+            found += len(self.stub.Analyze(request, timeout=60).diagnostics)
+        return found + len(self.stub.AnalyzeStack(stack_request, timeout=60).diagnostics)
+
+    def close(self) -> None:
+        if getattr(self, "channel", None) is not None:
+            self.channel.close()
+        self.process.kill()
+        self.process.wait()
+
+
+def requests_for(rendering: Rendering) -> tuple[list, analyzer_pb2.AnalyzeStackRequest]:
+    """What the CLI sends for a stack: each resource's inputs, then every resource's outputs and links."""
+    providers = policy_runner._ProviderInfo(rendering)
+    resource_requests = []
+    for res in rendering.resources:
+        request = analyzer_pb2.AnalyzeRequest(type=res.type, urn=res.urn, name=res.name,
+                                              options=policy_runner._options(res), provider=providers.of(res))
+        request.properties.CopyFrom(policy_runner._struct(res.input_struct, res.inputs))
+        resource_requests.append(request)
+    stack = analyzer_pb2.AnalyzeStackRequest(
+        resources=[policy_runner._stack_resource(r, providers) for r in rendering.resources])
+    return resource_requests, stack
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+
+    renderings = [render_stack_file(p) for p in sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))]
+    renderings = [r for r in renderings if r.error is None]
+    requests = [requests_for(r) for r in renderings]
+    resources = sum(len(r.resources) for r in renderings)
+    runner = policy_runner.PolicyRunner()
+    for r in renderings:
+        runner.analyze(r)  # warm-up: first-use caches, as a long-lived analyzer has them after one stack
+
+    with tempfile.TemporaryDirectory() as tmp:
+        bare = Path(tmp)
+        (bare / "__main__.py").write_text(BARE_PACK)
+        startup = {"pack": float("inf"), "bare": float("inf")}
+        analysis = {"pack": float("inf"), "bare": float("inf")}
+        in_process = float("inf")
+        for _ in range(args.repeats):
+            for name, folder in (("pack", ROOT / "policies"), ("bare", bare)):
+                pack = Started(folder)
+                try:
+                    startup[name] = min(startup[name], pack.startup)
+                    pack.configure()
+                    for rendering, sent in zip(renderings, requests, strict=True):  # warm-up, as above
+                        pack.analyze(rendering, sent)
+                    began = time.perf_counter()
+                    for rendering, sent in zip(renderings, requests, strict=True):
+                        pack.analyze(rendering, sent)
+                    analysis[name] = min(analysis[name], time.perf_counter() - began)
+                finally:
+                    pack.close()
+            began = time.perf_counter()
+            for rendering in renderings:
+                runner.analyze(rendering)
+            in_process = min(in_process, time.perf_counter() - began)
+
+    start_ratio = startup["pack"] / startup["bare"]
+    analysis_ratio = analysis["pack"] / in_process
+    print(f"{len(renderings)} example stacks, {resources} resources; best of {args.repeats}")
+    print("| measure | pack (s) | floor (s) | ratio | target |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    print(f"| start-up until GetAnalyzerInfo | {startup['pack']:.3f} | {startup['bare']:.3f} (bare pack) "
+          f"| {start_ratio:.2f}x {'met' if start_ratio <= STARTUP_TARGET else 'MISSED'} | <= {STARTUP_TARGET}x |")
+    print(f"| analysis over gRPC | {analysis['pack']:.3f} | {in_process:.3f} (in-process review) "
+          f"| {analysis_ratio:.2f}x {'met' if analysis_ratio <= ANALYSIS_TARGET else 'MISSED'} | <= {ANALYSIS_TARGET}x |")
+    print(f"| (bare pack's analysis, for scale) | {analysis['bare']:.3f} | | | |")
+    return 0 if start_ratio <= STARTUP_TARGET and analysis_ratio <= ANALYSIS_TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
