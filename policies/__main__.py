@@ -23,15 +23,18 @@ from guardrails.servicer import SharedConversionServicer  # noqa: E402
 from pulumi_policy import PolicyPack  # noqa: E402
 from pulumi_policy import policy as sdk_policy  # noqa: E402
 
-# PolicyPack builds its analyzer servicer by this module-level name and then serves it: the pack's own servicer
-# (the SDK's, converting each resource once per request; guardrails/servicer.py) takes its place. Nothing else
-# runs in this process.
+# PolicyPack builds its analyzer servicer by this module-level name and then serves it until the process ends:
+# the pack's own servicer (the SDK's, converting each resource once per request; guardrails/servicer.py) takes
+# its place while it is built, and the name is given back should PolicyPack ever return.
+sdk_servicer = sdk_policy._PolicyAnalyzerServicer
 sdk_policy._PolicyAnalyzerServicer = SharedConversionServicer
-
-PolicyPack(
-    name=pack.PACK_NAME,
-    policies=pack.all_policies(),
-    enforcement_level=pack.PACK_ENFORCEMENT,
-    description=pack.PACK_DESCRIPTION,
-    display_name=pack.PACK_DISPLAY_NAME,
-)
+try:
+    PolicyPack(
+        name=pack.PACK_NAME,
+        policies=pack.all_policies(),
+        enforcement_level=pack.PACK_ENFORCEMENT,
+        description=pack.PACK_DESCRIPTION,
+        display_name=pack.PACK_DISPLAY_NAME,
+    )
+finally:
+    sdk_policy._PolicyAnalyzerServicer = sdk_servicer

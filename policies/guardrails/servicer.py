@@ -68,9 +68,12 @@ def _run(policy: Any, args: Any, report: Callable[..., None]) -> None:
 class SharedConversionServicer(_BASE):
     """``_PolicyAnalyzerServicer`` converting each resource once per request (see the module docstring)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, name: str, version: str, policies: list, enforcement_level: Any, initial_config: Any = None,
+                 description: str | None = None, display_name: str | None = None, readme: str | None = None,
+                 provider: str | None = None, tags: list[str] | None = None, repository: str | None = None) -> None:
         check_shape()
-        super().__init__(*args, **kwargs)
+        super().__init__(name, version, policies, enforcement_level, initial_config, description, display_name,
+                         readme, provider, tags, repository)
 
     def _private(self, name: str) -> Any:
         return getattr(self, _PRIVATE + name)

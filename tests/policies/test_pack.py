@@ -81,6 +81,9 @@ def test_main_builds_the_policy_pack_with_the_server_stubbed(monkeypatch):
     assert out.getvalue() == b"50123\n"  # the port handshake the Pulumi CLI reads
     assert server.started and server.stopped
     (servicer,) = servicers
+    # The pack's own servicer is served (one conversion per resource), and the SDK's name is given back after.
+    assert type(servicer).__name__ == "SharedConversionServicer"
+    assert policy_runner.check_sdk_shape().__name__ == "_PolicyAnalyzerServicer"
     info = servicer.GetAnalyzerInfo(None, None)
     assert info.name == "gpulease-guardrails"
     levels = {p.name: policy_runner.LEVEL_NAMES[p.enforcementLevel] for p in info.policies}
