@@ -124,7 +124,12 @@ def aged(as_of: str, review: StackReview) -> str:
 def worst(cost: StackCost) -> str:
     if any(map(_unbounded, cost.experiments)):
         return "unbounded (no max runtime)"
-    return usd(cost.worst_case_usd) if cost.worst_case_known else "unknown (an instance is unpriced)"
+    return usd(cost.worst_case_usd) if cost.worst_case_known else unknown_worst(cost)
+
+
+def unknown_worst(cost: StackCost | ExperimentCost) -> str:
+    """``unknown: <what is not priced>``: an unpriced item never reads as $0.00."""
+    return f"unknown: {cost.worst_case_reason or 'an instance is unpriced'}"
 
 
 # --- pull-request comment ---------------------------------------------------------------------------------
@@ -221,7 +226,7 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
                 "| --- | --- | --- | --- | --- | --- | --- |"]
         for e in c.experiments:
             runtime = f"{e.runtime_hours:g} h" if e.runtime_hours else "none"
-            worst = "unbounded" if _unbounded(e) else usd(e.worst_case_usd) if e.worst_case_known else "unknown"
+            worst = "unbounded" if _unbounded(e) else usd(e.worst_case_usd) if e.worst_case_known else unknown_worst(e)
             out.append(f"| {_cell(e.name)} | {usd(e.hourly_usd)} | {usd(e.max_hourly_usd)} | {runtime} | "
                        f"{worst} | {usd(e.budget_usd)} | {prices_as_of(c, e.name)} |")
         out += ["", f"After destroy (retained disks and buckets): {usd(c.after_destroy_monthly_usd)}/month."

@@ -37,8 +37,14 @@ def test_unknown_types_are_listed_and_free_ones_are_not():
         ("aws:iam/role:Role", {}, {"name": "role"}),
         (INSTANCE, {"instanceType": "g5.xlarge", "tags": TAGS}),
     ], region="us-east-1")
-    assert cost.unknown_prices == ["aws:rds/instance:Instance 'db': a resource type the estimate does not price"]
-    assert cost.worst_case_known  # an unpriced database is listed; the instance's worst case is still known
+    assert cost.unknown_prices == [
+        "not priced: aws:rds/instance:Instance 'db' db.t4g.micro (a resource type the estimate does not price)"]
+    # What is not priced makes the worst case unknown, in the dict (JSON) form too: null with the reason.
+    assert not cost.worst_case_known and cost.worst_case_reason == cost.unknown_prices[0]
+    assert cost.as_dict()["worst_case_usd"] is None and cost.as_dict()["worst_case_known"] is False
+    # The database belongs to no experiment: the instance's own experiment keeps its known worst case, the stack's
+    # (which would include the database) is unknown.
+    assert [(e.name, e.worst_case_known, e.worst_case_reason) for e in cost.experiments] == [("x", True, None)]
 
 
 def test_an_unpriced_instance_makes_the_worst_case_unknown_not_zero():
