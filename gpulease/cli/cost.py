@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from gpulease.cli.common import add_max_age_option, catalog_overrides, stale_json, stale_warning, wide_console
@@ -103,7 +104,7 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
     console.print(
         f"[bold]until the deadline{until}[/bold]: expected ${cost.expected_usd:,.2f}, "
         + (f"[bold]worst case ${cost.worst_case_usd:,.2f}[/bold]" if cost.worst_case_known
-           else "[bold]worst case unknown[/bold] (an instance is unpriced)")
+           else f"[bold]worst case unknown[/bold]: {escape(cost.worst_case_reason or 'an instance is unpriced')}")
     )
     console.print(f"[bold]after destroy[/bold]: ${cost.after_destroy_monthly_usd:,.2f}/month for retained disks and buckets")
     for exp in cost.experiments:
@@ -136,6 +137,6 @@ def _experiments_table(cost: StackCost) -> Table:
         name = f"{exp.name} (shared)" if exp.shared and exp.name != SHARED else exp.name
         table.add_row(
             name, f"{exp.hourly_usd:,.3f}", "?" if exp.runtime_hours is None else f"{exp.runtime_hours:g}",
-            f"{exp.expected_usd:,.2f}", f"{exp.worst_case_usd:,.2f}", budget, f"{exp.after_destroy_monthly_usd:,.2f}",
+            f"{exp.expected_usd:,.2f}", f"{exp.worst_case_usd:,.2f}" if exp.worst_case_known else "unknown", budget, f"{exp.after_destroy_monthly_usd:,.2f}",
         )
     return table

@@ -130,9 +130,11 @@ FREE_TYPES: frozenset[str] = frozenset({
     "alicloud:ecs/keyPair:KeyPair", "alicloud:ecs/ramRoleAttachment:RamRoleAttachment",
     "alicloud:ecs/eipAssociation:EipAssociation", *ALI_DISK_ATTACHMENTS,
     # "There is no charge for creating a placement group."
-    # (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/placement-groups.html). Alibaba Cloud's deployment sets
-    # stay unpriced: no price statement found for them.
-    "aws:ec2/placementGroup:PlacementGroup",
+    # (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/placement-groups.html). Alibaba Cloud states no price for
+    # a deployment set; ECS's billable resources are computing resources, images, block storage, public bandwidth
+    # and snapshots (https://www.alibabacloud.com/help/en/elastic-compute-service/latest/billing-overview), and a
+    # deployment set is none of them (an unpriced type would make every cluster's worst case unknown).
+    "aws:ec2/placementGroup:PlacementGroup", "alicloud:ecs/ecsDeploymentSet:EcsDeploymentSet",
     # Templates and timers: the instances they launch, or stop, are the billed part.
     AWS_LAUNCH_TEMPLATE, AWS_LAUNCH_CONFIGURATION, AWS_AUTOSCALING_SCHEDULE, AWS_SCHEDULE,
     AWS_ECS_CAPACITY_PROVIDER, "aws:ecs/cluster:Cluster", "aws:ecs/clusterCapacityProviders:ClusterCapacityProviders",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpulease.core import clock
-from gpulease.core.cost import StackCost, configured_region, estimate_resources
+from gpulease.core.cost import StackCost, configured_regions, estimate_resources
 from gpulease.core.errors import UserError
 from gpulease.review import isolation, stacks
 from gpulease.review.policy_runner import PolicyResult, PolicyRunner
@@ -180,7 +180,7 @@ def estimate(rendering: Rendering) -> StackCost:
                             "region": providers.get((r.provider or "").rsplit("::", 1)[0])})
         for r in rendering.resources if r.custom
     ]
-    return estimate_resources(resources, region=configured_region(rendering.config))
+    return estimate_resources(resources, region=configured_regions(rendering.config))
 
 
 def review(

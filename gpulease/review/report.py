@@ -121,10 +121,19 @@ def aged(as_of: str, review: StackReview) -> str:
     return f"{as_of} ({(review.reviewed_at.date() - when).days} days old)"
 
 
-def worst(cost: StackCost) -> str:
+def worst(cost: StackCost, limit: int | None = None) -> str:
     if any(map(_unbounded, cost.experiments)):
         return "unbounded (no max runtime)"
-    return usd(cost.worst_case_usd) if cost.worst_case_known else "unknown (an instance is unpriced)"
+    return usd(cost.worst_case_usd) if cost.worst_case_known else unknown_worst(cost, limit)
+
+
+def unknown_worst(cost: StackCost | ExperimentCost, limit: int | None = None) -> str:
+    """``unknown: <what is not priced>``: an unpriced item never reads as $0.00; ``limit`` shortens the reason for
+    a summary cell (the stack's section names it whole)."""
+    reason = cost.worst_case_reason or "an instance is unpriced"
+    if limit is not None and len(reason) > limit:
+        reason = reason[:limit].rstrip() + "…"
+    return f"unknown: {reason}"
 
 
 # --- pull-request comment ---------------------------------------------------------------------------------
@@ -188,7 +197,7 @@ def _summary_row(review: StackReview) -> str:
     return (
         f"| `{review.name}` | {icon} | {len(review.rendering.custom_resources)} | "
         f"{len(groups.get('mandatory', []))} | {len(groups.get('advisory', []))} | "
-        f"{usd(c.hourly_usd) if c else 'n/a'} | {worst(c) if c else 'n/a'} | "
+        f"{usd(c.hourly_usd) if c else 'n/a'} | {_cell(worst(c, limit=60)) if c else 'n/a'} | "
         f"{usd(budget_total(c)) if c else 'n/a'} |"
     )
 
@@ -221,7 +230,7 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
                 "| --- | --- | --- | --- | --- | --- | --- |"]
         for e in c.experiments:
             runtime = f"{e.runtime_hours:g} h" if e.runtime_hours else "none"
-            worst = "unbounded" if _unbounded(e) else usd(e.worst_case_usd) if e.worst_case_known else "unknown"
+            worst = "unbounded" if _unbounded(e) else usd(e.worst_case_usd) if e.worst_case_known else unknown_worst(e)
             out.append(f"| {_cell(e.name)} | {usd(e.hourly_usd)} | {usd(e.max_hourly_usd)} | {runtime} | "
                        f"{worst} | {usd(e.budget_usd)} | {prices_as_of(c, e.name)} |")
         out += ["", f"After destroy (retained disks and buckets): {usd(c.after_destroy_monthly_usd)}/month."

@@ -28,7 +28,6 @@ from gpulease.core.compute.forms import FORMS
 
 from . import common as c
 
-CLOUD_PREFIXES = {"aws:": "aws", "alicloud:": "alicloud"}
 BUDGET_TYPES = {"aws": (rt.AWS_BUDGET,)}
 """The budget resources each cloud's provider offers (pulumi-alicloud 4.0.0 has none)."""
 
@@ -73,15 +72,11 @@ def _notifies(props: Any) -> bool | None:
     return False
 
 
-def _cloud(resource_type: str) -> str | None:
-    return next((cloud for prefix, cloud in CLOUD_PREFIXES.items() if resource_type.startswith(prefix)), None)
-
-
 def _budget_alert(args: StackValidationArgs, report: ReportViolation) -> None:
     clouds = set(c.config_value(args.get_config(), "requireOn", ["aws"]))
     budgets = [r for r in args.resources if r.resource_type in {t for cl in clouds for t in BUDGET_TYPES.get(cl, ())}]
     for unit, res in c.units(args.resources):
-        if _cloud(unit.resource.type) not in clouds or not unit.accelerated:
+        if unit.form.cloud not in clouds or not unit.accelerated:  # aws-native and Karpenter forms are AWS's
             continue
         tags = unit.tags
         budget = rt.number(tags.get(v.TAG_BUDGET_USD)) if tags.get(v.TAG_BUDGET_USD) is not c.UNKNOWN else None

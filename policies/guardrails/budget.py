@@ -121,12 +121,19 @@ def _region_of(r: Any) -> str | None:
     return region if isinstance(region, str) and region else None
 
 
-def _region(resources: list) -> str | None:
-    """The stack's region: its default provider's (the stack config's ``aws:region`` / ``alicloud:region``), else
-    the first explicit provider's."""
-    regions = [(getattr(r.provider, "name", "") != "default", region) for r in resources
-               if (region := _region_of(r)) is not None]
-    return min(regions)[1] if regions else None
+def _region(resources: list) -> dict[str, str]:
+    """Each cloud's region in the stack: its default provider's (the stack config's ``aws:region`` /
+    ``alicloud:region``), else its first explicit provider's; a stack may use both clouds."""
+    found: dict[str, tuple[bool, str]] = {}
+    for r in resources:
+        region = _region_of(r)
+        cloud = getattr(r.provider, "resource_type", "").removeprefix("pulumi:providers:")
+        if region is None or cloud not in ("aws", "alicloud"):
+            continue
+        rank = (getattr(r.provider, "name", "") != "default", region)
+        if cloud not in found or rank < found[cloud]:
+            found[cloud] = rank
+    return {cloud: region for cloud, (_, region) in found.items()}
 
 
 def reads_for_cost(type_: str) -> bool:
@@ -148,7 +155,7 @@ def estimate_stack(resources: list) -> cost.StackCost:
         })
         for r in resources
     ]
-    return cost.estimate_resources(plain, region=_region(resources))
+    return cost.estimate_resources(plain, region=_region(resources) or None)
 
 
 def unpriced_instances(estimate: Any, experiment: str, resources: list | None = None) -> list[str]:
@@ -168,14 +175,16 @@ def prices_used(estimate: Any, experiments: set[str]) -> str:
     lines = [line for line in estimate.lines if line.experiment in experiments and line.price_as_of]
     # An instance's own line reads "<type> spot ..." or "<type> on-demand"; its disks and address have their own.
     compute = [line for line in lines if line.compute]
+    regions = {line.region or estimate.region for line in lines}
+    several = len(regions) > 1  # a stack on both clouds: each price named with its own region
     parts = []
     for line in compute:
         cap = f", cap {line.cap_as_of}" if line.cap_as_of else ""
-        parts.append(f"{line.item} ({line.price_as_of}{cap})")
+        parts.append(f"{line.item}{f' in {line.region}' if several else ''} ({line.price_as_of}{cap})")
     rest = sorted({line.price_as_of for line in lines if line not in compute})
     if rest:
         parts.append(f"storage and addresses ({', '.join(rest)})")
-    where = f" in {estimate.region}" if estimate.region else ""
+    where = f" in {estimate.region}" if estimate.region and not several else ""
     return f"prices used{where}: {'; '.join(parts) or 'none'}; {estimate.price_catalog}"
 
 

@@ -80,7 +80,7 @@ def _holds(values: Mapping[str, Any], requires: Mapping[str, Any]) -> list[str]:
     """Which required values a stopper's input does not hold (an unknown value is not held against it)."""
     wrong = []
     for key, want in requires.items():
-        got = values.get(key)
+        got = values[key] if key in values else read(values, key)  # a dotted key reaches into the input
         if got is UNKNOWN:
             continue
         same = rt.number(got) == want if isinstance(want, int | float) and not isinstance(want, bool) else got == want

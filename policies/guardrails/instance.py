@@ -59,7 +59,7 @@ def _imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> None:
         return
     aws = form.cloud == "aws"
     if tokens is None:
-        if not _names_template(props, args.resource_type):  # else its template's settings apply
+        if not meta.default_required and not _names_template(props, args.resource_type):  # else its template's
             report(f"{what} leaves {meta.tokens} unset: {meta.unset}; accepted: {meta.how}")
     elif tokens != "required":
         allows = "allows IMDSv1" if aws else "allows metadata access without a token"

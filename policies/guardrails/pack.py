@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, Policy
 
-from . import access, alerts, budget, exposure, instance, network, runtime, sources, spot, storage
+from . import access, alerts, budget, exposure, instance, network, runtime, sources, spot, storage, unjudged
 
 PACK_NAME = "gpulease-guardrails"
 PACK_DISPLAY_NAME = "gpulease guardrails"
@@ -15,7 +15,7 @@ PACK_DESCRIPTION = (
 # Every rule sets its own level; this only applies to a rule that does not.
 PACK_ENFORCEMENT = EnforcementLevel.ADVISORY
 
-RULE_MODULES = (runtime, budget, spot, network, storage, instance, access, exposure, sources, alerts)
+RULE_MODULES = (runtime, budget, spot, network, storage, instance, access, exposure, sources, alerts, unjudged)
 
 
 def all_policies() -> list[Policy]:

@@ -49,7 +49,7 @@ ENCRYPTED_TYPES = (*rt.DATA_DISK_TYPES, *FORMS)
 
 
 def _unencrypted(resource_type: str, props: Any, require_key: bool,
-                 dependencies: Mapping[str, Any] | None = None) -> list[str]:
+                 dependencies: Mapping[str, Any] | None = None, covered: bool = False) -> list[str]:
     """Which storage of one resource is not encrypted (empty when all of it is, or cannot be known).
 
     ``dependencies`` (per input, the resources it depends on) tells that a form launches from a template even when
@@ -85,6 +85,10 @@ def _unencrypted(resource_type: str, props: Any, require_key: bool,
             continue  # settings on the resource itself, left to the template it launches from
         else:
             devices = [data]
+        judged = [dev for dev in devices if dev is c.UNKNOWN or not disk.only_with
+                  or read(dev, disk.only_with) is not None]
+        if disk.missing and "*" in disk.path and not judged and not names_template and not covered:
+            found.append(disk.missing)  # the image's own mappings decide: not asserted, as for an instance
         for i, dev in enumerate(devices):
             if dev is c.UNKNOWN or (disk.only_with and read(dev, disk.only_with) is None):
                 continue
@@ -98,14 +102,33 @@ def _unencrypted(resource_type: str, props: Any, require_key: bool,
     return found
 
 
+def _covered_templates(resources: list) -> set[str]:
+    """Templates whose missing block device mappings do not matter: every form launching from them sets its own
+    root device (an instance with ``root_block_device`` and a launch template for its network interfaces).
+    Computed only when a template lacks its mappings."""
+    lacking = [r for r in resources if (form := form_of(r.resource_type)) is not None and any(
+        d.missing and not read_all(c.plain(r.props), d.path) for d in form.disks)]
+    if not lacking:
+        return set()
+    users: dict[str, list[bool]] = {}
+    for unit, _ in c.units(resources):
+        own = [d for d in unit.form.disks if d.path and "*" not in d.path]
+        sets_own = bool(own) and all(read(unit.resource.props, d.path) is not None for d in own)
+        for tpl in unit.templates:
+            users.setdefault(tpl.urn, []).append(sets_own)
+    return {urn for urn, sets in users.items() if sets and all(sets)}
+
+
 def name_key_shown(name: Any) -> bool:
     return isinstance(name, str) and bool(name)
 
 
 def _encrypted_storage(args: StackValidationArgs, report: ReportViolation) -> None:
     require_key = bool(c.config_value(args.get_config(), "requireCustomerKey", False))
+    covered = _covered_templates(args.resources)
     for r in args.resources:
-        problems = _unencrypted(r.resource_type, r.props, require_key, c.registered(r).dependencies)
+        problems = _unencrypted(r.resource_type, r.props, require_key, c.registered(r).dependencies,
+                                r.urn in covered)
         if problems:
             report(f"{c.display(r.resource_type, r.name)}: {'; '.join(problems)}", r.urn)
     for facts in buckets.bucket_facts(args.resources):

@@ -37,8 +37,14 @@ def test_unknown_types_are_listed_and_free_ones_are_not():
         ("aws:iam/role:Role", {}, {"name": "role"}),
         (INSTANCE, {"instanceType": "g5.xlarge", "tags": TAGS}),
     ], region="us-east-1")
-    assert cost.unknown_prices == ["aws:rds/instance:Instance 'db': a resource type the estimate does not price"]
-    assert cost.worst_case_known  # an unpriced database is listed; the instance's worst case is still known
+    assert cost.unknown_prices == [
+        "not priced: aws:rds/instance:Instance 'db' db.t4g.micro (a resource type the estimate does not price)"]
+    # What is not priced makes the worst case unknown, in the dict (JSON) form too: null with the reason.
+    assert not cost.worst_case_known and cost.worst_case_reason == cost.unknown_prices[0]
+    assert cost.as_dict()["worst_case_usd"] is None and cost.as_dict()["worst_case_known"] is False
+    # The database belongs to no experiment: the instance's own experiment keeps its known worst case, the stack's
+    # (which would include the database) is unknown.
+    assert [(e.name, e.worst_case_known, e.worst_case_reason) for e in cost.experiments] == [("x", True, None)]
 
 
 def test_an_unpriced_instance_makes_the_worst_case_unknown_not_zero():
@@ -57,3 +63,41 @@ def test_a_group_counts_its_max_size_of_its_templates_type():
     assert line.item.startswith("g5.2xlarge on-demand × 5 (autoscaling group max size; expected 1 ×")
     assert line.worst_case_usd == pytest.approx(5 * 8 * on_demand("g5.2xlarge", "us-east-1"))
     assert line.expected_usd == pytest.approx(1 * 8 * on_demand("g5.2xlarge", "us-east-1"))
+
+
+def test_a_stack_on_both_clouds_prices_each_resource_in_its_own_clouds_region():
+    gpu = ("alicloud:ecs/instance:Instance", {"instanceType": "ecs.gn7i-c8g1.2xlarge", "tags": TAGS}, {"name": "gpu"})
+    bucket = ("aws:s3/bucket:Bucket", {"tags": TAGS}, {"name": "results"})
+    cost = estimate_resources([bucket, gpu], region={"aws": "us-east-1", "alicloud": "cn-hangzhou"})
+    assert {line.item.split(" ")[0]: line.region for line in cost.lines} == {
+        "ecs.gn7i-c8g1.2xlarge": "cn-hangzhou", "system": "cn-hangzhou", "bucket": "us-east-1"}
+    assert cost.worst_case_known and cost.region == "cn-hangzhou"  # the cloud its compute runs on
+    from gpulease.core.catalog.freshness import line_prices
+
+    named = {p.what for p in line_prices(cost.lines, cost.region)}
+    assert "ecs.gn7i-c8g1.2xlarge on-demand in cn-hangzhou" in named
+    assert any(w.startswith("bucket storage") and w.endswith("in us-east-1") for w in named)
+
+
+def test_forms_sized_in_vcpus_or_gpus_and_unpriced_services():
+    batch = ("aws:batch/computeEnvironment:ComputeEnvironment", {"tags": TAGS, "computeResources": {
+        "type": "EC2", "maxVcpus": 768, "instanceTypes": ["p4d.24xlarge"]}}, {"name": "ce"})
+    family = ("aws:batch/computeEnvironment:ComputeEnvironment", {"tags": TAGS, "computeResources": {
+        "type": "EC2", "maxVcpus": 768, "instanceTypes": ["p4d"]}}, {"name": "family"})
+    pool = ("kubernetes:karpenter.sh/v1:NodePool", {"spec": {"limits": {"cpu": "1000", "nvidia.com/gpu": 16},
+            "template": {"spec": {"requirements": [
+                {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p4d.24xlarge"]}]}}}},
+            {"name": "pool"})
+    cost = estimate_resources([batch, family, pool], region="us-east-1")
+    items = {line.resource: line.item for line in cost.lines}
+    assert items["ce"].startswith("p4d.24xlarge on-demand × 8 (AWS Batch compute environment max size")  # 768 / 96
+    assert items["pool"].startswith("p4d.24xlarge on-demand × 2 (Karpenter NodePool max size")  # 16 GPUs / 8
+    assert not cost.worst_case_known and "family: the size of the AWS Batch compute environment is unknown" in (
+        cost.worst_case_reason or "")
+    eci = ("alicloud:eci/containerGroup:ContainerGroup", {"tags": TAGS, "containers": [{"name": "c", "gpu": 1}]},
+           {"name": "eci"})
+    from gpulease.core.compute import Registered, unit_of
+
+    unit = unit_of(Registered(eci[0], "eci", "urn:eci", eci[1]), [])
+    assert unit is not None and unit.accelerated and unit.describe_types() == "containers[0].gpu=1"
+    assert not estimate_resources([eci], region="cn-hangzhou").worst_case_known  # no type: not priced

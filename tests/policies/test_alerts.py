@@ -55,3 +55,13 @@ def test_verify_long_run_reads_the_tags_and_its_threshold() -> None:
     verified = aws_gpu(tags=tags(max_hours="24") | {v.TAG_VERIFY: "20min+resume"})
     stack[0] = res(AWS_INSTANCE, "gpu", verified)
     assert found(analyze(*stack), "verify-long-run") == []
+
+
+def test_a_budget_above_the_tag_or_notifying_nobody_does_not_count() -> None:
+    [(_, _, _, above)] = found(analyze(*_stack(aws_budget(limitAmount="400"))), "budget-alert")
+    assert "(Budget 'budget' has a limit of '400' USD, above the gpulease:budget-usd of 40)" in above
+    silent = [{"comparisonOperator": "GREATER_THAN", "notificationType": "ACTUAL", "threshold": 80,
+               "thresholdType": "PERCENTAGE"}]
+    [(_, _, _, nobody)] = found(analyze(*_stack(aws_budget(notifications=silent))), "budget-alert")
+    assert "(Budget 'budget' notifies nobody (no e-mail address, no SNS topic))" in nobody
+    assert found(analyze(*_stack(aws_budget(limitAmount="40.00"))), "budget-alert") == []

@@ -45,6 +45,7 @@ EXPECTED_POLICIES = {
     "data-source-same-region": "advisory",
     "budget-alert": "mandatory",
     "verify-long-run": "advisory",
+    "unjudged-gpu-compute": "mandatory",
 }
 
 

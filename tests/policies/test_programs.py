@@ -12,6 +12,8 @@ analyzer, the cost model) and held to the findings and cost its ``expected.yaml`
       worst_case_usd: 123.45        # to the cent
       items: ["a substring of one cost line's item", ...]
       unpriced: ["a substring of one unknown_prices entry", ...]
+      reason: ["a substring of worst_case_reason", ...]   # an unknown worst case is null, with its reason
+      regions: {"a substring of a line's item": region}   # the region that line was priced in
 """
 
 from __future__ import annotations
@@ -61,7 +63,10 @@ def test_the_corpus_covers_every_compute_form_on_both_clouds():
     missing = []
     for token in FORMS:
         module, cls = token.split(":")[1].split("/")[0], token.rsplit(":", 1)[-1]
-        if f"{module}.{cls}(" not in used:
+        if token.startswith("kubernetes:"):  # a custom resource: its apiVersion and kind, as written
+            if f'api_version="{token.split(":")[1]}", kind="{cls}"' not in used:
+                missing.append(token)
+        elif f"{module}.{cls}(" not in used:
             missing.append(token)
     assert missing == []
     assert {p.name.split("-")[0] for p in programs()} == {"aws", "ali"}
@@ -78,8 +83,17 @@ def test_program_review_finds_exactly_what_is_expected(program):
         actual = stack["cost"]
         assert actual["region"] == cost["region"]
         assert actual["worst_case_known"] is cost.get("worst_case_known", True)
+        if not actual["worst_case_known"]:  # never a number that reads as the bound
+            assert actual["worst_case_usd"] is None and actual["worst_case_reason"]
+            assert all(e["worst_case_usd"] is None for e in actual["experiments"] if not e["worst_case_known"])
+        else:
+            assert actual["worst_case_reason"] is None
+        reason = actual["worst_case_reason"] or ""
+        assert [r for r in cost.get("reason", []) if r not in reason] == [], reason
         if "worst_case_usd" in cost:
             assert round(actual["worst_case_usd"], 2) == cost["worst_case_usd"]
+        for item, region in (cost.get("regions") or {}).items():
+            assert {line["region"] for line in actual["lines"] if item in line["item"]} == {region}
         items = [line["item"] for line in actual["lines"]]
         assert [i for i in cost.get("items", []) if not any(i in item for item in items)] == [], items
         unpriced = actual["unknown_prices"]
@@ -92,7 +106,10 @@ def test_unpriced_program_reports_unknown_worst_case_and_module_qualified_types(
 
     main(["plan", str(PROGRAMS / "aws-unpriced"), "--format", "markdown"])
     out = capsys.readouterr().out
-    assert "unknown (an instance is unpriced)" in out and "| `rds:Instance` | results-db |" in out
+    assert ("| 8 h | unknown: aws instance p6e-gb200.36xlarge in eu-west-1 (not in the catalog); not priced: "
+            "aws:rds/instance:Instance 'results-db' db.t4g.micro (a resource type the estimate does not price) |") in out
+    assert "$0.00" not in out.split("#### Estimated cost")[1].split("After destroy")[0]
+    assert "| `rds:Instance` | results-db |" in out
     assert "| `ec2:Instance` | remote |" in out
     stack = reviewed(PROGRAMS / "aws-unpriced")
     root_disks = [x for x in stack["cost"]["lines"] if x["item"] == "root disk gp2 100 GB"]

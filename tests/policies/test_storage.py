@@ -221,3 +221,26 @@ def test_account_level_block_can_be_refused_and_abort_rules_required():
                                                      "abortIncompleteMultipartUpload": {"daysAfterInitiation": 2}}]}
     parts[3].outputs = dict(parts[3].inputs)
     assert found(analyze(*parts, config=strict), "bucket-lifecycle-required") == []
+
+
+def test_a_launch_template_without_block_device_mappings_is_flagged_like_an_instance_without_a_root_device():
+    lt_type = "aws:ec2/launchTemplate:LaunchTemplate"
+
+    def storage(*resources):
+        return [(h[2], h[3]) for h in found(analyze(*resources), "encrypted-storage")]
+
+    bare = res(lt_type, "lt", {"instanceType": "g5.xlarge", "tags": tags()})
+    assert storage(bare) == [("lt", "LaunchTemplate 'lt': no block_device_mappings with an ebs block: the image's own "
+                              "mappings decide whether the root volume is encrypted, which a preview cannot see (as "
+                              "for an instance without root_block_device); accepted: block_device_mappings with "
+                              "ebs={'encrypted': True} for the root device")]
+    ephemeral_only = res(lt_type, "lt", {"instanceType": "g5.xlarge", "tags": tags(),
+                                         "blockDeviceMappings": [{"deviceName": "/dev/sdb", "virtualName": "ephemeral0"}]})
+    assert [name for name, _ in storage(ephemeral_only)] == ["lt"]
+    mapped = res(lt_type, "lt", {"instanceType": "g5.xlarge", "tags": tags(), "blockDeviceMappings": [
+        {"deviceName": "/dev/xvda", "ebs": {"encrypted": True, "volumeSize": 100}}]})
+    assert storage(mapped) == []
+    # Used only by an instance that sets its own (encrypted) root device: the template's mappings do not matter.
+    user = res(AWS_INSTANCE, "gpu", aws_gpu(launchTemplate={"id": "lt-1"}),
+               property_dependencies={"launchTemplate": [bare.urn]})
+    assert storage(bare, user) == []

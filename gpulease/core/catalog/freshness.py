@@ -81,10 +81,13 @@ def describe_catalog(catalog: Catalog) -> str:
 def line_prices(lines: Iterable[object], region: str | None) -> list[DatedPrice]:
     """The dated prices behind cost lines (``gpulease.core.cost.CostLine``): each line's rate, and the on-demand cap of a
     spot line priced at its current spot price."""
-    where = f" in {region}" if region else ""
     found = []
     for line in lines:
         item = str(getattr(line, "item", ""))
+        # Each line was priced in its own provider's region (a stack may use both clouds); ``region`` for a line
+        # that does not say.
+        here = getattr(line, "region", None) or region
+        where = f" in {here}" if here else ""
         if (when := to_date(getattr(line, "price_as_of", None))) is not None:
             found.append(DatedPrice(f"{item}{where}", when))
         if (cap := to_date(getattr(line, "cap_as_of", None))) is not None:

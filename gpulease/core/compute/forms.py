@@ -48,6 +48,8 @@ class Metadata:
     """How to require tokens, as the message's "accepted:" part."""
     unset: str
     """What the service does when ``tokens`` is not set, with its source."""
+    default_required: bool = False
+    """Tokens are required when ``tokens`` is not set (a Karpenter EC2NodeClass): unset is not reported."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,9 @@ class Disk:
     """The device's name input, shown after the label (``deviceName``)."""
     only_with: str | None = None
     """Judge the device only when this key is present in it (a launch template mapping with an ``ebs`` block)."""
+    missing: str | None = None
+    """Reported when a ``*`` path reaches no device to judge and no template decides (a launch template without
+    block device mappings: the image's own mappings decide, unseen by a preview)."""
 
 
 @dataclass(frozen=True)
@@ -148,12 +153,25 @@ class ComputeForm:
     role: str = COMPUTE
     instance_types: tuple[str, ...] = ("instanceType",)
     """Paths to instance types; a path may reach one type or a list of them. The first path with a value wins."""
+    type_reader: Callable[[Mapping[str, Any]], list[Any]] | None = None
+    """Instead of ``instance_types``: the types (or family names) a form allows, read by code (a Karpenter
+    NodePool's requirements)."""
+    accelerator: Callable[[Mapping[str, Any]], str | None] = _no_gap
+    """Besides its types, an input that asks for GPUs (an ECI container's ``gpu``, a NodePool's GPU limit): what it
+    says, so the unit is judged as accelerated."""
     default_types: tuple[str, ...] = ()
     """The cloud's default when no type is given (EKS node groups: t3.medium)."""
     capacity: Callable[[Mapping[str, Any]], Any] = _one
     """The most instances the form may run at once (a number, ``UNKNOWN``), None for exactly one."""
     desired: Callable[[Mapping[str, Any]], Any] = _one
     """How many it runs when nothing scales it (for the expected cost), None for the capacity."""
+    capacity_from_templates: bool = False
+    """Its size is its templates' (a SageMaker endpoint runs what its endpoint configuration's variants count)."""
+    priced_as: str = ""
+    """Why the catalog's instance prices do not apply to it (a service billing its own rates): its worst case is
+    then unknown."""
+    unsized: str = ""
+    """Why its size may be unknown (no limits, a type whose vCPUs the catalog lacks), for the worst case's reason."""
     weights: tuple[str, ...] = ()
     """Paths to per-type weights, when the capacity counts units rather than instances."""
     market: Callable[[Mapping[str, Any]], Market] = _no_market

@@ -14,8 +14,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulease.core import resources as rt
-from gpulease.core.compute import alicloud_forms, aws_forms  # noqa: F401 - they register the forms
-from gpulease.core.compute.accelerators import is_accelerated
+from gpulease.core.compute import (  # noqa: F401 - they register the forms
+    alicloud_container_forms,
+    alicloud_forms,
+    aws_forms,
+    aws_ml_forms,
+    aws_native_forms,
+    kubernetes_forms,
+)
+from gpulease.core.compute.accelerators import is_accelerated_family
 from gpulease.core.compute.forms import COMPUTE, ON_DEMAND, TEMPLATE, ComputeForm, Market, form_of
 from gpulease.core.compute.paths import UNKNOWN, number, read, read_all
 
@@ -84,11 +91,17 @@ class ComputeUnit:
 
     @property
     def accelerated_types(self) -> list[str]:
-        return [t for t in self.types if is_accelerated(t)]
+        return [t for t in self.types if is_accelerated_family(t)]
+
+    @property
+    def accelerator_request(self) -> str | None:
+        """What asks for GPUs besides the types (an ECI container's ``gpu``, a NodePool's GPU limit)."""
+        return self.form.accelerator(self.resource.props) or next(
+            (hint for t in self.templates if t.form is not None and (hint := t.form.accelerator(t.props))), None)
 
     @property
     def accelerated(self) -> bool:
-        return bool(self.accelerated_types)
+        return bool(self.accelerated_types) or self.accelerator_request is not None
 
     @property
     def references_template(self) -> bool:
@@ -99,7 +112,7 @@ class ComputeUnit:
 
     def describe_types(self) -> str:
         shown = self.accelerated_types or self.types
-        return ", ".join(dict.fromkeys(shown)) or "type not known"
+        return ", ".join(dict.fromkeys(shown)) or self.accelerator_request or "type not known"
 
 
 def templates_of(res: Registered, resources: Sequence[Registered]) -> tuple[list[Registered], bool]:
@@ -134,6 +147,8 @@ def templates_of(res: Registered, resources: Sequence[Registered]) -> tuple[list
 
 
 def _types(form: ComputeForm, props: Mapping[str, Any]) -> list[Any]:
+    if form.type_reader is not None:
+        return form.type_reader(props)
     return _flatten(value for path in form.instance_types for value in read_all(props, path))
 
 
@@ -175,9 +190,15 @@ def unit_of(res: Registered, resources: Sequence[Registered]) -> ComputeUnit | N
             tags.update(tpl.form.instance_tags(tpl.props))
     tags.update(res.tags())
     desired = form.desired(res.props)
+    capacity = _capacity(form, res.props)
+    if form.capacity_from_templates:
+        sizes = [_capacity(t.form, t.props) for t in templates if t.form is not None]
+        known = [s for s in sizes if isinstance(s, int | float)]
+        capacity = sum(known) if sizes and len(known) == len(sizes) else UNKNOWN
+        desired = None
     return ComputeUnit(
         resource=res, form=form, templates=templates, types=types,
-        types_unknown=missing or any(t is UNKNOWN for t in raw), capacity=_capacity(form, res.props),
+        types_unknown=missing or any(t is UNKNOWN for t in raw), capacity=capacity,
         desired=desired, market=market, tags=tags,
     )
 

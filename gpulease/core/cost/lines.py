@@ -31,6 +31,8 @@ class CostLine:
     spot instance priced at its current spot price); None when the same, or when the cap is the stack's own."""
     compute: bool = False
     """An instance-hours line (an instance, or a group's instances), as opposed to a disk, an address, a bucket."""
+    region: str | None = None
+    """The region it was priced in (its own provider's; a stack may use both clouds)."""
 
     @property
     def expected_usd(self) -> float | None:
@@ -59,7 +61,9 @@ class ExperimentCost:
     after_destroy_monthly_usd: float
     budget_usd: float | None
     worst_case_known: bool = True
-    """False when an instance line has no price or no runtime: ``worst_case_usd`` is then a lower bound only."""
+    """False when something it bills has no price, or an instance no runtime: ``worst_case_usd`` is then a lower
+    bound only, and ``worst_case_reason`` says what is missing."""
+    worst_case_reason: str | None = None
 
 
 @dataclass
@@ -80,14 +84,23 @@ class StackCost:
     price_catalog: str | None = None
     """Where the prices came from: the shipped catalog's date and any override files."""
     worst_case_known: bool = True
-    """False when an instance line has no price or no runtime: ``worst_case_usd`` is then a lower bound only, and
-    a report says the worst case is unknown (never $0)."""
+    """False when something billed has no price (an instance type, a resource type the model does not price, a
+    group's size) or no runtime: ``worst_case_usd`` is then a lower bound only, and a report says the worst case
+    is unknown with ``worst_case_reason`` (never $0)."""
+    worst_case_reason: str | None = None
+    """What makes the worst case unknown (None when it is known)."""
 
     def as_dict(self) -> dict[str, Any]:
+        """JSON form: an unknown worst case is ``null`` with its reason, never the lower bound."""
         out = asdict(self)
         out["lines"] = [
             {**asdict(line), "expected_usd": line.expected_usd, "worst_case_usd": line.worst_case_usd} for line in self.lines
         ]
+        if not self.worst_case_known:
+            out["worst_case_usd"] = None
+        for exp in out["experiments"]:
+            if not exp["worst_case_known"]:
+                exp["worst_case_usd"] = None
         return out
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
@@ -11,7 +11,7 @@ from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
 from gpulease.core.catalog import HOURS_PER_MONTH, Catalog, RegionPrices
 from gpulease.core.catalog.cpu import load_cpu_catalog
-from gpulease.core.compute import SPOT, ComputeUnit
+from gpulease.core.compute import SPOT, ComputeUnit, form_of
 from gpulease.core.cost.lines import SHARED, CostLine
 from gpulease.core.cost.spot import instance_zone, quote
 
@@ -31,10 +31,13 @@ class PricedResource:
     type: str
     inputs: Mapping[str, Any]
     options: Mapping[str, Any]
+    template_tags: Mapping[str, Any] = field(default_factory=dict)
+    """For a form that takes no tags of its own (a Karpenter NodePool): the instance tags of its templates."""
 
     @property
     def tags(self) -> Mapping[str, str]:
-        return rt.tag_map(self.inputs.get("tags"))  # a map, or an autoscaling group's list of blocks
+        own = rt.tag_map(self.inputs.get("tags"))  # a map, or an autoscaling group's list of blocks
+        return {**self.template_tags, **own} if self.template_tags else own
 
     @property
     def name(self) -> str:
@@ -51,6 +54,16 @@ class PricedResource:
                 return bool(self.options[key])
         # Billed after destroy only when declared retained (gpulease.core.resources: the retain tag's one reading).
         return rt.retain_tag(self.tags) is True
+
+    @property
+    def cloud(self) -> str | None:
+        """``aws`` or ``alicloud`` (aws-native resources are AWS's, a compute form its form's cloud), None for any
+        other provider."""
+        form = form_of(self.type)
+        if form is not None:
+            return form.cloud  # a Karpenter NodePool runs AWS instances
+        head = self.type.split(":", 1)[0]
+        return {"aws": "aws", "aws-native": "aws", "alicloud": "alicloud"}.get(head)
 
     @property
     def runtime_hours(self) -> float | None:
@@ -75,11 +88,20 @@ class Pricer:
         self.lines: list[CostLine] = []
         self.notes: list[str] = []
         self.unknown: list[str] = []
+        self.unknown_of: dict[str | None, list[str]] = {}
+        """What could not be priced, per experiment (None: the whole stack)."""
+        self.experiment: str | None = None
+        """The experiment of the resource being priced (None outside one: what is unknown concerns the stack)."""
         self.zones: dict[str, str] = {}
 
     def unknown_price(self, what: str) -> None:
+        """Something billed that cannot be priced: listed, and the worst case of its experiment and of the stack
+        is then unknown (never a smaller number presented as the bound)."""
         if what not in self.unknown:
             self.unknown.append(what)
+        mine = self.unknown_of.setdefault(self.experiment, [])
+        if what not in mine:
+            mine.append(what)
 
     def note(self, text: str) -> None:
         if text not in self.notes:
@@ -114,6 +136,7 @@ class Pricer:
                 price_as_of=as_of.isoformat() if as_of and hourly is not None else None,
                 cap_as_of=cap_as_of.isoformat() if cap_as_of and cap_as_of != as_of else None,
                 compute=compute,
+                region=self.region,
             )
         )
 

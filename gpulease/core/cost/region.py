@@ -60,3 +60,13 @@ def configured_region(config: Mapping[str, Any]) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+REGION_KEYS_BY_CLOUD = {"aws": "aws:region", "alicloud": "alicloud:region"}
+
+
+def configured_regions(config: Mapping[str, Any]) -> dict[str, str]:
+    """The region the stack's config gives each cloud's default provider (``{"aws": ..., "alicloud": ...}``): a
+    stack may use both clouds, and each resource is priced in its own provider's region."""
+    return {cloud: value for cloud, key in REGION_KEYS_BY_CLOUD.items()
+            if isinstance(value := config.get(key), str) and value}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gpulease.core import vocabulary as v
 from gpulease.core.catalog import Catalog, CatalogError, load_catalog
+from gpulease.core.catalog.cpu import load_cpu_catalog
 
 _TYPES: dict[int, frozenset[str]] = {}
 
@@ -25,8 +26,41 @@ def _catalog_types() -> frozenset[str]:
     return _TYPES[key]
 
 
+SAGEMAKER_PREFIX = "ml."
+"""SageMaker names EC2 hardware with this prefix (``ml.p4d.24xlarge``, ``ml.g5.xlarge``)."""
+
+
 def is_accelerated(instance_type: object) -> bool:
-    """True for a GPU or ML-accelerator instance type of either cloud (see the module docstring)."""
+    """True for a GPU or ML-accelerator instance type of either cloud (see the module docstring), SageMaker's
+    ``ml.`` types included."""
     if not isinstance(instance_type, str) or not instance_type:
         return False
-    return v.is_accelerated_instance_type(instance_type) or instance_type in _catalog_types()
+    bare = instance_type.removeprefix(SAGEMAKER_PREFIX)
+    return (v.is_accelerated_instance_type(bare) or instance_type in _catalog_types()
+            or bare in _catalog_types())
+
+
+def is_accelerated_family(family: object) -> bool:
+    """True for a family name without a size that AWS Batch and Karpenter accept (``p4d``, ``g5``, ``trn1``), or
+    an instance type itself."""
+    if not isinstance(family, str) or not family:
+        return False
+    return is_accelerated(family) or ("." not in family.removeprefix(SAGEMAKER_PREFIX)
+                                      and is_accelerated(f"{family}.xlarge"))
+
+
+def hardware_of(cloud: str, instance_type: object) -> tuple[int, int] | None:
+    """``(vCPUs, GPUs)`` of a type the catalogs list (the GPU catalog, then the CPU one; SageMaker's ``ml.``
+    prefix dropped); None when neither knows it. Forms sized in vCPUs or GPUs (an AWS Batch compute environment,
+    a Karpenter NodePool's limits) count instances with it."""
+    if not isinstance(instance_type, str) or not instance_type:
+        return None
+    bare = instance_type.removeprefix(SAGEMAKER_PREFIX)
+    try:
+        it = load_catalog().get(cloud, bare)
+        if it is not None:
+            return it.vcpu, it.gpu_count
+        cpu = load_cpu_catalog().get(cloud, bare)
+    except CatalogError:
+        return None
+    return (cpu.vcpu, 0) if cpu is not None else None

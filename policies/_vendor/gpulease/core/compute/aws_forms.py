@@ -33,6 +33,11 @@ IMDS_UNSET = (
     "otherwise, and leaves IMDSv1 open in every other case (InstanceMetadataOptionsRequest.HttpTokens, "
     "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/configuring-instance-metadata-options.html)"
 )
+NO_MAPPINGS = (
+    "no block_device_mappings with an ebs block: the image's own mappings decide whether the root volume is "
+    "encrypted, which a preview cannot see (as for an instance without root_block_device); accepted: "
+    "block_device_mappings with ebs={'encrypted': True} for the root device"
+)
 SCHEDULER_DOC = "https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-targets-universal.html"
 LIFETIME_DECOY = (
     "maxInstanceLifetime",
@@ -219,7 +224,7 @@ register(
         spot_cap="instanceMarketOptions.spotOptions.maxPrice",
         metadata=_METADATA, user_data=(UserData("userData", encoded=True),),
         disks=(Disk("blockDeviceMappings", "blockDeviceMappings.*", "ebs.encrypted", "ebs.kmsKeyId",
-                    name_key="deviceName", only_with="ebs"),),
+                    name_key="deviceName", only_with="ebs", missing=NO_MAPPINGS),),
         instance_tags=_lt_instance_tags, identity=("id", "name", "arn"),
         public_ip=("networkInterfaces.*.associatePublicIpAddress",),
         security_groups=("vpcSecurityGroupIds", "securityGroupNames", "networkInterfaces.*.securityGroups"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from gpulease.core.cost.estimate import estimate_resources
 from gpulease.core.cost.lines import SHARED, CostLine, ExperimentCost, StackCost, price_dates_used
-from gpulease.core.cost.region import configured_region, derive_region, region_from_zone
+from gpulease.core.cost.region import configured_region, configured_regions, derive_region, region_from_zone
 
 __all__ = [
     "SHARED",
@@ -17,6 +17,7 @@ __all__ = [
     "ExperimentCost",
     "StackCost",
     "configured_region",
+    "configured_regions",
     "derive_region",
     "estimate_resources",
     "price_dates_used",

@@ -23,8 +23,13 @@ def group_instances(p: Pricer, r: PricedResource, unit: ComputeUnit) -> None:
     size = unit.capacity
     types = list(dict.fromkeys(unit.types))
     if size is UNKNOWN or size is None:
-        p.unknown_price(f"{r.name}: the size of the {label} is not known before the update runs")
+        why = unit.form.unsized or "it is not known before the update runs"
+        p.unknown_price(f"{r.name}: the size of the {label} is unknown ({why})")
         p.add(r, f"{'/'.join(types) or 'instances'} ({label}, size unknown)", None, compute=True)
+        return
+    if unit.form.priced_as:
+        p.unknown_price(f"{r.name}: {label} {'/'.join(types) or ''} not priced ({unit.form.priced_as})".replace("  ", " "))
+        p.add(r, f"{'/'.join(types) or 'instances'} ({label}, price unknown)", None, compute=True)
         return
     if not types:
         p.unknown_price(f"{r.name}: the instance types of the {label} are not known before the update runs")

@@ -59,29 +59,41 @@ from gpulease.core.cost.spot import experiment_zones
 
 def estimate_resources(
     resources: Iterable[tuple[str, Mapping[str, Any]] | tuple[str, Mapping[str, Any], Mapping[str, Any]]],
-    region: str | None = None,
+    region: str | Mapping[str, str] | None = None,
     *,
     catalog: Catalog | None = None,
 ) -> StackCost:
-    """Price engine-form resource inputs; ``region`` defaults to the one the inputs name (``region.derive_region``)."""
+    """Price engine-form resource inputs. ``region`` is the stack's region, or per cloud (``{"aws": "us-east-1",
+    "alicloud": "cn-hangzhou"}``, ``region.configured_regions``) for a stack on both clouds; a cloud without one
+    takes the region its own resources' inputs name (``region.derive_region``)."""
     items = [
         PricedResource(type=entry[0], inputs=entry[1] or {}, options=(entry[2] if len(entry) > 2 else None) or {})
         for entry in resources
     ]
     catalog = catalog or load_catalog()
-    region = region or derive_region(r.inputs for r in items)
-    pricer = Pricer(catalog, region)
+    regions = dict(region) if isinstance(region, Mapping) else {}
+    stack_region = region if isinstance(region, str) and region else None
+    for cloud in sorted({r.cloud for r in items if r.cloud} - set(regions)):
+        found = stack_region or derive_region(r.inputs for r in items if r.cloud == cloud)
+        if found:
+            regions[cloud] = found
+    default = regions.get(_main_cloud(items) or "") or stack_region or derive_region(r.inputs for r in items)
+    pricer = Pricer(catalog, default)
     pricer.zones = experiment_zones((r.type, r.inputs, r.experiment) for r in items)
     units = _units(items)
+    for index, unit in units.items():
+        if not unit.form.tags:  # no tags of its own: its templates' instance tags carry the experiment and runtime
+            items[index].template_tags = {k: x for k, x in unit.tags.items() if isinstance(x, str)}
     data_gb = 0.0
     for r in items:
         if r.type in (rt.AWS_VOLUME, *rt.ALI_DISKS):
             data_gb += rt.number(r.inputs.get("size")) or 0.0
     basis = "as much as the data disks" if data_gb else "no data disk to go by"
     for index, r in enumerate(items):
-        pricer.region = r.region or region
+        pricer.region = r.region or regions.get(r.cloud or "") or default
+        pricer.experiment = r.experiment
         _price(pricer, r, units.get(index), data_gb, basis)
-    pricer.region = region
+    pricer.region, pricer.experiment = default, None
     return _summarise(pricer, items, catalog)
 
 
@@ -127,7 +139,9 @@ def _price(pricer: Pricer, r: PricedResource, unit: ComputeUnit | None, data_gb:
     elif r.type == rt.ALI_BUCKET:
         pricer.bucket(r, "alicloud", data_gb or DEFAULT_BUCKET_GB, basis)
     elif form_of(r.type) is None and not rt.is_free_type(r.type):
-        pricer.unknown_price(f"{r.type} {r.name!r}: a resource type the estimate does not price")
+        size = next((x for key in SIZE_KEYS if isinstance(x := i.get(key), str) and x), None)
+        pricer.unknown_price(f"not priced: {r.type} {r.name!r}{' ' + size if size else ''} (a resource type the "
+                             "estimate does not price)")
 
 
 def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog) -> StackCost:
@@ -152,6 +166,7 @@ def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog) ->
     order = sorted({line.experiment for line in lines}, key=lambda name: (name not in with_instance, name))
     lines = sorted(lines, key=lambda line: (order.index(line.experiment), not is_compute(line.type)))
     unknown = {line.experiment for line in lines if line.compute and line.worst_case_usd is None}
+    stack_wide = pricer.unknown_of.get(None, [])
     experiments = []
     for name in order:
         mine = [line for line in lines if line.experiment == name]
@@ -167,14 +182,14 @@ def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog) ->
                 worst_case_usd=sum(line.worst_case_usd or 0.0 for line in mine),
                 after_destroy_monthly_usd=sum(line.after_destroy_monthly_usd for line in mine),
                 budget_usd=budgets.get(name),
-                worst_case_known=name not in unknown,
+                worst_case_known=not (missing := [*stack_wide, *pricer.unknown_of.get(name, [])]) and name not in unknown,
+                worst_case_reason=_reason(missing) if missing or name in unknown else None,
             )
         )
-    clouds = Counter(r.type.split(":", 1)[0] for r in items if r.type.startswith(("aws:", "alicloud:")))
     if any(line.estimate for line in lines):
         pricer.note("spot prices and bucket sizes are estimates; the worst case charges the spot cap (on-demand by default)")
     return StackCost(
-        cloud=clouds.most_common(1)[0][0] if clouds else None,
+        cloud=_main_cloud(items),
         region=pricer.region,
         hourly_usd=sum(line.hourly_usd or 0.0 for line in lines),
         max_hourly_usd=sum(line.max_hourly_usd or 0.0 for line in lines),
@@ -187,8 +202,24 @@ def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog) ->
         unknown_prices=pricer.unknown,
         prices_as_of=min(used) if (used := price_dates_used(lines)) else catalog.as_of,
         price_catalog=describe_catalog(catalog),
-        worst_case_known=not unknown,
+        worst_case_known=not unknown and not pricer.unknown,
+        worst_case_reason=_reason(pricer.unknown) if unknown or pricer.unknown else None,
     )
+
+
+SIZE_KEYS = ("instanceClass", "instanceType", "nodeType", "dbInstanceClass")
+"""Inputs that size a resource the estimate does not price, named in its unknown-price entry."""
+
+
+def _reason(missing: list[str]) -> str:
+    return "; ".join(missing) or "an instance has no price or no runtime"
+
+
+def _main_cloud(items: list[PricedResource]) -> str | None:
+    """The cloud the stack's compute runs on (the most compute resources), else the one most resources are on."""
+    clouds = Counter(r.cloud for r in items if r.cloud and is_compute(r.type)) or Counter(
+        r.cloud for r in items if r.cloud)
+    return clouds.most_common(1)[0][0] if clouds else None
 
 
 

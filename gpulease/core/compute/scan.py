@@ -1,0 +1,93 @@
+"""Find GPU or accelerator compute in the inputs of a resource of a type the registry does not know.
+
+A resource of an unknown type that names a GPU type (an ``instanceType``, ``instanceTypes``, ``instanceClass``,
+a nested ``computeResources.instanceTypes``), a Kubernetes node requirement or selector on an accelerated instance
+type or family (``node.kubernetes.io/instance-type``, ``karpenter.k8s.aws/instance-family`` ...), or a GPU
+resource request (``nvidia.com/gpu`` ...) is compute the pack cannot judge. ``gpu_mentions`` walks the inputs
+once, depth-first, and stops at the first few hits; a resource without any of these keys costs one pass over
+its keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gpulease.core.compute.accelerators import is_accelerated_family
+from gpulease.core.compute.kubernetes_forms import (
+    ACCELERATED_CATEGORIES,
+    CATEGORY_LABEL,
+    FAMILY_LABEL,
+    GPU_LABELS,
+    GPU_RESOURCES,
+    INSTANCE_TYPE_LABELS,
+    quantity,
+)
+
+TYPE_KEYS = frozenset({
+    "instanceType", "instanceTypes", "instanceClass", "instanceFamily", "instanceFamilies", "acceleratorType",
+    "acceleratorTypes", "gpuType", "instance_type", "instance_types",
+})
+"""Input names whose value is an instance type (or a list of them)."""
+NODE_LABELS = frozenset((*INSTANCE_TYPE_LABELS, FAMILY_LABEL))
+COUNT_KEYS = frozenset({*GPU_RESOURCES, "gpu", "gpuCount", "gpuAmount", "acceleratorCount"})
+"""Names whose positive number asks for accelerators (a container's GPU request or limit, an ECI-style count)."""
+SKIPPED = frozenset({"tags", "tagsAll", "labels", "annotations"})
+"""Free text: what tags say is no request for hardware."""
+MAX_DEPTH = 16
+MAX_HITS = 3
+
+
+def _accelerated_value(value: Any) -> list[str]:
+    values = value if isinstance(value, list | tuple) else [value]
+    return [v for v in values if isinstance(v, str) and is_accelerated_family(v)]
+
+
+def _requirement(node: Mapping[str, Any]) -> str | None:
+    """A Kubernetes requirement / match expression ``{key, operator, values}`` that selects accelerators."""
+    key = node.get("key")
+    if not isinstance(key, str):
+        return None
+    values = node.get("values") if isinstance(node.get("values"), list) else []
+    if key in NODE_LABELS:
+        hits = _accelerated_value(values)
+        return f"{key} {node.get('operator', 'In')} {hits}" if hits else None
+    if key == CATEGORY_LABEL and any(v in ACCELERATED_CATEGORIES for v in values if isinstance(v, str)):
+        return f"{key} {node.get('operator', 'In')} {values}"
+    if key in GPU_LABELS and node.get("operator") in ("In", "Gt", "Exists"):
+        return f"{key} {node.get('operator')} {values}"
+    return None
+
+
+def gpu_mentions(props: Any) -> list[tuple[str, str]]:
+    """``(path, what)`` for the first few places the inputs ask for GPU or accelerator compute; [] for none."""
+    hits: list[tuple[str, str]] = []
+    stack: list[tuple[str, Any, int]] = [("", props, 0)]
+    while stack and len(hits) < MAX_HITS:
+        path, node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            continue
+        if isinstance(node, Mapping):
+            if "key" in node and (found := _requirement(node)):
+                hits.append((path, found))
+                continue
+            for key, child in node.items():
+                if not isinstance(key, str) or key in SKIPPED:
+                    continue
+                where = f"{path}.{key}" if path else key
+                if key in TYPE_KEYS or key in NODE_LABELS:
+                    if found_types := _accelerated_value(child):
+                        hits.append((where, ", ".join(found_types)))
+                        continue
+                elif key in COUNT_KEYS:
+                    count = quantity(child)
+                    if isinstance(count, float) and count > 0:
+                        hits.append((where, f"{key}={count:g}"))
+                        continue
+                if isinstance(child, Mapping | list | tuple):
+                    stack.append((where, child, depth + 1))
+        elif isinstance(node, Sequence) and not isinstance(node, str | bytes):
+            for i, child in enumerate(node):
+                if isinstance(child, Mapping | list | tuple):
+                    stack.append((f"{path}[{i}]", child, depth + 1))
+    return hits

@@ -1,0 +1,191 @@
+"""The ``pulumi_aws_native`` (AWS Cloud Control) equivalents of the AWS compute forms: EC2 instances and launch
+templates, autoscaling groups, EKS node groups, AWS Batch compute environments, SageMaker endpoints, endpoint
+configurations, notebook instances and apps. Inputs are CloudFormation's properties in engine form (camelCase,
+``pulumi_aws_native`` 1.84's getters); tags are lists of ``{key, value}`` (EKS and Batch: maps). Each entry judges
+like its ``pulumi_aws`` twin; the deadline is the same EventBridge Scheduler call (an ``aws.scheduler.Schedule``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from gpulease.core import resources as rt
+from gpulease.core.compute import aws_forms as a
+from gpulease.core.compute import aws_ml_forms as ml
+from gpulease.core.compute.forms import (
+    TEMPLATE,
+    ComputeForm,
+    Disk,
+    Market,
+    Metadata,
+    TemplateRef,
+    UserData,
+    distribution,
+    form_of,
+    register,
+)
+from gpulease.core.compute.paths import UNKNOWN, number, read, read_all
+
+INSTANCE = "aws-native:ec2:Instance"
+LAUNCH_TEMPLATE = "aws-native:ec2:LaunchTemplate"
+AUTOSCALING_GROUP = "aws-native:autoscaling:AutoScalingGroup"
+NODE_GROUP = "aws-native:eks:Nodegroup"
+BATCH_ENVIRONMENT = "aws-native:batch:ComputeEnvironment"
+ENDPOINT = "aws-native:sagemaker:Endpoint"
+ENDPOINT_CONFIG = "aws-native:sagemaker:EndpointConfig"
+NOTEBOOK = "aws-native:sagemaker:NotebookInstance"
+APP = "aws-native:sagemaker:App"
+
+TEMPLATES = (LAUNCH_TEMPLATE, rt.AWS_LAUNCH_TEMPLATE)
+_DATA = "launchTemplateData"
+_LT_REF = TemplateRef("launchTemplate", "launchTemplateId", "launchTemplateName", "launchTemplate", TEMPLATES)
+_NO_MAPPINGS = (
+    "no blockDeviceMappings: the image's own mappings decide whether its volumes are encrypted, which a preview "
+    "cannot see; accepted: block_device_mappings with ebs encrypted=true for the root device"
+)
+
+
+def _metadata(prefix: str) -> Metadata:
+    return Metadata(tokens=f"{prefix}metadataOptions.httpTokens", endpoint=f"{prefix}metadataOptions.httpEndpoint",
+                    hop_limit=f"{prefix}metadataOptions.httpPutResponseHopLimit",
+                    how="metadata_options={'http_tokens': 'required'}", unset=a.IMDS_UNSET)
+
+
+def _mappings(path: str) -> Disk:
+    return Disk("blockDeviceMappings", f"{path}.*", "ebs.encrypted", "ebs.kmsKeyId", name_key="deviceName",
+                only_with="ebs", missing=_NO_MAPPINGS)
+
+
+def _lt_market(props: Mapping[str, Any]) -> Market:
+    data = read(props, _DATA)
+    return Market(UNKNOWN) if data is UNKNOWN else a._instance_market(data or {})
+
+
+def _lt_instance_tags(props: Mapping[str, Any]) -> Mapping[str, Any]:
+    tags: dict[str, Any] = {}
+    for spec in read_all(props, f"{_DATA}.tagSpecifications.*"):
+        if isinstance(spec, Mapping) and spec.get("resourceType") == "instance":
+            tags.update(rt.tag_map(spec.get("tags")))
+    return tags
+
+
+def _asg_market(props: Mapping[str, Any]) -> Market:
+    if read(props, "mixedInstancesPolicy") is None:
+        return Market(None)
+    return distribution(
+        read(props, "mixedInstancesPolicy.instancesDistribution.onDemandBaseCapacity"),
+        read(props, "mixedInstancesPolicy.instancesDistribution.onDemandPercentageAboveBaseCapacity"),
+        ("onDemandBaseCapacity", "onDemandPercentageAboveBaseCapacity"),
+    )
+
+
+def _asg_hazards(props: Mapping[str, Any], expires: datetime | None) -> list[str]:
+    if rt.flag(read(props, "newInstancesProtectedFromScaleIn")):
+        return ["new_instances_protected_from_scale_in=true: protected instances are not terminated when the group "
+                "is scaled to zero (https://docs.aws.amazon.com/autoscaling/ec2/userguide/"
+                "ec2-auto-scaling-instance-protection.html); accepted: false"]
+    return []
+
+
+def _scaling(path: str) -> Any:
+    return lambda props: number(read(props, path))
+
+
+register(
+    ComputeForm(
+        token=INSTANCE, cloud="aws", label="EC2 instance", templates=(_LT_REF,),
+        spot_how="a launch template with instance_market_options market_type spot (aws-native ec2.Instance has no "
+        "market option)",
+        metadata=_metadata(""), user_data=(UserData("userData", encoded=True),),
+        disks=(_mappings("blockDeviceMappings"),),
+        deadlines=(a._terminate_schedule("it"),),
+        public_ip=("networkInterfaces.*.associatePublicIpAddress",),
+        security_groups=("securityGroupIds", "securityGroups"), identity=("id", "instanceId"),
+        source="pulumi_aws_native ec2.Instance (AWS::EC2::Instance)",
+    ),
+    ComputeForm(
+        token=LAUNCH_TEMPLATE, cloud="aws", label="launch template", role=TEMPLATE,
+        instance_types=(f"{_DATA}.instanceType",), market=_lt_market,
+        spot_how="launch_template_data.instance_market_options={'market_type': 'spot'}",
+        spot_cap=f"{_DATA}.instanceMarketOptions.spotOptions.maxPrice",
+        metadata=_metadata(f"{_DATA}."), user_data=(UserData(f"{_DATA}.userData", encoded=True),),
+        disks=(_mappings(f"{_DATA}.blockDeviceMappings"),), tags="",
+        instance_tags=_lt_instance_tags, identity=("id", "launchTemplateId", "launchTemplateName"),
+        public_ip=(f"{_DATA}.networkInterfaces.*.associatePublicIpAddress",),
+        security_groups=(f"{_DATA}.securityGroupIds", f"{_DATA}.securityGroups"),
+        source="pulumi_aws_native ec2.LaunchTemplate (AWS::EC2::LaunchTemplate)",
+    ),
+    ComputeForm(
+        token=AUTOSCALING_GROUP, cloud="aws", label="autoscaling group",
+        instance_types=("mixedInstancesPolicy.launchTemplate.overrides.*.instanceType",),
+        templates=(_LT_REF, TemplateRef("mixedInstancesPolicy.launchTemplate.launchTemplateSpecification",
+                                        "launchTemplateId", "launchTemplateName", "mixedInstancesPolicy", TEMPLATES),
+                   TemplateRef("launchConfigurationName", None, None, "launchConfigurationName",
+                               (rt.AWS_LAUNCH_CONFIGURATION,))),
+        capacity=_scaling("maxSize"), desired=_scaling("desiredCapacity"),
+        weights=("mixedInstancesPolicy.launchTemplate.overrides.*.weightedCapacity",),
+        market=_asg_market, spot_how=form_of(rt.AWS_AUTOSCALING_GROUP).spot_how,  # type: ignore[union-attr]
+        spot_cap="mixedInstancesPolicy.instancesDistribution.spotMaxPrice",
+        deadlines=form_of(rt.AWS_AUTOSCALING_GROUP).deadlines,  # type: ignore[union-attr]
+        hazards=_asg_hazards, decoys=(a.LIFETIME_DECOY,), identity=("id", "autoScalingGroupName"),
+        source="pulumi_aws_native autoscaling.AutoScalingGroup (AWS::AutoScaling::AutoScalingGroup)",
+    ),
+    ComputeForm(
+        token=NODE_GROUP, cloud="aws", label="EKS node group",
+        instance_types=("instanceTypes",), default_types=("t3.medium",),
+        templates=(TemplateRef("launchTemplate", "id", "name", "launchTemplate", TEMPLATES),),
+        capacity=_scaling("scalingConfig.maxSize"), desired=_scaling("scalingConfig.desiredSize"),
+        market=a._node_group_market, spot_how="capacity_type='SPOT'",
+        metadata_gap=form_of(rt.AWS_EKS_NODE_GROUP).metadata_gap,  # type: ignore[union-attr]
+        disk_gap=form_of(rt.AWS_EKS_NODE_GROUP).disk_gap,  # type: ignore[union-attr]
+        deadlines=form_of(rt.AWS_EKS_NODE_GROUP).deadlines,  # type: ignore[union-attr]
+        identity=("id", "nodegroupName", "arn"),
+        source="pulumi_aws_native eks.Nodegroup (AWS::EKS::Nodegroup)",
+    ),
+    ComputeForm(
+        token=BATCH_ENVIRONMENT, cloud="aws", label="AWS Batch compute environment",
+        type_reader=lambda props: read_all(props, "computeResources.instanceTypes.*"),
+        templates=(TemplateRef("computeResources.launchTemplate", "launchTemplateId", "launchTemplateName",
+                               "computeResources", TEMPLATES),),
+        capacity=lambda props: ml.vcpu_capacity(read(props, "computeResources.maxvCpus"),
+                                                read_all(props, "computeResources.instanceTypes.*")),
+        unsized=ml.batch_unsized("computeResources.maxvCpus"),
+        market=lambda props: ml.batch_market(read(props, "computeResources.type"), "computeResources.type"),
+        spot_how="compute_resources.type='SPOT'", deadlines=ml.batch_deadlines("ComputeEnvironment"),
+        metadata_gap=ml.batch_metadata_gap, disk_gap=ml.batch_disk_gap,
+        identity=("id", "computeEnvironmentName", "computeEnvironmentArn"),
+        source="pulumi_aws_native batch.ComputeEnvironment (AWS::Batch::ComputeEnvironment)",
+    ),
+    ComputeForm(
+        token=ENDPOINT_CONFIG, cloud="aws", label="SageMaker endpoint configuration", role=TEMPLATE,
+        instance_types=("productionVariants.*.instanceType", "shadowProductionVariants.*.instanceType"),
+        capacity=ml.endpoint_variants, market=ml.on_demand, tags="",
+        identity=("id", "endpointConfigName", "endpointConfigArn"),
+        source="pulumi_aws_native sagemaker.EndpointConfig (AWS::SageMaker::EndpointConfig)",
+    ),
+    ComputeForm(
+        token=ENDPOINT, cloud="aws", label="SageMaker endpoint", instance_types=(),
+        templates=(TemplateRef("endpointConfigName", None, None, "endpointConfigName", (ENDPOINT_CONFIG,)),),
+        capacity_from_templates=True, unsized=form_of(ml.SAGEMAKER_ENDPOINT).unsized,  # type: ignore[union-attr]
+        market=ml.on_demand, spot_how=ml.SAGEMAKER_NO_SPOT,
+        deadlines=form_of(ml.SAGEMAKER_ENDPOINT).deadlines,  # type: ignore[union-attr]
+        identity=("id", "endpointName", "endpointArn"),
+        source="pulumi_aws_native sagemaker.Endpoint (AWS::SageMaker::Endpoint)",
+    ),
+    ComputeForm(
+        token=NOTEBOOK, cloud="aws", label="SageMaker notebook instance", market=ml.on_demand,
+        spot_how=ml.SAGEMAKER_NO_SPOT,
+        deadlines=form_of(ml.SAGEMAKER_NOTEBOOK).deadlines,  # type: ignore[union-attr]
+        identity=("id", "notebookInstanceName", "notebookInstanceArn"),
+        source="pulumi_aws_native sagemaker.NotebookInstance (AWS::SageMaker::NotebookInstance)",
+    ),
+    ComputeForm(
+        token=APP, cloud="aws", label="SageMaker Studio app", instance_types=("resourceSpec.instanceType",),
+        market=ml.on_demand, spot_how=ml.SAGEMAKER_NO_SPOT,
+        deadlines=form_of(ml.SAGEMAKER_APP).deadlines,  # type: ignore[union-attr]
+        identity=("id", "appName", "appArn"),
+        source="pulumi_aws_native sagemaker.App (AWS::SageMaker::App)",
+    ),
+)
