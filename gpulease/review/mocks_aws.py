@@ -207,6 +207,13 @@ def _named(service: str, kind: str, key: str = "name") -> Any:
     return answer
 
 
+def _load_balancer(m: MockState, name: str, i: dict) -> tuple[str, dict]:
+    lb = i.get("name") or f"{name}-{_hex('lb', name, length=7)}"
+    kind = "app" if i.get("loadBalancerType", "application") == "application" else "net"
+    arn = m.arn("elasticloadbalancing", f"loadbalancer/{kind}/{lb}/{_hex('lbid', name, length=16)}")
+    return arn, {"arn": arn, "name": lb, "dnsName": f"{lb}-{int(_hex('dns', name, length=8), 16)}.{m.region}.elb.amazonaws.com"}
+
+
 CALLS: dict[str, Any] = {
     "aws:index/getCallerIdentity:getCallerIdentity": _caller_identity,
     "aws:index/getPartition:getPartition": _partition,
@@ -239,6 +246,7 @@ RESOURCES: dict[str, Any] = {
     "aws:ec2/natGateway:NatGateway": _prefixed("nat", "natgateway"),
     "aws:eks/cluster:Cluster": _named("eks", "cluster"),
     rt.AWS_AUTOSCALING_GROUP: _named("autoscaling", "autoScalingGroup"),
+    "aws:lb/loadBalancer:LoadBalancer": _load_balancer,
 }
 
 register_answers(CALLS, RESOURCES)

@@ -313,7 +313,8 @@ def render(
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}
-        rendering.outputs = _plain(_sync_await(plain_value(exports))) or {}
+        # Each export on its own: one not known during preview must not hide the others.
+        rendering.outputs = {key: _plain(_sync_await(plain_value(value))) for key, value in exports.items()}
     except pulumi.RunError as exc:
         rendering.error = _at_site(str(exc), exc, directory)
     except SystemExit as exc:
@@ -329,8 +330,9 @@ def render(
     unanswered = getattr(mocks, "unanswered", None)
     if unanswered is not None:
         rendering.error = str(unanswered)
-    if monitor.gaps:
-        gaps = "; ".join(gap.describe() for gap in monitor.gaps)
+    found = getattr(monitor, "gaps", [])  # a bare monitor (bench/sweep_speed.py's floor) has none
+    if found:
+        gaps = "; ".join(gap.describe() for gap in found)
         rendering.error = f"{rendering.error}; and {gaps}" if rendering.error else gaps
     rendering.resources = list(monitor.captured)
     return rendering
