@@ -26,10 +26,10 @@ class LookupArgumentError(TypeError):
 
     def __init__(self, token: str, key: str, value: Any, expected: str, site: str | None):
         where = f" at {site}" if site else ""
+        what = {"bool": "a bool", "int": "an integer", "float": "a number", "str": "a string"}[expected]
         accepted = ("true or false (or one of the strings " + ", ".join(sorted(_TRUE | _FALSE)) + ")"
-                    if expected == "bool" else f"a {expected}")
-        super().__init__(f"the lookup {token}{where}: argument {key}={value!r} is not a {expected}; accepted: "
-                         f"{accepted}")
+                    if expected == "bool" else f"{what} (or its decimal string)" if expected != "str" else what)
+        super().__init__(f"the lookup {token}{where}: argument {key}={value!r} is not {what}; accepted: {accepted}")
         self.site = site
 
 
