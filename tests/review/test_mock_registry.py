@@ -7,13 +7,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pulumi_alicloud
+import pulumi_aws
 import pytest
-from pulumi_alicloud.ecs.get_instance_types import GetInstanceTypesResult
-from pulumi_aws.ec2.get_ami import GetAmiResult
 
 from gpulease.review import mock_registry, mocks
 from gpulease.review.lookup_args import LookupArgumentError, coerce_args
 from gpulease.review.remote_components import compute_inputs
+
+# Through the packages: importing the modules ``pulumi_aws.ec2.get_ami`` by name would put the module where the
+# package's lookup function ``get_ami`` is, for every later program in this process.
+GetAmiResult = pulumi_aws.ec2.GetAmiResult
+GetInstanceTypesResult = pulumi_alicloud.ecs.GetInstanceTypesResult
 
 
 def test_a_token_answered_twice_is_refused() -> None:
