@@ -25,6 +25,8 @@ import pulumi.runtime
 
 INVOKE_SITE: contextvars.ContextVar[str | None] = contextvars.ContextVar("gpulease_invoke_site", default=None)
 """``file:line`` of the program's call of the lookup being answered (None outside a wrapped invoke)."""
+INVOKE_TYPE: contextvars.ContextVar[type | None] = contextvars.ContextVar("gpulease_invoke_type", default=None)
+"""The SDK's result class of the lookup being answered (its ``typ``), which declares the result's types."""
 
 _ENTRY_POINTS = ("invoke", "invoke_single", "invoke_async", "invoke_output", "invoke_output_single")
 _REVIEW_DIR = str(Path(__file__).resolve().parent) + os.sep
@@ -48,11 +50,11 @@ def is_program_file(filename: str) -> bool:
     return not filename.startswith(_LIBRARIES) and not filename.startswith(_REVIEW_DIR)
 
 
-def display_path(filename: str) -> str:
-    """A program file as a reader finds it: relative to the program's folder (the working directory while it
-    renders) when inside it, else as given."""
+def display_path(filename: str, base: str | None = None) -> str:
+    """A program file as a reader finds it: relative to the program's folder (``base``, default the working
+    directory, which is the program's folder while it renders) when inside it, else as given."""
     try:
-        relative = os.path.relpath(filename)
+        relative = os.path.relpath(filename, base)
     except ValueError:  # another drive
         return filename
     return filename if relative.startswith("..") else relative
@@ -73,9 +75,11 @@ def _wrap(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         token = INVOKE_SITE.set(program_site(sys._getframe(1)))
+        typed = INVOKE_TYPE.set(kwargs.get("typ") or (args[3] if len(args) > 3 else None))
         try:
             return original(*args, **kwargs)
         finally:
+            INVOKE_TYPE.reset(typed)
             INVOKE_SITE.reset(token)
 
     wrapper.__gpulease_original__ = original  # type: ignore[attr-defined]
@@ -94,3 +98,22 @@ def recording_sites() -> Iterator[None]:
     finally:
         for name, original in originals.items():
             setattr(pulumi.runtime, name, original)
+
+
+def failure_site(exc: BaseException, base: str | None = None) -> str | None:
+    """``file:line`` of the innermost program frame an exception passed through (its cause's, else), or None;
+    the file relative to ``base`` (``display_path``)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        site = None
+        tb = current.__traceback__
+        while tb is not None:
+            if is_program_file(tb.tb_frame.f_code.co_filename):
+                site = f"{display_path(tb.tb_frame.f_code.co_filename, base)}:{tb.tb_lineno}"
+            tb = tb.tb_next
+        if site is not None:
+            return site
+        current = current.__cause__ or current.__context__
+    return None

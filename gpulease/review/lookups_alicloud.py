@@ -6,13 +6,12 @@ aliases, ACK clusters. Ids carry the region code and length of real ones (``mock
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from gpulease.core.catalog.cpu import load_cpu_catalog
 from gpulease.review.mock_ids import ALICLOUD_ACCOUNT_ID, _hex
+from gpulease.review.mock_registry import MockState, register_answers
 from gpulease.review.mocks_alicloud import _ALI_REGION_CODES, _ali_resource_id, _ali_zone_ids
-
-if TYPE_CHECKING:
-    from gpulease.review.mocks import CloudMocks
 
 _REGION_LOCAL_NAMES = {"cn-hangzhou": "华东1（杭州）", "cn-shanghai": "华东2（上海）", "cn-beijing": "华北2（北京）",
                        "cn-shenzhen": "华南1（深圳）", "ap-southeast-1": "新加坡", "eu-central-1": "德国（法兰克福）"}
@@ -26,6 +25,12 @@ _TYPES = {
     "ecs.gn7e-c16g1.4xlarge": (16, 125, 1, "NVIDIA A100", "ecs.gn7e"),
     "ecs.g7.xlarge": (4, 16, 0, "", "ecs.g7"),
     "ecs.g7.2xlarge": (8, 32, 0, "", "ecs.g7"),
+    # The smallest compute-optimized type, which CPU filters such as cpu_core_count=2, memory_size=4 find:
+    # https://www.alibabacloud.com/help/en/ecs/user-guide/compute-optimized-instance-families (c7: 2 vCPUs, 4 GiB).
+    "ecs.c7.large": (2, 4, 0, "", "ecs.c7"),
+    # The CPU types of the kit's catalog (gpulease/core/catalog/cpu_instances.yaml), with their sizes.
+    **{row.type: (row.vcpu, row.ram_gb, 0, "", row.type.rsplit(".", 1)[0])
+       for row in load_cpu_catalog().instances if row.cloud == "alicloud"},
 }
 
 
@@ -42,19 +47,19 @@ def _type_matches(name: str, spec: tuple, a: dict) -> bool:
     return all(value is None or test(value) for value, test in checks)
 
 
-def regions(m: CloudMocks, a: dict) -> dict:
+def regions(m: MockState, a: dict) -> dict:
     names = [a["name"]] if a.get("name") else ([m.region] if a.get("current") else sorted(_ALI_REGION_CODES))
     return {"id": _hex("regions", *names, length=10), "ids": names, "current": a.get("current"),
             "name": a.get("name"), "outputFile": a.get("outputFile"),
             "regions": [{"id": r, "regionId": r, "localName": _REGION_LOCAL_NAMES.get(r, r)} for r in names]}
 
 
-def caller_identity(m: CloudMocks, a: dict) -> dict:
+def caller_identity(m: MockState, a: dict) -> dict:
     return {"id": ALICLOUD_ACCOUNT_ID, "accountId": ALICLOUD_ACCOUNT_ID, "identityType": "RAMUser",
             "arn": f"acs:ram::{ALICLOUD_ACCOUNT_ID}:user/ci"}
 
 
-def instance_types(m: CloudMocks, a: dict) -> dict:
+def instance_types(m: MockState, a: dict) -> dict:
     zones = _ali_zone_ids(m)
     if a.get("availabilityZone"):
         zones = [z for z in zones if z == a["availabilityZone"]]
@@ -81,7 +86,7 @@ def instance_types(m: CloudMocks, a: dict) -> dict:
             "ids": [t["id"] for t in types], "instanceTypes": types}
 
 
-def networks(m: CloudMocks, a: dict) -> dict:
+def networks(m: MockState, a: dict) -> dict:
     vpc_id = (a.get("ids") or [None])[0] or _ali_resource_id(m, "vpc", "existing")
     name = a.get("vpcName") or "default-vpc"
     if a.get("nameRegex") and not re.search(a["nameRegex"], name):
@@ -103,7 +108,7 @@ def networks(m: CloudMocks, a: dict) -> dict:
             "names": [name], "totalCount": 1, "vpcs": vpcs}
 
 
-def security_groups(m: CloudMocks, a: dict) -> dict:
+def security_groups(m: MockState, a: dict) -> dict:
     vpc_id = a.get("vpcId") or _ali_resource_id(m, "vpc", "existing")
     sid = (a.get("ids") or [None])[0] or _ali_resource_id(m, "sg", "existing", vpc_id)
     group = {"id": sid, "name": "default", "securityGroupName": "default", "description": "System created security group.",
@@ -115,7 +120,7 @@ def security_groups(m: CloudMocks, a: dict) -> dict:
             "names": ["default"], "groups": [group], "totalCount": 1}
 
 
-def kms_keys(m: CloudMocks, a: dict) -> dict:
+def kms_keys(m: MockState, a: dict) -> dict:
     key_id = (a.get("ids") or [None])[0] or _uuid("alikms", m.region)
     key = {"id": key_id, "keyId": key_id, "arn": f"acs:kms:{m.region}:{ALICLOUD_ACCOUNT_ID}:key/{key_id}",
            "automaticRotation": "Disabled", "creationDate": "2026-01-01T00:00:00Z", "creator": ALICLOUD_ACCOUNT_ID,
@@ -127,14 +132,14 @@ def kms_keys(m: CloudMocks, a: dict) -> dict:
     return {**echo, "id": _hex("kmskeys", m.region, str(sorted(a.items())), length=10), "ids": [key_id], "keys": [key]}
 
 
-def kms_aliases(m: CloudMocks, a: dict) -> dict:
+def kms_aliases(m: MockState, a: dict) -> dict:
     names = a.get("names") or ["alias/acs/ecs"]
     aliases = [{"id": n, "aliasName": n, "keyId": _uuid("alikms", m.region, n)} for n in names]
     return {"id": _hex("kmsaliases", m.region, *names, length=10), "ids": [x["keyId"] for x in aliases],
             "names": names, "aliases": aliases, "nameRegex": a.get("nameRegex"), "outputFile": a.get("outputFile")}
 
 
-def ack_clusters(m: CloudMocks, a: dict) -> dict:
+def ack_clusters(m: MockState, a: dict) -> dict:
     return {"id": _hex("ack", m.region, length=10), "ids": [], "names": [], "clusters": [],
             "enableDetails": a.get("enableDetails"), "kubeConfigFilePrefix": a.get("kubeConfigFilePrefix"),
             "nameRegex": a.get("nameRegex"), "outputFile": a.get("outputFile")}
@@ -155,3 +160,5 @@ CALLS: dict[str, Any] = {
     "alicloud:kms/getAliases:getAliases": kms_aliases,
     "alicloud:cs/getManagedKubernetesClusters:getManagedKubernetesClusters": ack_clusters,
 }
+
+register_answers(CALLS)

@@ -10,12 +10,10 @@ renders of one stack agree and two different lookups never share an answer.
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpulease.review.mock_ids import ACCOUNT_ID, _hex, _zones
-
-if TYPE_CHECKING:
-    from gpulease.review.mocks import CloudMocks
+from gpulease.review.mock_registry import MockState, register_answers
 
 # Zone ids are per account in AWS (use1-az1...); the mapping to names is stable within one account.
 _ZONE_ID_PREFIX = {"us-east-1": "use1", "us-east-2": "use2", "us-west-2": "usw2", "eu-west-1": "euw1",
@@ -29,12 +27,12 @@ def _filter_values(a: dict, name: str) -> list[str]:
     return [v for f in a.get("filters") or [] if f.get("name") == name for v in f.get("values") or []]
 
 
-def _zone_id(m: CloudMocks, zone: str) -> str:
+def _zone_id(m: MockState, zone: str) -> str:
     prefix = _ZONE_ID_PREFIX.get(m.region, m.region.replace("-", "")[:5])
     return f"{prefix}-az{_zones(m).index(zone) + 1}" if zone in _zones(m) else f"{prefix}-az1"
 
 
-def availability_zones(m: CloudMocks, a: dict) -> dict:
+def availability_zones(m: MockState, a: dict) -> dict:
     names = [z for z in _zones(m) if z not in (a.get("excludeNames") or [])]
     names = [z for z in names if _zone_id(m, z) not in (a.get("excludeZoneIds") or [])]
     return {
@@ -51,13 +49,13 @@ def availability_zones(m: CloudMocks, a: dict) -> dict:
     }
 
 
-def region(m: CloudMocks, a: dict) -> dict:
+def region(m: MockState, a: dict) -> dict:
     name = a.get("region") or a.get("name") or m.region
     return {"id": name, "name": name, "region": name, "description": _REGION_NAMES.get(name, name),
             "endpoint": f"ec2.{name}.amazonaws.com"}
 
 
-def security_group(m: CloudMocks, a: dict) -> dict:
+def security_group(m: MockState, a: dict) -> dict:
     name = a.get("name") or next(iter(_filter_values(a, "group-name")), "default")
     sid = a.get("id") or f"sg-{_hex('existing-sg', m.region, name)}"
     return {"id": sid, "arn": m.arn("ec2", f"security-group/{sid}"), "name": name,
@@ -66,12 +64,12 @@ def security_group(m: CloudMocks, a: dict) -> dict:
             "filters": a.get("filters"), "region": m.region}
 
 
-def vpcs(m: CloudMocks, a: dict) -> dict:
+def vpcs(m: MockState, a: dict) -> dict:
     return {"id": m.region, "ids": [f"vpc-{_hex('vpc', m.region)}"], "filters": a.get("filters"),
             "tags": a.get("tags") or {}, "region": m.region}
 
 
-def ami_ids(m: CloudMocks, a: dict) -> dict:
+def ami_ids(m: MockState, a: dict) -> dict:
     names = _filter_values(a, "name") or [a.get("nameRegex") or "image"]
     return {"id": m.region, "ids": [f"ami-{_hex('ami', m.region, n)}" for n in names], "owners": a.get("owners"),
             "filters": a.get("filters"), "nameRegex": a.get("nameRegex"), "executableUsers": a.get("executableUsers"),
@@ -84,7 +82,7 @@ def ami_ids(m: CloudMocks, a: dict) -> dict:
 _AMI_PARAMETER_PREFIXES = ("/aws/service/", "resolve:ssm:")
 
 
-def ssm_parameter(m: CloudMocks, a: dict) -> dict:
+def ssm_parameter(m: MockState, a: dict) -> dict:
     name = str(a.get("name") or "")
     if name.startswith(_AMI_PARAMETER_PREFIXES) and ("ami" in name or "image" in name):
         value = f"ami-{_hex('ami', m.region, name)}"
@@ -98,7 +96,7 @@ def ssm_parameter(m: CloudMocks, a: dict) -> dict:
             "withDecryption": a.get("withDecryption"), "region": m.region}
 
 
-def route53_zone(m: CloudMocks, a: dict) -> dict:
+def route53_zone(m: MockState, a: dict) -> dict:
     name = str(a.get("name") or "example.com").rstrip(".") + "."
     zone_id = a.get("zoneId") or "Z" + _hex("zone", name, length=20).upper()
     servers = [f"ns-{int(_hex('ns', name, str(i), length=3), 16) % 2048}.awsdns-{i:02d}.{tld}"
@@ -110,7 +108,7 @@ def route53_zone(m: CloudMocks, a: dict) -> dict:
             "linkedServiceDescription": "", "linkedServicePrincipal": "", "enableAcceleratedRecovery": False}
 
 
-def eks_cluster(m: CloudMocks, a: dict) -> dict:
+def eks_cluster(m: MockState, a: dict) -> dict:
     name = str(a.get("name") or "cluster")
     endpoint_id = _hex("eks", m.region, name, length=32).upper()
     vpc_id = f"vpc-{_hex('vpc', m.region)}"
@@ -136,22 +134,22 @@ def eks_cluster(m: CloudMocks, a: dict) -> dict:
     }
 
 
-def eks_cluster_auth(m: CloudMocks, a: dict) -> dict:
+def eks_cluster_auth(m: MockState, a: dict) -> dict:
     name = str(a.get("name") or "cluster")
     return {"id": name, "name": name, "token": "k8s-aws-v1.offline-token-" + _hex("token", name), "region": m.region}
 
 
-def eks_addon_version(m: CloudMocks, a: dict) -> dict:
+def eks_addon_version(m: MockState, a: dict) -> dict:
     addon = str(a.get("addonName") or "vpc-cni")
     return {"id": addon, "addonName": addon, "kubernetesVersion": a.get("kubernetesVersion") or "1.31",
             "version": "v1.19.0-eksbuild.1", "mostRecent": a.get("mostRecent"), "region": m.region}
 
 
-def eks_clusters(m: CloudMocks, a: dict) -> dict:
+def eks_clusters(m: MockState, a: dict) -> dict:
     return {"id": m.region, "names": [], "region": m.region}
 
 
-def kms_key(m: CloudMocks, a: dict) -> dict:
+def kms_key(m: MockState, a: dict) -> dict:
     ref = str(a.get("keyId") or "")
     key_id = ref if len(ref) == 36 and ref.count("-") == 4 else _uuid("kms", m.region, ref)
     return {
@@ -167,14 +165,14 @@ def kms_key(m: CloudMocks, a: dict) -> dict:
     }
 
 
-def kms_alias(m: CloudMocks, a: dict) -> dict:
+def kms_alias(m: MockState, a: dict) -> dict:
     name = str(a.get("name") or "alias/aws/ebs")
     key_id = _uuid("kms", m.region, name)
     return {"id": m.arn("kms", name), "name": name, "arn": m.arn("kms", name), "targetKeyId": key_id,
             "targetKeyArn": m.arn("kms", f"key/{key_id}"), "region": m.region}
 
 
-def iam_role(m: CloudMocks, a: dict) -> dict:
+def iam_role(m: MockState, a: dict) -> dict:
     name = str(a.get("name") or "role")
     return {"id": name, "name": name, "arn": f"arn:aws:iam::{ACCOUNT_ID}:role/{name}", "path": "/",
             "uniqueId": "AROA" + _hex("role", name).upper(), "createDate": "2026-01-15T10:00:00Z",
@@ -184,7 +182,7 @@ def iam_role(m: CloudMocks, a: dict) -> dict:
             "roleLastUseds": [{"lastUsedDate": "", "region": ""}]}
 
 
-def iam_policy(m: CloudMocks, a: dict) -> dict:
+def iam_policy(m: MockState, a: dict) -> dict:
     arn = str(a.get("arn") or "")
     name = a.get("name") or (arn.rsplit("/", 1)[-1] if arn else "policy")
     if not arn:
@@ -216,3 +214,5 @@ CALLS: dict[str, Any] = {
     "aws:iam/getRole:getRole": iam_role,
     "aws:iam/getPolicy:getPolicy": iam_policy,
 }
+
+register_answers(CALLS)

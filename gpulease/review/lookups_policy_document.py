@@ -14,12 +14,10 @@ spaces, ``minifiedJson`` has no whitespace.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpulease.review.mock_ids import _hex
-
-if TYPE_CHECKING:
-    from gpulease.review.mocks import CloudMocks
+from gpulease.review.mock_registry import MockState, register_answers
 
 
 def _string_list(values: list[Any] | None) -> Any:
@@ -119,7 +117,7 @@ def render_document(a: dict) -> dict[str, Any]:
     return ordered
 
 
-def policy_document(m: CloudMocks, a: dict) -> dict:
+def policy_document(m: MockState, a: dict) -> dict:
     doc = render_document(a)
     text = json.dumps(doc, indent=2)
     return {"id": str(int(_hex("policy-doc", text, length=8), 16)), "json": text,
@@ -131,3 +129,5 @@ def policy_document(m: CloudMocks, a: dict) -> dict:
 
 
 CALLS: dict[str, Any] = {"aws:iam/getPolicyDocument:getPolicyDocument": policy_document}
+
+register_answers(CALLS)

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from gpulease.review.mocks import CloudMocks
+from gpulease.review.mock_registry import MockState
 
 ACCOUNT_ID = "123456789012"
 ALICLOUD_ACCOUNT_ID = "1234567890123456"
@@ -20,7 +18,7 @@ def _ip(*parts: str, block: str = "198.51.100") -> str:
     return f"{block}.{int(_hex(*parts, length=4), 16) % 250 + 2}"
 
 
-def _zones(m: CloudMocks) -> list[str]:
+def _zones(m: MockState) -> list[str]:
     # Alibaba's mainland zones are <region>-<letter> (cn-hangzhou-h); AWS and Alibaba's others <region><letter>.
     if m.region.startswith("cn-"):
         return [f"{m.region}-{s}" for s in "hij"]

@@ -6,24 +6,27 @@ ids (stable reports and diffs) while different resources never share one.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any
+from datetime import datetime
 
 import pulumi
 
 from gpulease.core import resources as rt
-from gpulease.review import (
+from gpulease.review import (  # noqa: F401 - each registers its answers (or its models) into the registry
     lookups_alicloud,
     lookups_aws,
     lookups_policy_document,
     mocks_alicloud,
     mocks_aws,
     mocks_images,
+    mocks_time,
+    models,
 )
-from gpulease.review.invoke_sites import INVOKE_SITE
+from gpulease.review.invoke_sites import INVOKE_SITE, INVOKE_TYPE
+from gpulease.review.lookup_args import LookupArgumentError, coerce_args
 from gpulease.review.mock_ids import ACCOUNT_ID, ALICLOUD_ACCOUNT_ID, _hex
+from gpulease.review.mock_registry import CALLS, RESOURCES
 
-__all__ = ["ACCOUNT_ID", "ALICLOUD_ACCOUNT_ID", "CloudMocks", "UnansweredLookup"]
+__all__ = ["ACCOUNT_ID", "ALICLOUD_ACCOUNT_ID", "CALLS", "CloudMocks", "UnansweredLookup"]
 
 
 class UnansweredLookup(Exception):  # noqa: N818 - it names what happened, as the message does
@@ -51,7 +54,7 @@ class CloudMocks(pulumi.runtime.Mocks):
         self.now = now
         self.calls: list[tuple[str, dict]] = []
         self.provider_regions: dict[str, str] = {}
-        self.unanswered: UnansweredLookup | None = None  # the first lookup without an answer, if any
+        self.unanswered: Exception | None = None  # the first lookup without an answer (or with a bad argument)
         self.instances: list[str] = []
         """Every instance id answered so far (the ready records a bake lists: ``mocks_images``)."""
         self.ready = True
@@ -65,19 +68,24 @@ class CloudMocks(pulumi.runtime.Mocks):
             error = UnansweredLookup(args.token, INVOKE_SITE.get())
             self.unanswered = self.unanswered or error
             raise error
+        try:
+            arguments = coerce_args(args.token, dict(args.args), INVOKE_TYPE.get(), INVOKE_SITE.get())
+        except LookupArgumentError as error:
+            self.unanswered = self.unanswered or error
+            raise
         # An explicit provider (a stack whose spec names another region) answers for its own region.
         region = self.provider_regions.get((args.provider or "").split("::")[-1])
         if region is None or region == self.region:
-            return handler(self, args.args)
+            return handler(self, arguments)
         default, self.region = self.region, region
         try:
-            return handler(self, args.args)
+            return handler(self, arguments)
         finally:
             self.region = default
 
     # --- resources ---------------------------------------------------------------------------------
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
-        handler = _RESOURCES.get(args.typ)
+        handler = RESOURCES.get(args.typ)
         inputs = dict(args.inputs)
         if args.typ.startswith("pulumi:providers:"):
             pid = f"{args.name}-provider-{_hex('provider', args.name, length=8)}"
@@ -93,27 +101,3 @@ class CloudMocks(pulumi.runtime.Mocks):
 
     def arn(self, service: str, resource: str, region: bool = True, account: bool = True) -> str:
         return f"arn:aws:{service}:{self.region if region else ''}:{ACCOUNT_ID if account else ''}:{resource}"
-
-
-def _static_time(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
-    value = i.get("rfc3339") or (m.now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return value, {
-        "rfc3339": value,
-        "unix": int(parsed.timestamp()),
-        "year": parsed.year,
-        "month": parsed.month,
-        "day": parsed.day,
-        "hour": parsed.hour,
-        "minute": parsed.minute,
-        "second": parsed.second,
-    }
-
-
-CALLS: dict[str, Any] = {
-    **mocks_aws.CALLS, **lookups_aws.CALLS, **lookups_policy_document.CALLS,
-    **mocks_alicloud.CALLS, **lookups_alicloud.CALLS, **mocks_images.CALLS,
-}
-"""Every lookup the mocks answer: token -> handler(mocks, args) -> the result, in the provider's shape."""
-_RESOURCES: dict[str, Any] = {**mocks_aws.RESOURCES, **mocks_alicloud.RESOURCES, **mocks_images.RESOURCES,
-                              rt.TIME_STATIC: _static_time}

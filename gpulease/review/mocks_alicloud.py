@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpulease.core import resources as rt
 from gpulease.review.mock_ids import ALICLOUD_ACCOUNT_ID, _hex, _ip
-
-if TYPE_CHECKING:
-    from gpulease.review.mocks import CloudMocks
-
-
+from gpulease.review.mock_registry import MockState, register_answers
 
 # The region code that real Alibaba Cloud resource ids carry after the type prefix (i-bp1..., vpc-t4n...).
 _ALI_REGION_CODES = {
@@ -34,20 +30,20 @@ _ALI_ZONES = {
 }
 
 
-def _ali_code(m: CloudMocks) -> str:
+def _ali_code(m: MockState) -> str:
     return _ALI_REGION_CODES.get(m.region, "gw8")
 
 
-def _ali_zone_ids(m: CloudMocks) -> list[str]:
+def _ali_zone_ids(m: MockState) -> list[str]:
     return _ALI_ZONES.get(m.region) or [f"{m.region}-{s}" for s in "abc"]
 
 
-def _ali_resource_id(m: CloudMocks, prefix: str, *parts: str) -> str:
+def _ali_resource_id(m: MockState, prefix: str, *parts: str) -> str:
     """``<prefix>-<region code><17 chars>``: the length and shape of real ids."""
     return f"{prefix}-{_ali_code(m)}{_hex(prefix, m.region, *parts, length=17)}"
 
 
-def _ali_zones(m: CloudMocks, a: dict) -> dict:
+def _ali_zones(m: MockState, a: dict) -> dict:
     zones = _ali_zone_ids(m)
     itype = a.get("availableInstanceType")
     # A100/H800-class types (gn7e, gn8, ebmgn) are stocked in fewer zones than A10 or T4, as in real regions.
@@ -71,7 +67,7 @@ def _ali_zones(m: CloudMocks, a: dict) -> dict:
     }
 
 
-def _ali_images(m: CloudMocks, a: dict) -> dict:
+def _ali_images(m: MockState, a: dict) -> dict:
     image = "ubuntu_22_04_x64_20G_alibase_20261101.vhd"
     return {
         "ids": [image],
@@ -106,11 +102,11 @@ def _ali_images(m: CloudMocks, a: dict) -> dict:
     }
 
 
-def _ali_account(m: CloudMocks, a: dict) -> dict:
+def _ali_account(m: MockState, a: dict) -> dict:
     return {"id": ALICLOUD_ACCOUNT_ID}
 
 
-def _ali_disks(m: CloudMocks, a: dict) -> dict:
+def _ali_disks(m: MockState, a: dict) -> dict:
     """Existing disks: any ``d-`` id is found, in the zone ``existing_volumes`` names (else the first zone)."""
     ids = [d for d in a.get("ids") or [] if d.startswith("d-")]
     disks = [
@@ -131,7 +127,7 @@ def _ali_disks(m: CloudMocks, a: dict) -> dict:
     return {"ids": ids, "disks": disks, "totalCount": len(disks), "id": _hex("disks", *ids, length=10)}
 
 
-def _ali_switches(m: CloudMocks, a: dict) -> dict:
+def _ali_switches(m: MockState, a: dict) -> dict:
     """vSwitches: looked up by id (zone recovered from the id) or by VPC and zone (one per zone)."""
     ids = a.get("ids") or []
     zones = _ali_zone_ids(m)
@@ -167,13 +163,13 @@ def _ali_switches(m: CloudMocks, a: dict) -> dict:
 
 
 def _ali_id(prefix: str):
-    def make(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+    def make(m: MockState, name: str, i: dict) -> tuple[str, dict]:
         return _ali_resource_id(m, prefix, name), {}
 
     return make
 
 
-def _ali_instance(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _ali_instance(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     iid = _ali_resource_id(m, "i", name)
     public = _ip("ali-ip", name, block="203.0.113") if (i.get("internetMaxBandwidthOut") or 0) > 0 else ""
     return iid, {
@@ -190,16 +186,16 @@ def _ali_instance(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
     }
 
 
-def _ali_disk(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _ali_disk(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     return _ali_resource_id(m, "d", name), {"status": "Available", "paymentType": i.get("paymentType") or "PayAsYouGo", "regionId": m.region}
 
 
-def _ali_disk_attachment(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _ali_disk_attachment(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     # The provider's id is "<disk id>:<instance id>".
     return f"{i.get('diskId') or 'd-unknown'}:{i.get('instanceId') or 'i-unknown'}", {}
 
 
-def _ali_sg_rule(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _ali_sg_rule(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     # The provider's id: <sg id>:<type>:<protocol>:<ports>:<nic type>:<cidr>:<policy>:<priority>.
     source = i.get("cidrIp") or i.get("ipv6CidrIp") or i.get("sourceSecurityGroupId") or ""
     parts = [i.get("securityGroupId") or "sg-unknown", i.get("type", ""), i.get("ipProtocol", ""), i.get("portRange") or "-1/-1",
@@ -207,7 +203,7 @@ def _ali_sg_rule(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
     return ":".join(parts), {"securityGroupRuleId": f"sgr-{_ali_code(m)}{_hex('sgr', name, length=17)}"}
 
 
-def _ali_bucket(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _ali_bucket(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     bucket = i.get("bucket") or f"{name}-{_hex('bucket', name, length=7)}"
     return bucket, {
         "bucket": bucket,
@@ -219,7 +215,7 @@ def _ali_bucket(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
     }
 
 
-def _ali_role(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _ali_role(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     role = i.get("roleName") or i.get("name") or name
     return role, {
         "roleName": role,
@@ -229,31 +225,31 @@ def _ali_role(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
     }
 
 
-def _ali_policy(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _ali_policy(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     policy = i.get("policyName") or i.get("name") or name
     return policy, {"policyName": policy, "policyType": "Custom", "defaultVersion": "v1", "attachmentCount": 0}
 
 
-def _ali_role_policy_attachment(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _ali_role_policy_attachment(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     # The provider's id: "role:<policy name>:<policy type>:<role name>".
     return f"role:{i.get('policyName')}:{i.get('policyType')}:{i.get('roleName')}", {}
 
 
-def _ali_ram_role_attachment(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _ali_ram_role_attachment(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     return f"{i.get('ramRoleName')}:{i.get('instanceId')}", {}
 
 
-def _ali_key(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _ali_key(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     key = i.get("keyPairName") or i.get("keyName") or name
     return key, {"keyPairName": key, "fingerPrint": ":".join(_hex("fp", name, length=32)[k : k + 2] for k in range(0, 32, 2))}
 
 
-def _ali_bucket_setting(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _ali_bucket_setting(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     # Per-bucket settings are identified by the bucket name.
     return str(i.get("bucket") or name), {}
 
 
-def _ali_bucket_object(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _ali_bucket_object(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     # An object is identified by its key; versioned buckets give every upload a version id.
     return str(i.get("key") or name), {"versionId": _hex("ver", name, length=32)}
 
@@ -286,3 +282,5 @@ RESOURCES: dict[str, Any] = {
     "alicloud:ram/policy:Policy": _ali_policy,
     "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment": _ali_role_policy_attachment,
 }
+
+register_answers(CALLS, RESOURCES)

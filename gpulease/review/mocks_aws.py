@@ -2,26 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gpulease.core import resources as rt
 from gpulease.review.mock_ids import ACCOUNT_ID, _hex, _ip, _zones
-
-if TYPE_CHECKING:
-    from gpulease.review.mocks import CloudMocks
+from gpulease.review.mock_registry import MockState, register_answers
 
 
-
-
-def _caller_identity(m: CloudMocks, a: dict) -> dict:
+def _caller_identity(m: MockState, a: dict) -> dict:
     return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/ci", "userId": "AIDAEXAMPLE", "id": ACCOUNT_ID}
 
 
-def _partition(m: CloudMocks, a: dict) -> dict:
+def _partition(m: MockState, a: dict) -> dict:
     return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws", "reverseDnsPrefix": "com.amazonaws"}
 
 
-def _get_vpc(m: CloudMocks, a: dict) -> dict:
+def _get_vpc(m: MockState, a: dict) -> dict:
     vid = a.get("id") or f"vpc-{_hex('vpc', m.region)}"
     return {
         "id": vid, "cidrBlock": "172.31.0.0/16", "default": bool(a.get("default")), "arn": m.arn("ec2", f"vpc/{vid}"),
@@ -38,7 +34,7 @@ def _subnet_id(zone: str) -> str:
     return f"subnet-{_hex('subnet', zone)}"
 
 
-def _get_subnets(m: CloudMocks, a: dict) -> dict:
+def _get_subnets(m: MockState, a: dict) -> dict:
     zones = _zones(m)
     for f in a.get("filters") or []:
         if f.get("name") == "availability-zone":
@@ -47,7 +43,7 @@ def _get_subnets(m: CloudMocks, a: dict) -> dict:
             "tags": a.get("tags") or {}, "region": m.region}
 
 
-def _get_subnet(m: CloudMocks, a: dict) -> dict:
+def _get_subnet(m: MockState, a: dict) -> dict:
     sid = a.get("id")
     zones = _zones(m)
     wanted = [v for f in a.get("filters") or [] if f.get("name") == "availability-zone" for v in f.get("values") or []]
@@ -72,7 +68,7 @@ def _get_subnet(m: CloudMocks, a: dict) -> dict:
     }
 
 
-def _offerings(m: CloudMocks, a: dict) -> dict:
+def _offerings(m: MockState, a: dict) -> dict:
     types = [v for f in a.get("filters") or [] if f.get("name") == "instance-type" for v in f.get("values", [])]
     # Large GPU types are offered in fewer zones, as in real regions.
     zones = _zones(m)[1:] if any(t.startswith(("p4", "p5")) for t in types) else _zones(m)
@@ -84,7 +80,7 @@ def _offerings(m: CloudMocks, a: dict) -> dict:
     }
 
 
-def _get_ami(m: CloudMocks, a: dict) -> dict:
+def _get_ami(m: MockState, a: dict) -> dict:
     """Any filter (name, owner-alias, architecture, image-id...) or name regex finds one image: named after the
     name filter when there is one (its ``*`` as a date), its id a hash of the region and what was asked."""
     filters = a.get("filters") or []
@@ -115,7 +111,7 @@ def _get_ami(m: CloudMocks, a: dict) -> dict:
     }
 
 
-def _get_volume(m: CloudMocks, a: dict) -> dict:
+def _get_volume(m: MockState, a: dict) -> dict:
     vid = next((f["values"][0] for f in a.get("filters") or [] if f.get("name") == "volume-id"), "vol-0")
     zone = m.existing_volumes.get(vid, _zones(m)[0])
     return {"id": vid, "volumeId": vid, "availabilityZone": zone, "size": 500, "encrypted": True, "volumeType": "gp3"}
@@ -123,7 +119,7 @@ def _get_volume(m: CloudMocks, a: dict) -> dict:
 
 
 
-def _instance(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _instance(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     iid = f"i-{_hex('instance', name)}"
     return iid, {
         "arn": m.arn("ec2", f"instance/{iid}"),
@@ -136,27 +132,27 @@ def _instance(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
     }
 
 
-def _volume(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _volume(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     vid = f"vol-{_hex('volume', name)}"
     return vid, {"arn": m.arn("ec2", f"volume/{vid}")}
 
 
-def _sg(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _sg(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     sid = f"sg-{_hex('sg', name)}"
     return sid, {"arn": m.arn("ec2", f"security-group/{sid}"), "ownerId": ACCOUNT_ID}
 
 
-def _sg_rule(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _sg_rule(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     rid = f"sgr-{_hex('sgr', name)}"
     return rid, {"arn": m.arn("ec2", f"security-group-rule/{rid}"), "securityGroupRuleId": rid}
 
 
-def _key_pair(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _key_pair(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     key = i.get("keyName") or f"{name}-{_hex('key', name, length=7)}"
     return key, {"keyName": key, "arn": m.arn("ec2", f"key-pair/{key}"), "keyPairId": f"key-{_hex('kp', name)}"}
 
 
-def _bucket(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _bucket(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     bucket = i.get("bucket") or f"{name}-{_hex('bucket', name, length=7)}"
     return bucket, {
         "bucket": bucket,
@@ -166,33 +162,56 @@ def _bucket(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
     }
 
 
-def _role(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _role(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     role = i.get("name") or f"{name}-{_hex('role', name, length=7)}"
     return role, {"name": role, "arn": f"arn:aws:iam::{ACCOUNT_ID}:role/{role}", "uniqueId": f"AROA{_hex('r', name).upper()}"}
 
 
-def _profile(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _profile(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     prof = i.get("name") or f"{name}-{_hex('profile', name, length=7)}"
     return prof, {"name": prof, "arn": f"arn:aws:iam::{ACCOUNT_ID}:instance-profile/{prof}"}
 
 
-def _schedule(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _schedule(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     sched = i.get("name") or name
     return f"default/{sched}", {"arn": m.arn("scheduler", f"schedule/default/{sched}"), "groupName": "default"}
 
 
-def _launch_template(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _launch_template(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     lid = f"lt-{_hex('lt', name)}"
     return lid, {"arn": m.arn("ec2", f"launch-template/{lid}"), "latestVersion": 1, "defaultVersion": 1}
 
 
-def _placement_group(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _placement_group(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     group = i.get("name") or name
     return group, {"name": group, "arn": m.arn("ec2", f"placement-group/{group}"), "placementGroupId": f"pg-{_hex('pg', name)}"}
 
 
-def _eip(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def _eip(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     return f"eipalloc-{_hex('eip', name)}", {"publicIp": _ip("eip", name), "allocationId": f"eipalloc-{_hex('eip', name)}"}
+
+
+def _prefixed(prefix: str, arn_kind: str) -> Any:
+    """Resources whose id is ``<prefix>-<hex>`` (a VPC, a subnet, a route table, a NAT gateway ...)."""
+    def answer(m: MockState, name: str, i: dict) -> tuple[str, dict]:
+        rid = f"{prefix}-{_hex(prefix, name)}"
+        return rid, {"arn": m.arn("ec2", f"{arn_kind}/{rid}"), "ownerId": ACCOUNT_ID}
+    return answer
+
+
+def _named(service: str, kind: str, key: str = "name") -> Any:
+    """Resources whose id is their name (given, or the engine's auto-name: the name and seven characters)."""
+    def answer(m: MockState, name: str, i: dict) -> tuple[str, dict]:
+        rid = i.get(key) or f"{name}-{_hex(kind, name, length=7)}"
+        return rid, {key: rid, "arn": m.arn(service, f"{kind}/{rid}")}
+    return answer
+
+
+def _load_balancer(m: MockState, name: str, i: dict) -> tuple[str, dict]:
+    lb = i.get("name") or f"{name}-{_hex('lb', name, length=7)}"
+    kind = "app" if i.get("loadBalancerType", "application") == "application" else "net"
+    arn = m.arn("elasticloadbalancing", f"loadbalancer/{kind}/{lb}/{_hex('lbid', name, length=16)}")
+    return arn, {"arn": arn, "name": lb, "dnsName": f"{lb}-{int(_hex('dns', name, length=8), 16)}.{m.region}.elb.amazonaws.com"}
 
 
 CALLS: dict[str, Any] = {
@@ -220,4 +239,14 @@ RESOURCES: dict[str, Any] = {
     rt.AWS_LAUNCH_TEMPLATE: _launch_template,
     "aws:ec2/placementGroup:PlacementGroup": _placement_group,
     rt.AWS_EIP: _eip,
+    "aws:ec2/vpc:Vpc": _prefixed("vpc", "vpc"),
+    "aws:ec2/subnet:Subnet": _prefixed("subnet", "subnet"),
+    "aws:ec2/internetGateway:InternetGateway": _prefixed("igw", "internet-gateway"),
+    "aws:ec2/routeTable:RouteTable": _prefixed("rtb", "route-table"),
+    "aws:ec2/natGateway:NatGateway": _prefixed("nat", "natgateway"),
+    "aws:eks/cluster:Cluster": _named("eks", "cluster"),
+    rt.AWS_AUTOSCALING_GROUP: _named("autoscaling", "autoScalingGroup"),
+    "aws:lb/loadBalancer:LoadBalancer": _load_balancer,
 }
+
+register_answers(CALLS, RESOURCES)

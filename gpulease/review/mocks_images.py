@@ -2,7 +2,7 @@
 snapshots, and the ``bakedImage`` output of a stack another stack references.
 
 - Ready records: the bootstrap writes ``<prefix>_gpulease/ready/<instance id>.json`` once readiness passed; the
-  mocks list one for every instance they created (``CloudMocks.ready``: set it False to play an instance that has
+  mocks list one for every instance they created (``MockState.ready``: set it False to play an instance that has
   not passed yet).
 - A stack reference (``pulumi:pulumi:StackReference``) answers with the ``bakedImage`` output a baking stack
   exports (``components/image_bake.py``): the cloud and experiment are read from ``stacks/Pulumi.<name>.yaml``
@@ -14,33 +14,31 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
 from gpulease.core import vocabulary as v
 from gpulease.review.mock_ids import _hex
-
-if TYPE_CHECKING:
-    from gpulease.review.mocks import CloudMocks
+from gpulease.review.mock_registry import MockState, register_answers
 
 STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
 BAKED_DAYS_AGO = 3
 READY_FOLDER = "_gpulease/ready/"
 
 
-def _ready_keys(m: CloudMocks, prefix: str) -> list[str]:
+def _ready_keys(m: MockState, prefix: str) -> list[str]:
     return [f"{prefix}{iid}.json" for iid in m.instances] if m.ready else []
 
 
-def aws_get_objects(m: CloudMocks, a: dict) -> dict:
+def aws_get_objects(m: MockState, a: dict) -> dict:
     prefix = str(a.get("prefix") or "")
     keys = _ready_keys(m, prefix) if prefix.endswith(READY_FOLDER) else []
     return {"bucket": a.get("bucket"), "prefix": prefix, "keys": keys, "commonPrefixes": [], "owners": [],
             "id": a.get("bucket")}
 
 
-def ali_bucket_objects(m: CloudMocks, a: dict) -> dict:
+def ali_bucket_objects(m: MockState, a: dict) -> dict:
     prefix = str(a.get("keyPrefix") or "")
     keys = _ready_keys(m, prefix) if prefix.endswith(READY_FOLDER) else []
     objects = [{"key": k, "contentLength": "1024", "contentType": "application/json", "etag": _hex("etag", k, length=32),
@@ -50,7 +48,7 @@ def ali_bucket_objects(m: CloudMocks, a: dict) -> dict:
     return {"bucketName": a.get("bucketName"), "keyPrefix": prefix, "objects": objects, "id": a.get("bucketName")}
 
 
-def _referenced(name: str, m: CloudMocks) -> tuple[str, str]:
+def _referenced(name: str, m: MockState) -> tuple[str, str]:
     """(cloud, experiment) of the referenced stack: from its stack file here, else guessed."""
     stack = name.rsplit("/", 1)[-1]
     path = STACKS_DIR / f"Pulumi.{stack}.yaml"
@@ -62,7 +60,7 @@ def _referenced(name: str, m: CloudMocks) -> tuple[str, str]:
         return ("alicloud" if m.region.startswith("cn-") else "aws"), stack
 
 
-def baked_image(name: str, m: CloudMocks) -> dict[str, Any]:
+def baked_image(name: str, m: MockState) -> dict[str, Any]:
     cloud, experiment = _referenced(name, m)
     now = m.now or datetime.now(UTC)
     created = (now - timedelta(days=BAKED_DAYS_AGO)).replace(microsecond=0)
@@ -71,27 +69,27 @@ def baked_image(name: str, m: CloudMocks) -> dict[str, Any]:
             "retainUntil": v.rfc3339(created + timedelta(days=30))}
 
 
-def stack_reference(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def stack_reference(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     ref = str(i.get("name") or name)
     return ref, {"name": ref, "outputs": {"bakedImage": baked_image(ref, m)}, "secretOutputNames": []}
 
 
-def aws_snapshot(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def aws_snapshot(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     sid = f"snap-{_hex('snapshot', name)}"
     return sid, {"arn": m.arn("ec2", f"snapshot/{sid}", region=True), "encrypted": True, "volumeSize": 100}
 
 
-def aws_ami(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def aws_ami(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     ami = f"ami-{_hex('baked-ami', name)}"
     return ami, {"arn": m.arn("ec2", f"image/{ami}"), "imageLocation": f"123456789012/{i.get('name')}",
                  "ownerId": "123456789012", "rootSnapshotId": (i.get("ebsBlockDevices") or [{}])[0].get("snapshotId")}
 
 
-def ali_snapshot(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def ali_snapshot(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     return f"s-{m.region[:2]}{_hex('ali-snapshot', name, length=18)}", {"status": "accomplished"}
 
 
-def ali_image(m: CloudMocks, name: str, i: dict) -> tuple[str, dict]:
+def ali_image(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     return f"m-{m.region[:2]}{_hex('ali-image', name, length=18)}", {"status": "Available"}
 
 
@@ -106,3 +104,5 @@ RESOURCES: dict[str, Any] = {
     "alicloud:ecs/ecsSnapshot:EcsSnapshot": ali_snapshot,
     "alicloud:ecs/image:Image": ali_image,
 }
+
+register_answers(CALLS, RESOURCES)

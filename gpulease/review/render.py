@@ -22,15 +22,19 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+from google.protobuf import struct_pb2
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
+from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.settings import SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from gpulease.core import clock
-from gpulease.review.invoke_sites import recording_sites
+from gpulease.review import remote_components
+from gpulease.review.invoke_sites import failure_site, recording_sites
 from gpulease.review.mocks import CloudMocks
+from gpulease.review.resource_refs import downgrade, plain_value
 from gpulease.review.sdk_speed import fast_registration
 from gpulease.review.stacks import PROJECT_ROOT, load_stack_config
 
@@ -73,8 +77,9 @@ class Rendering:
     @property
     def partial(self) -> bool:
         """The program stopped before it finished (an error, a lookup without an answer, an exit, a crash, a
-        time-out) after it registered resources: those are reviewed, the rest of the program is not."""
-        return self.error is not None and any(r.custom for r in self.resources)
+        time-out, a component without a model) after it registered anything: what it registered is reviewed, the
+        rest of the program is not. Nothing registered: an error (exit 2); anything: partial (exit 3)."""
+        return self.error is not None and bool(self.resources)
 
     def of_type(self, type_: str) -> list[CapturedResource]:
         return [r for r in self.resources if r.type == type_]
@@ -113,6 +118,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         # Called with each resource as it is registered: an isolated render streams them to the reviewer, so that
         # what a program registered before it crashed or hung is still reviewed.
         self.sink = sink
+        self.gaps: list[remote_components.Gap] = []  # remote components without a model
 
     def _apply_ignore_changes(self, request) -> None:
         """What the engine does on an update: an ignored property keeps its value from the previous state."""
@@ -126,19 +132,43 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         request.object.CopyFrom(_sync_await(rpc.serialize_properties(inputs, {})))
 
     def RegisterResource(self, request):  # noqa: N802 - gRPC method name
+        if request.remote:
+            return self._register_remote(request)
+        downgrade(request.object)  # a resource as an input: its id (a component: its URN), as the engine sends it
         if request.type != "pulumi:pulumi:Stack":
             self._apply_ignore_changes(request)
         response = super().RegisterResource(request)
         if request.type == "pulumi:pulumi:Stack":
             return response
-        inputs = rpc.deserialize_properties(request.object)
         outputs = self.resources[response.urn].state if response.urn in self.resources else {}
+        self._capture(request, response, outputs)
+        return response
+
+    def _register_remote(self, request):
+        """A multi-language component: its model registers its children (``remote_components``), or it is a gap."""
+        urn = self.make_urn(request.parent, request.type, request.name)
+        downgrade(request.object)
+        captured = self._capture(request, resource_pb2.RegisterResourceResponse(urn=urn), {})
+        outputs, gap = remote_components.expand(self, request, urn, str(getattr(self.mocks, "region", "")))
+        if gap is not None:
+            self.gaps.append(gap)
+        struct = struct_pb2.Struct()
+        struct.update(outputs)
+        shown = struct_pb2.Struct()
+        shown.CopyFrom(struct)
+        downgrade(shown)
+        captured.outputs, captured.output_struct = _plain(rpc.deserialize_properties(shown)), shown
+        # The engine knows the component: a reference to it (an input of another component) reads it back.
+        self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, "", dict(outputs))
+        return resource_pb2.RegisterResourceResponse(urn=urn, object=struct)
+
+    def _capture(self, request, response, outputs: Mapping[str, Any]) -> CapturedResource:
         captured = CapturedResource(
                 urn=response.urn,
                 type=request.type,
                 name=request.name,
                 custom=bool(request.custom),
-                inputs=_plain(inputs),
+                inputs=_plain(rpc.deserialize_properties(request.object)),
                 outputs=_plain(outputs),
                 id=response.id or None,
                 parent=request.parent or None,
@@ -156,7 +186,15 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         self.captured.append(captured)
         if self.sink is not None:
             self.sink(captured)
-        return response
+        return captured
+
+    def RegisterResourceOutputs(self, request):  # noqa: N802 - gRPC method name
+        downgrade(request.outputs)
+        return super().RegisterResourceOutputs(request)
+
+    def Invoke(self, request):  # noqa: N802 - gRPC method name
+        downgrade(request.args)
+        return super().Invoke(request)
 
 
 def _copy_path(source: Mapping[str, Any], target: dict[str, Any], path: list[str]) -> None:
@@ -275,15 +313,16 @@ def render(
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}
-        rendering.outputs = _plain(_sync_await(pulumi.Output.from_input(exports).future())) or {}
+        # Each export on its own: one not known during preview must not hide the others.
+        rendering.outputs = {key: _plain(_sync_await(plain_value(value))) for key, value in exports.items()}
     except pulumi.RunError as exc:
-        rendering.error = str(exc)
+        rendering.error = _at_site(str(exc), exc, directory)
     except SystemExit as exc:
         # sys.exit() in a program ends it before it registered everything: a failed render, never a clean one.
         rendering.error = (f"the program called sys.exit({exc.code!r}) before it finished; nothing it would "
                            "have registered after that was reviewed")
     except Exception as exc:
-        rendering.error = f"{type(exc).__name__}: {exc}"
+        rendering.error = _at_site(f"{type(exc).__name__}: {exc}", exc, directory)
     finally:
         if rendering.error is not None:
             _finish_registrations()
@@ -291,8 +330,18 @@ def render(
     unanswered = getattr(mocks, "unanswered", None)
     if unanswered is not None:
         rendering.error = str(unanswered)
+    found = getattr(monitor, "gaps", [])  # a bare monitor (bench/sweep_speed.py's floor) has none
+    if found:
+        gaps = "; ".join(gap.describe() for gap in found)
+        rendering.error = f"{rendering.error}; and {gaps}" if rendering.error else gaps
     rendering.resources = list(monitor.captured)
     return rendering
+
+
+def _at_site(message: str, exc: BaseException, directory: Path) -> str:
+    """A program failure with the program's own ``file:line`` (the innermost program frame it passed through)."""
+    site = failure_site(exc, str(directory))
+    return f"{site}: {message}" if site and site not in message else message
 
 
 def _finish_registrations() -> None:

@@ -210,7 +210,8 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
         return [*out, f"**Not reviewed (bad input):** {_cell(r.error)}", ""]
     if r.partial:
         out += [f"**Partial review:** {_cell(r.error)}. The findings below cover only the "
-                f"{len(r.custom_resources)} resources registered before that; the rest of the program was not seen.",
+                f"{len(r.custom_resources)} resources the review saw registered; the rest of the program (or what a "
+                "component without a model creates) was not seen.",
                 ""]
     groups = grouped(review)
     titles = {"mandatory": "Mandatory violations (block the deployment)", "advisory": "Advisory findings"}

@@ -21,7 +21,8 @@ def print_terminal(reviews: list[StackReview], console: Console) -> None:
             continue
         if r.partial:
             console.print(f"[yellow]partial review[/yellow]: {r.error}. Only the {len(r.custom_resources)} resources "
-                          "registered before that are judged below; the rest of the program was not seen.")
+                          "the review saw registered are judged below; the rest of the program (or what a component "
+                          "without a model creates) was not seen.")
         table = Table(title=f"{len(r.custom_resources)} resources", show_lines=False)
         for column in ("type", "name", "retained", "replacement", "key properties"):
             table.add_column(column, overflow="fold")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pulumi_alicloud
 
-from gpulease.review import mocks, mocks_alicloud
+from gpulease.review import mock_registry, mocks, mocks_alicloud
 from policies.guardrails.taggable import resource_class
 from tests.support.alicloud import ali_experiment, render_ali
 
@@ -34,7 +34,7 @@ def test_invoke_tokens_are_the_sdks() -> None:
 
 
 def test_resource_tokens_are_the_sdks() -> None:
-    for token in (t for t in mocks._RESOURCES if t.startswith("alicloud:")):
+    for token in (t for t in mock_registry.RESOURCES if t.startswith("alicloud:")):
         cls = resource_class(token)
         assert cls is not None, token
         # The class registers itself under exactly this token.
@@ -45,7 +45,7 @@ def test_resource_tokens_are_the_sdks() -> None:
 def test_every_resource_the_component_registers_has_a_realistic_mock() -> None:
     r = render_ali(ali_experiment())
     registered = {x.type for x in r.custom_resources if x.type.startswith("alicloud:")}
-    assert registered <= set(mocks._RESOURCES), registered - set(mocks._RESOURCES)
+    assert registered <= set(mock_registry.RESOURCES), registered - set(mock_registry.RESOURCES)
     ids = {x.type: x.id for x in r.custom_resources}
     assert re.fullmatch(r"i-bp1[0-9a-f]{17}", ids["alicloud:ecs/instance:Instance"])
     assert re.fullmatch(r"d-bp1[0-9a-f]{17}", ids["alicloud:ecs/ecsDisk:EcsDisk"])

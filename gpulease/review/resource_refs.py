@@ -1,0 +1,70 @@
+"""Resources used as values, as the engine passes them on: a custom resource as its id, a component as its URN.
+
+A program may hand a resource object itself to an input (``instance_roles=[role]``), to ``pulumi.export`` or to
+``register_outputs``. The SDK sends it as a resource reference (a struct carrying the reference signature, the
+URN and, for a custom resource, the id). A provider that does not take references receives the reference
+downgraded to the id (custom) or the URN (component): what the mocks, the analyzer and the report receive here
+too. The SDK's mock monitor would instead rebuild a resource object from each reference on its own thread,
+outside the program's event loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+from google.protobuf import struct_pb2
+from pulumi.runtime import rpc
+
+_SIG = rpc._special_sig_key
+_RESOURCE = rpc._special_resource_sig
+
+
+def _downgraded(value: struct_pb2.Value) -> bool:
+    """Replace every resource reference inside ``value`` in place; whether any was found."""
+    kind = value.WhichOneof("kind")
+    if kind == "struct_value":
+        fields = value.struct_value.fields
+        sig = fields.get(_SIG)
+        if sig is not None and sig.string_value == _RESOURCE:
+            rid = fields["id"].string_value if "id" in fields else ""
+            value.string_value = rid or fields["urn"].string_value
+            return True
+        return _downgrade_struct(value.struct_value)
+    if kind == "list_value":
+        found = False
+        for item in value.list_value.values:
+            found = _downgraded(item) or found
+        return found
+    return False
+
+
+def _downgrade_struct(struct: struct_pb2.Struct) -> bool:
+    found = False
+    for item in struct.fields.values():
+        if item.WhichOneof("kind") in ("struct_value", "list_value"):
+            found = _downgraded(item) or found
+    return found
+
+
+def downgrade(struct: struct_pb2.Struct) -> bool:
+    """Downgrade the resource references of a properties struct in place; whether there were any."""
+    return _downgrade_struct(struct)
+
+
+async def plain_value(value: Any) -> Any:
+    """A value with its outputs resolved and each resource in it downgraded (its id; a component: its URN), as
+    the engine records an export that holds one."""
+    resolved = await pulumi.Output.from_input(value).future()
+    return await _downgrade_resources(resolved)
+
+
+async def _downgrade_resources(value: Any) -> Any:
+    if isinstance(value, pulumi.Resource):
+        rid = await value.id.future() if isinstance(value, pulumi.CustomResource) else None
+        return rid or await value.urn.future()
+    if isinstance(value, dict):
+        return {k: await _downgrade_resources(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [await _downgrade_resources(v) for v in value]
+    return value

@@ -1,0 +1,24 @@
+"""``make mutate`` rows for the offline review's fail-closed rules: components without a model, the exit 2/3 rule,
+lookup arguments the provider refuses, resources used as values."""
+
+from __future__ import annotations
+
+from tools.mutation_row import Mutation
+
+_CORPUS = ("tests/review/test_corpus.py",)  # the programs named in each row are the ones that fail
+
+MUTATIONS = [
+    Mutation("review", "gpulease/review/render.py", "        if gap is not None:\n            self.gaps.append(gap)",
+             "        if False:\n            self.gaps.append(gap)",
+             _CORPUS, "a remote component without a model makes the review partial (unmodelled-component)"),
+    Mutation("review", "gpulease/review/render.py", "return self.error is not None and bool(self.resources)",
+             "return self.error is not None and any(r.custom for r in self.resources)",
+             _CORPUS, "anything registered before a failure makes it partial, exit 3 (component-then-crash)"),
+    Mutation("review", "gpulease/review/lookup_args.py",
+             "raise LookupArgumentError(token, key, value, kind.__name__, site) from None", "continue",
+             ("tests/review/test_mock_registry.py", *_CORPUS),
+             "a lookup argument the provider refuses stops the program, named (ami-bad-boolean)"),
+    Mutation("review", "gpulease/review/render.py",
+             "        downgrade(request.object)  # a resource as an input", "        pass  # a resource as an input",
+             _CORPUS, "a resource used as an input is passed on as its id (resources-as-values)"),
+]
