@@ -62,3 +62,8 @@ MUTATIONS += [
              "    return tags",
              ("tests/components/test_parked.py",), "a parked experiment's disk is tagged retained and parked"),
 ]
+MUTATIONS += [
+    Mutation("clouds", "components/aws/storage.py",
+             "            tags=object_tags(exp.tags),", "            tags=exp.tags,",
+             PRECONDITION_TESTS, "an S3 object the kit writes carries at most ten tags"),
+]

@@ -24,6 +24,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
+from components.aws.storage import object_tags
 from components.image_bake import (
     READY_FOLDER,
     baked_key,
@@ -115,7 +116,7 @@ class AwsWorkflow:
             aws.s3.BucketObjectv2(
                 f"{exp.name}-image-baked", bucket=bucket, key=baked_key(exp.prefix, exp.spec),
                 content=pulumi.Output.all(image.id, inst.id).apply(lambda a: baked_record(a[0], a[1])),
-                content_type="application/json", server_side_encryption="AES256", tags=exp.tags,
+                content_type="application/json", server_side_encryption="AES256", tags=object_tags(exp.tags),
                 opts=exp.opts(depends_on=[image], ignore_changes=["content"]),
             )
         return image

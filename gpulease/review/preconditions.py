@@ -142,6 +142,15 @@ def eip_quota(r: Rendering) -> list[str]:
             "everything else there; check the 'EC2-VPC Elastic IPs' quota in Service Quotas before pulumi up"]
 
 
+S3_OBJECT_TAG_LIMIT = 10
+
+
+def object_tag_limit(r: Rendering) -> list[str]:
+    return [f"{obj.name}: {len(obj.inputs.get('tags') or {})} tags on an S3 object (PutObject fails with InvalidTag); "
+            f"at most {S3_OBJECT_TAG_LIMIT}"
+            for obj in _of(r, *rt.AWS_BUCKET_OBJECTS) if len(obj.inputs.get("tags") or {}) > S3_OBJECT_TAG_LIMIT]
+
+
 def _subnet(instance: CapturedResource, r: Rendering) -> Any:
     template_id = (instance.inputs.get("launchTemplate") or {}).get("id")
     template = _by_id(r).get(template_id) if template_id else None
@@ -224,6 +233,11 @@ PRECONDITIONS: tuple[Precondition, ...] = (
         "(alicloud_ecs_snapshot); a first snapshot copies every written block",
         "terraform-provider-aws internal/service/ec2/ebs_snapshot.go; terraform-provider-alicloud "
         "alicloud/resource_alicloud_ecs_snapshot.go (schema.DefaultTimeout)", snapshot_waits_long_enough,
+    ),
+    Precondition(
+        "s3-object-tag-limit", "PutObject (x-amz-tagging)", rt.AWS_BUCKET_OBJECTS,
+        "\"You can associate up to 10 tags with an object\"",
+        "https://docs.aws.amazon.com/AmazonS3/latest/userguide/tagging-managing.html", object_tag_limit,
     ),
     Precondition(
         "placement-group-one-zone", "RunInstances into a cluster placement group", (rt.AWS_INSTANCE, AWS_PLACEMENT_GROUP),

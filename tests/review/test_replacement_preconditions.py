@@ -124,3 +124,13 @@ def test_the_example_stacks_cover_each_precondition_type() -> None:
     for row in pc.PRECONDITIONS:
         assert set(row.types) & registered, f"{row.name}: no example stack registers {row.types}"
     assert stack_id(CLUSTER) == "aws-cluster-4x8"
+
+
+def test_an_s3_object_with_more_than_ten_tags_is_caught() -> None:
+    r = example(BAKING)
+    (tools,) = [x for x in r.of_type("aws:s3/bucketObjectv2:BucketObjectv2") if x.name.endswith("-tools")]
+    assert len(tools.inputs["tags"]) <= 10
+    found = pc.violations(edited(r, "aws:s3/bucketObjectv2:BucketObjectv2",
+                                 lambda o: o.inputs["tags"].update({f"k{i}": "v" for i in range(11)})))
+    assert [n for n, _ in found] == ["s3-object-tag-limit"]
+    assert "tags on an S3 object (PutObject fails with InvalidTag); at most 10" in found[0][1]
