@@ -29,7 +29,7 @@ S3_OBJECT_TAG_LIMIT = 10
 """S3: "You can associate up to 10 tags with an object" (Managing object tags, S3 user guide,
 https://docs.aws.amazon.com/AmazonS3/latest/userguide/tagging-managing.html); PutObject with more fails."""
 OBJECT_TAG_KEYS = (v.TAG_MANAGED_BY, v.TAG_STACK, v.TAG_EXPERIMENT, v.TAG_OWNER, v.TAG_PROJECT, v.TAG_COST_CENTER,
-                   v.TAG_EXPIRES_AT, v.TAG_NODE)
+                   v.TAG_EXPIRES_AT, v.TAG_NODE, v.TAG_CI_RUN)
 """The tags an object the kit writes carries: who and what it belongs to (an object is billed as its bucket's
 storage, so the budget and price tags are not needed on it; the policy pack demands none on objects)."""
 
