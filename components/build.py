@@ -24,8 +24,10 @@ from components.cluster import (
 )
 from components.deadline import record_deadline
 from components.image_bake import (
+    BAKED_FOLDER,
     BAKED_IMAGE_OUTPUT,
     READY_FOLDER,
+    bake_gate_ids,
     baked_output,
     describe_source,
     image_from_stack,
@@ -34,7 +36,7 @@ from components.image_bake import (
 )
 from components.naming import bootstrap_bucket_name, bucket_name
 from components.outputs import checkpoint_prefix, experiment_outputs, parked_outputs
-from components.phase import has_instance, prep_instance_type
+from components.phase import has_instance, parked_disk_tags, prep_instance_type
 from components.plan import (
     Bucket,
     BuiltNode,
@@ -238,7 +240,7 @@ class GpuExperimentStack(pulumi.ComponentResource):
 
             if not has_instance(exp):
                 # parked: no instance, nothing that serves one; the disk and the bucket stay.
-                disk = cloud.create_data_disk(parts, tagged(retained(tags, exp.data_disk.retain), "the data disk"))
+                disk = cloud.create_data_disk(parts, tagged(parked_disk_tags(tags), "the data disk"))
                 self.experiments[exp.name] = parked_outputs(exp, data_volume_id=disk.id,
                                                             availability_zone=placed.placement.zone,
                                                             checkpoint_uri=uri, deadline=deadline)
@@ -296,14 +298,17 @@ class GpuExperimentStack(pulumi.ComponentResource):
                 cloud.after_nodes(parts, built)
             inst = built[0].instance
             if exp.image.bake and bucket is not None and self.baked is None:  # a single instance (the spec says so)
-                ready = cloud.ready_instances(parts, bucket.name, inst)
+                # Bake once: the readiness gate guards the update that creates the image, never a later one.
+                ready = bake_gate_ids(cloud.ready_instances(parts, bucket.name, inst),
+                                      cloud.ready_instances(parts, bucket.name, inst, BAKED_FOLDER), exp)
                 image_labels = tagged(image_tags(exp, tags), "the baked image")
-                baked = cloud.bake_image(parts, inst, ready, f"{uri}{READY_FOLDER}", image_name(stack, exp), image_labels)
+                baked = cloud.bake_image(parts, inst, ready, f"{uri}{READY_FOLDER}", image_name(stack, exp), image_labels,
+                                         bucket.name)
                 self.baked = baked_output(baked, stack, exp)
             outputs = experiment_outputs(
                 exp,
                 instance_id=inst.id,
-                public_ip=inst.public_ip,
+                public_ip=built[0].public_ip or inst.public_ip,
                 instance_type=placed.instance_type.type,
                 data_volume_id=disks[0].id,
                 availability_zone=placed.placement.zone,

@@ -232,19 +232,20 @@ class Cloud(ABC):
 
     @abstractmethod
     def ready_instances(
-        self, exp: ExperimentParts, bucket: str, instance: pulumi.CustomResource
+        self, exp: ExperimentParts, bucket: str, instance: pulumi.CustomResource, folder: str = "_gpulease/ready/"
     ) -> pulumi.Output[list[str]]:
         """The ids of the instances whose readiness passed: the ready records under the experiment's prefix
-        (``components.image_bake.READY_FOLDER``), listed by a data source once ``instance`` exists."""
+        (``components.image_bake.READY_FOLDER``), listed by a data source once ``instance`` exists; with ``folder``
+        the names of the records in that folder (``BAKED_FOLDER``: the experiments whose image was baked)."""
 
     @abstractmethod
     def bake_image(
         self, exp: ExperimentParts, instance: pulumi.CustomResource, ready: pulumi.Output[list[str]], record_uri: str,
-        name: str, tags: dict,
+        name: str, tags: dict, bucket: str = "",
     ) -> pulumi.CustomResource:
         """An encrypted image of the instance's system disk only, made once and retained on destroy, declared only
-        from an instance in ``ready`` (``components.image_bake.gate``): the image resource (its ``id`` and its
-        recorded ``tags``)."""
+        from an instance in ``ready`` (``components.image_bake.gate``), then the baked record in ``bucket``
+        (``components.image_bake.baked_key``): the image resource (its ``id`` and its recorded ``tags``)."""
 
     def create_budget_alert(self, name: str, spec: ExperimentSpec, stack: str, tags: dict,
                             parent: pulumi.Resource) -> pulumi.Resource | None:

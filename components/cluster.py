@@ -69,7 +69,8 @@ def cluster_outputs(placed: PlacedExperiment, built: list[BuiltNode]) -> dict[st
     cluster = placed.cluster
     assert cluster is not None
     return {
-        "nodes": [{"rank": i, "instanceId": node.instance.id, "privateIp": cluster.addresses[i]}
+        "nodes": [{"rank": i, "instanceId": node.instance.id, "privateIp": cluster.addresses[i],
+                   "publicIp": node.public_ip or node.instance.public_ip}  # type: ignore[attr-defined]
                   for i, node in enumerate(built)],
         "rendezvous": cluster.addresses[0],
         "fabric": cluster.fabric.fabric if cluster.fabric_interfaces else "tcp",

@@ -12,6 +12,10 @@ readiness check passed, it writes ``<checkpoint prefix>_gpulease/ready/<instance
    output, so the check runs inside it: an instance without a record (not ready yet, or a new instance the same
    update creates) fails the update with a message naming the instance and the record it lacks, and no image is
    created (its inputs never resolve).
+3. Later updates keep the image: once it exists the program writes ``<prefix>_gpulease/baked/<experiment>.json``,
+   and an update that lists it skips the readiness gate (an instance replaced later, by a pinned image or new
+   user-data, has no ready record yet, and ``image.bake: true`` left set must not fail its ``pulumi up``). The
+   record goes with the stack (destroy) and with ``image.bake: false``, so baking again checks readiness again.
 
 The image holds the system disk only (a snapshot of it, then an image registered from that snapshot): an image
 made from the whole instance would also copy the data disk. It is encrypted (a snapshot of an encrypted disk is
@@ -23,6 +27,7 @@ output) or ``image.id``.
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +41,12 @@ if TYPE_CHECKING:  # annotations only: the clouds import this module and the spe
 
 READY_FOLDER = "_gpulease/ready/"
 """Under the experiment's checkpoint prefix: one object per instance whose readiness passed, named by its id."""
+BAKED_FOLDER = "_gpulease/baked/"
+"""Under the experiment's checkpoint prefix: ``<experiment>.json`` once this stack baked its image (the image and the
+instance it was made from), written by the program after the image; later updates read it and keep the image
+without checking readiness again."""
+ALREADY_BAKED = "<already baked>"
+"""In the ids ``gate`` reads: the stack's image exists, so whichever instance runs now need not be ready."""
 BAKED_IMAGE_OUTPUT = "bakedImage"
 """The stack output a baking stack exports and ``image.fromStack`` reads: {id, stack, experiment, createdAt,
 retainUntil}."""
@@ -51,14 +62,55 @@ def ready_ids(keys: list[str] | None) -> list[str]:
 
 
 def gate(instance_id: str, ready: list[str], record_uri: str) -> str:
-    """``instance_id`` when it has a ready record, else ``NotReadyError`` naming the record it lacks."""
-    if instance_id in ready:
+    """``instance_id`` when it has a ready record (or the image was already baked), else ``NotReadyError`` naming
+    the record it lacks."""
+    if instance_id in ready or ALREADY_BAKED in ready:
         return instance_id
     raise NotReadyError(
         f"image.bake: instance {instance_id} has not passed readiness: no ready record {record_uri}{instance_id}.json "
         f"(records found: {', '.join(ready) or 'none'}). Wait until its bootstrap reports READY (logs/ready.json), "
         "then run pulumi up again; nothing was baked."
     )
+
+
+SNAPSHOT_BASE_MINUTES = 30
+SNAPSHOT_MINUTES_PER_GB = 1
+SNAPSHOT_MAX_MINUTES = 12 * 60
+
+
+def snapshot_create_timeout(root_disk_gb: int) -> str:
+    """How long ``pulumi up`` waits for the system disk's snapshot: 30 minutes plus one a GiB, at most 12 hours.
+
+    The providers' defaults are too short for a GPU image's disk: terraform-provider-aws's ``aws_ebs_snapshot``
+    waits ``schema.DefaultTimeout(10 * time.Minute)`` for the snapshot to complete
+    (internal/service/ec2/ebs_snapshot.go), terraform-provider-alicloud's ``alicloud_ecs_snapshot``
+    ``5 * time.Minute`` for ``accomplished`` (alicloud/resource_alicloud_ecs_snapshot.go); a first snapshot copies
+    every written block, and neither cloud documents a rate (so the bound is ours: about 17 MiB/s at worst)."""
+    return f"{min(SNAPSHOT_BASE_MINUTES + SNAPSHOT_MINUTES_PER_GB * root_disk_gb, SNAPSHOT_MAX_MINUTES)}m"
+
+
+def baked_key(prefix: str, spec: ExperimentSpec) -> str:
+    """The object that says this stack baked its image: ``<prefix>_gpulease/baked/<experiment>.json``."""
+    return f"{prefix}{BAKED_FOLDER}{spec.name}.json"
+
+
+def bake_gate_ids(ready: pulumi.Output[list[str]], baked: pulumi.Output[list[str]], spec: ExperimentSpec
+                  ) -> pulumi.Output[list[str]]:
+    """The ids ``gate`` reads: the ready instances, or ``ALREADY_BAKED`` once this experiment's baked record exists.
+
+    Bake once: the readiness gate guards the one update that creates the image. Every later update (a renewal, an
+    instance replaced by a pinned image or new user-data) keeps that image (``ignore_changes``) and must not fail
+    because the new instance has not passed readiness yet."""
+    def ids(values: list) -> list[str]:
+        ready_now, baked_ids = values
+        return [ALREADY_BAKED] if spec.name in (baked_ids or []) else list(ready_now or [])
+
+    return pulumi.Output.all(ready, baked).apply(ids)
+
+
+def baked_record(image_id: str, instance_id: str) -> str:
+    """The baked record's content: which image, made from which instance (JSON)."""
+    return json.dumps({"image": image_id, "instance": instance_id}, sort_keys=True)
 
 
 def image_tags(spec: ExperimentSpec, tags: dict[str, pulumi.Input[str]]) -> dict[str, pulumi.Input[str]]:

@@ -6,7 +6,9 @@ One experiment spec, three shapes of the same stack; the data disk and the bucke
 - ``prep``: ``phase_view`` turns the spec into the preparation instance's: on-demand (an interactive session is
   not worth a spot interruption), the preparation phase's own deadline (``prep.maxRuntimeHours``) and idle time;
   its type is the cheapest CPU catalog type with ``prep.vcpus`` and ``prep.memoryGb`` (``prep_instance_type``);
-- ``parked``: no instance at all.
+- ``parked``: no instance at all; the data disk is kept whatever ``dataDisk.retain`` says (retained on destroy,
+  tagged ``gpulease:retain=true`` and ``gpulease:phase=parked``: parking exists to keep the disk, and the reaper
+  never deletes a disk so tagged, ``gpulease/inventory/decide.py``).
 
 The instance is placed in the zone the GPU type decides in every phase (``build.prepare``), so that switching
 phase never moves (and so never replaces) the data disk; the preparation type must be offered in that zone.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from components.spec.experiment import ExperimentSpec
 from components.spec.load import SpecError, StackSpec
+from gpulease.core import vocabulary as v
 from gpulease.core.catalog import CatalogError
 from gpulease.core.catalog.cpu import CpuInstanceType, load_cpu_catalog
 
@@ -29,7 +32,10 @@ def has_instance(exp: ExperimentSpec) -> bool:
 
 
 def phase_view(exp: ExperimentSpec) -> ExperimentSpec:
-    """The spec the instance of ``exp``'s phase is built from (``exp`` itself for ``train`` and ``parked``)."""
+    """The spec the instance of ``exp``'s phase is built from (``exp`` itself for ``train``; for ``parked`` the
+    same with its data disk retained)."""
+    if exp.phase == "parked":
+        return exp.model_copy(update={"data_disk": exp.data_disk.model_copy(update={"retain": True})})
     if exp.phase != "prep":
         return exp
     return exp.model_copy(update={
@@ -64,3 +70,8 @@ def prep_instance_type(spec: StackSpec, region: str) -> dict[str, CpuInstanceTyp
     if problems:
         raise SpecError(spec.stack, problems)
     return found
+
+
+def parked_disk_tags(tags: dict) -> dict:
+    """A parked experiment's data disk tags: retained, and saying its stack is parked."""
+    return {**tags, v.TAG_RETAIN: "true", v.TAG_PHASE: v.PHASE_PARKED}

@@ -232,6 +232,9 @@ class BuiltNode:
     parts: ExperimentParts
     instance: pulumi.CustomResource
     identity: pulumi.Resource
+    public_ip: pulumi.Output[str] | None = None
+    """Set by the cloud's ``after_nodes`` when the node's public address is not the instance's own (an EFA node's
+    Elastic IP)."""
 
 
 def tools_object_args(bucket: Bucket, key: str, bundle: str) -> dict[str, object]:

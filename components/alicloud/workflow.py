@@ -23,7 +23,14 @@ import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
 from components.alicloud.identity import grant
-from components.image_bake import READY_FOLDER, gate, ready_ids
+from components.image_bake import (
+    READY_FOLDER,
+    baked_key,
+    baked_record,
+    gate,
+    ready_ids,
+    snapshot_create_timeout,
+)
 from components.plan import ExperimentParts
 
 if TYPE_CHECKING:  # annotations only: the spec imports the clouds' spec rules, never the reverse at run time
@@ -58,16 +65,16 @@ class AlicloudWorkflow:
               document, cast(alicloud.ram.Role, identity), tags=exp.tags, opts=exp.opts())
 
     def ready_instances(
-        self, exp: ExperimentParts, bucket: str, instance: pulumi.CustomResource
+        self, exp: ExperimentParts, bucket: str, instance: pulumi.CustomResource, folder: str = READY_FOLDER
     ) -> pulumi.Output[list[str]]:
         # Listed once the instance exists: the records a bake reads are the ones its instance could have written.
-        prefix = instance.id.apply(lambda _: f"{exp.prefix}{READY_FOLDER}")
+        prefix = instance.id.apply(lambda _: f"{exp.prefix}{folder}")
         listed = alicloud.oss.get_bucket_objects_output(bucket_name=bucket, key_prefix=prefix, opts=exp.ctx.invoke_opts())
         return listed.objects.apply(lambda objects: ready_ids([o.key for o in objects or []]))
 
     def bake_image(
         self, exp: ExperimentParts, instance: pulumi.CustomResource, ready: pulumi.Output[list[str]], record_uri: str,
-        name: str, tags: dict,
+        name: str, tags: dict, bucket: str = "",
     ) -> pulumi.CustomResource:
         inst = cast(alicloud.ecs.Instance, instance)
         disk = pulumi.Output.all(inst.id, inst.system_disk_id, ready).apply(
@@ -76,7 +83,8 @@ class AlicloudWorkflow:
         snapshot = alicloud.ecs.EcsSnapshot(
             f"{exp.name}-image-root", disk_id=disk, snapshot_name=name,
             description=f"gpulease {exp.name}: system disk of the baked image {name}", tags=tags,
-            opts=exp.opts(retain_on_delete=True, ignore_changes=["diskId", "description", "tags", "snapshotName"]),
+            opts=exp.opts(retain_on_delete=True, ignore_changes=["diskId", "description", "tags", "snapshotName"],
+                          custom_timeouts=pulumi.CustomTimeouts(create=snapshot_create_timeout(exp.spec.image.root_disk_gb))),
         )
         image = alicloud.ecs.Image(
             f"{exp.name}-image",
@@ -88,4 +96,12 @@ class AlicloudWorkflow:
             tags=tags,
             opts=exp.opts(retain_on_delete=True, ignore_changes=["imageName", "description", "tags", "snapshotId"]),
         )
+        if bucket:
+            # The baked record: later updates keep this image without the readiness gate (image_bake.py).
+            alicloud.oss.BucketObject(
+                f"{exp.name}-image-baked", bucket=bucket, key=baked_key(exp.prefix, exp.spec),
+                content=pulumi.Output.all(image.id, inst.id).apply(lambda a: baked_record(a[0], a[1])),
+                content_type="application/json", server_side_encryption="AES256", acl="private",
+                opts=exp.opts(depends_on=[image], ignore_changes=["content"]),
+            )
         return image

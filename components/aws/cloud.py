@@ -97,8 +97,8 @@ class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifet
         "cluster": Support(
             "`nodes: N` in one subnet of the first zone offering the type, a cluster placement group, addresses fixed "
             "at plan time (rank 0's is the rendezvous); EFA on the types that have it (one interface per network card "
-            "through a launch template, an Elastic IP per node) with the group's all-traffic rules to and from itself; "
-            "one schedule terminates every node",
+            "through a launch template, an Elastic IP per node on its primary network interface) with the group's "
+            "all-traffic rules to and from itself; one schedule per node terminates it",
             gap="Capacity for N nodes in one zone is only known at launch (`InsufficientInstanceCapacity`), and a "
                 "fixed address another instance already holds fails the node's launch: neither is verifiable "
                 "without a cloud.",

@@ -1,6 +1,6 @@
 """A cluster on AWS (``nodes`` above one): a cluster placement group, every node in one subnet at an address fixed at
 plan time, EFA interfaces where the type has them, the security group's rules between its own members, an Elastic
-IP per EFA node, and one schedule that terminates every node at the deadline.
+IP per EFA node on its primary network interface, and one schedule per node that terminates it at the deadline.
 
 Sources (docs/clusters.md lists them with what cannot be verified without a cloud):
 - cluster placement groups: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/placement-strategies.html
@@ -19,7 +19,7 @@ Sources (docs/clusters.md lists them with what cannot be verified without a clou
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import pulumi
 import pulumi_aws as aws
@@ -129,11 +129,26 @@ class AwsCluster:
         return group.name
 
     def after_nodes(self, exp: ExperimentParts, nodes: list[BuiltNode]) -> None:
-        """One schedule terminates every node at the deadline; an EFA node gets its Elastic IP."""
-        create_termination_schedule(exp.name, instances=[n.instance for n in nodes], deadline=exp.deadline,
-                                    tags=exp.tags, ctx=exp.ctx, parent=exp.parent)
+        """An EFA node's Elastic IP first (its public address: nothing reaches the node, and the node reaches
+        nothing outside its VPC, before it), then one schedule per node terminating it at the deadline."""
         cluster = exp.placed.cluster
         if cluster is not None and cluster.fabric_interfaces:
             for node in nodes:
-                aws.ec2.Eip(f"{node.parts.name}-ip", domain="vpc", instance=node.instance.id, tags=node.parts.tags,
-                            opts=node.parts.opts())
+                node.public_ip = node_address(node).public_ip
+        create_termination_schedule(exp.name, instances=[n.instance for n in nodes], deadline=exp.deadline,
+                                    tags=exp.tags, ctx=exp.ctx, parent=exp.parent,
+                                    node_names=[n.parts.name for n in nodes],
+                                    boundary=exp.spec.iam.permissions_boundary)
+
+
+def node_address(node: BuiltNode) -> aws.ec2.Eip:
+    """An EFA node's Elastic IP, associated with the node's primary network interface (card 0's EFA with ENA).
+
+    Never through the instance id: AssociateAddress's ``InstanceId`` requires that "the instance must have exactly
+    one attached network interface", and "if the instance has more than one network interface, you must specify a
+    network interface ID" (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_AssociateAddress.html); an
+    EFA node has one per network card, and AWS answers ``InvalidInstanceID`` ("There are multiple interfaces
+    attached to instance")."""
+    inst = cast(aws.ec2.Instance, node.instance)
+    return aws.ec2.Eip(f"{node.parts.name}-ip", domain="vpc", network_interface=inst.primary_network_interface_id,
+                       tags=node.parts.tags, opts=node.parts.opts())

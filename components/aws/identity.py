@@ -82,6 +82,7 @@ class AwsIdentity:
             name=scoped_name(f"{name}-instance"),
             description=f"gpulease {name}: checkpoint prefix access" + (" and SSM sessions" if ssm else ""),
             assume_role_policy=assume_role_policy("ec2.amazonaws.com"),
+            permissions_boundary=exp.spec.iam.permissions_boundary,
             tags=exp.tags,
             opts=opts,
         )
@@ -132,7 +133,8 @@ def terminate_only_policy(instance_arns: list[str]) -> str:
 
 
 def create_scheduler_role(
-    name: str, instance_arns: pulumi.Output[list[str]], tags: dict, ctx: AwsContext, parent: pulumi.Resource
+    name: str, instance_arns: pulumi.Output[list[str]], tags: dict, ctx: AwsContext, parent: pulumi.Resource,
+    boundary: str | None = None,
 ) -> aws.iam.Role:
     opts = pulumi.ResourceOptions(parent=parent)
     role = aws.iam.Role(
@@ -140,6 +142,7 @@ def create_scheduler_role(
         name=scoped_name(f"{name}-deadline"),
         description=f"gpulease {name}: EventBridge Scheduler may terminate this one instance",
         assume_role_policy=assume_role_policy("scheduler.amazonaws.com", ctx.account_id),
+        permissions_boundary=boundary,
         tags=tags,
         opts=opts,
     )

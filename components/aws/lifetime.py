@@ -31,7 +31,7 @@ class AwsLifetime:
 
     def after_instance(self, exp: ExperimentParts, instance: pulumi.CustomResource, identity: pulumi.Resource) -> None:
         create_termination_schedule(exp.name, instances=[instance], deadline=exp.deadline, tags=exp.tags, ctx=exp.ctx,
-                                    parent=exp.parent)
+                                    parent=exp.parent, boundary=exp.spec.iam.permissions_boundary)
 
 
 def create_termination_schedule(
@@ -42,24 +42,36 @@ def create_termination_schedule(
     tags: dict,
     ctx: AwsContext,
     parent: pulumi.Resource,
-) -> aws.scheduler.Schedule:
-    """One schedule for every instance of an experiment (a cluster's nodes: one deadline, one stop for all)."""
-    role = create_scheduler_role(name, pulumi.Output.all(*[i.arn for i in instances]), tags, ctx, parent)
-    return aws.scheduler.Schedule(
-        f"{name}-deadline",
-        name=scoped_name(f"{name}-deadline"),
-        description=f"gpulease {name}: terminate the instance at its deadline" if len(instances) == 1
-        else f"gpulease {name}: terminate its {len(instances)} nodes at their deadline",
-        schedule_expression=deadline.apply(at_expression),
-        schedule_expression_timezone="UTC",
-        flexible_time_window={"mode": "OFF"},
-        action_after_completion="DELETE",
-        state="ENABLED",
-        target={
-            "arn": rt.TERMINATE_TARGET,
-            "role_arn": role.arn,
-            "input": pulumi.Output.all(*[i.id for i in instances]).apply(lambda ids: json.dumps({"InstanceIds": list(ids)})),
-            "retry_policy": {"maximum_event_age_in_seconds": 86400, "maximum_retry_attempts": 185},
-        },
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
+    node_names: list[str] | None = None,
+    boundary: str | None = None,
+) -> list[aws.scheduler.Schedule]:
+    """The deadline of an experiment's instances: one role allowed to terminate exactly them, and one schedule per
+    instance, each calling TerminateInstances with that one id.
+
+    Never one call with every id: "If you specify multiple instances and the request fails (for example, because
+    of a single incorrect instance ID), none of the instances are terminated" (TerminateInstances,
+    https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_TerminateInstances.html), so a cluster node
+    reclaimed or released hours earlier would keep every other node running. ``node_names`` names each schedule
+    after its node (a cluster); a single instance's schedule is ``<name>-deadline`` as always."""
+    role = create_scheduler_role(name, pulumi.Output.all(*[i.arn for i in instances]), tags, ctx, parent, boundary)
+    names = node_names or [name]
+    return [
+        aws.scheduler.Schedule(
+            f"{resource}-deadline",
+            name=scoped_name(f"{resource}-deadline"),
+            description=f"gpulease {resource}: terminate the instance at its deadline",
+            schedule_expression=deadline.apply(at_expression),
+            schedule_expression_timezone="UTC",
+            flexible_time_window={"mode": "OFF"},
+            action_after_completion="DELETE",
+            state="ENABLED",
+            target={
+                "arn": rt.TERMINATE_TARGET,
+                "role_arn": role.arn,
+                "input": instance.id.apply(lambda iid: json.dumps({"InstanceIds": [iid]})),
+                "retry_policy": {"maximum_event_age_in_seconds": 86400, "maximum_retry_attempts": 185},
+            },
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+        for resource, instance in zip(names, instances, strict=True)
+    ]

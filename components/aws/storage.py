@@ -17,6 +17,7 @@ import pulumi_aws as aws
 
 from components.aws.context import AwsContext
 from components.plan import Bucket, DataDisk, ExperimentParts, OneAfterAnother, tools_object_args
+from gpulease.core import vocabulary as v
 
 if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
     from components.spec.experiment import ExperimentSpec
@@ -24,6 +25,18 @@ if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs non
 
 
 DATA_DEVICE_NAME = "/dev/sdf"
+S3_OBJECT_TAG_LIMIT = 10
+"""S3: "You can associate up to 10 tags with an object" (Managing object tags, S3 user guide,
+https://docs.aws.amazon.com/AmazonS3/latest/userguide/tagging-managing.html); PutObject with more fails."""
+OBJECT_TAG_KEYS = (v.TAG_MANAGED_BY, v.TAG_STACK, v.TAG_EXPERIMENT, v.TAG_OWNER, v.TAG_PROJECT, v.TAG_COST_CENTER,
+                   v.TAG_EXPIRES_AT, v.TAG_NODE, v.TAG_CI_RUN)
+"""The tags an object the kit writes carries: who and what it belongs to (an object is billed as its bucket's
+storage, so the budget and price tags are not needed on it; the policy pack demands none on objects)."""
+
+
+def object_tags(tags: dict) -> dict:
+    """``tags`` narrowed to the object tags S3 accepts (at most ten: ``OBJECT_TAG_KEYS``)."""
+    return {k: tags[k] for k in OBJECT_TAG_KEYS if k in tags}
 
 
 def lifecycle_rules(checkpoints: CheckpointSpec) -> list[dict]:
@@ -198,6 +211,6 @@ class AwsStorage:
         return aws.s3.BucketObjectv2(
             f"{exp.name}-tools",
             **tools_object_args(bucket, key, bundle),
-            tags=exp.tags,
+            tags=object_tags(exp.tags),
             opts=exp.opts(depends_on=bucket.settings),
         )

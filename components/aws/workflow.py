@@ -24,7 +24,15 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
-from components.image_bake import READY_FOLDER, gate, ready_ids
+from components.aws.storage import object_tags
+from components.image_bake import (
+    READY_FOLDER,
+    baked_key,
+    baked_record,
+    gate,
+    ready_ids,
+    snapshot_create_timeout,
+)
 from components.plan import ExperimentParts
 
 if TYPE_CHECKING:  # annotations only: the spec imports the clouds' spec rules, never the reverse at run time
@@ -69,23 +77,24 @@ class AwsWorkflow:
         aws.iam.RolePolicy(f"{exp.name}-data-sources", role=profile.role, policy=document, opts=exp.opts())
 
     def ready_instances(
-        self, exp: ExperimentParts, bucket: str, instance: pulumi.CustomResource
+        self, exp: ExperimentParts, bucket: str, instance: pulumi.CustomResource, folder: str = READY_FOLDER
     ) -> pulumi.Output[list[str]]:
         # Listed once the instance exists: the records a bake reads are the ones its instance could have written.
-        prefix = instance.id.apply(lambda _: f"{exp.prefix}{READY_FOLDER}")
+        prefix = instance.id.apply(lambda _: f"{exp.prefix}{folder}")
         listed = aws.s3.get_objects_output(bucket=bucket, prefix=prefix, opts=exp.ctx.invoke_opts())
         return listed.keys.apply(ready_ids)
 
     def bake_image(
         self, exp: ExperimentParts, instance: pulumi.CustomResource, ready: pulumi.Output[list[str]], record_uri: str,
-        name: str, tags: dict,
+        name: str, tags: dict, bucket: str = "",
     ) -> pulumi.CustomResource:
         inst = cast(aws.ec2.Instance, instance)
         root = pulumi.Output.all(inst.id, inst.root_block_device, ready).apply(
             lambda a: (gate(a[0], a[2], record_uri), _volume_id(a[1]))[1]
         )
         # Made once: later updates (a new instance, new tags) never replace or re-bake it.
-        keep = exp.opts(retain_on_delete=True, ignore_changes=["volumeId", "description", "tags"])
+        keep = exp.opts(retain_on_delete=True, ignore_changes=["volumeId", "description", "tags"],
+                        custom_timeouts=pulumi.CustomTimeouts(create=snapshot_create_timeout(exp.spec.image.root_disk_gb)))
         snapshot = aws.ebs.Snapshot(f"{exp.name}-image-root", volume_id=root,
                                     description=f"gpulease {exp.name}: system disk of the baked image {name}",
                                     tags=tags, opts=keep)
@@ -102,6 +111,14 @@ class AwsWorkflow:
             tags=tags,
             opts=exp.opts(retain_on_delete=True, ignore_changes=["name", "description", "tags", "ebsBlockDevices"]),
         )
+        if bucket:
+            # The baked record: later updates keep this image without the readiness gate (image_bake.py).
+            aws.s3.BucketObjectv2(
+                f"{exp.name}-image-baked", bucket=bucket, key=baked_key(exp.prefix, exp.spec),
+                content=pulumi.Output.all(image.id, inst.id).apply(lambda a: baked_record(a[0], a[1])),
+                content_type="application/json", server_side_encryption="AES256", tags=object_tags(exp.tags),
+                opts=exp.opts(depends_on=[image], ignore_changes=["content"]),
+            )
         return image
 
 

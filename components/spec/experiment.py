@@ -19,6 +19,7 @@ from components.spec.run import BudgetAlertsSpec, JobSpec, VerifySpec, run_probl
 from components.spec.sections import (
     CheckpointSpec,
     DataDiskSpec,
+    IamSpec,
     ImageSpec,
     NetworkSpec,
     SshSpec,
@@ -76,6 +77,7 @@ class ExperimentSpec(SpecModel):
     checkpoints: CheckpointSpec = Field(default_factory=CheckpointSpec)
     image: ImageSpec = Field(default_factory=ImageSpec)
     network: NetworkSpec = Field(default_factory=NetworkSpec)
+    iam: IamSpec = Field(default_factory=IamSpec, description="The IAM roles the stack creates (AWS).")
     watchdog: WatchdogSpec = Field(default_factory=WatchdogSpec)
     ci_run: str | None = Field(
         None,
@@ -203,6 +205,9 @@ class ExperimentSpec(SpecModel):
             problems.append(("image.id", f"{image.id!r} is not {rules.image_id_what}; accepted: e.g. {rules.image_id_example}"))
         if image.family is not None and image.family not in rules.image_families:
             problems.append(("image.family", f"{image.family!r}; accepted on {self.cloud}: {', '.join(rules.image_families)}"))
+        if self.iam.permissions_boundary is not None and self.cloud != "aws":
+            problems.append(("iam.permissionsBoundary", f"is an AWS IAM setting; {self.cloud} RAM roles have no "
+                             "permissions boundary; accepted: remove it on this cloud"))
         problems += workflow_problems(self.data.sources, rules.bucket_scheme.removesuffix("://"))
         problems += image.source_problems(rules)
         if image.bake and not self.checkpoints.enabled:

@@ -284,6 +284,26 @@ class NetworkSpec(SpecModel):
     availability_zone: str | None = Field(None, description="Pin the zone; otherwise the first zone offering the type.")
 
 
+# An IAM managed policy's ARN (IAM identifiers, "IAM ARNs": arn:<partition>:iam::<account>:policy/<path><name>).
+POLICY_ARN = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::(\d{12}|aws):policy/([\w+=,.@-]+/)*[\w+=,.@-]{1,128}$")
+
+
+class IamSpec(SpecModel):
+    permissions_boundary: str | None = Field(
+        None, max_length=2048,
+        description="AWS: the managed policy set as the permissions boundary of every IAM role the stack creates "
+        "(the instance role and the deadline role), e.g. arn:aws:iam::123456789012:policy/gpulease-boundary.",
+    )
+
+    @field_validator("permissions_boundary")
+    @classmethod
+    def _policy_arn(cls, value: str | None) -> str | None:
+        if value is not None and not POLICY_ARN.match(value):
+            raise ValueError(f"{value!r} is not an IAM policy ARN; accepted: e.g. "
+                             "arn:aws:iam::123456789012:policy/gpulease-boundary")
+        return value
+
+
 class WatchdogSpec(SpecModel):
     idle_gpu_percent: int = Field(5, ge=0, le=100, description="Below this GPU utilization the GPU counts as idle.")
     warn_minutes: int = Field(15, ge=0, le=240, description="Run the warning hook this long before the deadline.")

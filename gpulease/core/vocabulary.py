@@ -30,6 +30,10 @@ TAG_NODE = f"{TAG_PREFIX}node"
 """A cluster node's rank and the node count, ``<rank>/<nodes>`` (``0/4``): on every resource of that node only."""
 TAG_VERIFY = f"{TAG_PREFIX}verify"
 """``<maxMinutes>min`` (``+resume`` when the resume is checked): the experiment declares a verification run."""
+TAG_PHASE = f"{TAG_PREFIX}phase"
+"""On a parked experiment's data disk only: ``parked``. The reaper never deletes a disk so tagged (its stack means
+to keep it), whatever its retain and expires-at tags say."""
+PHASE_PARKED = "parked"
 TAG_MAX_HOURLY_USD = f"{TAG_PREFIX}max-hourly-usd"
 """On the instance only: its worst-case hourly price (the spot cap, else on-demand), for the watchdog's spend
 estimate. A tag rather than a setting: a price refresh then updates a tag in place instead of the user-data."""

@@ -9,6 +9,8 @@ Safety rules, in order:
 - nothing without a valid ``gpulease:expires-at`` is touched, and nothing before that deadline plus a grace period;
 - a volume (EBS volume, ECS disk) is deleted only when unattached, ``available`` and explicitly tagged
   ``gpulease:retain=false`` (a missing or unreadable retain tag counts as retained);
+- a volume tagged ``gpulease:phase=parked`` (its stack is parked: the disk is what parking keeps) is never
+  deleted, whatever its retain and expires-at tags say;
 - ``gpulease:retain=true`` protects any resource; buckets are listed but never deleted;
 - snapshots and images are deleted only after their ``gpulease:retain-until`` (or their creation plus the
   retention period), and never before their experiment's deadline.
@@ -20,7 +22,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from gpulease.core import resources as rt
-from gpulease.core.vocabulary import TAG_EXPIRES_AT, TAG_RETAIN, TAG_RETAIN_UNTIL, is_managed, parse_rfc3339, rfc3339
+from gpulease.core.vocabulary import (
+    PHASE_PARKED,
+    TAG_EXPIRES_AT,
+    TAG_PHASE,
+    TAG_RETAIN,
+    TAG_RETAIN_UNTIL,
+    is_managed,
+    parse_rfc3339,
+    rfc3339,
+)
 from gpulease.inventory.resources import (
     Address,
     Image,
@@ -144,7 +155,10 @@ def decide_volume(vol: Volume, settings: ReapSettings, terminating: set[str]) ->
 
 
 def kept_for_retain(resource: Resource | Tagged, tags: dict[str, str]) -> Decision | None:
-    """A volume's retain rule: kept unless explicitly ``retain=false``."""
+    """A volume's retain rule: kept while its stack is parked, and unless explicitly ``retain=false``."""
+    phase = tags.get(TAG_PHASE)
+    if isinstance(phase, str) and phase.strip().lower() == PHASE_PARKED:
+        return Decision(resource, KEEP, f"{TAG_PHASE}={PHASE_PARKED}: its stack is parked and keeps this disk")
     value = retain(tags)
     if value is True:
         return Decision(resource, KEEP, f"{TAG_RETAIN}=true")

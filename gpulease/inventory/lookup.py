@@ -14,13 +14,13 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from gpulease.core.vocabulary import TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_RETAIN, TAG_RETAIN_UNTIL, is_managed
+from gpulease.core.vocabulary import TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_PHASE, TAG_RETAIN, TAG_RETAIN_UNTIL, is_managed
 from gpulease.inventory.aws import not_found
 from gpulease.inventory.collect import LIVE_INSTANCE_STATES, Instance, Volume, instances_from, pages, volumes_from
 from gpulease.inventory.decide import Tagged  # noqa: F401  (re-exported)
 
 # The tags a sweep decides on; every other tag is read from the fresh description of a candidate.
-DECIDING_TAG_KEYS = (TAG_MANAGED_BY, TAG_EXPIRES_AT, TAG_RETAIN, TAG_RETAIN_UNTIL)
+DECIDING_TAG_KEYS = (TAG_MANAGED_BY, TAG_EXPIRES_AT, TAG_RETAIN, TAG_RETAIN_UNTIL, TAG_PHASE)
 
 # DescribeTags' resource-type values for the kinds looked up this way.
 TAG_RESOURCE_TYPES = {"instance": "instance", "volume": "volume"}

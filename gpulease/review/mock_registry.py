@@ -26,6 +26,7 @@ class MockState(Protocol):
     now: datetime | None
     instances: list[str]
     ready: bool
+    objects: list[str]
 
     def arn(self, service: str, resource: str, region: bool = True, account: bool = True) -> str: ...
 

@@ -59,6 +59,8 @@ class CloudMocks(pulumi.runtime.Mocks):
         """Every instance id answered so far (the ready records a bake lists: ``mocks_images``)."""
         self.ready = True
         """Whether those instances passed readiness (their ready records are listed)."""
+        self.objects: list[str] = []
+        """Object keys an earlier update wrote to the stack's bucket (listed by the bucket listings)."""
 
     # --- invokes -----------------------------------------------------------------------------------
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict:

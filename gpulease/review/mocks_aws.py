@@ -121,9 +121,13 @@ def _get_volume(m: MockState, a: dict) -> dict:
 
 def _instance(m: MockState, name: str, i: dict) -> tuple[str, dict]:
     iid = f"i-{_hex('instance', name)}"
+    # Launched with several interfaces (a cluster node's EFA launch template), an instance gets no public address
+    # of its own (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/using-instance-addressing.html).
+    several = bool(i.get("launchTemplate")) and "associatePublicIpAddress" not in i
     return iid, {
         "arn": m.arn("ec2", f"instance/{iid}"),
-        "publicIp": _ip("ip", name),
+        "publicIp": "" if several else _ip("ip", name),
+        "primaryNetworkInterfaceId": f"eni-{_hex('eni', name)}",
         "privateIp": _ip("pip", name, block="172.31.16"),
         "instanceState": "running",
         "spotInstanceRequestId": f"sir-{_hex('sir', name, length=8)}" if i.get("instanceMarketOptions") else "",

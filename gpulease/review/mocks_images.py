@@ -3,7 +3,7 @@ snapshots, and the ``bakedImage`` output of a stack another stack references.
 
 - Ready records: the bootstrap writes ``<prefix>_gpulease/ready/<instance id>.json`` once readiness passed; the
   mocks list one for every instance they created (``MockState.ready``: set it False to play an instance that has
-  not passed yet).
+  not passed yet); objects an earlier update wrote (``MockState.objects``: a baked record) are listed too.
 - A stack reference (``pulumi:pulumi:StackReference``) answers with the ``bakedImage`` output a baking stack
   exports (``components/image_bake.py``): the cloud and experiment are read from ``stacks/Pulumi.<name>.yaml``
   when that stack is in this project (else guessed from the region), the image was baked three days before the
@@ -31,16 +31,21 @@ def _ready_keys(m: MockState, prefix: str) -> list[str]:
     return [f"{prefix}{iid}.json" for iid in m.instances] if m.ready else []
 
 
+def _stored_keys(m: MockState, prefix: str) -> list[str]:
+    """Objects an earlier update wrote (``MockState.objects``) under ``prefix``."""
+    return sorted(k for k in m.objects if k.startswith(prefix))
+
+
 def aws_get_objects(m: MockState, a: dict) -> dict:
     prefix = str(a.get("prefix") or "")
-    keys = _ready_keys(m, prefix) if prefix.endswith(READY_FOLDER) else []
+    keys = (_ready_keys(m, prefix) if prefix.endswith(READY_FOLDER) else []) + _stored_keys(m, prefix)
     return {"bucket": a.get("bucket"), "prefix": prefix, "keys": keys, "commonPrefixes": [], "owners": [],
             "id": a.get("bucket")}
 
 
 def ali_bucket_objects(m: MockState, a: dict) -> dict:
     prefix = str(a.get("keyPrefix") or "")
-    keys = _ready_keys(m, prefix) if prefix.endswith(READY_FOLDER) else []
+    keys = (_ready_keys(m, prefix) if prefix.endswith(READY_FOLDER) else []) + _stored_keys(m, prefix)
     objects = [{"key": k, "contentLength": "1024", "contentType": "application/json", "etag": _hex("etag", k, length=32),
                 "lastModificationTime": "", "storageClass": "Standard", "acl": "default", "cacheControl": "",
                 "contentDisposition": "", "contentEncoding": "", "contentMd5": "", "expires": "",

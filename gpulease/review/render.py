@@ -61,6 +61,8 @@ class CapturedResource:
     # sentinels: what an analyzer receives in Analyze / AnalyzeStack (see gpulease/review/policy_runner.py).
     input_struct: Any = None
     output_struct: Any = None
+    custom_timeouts: dict[str, str] = field(default_factory=dict)
+    """``customTimeouts`` as registered: create/update/delete -> a Go duration (``"90m"``), only those set."""
 
 
 @dataclass
@@ -182,6 +184,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
                 replace_on_changes=list(request.replaceOnChanges),
                 input_struct=request.object,
                 output_struct=response.object,
+                custom_timeouts={k: t for k in ("create", "update", "delete") if (t := getattr(request.customTimeouts, k))},
             )
         self.captured.append(captured)
         if self.sink is not None:

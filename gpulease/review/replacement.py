@@ -10,7 +10,8 @@ engine does:
 - a resource replaced makes every input that refers to it unknown until the new one exists, so a dependent whose
   replace-triggering input refers to it is replaced too (the engine's "dependent replacement"); other dependents
   are updated in place once the new resource exists;
-- inputs under ``ignoreChanges`` keep their recorded value (the rendering of the update already applies this).
+- inputs under ``ignoreChanges`` keep their recorded value (the rendering of the update already applies this), also
+  when they refer to a replaced resource: an ignored input never makes its resource a dependent replacement.
 
 Paths are the engine's property names (camelCase), dotted into nested objects. The sources are the provider
 documentation pages named per type and, where noted in docs/provider-facts.md, the provider source read.
@@ -115,6 +116,17 @@ REPLACE_TRIGGERS: dict[str, TypeRule] = {
         ("domain", "address", "publicIpv4Pool", "customerOwnedIpv4Pool", "networkBorderGroup"),
         AWS_DOCS + "eip (the instance association is updated in place)",
     ),
+    # A baked image (components/aws/workflow.py): the system disk's snapshot and the image registered from it.
+    "aws:ebs/snapshot:Snapshot": TypeRule(
+        ("volumeId", "description", "outpostArn"),
+        AWS_DOCS + "ebs_snapshot (ForceNew in internal/service/ec2/ebs_snapshot.go)",
+    ),
+    "aws:ec2/ami:Ami": TypeRule(
+        ("name", "architecture", "bootMode", "ebsBlockDevices", "enaSupport", "ephemeralBlockDevices", "imageLocation",
+         "imdsSupport", "kernelId", "ramdiskId", "rootDeviceName", "sriovNetSupport", "tpmSupport", "uefiData",
+         "virtualizationType"),
+        AWS_DOCS + "ami (ForceNew in internal/service/ec2/ec2_ami.go; description and deprecation time in place)",
+    ),
     "time:index/static:Static": TypeRule(
         ("rfc3339", "triggers"),
         "https://registry.terraform.io/providers/hashicorp/time/latest/docs/resources/static (pulumiverse_time "
@@ -188,6 +200,14 @@ REPLACE_TRIGGERS: dict[str, TypeRule] = {
     "alicloud:ram/policy:Policy": TypeRule(("policyName", "name"), ALI_DOCS + "ram_policy"),
     "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment": TypeRule(
         ("roleName", "policyName", "policyType"), ALI_DOCS + "ram_role_policy_attachment",
+    ),
+    "alicloud:ecs/ecsSnapshot:EcsSnapshot": TypeRule(
+        ("diskId", "category"), ALI_DOCS + "ecs_snapshot (ForceNew in alicloud/resource_alicloud_ecs_snapshot.go)",
+    ),
+    "alicloud:ecs/image:Image": TypeRule(
+        ("architecture", "diskDeviceMappings", "platform", "imageVersion", "features"),
+        ALI_DOCS + "image (ForceNew in alicloud/resource_alicloud_image.go; snapshot_id, image_name and description "
+        "are not)",
     ),
     "pulumi:providers:alicloud": TypeRule(("region",), "Pulumi engine: a provider replaced replaces its resources"),
 }
@@ -290,7 +310,9 @@ def _propagate(new: dict[str, CapturedResource], changes: dict[str, Change]) -> 
                 continue
             for key, deps in res.property_dependencies.items():
                 gone = [d for d in deps if d in replaced]
-                if not gone:
+                if not gone or any(_covers(ignored, key) for ignored in res.ignore_changes):
+                    # An ignored input keeps its recorded value, known or not ("cannot trigger replacements":
+                    # https://www.pulumi.com/docs/iac/concepts/options/ignorechanges/, pulumi/pulumi#2657).
                     continue
                 cause = f"{key} <- {changes[gone[0]].name}"
                 if triggering(res, [key]):

@@ -105,10 +105,17 @@ def test_aws_rules_between_nodes_are_the_group_itself_and_nothing_else_is_opened
             for x in others} == {("tcp", 22, "203.0.113.7/32"), ("tcp", 22, "2001:db8:1234::/48")}
 
 
-def test_aws_one_schedule_terminates_every_node_with_a_role_for_those_nodes_only(aws4: Rendering) -> None:
+def test_aws_one_schedule_per_node_terminates_that_node_with_a_role_for_those_nodes_only(aws4: Rendering) -> None:
+    # One TerminateInstances call with every id fails as a whole when one id is gone (a node reclaimed earlier):
+    # each node has its own schedule calling it with its own id.
     insts = nodes(aws4, AWS_INSTANCE)
-    (schedule,) = aws4.of_type("aws:scheduler/schedule:Schedule")
-    assert json.loads(schedule.inputs["target"]["input"]) == {"InstanceIds": [i.id for i in insts]}
+    schedules = {s.name: s for s in aws4.of_type("aws:scheduler/schedule:Schedule")}
+    assert sorted(schedules) == [f"pre-node{r}-deadline" for r in range(4)]
+    role = aws4.by_name("pre-deadline-role")
+    for rank, inst in enumerate(insts):
+        target = schedules[f"pre-node{rank}-deadline"].inputs["target"]
+        assert json.loads(target["input"]) == {"InstanceIds": [inst.id]}
+        assert target["roleArn"] == role.outputs["arn"]
     policy = next(p for p in aws4.of_type("aws:iam/rolePolicy:RolePolicy") if p.name == "pre-deadline-terminate")
     (statement,) = json.loads(policy.inputs["policy"])["Statement"]
     assert statement["Action"] == "ec2:TerminateInstances"
@@ -122,10 +129,19 @@ def test_aws_every_node_has_its_disk_elastic_ip_identity_and_node_tag_one_bucket
     assert len(aws4.of_type("aws:s3/bucket:Bucket")) == 1
     assert len(aws4.of_type("aws:s3/bucketObjectv2:BucketObjectv2")) == 1, "one tools object for the cluster"
     eips = {e.name: e for e in aws4.of_type("aws:ec2/eip:Eip")}
+    out = aws4.outputs["experiments"]["pre"]
     for rank, inst in enumerate(nodes(aws4, AWS_INSTANCE)):
-        assert eips[f"pre-node{rank}-ip"].inputs["instance"] == inst.id
-        assert eips[f"pre-node{rank}-ip"].inputs["domain"] == "vpc"
+        eip = eips[f"pre-node{rank}-ip"]
+        # Through the primary interface: AssociateAddress with an instance id needs exactly one interface.
+        assert "instance" not in eip.inputs
+        assert eip.inputs["networkInterface"] == inst.outputs["primaryNetworkInterfaceId"]
+        assert eip.inputs["domain"] == "vpc"
+        # The node's public address is its Elastic IP (an instance with several interfaces gets none of its own).
+        assert inst.outputs["publicIp"] == ""
+        assert out["nodes"][rank]["publicIp"] == eip.outputs["publicIp"]
         assert inst.inputs["iamInstanceProfile"] == aws4.by_name(f"pre-node{rank}-instance-profile").outputs["name"]
+    assert out["publicIp"] == eips["pre-node0-ip"].outputs["publicIp"]
+    assert out["sshCommand"] == f"ssh ubuntu@{eips['pre-node0-ip'].outputs['publicIp']}"
     tagged = [x for x in aws4.resources if x.type in NODE_TAGGED and "-node" in x.name]
     assert len(tagged) == 4 * 5  # per node: instance, data volume, role, Elastic IP, launch template
     for resource in tagged:

@@ -18,6 +18,7 @@ from components import cloud as contract
 from components import experiment as facade
 from components.experiment import CLOUDS
 from components.spec.clouds import SPEC_RULES
+from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
 from gpulease.review.render import Rendering, render
 from policies.guardrails.taggable import is_taggable
@@ -172,7 +173,9 @@ def tags(cloud: str, r: Rendering) -> dict:
     # Each cloud's own instance type has its own price: the tag is there, and a price, on both.
     hourly = float(base.pop(v.TAG_MAX_HOURLY_USD))
     base[v.TAG_MAX_HOURLY_USD] = hourly > 0
-    taggable = [x for x in r.custom_resources if is_taggable(x.type)]
+    # An object in a bucket is billed as its bucket's storage and takes at most ten tags on S3 (the pack demands
+    # none on objects either): the accounting tags are checked on everything else.
+    taggable = [x for x in r.custom_resources if is_taggable(x.type) and x.type not in rt.BUCKET_OBJECT_TYPES]
     complete = all(
         all((x.inputs.get("tags") or {}).get(k) is not None for k in v.REQUIRED_TAGS) for x in taggable
     )

@@ -168,21 +168,23 @@ def experiment_instances(after: Rendering, name: str, out: dict[str, Any]):
 
 
 def assert_deadline_targets_the_live_instance(after: Rendering, changes: dict[str, Change]) -> None:
-    """One deadline for every instance of an experiment: on AWS one schedule terminating all of them (a cluster's
-    nodes included), on Alibaba Cloud the same release time on each."""
+    """One deadline for every instance of an experiment: on AWS one schedule per instance terminating that one (a
+    cluster's nodes each: one TerminateInstances call with a gone id fails for all), on Alibaba Cloud the same
+    release time on each."""
     for name, out in after.outputs["experiments"].items():
         insts = experiment_instances(after, name, out)
         assert out["instanceId"] == insts[0].id
         if insts[0].type == "aws:ec2/instance:Instance":
-            schedules = [s for s in after.of_type(SCHEDULE)
-                         if any(i.urn in s.property_dependencies.get("target", []) for i in insts)]
-            assert len(schedules) == 1, f"{name}: {len(schedules)} schedules target its instances"
-            schedule = schedules[0]
-            assert json.loads(schedule.inputs["target"]["input"]) == {"InstanceIds": [i.id for i in insts]}
-            assert schedule.inputs["scheduleExpression"] == at_expression(out["deadline"])
-            assert changes[schedule.urn].action in ("same", "update")
-            if any(changes[i.urn].action == "replace" for i in insts):
-                assert changes[schedule.urn].action == "update", "the schedule must follow the new instance"
+            for inst in insts:
+                schedules = [s for s in after.of_type(SCHEDULE)
+                             if inst.urn in s.property_dependencies.get("target", [])]
+                assert len(schedules) == 1, f"{inst.name}: {len(schedules)} schedules target it"
+                schedule = schedules[0]
+                assert json.loads(schedule.inputs["target"]["input"]) == {"InstanceIds": [inst.id]}
+                assert schedule.inputs["scheduleExpression"] == at_expression(out["deadline"])
+                assert changes[schedule.urn].action in ("same", "update")
+                if changes[inst.urn].action == "replace":
+                    assert changes[schedule.urn].action == "update", "the schedule must follow the new instance"
         else:
             for inst in insts:
                 assert inst.inputs["autoReleaseTime"] == release_time(out["deadline"])

@@ -10,28 +10,42 @@ retained on destroy) without touching the instance.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gpulease.review.replacement import Change, summary
+from gpulease.core.vocabulary import TAG_EXPIRES_AT, TAG_STACK, parse_rfc3339
+from gpulease.review.mocks import CloudMocks
+from gpulease.review.render import load_stack_file, render
+from gpulease.review.replacement import Change, classify, summary
 from tests.integration.test_rehearsal import (
     ATTACHMENTS,
     INSTANCES,
     KEPT,
+    LATER,
     assert_nothing_lost,
     attachment_of,
+    pinned,
     rehearse,
+    render_at,
     section,
     stack_id,
 )
+from tests.support.clock import FIXED_NOW
 from tests.support.paths import STACKS_DIR
 
 STACKS = sorted(STACKS_DIR.glob("Pulumi.*.yaml"))
 # A cluster (nodes above one) refuses the single-instance phases and the bake: tests/components/test_cluster.py.
 EXAMPLES = [p for p in STACKS if "sweep" not in p.name and "cluster" not in p.name]
 IMAGES = {"aws:ec2/ami:Ami", "aws:ebs/snapshot:Snapshot", "alicloud:ecs/image:Image", "alicloud:ecs/ecsSnapshot:EcsSnapshot"}
+OBJECTS = {"aws:s3/bucketObjectv2:BucketObjectv2", "alicloud:oss/bucketObject:BucketObject"}
+
+
+def baked_records(r) -> list:
+    """The baked record the program writes once its image exists (components/image_bake.py)."""
+    return [x for x in r.resources if x.type in OBJECTS and x.name.endswith("-image-baked")]
 
 
 def phase(name: str) -> Callable[[dict[str, Any]], None]:
@@ -107,7 +121,10 @@ def bake(config: dict[str, Any]) -> None:
 def test_baking_adds_the_image_and_changes_nothing_else(path: Path) -> None:
     _, after, changes = rehearse(path, bake)
     moved = [c for c in changes.values() if c.action != "same"]
-    assert moved and all(c.type in IMAGES and c.action == "create" for c in moved), summary(changes)
+    (record,) = baked_records(after)
+    assert moved and all(c.action == "create" and (c.type in IMAGES or c.urn == record.urn) for c in moved), summary(changes)
+    assert record.inputs["key"].endswith(f"_gpulease/baked/{section(after.config)['name']}.json")
+    assert record.ignore_changes == ["content"]
     assert "bakedImage" in after.outputs
 
 
@@ -121,3 +138,61 @@ def test_a_baked_image_outlives_the_bake_setting_and_the_instance(path: Path) ->
     baked = [res for res in before.resources if res.type in IMAGES]
     assert len(baked) == 2 and all(res.retain_on_delete for res in baked)
     assert all(c.action == "same" for c in instance_changes(changes)), summary(changes)
+
+
+@pytest.mark.parametrize("path", [p for p in EXAMPLES if "debug" not in p.name], ids=stack_id)
+def test_bake_left_on_keeps_the_image_when_the_instance_is_replaced(path: Path) -> None:
+    """Bake once: with image.bake still true, an update that replaces the instance (a pinned image) must not fail
+    on the new instance's missing ready record; the image and its snapshot stay as they are."""
+    config = load_stack_file(path)
+    bake(config)
+    before = render_at(config, stack_id(path), FIXED_NOW)
+    (record,) = baked_records(before)
+    changed = pinned(config, "new")  # a pinned image replaces the instance
+    bake(changed)  # and image.bake is left set
+    region = changed.get("aws:region") or changed.get("alicloud:region")
+    mocks = CloudMocks(region=region, now=LATER)
+    mocks.ready = False  # the new instance has not passed readiness
+    mocks.objects = [record.inputs["key"]]  # what the baking update wrote
+    after = render_at(changed, stack_id(path), LATER, prior=before, mocks=mocks)
+    changes = classify(before, after)
+    assert [c.action for c in changes.values() if c.type in INSTANCES] == ["replace"], summary(changes)
+    images = [c for c in changes.values() if c.type in IMAGES]
+    assert len(images) == 2 and all(c.action == "same" for c in images), summary(changes)
+    assert after.outputs["bakedImage"] == before.outputs["bakedImage"]
+
+
+@pytest.mark.parametrize("path", [p for p in EXAMPLES if "debug" not in p.name], ids=stack_id)
+def test_the_first_bake_still_waits_for_readiness(path: Path) -> None:
+    config = load_stack_file(path)
+    bake(config)
+    region = config.get("aws:region") or config.get("alicloud:region")
+    mocks = CloudMocks(region=region, now=FIXED_NOW)
+    mocks.ready = False
+    r = render(config, stack=stack_id(path), now=FIXED_NOW, mocks=mocks)
+    assert r.error is not None and "has not passed readiness" in str(r.error)
+
+
+@pytest.mark.parametrize("path", [p for p in EXAMPLES if "debug" not in p.name], ids=stack_id)
+def test_a_stack_from_the_baked_image_gets_its_own_deadline_and_tags(path: Path) -> None:
+    """The image rehearsal's render half: the baking stack, then a later stack with ``image.fromStack`` pointing at
+    it. The new stack's instance boots the baked image with a deadline, tags and a stack of its own (the instance
+    side's half, a clean state under a new instance id, is rehearsed in tests/instance)."""
+    config = load_stack_file(path)
+    bake(config)
+    baking = render_at(config, stack_id(path), FIXED_NOW)
+    later = FIXED_NOW + timedelta(days=10)
+    reuse = load_stack_file(path)
+    section(reuse)["image"] = {"fromStack": stack_id(path)}
+    after = render_at(reuse, f"{stack_id(path)}-next", later)
+    (name,) = after.outputs["experiments"]
+    out, first = after.outputs["experiments"][name], baking.outputs["experiments"][name]
+    inst = after.by_name(f"{name}-instance")
+    image_input = "ami" if inst.type == "aws:ec2/instance:Instance" else "imageId"
+    baked_id = after.outputs["experiments"][name]["imageFrom"].split(" ", 1)[0]
+    assert inst.inputs[image_input] == baked_id
+    # Its own clock: the same run time as the baking stack's, counted from its own creation ten days later.
+    assert parse_rfc3339(out["deadline"]) - parse_rfc3339(first["deadline"]) == timedelta(days=10)
+    tags = inst.inputs["tags"]
+    assert tags[TAG_EXPIRES_AT] == out["deadline"] and tags[TAG_STACK] == f"{stack_id(path)}-next"
+    assert "bakedImage" not in after.outputs and not [x for x in after.resources if x.type in IMAGES]

@@ -9,7 +9,14 @@ from datetime import timedelta
 import pytest
 
 from gpulease.cli import main
-from gpulease.core.vocabulary import MANAGED_BY_VALUE, TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_RETAIN
+from gpulease.core.vocabulary import (
+    MANAGED_BY_VALUE,
+    PHASE_PARKED,
+    TAG_EXPIRES_AT,
+    TAG_MANAGED_BY,
+    TAG_PHASE,
+    TAG_RETAIN,
+)
 from gpulease.inventory.acting import DONE, GONE, KEPT, WOULD
 from gpulease.inventory.alicloud_collect import collect_region
 from gpulease.inventory.alicloud_reaper import AlicloudOptionError, execute_region, sweep
@@ -38,6 +45,8 @@ def build_mixed_fleet(account) -> dict[str, str]:
     f["d_not_expired"] = add.add_disk(REGION, tags(retain=False, expires=FUTURE))
     f["d_creating"] = add.add_disk(REGION, tags(retain=False), status="Creating")
     f["d_unmanaged"] = add.add_disk(REGION, tags(managed=False, retain=False))
+    # A parked stack's disk, even one tagged retain=false and long expired: parking exists to keep it.
+    f["d_parked"] = add.add_disk(REGION, tags(retain=False, extra={TAG_PHASE: PHASE_PARKED}))
     f["e_free_expired"] = add.add_eip(REGION, tags())
     f["e_associated"] = add.add_eip(REGION, tags(), associate_with=f["i_live"])
     f["e_free_live"] = add.add_eip(REGION, tags(expires=FUTURE))
@@ -97,6 +106,8 @@ def test_mixed_fleet_dry_run_execute_and_rerun(ali):
     assert reported[fleet["d_attached"]].reason.startswith(f"attached to {fleet['i_live']}")
     assert "treated as retained" in reported[fleet["d_no_retain_tag"]].reason
     assert reported[fleet["d_retained"]].reason == f"{TAG_RETAIN}=true"
+    assert reported[fleet["d_parked"]].action == KEEP
+    assert reported[fleet["d_parked"]].reason == f"{TAG_PHASE}=parked: its stack is parked and keeps this disk"
     assert reported[fleet["d_creating"]].reason == "state is creating"
     assert reported[fleet["e_associated"]].reason == f"associated with {fleet['i_live']}"
     assert reported[fleet["s_progressing"]].reason == "state is pending"

@@ -8,7 +8,15 @@ from datetime import timedelta
 import pytest
 
 from gpulease.cli import main
-from gpulease.core.vocabulary import TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_RETAIN, TAG_RETAIN_UNTIL, parse_rfc3339
+from gpulease.core.vocabulary import (
+    PHASE_PARKED,
+    TAG_EXPIRES_AT,
+    TAG_MANAGED_BY,
+    TAG_PHASE,
+    TAG_RETAIN,
+    TAG_RETAIN_UNTIL,
+    parse_rfc3339,
+)
 from gpulease.inventory.aws import AwsTargetError
 from gpulease.inventory.collect import Instance, RegionInventory, collect_region
 from gpulease.inventory.reaper import (
@@ -62,6 +70,8 @@ def build_mixed_fleet(ec2) -> dict[str, str]:
     f["v_free_no_retain_tag"] = volume(ec2, tags())
     f["v_free_not_expired"] = volume(ec2, tags(retain=False, expires=FUTURE))
     f["v_unmanaged"] = volume(ec2, tags(managed=False, retain=False))
+    # A parked stack's disk, even one tagged retain=false and long expired: parking exists to keep it.
+    f["v_parked"] = volume(ec2, tags(retain=False, extra={TAG_PHASE: PHASE_PARKED}))
     f["e_free_expired"] = address(ec2, tags())
     f["e_associated"] = address(ec2, tags(), associate_with=f["i_live"])
     f["e_free_live"] = address(ec2, tags(expires=FUTURE))
@@ -110,6 +120,8 @@ def test_mixed_fleet_dry_run_execute_and_rerun(aws):
     assert reported[fleet["v_attached"]].reason.startswith(f"attached to {fleet['i_live']}")
     assert "treated as retained" in reported[fleet["v_free_no_retain_tag"]].reason
     assert reported[fleet["v_free_retained"]].reason == f"{TAG_RETAIN}=true"
+    assert reported[fleet["v_parked"]].action == KEEP
+    assert reported[fleet["v_parked"]].reason == f"{TAG_PHASE}=parked: its stack is parked and keeps this disk"
     assert reported[fleet["e_associated"]].reason == f"associated with {fleet['i_live']}"
     assert reported[fleet["sir_live"]].reason == f"serves instance {fleet['i_spot_live']}"
 

@@ -56,13 +56,13 @@ def test_a_rendered_cluster_passes_the_pack_on_both_clouds(aws4: Rendering, ali4
 
 
 def test_the_deadline_schedule_must_cover_every_node(aws4: Rendering) -> None:
-    (schedule,) = aws4.of_type("aws:scheduler/schedule:Schedule")
+    # One schedule per node: node 3's schedule pointed at node 2 leaves node 3 without a cloud-side stop.
+    schedule = aws4.by_name("pre-node3-deadline")
     node3 = aws4.by_name("pre-node3-instance")
+    node2 = aws4.by_name("pre-node2-instance")
 
     def drop_node3(props: dict) -> dict:
-        target = props["target"]
-        ids = json.loads(target["input"])["InstanceIds"]
-        target["input"] = json.dumps({"InstanceIds": [i for i in ids if i != node3.id]})
+        props["target"]["input"] = json.dumps({"InstanceIds": [node2.id]})
         return props
 
     hits = found(analyze(changed(aws4, schedule.urn, drop_node3, drop_dependency=node3.urn)), "max-runtime-cloud-stop")

@@ -147,3 +147,13 @@ def test_with_the_most_tags_the_spec_accepts_no_resource_exceeds_the_clouds_limi
     assert aws.error is None, aws.error
     counts = {x.type: len(x.inputs["tags"]) for x in aws.resources if isinstance(x.inputs.get("tags"), dict)}
     assert max(counts.values()) == 50 and counts[INSTANCE] == 50
+
+
+def test_the_budget_counts_from_the_stacks_own_creation_and_keeps_that_start() -> None:
+    # Not the calendar year: a yearly budget would reset on 1 January, and a stack name used again would inherit
+    # the earlier stack's spend under the same tag.
+    r = render_experiment(experiment(), stack="lora")
+    (start,) = [x for x in r.of_type("time:index/static:Static") if x.name.endswith("-budget-start")]
+    assert start.inputs["rfc3339"] == v.rfc3339(FIXED_NOW.replace(second=0, microsecond=0))
+    assert start.ignore_changes == ["rfc3339"]
+    assert r.one(BUDGET).inputs["timePeriodStart"] == FIXED_NOW.strftime("%Y-%m-%d_%H:%M")

@@ -1,0 +1,286 @@
+"""What the clouds require of the calls a stack's resources make: the documented preconditions, one cited row each,
+every row a predicate on a rendering.
+
+Mocks accept whatever a program registers; the clouds do not. A call made in a shape its API reference rules out
+(an Elastic IP associated through an instance with several interfaces, one TerminateInstances call carrying every
+node's id, a snapshot waited for with the provider's 10-minute default) fails on the first real ``pulumi up`` or,
+worse, hours later at the deadline. Each row names the calls, the documented rule and its source, and a check that
+reads the registered resources and returns what violates it. ``violations`` are errors (an example stack with one
+fails ``tests/review/test_preconditions.py``); ``advisories`` are quotas the account may not have (they depend on
+the account, which the review cannot see, so they are said, never enforced).
+
+Mirrored in docs/provider-facts.md (the API-preconditions table), next to the replace-trigger table
+(``gpulease/review/replacement.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gpulease.core import resources as rt
+from gpulease.core.catalog.loader import load_catalog
+from gpulease.review.render import CapturedResource, Rendering
+
+AWS_SNAPSHOT = "aws:ebs/snapshot:Snapshot"
+ALI_SNAPSHOT = "alicloud:ecs/ecsSnapshot:EcsSnapshot"
+ALI_DEPLOYMENT_SET = "alicloud:ecs/ecsDeploymentSet:EcsDeploymentSet"
+AWS_PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
+
+DEFAULT_EIP_QUOTA = 5
+DEPLOYMENT_SET_MAX_INSTANCES = 20
+# The providers' default create timeouts of a snapshot (the resource's schema.DefaultTimeout).
+SNAPSHOT_DEFAULT_MINUTES = {AWS_SNAPSHOT: 10, ALI_SNAPSHOT: 5}
+# The kit's bound for a system-disk snapshot (components/image_bake.py: 30 minutes plus one a GiB).
+SNAPSHOT_BASE_MINUTES, SNAPSHOT_MINUTES_PER_GB = 30, 1
+
+
+@dataclass(frozen=True)
+class Precondition:
+    """One documented precondition of the calls some registered resource types make."""
+
+    name: str
+    calls: str
+    """The API calls the provider makes for these resources, where the rule applies."""
+    types: tuple[str, ...]
+    rule: str
+    """The precondition, as the source documents it."""
+    source: str
+    check: Callable[[Rendering], list[str]]
+    """What in the rendering breaks the rule (one line each); empty when nothing does."""
+    advisory: bool = False
+    """A quota of the account: said in the review, never an error (the account's own quota is not visible)."""
+
+
+def _of(r: Rendering, *types: str) -> list[CapturedResource]:
+    return [x for x in r.resources if x.custom and x.type in types]
+
+
+def _by_id(r: Rendering) -> dict[str, CapturedResource]:
+    return {x.id: x for x in r.resources if x.custom and x.id}
+
+
+def _interfaces(instance: CapturedResource, r: Rendering) -> int:
+    """Network interfaces an AWS instance is launched with: its template's, else its own (one by default)."""
+    template_id = (instance.inputs.get("launchTemplate") or {}).get("id")
+    if template_id:
+        template = _by_id(r).get(template_id)
+        if template is not None:
+            return max(1, len(template.inputs.get("networkInterfaces") or []))
+    return max(1, len(instance.inputs.get("networkInterfaces") or []))
+
+
+def eip_through_interface(r: Rendering) -> list[str]:
+    instances = _by_id(r)
+    found = []
+    for eip in _of(r, rt.AWS_EIP, rt.AWS_EIP_ASSOCIATION):
+        target = eip.inputs.get("instance") or eip.inputs.get("instanceId")
+        inst = instances.get(target) if target else None
+        if inst is not None and _interfaces(inst, r) > 1:
+            found.append(f"{eip.name}: associated through instance {inst.name}, which has {_interfaces(inst, r)} "
+                         "network interfaces (AWS answers InvalidInstanceID); associate it with the primary "
+                         "network interface (networkInterface)")
+    return found
+
+
+def one_id_per_terminate_call(r: Rendering) -> list[str]:
+    found = []
+    for schedule in _of(r, rt.AWS_SCHEDULE):
+        target = schedule.inputs.get("target") or {}
+        if target.get("arn") != rt.TERMINATE_TARGET:
+            continue
+        try:
+            ids = json.loads(target.get("input") or "{}").get("InstanceIds") or []
+        except (ValueError, AttributeError):
+            found.append(f"{schedule.name}: its TerminateInstances input is not readable JSON")
+            continue
+        if len(ids) != 1:
+            found.append(f"{schedule.name}: one TerminateInstances call with {len(ids)} ids (one gone id and none is "
+                         "terminated); one schedule per instance")
+    return found
+
+
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+
+def minutes(duration: str) -> float | None:
+    """A Go duration (``90m``, ``1h30m``) in minutes; None when unreadable."""
+    match = _DURATION.match(duration or "")
+    if not match or not any(match.groups()):
+        return None
+    h, m, s = (int(g or 0) for g in match.groups())
+    return h * 60 + m + s / 60
+
+
+def _root_disk_gb(r: Rendering) -> int:
+    sizes = [int((x.inputs.get("rootBlockDevice") or {}).get("volumeSize") or 0) for x in _of(r, rt.AWS_INSTANCE)]
+    sizes += [int(x.inputs.get("systemDiskSize") or 0) for x in _of(r, rt.ALI_INSTANCE)]
+    return max(sizes, default=0)
+
+
+def snapshot_waits_long_enough(r: Rendering) -> list[str]:
+    needed = SNAPSHOT_BASE_MINUTES + SNAPSHOT_MINUTES_PER_GB * _root_disk_gb(r)
+    found = []
+    for snap in _of(r, AWS_SNAPSHOT, ALI_SNAPSHOT):
+        create = snap.custom_timeouts.get("create")
+        waited = minutes(create) if create else SNAPSHOT_DEFAULT_MINUTES[snap.type]
+        if waited is None or waited < min(needed, 12 * 60):
+            found.append(f"{snap.name}: waits {create or f'the default {waited:g}m'} for a snapshot of a "
+                         f"{_root_disk_gb(r)} GiB system disk; customTimeouts.create of at least {needed}m")
+    return found
+
+
+def eip_quota(r: Rendering) -> list[str]:
+    count = len(_of(r, rt.AWS_EIP))
+    if count < DEFAULT_EIP_QUOTA - 1:
+        return []
+    return [f"{count} Elastic IPs: the default quota is {DEFAULT_EIP_QUOTA} per Region and account, shared with "
+            "everything else there; check the 'EC2-VPC Elastic IPs' quota in Service Quotas before pulumi up"]
+
+
+S3_OBJECT_TAG_LIMIT = 10
+
+
+def object_tag_limit(r: Rendering) -> list[str]:
+    return [f"{obj.name}: {len(obj.inputs.get('tags') or {})} tags on an S3 object (PutObject fails with InvalidTag); "
+            f"at most {S3_OBJECT_TAG_LIMIT}"
+            for obj in _of(r, *rt.AWS_BUCKET_OBJECTS) if len(obj.inputs.get("tags") or {}) > S3_OBJECT_TAG_LIMIT]
+
+
+def _subnet(instance: CapturedResource, r: Rendering) -> Any:
+    template_id = (instance.inputs.get("launchTemplate") or {}).get("id")
+    template = _by_id(r).get(template_id) if template_id else None
+    if template is not None:
+        return ((template.inputs.get("networkInterfaces") or [{}])[0]).get("subnetId")
+    return instance.inputs.get("subnetId")
+
+
+def placement_group_one_zone(r: Rendering) -> list[str]:
+    groups: dict[str, set] = defaultdict(set)
+    for inst in _of(r, rt.AWS_INSTANCE):
+        group = inst.inputs.get("placementGroup")
+        if group:
+            groups[str(group)].add(str(_subnet(inst, r)))
+    return [f"placement group {g}: its instances are in {len(s)} subnets; a cluster placement group is one zone"
+            for g, s in groups.items() if len(s) > 1]
+
+
+def _is_spot(inst: CapturedResource) -> bool:
+    return inst.inputs.get("spotStrategy") not in (None, "", "NoSpot")
+
+
+def deployment_set_rules(r: Rendering) -> list[str]:
+    members: dict[str, list[CapturedResource]] = defaultdict(list)
+    for inst in _of(r, rt.ALI_INSTANCE):
+        if inst.inputs.get("deploymentSetId"):
+            members[str(inst.inputs["deploymentSetId"])].append(inst)
+    found = []
+    for set_id, insts in members.items():
+        if len(insts) > DEPLOYMENT_SET_MAX_INSTANCES:
+            found.append(f"deployment set {set_id}: {len(insts)} instances, at most {DEPLOYMENT_SET_MAX_INSTANCES}")
+        if len({i.inputs.get("availabilityZone") for i in insts}) > 1:
+            found.append(f"deployment set {set_id}: instances in several zones")
+        found += [f"{i.name}: a spot instance in deployment set {set_id}" for i in insts if _is_spot(i)]
+    return found
+
+
+_FAMILY = re.compile(r"^([a-z]+)\d")
+
+
+def gpu_vcpu_quota(r: Rendering) -> list[str]:
+    """vCPUs per AWS quota class (P, G, ...) and market: what the account's running-instances quotas must allow."""
+    need: Counter = Counter()
+    for inst in _of(r, rt.AWS_INSTANCE):
+        itype = str(inst.inputs.get("instanceType") or "")
+        match = _FAMILY.match(itype)
+        vcpus = _vcpus(itype)
+        if match and vcpus and match.group(1)[0] in "pg":
+            market = "Spot" if inst.inputs.get("instanceMarketOptions") else "On-Demand"
+            need[(match.group(1)[0].upper(), market)] += vcpus
+    return [f"{n} vCPUs of {family} instances ({market}): the account's 'Running {market} {family} instances' "
+            "quota must allow them (new accounts often have 0); check Service Quotas before pulumi up"
+            for (family, market), n in sorted(need.items())]
+
+
+def _vcpus(instance_type: str) -> int:
+    found = load_catalog().get("aws", instance_type)
+    return found.vcpu if found is not None else 0
+
+
+AWS_API = "https://docs.aws.amazon.com/AWSEC2/latest/APIReference/"
+
+PRECONDITIONS: tuple[Precondition, ...] = (
+    Precondition(
+        "eip-through-interface", "AssociateAddress", (rt.AWS_EIP, rt.AWS_EIP_ASSOCIATION),
+        "InstanceId: \"The instance must have exactly one attached network interface\"; NetworkInterfaceId: \"If the "
+        "instance has more than one network interface, you must specify a network interface ID\"",
+        AWS_API + "API_AssociateAddress.html", eip_through_interface,
+    ),
+    Precondition(
+        "terminate-one-id-per-call", "TerminateInstances (EventBridge Scheduler target)", (rt.AWS_SCHEDULE,),
+        "\"If you specify multiple instances and the request fails (for example, because of a single incorrect "
+        "instance ID), none of the instances are terminated\"",
+        AWS_API + "API_TerminateInstances.html", one_id_per_terminate_call,
+    ),
+    Precondition(
+        "snapshot-create-timeout", "CreateSnapshot, then DescribeSnapshots until completed / accomplished",
+        (AWS_SNAPSHOT, ALI_SNAPSHOT),
+        "the provider waits its create timeout for the snapshot, by default 10 minutes (aws_ebs_snapshot) or 5 "
+        "(alicloud_ecs_snapshot); a first snapshot copies every written block",
+        "terraform-provider-aws internal/service/ec2/ebs_snapshot.go; terraform-provider-alicloud "
+        "alicloud/resource_alicloud_ecs_snapshot.go (schema.DefaultTimeout)", snapshot_waits_long_enough,
+    ),
+    Precondition(
+        "s3-object-tag-limit", "PutObject (x-amz-tagging)", rt.AWS_BUCKET_OBJECTS,
+        "\"You can associate up to 10 tags with an object\"",
+        "https://docs.aws.amazon.com/AmazonS3/latest/userguide/tagging-managing.html", object_tag_limit,
+    ),
+    Precondition(
+        "placement-group-one-zone", "RunInstances into a cluster placement group", (rt.AWS_INSTANCE, AWS_PLACEMENT_GROUP),
+        "\"A cluster placement group can't span multiple Availability Zones\"",
+        "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/placement-strategies.html", placement_group_one_zone,
+    ),
+    Precondition(
+        "deployment-set-limits", "RunInstances into a deployment set", (rt.ALI_INSTANCE, ALI_DEPLOYMENT_SET),
+        "a LowLatency deployment set holds at most 20 instances, in one zone; spot instances cannot be created in a "
+        "deployment set", "https://www.alibabacloud.com/help/en/ecs/user-guide/deployment-set-overview",
+        deployment_set_rules,
+    ),
+    Precondition(
+        "eip-quota", "AllocateAddress", (rt.AWS_EIP,),
+        "\"By default, all AWS accounts have a quota of five (5) Elastic IP addresses per Region\"",
+        "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/elastic-ip-addresses-eip.html#using-instance-addressing-limit",
+        eip_quota, advisory=True,
+    ),
+    Precondition(
+        "gpu-vcpu-quota", "RunInstances", (rt.AWS_INSTANCE,),
+        "On-Demand and Spot instances are limited by vCPU-based quotas per instance class ('Running On-Demand P "
+        "instances', 'All P Spot Instance Requests', and the same for G)",
+        "https://docs.aws.amazon.com/ec2/latest/instancetypes/ec2-instance-quotas.html", gpu_vcpu_quota, advisory=True,
+    ),
+)
+
+
+def violations(r: Rendering) -> list[tuple[str, str]]:
+    """(row name, what breaks it) for every precondition the rendering violates."""
+    return [(p.name, line) for p in PRECONDITIONS if not p.advisory for line in p.check(r)]
+
+
+def advisories(r: Rendering) -> list[tuple[str, str]]:
+    """(row name, what to check) for the quotas the stack may exhaust."""
+    return [(p.name, line) for p in PRECONDITIONS if p.advisory for line in p.check(r)]
+
+
+def preconditions_table() -> str:
+    """The documentation's table of these rows (docs/provider-facts.md)."""
+    lines = ["| precondition | calls | resource types | rule | kind | source |", "| --- | --- | --- | --- | --- | --- |"]
+    for p in PRECONDITIONS:
+        types = ", ".join(f"`{t}`" for t in p.types)
+        source = p.source if not p.source.startswith("https://") else f"[doc]({p.source})"
+        kind = "advisory (quota)" if p.advisory else "error"
+        lines.append(f"| `{p.name}` | {p.calls} | {types} | {p.rule} | {kind} | {source} |")
+    return "\n".join(lines)
