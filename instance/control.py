@@ -35,6 +35,10 @@ def now_stamp() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def now_epoch() -> float:
+    return datetime.now(UTC).timestamp()
+
+
 def write_json(path: str, value: Any) -> None:
     """``value`` as JSON at ``path`` through a temporary file and a rename."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
