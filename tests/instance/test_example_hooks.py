@@ -34,7 +34,7 @@ def _hooks() -> list[tuple[str, str]]:
     found = []
     for path in STACKS:
         config = yaml.safe_load(path.read_text()).get("config") or {}
-        for key, value in config.items():
+        for value in config.values():
             hook = ((value or {}).get("checkpoints") or {}).get("hook") if isinstance(value, dict) else None
             if hook:
                 found.append((path.name, hook))
