@@ -89,7 +89,7 @@ def end_all(root_pid: int, token: str | None, bound: float = 5.0, proc_root: str
         for pid in left:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-        _reap()
+        _reap(left)
         if time.monotonic() >= end:
             break
         time.sleep(0.02)
@@ -106,12 +106,9 @@ def _zombie(pid: int, proc_root: str) -> bool:
         return True
 
 
-def _reap() -> None:
-    """Collect the exit status of children re-parented here (as a subreaper), so they do not linger as zombies."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+def _reap(pids: set[int]) -> None:
+    """Collect the exit status of those of ``pids`` re-parented here (as a subreaper), so they do not linger as
+    zombies; only these (another child's status belongs to whoever started it)."""
+    for pid in pids:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)
