@@ -115,3 +115,26 @@ def test_verify_and_the_job_never_run_as_root(data: Path, tmp_path: Path) -> Non
     assert run_job.start_job(s) is False
     time.sleep(0.2)
     assert not marker.exists()
+
+
+def test_a_pass_recorded_by_another_instance_is_not_trusted(data: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from tests.support.instance import MetadataServer, MetadataState
+
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "verify.json").write_text(json.dumps({"passed": True, "instanceId": "i-0other", "time": "earlier"}))
+    with MetadataServer(MetadataState()) as server:
+        s = {**_settings(data, tmp_path, "echo GPULEASE_CHECKPOINT_STEP=3; sleep 30",
+                         "echo GPULEASE_RESUMED_STEP=3; sleep 5"), "metadata_url": server.url}
+        assert run_job.run_verification(s) is True
+        assert "not run again" not in capsys.readouterr().out
+        assert json.loads((state / "verify.json").read_text())["instanceId"] == "i-0123456789abcdef0"
+        assert (data / "logs" / "verify-run.log").exists()
+        # The same instance on its next boot: the pass it recorded stands.
+        (data / "logs" / "verify-run.log").unlink()
+        assert run_job.run_verification(s) is True
+        assert "verification passed earlier on i-0123456789abcdef0" in capsys.readouterr().out
+        assert not (data / "logs" / "verify-run.log").exists()
