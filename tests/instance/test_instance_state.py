@@ -175,3 +175,13 @@ def test_the_old_key_is_refused_through_a_link(tmp_path: Path) -> None:
     else:
         raise AssertionError("wrote through a link")
     assert target.read_text() == "keep me\n"
+
+
+def test_the_reports_reader_never_blocks_on_a_fifo(tmp_path: Path) -> None:
+    import os
+
+    from instance import control
+
+    fifo = tmp_path / "ready.json"
+    os.mkfifo(fifo)
+    assert control.read_json(str(fifo)) == {}  # returns at once: a FIFO is not a report
