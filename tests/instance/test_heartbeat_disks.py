@@ -80,3 +80,11 @@ def test_budget_warned_that_is_not_a_list_reads_as_none_warned(tmp_path: Path) -
     dog, _ = run_in_process(rig, start=DEADLINE_EPOCH - 5 * 3600, max_ticks=2)
     assert dog.heartbeat.warned == []
     assert "tick failed" not in rig.log_text()
+
+
+def test_a_nan_or_infinite_budget_tag_is_no_budget() -> None:
+    from instance import budget_rule
+
+    for bad in ("nan", "NaN", "inf", "-inf", "-1", "1e999", "ten", True, None):
+        assert budget_rule.tag_number(bad) is None, bad
+    assert budget_rule.tag_number("40.5") == 40.5
