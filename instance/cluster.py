@@ -72,6 +72,11 @@ def render_env(values: dict[str, str], header: str) -> str:
         if not _KEY.match(key) or "\n" in value or "\0" in value:
             raise ValueError(f"cluster.env: refusing {key!r}")
         lines.append(f"{key}={value if _PLAIN.match(value) else shlex.quote(value)}")
+    # One export line at the end: `source cluster.env; torchrun ...` passes every value on to the command (plain
+    # assignments stay shell variables), while systemd's EnvironmentFile, which reads KEY=value lines, ignores a line
+    # without "=" (systemd.exec(5): "lines without an "=" separator ... will be ignored").
+    if values:
+        lines.append("export " + " ".join(values))
     return "\n".join(lines) + "\n"
 
 
@@ -90,19 +95,62 @@ def write_cluster_env(settings: dict[str, Any], path: str = CLUSTER_ENV_PATH) ->
     return text
 
 
+ENV_MAX_BYTES = 64 * 1024
+# What the launcher needs from cluster.env, and the shape of each (a whole number where it is one).
+LAUNCH_KEYS = {"GPULEASE_NODE_RANK": "int", "GPULEASE_NNODES": "int", "GPULEASE_GPUS_PER_NODE": "int",
+               "MASTER_ADDR": "text", "MASTER_PORT": "int", "GPULEASE_CLUSTER_ID": "text",
+               "GPULEASE_JOIN_TIMEOUT_SECONDS": "int"}
+
+
 def read_env(path: str) -> dict[str, str]:
-    """``cluster.env`` back (the launcher's reader): ``KEY=value`` lines, shell-quoted values unquoted."""
+    """``cluster.env`` back (the launcher's reader): ``export KEY=value`` (or ``KEY=value``) lines, shell-quoted
+    values unquoted; read strictly (a regular file, not through a link, at most 64 KiB, UTF-8). ``ValueError``
+    names the file and line."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+    try:
+        if os.fstat(fd).st_mode & 0o170000 != 0o100000:
+            raise ValueError(f"{path}: not a regular file")
+        raw = os.read(fd, ENV_MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > ENV_MAX_BYTES:
+        raise ValueError(f"{path}: more than {ENV_MAX_BYTES} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 (byte {exc.start})") from exc
     values: dict[str, str] = {}
-    with open(path, encoding="utf-8") as fh:
-        for number, raw in enumerate(fh, 1):
-            line = raw.strip()
-            if not line or line.startswith("#"):
-                continue
-            key, sep, value = line.partition("=")
-            if not sep or not _KEY.match(key):
-                raise ValueError(f"{path}:{number}: not KEY=value")
+    for number, raw_line in enumerate(text.splitlines(), 1):
+        line = raw_line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("export "):
+            line = line[len("export "):].lstrip()
+            if "=" not in line and all(_KEY.match(name) for name in line.split()):
+                continue  # the export line: names only
+        key, sep, value = line.partition("=")
+        if not sep or not _KEY.match(key):
+            raise ValueError(f"{path}:{number}: not KEY=value")
+        try:
             parts = shlex.split(value) if value else [""]
-            values[key] = parts[0] if len(parts) == 1 else value
+        except ValueError as exc:
+            raise ValueError(f"{path}:{number}: {key}: {exc}") from exc
+        values[key] = parts[0] if len(parts) == 1 else value
+    return values
+
+
+def launch_env(path: str) -> dict[str, str]:
+    """``read_env``, with every value the launcher needs present and of its shape; ``ValueError`` says which."""
+    values = read_env(path)
+    missing = [key for key in LAUNCH_KEYS if not values.get(key)]
+    if missing:
+        raise ValueError(f"{path}: {', '.join(missing)} missing (expected the file the bootstrap writes)")
+    for key, shape in LAUNCH_KEYS.items():
+        if shape == "int" and not re.fullmatch(r"[0-9]{1,9}", values[key]):
+            raise ValueError(f"{path}: {key}={values[key][:40]!r} is not a whole number")
     return values
 
 

@@ -16,8 +16,10 @@ from typing import Any
 
 try:
     from instance import cloud_access as ca
+    from instance import instance_state as st
 except ImportError:  # on the instance: cloud_access.py is installed next to this file
     import cloud_access as ca  # type: ignore[no-redef]
+    import instance_state as st  # type: ignore[no-redef]
 
 UTC = timezone.utc  # noqa: UP017 - the instance may run Python 3.10 (Ubuntu 22.04), before datetime.UTC
 CONTROL_DIR = "_gpulease/"
@@ -35,6 +37,10 @@ def now_stamp() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def now_epoch() -> float:
+    return datetime.now(UTC).timestamp()
+
+
 def write_json(path: str, value: Any) -> None:
     """``value`` as JSON at ``path`` through a temporary file and a rename."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
@@ -46,13 +52,9 @@ def write_json(path: str, value: Any) -> None:
 
 
 def read_json(path: str) -> dict[str, Any]:
-    """A JSON object from ``path``; {} when it is missing or not an object (a report is never fatal)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            value = json.load(fh)
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
+    """A JSON object from ``path``, read strictly (``instance_state.read_state_file``: a regular file, never a FIFO
+    or a link, bounded); {} when it is missing or unusable (a report is never fatal)."""
+    return st.read_or_empty(path)
 
 
 def metadata(settings: dict[str, Any]) -> ca.Metadata:

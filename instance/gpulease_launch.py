@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     path = os.environ.get("GPULEASE_CLUSTER_ENV", cl.CLUSTER_ENV_PATH)
     try:
-        cluster_env = cl.read_env(path)
+        cluster_env = cl.launch_env(path)
     except (OSError, ValueError) as exc:
         print(f"gpulease-launch: cannot read {path}: {exc} (is this a node of a gpulease cluster?)", file=sys.stderr)
         return 2

@@ -23,34 +23,57 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 try:
+    from instance import budget_rule, control, disk_space, gpu_query, starved_rule
     from instance import cloud_access as ca
-    from instance import control
 except ImportError:  # on the instance: the other tools are installed next to this file
+    import budget_rule  # type: ignore[no-redef]
     import cloud_access as ca  # type: ignore[no-redef]
     import control  # type: ignore[no-redef]
+    import disk_space  # type: ignore[no-redef]
+    import gpu_query  # type: ignore[no-redef]
+    import starved_rule  # type: ignore[no-redef]
 
-if TYPE_CHECKING:
-    from instance.watchdog import Watchdog
+
+class Host(Protocol):
+    """What the heartbeat reads from the watchdog that runs it (the watchdog is not imported: no cycle)."""
+
+    s: dict[str, Any]
+    state: dict[str, Any]
+    cloud: str
+    clock: Any
+    metadata: ca.Metadata
+    credentials: ca.RoleCredentials
+
+    @property
+    def deadline(self) -> float: ...
+    @property
+    def deadline_source(self) -> str: ...
+    @property
+    def sync_failures(self) -> int: ...
+    @property
+    def last_sync_ok(self) -> float | None: ...
+    @property
+    def checkpoint_dir(self) -> str: ...
+    def running_seconds(self, now: float) -> float: ...
+    def decide(self, event: str, reason: str) -> None: ...
+    def _save_state(self, state: dict[str, Any]) -> None: ...
+    def run_command(self, what: str, command: str | list[str], timeout: float, reason: str,
+                    env: dict[str, str] | None = None) -> bool: ...
 
 TAG_BUDGET = "gpulease:budget-usd"
 TAG_MAX_HOURLY = "gpulease:max-hourly-usd"
 HEARTBEAT_FILE = "heartbeat.json"
-GPU_QUERY = ["--query-gpu=utilization.gpu,memory.used,memory.total", "--format=csv,noheader,nounits"]
+GPU_QUERY = gpu_query.QUERY
 
 
-def _number(text: str | None) -> float | None:
-    try:
-        value = float(text) if text is not None else None
-    except ValueError:
-        return None
-    return value if value is not None and value >= 0 and value == value and value != float("inf") else None
+_number = budget_rule.tag_number
 
 
 class Heartbeat:
-    def __init__(self, dog: Watchdog):
+    def __init__(self, dog: Host):
         self.dog = dog
         self.interval = 60 * float(dog.s.get("heartbeat_minutes", 5))
         # A copy may take two beats before it is killed (the next beat is skipped while one runs).
@@ -59,8 +82,10 @@ class Heartbeat:
         self.upload: ca.Bounded | None = None
         self.upload_call: ca.StorageCall | None = None
         self.tags: dict[str, float] = {}
-        self.warned: list[float] = list(dog.state.get("budget_warned") or [])
+        self.warned: list[float] = budget_rule.warned_from_state(dog.state)
         self.instance_id: str | None = None
+        self.starved = starved_rule.StarvedRule(dog.s)
+        self.disks = disk_space.DiskWatch(dog.s)
 
     @property
     def path(self) -> str:
@@ -85,7 +110,14 @@ class Heartbeat:
     def beat(self) -> dict[str, Any]:
         dog, now = self.dog, self.dog.clock.now()
         gpus, error = self.gpus()
-        last_ok = getattr(dog, "last_sync_ok", None)
+        last_ok = dog.last_sync_ok
+        newest = self.newest_checkpoint(now)
+        disks = self.disks.report(newest_size=(newest or {}).get("sizeBytes"))
+        for warning in self.disks.new_warnings(disks):
+            self.dog.decide("disk-warning", warning)
+            hook = self.dog.s.get("warn_hook")
+            if hook:
+                self.dog.run_command("warn-hook", hook, float(self.dog.s["hook_timeout_seconds"]), "disk-space")
         beat: dict[str, Any] = {
             "time": ca.utc_stamp(now),
             "experiment": dog.s.get("experiment"),
@@ -97,7 +129,9 @@ class Heartbeat:
             "gpuError": error,
             "lastSync": ca.utc_stamp(last_ok) if last_ok else None,
             "syncFailures": dog.sync_failures,
-            "newestCheckpoint": self.newest_checkpoint(now),
+            "newestCheckpoint": newest,
+            "disks": disks,
+            "gpuStarved": self.starved.observe(dog.clock.monotonic(), now, [g["utilizationPercent"] for g in gpus]),
             # Asked only of an instance the stack gave thresholds (every stack does; the older tests' rigs do not).
             "spend": self.spend(now) if dog.s.get("budget_thresholds") else None,
         }
@@ -107,32 +141,35 @@ class Heartbeat:
         code, out = ca.run_bounded([self.dog.s["nvidia_smi"], *GPU_QUERY], self.dog.clock.real(30))
         if code != 0:
             return [], f"nvidia-smi {'did not answer' if code is None else f'exited {code}'}: {out[-200:]}"
-        found = []
-        for line in out.splitlines():
-            parts = [p.strip() for p in line.split(",")]
-            numbers = [_number(p) for p in parts[:3]]
-            if len(numbers) >= 2 and None not in numbers[:2]:
-                found.append({"utilizationPercent": numbers[0], "memoryUsedMib": numbers[1],
-                              "memoryTotalMib": numbers[2] if len(numbers) > 2 else None})
-        return found, None if found else f"nvidia-smi printed no readable GPU line: {out[-200:]!r}"
+        parsed = gpu_query.parse(out)
+        found = [{"utilizationPercent": g.utilization, "memoryUsedMib": g.memory_used, "memoryTotalMib": g.memory_total}
+                 for g in parsed]
+        return found, gpu_query.problem(out, parsed)
 
     def newest_checkpoint(self, now: float) -> dict[str, Any] | None:
-        newest: tuple[float, str] | None = None
+        newest: tuple[float, str, int] | None = None
         for folder, _, names in os.walk(self.dog.checkpoint_dir):
             for name in names:
                 try:
-                    mtime = os.stat(os.path.join(folder, name)).st_mtime
+                    info = os.lstat(os.path.join(folder, name))
                 except OSError:
                     continue
-                if newest is None or mtime > newest[0]:
-                    newest = (mtime, os.path.relpath(os.path.join(folder, name), self.dog.checkpoint_dir))
+                if info.st_mode & 0o170000 != 0o100000:
+                    continue  # a link, a FIFO: not a checkpoint
+                if newest is None or info.st_mtime > newest[0]:
+                    newest = (info.st_mtime, os.path.relpath(os.path.join(folder, name), self.dog.checkpoint_dir),
+                              info.st_size)
         if newest is None:
             return None
-        return {"path": newest[1], "modified": ca.utc_stamp(newest[0]), "ageMinutes": round((now - newest[0]) / 60, 1)}
+        return {"path": newest[1], "modified": ca.utc_stamp(newest[0]), "ageMinutes": round((now - newest[0]) / 60, 1),
+                "sizeBytes": newest[2]}
 
     def _instance_id(self) -> str | None:
         """Asked once, and only when the heartbeat goes to the bucket: there it tells this instance's heartbeat
         from one an earlier instance left in a retained bucket."""
+        claimed = getattr(getattr(self.dog, "claim", None), "instance_id", None)
+        if claimed:  # the id this instance's state is keyed by (instance_state), read once at start
+            return claimed
         if self.instance_id is None and self.dog.s.get("control_upload_command"):
             try:
                 self.instance_id = self.dog.metadata.value("/latest/meta-data/instance-id")
@@ -178,16 +215,11 @@ class Heartbeat:
         hourly, budget = self.tags.get(TAG_MAX_HOURLY), self.tags.get(TAG_BUDGET)
         if hourly is None:
             return None
-        hours = max(0.0, now - float(self.dog.state["first_boot"])) / 3600
-        usd = round(hourly * hours, 2)
-        spend: dict[str, Any] = {"maxHourlyUsd": hourly, "hours": round(hours, 2), "usdAtMost": usd,
-                                 "budgetUsd": budget, "percent": None, "warned": self.warned}
-        if budget:
-            percent = 100 * hourly * hours / budget
-            spend["percent"] = round(percent, 1)
-            for threshold in sorted(float(t) for t in self.dog.s.get("budget_thresholds") or []):
-                if percent >= threshold and threshold not in self.warned:
-                    self.warn(threshold, usd, budget, hours, hourly)
+        hours = self.dog.running_seconds(now) / 3600
+        spend, crossed = budget_rule.estimate(hourly, budget, hours, list(self.dog.s.get("budget_thresholds") or []),
+                                              self.warned)
+        for threshold in crossed:
+            self.warn(threshold, spend["usdAtMost"], budget or 0.0, hours, hourly)
         return spend
 
     def warn(self, threshold: float, usd: float, budget: float, hours: float, hourly: float) -> None:

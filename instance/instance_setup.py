@@ -37,10 +37,12 @@ from typing import Any
 try:
     from instance import cloud_access as ca
     from instance import cluster as cl
+    from instance import instance_state as st
     from instance import staging
-except ImportError:  # on the instance: cloud_access.py, cluster.py and staging.py are installed next to this file
+except ImportError:  # on the instance: the other tools are installed next to this file
     import cloud_access as ca  # type: ignore[no-redef]
     import cluster as cl  # type: ignore[no-redef]
+    import instance_state as st  # type: ignore[no-redef]
     import staging  # type: ignore[no-redef]
 
 UTC = timezone.utc  # noqa: UP017 - the instance may run Python 3.10 (Ubuntu 22.04), before datetime.UTC
@@ -77,6 +79,7 @@ DEFAULTS: dict[str, Any] = {
     "apt_install_timeout_seconds": 1500,
     "apt_lock_attempts": 4,
     "apt_lock_wait_seconds": 30,
+    "authorized_keys_path": None,
 }
 
 _log_lines: list[str] = []
@@ -671,6 +674,52 @@ def write_json(path: str, value: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def trusted_keys(settings: dict[str, Any]) -> list[str]:
+    """The public keys this instance's metadata lists (the key pair it was started with), none when it lists none."""
+    text = metadata_get(settings, "/latest/meta-data/public-keys/0/openssh-key")
+    return [line for line in text.splitlines() if line.strip()]
+
+
+def authorized_keys_path(settings: dict[str, Any]) -> str | None:
+    if settings.get("authorized_keys_path"):
+        return str(settings["authorized_keys_path"])
+    try:
+        return os.path.join(pwd.getpwnam(settings["data_owner"]).pw_dir, ".ssh", "authorized_keys")
+    except KeyError:
+        return None
+
+
+def forget_old_keys(settings: dict[str, Any], previous: str | None) -> None:
+    """A new instance id on a system disk that was another instance's: the keys that instance trusted are not
+    trusted here; only the key this instance was started with stays."""
+    path = authorized_keys_path(settings)
+    if path is None:
+        return
+    try:
+        if st.trust_only(path, trusted_keys(settings)):
+            log(f"{path}: rewritten with this instance's own key(s) only (the state was {previous or 'unowned'}'s)")
+    except OSError as exc:
+        log(f"{path}: not rewritten: {exc}")
+
+
+def claim_state(settings: dict[str, Any]) -> st.Claim:
+    return st.claim_for(settings, lambda: metadata_get(settings, "/latest/meta-data/instance-id") or None, time.time(),
+                        warn=log, on_new_instance=lambda previous: forget_old_keys(settings, previous))
+
+
+def claim_summary(claim: st.Claim) -> str:
+    if claim.kind == "unknown-id":
+        return "this instance's id cannot be read: the state is kept as it is"
+    if claim.kind == "resumed":
+        last = claim.interruptions[-1] if claim.interruptions else {}
+        return (f"{claim.instance_id} booted again (stopped at {last.get('stoppedAt')} for {last.get('stoppedSeconds')} "
+                "s): a resumption; the data disk is mounted as it is, the deadline and spend continue")
+    if claim.kind == "first-boot" and claim.moved:
+        return (f"new instance {claim.instance_id}: the state of {claim.previous_id or 'an unknown instance'} moved to "
+                f"{st.PREVIOUS_DIR}/")
+    return f"{claim.instance_id}, {claim.kind}"
+
+
 def main() -> int:
     global _log_path
     path = os.environ.get("GPULEASE_SETTINGS", SETTINGS_PATH)
@@ -681,8 +730,12 @@ def main() -> int:
         return 2
     state_dir = settings["state_dir"]
     os.makedirs(state_dir, exist_ok=True)
+    # First: whose state is this? A new instance id (an image baked elsewhere) starts clean, before anything here
+    # reads or writes it (instance_state).
+    claim = claim_state(settings)
     _log_path = os.path.join(state_dir, "bootstrap.log")
     log(f"bootstrap for experiment {settings.get('experiment')} ({settings['cloud']} {settings['region']})")
+    log(f"state: {claim_summary(claim)}")
     try:
         disk = mount_data_disk(settings)
     except Exception as exc:  # reported in the marker, not hidden in a traceback nobody reads
@@ -697,8 +750,11 @@ def main() -> int:
         setup_cluster_node(settings)
     data = stage_data(settings, disk)
     report = readiness(settings, disk, driver, data)
+    report["boot"] = claim.boot
     marker = os.path.join(state_dir, "ready.json")
     write_json(marker, report)
+    # The idle rule counts from here (and from the verification, when the stack has one).
+    st.mark_progress(state_dir, claim.boot, "bootstrap", time.time())
     if disk.get("ok"):
         logs = os.path.join(settings["mount_point"], "logs")
         with open(os.path.join(logs, "bootstrap.log"), "a", encoding="utf-8") as fh:

@@ -239,6 +239,9 @@ class Agent:
                 job, st = name[:-5], json.loads(read(f"{self.s['state_dir']}/{name}"))
             except ValueError:
                 continue  # unreadable (a disk error): it must not keep the other jobs waiting
+            if not isinstance(st, dict) or st.get("phase") not in ("started", "exited", "done"):
+                say(f"job state {name}: not a job record; left alone")
+                continue
             if st["phase"] == "started":
                 self.lost(job, st)
             if st["phase"] == "exited":

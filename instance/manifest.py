@@ -33,9 +33,11 @@ from typing import Any
 try:
     from instance import cloud_access as ca
     from instance import control
+    from instance import instance_state as st
 except ImportError:  # on the instance: the other tools are installed next to this file
     import cloud_access as ca  # type: ignore[no-redef]
     import control  # type: ignore[no-redef]
+    import instance_state as st  # type: ignore[no-redef]
 
 MANIFEST_FILE = "manifest.json"
 PARAMS_MAX_BYTES = 64 * 1024
@@ -49,7 +51,14 @@ _SECRET_ASSIGNMENT = re.compile(
     (?P<value>"[^"]*"|'[^']*'|[^\s,;}\]]+)
     """
 )
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@")
+# The userinfo of a URL goes up to the LAST "@" before the path ("postgres://user:pa@ss@host/db": all of "user:pa@ss").
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s?#]*@")
+# An Authorization header (or a bare "Bearer <token>"): the scheme stays readable, the credential goes.
+_AUTH_HEADER = re.compile(
+    r"""(?ix)\b((?:proxy-)?authorization\s*[:=]\s*)(?:(bearer|basic|token|digest|negotiate|aws4-hmac-sha256)\s+)?
+    ("[^"]*"|'[^']*'|[^\s"',;]+)"""
+)
+_BEARER = re.compile(r"(?i)\b(bearer|token)(\s+)(?!<redacted>)([A-Za-z0-9._~+/=-]{8,})")
 _TOKEN_SHAPES = re.compile(
     r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"  # AWS access key ids
     r"|\bhf_[A-Za-z0-9]{20,}\b"  # Hugging Face
@@ -64,9 +73,13 @@ _TOKEN_SHAPES = re.compile(
 def redact(text: str) -> str:
     """``text`` without the credentials it may hold (see the module docstring)."""
     text = _URL_USERINFO.sub(rf"\1{REDACTED}@", text)
+    text = _AUTH_HEADER.sub(lambda m: m.group(1) + (f"{m.group(2)} " if m.group(2) else "") + REDACTED, text)
+    text = _BEARER.sub(rf"\1\2{REDACTED}", text)
     text = _TOKEN_SHAPES.sub(REDACTED, text)
 
     def keep_key(match: re.Match[str]) -> str:
+        if REDACTED in match.group("value") or match.group("value").lower() in ("bearer", "basic", "token"):
+            return match.group(0)  # already redacted above (an Authorization header's scheme and credential)
         return f"{match.group('key')}{match.group('sep')}{REDACTED}"
 
     return _SECRET_ASSIGNMENT.sub(keep_key, text)
@@ -229,7 +242,18 @@ def build(settings: dict[str, Any], *, command: str, cwd: str, job: str, params_
         "deadline": ca.utc_stamp(deadline) if isinstance(deadline, (int, float)) else None,
         "checkpointUri": settings.get("checkpoint_uri"),
         "verify": {k: verified[k] for k in ("passed", "failed", "time", "stepResumed") if k in verified} or None,
+        # Each stop of this instance and its start again (instance_state): when, how long, the step resumed from.
+        "interruptions": interruptions(state_dir),
     }
+
+
+INTERRUPTION_KEYS = ("stoppedAt", "resumedAt", "stoppedSeconds", "resumedFromStep")
+
+
+def interruptions(state_dir: str) -> list[dict[str, Any]]:
+    identity = st.read_or_empty(os.path.join(state_dir, st.IDENTITY_FILE))
+    found = identity.get("interruptions") if isinstance(identity.get("interruptions"), list) else []
+    return [{k: item.get(k) for k in INTERRUPTION_KEYS} for item in found if isinstance(item, dict)]
 
 
 def write(settings: dict[str, Any], *, command: str, cwd: str, job: str, params_file: str | None = None,

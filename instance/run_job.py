@@ -19,6 +19,7 @@ ready (``Requires=``/``After=`` the bootstrap), and only on stacks that declare 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -30,9 +31,11 @@ from typing import Any
 try:
     from instance import cloud_access as ca
     from instance import control, manifest, verify
+    from instance import instance_state as st
 except ImportError:  # on the instance: the other tools are installed next to this file
     import cloud_access as ca  # type: ignore[no-redef]
     import control  # type: ignore[no-redef]
+    import instance_state as st  # type: ignore[no-redef]
     import manifest  # type: ignore[no-redef]
     import verify  # type: ignore[no-redef]
 
@@ -63,7 +66,12 @@ def run_verification(s: dict[str, Any]) -> bool:
     if earlier.get("passed") is True and instance and earlier.get("instanceId") == instance:
         say(f"verification passed earlier on {instance} ({earlier.get('time')}); not run again")
         return True
-    result = verify.verify(s)
+    try:
+        result = verify.verify(s)
+    except Exception as exc:  # verify() reports its own failures; this is the last line of defence for verify.json
+        result = {"passed": False, "failed": ["verify"], "checks": {"verify": {"ok": False, "detail": f"{exc}"}},
+                  "gpu": {"peakMemoryMib": 0, "memoryTotalMib": None}, "seconds": {}, "stepResumed": None,
+                  "time": control.now_stamp()}
     result.update(instanceId=instance, experiment=s.get("experiment"))
     for path in (state_file, os.path.join(s["mount_point"], "logs", "verify.json")):
         try:
@@ -126,13 +134,16 @@ def start_job(s: dict[str, Any]) -> bool:
         say("job not started: no tmux")
         return False
     # tmux starts a pane's command with $SHELL, else the account's shell (which may be nologin): bash, always.
-    env = verify.job_environment(user, {"SHELL": "/bin/bash"})
+    # The resume contract (docs/run.md): where the checkpoints are, the file a resumed job writes its step to, and
+    # on a resumption (this instance booted again) the step of the newest checkpoint it reported.
+    logs = os.path.join(mount, "logs")
+    resume = resume_environment(s, session)
+    env = verify.job_environment(user, {"SHELL": "/bin/bash", **resume})
     # tmux's server belongs to the login user: `gpulease ssh` attaches as that user to the same socket.
     code, _ = _as_user([tmux, "has-session", "-t", f"={session}"], env, ids)
     if code == 0:
         say(f"tmux session {session!r} already runs; left alone")
         return True
-    logs = os.path.join(mount, "logs")
     os.makedirs(logs, exist_ok=True)
     # The session's script and tmux.conf: where the login user can read them (the state directory is root's),
     # in a folder the user cannot write (root's, 0755).
@@ -156,6 +167,54 @@ def start_job(s: dict[str, Any]) -> bool:
     say(f"job started as {user.pw_name} in tmux session {session!r} (attach: tmux attach -t {session}); output also "
         f"in {logs}/{session}.log")
     return True
+
+
+def last_checkpoint_step(log_path: str, max_bytes: int = 4 * 1024 * 1024) -> int | None:
+    """The step of the last complete ``GPULEASE_CHECKPOINT_STEP=<n>`` line of the job's log (its tail), or None."""
+    try:
+        with open(log_path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - max_bytes))
+            data = fh.read(max_bytes)
+    except OSError:
+        return None
+    data = data[: data.rfind(b"\n") + 1]
+    found = verify.CHECKPOINT_LINE.findall(data)
+    for digits in reversed(found):
+        try:
+            return verify._step(digits)
+        except verify.StepError:
+            continue
+    return None
+
+
+def resume_environment(s: dict[str, Any], session: str) -> dict[str, str]:
+    """The job's resume contract; on a resumption also ``GPULEASE_RESUMED=1`` and ``GPULEASE_RESUME_FROM_STEP``,
+    and the step is recorded on the interruption (identity.json, then the run manifest)."""
+    mount = s["mount_point"]
+    env = {"GPULEASE_CHECKPOINT_DIR": os.path.join(mount, "checkpoints"),
+           "GPULEASE_RESUME_STEP_FILE": os.path.join(mount, "logs", "resume-step")}
+    claim = st.claim_for(s, lambda: control.instance_facts(s).get("id"), control.now_epoch(), warn=say)
+    if claim.kind != "resumed" and not (claim.kind == "same-boot" and _resumed_this_boot(claim)):
+        return env
+    step = last_checkpoint_step(os.path.join(mount, "logs", f"{session}.log"))
+    env["GPULEASE_RESUMED"] = "1"
+    if step is not None:
+        env["GPULEASE_RESUME_FROM_STEP"] = str(step)
+    try:
+        st.record_resumed_step(s["state_dir"], step)
+    except OSError as exc:
+        say(f"the resumed step is not recorded: {exc}")
+    say("resuming after an interruption: the job starts again" + (f" from the checkpoint at step {step}"
+                                                                   if step is not None else ""))
+    return env
+
+
+def _resumed_this_boot(claim: st.Claim) -> bool:
+    """This boot began as a resumption (claimed first by the watchdog or the bootstrap): its boot is not the first."""
+    boots = claim.identity.get("boots") if isinstance(claim.identity.get("boots"), list) else []
+    return len(boots) > 1
 
 
 def _as_user(argv: list[str], env: dict[str, str], ids: dict[str, Any], timeout: float = 30) -> tuple[int | None, str]:
@@ -184,11 +243,38 @@ def main() -> int:
     except ca.SettingsError as exc:
         print(f"gpulease-run: cannot read settings: {exc}", file=sys.stderr, flush=True)
         return 2
-    if settings.get("verify") and not run_verification(settings):
-        return 1
+    claim = st.claim_for(settings, lambda: control.instance_facts(settings).get("id"), control.now_epoch(), warn=say)
+    try:
+        not_ready = bootstrap_not_ready(settings, claim.boot)
+        if not_ready:
+            # The unit starts after the bootstrap whatever it reported (Wants=, not Requires=), so that this line
+            # says why nothing runs instead of systemd skipping the unit silently.
+            say(f"NOT STARTED: {not_ready}; the instance keeps its deadline and idle rules")
+            return 1
+        if settings.get("verify") and not run_verification(settings):
+            return 1
+    finally:
+        with contextlib.suppress(OSError):  # the idle rule counts from the end of the verification
+            st.mark_progress(settings["state_dir"], claim.boot, "verify", control.now_epoch())
     if settings.get("job") and not start_job(settings):
         return 1
     return 0
+
+
+def bootstrap_not_ready(s: dict[str, Any], boot: str) -> str | None:
+    """Why the job may not start after the bootstrap (None when the bootstrap reported ready on this boot)."""
+    try:
+        ready = st.read_state_file(os.path.join(s["state_dir"], "ready.json"))
+    except st.StateFileError as exc:
+        return f"the bootstrap's report cannot be read ({exc})"
+    if not ready:
+        return "the bootstrap wrote no ready.json (it did not finish, or was stopped at its time bound)"
+    if ready.get("boot") not in (None, boot):
+        return "the bootstrap has not reported on this boot (ready.json is from an earlier one)"
+    if ready.get("ready") is not True:
+        failed = ready.get("failed") if isinstance(ready.get("failed"), list) else []
+        return f"the bootstrap reported NOT READY ({', '.join(str(f) for f in failed) or 'no reason given'})"
+    return None
 
 
 if __name__ == "__main__":

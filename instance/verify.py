@@ -42,10 +42,12 @@ from typing import Any
 
 try:
     from instance import cloud_access as ca
-    from instance import control
+    from instance import control, gpu_query, process_tree
 except ImportError:  # on the instance: the other tools are installed next to this file
     import cloud_access as ca  # type: ignore[no-redef]
     import control  # type: ignore[no-redef]
+    import gpu_query  # type: ignore[no-redef]
+    import process_tree  # type: ignore[no-redef]
 
 DEFAULTS: dict[str, Any] = {
     "cloud": "aws",
@@ -55,9 +57,12 @@ DEFAULTS: dict[str, Any] = {
     "nvidia_smi": "nvidia-smi",
     "verify_poll_seconds": 2.0,
 }
-CHECKPOINT_LINE = re.compile(rb"GPULEASE_CHECKPOINT_STEP=(\d+)")
-RESUMED_LINE = re.compile(rb"GPULEASE_RESUMED_STEP=(\d+)")
-GPU_QUERY = ["--query-gpu=utilization.gpu,memory.used,memory.total", "--format=csv,noheader,nounits"]
+# A step is 1 to 18 ASCII digits on a line of its own (after any prefix the job prints): longer numbers and other
+# digits (``²``, Arabic-Indic) are not steps. Only complete lines are read (a line split across two reads waits).
+CHECKPOINT_LINE = re.compile(rb"GPULEASE_CHECKPOINT_STEP=([0-9]+)[ \t\r]*$", re.M)
+RESUMED_LINE = re.compile(rb"GPULEASE_RESUMED_STEP=([0-9]+)[ \t\r]*$", re.M)
+STEP_DIGITS = 18
+GPU_QUERY = gpu_query.QUERY
 
 
 def say(message: str) -> None:
@@ -113,23 +118,18 @@ class GpuSampler:
         if code != 0:
             self.error = f"nvidia-smi {'did not answer' if code is None else f'exited {code}'}: {out[-200:]}"
             return
-        rows = []
-        for line in out.splitlines():
-            try:
-                util, used, total = (float(part.strip()) for part in line.split(",")[:3])
-            except ValueError:
-                continue
-            rows.append((util, used, total))
-        if not rows:
-            self.error = f"nvidia-smi printed no readable GPU line: {out[-200:]!r}"
+        gpus = gpu_query.parse(out)
+        if not gpus:
+            self.error = gpu_query.problem(out, gpus)
             return
         self.samples += 1
-        used = max(r[1] for r in rows)
+        used = max(g.memory_used or 0.0 for g in gpus)
         if self.baseline is None:
             self.baseline = used
-        self.peak_util = max(self.peak_util, *(r[0] for r in rows))
+        self.peak_util = max(self.peak_util, *(g.utilization or 0.0 for g in gpus))
         self.peak_memory = max(self.peak_memory, used)
-        self.total_memory = min(r[2] for r in rows)
+        totals = [g.memory_total for g in gpus if g.memory_total]
+        self.total_memory = min(totals) if totals else self.total_memory
 
     def summary(self) -> dict[str, Any]:
         total = self.total_memory
@@ -165,59 +165,96 @@ class Run:
         self.offset = 0
         self.started = time.monotonic()
         self.ended: float | None = None
+        # Everything the command starts carries the token, and orphans come back to this process: ending the run
+        # ends a daemon that left the group with setsid too (process_tree).
+        self.token = process_tree.new_token()
+        process_tree.become_subreaper()
         with open(log_path, "ab") as out:
             self.offset = out.tell()
             self.proc = subprocess.Popen(
-                ["bash", "-lc", command], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                stderr=subprocess.STDOUT, start_new_session=True, **ids,
+                ["bash", "-lc", command], cwd=cwd, env={**env, process_tree.TOKEN_VARIABLE: self.token},
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, **ids,
             )
 
     def poll(self) -> int | None:
         code = self.proc.poll()
         if code is not None and self.ended is None:
             self.ended = time.monotonic()
-            with contextlib.suppress(OSError):
-                os.killpg(self.proc.pid, signal.SIGKILL)  # what it left running in its group ends with it
+            self.end_all()  # what it left running (in its group, its session, or detached with setsid) ends with it
         return code
+
+    def end_all(self) -> None:
+        left = process_tree.end_all(self.proc.pid, self.token)
+        if left:
+            say(f"processes {sorted(left)} of {self.log_path} could not be ended")
 
     def kill(self) -> None:
         with contextlib.suppress(OSError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
         self.poll()
+        self.end_all()
 
     def output(self) -> bytes:
-        """What it wrote since the last call."""
+        """The complete lines it wrote since the last call (a line still being written waits for the next)."""
         try:
             with open(self.log_path, "rb") as fh:
                 fh.seek(self.offset)
-                data = fh.read()
+                data = fh.read(16 * 1024 * 1024)
         except OSError:
             return b""
-        self.offset += len(data)
-        return data
+        end = data.rfind(b"\n") + 1
+        if end == 0 and self.ended is not None:
+            end = len(data)  # the run is over: its last line is complete
+        self.offset += end
+        return data[:end]
 
     @property
     def seconds(self) -> float:
         return round((self.ended or time.monotonic()) - self.started, 1)
 
 
+class StepError(ValueError):
+    """A step the job reported that is not a step number (too long, not ASCII digits)."""
+
+
+def _step(digits: bytes | str) -> int:
+    text = digits.decode("ascii", "replace") if isinstance(digits, bytes) else digits
+    if not re.fullmatch(rf"[0-9]{{1,{STEP_DIGITS}}}", text):
+        shown = text if len(text) <= 24 else f"{text[:20]}... ({len(text)} characters)"
+        raise StepError(f"{shown!r} is not a step number (1 to {STEP_DIGITS} digits 0-9)")
+    return int(text)
+
+
 def _last(pattern: re.Pattern[bytes], data: bytes) -> int | None:
     found = pattern.findall(data)
-    return int(found[-1]) if found else None
+    return _step(found[-1]) if found else None
 
 
 def _reported_step(path: str) -> int | None:
+    """The step in the resume-step file: None while it is absent or empty, ``StepError`` when it is not a step."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read().strip()
+        with open(path, "rb") as fh:
+            raw = fh.read(256)
     except OSError:
         return None
-    return int(text) if text.isdigit() else None
+    text = raw.decode("utf-8", "replace").strip()
+    return _step(text) if text else None
 
 
 def verify(settings: dict[str, Any], speed: float | None = None) -> dict[str, Any]:
-    """Run the verification the settings declare; the verify.json document."""
+    """Run the verification the settings declare; the verify.json document, whatever happens (a failure that is
+    not one of the checks is the ``verify`` check, saying why)."""
+    try:
+        return _verify(settings, speed)
+    except Exception as exc:  # every failure ends in a verify.json saying why, never in a traceback alone
+        result: dict[str, Any] = {"maxMinutes": None, "checkpointStep": None, "stepResumed": None, "seconds": {}}
+        checks = {"verify": {"ok": False, "detail": f"the verification itself failed: {type(exc).__name__}: "
+                             f"{str(exc)[:300]}"}}
+        return _finish(result, checks, GpuSampler(str(settings.get("nvidia_smi") or "nvidia-smi")))
+
+
+def _verify(settings: dict[str, Any], speed: float | None = None) -> dict[str, Any]:
     s = {**DEFAULTS, **settings}
     spec = s["verify"]
     speed = speed or float(os.environ.get("GPULEASE_CLOCK_SPEED") or 1.0)
@@ -257,7 +294,13 @@ def verify(settings: dict[str, Any], speed: float | None = None) -> dict[str, An
     while True:
         code = first.poll()
         sampler.sample()
-        step = _last(CHECKPOINT_LINE, first.output())
+        try:
+            step = _last(CHECKPOINT_LINE, first.output())
+        except StepError as exc:
+            first.kill()
+            result["seconds"]["run"] = first.seconds
+            checks["run"] = {"ok": False, "detail": f"GPULEASE_CHECKPOINT_STEP: {exc}"}
+            return _finish(result, checks, sampler)
         if step is not None and result["checkpointStep"] is None:
             result["checkpointStep"] = step
         new = {k: val for k, val in _files(checkpoints).items() if before.get(k) != val}
@@ -314,9 +357,14 @@ def _resume(command: str, mount: str, logs: str, env: dict[str, str], ids: dict[
     while step is None:
         code = run.poll()
         sampler.sample()
-        step = _last(RESUMED_LINE, run.output())
-        if step is None:
-            step = _reported_step(resume_file)
+        try:
+            step = _last(RESUMED_LINE, run.output())
+            if step is None:
+                step = _reported_step(resume_file)
+        except StepError as exc:
+            run.kill()
+            result["seconds"]["resume"] = run.seconds
+            return {"ok": False, "detail": f"resumeCommand reported the step it resumed at as {exc}"}, None
         if step is not None or code is not None or time.monotonic() >= end:
             break
         time.sleep(poll)
@@ -330,8 +378,9 @@ def _resume(command: str, mount: str, logs: str, env: dict[str, str], ids: dict[
     saved = result["checkpointStep"]
     if step <= 0:
         return {"ok": False, "detail": "resumeCommand started over (resumed at step 0) instead of from the checkpoint"}, step
-    if saved is not None and step < saved:
-        return {"ok": False, "detail": f"resumed at step {step}, before the checkpoint's step {saved}"}, step
+    if saved is not None and step != saved:
+        return {"ok": False, "detail": f"resumed at step {step}, not at the checkpoint's step {saved} (a resume must "
+                "continue from the checkpoint it was given)"}, step
     return {"ok": True, "detail": f"resumed at step {step}" + (f" (checkpoint at step {saved})" if saved is not None
                                                                else "")}, step
 
@@ -339,7 +388,7 @@ def _resume(command: str, mount: str, logs: str, env: dict[str, str], ids: dict[
 def _finish(result: dict[str, Any], checks: dict[str, dict[str, Any]], sampler: GpuSampler,
             min_free: float | None = None) -> dict[str, Any]:
     gpu = sampler.summary()
-    if "run" in checks and checks["run"]["detail"].startswith(("not run", "could not start")):
+    if "verify" in checks or ("run" in checks and checks["run"]["detail"].startswith(("not run", "could not start"))):
         checks["gpu"] = {"ok": None, "detail": "the run did not start"}
     elif not sampler.samples:
         checks["gpu"] = {"ok": False, "detail": f"the GPU could not be read: {sampler.error}"}

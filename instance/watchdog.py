@@ -32,10 +32,8 @@ accelerate the clock so that the whole behaviour can be exercised in seconds.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import re
 import signal
 import sys
 import threading
@@ -43,13 +41,24 @@ import time
 from typing import Any
 
 try:
+    from instance import bounds, deadline_rule, heartbeat, idle_rule, spot_rule, sync_rule
     from instance import cloud_access as ca
     from instance import cluster as cl
-    from instance import heartbeat
-except ImportError:  # on the instance: cloud_access.py, cluster.py and heartbeat.py are installed next to this file
+    from instance import instance_state as st
+    from instance.clock import Clock
+except ImportError:  # on the instance: the other tools are installed next to this file
+    import bounds  # type: ignore[no-redef]
     import cloud_access as ca  # type: ignore[no-redef]
     import cluster as cl  # type: ignore[no-redef]
+    import deadline_rule  # type: ignore[no-redef]
     import heartbeat  # type: ignore[no-redef]
+    import idle_rule  # type: ignore[no-redef]
+    import instance_state as st  # type: ignore[no-redef]
+    import spot_rule  # type: ignore[no-redef]
+    import sync_rule  # type: ignore[no-redef]
+    from clock import Clock  # type: ignore[no-redef]
+
+__all__ = ["Clock", "Watchdog", "configure_logging", "load_settings", "main", "stamp"]
 
 SETTINGS_PATH = "/etc/gpulease/settings.json"
 
@@ -97,64 +106,27 @@ DEFAULTS: dict[str, Any] = {
 }
 
 # A notice whose time cannot be read still leaves the documented minimum: two minutes on AWS, five on Alibaba.
-NOTICE_WINDOW_SECONDS = {"aws": 120, "alicloud": 300}
+NOTICE_WINDOW_SECONDS = spot_rule.NOTICE_WINDOW_SECONDS
 # Kept free at the end of a window for the shutdown itself.
 SHUTDOWN_RESERVE_SECONDS = 10
 # An idle shutdown has no window of its own: its final sync may retry this long (and never past the deadline).
-IDLE_SYNC_WINDOW_SECONDS = 1800
-SSH_SESSION = re.compile(r"^(sshd|sshd-session): \S+@")
+IDLE_SYNC_WINDOW_SECONDS = bounds.value("idle_sync_window")
+# How often this boot's "still running" time is written (the spend counts running time only, boot by boot).
+ALIVE_EVERY_SECONDS = 60
 
 log = logging.getLogger("gpulease-watchdog")
 stamp = ca.utc_stamp
 parse_time = ca.parse_time
-
-
-# --- time ----------------------------------------------------------------------------------------------------
-
-
-class Clock:
-    """Wall and monotonic time, optionally accelerated: ``speed`` virtual seconds pass per real second.
-
-    The deadline is an instant in UTC and is compared with the wall clock (NTP-disciplined, as the cloud's own
-    timer is); every duration (intervals, idle time, grace periods, timeouts) uses the monotonic clock, which a
-    wall-clock jump does not move."""
-
-    def __init__(self, speed: float = 1.0, start: float | None = None):
-        self.speed = speed
-        self._start = start
-        self._real0 = time.monotonic()
-        self._wall0 = time.time() if start is None else start
-
-    @classmethod
-    def from_env(cls, env: dict[str, str]) -> Clock:
-        speed = float(env.get("GPULEASE_CLOCK_SPEED") or 1.0)
-        start = env.get("GPULEASE_CLOCK_START")
-        return cls(speed=speed, start=float(start) if start else None)
-
-    def now(self) -> float:
-        if self._start is None and self.speed == 1.0:
-            return time.time()  # follows NTP corrections, which matter for a deadline
-        return self._wall0 + (time.monotonic() - self._real0) * self.speed
-
-    def monotonic(self) -> float:
-        return (time.monotonic() - self._real0) * self.speed
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(max(0.0, seconds) / self.speed)
-
-    def real(self, seconds: float) -> float:
-        """Virtual seconds as real seconds, for subprocess and socket timeouts."""
-        return max(0.05, seconds / self.speed)
-
-    def virtual(self, real_seconds: float) -> float:
-        """Real seconds spent waiting, as virtual seconds."""
-        return real_seconds * self.speed
+SSH_SESSION = idle_rule.SSH_SESSION
 
 
 # --- the watchdog --------------------------------------------------------------------------------------------
 
 
 class Watchdog:
+    """The loop: each tick asks the rules (``deadline_rule``, ``spot_rule``, ``idle_rule``, ``sync_rule``, and the
+    heartbeat's ``budget_rule``) and carries out what they conclude; the rules hold no process and no network."""
+
     def __init__(self, settings: dict[str, Any], clock: Clock | None = None):
         self.s = {**DEFAULTS, **settings}
         self.clock = clock or Clock()
@@ -171,29 +143,29 @@ class Watchdog:
             real=self.clock.real,
         )
         mono = self.clock.monotonic()
+        self.claim = self._claim()
         self.state = self._load_state()
-        self.deadline, self.deadline_source = self._fallback_deadline()
-        self.deadline_read = False
-        self.idle_since: float | None = None
-        self.gpu_unreadable_since: float | None = None
-        self.cpu_sample: tuple[float, float] | None = None
-        self.last_busy = float("-inf")
+        self.deadline_rule = deadline_rule.DeadlineRule(self.s, self.state, self.deadline_reader.read,
+                                                        lambda: self._save_state(self.state), self.decide)
+        progress = None
+        if self.s.get("idle_after_setup") and self.claim.instance_id is not None:
+            needs_verify = bool(self.s.get("verify"))
+            progress = lambda: st.setup_finished(self.s["state_dir"], self.claim.boot, needs_verify)  # noqa: E731
+        self.idle = idle_rule.IdleRule(self.s, mono, progress)
+        self.cpu_meter = idle_rule.CpuMeter(self.s["proc_root"])
+        self.sync = sync_rule.SyncSchedule(self.s, mono)
         self.last_idle_check = float("-inf")
         self.last_poll = float("-inf")
-        self.last_sync = mono
+        self.last_alive = mono
         self.sync_job: ca.Bounded | None = None
         self.sync_storage: ca.StorageCall | None = None
-        self.sync_failures = 0
-        self.warned = False
         self.rebalance_seen = False
         self.rebalance_thread: threading.Thread | None = None
         self.cancel = threading.Event()
         self.metadata_failing = False
-        self.tag_failing = False
         self.shutdown_at: float | None = None
         self.started = False
         self.done = False
-        self.last_sync_ok: float | None = None
         self.heartbeat = heartbeat.Heartbeat(self)  # heartbeat.json every few minutes, and the spend estimate
         # A cluster node: peers' spot notices reach this watchdog, and its own reach them (instance/cluster.py). It
         # listens on its own private address only, never on a public one, whatever the security group allows.
@@ -205,61 +177,69 @@ class Watchdog:
                 not_before=float(self.state["first_boot"]), bind=self.s.get("notice_bind") or str(own),
             )
 
-    # -- the deadline: the tag, the last one read, or first boot + max runtime --
+    # -- what the rules share: this instance's state --
+
+    @property
+    def deadline(self) -> float:
+        return self.deadline_rule.deadline
+
+    @property
+    def deadline_source(self) -> str:
+        return self.deadline_rule.source
+
+    @property
+    def sync_failures(self) -> int:
+        return self.sync.failures
+
+    @property
+    def last_sync_ok(self) -> float | None:
+        return self.sync.last_ok
+
+    def _boot_time(self) -> float:
+        return st.boot_time(self.s, self.clock.now())
+
+    def _claim(self) -> st.Claim:
+        """Whose state is in state_dir (``instance_state``): a new instance id starts clean, the same id on a new
+        boot resumes."""
+        claim = st.claim_for(self.s, lambda: self.metadata.value("/latest/meta-data/instance-id"), self.clock.now(),
+                             warn=lambda m: self.decide("state", m))
+        instance = claim.instance_id
+        if claim.kind == "unknown-id":
+            self.decide("state", "this instance's id cannot be read (metadata, cloud-init): the state is kept as it is")
+        elif claim.kind == "first-boot" and claim.moved:
+            self.decide("state", f"new instance {instance}: the state of {claim.previous_id or 'an unknown instance'} "
+                        f"moved to {st.PREVIOUS_DIR}/ ({', '.join(claim.moved)}); starting clean")
+        elif claim.kind == "resumed":
+            last = claim.interruptions[-1] if claim.interruptions else {}
+            self.decide("resumed", f"instance {instance} booted again: stopped {last.get('stoppedAt')} for "
+                        f"{last.get('stoppedSeconds')} s; the deadline and the spend continue")
+        return claim
 
     def _state_path(self) -> str:
         return os.path.join(self.s["state_dir"], ca.WATCHDOG_STATE_FILE)
 
     def _load_state(self) -> dict[str, Any]:
-        try:
-            state = ca.load_settings(self._state_path())
-        except ca.SettingsError:
-            state = {}
-        if not isinstance(state.get("first_boot"), (int, float)):
-            boot = self.s["boot_time"]
-            if boot is None:
-                found = re.search(r"^btime (\d+)", _read("/proc/stat"), re.M)
-                boot = float(found.group(1)) if found else self.clock.now()
-            state["first_boot"] = float(boot)
+        state = st.read_or_empty(self._state_path(), warn=lambda m: self.decide("state", m))
+        if st.number(state.get("first_boot")) is None:
+            first = st.number(self.claim.identity.get("firstBoot"))
+            state["first_boot"] = first if first is not None else self._boot_time()
             self._save_state(state)
         return state
 
     def _save_state(self, state: dict[str, Any]) -> None:
         try:
-            os.makedirs(self.s["state_dir"], exist_ok=True)
-            tmp = self._state_path() + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(state, fh)
-            os.replace(tmp, self._state_path())
+            st.write_state_file(self._state_path(), state)
         except OSError as exc:
             log.info("state: cannot write %s: %s", self._state_path(), exc)
 
-    def _fallback_deadline(self) -> tuple[float, str]:
-        if isinstance(self.state.get("deadline"), (int, float)):
-            return float(self.state["deadline"]), "the last value read from the tag"
-        first = float(self.state["first_boot"])
-        hours = float(self.s["max_runtime_hours"])
-        return first + hours * 3600, f"first boot {stamp(first)} + max_runtime_hours {hours:g} (tag not read yet)"
+    def running_seconds(self, now: float) -> float:
+        """How long this instance has run (all its boots, stopped intervals not counted)."""
+        if self.claim.instance_id is None:
+            return max(0.0, now - float(self.state["first_boot"]))
+        return self.claim.running_seconds(now)
 
     def refresh_deadline(self) -> None:
-        """The tag (metadata, then the ECS API where enabled); when neither answers, the deadline held stays."""
-        key = self.s["deadline_tag"]
-        try:
-            value, source = self.deadline_reader.read()
-        except ca.DeadlineUnreadError as exc:
-            if not self.tag_failing:
-                self.decide("deadline-unread", f"{exc}; keeping {stamp(self.deadline)} ({self.deadline_source})")
-            self.tag_failing = True
-            return
-        self.tag_failing = False
-        if value != self.deadline or not self.deadline_read:
-            if self.deadline_read:
-                self.decide("deadline-changed", f"{key} is now {stamp(value)} (was {stamp(self.deadline)}; {source})")
-                self.warned = False
-            self.deadline, self.deadline_read = value, True
-            self.state["deadline"] = value
-            self._save_state(self.state)
-        self.deadline_source = source
+        self.deadline_rule.refresh()
 
     # -- the loop --
 
@@ -293,6 +273,12 @@ class Watchdog:
         mono = self.clock.monotonic()
         self._check_sync()
         self.heartbeat.tick()
+        if mono - self.last_alive >= ALIVE_EVERY_SECONDS:
+            self.last_alive = mono
+            try:
+                st.alive(self.s["state_dir"], self.claim, self.clock.now())
+            except OSError as exc:
+                self.decide("state", f"cannot record this boot's running time: {exc}")
         if self.shutdown_at is not None:
             # Still alive after a shutdown was requested: ask again every minute.
             if mono - self.shutdown_at >= 60:
@@ -303,8 +289,7 @@ class Watchdog:
             self.last_poll = mono
             self.refresh_deadline()
         now = self.clock.now()
-        final_at = self.deadline - 60 * float(self.s["final_sync_minutes"])
-        if now >= final_at:
+        if now >= self.deadline_rule.final_at():
             self.finish(
                 "deadline",
                 f"deadline {stamp(self.deadline)} is {max(0, self.deadline - now) / 60:.1f} min away "
@@ -312,8 +297,7 @@ class Watchdog:
                 window_end=self.deadline,
             )
             return
-        if not self.warned and now >= self.deadline - 60 * float(self.s["warn_minutes"]):
-            self.warned = True
+        if self.deadline_rule.due_warning(now):
             self.decide("deadline-warning", f"deadline {stamp(self.deadline)} is {(self.deadline - now) / 60:.1f} min away")
             if self.s["warn_hook"]:
                 self.run_command("warn-hook", self.s["warn_hook"], float(self.s["hook_timeout_seconds"]), "deadline")
@@ -325,9 +309,7 @@ class Watchdog:
             self.last_idle_check = mono
             if self.check_idle(mono):
                 return
-        interval = 60 * float(self.s["checkpoint_interval_minutes"])
-        if self.s["checkpoint_uri"] and mono - self.last_sync >= interval:
-            self.last_sync = mono
+        if self.sync.due(mono):
             self.start_periodic_sync()
 
     # -- decisions --
@@ -383,6 +365,10 @@ class Watchdog:
             self.decide("spot-rebalance", detail + " (on_rebalance: ignore) -> nothing")
         return False
 
+    def spot_notice(self) -> tuple[str, str, float | None] | None:
+        """('interruption' | 'rebalance', what was seen, end of the notice window) or None (``spot_rule``)."""
+        return spot_rule.read_notice(self.cloud, self.metadata.get, self.clock.now())
+
     def check_cluster(self) -> bool:
         """A peer's spot notice: this node runs its own final sequence within the window the notice gave."""
         assert self.cluster is not None
@@ -418,8 +404,8 @@ class Watchdog:
         self.checkpoint_hook("rebalance", None)
         if not self.cancel.is_set():
             self._stop_periodic_sync()
-            self.sync_once("rebalance-sync", 60 * self._sync_timeout_minutes())
-            self.last_sync = self.clock.monotonic()
+            self.sync_once("rebalance-sync", self.sync.timeout)
+            self.sync.last = self.clock.monotonic()
 
     def stop_background(self) -> None:
         """End what runs beside the loop (a rebalance checkpoint, a periodic sync) to make way for the final one."""
@@ -431,145 +417,37 @@ class Watchdog:
         self.cancel = threading.Event()
         self._stop_periodic_sync()
 
-    def spot_notice(self) -> tuple[str, str, float | None] | None:
-        """('interruption' | 'rebalance', what was seen, end of the notice window) or None."""
-        now = self.clock.now()
-        default_end = now + NOTICE_WINDOW_SECONDS.get(self.cloud, 120)
-        if self.cloud == "alicloud":
-            status, body = self.metadata.get("/latest/meta-data/instance/spot/termination-time")
-            if status == 200 and body.strip():
-                end = _time_or(body, default_end)
-                return "interruption", f"spot instance to be released at {body.strip()}", end
-            return None
-        status, body = self.metadata.get("/latest/meta-data/spot/instance-action")
-        if status == 200 and body.strip():
-            try:
-                notice = json.loads(body)
-            except json.JSONDecodeError:
-                notice = {}
-            notice = notice if isinstance(notice, dict) else {}
-            when = str(notice.get("time", ""))
-            end = _time_or(when, default_end)
-            return "interruption", f"spot instance-action {notice.get('action', body.strip())} at {when or 'unknown'}", end
-        status, body = self.metadata.get("/latest/meta-data/events/recommendations/rebalance")
-        if status == 200 and body.strip():
-            try:
-                when = str(json.loads(body).get("noticeTime", ""))
-            except (json.JSONDecodeError, AttributeError):
-                when = body.strip()
-            return "rebalance", f"rebalance recommendation noticed at {when or 'unknown'}", None
-        return None
-
     def check_idle(self, mono: float) -> bool:
-        # The preparation phase (a CPU instance) measures the CPU instead of the GPU; the rest of the rule is the same.
-        cpu = self.s.get("idle_source") == "cpu"
-        what = "CPU" if cpu else "GPU"
-        threshold = float(self.s["idle_cpu_percent" if cpu else "idle_gpu_percent"])
-        gpus, error = self.cpu_utilization() if cpu else self.gpu_utilization()
-        if error is not None:
-            grace = 60 * float(self.s["gpu_grace_minutes"])
-            if self.gpu_unreadable_since is None:
-                self.gpu_unreadable_since = mono
-                self.idle_since = None
-            unreadable_for = mono - self.gpu_unreadable_since
-            if unreadable_for < grace:
-                self.decide("gpu-unreadable", f"{error}; not counted as idle for the first {grace / 60:g} min "
-                            f"({unreadable_for / 60:.1f} min so far)")
-                return False
-            self.decide("gpu-unreadable", f"{error} for {unreadable_for / 60:.1f} min: counted as idle")
-            top, memory, since = 0.0, "unknown", max(self.gpu_unreadable_since, self.last_busy)
+        """Measure, ask ``idle_rule``, act on its verdict."""
+        if self.s.get("idle_source") == "cpu":
+            utilization, error = self.cpu_meter.read()
+            memory = ""
         else:
-            self.gpu_unreadable_since = None
-            top = max(u for u, _ in gpus)
-            memory = ", ".join(f"{m:g} MiB" for _, m in gpus)
-            since = mono
-        if top >= threshold:
-            self.idle_since = None
-            self.decide("not-idle", f"{what} utilization {top:g}% >= {threshold:g}% (memory used {memory})")
-            return False
+            code, out = ca.run_bounded([self.s["nvidia_smi"], "--query-gpu=utilization.gpu,memory.used",
+                                        "--format=csv,noheader,nounits"], self.clock.real(bounds.value("gpu_query")))
+            utilization, error, memory = idle_rule.gpu_reading(code, out)
         busy = self.busy_reason()
-        if busy:
-            self.idle_since, self.last_busy = None, mono
-            self.decide("not-idle", f"{what} utilization {top:g}% < {threshold:g}% but {busy}")
-            return False
-        if self.idle_since is None:
-            self.idle_since = since
-        idle_for = mono - self.idle_since
-        limit = 60 * float(self.s["idle_minutes"])
-        if idle_for >= limit:
-            self.finish(
-                "idle-shutdown",
-                f"{what} utilization below {threshold:g}% (or unreadable) for {idle_for / 60:.1f} min "
-                f"(limit {self.s['idle_minutes']} min), no busy marker, no live SSH session",
-                None,
-                hook=False,
-            )
+        verdicts = self.idle.observe(mono, utilization, error, busy, memory)
+        for verdict in verdicts[:-1]:
+            self.decide(verdict.event, verdict.reason)
+        last = verdicts[-1]
+        if last.shutdown:
+            self.finish(last.event, last.reason, None, hook=False)
             return True
-        self.decide("idle", f"{what} utilization {top:g}% < {threshold:g}% for {idle_for / 60:.1f} of {self.s['idle_minutes']} min")
+        self.decide(last.event, last.reason)
         return False
 
-    # -- what the checks look at --
-
-    def cpu_utilization(self) -> tuple[list[tuple[float, float]], str | None]:
-        """The busy share of all CPUs since the last look (``/proc/stat``'s first line: the jiffies spent in each
-        state; idle and iowait count as idle), as one ``(utilization %, 0)``; the first look covers the time
-        since boot."""
-        try:
-            with open(os.path.join(self.s["proc_root"], "stat"), encoding="utf-8") as fh:
-                fields = [float(x) for x in fh.readline().split()[1:]]
-        except (OSError, ValueError) as exc:
-            return [], f"cannot read the CPU counters: {exc}"
-        if len(fields) < 4:
-            return [], "cannot read the CPU counters: /proc/stat has too few fields"
-        idle, total = fields[3] + (fields[4] if len(fields) > 4 else 0.0), sum(fields[:8])
-        last_idle, last_total = self.cpu_sample or (0.0, 0.0)
-        self.cpu_sample = (idle, total)
-        spent = total - last_total
-        if spent <= 0:
-            return [(0.0, 0.0)], None
-        return [(round(100.0 * (1 - (idle - last_idle) / spent), 1), 0.0)], None
-
-    def gpu_utilization(self) -> tuple[list[tuple[float, float]], str | None]:
-        """Per GPU (utilization %, memory used MiB), or why the GPU could not be read."""
-        cmd = [self.s["nvidia_smi"], "--query-gpu=utilization.gpu,memory.used", "--format=csv,noheader,nounits"]
-        code, out = ca.run_bounded(cmd, self.clock.real(30))
-        if code is None:
-            return [], "nvidia-smi did not answer within 30 s"
-        if code == 127 and out.startswith("could not run"):
-            return [], f"nvidia-smi is missing ({out})"
-        if code != 0:
-            return [], f"nvidia-smi exited {code}: {out[-200:]}"
-        gpus = []
-        for line in out.splitlines():
-            if not line.strip():
-                continue
-            try:
-                util, mem = (float(part.strip()) for part in line.split(",")[:2])
-            except ValueError:
-                return [], f"nvidia-smi printed {line.strip()!r}"
-            gpus.append((util, mem))
-        if not gpus:
-            return [], "nvidia-smi listed no GPU"
-        return gpus, None
-
     def busy_reason(self) -> str | None:
-        marker = self.s["busy_marker"]
-        if marker and os.path.exists(marker):
-            max_age = 60 * float(self.s["busy_marker_max_age_minutes"])
-            try:
-                age = max(0.0, self.clock.now() - os.stat(marker).st_mtime)
-            except OSError:
-                age = 0.0
-            if not max_age or age <= max_age:
-                return f"busy marker {marker} is present"
-            self.decide("busy-marker-stale", f"{marker} last touched {age / 60:.0f} min ago (> {max_age / 60:.0f} min): ignored")
-        sessions = self.login_sessions()
+        busy, stale = idle_rule.busy_marker(self.s["busy_marker"], float(self.s["busy_marker_max_age_minutes"]),
+                                            self.clock.now())
+        if stale:
+            self.decide("busy-marker-stale", stale)
+        if busy:
+            return busy
+        sessions = idle_rule.login_sessions(_cmdlines(self.s["proc_root"]))
         if sessions:
             return f"{len(sessions)} live session(s): {', '.join(sessions[:3])}"
         return None
-
-    def login_sessions(self) -> list[str]:
-        return [c for c in _cmdlines(self.s["proc_root"]) if SSH_SESSION.match(c) or "ssm-session-worker" in c]
 
     # -- actions --
 
@@ -627,10 +505,6 @@ class Watchdog:
     def checkpoint_dir(self) -> str:
         return os.path.join(self.s["mount_point"], "checkpoints")
 
-    def _sync_timeout_minutes(self) -> float:
-        given = self.s["sync_timeout_minutes"]
-        return float(given) if given else max(10.0, 2 * float(self.s["checkpoint_interval_minutes"]))
-
     def sync_call(self) -> ca.StorageCall | None:
         """The sync command with its credential source, or None (logged) when there is nothing to sync."""
         uri, template = self.s["checkpoint_uri"], self.s["sync_command"]
@@ -671,19 +545,16 @@ class Watchdog:
             return
         code = job.poll()
         if code is None:
-            limit = 60 * self._sync_timeout_minutes()
-            if self.clock.monotonic() - job.started < limit:
+            limit = self.sync.timeout
+            if not self.sync.overdue(job.started, self.clock.monotonic()):
                 return
             job.kill()
-            self.sync_failures += 1
             # Retried at the next poll rather than a whole interval later: the checkpoints are not safe yet.
-            self.last_sync = self.clock.monotonic() - 60 * float(self.s["checkpoint_interval_minutes"])
+            self.sync.killed(self.clock.monotonic())
             self.decide("sync", f"periodic sync still running after {limit / 60:g} min: killed with its process group; "
                         "retrying now")
         else:
-            self.sync_failures = 0 if code == 0 else self.sync_failures + 1
-            if code == 0:
-                self.last_sync_ok = self.clock.now()
+            self.sync.ended(code, self.clock.now())
             tail = job.tail()
             self.decide("sync", f"periodic sync exited {code}" + (f": {tail}" if tail else ""))
         self._end_sync()
@@ -798,13 +669,6 @@ def _read(path: str) -> str:
             return fh.read()
     except OSError:
         return ""
-
-
-def _time_or(text: str, default: float) -> float:
-    try:
-        return parse_time(text)
-    except ValueError:
-        return default
 
 
 def _processes(proc_root: str) -> list[tuple[int, str]]:

@@ -21,6 +21,7 @@ from components.userdata.settings import (
 )
 from components.userdata.tools import FETCH_SCRIPT, shipped_source
 from gpulease.core.errors import UserError
+from instance import bounds
 
 USER_DATA_LIMITS = {"aws": 16 * 1024, "alicloud": 32 * 1024}
 """Largest raw user-data each cloud accepts, in bytes (before base64): AWS RunInstances "user data is limited to
@@ -40,8 +41,9 @@ Type=oneshot
 RemainAfterExit=yes
 {{fetch}}ExecStart=/usr/bin/python3 {INSTALL_DIR}/instance_setup.py
 StandardOutput=journal+console
-# The driver install (apt, a DKMS build) and the wait for the data disk are each bounded inside; this covers both.
-TimeoutStartSec=3600
+# The wait for the data disk, the driver install (apt, a DKMS build) and the stage are each bounded inside; this
+# covers their sum (instance/bounds.py: bootstrap_unit), so a long stage is never killed by systemd.
+TimeoutStartSec={{timeout}}
 
 [Install]
 WantedBy=multi-user.target
@@ -105,6 +107,18 @@ def _fetch_line(wait: int) -> str:
     return f"ExecStartPre=/usr/bin/python3 {INSTALL_DIR}/fetch_tools.py --wait {wait}\n"
 
 
+def unit_bound_settings(settings: BootstrapSettings) -> dict:
+    """What the units' timeouts depend on: the stage's own deadline (``stage_deadline_seconds``, set with the
+    staging settings; the per-source default when absent) and the verification's ``max_minutes``."""
+    found: dict = {}
+    stage = getattr(settings, "stage_deadline_seconds", None)
+    if stage is not None:
+        found["stage_deadline_seconds"] = stage
+    if settings.verify is not None:
+        found["verify"] = {"max_minutes": settings.verify.max_minutes}
+    return found
+
+
 def cloud_config(settings: BootstrapSettings) -> dict:
     """The cloud-config document: the settings, the tools (or their loader), their units, and the commands that
     start them."""
@@ -113,13 +127,16 @@ def cloud_config(settings: BootstrapSettings) -> dict:
         return {"path": path, "permissions": mode, "owner": "root:root", "content": _Literal(content)}
 
     # The watchdog retries the fetch through Restart=always; the bootstrap waits for it within its own timeout.
-    watchdog_fetch, setup_fetch = _fetch_line(60), _fetch_line(900)
+    watchdog_fetch, setup_fetch = _fetch_line(60), _fetch_line(int(bounds.value("fetch_tools")))
+    bound_settings = unit_bound_settings(settings)
     tools = [file(f"{INSTALL_DIR}/fetch_tools.py", shipped_source(FETCH_SCRIPT), "0755")]
     config = {
         "write_files": [
             file(SETTINGS_PATH, settings_json(settings) + "\n", "0644"),
             *tools,
-            file(f"/etc/systemd/system/{SETUP_UNIT}", SETUP_UNIT_TEXT.format(fetch=setup_fetch), "0644"),
+            file(f"/etc/systemd/system/{SETUP_UNIT}",
+                 SETUP_UNIT_TEXT.format(fetch=setup_fetch, timeout=bounds.systemd_seconds("bootstrap_unit", bound_settings)),
+                 "0644"),
             file(f"/etc/systemd/system/{WATCHDOG_UNIT}", WATCHDOG_UNIT_TEXT.format(fetch=watchdog_fetch), "0644"),
         ],
         # --no-block: the bootstrap may wait minutes for the data disk to be attached, and cloud-init must not
@@ -136,7 +153,8 @@ def cloud_config(settings: BootstrapSettings) -> dict:
         )
         config["runcmd"].append(["systemctl", "enable", "--now", "--no-block", JOB_AGENT_UNIT])
     if settings.verify is not None or settings.job is not None:  # the run unit: verify, then the job in tmux
-        run_unit = RUN_UNIT_TEXT.format(setup_unit=SETUP_UNIT, fetch=watchdog_fetch, install_dir=INSTALL_DIR)
+        run_unit = RUN_UNIT_TEXT.format(setup_unit=SETUP_UNIT, fetch=watchdog_fetch, install_dir=INSTALL_DIR,
+                                        timeout=bounds.systemd_seconds("run_unit", bound_settings))
         config["write_files"].append(file(f"/etc/systemd/system/{RUN_UNIT}", run_unit, "0644"))
         config["runcmd"].append(["systemctl", "enable", "--now", "--no-block", RUN_UNIT])
     return config

@@ -52,22 +52,23 @@ def run_fields(spec: ExperimentSpec) -> dict[str, object]:
     }
 
 
-# Requires= and After= the bootstrap: when the bootstrap fails (NOT READY), systemd does not start this unit
-# (systemd.unit(5): "If this unit gets activated, the units listed will be activated as well. If one of the other
-# units fails to activate, and an ordering dependency After= on the failing unit is set, this unit will not be
-# started"). Every child the script starts is bounded by itself (verify.maxMinutes), hence no start timeout here.
+# Wants= and After= the bootstrap, not Requires=: with Requires=, a bootstrap that fails (NOT READY) or is killed
+# at its timeout keeps systemd from starting this unit at all (systemd.unit(5): "If one of the other units fails to
+# activate, and an ordering dependency After= on the failing unit is set, this unit will not be started"), and
+# nothing says why. Started after it whatever it reported, run_job.py reads the bootstrap's ready.json for this boot
+# and says "NOT STARTED: ..." when it is not ready. The start timeout covers the verification, the tmux install and
+# the job's start (instance/bounds.py: run_unit).
 RUN_UNIT_TEXT = """[Unit]
 Description=gpulease run: the verification, then the job in its tmux session, after the bootstrap
-Wants=network-online.target
+Wants=network-online.target {setup_unit}
 After=network-online.target {setup_unit}
-Requires={setup_unit}
 
 [Service]
 Type=oneshot
 RemainAfterExit=yes
 {fetch}ExecStart=/usr/bin/python3 {install_dir}/run_job.py
 StandardOutput=journal+console
-TimeoutStartSec=infinity
+TimeoutStartSec={timeout}
 
 [Install]
 WantedBy=multi-user.target

@@ -120,6 +120,9 @@ class BootstrapSettings(BaseModel):
     renewal changes the tag, never the user-data."""
     idle_minutes: int
     idle_gpu_percent: int
+    idle_after_setup: bool = True
+    """Idle time counts from the end of the bootstrap (and the verification), never from boot: the driver install
+    and a long stage keep the GPU at 0 % on purpose (instance/idle_rule.py)."""
     warn_minutes: int
     warn_hook: str | None = None
     final_sync_minutes: int = 5

@@ -104,15 +104,20 @@ def test_cluster_env_holds_rank_peers_rendezvous_and_fabric_and_reads_back(tmp_p
         "GPULEASE_NODE_RANK": "1", "GPULEASE_NNODES": "3", "GPULEASE_GPUS_PER_NODE": "8", "MASTER_ADDR": "127.0.0.1",
         "MASTER_PORT": "29555", "GPULEASE_FABRIC": "tcp", "GPULEASE_MAX_RESTARTS": "0", "NCCL_IB_DISABLE": "1",
         "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1", "GPULEASE_CLUSTER_ID": "test.exp1"}
-    # A shell reads the same file (systemd's EnvironmentFile takes the same KEY=value lines).
-    out = subprocess.run(["bash", "-c", f"set -a; . {path}; echo $MASTER_ADDR:$MASTER_PORT $NCCL_SOCKET_IFNAME"],
-                         capture_output=True, text=True, check=True)
+    # A shell sources it and the command it starts sees every value (export lines: `source cluster.env; torchrun`),
+    # without `set -a`.
+    show = "import os; print(os.environ['MASTER_ADDR'] + ':' + os.environ['MASTER_PORT'], os.environ['NCCL_SOCKET_IFNAME'])"
+    out = subprocess.run(["sh", "-c", f'. {path}; "{sys.executable}" -c "{show}"'], capture_output=True, text=True,
+                         check=True)
     assert out.stdout.strip() == "127.0.0.1:29555 ^lo,docker"
+    # systemd's EnvironmentFile reads the same KEY=value lines; the export line has no "=" and is ignored there.
+    last = text.splitlines()[-1]
+    assert last.startswith("export GPULEASE_CLUSTER_ID GPULEASE_NODE_RANK ") and "=" not in last
 
 
 def test_cluster_env_quotes_what_needs_it_and_refuses_a_line_break() -> None:
     text = cl.render_env({"A": "plain-1.2,3", "B": "has space"}, "h")
-    assert "A=plain-1.2,3\n" in text and "B='has space'\n" in text
+    assert text == "# h\nA=plain-1.2,3\nB='has space'\nexport A B\n"
     with pytest.raises(ValueError, match="refusing"):
         cl.render_env({"A": "x\nB=evil"}, "h")
 
@@ -145,6 +150,33 @@ def test_the_launcher_without_a_cluster_env_says_so(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, str(LAUNCHER), "train.py"], env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "is this a node of a gpulease cluster?" in out.stderr
     assert gpulease_launch.main([]) == 2
+
+
+@pytest.mark.parametrize(("content", "said"), [
+    (b"", "GPULEASE_NODE_RANK, GPULEASE_NNODES, GPULEASE_GPUS_PER_NODE, MASTER_ADDR, MASTER_PORT, GPULEASE_CLUSTER_ID, "
+          "GPULEASE_JOIN_TIMEOUT_SECONDS missing"),
+    (b"\xff\xfe garbage\n", "not UTF-8 (byte 0)"),
+    (b"just some words\n", ":1: not KEY=value"),
+    (b"export A='unterminated\n", ":1: A: No closing quotation"),
+])
+def test_an_empty_or_garbage_cluster_env_is_one_line_not_a_traceback(tmp_path: Path, content: bytes, said: str,
+                                                                     capsys: pytest.CaptureFixture[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "cluster.env"
+    path.write_bytes(content)
+    monkeypatch.setenv("GPULEASE_CLUSTER_ENV", str(path))
+    assert gpulease_launch.main(["train.py"]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_cluster_env_with_a_rank_that_is_not_a_number_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = bootstrap_env(tmp_path, 1, port=29601)
+    path.write_text(path.read_text().replace("GPULEASE_NODE_RANK=1", "GPULEASE_NODE_RANK=one"))
+    monkeypatch.setenv("GPULEASE_CLUSTER_ENV", str(path))
+    assert gpulease_launch.main(["--print", "train.py"]) == 2
+    assert "GPULEASE_NODE_RANK='one' is not a whole number" in capsys.readouterr().err
 
 
 def test_two_nodes_rendezvous_on_loopback_and_all_reduce(tmp_path: Path) -> None:

@@ -248,3 +248,15 @@ def test_threads_left_behind_are_none(tmp_path: Path) -> None:
     notices.stop()
     time.sleep(0.3)
     assert threading.active_count() <= before
+
+
+def test_a_peer_that_hangs_past_its_timeout_does_not_hold_the_broadcast(monkeypatch) -> None:
+    import time as _time
+
+    from instance import cluster as _cl
+
+    monkeypatch.setattr(_cl, "send_notice", lambda *a, **k: _time.sleep(30) or True)
+    cluster = {"rank": 0, "notice_port": 1, "addresses": ["127.0.0.1", "127.0.0.2"]}
+    started = _time.monotonic()
+    told = _cl.broadcast(cluster, {"reason": "x"}, attempts=1, timeout=0.2, pause=0.1)
+    assert told == {1: False} and _time.monotonic() - started < 5

@@ -149,3 +149,18 @@ def test_settings_without_a_job_channel_are_refused(tmp_path: Path, monkeypatch,
     monkeypatch.setenv("GPULEASE_SETTINGS", str(path))
     assert job_agent.main() == 2
     assert "no checkpoint_uri or job_agent" in capsys.readouterr().err
+
+
+def test_a_job_state_file_that_is_not_a_job_record_is_left_alone(tmp_path: Path, capsys) -> None:
+    agent = _agent(tmp_path)
+    state = tmp_path / "state"
+    state.mkdir(exist_ok=True)
+    (state / "ci-1.json").write_text("[1, 2]")
+    (state / "ci-2.json").write_text('{"offset": 3}')
+    try:
+        agent.tick()
+    except Exception as exc:  # the bucket listing may fail here; the state files must not be why
+        assert "phase" not in repr(exc) and "list indices" not in repr(exc), exc
+    out = capsys.readouterr().out
+    assert "job state ci-1.json: not a job record; left alone" in out
+    assert "job state ci-2.json: not a job record; left alone" in out

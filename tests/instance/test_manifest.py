@@ -143,3 +143,19 @@ def test_a_manifest_that_cannot_be_written_never_stops_the_job(world: dict[str, 
     s = {**world["settings"], "metadata_url": "http://127.0.0.1:9", "metadata_timeout_seconds": 0.2}
     assert manifest.write(s, command="true", cwd=str(world["data"]), job="j", say=said.append) == {}
     assert said and said[0].startswith("run manifest not written: ")
+
+
+@pytest.mark.parametrize(("text", "redacted"), [
+    ('curl -H "Authorization: Bearer sk_live_51HqLyjWDarjtT1zdp7dc" https://api.example.com',
+     'curl -H "Authorization: Bearer <redacted>" https://api.example.com'),
+    ("curl -H 'authorization: token ghx_aaaaaaaaaaaa' x", "curl -H 'authorization: token <redacted>' x"),
+    ("wget --header=Authorization:Basic dXNlcjpwYXNzd29yZA==", "wget --header=Authorization:Basic <redacted>"),
+    ("echo Bearer abcdefghijklmnop", "echo Bearer <redacted>"),
+    ("python t.py --token=abc123 --password hunter2", "python t.py --token=<redacted> --password <redacted>"),
+    ("psql postgres://user:pa@ss@db.internal:5432/db", "psql postgres://<redacted>@db.internal:5432/db"),
+    ("git clone https://x:y@github.com/o/r.git", "git clone https://<redacted>@github.com/o/r.git"),
+    ("see https://host/path@v2 for details", "see https://host/path@v2 for details"),
+])
+def test_redact_removes_authorization_headers_bearer_tokens_and_userinfo_up_to_the_last_at(text: str,
+                                                                                           redacted: str) -> None:
+    assert manifest.redact(text) == redacted

@@ -99,7 +99,56 @@ def test_main_stops_before_the_job_when_the_verification_fails(tmp_path: Path, s
              "verify": {"command": "exit 2", "max_minutes": 1}, "verify_poll_seconds": 0.05}
         path = tmp_path / "settings.json"
         path.write_text(json.dumps({**s, "cloud": "aws", "region": "us-east-1"}))
+        (tmp_path / "state" / "ready.json").write_text(json.dumps({"ready": True}))  # the bootstrap passed
         monkeypatch.setenv("GPULEASE_SETTINGS", str(path))
         assert run_job.main() == 1
+        assert json.loads((tmp_path / "state" / "verify.json").read_text())["passed"] is False
         assert not (data / "should-not-exist").exists()
         assert _tmux_as_user("has-session", "-t", f"={session}").returncode != 0
+
+
+@pytest.mark.parametrize(("ready", "said"), [
+    (None, "NOT STARTED: the bootstrap wrote no ready.json (it did not finish, or was stopped at its time bound)"),
+    ({"ready": False, "failed": ["disk", "gpu"]}, "NOT STARTED: the bootstrap reported NOT READY (disk, gpu)"),
+    ({"ready": True, "boot": "an-earlier-boot"}, "NOT STARTED: the bootstrap has not reported on this boot"),
+    ("[1, 2]", "NOT STARTED: the bootstrap's report cannot be read"),
+])
+def test_main_says_why_nothing_starts_when_the_bootstrap_is_not_ready(
+    tmp_path: Path, session: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    ready: Any, said: str,
+) -> None:
+    with data_directory() as data:
+        s = {**_settings(data, tmp_path, "touch should-not-exist", session), "boot_time": 1_796_000_000,
+             "proc_root": str(tmp_path)}
+        path = tmp_path / "settings.json"
+        path.write_text(json.dumps({**s, "cloud": "aws", "region": "us-east-1"}))
+        if ready is not None:
+            (tmp_path / "state" / "ready.json").write_text(ready if isinstance(ready, str) else json.dumps(ready))
+        monkeypatch.setenv("GPULEASE_SETTINGS", str(path))
+        assert run_job.main() == 1
+        assert said in capsys.readouterr().out
+        assert not (data / "should-not-exist").exists()
+        # The idle rule is told the setup is over: an instance that cannot run its job ends unattended.
+        progress = json.loads((tmp_path / "state" / "boot-progress.json").read_text())
+        assert progress["boot"] == "btime-1796000000" and isinstance(progress["verify"], float)
+
+
+def test_a_resumed_boot_gives_the_job_its_resume_contract_and_records_the_step(tmp_path: Path) -> None:
+    from instance import instance_state as st
+
+    state = tmp_path / "state"
+    st.claim(str(state), "i-0abc", "boot-1", 1_796_000_000, 1_796_003_600)
+    st.claim(str(state), "i-0abc", "btime-1796010000", 1_796_010_000, 1_796_010_000)  # stopped, started again
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "train.log").write_text("step 1\nGPULEASE_CHECKPOINT_STEP=100\nGPULEASE_CHECKPOINT_STEP=200\nGPULEASE_CHECKP")
+    s = {**run_job.DEFAULTS, "mount_point": str(tmp_path), "state_dir": str(state), "boot_time": 1_796_010_000,
+         "proc_root": str(tmp_path), "metadata_url": "http://127.0.0.1:9", "metadata_timeout_seconds": 0.2,
+         "instance_id_file": str(tmp_path / "instance-id")}
+    (tmp_path / "instance-id").write_text("i-0abc\n")
+    env = run_job.resume_environment(s, "train")
+    assert env == {"GPULEASE_CHECKPOINT_DIR": str(tmp_path / "checkpoints"),
+                   "GPULEASE_RESUME_STEP_FILE": str(tmp_path / "logs" / "resume-step"),
+                   "GPULEASE_RESUMED": "1", "GPULEASE_RESUME_FROM_STEP": "200"}
+    [stop] = json.loads((state / "identity.json").read_text())["interruptions"]
+    assert stop["resumedFromStep"] == 200 and stop["stoppedSeconds"] == 6400

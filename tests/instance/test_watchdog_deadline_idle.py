@@ -165,14 +165,15 @@ def test_an_unreadable_gpu_is_reported_and_counts_as_idle_only_after_the_grace_p
 
 @pytest.mark.parametrize(
     ("problem", "seen"),
-    [("missing", "nvidia-smi is missing"), ("na", "nvidia-smi printed '[N/A], 512'"), ("empty", "nvidia-smi listed no GPU")],
+    [("missing", "nvidia-smi is missing"), ("na", "nvidia-smi printed no readable GPU line: '[N/A], [N/A]'"),
+     ("empty", "nvidia-smi listed no GPU")],
 )
 def test_a_missing_or_unreadable_nvidia_smi_still_ends_an_idle_instance(tmp_path: Path, problem: str, seen: str) -> None:
     rig = make_rig(tmp_path, idle_minutes=10, gpu_grace_minutes=10)
     if problem == "missing":
         rig.settings["nvidia_smi"] = str(tmp_path / "bin" / "no-such-nvidia-smi")
     else:
-        (rig.gpu_state / "utilization.csv").write_text("[N/A], 512\n" if problem == "na" else "")
+        (rig.gpu_state / "utilization.csv").write_text("[N/A], [N/A]\n" if problem == "na" else "")
     dog, _ = run_in_process(rig, start=FAR, max_ticks=int(30 * MIN / 5))
     assert dog.done and rig.names() == ["sync", "shutdown"]
     assert seen in rig.log_text()

@@ -49,6 +49,8 @@ def test_aws_rebalance_recommendation_checkpoints_once_and_keeps_running(tmp_pat
     with MetadataServer(state) as server:
         rig = make_rig(tmp_path, metadata_url=server.url)
         dog, _ = run_in_process(rig, start=START, max_ticks=30)
+        assert dog.rebalance_thread is not None
+        dog.rebalance_thread.join(timeout=60)  # it runs beside the loop: on a loaded machine it may end after it
     assert not dog.done
     assert rig.names() == ["checkpoint-hook", "sync"]
     assert "/latest/meta-data/events/recommendations/rebalance" in [p for _, p, _ in state.requests]
@@ -169,6 +171,8 @@ def test_on_demand_instances_do_not_poll_for_spot_notices(tmp_path: Path) -> Non
     with MetadataServer(state) as server:
         rig = make_rig(tmp_path, metadata_url=server.url, market="on-demand")
         dog, _ = run_in_process(rig, start=START, max_ticks=20)
-    # Only the deadline tag is read: no spot notice is ever asked for.
-    assert {p for _, p, _ in state.requests} == {"/latest/api/token", "/latest/meta-data/tags/instance/gpulease:expires-at"}
+    # Only the deadline tag (and, once at start, the instance id the state is keyed by) is read: no spot notice is
+    # ever asked for.
+    assert {p for _, p, _ in state.requests} == {"/latest/api/token", "/latest/meta-data/tags/instance/gpulease:expires-at",
+                                                 "/latest/meta-data/instance-id"}
     assert not dog.done

@@ -63,6 +63,7 @@ def test_aws_settings_equal_the_spec_and_the_created_resources(aws_render, aws_t
         "deadline_tag": "gpulease:expires-at",
         "idle_minutes": 45,
         "idle_gpu_percent": 7,
+        "idle_after_setup": True,
         "warn_minutes": 20,
         "warn_hook": "wall 'deadline in 20 minutes'",
         "final_sync_minutes": 4,

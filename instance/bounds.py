@@ -1,0 +1,112 @@
+"""Every time bound on the instance, in one table (standard library only).
+
+Each row is a bound in seconds: a fixed one, or one read from the settings (with the default the tools use when
+the setting is absent). A bound that contains others (a systemd unit's start timeout, the bootstrap's own work)
+lists them, and ``outer_covers_inner`` checks that it covers their sum; the systemd unit texts take their timeouts
+from here (``components/userdata``), so a longer stage lengthens the unit that runs it instead of being killed.
+
+The tools read the same rows (``value(name, settings)``) where they wait, so the table is what runs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Bound:
+    seconds: float
+    """The bound, or its default when ``setting`` is absent from the settings."""
+    what: str
+    setting: str | None = None
+    scale: float = 1.0
+    """Seconds per unit of the setting (60 for a setting in minutes)."""
+    inner: tuple[str, ...] = ()
+    """The bounds this one must cover (their sum, plus ``margin``)."""
+    margin: float = 0.0
+
+
+HOUR = 3600.0
+STAGE_SOURCE_DEFAULT = 6 * HOUR
+"""A staging source's own deadline when the settings give none (the bucket CLI's bound before deadlines existed)."""
+
+TABLE: dict[str, Bound] = {
+    # -- reads and calls every tool makes --
+    "metadata_read": Bound(3, "one metadata read (token and value), total", "metadata_timeout_seconds"),
+    "gpu_query": Bound(30, "one nvidia-smi query"),
+    "hook": Bound(120, "a checkpoint or warn hook", "hook_timeout_seconds"),
+    "shutdown_command": Bound(60, "the shutdown command"),
+    "ecs_call": Bound(15, "one ECS API call (release, stop, DescribeInstances)"),
+    # -- the bootstrap's steps --
+    "device_wait": Bound(900, "the wait for the data disk to be attached", "device_wait_seconds"),
+    "mkfs": Bound(1800, "formatting a blank data disk"),
+    "udev_settle": Bound(60, "udevadm settle after formatting"),
+    "mount": Bound(300, "mounting the data disk"),
+    "apt_update": Bound(600, "apt-get update for the driver", "apt_update_timeout_seconds"),
+    "apt_install": Bound(1500, "apt-get install of the driver packages", "apt_install_timeout_seconds"),
+    "modprobe": Bound(120, "modprobe nvidia and nvidia-smi after the install"),
+    "stage": Bound(STAGE_SOURCE_DEFAULT, "staging the data sources (the whole stage's deadline)",
+                   "stage_deadline_seconds"),
+    "torch_probe": Bound(300, "torch.cuda.is_available() in each Python"),
+    "bucket_check": Bound(120, "listing the checkpoint bucket with the role"),
+    "peer_wait": Bound(300, "a cluster node's wait for its peers", "peer_wait_seconds"),
+    "publish": Bound(240, "copying ready.json and the ready record to the bucket (two copies of 120 s)"),
+    "fetch_tools": Bound(900, "the bootstrap unit's wait for the tools object (ExecStartPre)"),
+    "bootstrap_unit": Bound(
+        0, "gpulease-bootstrap.service TimeoutStartSec",
+        inner=("fetch_tools", "device_wait", "mkfs", "udev_settle", "mount", "apt_update", "apt_install", "modprobe",
+               "stage", "torch_probe", "bucket_check", "peer_wait", "publish"),
+        margin=600,
+    ),
+    # -- the run unit --
+    "verify": Bound(30 * 60, "the verification, both runs", "verify_max_minutes", scale=60),
+    "tmux_install": Bound(600, "installing tmux", "tmux_install_timeout_seconds"),
+    "job_start": Bound(120, "writing the manifest and starting the tmux session"),
+    "run_unit": Bound(0, "gpulease-run.service TimeoutStartSec", inner=("fetch_tools", "verify", "tmux_install",
+                                                                        "job_start", "publish"), margin=300),
+    # -- the watchdog --
+    "gpu_grace": Bound(600, "an unreadable GPU is not idle for this long", "gpu_grace_minutes", scale=60),
+    "idle_setup_wait": Bound(0, "idle time counts from the end of the bootstrap and the verification, or from "
+                             "this long after boot when they never report", inner=("bootstrap_unit", "run_unit")),
+    "idle_sync_window": Bound(1800, "an idle shutdown's final sync"),
+    "sync_min": Bound(600, "a periodic sync is killed after max(this, 2 x the interval)"),
+    "heartbeat_copy": Bound(600, "a heartbeat copy (two beats)"),
+    "watchdog_stop": Bound(90, "gpulease-watchdog.service TimeoutStopSec: the last sync on SIGTERM",
+                           inner=("final_sync_on_stop",), margin=10),
+    "final_sync_on_stop": Bound(60, "the final sync when the service is stopped"),
+    "notice_minimum_aws": Bound(120, "an AWS spot notice whose time cannot be read"),
+    "notice_minimum_alicloud": Bound(300, "an Alibaba Cloud spot notice whose time cannot be read"),
+}
+
+
+def value(name: str, settings: Mapping[str, Any] | None = None) -> float:
+    """The bound in seconds: the setting when given (a finite number above 0), else the default; a composed bound
+    is the sum of its inner ones plus its margin."""
+    row = TABLE[name]
+    if row.inner and not row.seconds:
+        return sum(value(inner, settings) for inner in row.inner) + row.margin
+    given = (settings or {}).get(row.setting) if row.setting else None
+    if name == "verify" and settings is not None and isinstance(settings.get("verify"), Mapping):
+        given = settings["verify"].get("max_minutes")
+    if isinstance(given, (int, float)) and not isinstance(given, bool) and 0 < given < 1e9:
+        return float(given) * row.scale
+    return row.seconds
+
+
+def outer_covers_inner(settings: Mapping[str, Any] | None = None) -> list[str]:
+    """Every bound that does not cover its inner ones (an empty list when the table holds)."""
+    wrong = []
+    for name, row in TABLE.items():
+        if not row.inner:
+            continue
+        need = sum(value(inner, settings) for inner in row.inner)
+        have = value(name, settings)
+        if have < need:
+            wrong.append(f"{name} ({have:.0f} s) < {' + '.join(row.inner)} ({need:.0f} s)")
+    return wrong
+
+
+def systemd_seconds(name: str, settings: Mapping[str, Any] | None = None) -> int:
+    """A unit's timeout as whole seconds, for ``TimeoutStartSec=``."""
+    return int(-(-value(name, settings) // 1))

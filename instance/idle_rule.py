@@ -1,0 +1,176 @@
+"""When is this instance idle? The idle rule, alone (standard library only).
+
+Idle means: the GPU utilisation of every GPU (the CPU's on a preparation instance, ``idle_source = cpu``) below
+the threshold for ``idle_minutes``, with no busy marker and no live SSH/SSM session, counted only **after the
+bootstrap (and the verification) finished on this boot**: the driver install and a long stage keep the GPU at 0 %
+on purpose. Where the settings say a bootstrap reports (``idle_after_setup``), the count starts when
+``boot-progress.json`` says so for this boot, or at the latest ``bounds.idle_setup_wait`` after the watchdog
+started (a bootstrap that never reports does not keep an instance alive). A GPU that cannot be read is reported,
+and counts as idle after ``gpu_grace_minutes``.
+
+``IdleRule.observe`` takes what was measured and the monotonic time, and answers what it concluded; the watchdog
+measures and acts. Everything it reads is passed in, so a test drives it with numbers."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+try:
+    from instance import bounds, gpu_query
+except ImportError:  # on the instance: the other tools are installed next to this file
+    import bounds  # type: ignore[no-redef]
+    import gpu_query  # type: ignore[no-redef]
+
+SSH_SESSION = re.compile(r"^(sshd|sshd-session): \S+@")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    event: str
+    """``not-idle``, ``idle``, ``gpu-unreadable``, ``setup-running`` or ``idle-shutdown``."""
+    reason: str
+
+    @property
+    def shutdown(self) -> bool:
+        return self.event == "idle-shutdown"
+
+
+# --- the rule -------------------------------------------------------------------------------------------------
+
+
+class IdleRule:
+    def __init__(self, settings: dict[str, Any], started: float, setup_done: Callable[[], bool] | None = None):
+        self.s = settings
+        self.cpu = settings.get("idle_source") == "cpu"
+        self.what = "CPU" if self.cpu else "GPU"
+        self.threshold = float(settings["idle_cpu_percent" if self.cpu else "idle_gpu_percent"])
+        self.limit = 60 * float(settings["idle_minutes"])
+        self.grace = bounds.value("gpu_grace", settings)
+        self.setup_done = setup_done
+        self.setup_deadline = started + bounds.value("idle_setup_wait", settings)
+        self.active = setup_done is None
+        self.idle_since: float | None = None
+        self.unreadable_since: float | None = None
+        self.last_busy = float("-inf")
+
+    def _setup_over(self, mono: float) -> Verdict | None:
+        if self.active:
+            return None
+        assert self.setup_done is not None
+        if self.setup_done():
+            self.active = True
+            return None
+        if mono >= self.setup_deadline:
+            self.active = True
+            return Verdict("setup-overdue", "the bootstrap or the verification has not reported within "
+                           f"{bounds.value('idle_setup_wait', self.s) / 60:.0f} min: idle time counts from now")
+        return Verdict("setup-running", "the bootstrap or the verification is still running: idle time not counted")
+
+    def observe(self, mono: float, utilization: list[float] | None, error: str | None, busy: str | None,
+                memory: str = "") -> list[Verdict]:
+        """What was measured at ``mono`` (utilisation per GPU, or why it could not be read; why the instance is
+        busy anyway) -> the verdicts, the last one deciding (``idle-shutdown`` ends the instance)."""
+        waiting = self._setup_over(mono)
+        if waiting is not None and waiting.event == "setup-running":
+            self.idle_since = self.unreadable_since = None
+            return [waiting]
+        found = self._observe(mono, utilization, error, busy, memory)
+        return [waiting, *found] if waiting is not None else found
+
+    def _observe(self, mono: float, utilization: list[float] | None, error: str | None, busy: str | None,
+                 memory: str) -> list[Verdict]:
+        if error is not None:
+            if self.unreadable_since is None:
+                self.unreadable_since = mono
+                self.idle_since = None
+            unreadable_for = mono - self.unreadable_since
+            if unreadable_for < self.grace:
+                return [Verdict("gpu-unreadable", f"{error}; not counted as idle for the first {self.grace / 60:g} "
+                                f"min ({unreadable_for / 60:.1f} min so far)")]
+            top, since = 0.0, max(self.unreadable_since, self.last_busy)
+            notes = [Verdict("gpu-unreadable", f"{error} for {unreadable_for / 60:.1f} min: counted as idle")]
+            memory = "unknown"
+        else:
+            self.unreadable_since = None
+            top, since, notes = max(utilization or [0.0]), mono, []
+        if top >= self.threshold:
+            self.idle_since = None
+            return [*notes, Verdict("not-idle", f"{self.what} utilization {top:g}% >= {self.threshold:g}%"
+                                    + (f" (memory used {memory})" if memory else ""))]
+        if busy:
+            self.idle_since, self.last_busy = None, mono
+            return [*notes, Verdict("not-idle", f"{self.what} utilization {top:g}% < {self.threshold:g}% but {busy}")]
+        if self.idle_since is None:
+            self.idle_since = since
+        idle_for = mono - self.idle_since
+        if idle_for >= self.limit:
+            return [*notes, Verdict("idle-shutdown", f"{self.what} utilization below {self.threshold:g}% (or unreadable) for "
+                           f"{idle_for / 60:.1f} min (limit {self.s['idle_minutes']} min), no busy marker, no live "
+                           "SSH session")]
+        return [*notes, Verdict("idle", f"{self.what} utilization {top:g}% < {self.threshold:g}% for "
+                                f"{idle_for / 60:.1f} of {self.s['idle_minutes']} min")]
+
+
+# --- what the rule looks at -----------------------------------------------------------------------------------
+
+
+class CpuMeter:
+    """The busy share of all CPUs since the last look (``/proc/stat``'s first line; idle and iowait count as idle)."""
+
+    def __init__(self, proc_root: str):
+        self.proc_root = proc_root
+        self.sample: tuple[float, float] | None = None
+
+    def read(self) -> tuple[list[float], str | None]:
+        try:
+            with open(os.path.join(self.proc_root, "stat"), encoding="utf-8") as fh:
+                fields = [float(x) for x in fh.readline().split()[1:]]
+        except (OSError, ValueError) as exc:
+            return [], f"cannot read the CPU counters: {exc}"
+        if len(fields) < 4:
+            return [], "cannot read the CPU counters: /proc/stat has too few fields"
+        idle, total = fields[3] + (fields[4] if len(fields) > 4 else 0.0), sum(fields[:8])
+        last_idle, last_total = self.sample or (0.0, 0.0)
+        self.sample = (idle, total)
+        spent = total - last_total
+        if spent <= 0:
+            return [0.0], None
+        return [round(100.0 * (1 - (idle - last_idle) / spent), 1)], None
+
+
+def gpu_reading(code: int | None, out: str) -> tuple[list[float], str | None, str]:
+    """Per GPU the utilisation the rule compares (``gpu_query``), or why the GPU could not be read; the memory
+    used, as text for the log."""
+    if code is None:
+        return [], "nvidia-smi did not answer within 30 s", ""
+    if code == 127 and out.startswith("could not run"):
+        return [], f"nvidia-smi is missing ({out})", ""
+    if code != 0:
+        return [], f"nvidia-smi exited {code}: {out[-200:]}", ""
+    gpus = gpu_query.parse(out)
+    if not gpus:
+        return [], gpu_query.problem(out, gpus), ""
+    memory = ", ".join("?" if g.memory_used is None else f"{g.memory_used:g} MiB" for g in gpus)
+    return [g.effective_utilization() for g in gpus], None, memory
+
+
+def login_sessions(cmdlines: list[str]) -> list[str]:
+    return [c for c in cmdlines if SSH_SESSION.match(c) or "ssm-session-worker" in c]
+
+
+def busy_marker(marker: str | None, max_age_minutes: float, now: float) -> tuple[str | None, str | None]:
+    """(why the marker makes the instance busy, a note that it is stale)."""
+    if not marker or not os.path.exists(marker):
+        return None, None
+    max_age = 60 * float(max_age_minutes)
+    try:
+        age = max(0.0, now - os.stat(marker).st_mtime)
+    except OSError:
+        age = 0.0
+    if not max_age or age <= max_age:
+        return f"busy marker {marker} is present", None
+    return None, f"{marker} last touched {age / 60:.0f} min ago (> {max_age / 60:.0f} min): ignored"

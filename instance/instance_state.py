@@ -1,0 +1,360 @@
+"""Whose state is this? The instance-side state keyed by instance id and boot (standard library only).
+
+Everything the tools keep under ``state_dir`` (``/var/lib/gpulease``) belongs to one instance: the watchdog's first
+boot, last deadline and budget warnings, the ready and verify records, the heartbeat. ``identity.json`` beside them
+names that instance and lists its boots:
+
+- **a new instance id** (an instance started from an image baked on another one, whose system disk carried the
+  old state) starts clean: what the old instance left is moved to ``previous/<old id>/`` (kept for reading, never
+  read by the tools), and the login user's ``authorized_keys`` is rewritten with the keys this instance's metadata
+  lists (the old instance's key is not trusted);
+- **the same instance id on a new boot** (a reboot, or a spot instance stopped by a reclaim and started again) is a
+  resumption of the same experiment: the deadline and the spend continue, the verification that passed here is
+  not run again, and the interval between the last sign of life of the previous boot and this boot is recorded as
+  an interruption (``stoppedAt``, ``resumedAt``, ``stoppedSeconds``; the run manifest adds ``resumedFromStep``).
+
+The spend estimate counts running time only: the sum over the boots of (last sign of life - boot), never the
+stopped intervals. The watchdog refreshes its boot's ``lastAlive`` about once a minute.
+
+Every tool that starts at boot (the bootstrap, the watchdog, the run unit) claims the state first, under a lock,
+so whichever starts first does it once. An instance id that cannot be read (no metadata, no cloud-init record)
+leaves the state as it is and says so: nothing is moved on a guess.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+IDENTITY_FILE = "identity.json"
+PREVIOUS_DIR = "previous"
+LOCK_FILE = ".lock"
+# What an instance keeps that must not travel to another one (in the state folder). Everything else there (the
+# tools' own logs) is moved too: a new instance starts with an empty folder but for the identity.
+KEEP = (IDENTITY_FILE, PREVIOUS_DIR, LOCK_FILE)
+CLOUD_INIT_INSTANCE_ID = "/var/lib/cloud/data/instance-id"
+_SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+MAX_BOOTS = 1000
+"""Boots kept in identity.json (a reboot loop must not grow it without bound); the running total is kept apart."""
+
+
+class StateFileError(ValueError):
+    """A state file that exists but cannot be used (not a regular file, not JSON, not an object, wrong types)."""
+
+
+def read_state_file(path: str, max_bytes: int = 256 * 1024) -> dict[str, Any]:
+    """A JSON object from the state folder, read strictly (a regular file, not followed through a link, bounded,
+    UTF-8, an object): ``{}`` when it does not exist, ``StateFileError`` naming the file when it is unusable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise StateFileError(f"{path}: cannot open: {exc.strerror or exc}") from exc
+    try:
+        info = os.fstat(fd)
+        if info.st_mode & 0o170000 != 0o100000:
+            raise StateFileError(f"{path}: not a regular file")
+        raw = os.read(fd, max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > max_bytes:
+        raise StateFileError(f"{path}: more than {max_bytes} bytes")
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise StateFileError(f"{path}: not a JSON document ({exc})") from exc
+    if not isinstance(value, dict):
+        raise StateFileError(f"{path}: expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def read_or_empty(path: str, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """``read_state_file``, with an unusable file reported through ``warn`` and read as empty (the clear fallback)."""
+    try:
+        return read_state_file(path)
+    except StateFileError as exc:
+        if warn is not None:
+            warn(f"{exc}; starting from an empty record")
+        return {}
+
+
+def write_state_file(path: str, value: dict[str, Any]) -> None:
+    """Through a temporary file and a rename: a reader never sees half of it."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(value, fh, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def number(value: Any) -> float | None:
+    """A finite number from a state file (never a boolean), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if value == value and abs(value) != float("inf") else None
+
+
+# --- who and which boot ---------------------------------------------------------------------------------------
+
+
+def instance_id(read_metadata: Callable[[], str | None], cloud_init_file: str = CLOUD_INIT_INSTANCE_ID) -> str | None:
+    """This instance's id: the metadata service first, then cloud-init's record of it; None when neither answers
+    (or answers something that is not an id)."""
+    for source in (read_metadata, lambda: _read_text(cloud_init_file)):
+        try:
+            value = (source() or "").strip()
+        except Exception:  # a metadata read that fails in any way is "not known from there"
+            value = ""
+        if _SAFE_ID.match(value):
+            return value
+    return None
+
+
+def boot_key(proc_root: str, boot_time: float) -> str:
+    """This boot: the kernel's boot id, else the boot time (a new boot has a new one of each)."""
+    text = _read_text(os.path.join(proc_root, "sys", "kernel", "random", "boot_id")).strip()
+    return text if re.match(r"^[0-9a-f-]{8,64}$", text) else f"btime-{boot_time:.0f}"
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(4096)
+    except OSError:
+        return ""
+
+
+# --- the claim ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Claim:
+    """What the state folder says about this instance and this boot."""
+
+    instance_id: str | None
+    boot: str
+    kind: str
+    """``first-boot`` (a new instance, or a new id: clean state), ``resumed`` (same id, new boot), ``same-boot``
+    (claimed earlier in this boot by another tool), ``unknown-id`` (nothing moved, nothing recorded)."""
+    identity: dict[str, Any] = field(default_factory=dict)
+    moved: list[str] = field(default_factory=list)
+    previous_id: str | None = None
+
+    @property
+    def interruptions(self) -> list[dict[str, Any]]:
+        found = self.identity.get("interruptions")
+        return [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
+
+    def running_seconds(self, now: float) -> float:
+        """Seconds this instance has run, over all its boots, up to ``now`` (stopped intervals not counted)."""
+        return running_seconds(self.identity, self.boot, now)
+
+
+@contextlib.contextmanager
+def _locked(state_dir: str) -> Iterator[None]:
+    os.makedirs(state_dir, exist_ok=True)
+    fd = os.open(os.path.join(state_dir, LOCK_FILE), os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def claim(state_dir: str, instance: str | None, boot: str, boot_time: float, now: float,
+          warn: Callable[[str], None] | None = None, on_new_instance: Callable[[str | None], None] | None = None) -> Claim:
+    """Claim ``state_dir`` for this instance and boot (idempotent within a boot). ``on_new_instance`` runs once,
+    under the lock, when the state was another instance's (or had no owner) and has just been moved aside."""
+    path = os.path.join(state_dir, IDENTITY_FILE)
+    if instance is None:
+        return Claim(None, boot, "unknown-id", read_or_empty(path, warn))
+    with _locked(state_dir):
+        identity = read_or_empty(path, warn)
+        owner = identity.get("instanceId") if isinstance(identity.get("instanceId"), str) else None
+        boots = [b for b in identity.get("boots") or [] if isinstance(b, dict)] if isinstance(identity.get("boots"), list) else []
+        if owner == instance and boots and boots[-1].get("boot") == boot:
+            return Claim(instance, boot, "same-boot", identity)
+        if owner == instance and boots:
+            last = boots[-1]
+            stopped_at = number(last.get("lastAlive")) or number(last.get("bootTime")) or boot_time
+            resumed_at = max(boot_time, stopped_at)
+            interruptions = identity.get("interruptions") if isinstance(identity.get("interruptions"), list) else []
+            interruptions.append({"stoppedAt": stamp(stopped_at), "resumedAt": stamp(resumed_at),
+                                  "stoppedSeconds": round(resumed_at - stopped_at), "resumedFromStep": None})
+            identity["interruptions"] = interruptions[-MAX_BOOTS:]
+            boots.append({"boot": boot, "bootTime": boot_time, "lastAlive": max(now, boot_time)})
+            identity["boots"] = _trim(identity, boots)
+            write_state_file(path, identity)
+            return Claim(instance, boot, "resumed", identity)
+        moved = _move_aside(state_dir, owner)
+        identity = {"instanceId": instance, "boots": [{"boot": boot, "bootTime": boot_time, "lastAlive": max(now, boot_time)}],
+                    "interruptions": [], "firstBoot": boot_time, "earlierBootsSeconds": 0.0}
+        write_state_file(path, identity)
+        if on_new_instance is not None and (moved or owner is not None):
+            on_new_instance(owner)
+        return Claim(instance, boot, "first-boot", identity, moved, owner)
+
+
+def _trim(identity: dict[str, Any], boots: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """At most ``MAX_BOOTS`` boots; the running time of those dropped is added to ``earlierBootsSeconds``."""
+    while len(boots) > MAX_BOOTS:
+        gone = boots.pop(0)
+        ran = (number(gone.get("lastAlive")) or 0.0) - (number(gone.get("bootTime")) or 0.0)
+        identity["earlierBootsSeconds"] = (number(identity.get("earlierBootsSeconds")) or 0.0) + max(0.0, ran)
+    return boots
+
+
+def _move_aside(state_dir: str, owner: str | None) -> list[str]:
+    """Move every file of another instance (or of no known instance) to ``previous/<owner>/``."""
+    names = [n for n in sorted(os.listdir(state_dir)) if n not in KEEP and not n.endswith(".tmp")]
+    if not names:
+        return []
+    label = owner if owner and _SAFE_ID.match(owner) else "unknown"
+    target = os.path.join(state_dir, PREVIOUS_DIR, label)
+    n = 0
+    while os.path.lexists(target):
+        n += 1
+        target = os.path.join(state_dir, PREVIOUS_DIR, f"{label}.{n}")
+    os.makedirs(target)
+    for name in names:
+        shutil.move(os.path.join(state_dir, name), os.path.join(target, name))
+    return names
+
+
+def alive(state_dir: str, claim_: Claim, now: float) -> None:
+    """This boot is still running at ``now`` (the watchdog calls it about once a minute)."""
+    if claim_.instance_id is None:
+        return
+    path = os.path.join(state_dir, IDENTITY_FILE)
+    with _locked(state_dir):
+        identity = read_or_empty(path)
+        boots = identity.get("boots") if isinstance(identity.get("boots"), list) else []
+        if identity.get("instanceId") != claim_.instance_id or not boots or not isinstance(boots[-1], dict) \
+                or boots[-1].get("boot") != claim_.boot:
+            return
+        boots[-1]["lastAlive"] = max(number(boots[-1].get("lastAlive")) or 0.0, now)
+        write_state_file(path, identity)
+        claim_.identity = identity
+
+
+def running_seconds(identity: dict[str, Any], boot: str, now: float) -> float:
+    total = number(identity.get("earlierBootsSeconds")) or 0.0
+    boots = identity.get("boots") if isinstance(identity.get("boots"), list) else []
+    for entry in boots:
+        if not isinstance(entry, dict):
+            continue
+        start = number(entry.get("bootTime"))
+        if start is None:
+            continue
+        end = now if entry.get("boot") == boot else number(entry.get("lastAlive")) or start
+        total += max(0.0, end - start)
+    return total
+
+
+def record_resumed_step(state_dir: str, step: int | None) -> list[dict[str, Any]]:
+    """The step the job resumed from, on the latest interruption without one; the interruptions as recorded."""
+    path = os.path.join(state_dir, IDENTITY_FILE)
+    with _locked(state_dir):
+        identity = read_or_empty(path)
+        found = identity.get("interruptions") if isinstance(identity.get("interruptions"), list) else []
+        if found and isinstance(found[-1], dict) and found[-1].get("resumedFromStep") is None and step is not None:
+            found[-1]["resumedFromStep"] = step
+            write_state_file(path, identity)
+        return [i for i in found if isinstance(i, dict)]
+
+
+# --- what must not travel: the authorized key ------------------------------------------------------------------
+
+
+def trust_only(authorized_keys: str, keys: list[str]) -> bool:
+    """Rewrite ``authorized_keys`` with ``keys`` alone (the ones this instance's metadata lists); True when a file
+    was there to rewrite. Refuses a link (never writes through one)."""
+    try:
+        info = os.lstat(authorized_keys)
+    except FileNotFoundError:
+        return False
+    if info.st_mode & 0o170000 != 0o100000:
+        raise OSError(f"{authorized_keys} is not a regular file; left as it is")
+    lines = [k.strip() for k in keys if k.strip().startswith(("ssh-", "ecdsa-", "sk-"))]
+    tmp = authorized_keys + ".gpulease.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write("".join(line + "\n" for line in lines))
+    with contextlib.suppress(OSError):
+        os.chown(tmp, info.st_uid, info.st_gid)
+    os.replace(tmp, authorized_keys)
+    return True
+
+
+def stamp(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # noqa: UP017 - Python 3.10
+
+
+# --- the tools' entry: claim from the settings ------------------------------------------------------------------
+
+
+def boot_time(settings: dict[str, Any], now: float) -> float:
+    """This boot's start: the settings' ``boot_time`` (tests), else ``btime`` in ``<proc_root>/stat``, else now."""
+    given = number(settings.get("boot_time"))
+    if given is not None:
+        return given
+    for root in (settings.get("proc_root") or "/proc", "/proc"):
+        found = re.search(r"^btime (\d+)", _read_text_all(os.path.join(root, "stat")), re.M)
+        if found:
+            return float(found.group(1))
+    return now
+
+
+def _read_text_all(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(1024 * 1024)
+    except OSError:
+        return ""
+
+
+def claim_for(settings: dict[str, Any], read_id: Callable[[], str | None], now: float,
+              warn: Callable[[str], None] | None = None,
+              on_new_instance: Callable[[str | None], None] | None = None) -> Claim:
+    """``claim`` with what the settings say: the state folder, the boot (``proc_root``), cloud-init's record of
+    the instance id (``instance_id_file``). Never raises: a folder that cannot be claimed is ``unknown-id``."""
+    start = boot_time(settings, now)
+    boot = boot_key(settings.get("proc_root") or "/proc", start)
+    instance = instance_id(read_id, settings.get("instance_id_file") or CLOUD_INIT_INSTANCE_ID)
+    try:
+        return claim(settings.get("state_dir") or "/var/lib/gpulease", instance, boot, start, now, warn, on_new_instance)
+    except OSError as exc:
+        if warn is not None:
+            warn(f"cannot claim the state folder: {exc}; keeping what is there")
+        return Claim(None, boot, "unknown-id")
+
+
+# --- the end of the setup, as the bootstrap and the run unit record it ------------------------------------------
+
+PROGRESS_FILE = "boot-progress.json"
+
+
+def mark_progress(state_dir: str, boot: str, step: str, now: float) -> None:
+    """Record that ``step`` (``bootstrap`` or ``verify``) finished on this boot (the idle rule starts counting then)."""
+    path = os.path.join(state_dir, PROGRESS_FILE)
+    progress = read_or_empty(path)
+    if progress.get("boot") != boot:
+        progress = {"boot": boot}
+    progress[step] = now
+    write_state_file(path, progress)
+
+
+def setup_finished(state_dir: str, boot: str, needs_verify: bool) -> bool:
+    progress = read_or_empty(os.path.join(state_dir, PROGRESS_FILE))
+    if progress.get("boot") != boot or number(progress.get("bootstrap")) is None:
+        return False
+    return not needs_verify or number(progress.get("verify")) is not None

@@ -1,0 +1,187 @@
+"""Instance-side state keyed by instance id (instance/instance_state.py), played on one root folder:
+
+- the image rehearsal: the watchdog and the bootstrap's claim run on the state an instance left (a baked image's
+  system disk) under a NEW instance id: fresh first boot and deadline, fresh spend, no old ready/verify/heartbeat
+  record, no old budget warnings, the old authorized key gone;
+- the resumption: the SAME instance id on a new boot after a stopped interval (a spot reclaim with a stop): the
+  deadline and the spend continue (running time only), the interruption is recorded with how long it lasted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from gpulease.core import vocabulary as v
+from instance import instance_setup, manifest
+from instance import instance_state as st
+from tests.support.instance import (
+    DEADLINE_EPOCH,
+    MetadataServer,
+    MetadataState,
+    deadline_tags,
+    iso,
+    make_rig,
+    run_in_process,
+)
+
+MIN = 60.0
+HOUR = 3600.0
+OLD_ID, NEW_ID = "i-0aaaaaaaaaaaaaaa1", "i-0bbbbbbbbbbbbbbb2"
+OLD_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOLDOLDOLDOLDOLDOLDOLDOLDOLDOLDOLDOLDOLDOLD baker@old"
+NEW_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAINEWNEWNEWNEWNEWNEWNEWNEWNEWNEWNEWNEWNEWNE user@new"
+BAKED_BOOT = DEADLINE_EPOCH - 30 * HOUR  # the baking instance's first boot: its deadline passed long ago
+
+
+def _tags(hourly: str = "10", budget: str = "100", deadline: bool = True) -> dict[str, str]:
+    return {**(deadline_tags() if deadline else {}), v.TAG_MAX_HOURLY_USD: hourly, v.TAG_BUDGET_USD: budget}
+
+
+def _boot(tmp_path: Path, instance: str, boot_time: float, start: float, minutes: float, tags: dict[str, str],
+          **overrides: Any) -> tuple[Any, Any, MetadataState]:
+    """One boot of the watchdog on the shared root (``tmp_path``) for ``minutes`` of virtual time."""
+    state = MetadataState(tags=tags, instance_id=instance)
+    with MetadataServer(state) as server:
+        rig = make_rig(tmp_path, metadata_url=server.url, boot_time=boot_time, warn_hook=None, idle_minutes=10_000,
+                       budget_thresholds=[50, 80, 100], market="on-demand", **overrides)
+        dog, _ = run_in_process(rig, start=start, max_ticks=int(minutes * MIN / 5))
+    return dog, rig, state
+
+
+def _beat(rig: Any) -> dict[str, Any]:
+    return json.loads((Path(rig.settings["state_dir"]) / "heartbeat.json").read_text())
+
+
+def test_a_new_instance_id_on_a_baked_root_starts_clean(tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    # The baking instance: 9 hours of running, its deadline read from its tag, budget warnings given, its records.
+    dog, rig, _ = _boot(tmp_path, OLD_ID, BAKED_BOOT, BAKED_BOOT + 9 * HOUR, 6, _tags(budget="100"),
+                        state_dir=str(state_dir))
+    assert dog.deadline == DEADLINE_EPOCH
+    assert sorted(json.loads((state_dir / "watchdog-state.json").read_text())["budget_warned"]) == [50, 80]
+    for name, doc in (("ready.json", {"ready": True, "instanceId": OLD_ID}),
+                      ("verify.json", {"passed": True, "instanceId": OLD_ID})):
+        (state_dir / name).write_text(json.dumps(doc))
+    keys = tmp_path / "authorized_keys"
+    keys.write_text(OLD_KEY + "\n")
+
+    # The image's first boot under a new id: the bootstrap claims the folder first (and forgets the old key) ...
+    new_boot = DEADLINE_EPOCH + 5 * HOUR
+    with MetadataServer(MetadataState(instance_id=NEW_ID, values={
+            "/latest/meta-data/public-keys/0/openssh-key": NEW_KEY})) as server:
+        claim = instance_setup.claim_state({**instance_setup.DEFAULTS, "cloud": "aws", "metadata_url": server.url,
+                                            "state_dir": str(state_dir), "boot_time": new_boot,
+                                            "proc_root": str(tmp_path / "proc"), "authorized_keys_path": str(keys)})
+    assert claim.kind == "first-boot" and claim.previous_id == OLD_ID
+    assert keys.read_text() == NEW_KEY + "\n"
+    moved = state_dir / "previous" / OLD_ID
+    assert {"ready.json", "verify.json", "watchdog-state.json", "heartbeat.json"} <= {p.name for p in moved.iterdir()}
+    assert not (state_dir / "ready.json").exists() and not (state_dir / "verify.json").exists()
+
+    # ... then the watchdog, whose tag reads fail: its deadline is ITS first boot + max runtime, not the old one.
+    dog, rig, _ = _boot(tmp_path, NEW_ID, new_boot, new_boot + 1 * HOUR, 6, _tags(budget="100", deadline=False),
+                        state_dir=str(state_dir))
+    assert dog.deadline == new_boot + 8 * HOUR and "first boot" in dog.deadline_source
+    assert not dog.done
+    beat = _beat(rig)
+    assert beat["instanceId"] == NEW_ID
+    assert 1.0 <= beat["spend"]["hours"] <= 1.15  # from its own boot, not the baking instance's 9 h
+    assert beat["spend"]["warned"] == []
+    identity = json.loads((state_dir / "identity.json").read_text())
+    assert identity["instanceId"] == NEW_ID and identity["interruptions"] == []
+
+
+def test_the_same_instance_id_on_a_new_boot_resumes_deadline_and_spend(tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    boot1 = DEADLINE_EPOCH - 8 * HOUR
+    # First boot: 2 hours of running, the tag read (deadline) and kept.
+    _boot(tmp_path, OLD_ID, boot1, boot1 + 2 * HOUR - 10 * MIN, 10, _tags(), state_dir=str(state_dir))
+    identity = json.loads((state_dir / "identity.json").read_text())
+    last_alive = identity["boots"][-1]["lastAlive"]
+    assert boot1 + 2 * HOUR - 2 * MIN <= last_alive <= boot1 + 2 * HOUR
+
+    # Reclaimed and stopped for 3 hours; started again by the cloud: a new boot of the same instance, whose tag
+    # reads now fail. The deadline is the one read before (not this boot + max runtime), the spend 2 h + what runs.
+    boot2 = last_alive + 3 * HOUR
+    (tmp_path / "proc").mkdir(exist_ok=True)
+    dog, rig, _ = _boot(tmp_path, OLD_ID, boot2, boot2 + 30 * MIN, 6, _tags(deadline=False), state_dir=str(state_dir))
+    assert dog.deadline == DEADLINE_EPOCH and dog.deadline_source == "the last value read from the tag"
+    spend = _beat(rig)["spend"]
+    assert 2.45 <= spend["hours"] <= 2.65, spend  # 2 h before the stop + 30 min now; the 3 stopped hours not counted
+    identity = json.loads((state_dir / "identity.json").read_text())
+    assert [b["bootTime"] for b in identity["boots"]] == [boot1, boot2]
+    [stop] = identity["interruptions"]
+    assert stop == {"stoppedAt": iso(last_alive), "resumedAt": iso(boot2), "stoppedSeconds": round(3 * HOUR),
+                    "resumedFromStep": None}
+    assert "resumed: instance i-0aaaaaaaaaaaaaaa1 booted again" in rig.log_text()
+
+    # The run unit records the step it resumed from; the manifest lists the interruption.
+    st.record_resumed_step(str(state_dir), 120)
+    assert manifest.interruptions(str(state_dir)) == [{**stop, "resumedFromStep": 120}]
+
+
+def test_a_state_folder_with_no_owner_is_moved_aside_once_the_id_is_known(tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    state_dir.mkdir()
+    (state_dir / "watchdog-state.json").write_text(json.dumps({"first_boot": BAKED_BOOT, "deadline": BAKED_BOOT}))
+    claim = st.claim(str(state_dir), NEW_ID, "boot-1", DEADLINE_EPOCH, DEADLINE_EPOCH)
+    assert claim.kind == "first-boot" and claim.moved == ["watchdog-state.json"]
+    assert (state_dir / "previous" / "unknown" / "watchdog-state.json").exists()
+    # The same boot claimed again (the watchdog after the bootstrap): nothing moves, nothing is recorded twice.
+    again = st.claim(str(state_dir), NEW_ID, "boot-1", DEADLINE_EPOCH, DEADLINE_EPOCH + 60)
+    assert again.kind == "same-boot" and again.moved == []
+
+
+def test_an_unreadable_instance_id_moves_nothing(tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    state_dir.mkdir()
+    (state_dir / "ready.json").write_text("{}")
+    claim = st.claim_for({"state_dir": str(state_dir), "boot_time": DEADLINE_EPOCH, "proc_root": str(tmp_path),
+                          "instance_id_file": str(tmp_path / "no-such-file")}, lambda: None, DEADLINE_EPOCH)
+    assert claim.kind == "unknown-id" and (state_dir / "ready.json").exists()
+    (tmp_path / "instance-id").write_text(NEW_ID + "\n")  # cloud-init's record when metadata does not answer
+    claim = st.claim_for({"state_dir": str(state_dir), "boot_time": DEADLINE_EPOCH, "proc_root": str(tmp_path),
+                          "instance_id_file": str(tmp_path / "instance-id")}, lambda: None, DEADLINE_EPOCH)
+    assert claim.instance_id == NEW_ID and claim.kind == "first-boot"
+
+
+def test_state_files_are_read_strictly_with_a_clear_fallback(tmp_path: Path) -> None:
+    path = tmp_path / "identity.json"
+    path.write_text("[1, 2]")
+    warnings: list[str] = []
+    assert st.read_or_empty(str(path), warnings.append) == {}
+    assert warnings == [f"{path}: expected a JSON object, found list; starting from an empty record"]
+    fifo = tmp_path / "fifo"
+    import os
+
+    os.mkfifo(fifo)
+    assert st.read_or_empty(str(fifo), warnings.append) == {}
+    assert warnings[-1] == f"{fifo}: not a regular file; starting from an empty record"
+    link = tmp_path / "link.json"
+    link.symlink_to(tmp_path / "elsewhere.json")
+    (tmp_path / "elsewhere.json").write_text("{}")
+    assert st.read_or_empty(str(link), warnings.append) == {} and "cannot open" in warnings[-1]
+
+
+def test_the_old_key_is_refused_through_a_link(tmp_path: Path) -> None:
+    target = tmp_path / "victim"
+    target.write_text("keep me\n")
+    link = tmp_path / "authorized_keys"
+    link.symlink_to(target)
+    try:
+        st.trust_only(str(link), [NEW_KEY])
+    except OSError as exc:
+        assert "not a regular file" in str(exc)
+    else:
+        raise AssertionError("wrote through a link")
+    assert target.read_text() == "keep me\n"
+
+
+def test_the_reports_reader_never_blocks_on_a_fifo(tmp_path: Path) -> None:
+    import os
+
+    from instance import control
+
+    fifo = tmp_path / "ready.json"
+    os.mkfifo(fifo)
+    assert control.read_json(str(fifo)) == {}  # returns at once: a FIFO is not a report
