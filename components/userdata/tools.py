@@ -17,6 +17,9 @@ WATCHDOG_SCRIPT = INSTANCE_DIR / "watchdog.py"
 JOB_AGENT_SCRIPT = INSTANCE_DIR / "job_agent.py"
 CLOUD_ACCESS_SCRIPT = INSTANCE_DIR / "cloud_access.py"
 STAGING_SCRIPT = INSTANCE_DIR / "staging.py"
+# Staging's parts: confined files, HTTP with deadlines, the parallel downloader, the hubs' listings.
+STAGING_PARTS = tuple(INSTANCE_DIR / name for name in ("staging_files.py", "staging_http.py", "staging_fetch.py",
+                                                       "staging_hubs.py"))
 FETCH_SCRIPT = INSTANCE_DIR / "fetch_tools.py"
 # The run tools: the heartbeat and spend estimate (watchdog), the verification, the run manifest, the run unit.
 RUN_SCRIPTS = tuple(INSTANCE_DIR / name for name in ("control.py", "heartbeat.py", "verify.py", "manifest.py", "run_job.py"))
@@ -24,8 +27,8 @@ RUN_SCRIPTS = tuple(INSTANCE_DIR / name for name in ("control.py", "heartbeat.py
 # instance, used where the settings carry a ``cluster`` (components/userdata/cluster.py).
 CLUSTER_SCRIPT = INSTANCE_DIR / "cluster.py"
 LAUNCH_SCRIPT = INSTANCE_DIR / "gpulease_launch.py"
-TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT, STAGING_SCRIPT, CLUSTER_SCRIPT,
-                LAUNCH_SCRIPT, *RUN_SCRIPTS)
+TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT, STAGING_SCRIPT, *STAGING_PARTS,
+                CLUSTER_SCRIPT, LAUNCH_SCRIPT, *RUN_SCRIPTS)
 TOOLS_FOLDER = "_gpulease/tools/"
 
 

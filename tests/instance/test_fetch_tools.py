@@ -133,12 +133,14 @@ def test_the_loader_installs_the_bundle_with_a_signed_request_and_the_token(tmp_
     installed = sorted(p.name for p in (tmp_path / "opt").iterdir())
     assert installed == [".tools-sha256", "cloud_access.py", "cluster.py", "control.py", "gpulease_launch.py",
                          "heartbeat.py", "instance_setup.py", "job_agent.py", "manifest.py", "run_job.py", "staging.py",
-                         "verify.py", "watchdog.py"]
+                         "staging_fetch.py", "staging_files.py", "staging_http.py", "staging_hubs.py", "verify.py",
+                         "watchdog.py"]
     files = json.loads(userdata.tools_bundle())["files"]
     assert all((tmp_path / "opt" / name).read_text() == text for name, text in files.items())
     assert len(store.requests) == 1 and state.refused == []
     assert (f"installed cloud_access.py, cluster.py, control.py, gpulease_launch.py, heartbeat.py, instance_setup.py, "
-            f"job_agent.py, manifest.py, run_job.py, staging.py, verify.py, watchdog.py "
+            f"job_agent.py, manifest.py, run_job.py, staging.py, staging_fetch.py, staging_files.py, staging_http.py, "
+            f"staging_hubs.py, verify.py, watchdog.py "
             f"({userdata.tools_sha256()[:12]})") in done.stderr
     # Installed and matching: the next service start reads nothing.
     again = fetch(tmp_path, settings)

@@ -49,6 +49,7 @@ def moto() -> Iterator[str]:
 
 
 def settings_for(tmp_path: Path, hub: HubServer | None, sources: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    extra.setdefault("mount_point", str(tmp_path))
     return {
         "cloud": "aws", "region": "us-east-1", "data_sources": sources,
         "hub_endpoints": {"hf": hub.url, "modelscope": hub.url} if hub else {},
@@ -207,6 +208,7 @@ def test_a_private_hub_token_comes_from_secrets_manager_and_goes_nowhere_else(tm
         to = Path(rig.settings["mount_point"]) / "models" / "private"
         rig.settings.update(settings_for(tmp_path, hub, [{"uri": "hf://meta/private", "to": str(to), "revision": "main"}],
                                          metadata_url=metadata.url, hub_token_secret="gpulease/hf-token",
+                                         mount_point=rig.settings["mount_point"],
                                          secret_command=SECRET_COMMANDS["aws"]))
         rig.settings.update(bucket_check_command=None, checkpoint_uri=None)
         done = rig.run(Path(setup.__file__))
@@ -234,7 +236,8 @@ def test_a_digest_mismatch_fails_readiness_naming_the_source(tmp_path: Path, hub
     image = ext4_image(tmp_path / "disk.img", {})
     rig = make_boot_rig(tmp_path, image)
     to = Path(rig.settings["mount_point"]) / "raw" / "alpaca"
-    rig.settings.update(settings_for(tmp_path, hub, [{"uri": url, "to": str(to), "sha256": "cd" * 32}]))
+    rig.settings.update(settings_for(tmp_path, hub, [{"uri": url, "to": str(to), "sha256": "cd" * 32}],
+                                     mount_point=rig.settings["mount_point"]))
     rig.settings.update(bucket_check_command=None, checkpoint_uri=None)
     done = rig.run(Path(setup.__file__))
     assert done.returncode == 1
