@@ -101,19 +101,19 @@ def test_a_stale_part_file_that_links_to_a_checkpoint_is_never_followed(tmp_path
     assert checkpoint.read_bytes() == VICTIM
 
 
-@pytest.mark.parametrize("make", ["fifo", "folder", "dev-zero", "link-to-file"])
+@pytest.mark.parametrize("make", ["fifo", "folder", "dev-zero", "link-to-file", "fifo-part"])
 def test_something_other_than_a_file_where_a_file_goes_fails_the_source(tmp_path: Path, hub: HubServer,
                                                                          make: str) -> None:
     to = tmp_path / "models" / "llama"
     to.mkdir(parents=True)
     victim = tmp_path / "victim.json"
     victim.write_bytes(VICTIM)
-    where = to / "config.json"
-    {"fifo": lambda: os.mkfifo(where), "folder": lambda: where.mkdir(), "dev-zero": lambda: where.symlink_to("/dev/zero"),
+    where = to / ("config.json.part" if make == "fifo-part" else "config.json")
+    {"fifo": lambda: os.mkfifo(where), "fifo-part": lambda: os.mkfifo(where), "folder": lambda: where.mkdir(), "dev-zero": lambda: where.symlink_to("/dev/zero"),
      "link-to-file": lambda: where.symlink_to(victim)}[make]()
     check, _ = stage(tmp_path, hub, [{**llama(hub), "to": str(to)}], seconds=5)
     assert check["ok"] is False
-    expected = {"fifo": "is a FIFO where a file is expected", "folder": "is a folder where a file is expected",
+    expected = {"fifo": "is a FIFO where a file is expected", "fifo-part": "is a FIFO where a file is expected", "folder": "is a folder where a file is expected",
                 "dev-zero": "is a symlink where a file is expected", "link-to-file": "is a symlink where a file is expected"}
     assert f"{where} {expected[make]}" in check["error"]
     assert victim.read_bytes() == VICTIM
