@@ -45,6 +45,7 @@ bench: setup
 	$(PY) bench/sweep_speed.py
 	bash bench/reap_bench.sh
 	$(PY) bench/alicloud_reap_bench.py
+	$(PY) bench/staging_speed.py
 
 ## Mutation check of the safety code (not part of CI): each listed edit must fail its tests; survivors are listed.
 ## One area: make mutate AREA=reaper (spec, loader, policy, prices, reaper, watchdog, bootstrap).

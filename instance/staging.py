@@ -192,9 +192,10 @@ def parse_uri(uri: str) -> tuple[str, str, str]:
     raise StagingError(f"{uri}: unknown scheme {scheme!r}")
 
 
-def _number(settings: dict[str, Any], key: str, default: float) -> float:
+def _number(settings: dict[str, Any], key: str, default: float, most: float = 10 ** 7) -> float:
+    """A positive number setting no larger than ``most``; the default for anything else."""
     value = settings.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 10 ** 7:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= most:
         return default
     return float(value)
 
@@ -215,8 +216,8 @@ class Stager:
         self.source_seconds = _number(settings, "staging_source_deadline_seconds",
                                       _number(settings, "staging_bucket_timeout_seconds", DEFAULT_SOURCE_DEADLINE))
         self.connections = int(_number(settings, "staging_connections", 8))
-        self.piece_size = int(_number(settings, "staging_piece_bytes", 64 * 1024 * 1024))
-        self.split_above = int(_number(settings, "staging_split_above_bytes", 128 * 1024 * 1024))
+        self.piece_size = int(_number(settings, "staging_piece_bytes", 64 * 1024 * 1024, 2 ** 40))
+        self.split_above = int(_number(settings, "staging_split_above_bytes", 128 * 1024 * 1024, 2 ** 50))
         self.max_pages = int(_number(settings, "staging_max_pages", 10_000))
         self.anchor = str(settings.get("mount_point") or "/")
         self.run_bounded = run_bounded or ca.run_bounded
