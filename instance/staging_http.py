@@ -103,8 +103,11 @@ class Client:
 
     def bound_reads(self, conn: http.client.HTTPConnection) -> None:
         """Bound the next read on ``conn`` by the per-read timeout and the deadline."""
-        if conn.sock is not None:
-            conn.sock.settimeout(self.deadline.bound(self.timeout))
+        sock = conn.sock
+        if sock is not None:
+            bound = self.deadline.bound(self.timeout)
+            if bound != sock.gettimeout() and (bound < self.timeout or sock.gettimeout() != self.timeout):
+                sock.settimeout(bound)  # a system call: only when the bound changes (near the deadline)
 
     def _send(self, url: str, headers: dict[str, str], method: str) -> tuple[http.client.HTTPConnection,
                                                                                http.client.HTTPResponse]:
