@@ -47,6 +47,7 @@ bench: setup
 	$(PY) bench/alicloud_reap_bench.py
 	$(PY) bench/pack_speed.py
 	$(PY) bench/inventory_regions.py
+	$(PY) bench/staging_speed.py
 
 ## Mutation check of the safety code (not part of CI): each listed edit must fail its tests; survivors are listed.
 ## One area: make mutate AREA=reaper (spec, loader, policy, prices, reaper, watchdog, bootstrap).

@@ -30,6 +30,8 @@ class Bound:
 HOUR = 3600.0
 STAGE_SOURCE_DEFAULT = 6 * HOUR
 """A staging source's own deadline when the settings give none (the bucket CLI's bound before deadlines existed)."""
+STAGE_DEFAULT = 8 * HOUR
+"""The whole stage's deadline when the settings give none (``staging_deadline_seconds``)."""
 
 TABLE: dict[str, Bound] = {
     # -- reads and calls every tool makes --
@@ -46,8 +48,8 @@ TABLE: dict[str, Bound] = {
     "apt_update": Bound(600, "apt-get update for the driver", "apt_update_timeout_seconds"),
     "apt_install": Bound(1500, "apt-get install of the driver packages", "apt_install_timeout_seconds"),
     "modprobe": Bound(120, "modprobe nvidia and nvidia-smi after the install"),
-    "stage": Bound(STAGE_SOURCE_DEFAULT, "staging the data sources (the whole stage's deadline)",
-                   "stage_deadline_seconds"),
+    "stage": Bound(STAGE_DEFAULT, "staging the data sources (the whole stage's deadline)",
+                   "staging_deadline_seconds"),
     "torch_probe": Bound(300, "torch.cuda.is_available() in each Python"),
     "bucket_check": Bound(120, "listing the checkpoint bucket with the role"),
     "peer_wait": Bound(300, "a cluster node's wait for its peers", "peer_wait_seconds"),

@@ -7,93 +7,76 @@ sha256?, revision?, region?}``, in order:
 - ``s3://`` / ``oss://``: the storage CLI with the instance role's credentials, exactly as the checkpoint sync runs
   it (``cloud_access.storage_command``): ``aws s3 sync`` / ``cp`` over HTTPS to the region's endpoint, ``ossutil cp
   -u`` through ``https://oss-<region>-internal`` (the public endpoint for a bucket in another region); both copy
-  only what is missing, so a rerun resumes;
+  only what is missing, so a rerun resumes. The CLI follows links, so the ``to`` folder is checked before it runs
+  (a symlink, FIFO or device in it fails the source) and again after;
 - ``hf://org/repo`` (``hf://datasets/org/repo``) and ``modelscope://org/repo``: the repository's file list at the
-  revision from the hub's API, then each file over HTTPS with resume (``Range`` on the partial file, ``If-Range``
-  on its ETag), verified against the hub's digest of it (Hugging Face: the LFS SHA-256, else the git blob SHA-1;
-  ModelScope: its SHA-256) and its size;
-- ``https://host/file``: one file with resume, verified against ``sha256`` when given, else its size.
+  revision from the hub's API (``staging_hubs``), then the files, several at once and a large one as parallel byte
+  ranges, resumable, verified against the hub's digest of each (Hugging Face: the LFS SHA-256, else the git blob
+  SHA-1; ModelScope: its SHA-256) and its size (``staging_fetch``);
+- ``https://host/file``: one file with resume, verified against ``sha256`` when given, else its length; a file with
+  neither is "unverified", which fails readiness like an error (give ``sha256``).
+
+Every file is written inside its ``to`` folder only, never through a symlink, never into a FIFO or a device
+(``staging_files``). Every network read is bounded by a per-read timeout and an overall deadline, one per source
+(``staging_source_deadline_seconds``) and one for the whole stage (``staging_deadline_seconds``), both in the
+readiness report; transient answers (429, 5xx, a reset connection) are retried with backoff within them
+(``staging_http``).
 
 A private hub token comes from the secret ``hub_token_secret`` (AWS Secrets Manager through the AWS CLI, Alibaba
-Cloud KMS ``GetSecretValue`` signed with the role's STS credentials), is kept in memory only and sent only to the
-hub's own host (never across a redirect to another host). It is never logged nor written anywhere.
+Cloud KMS ``GetSecretValue`` signed with the role's STS credentials) as the secret's text or a JSON object
+``{"token": "..."}``; it is kept in memory only and sent only to the hub's own host (never across a redirect to
+another host). It is never logged nor written anywhere.
 
 Idempotent across reboots and re-attached disks: each ``to`` folder keeps ``.gpulease-source.json`` (the source,
 its revision and digest, each file's size and SHA-256); a source whose record matches and whose files are all there
-with their sizes is skipped. Each source's result (bytes, seconds, digest, skipped or error) goes to the log and to
-the readiness report; a digest mismatch fails readiness, naming the source.
+with their sizes is skipped. Each source's result (status, bytes, seconds, digest, or the error) goes to the log
+and to the readiness report; a digest mismatch fails readiness, naming the source.
 """
 
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import os
 import shutil
-import socket
 import time
 import urllib.parse
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 try:
     from instance import cloud_access as ca
-except ImportError:  # on the instance: cloud_access.py is installed next to this file
+    from instance.bounds import STAGE_DEFAULT, STAGE_SOURCE_DEFAULT
+    from instance.staging_fetch import Engine, FileJob
+    from instance.staging_files import ConfinementError, DigestMismatchError, Folder, StagingError
+    from instance.staging_http import Client, Deadline, retrying
+    from instance.staging_hubs import hf_files, modelscope_files
+except ImportError:  # on the instance: installed next to this file
     import cloud_access as ca  # type: ignore[no-redef]
+    from bounds import STAGE_DEFAULT, STAGE_SOURCE_DEFAULT  # type: ignore[no-redef]
+    from staging_fetch import Engine, FileJob  # type: ignore[no-redef]
+    from staging_files import ConfinementError, DigestMismatchError, Folder, StagingError  # type: ignore[no-redef]
+    from staging_http import Client, Deadline, retrying  # type: ignore[no-redef]
+    from staging_hubs import hf_files, modelscope_files  # type: ignore[no-redef]
+
+__all__ = ["ConfinementError", "DigestMismatchError", "Stager", "StagingError", "stage_sources"]
 
 STATE_NAME = ".gpulease-source.json"
 HUBS = {"hf": "https://huggingface.co", "modelscope": "https://www.modelscope.cn"}
 KMS_ENDPOINT = "https://kms-vpc.{region}.aliyuncs.com"
 OSS_PUBLIC_ENDPOINT = "https://oss-{region}.aliyuncs.com"
-CHUNK = 1024 * 1024
-MAX_REDIRECTS = 5
-PROGRESS_EVERY_SECONDS = 30.0
+DEFAULT_STAGE_DEADLINE = STAGE_DEFAULT  # the one table of bounds (bounds.py), which the units follow
+DEFAULT_SOURCE_DEADLINE = STAGE_SOURCE_DEFAULT
+SKIPPED_NAMES = (".part", ".part.json", ".tmp")
 
 Log = Callable[[str], None]
-
-
-class StagingError(Exception):
-    """A source could not be staged; the message names it and says why."""
-
-
-class DigestMismatchError(StagingError):
-    """A staged file's digest is not the one expected."""
-
-
-# --- small helpers ---------------------------------------------------------------------------------------------
-
-
-def sha256_file(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def git_blob_sha1(path: str) -> str:
-    """The git object id of a file's content (how Hugging Face names a file kept outside LFS)."""
-    digest = hashlib.sha1(f"blob {os.path.getsize(path)}\0".encode())  # git names objects by SHA-1: not for security
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def manifest_digest(files: list[dict[str, Any]]) -> str:
     """One SHA-256 for a staged source: over ``path size sha256`` of each file, sorted by path."""
     lines = "".join(f"{f['path']} {f['size']} {f['sha256']}\n" for f in sorted(files, key=lambda f: f["path"]))
     return hashlib.sha256(lines.encode()).hexdigest()
-
-
-def safe_join(root: str, rel: str) -> str:
-    """``root/rel``, refusing a path (from a listing) that would leave ``root``."""
-    target = os.path.normpath(os.path.join(root, rel))
-    if not rel or rel.startswith("/") or not target.startswith(os.path.normpath(root) + os.sep):
-        raise StagingError(f"refusing the path {rel!r}: it leaves {root}")
-    return target
 
 
 def _human(size: float) -> str:
@@ -104,176 +87,30 @@ def _human(size: float) -> str:
     return f"{size:.1f} TiB"  # pragma: no cover
 
 
-# --- HTTP with redirects, resume and a bound on each read --------------------------------------------------------
-
-
-def open_url(url: str, headers: dict[str, str], timeout: float, auth: dict[str, str] | None = None,
-             method: str = "GET") -> tuple[http.client.HTTPConnection, http.client.HTTPResponse, str]:
-    """(connection, response, final URL), following redirects; ``auth`` headers go only to the first host."""
-    first_host = urllib.parse.urlsplit(url).netloc
-    for _ in range(MAX_REDIRECTS + 1):
-        parts = urllib.parse.urlsplit(url)
-        cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        conn = cls(parts.hostname, parts.port, timeout=timeout)
-        sent = dict(headers)
-        if auth and parts.netloc == first_host:
-            sent.update(auth)
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+def token_from_secret(value: str, secret: str) -> str:
+    """The bearer token in a secret's value: the text itself, or the ``token`` of a JSON object."""
+    text = value.strip()
+    if text.startswith(("{", "[", '"')):
         try:
-            conn.request(method, path, headers=sent)
-            resp = conn.getresponse()
-        except (OSError, http.client.HTTPException) as exc:
-            conn.close()
-            raise ConnectionError(f"{parts.netloc}: {exc}") from exc
-        if resp.status in (301, 302, 303, 307, 308) and resp.getheader("Location"):
-            url = urllib.parse.urljoin(url, resp.getheader("Location") or "")
-            resp.read()
-            conn.close()
-            continue
-        return conn, resp, url
-    raise StagingError(f"more than {MAX_REDIRECTS} redirects from {first_host}")
-
-
-def get_json(url: str, timeout: float, auth: dict[str, str] | None) -> tuple[Any, http.client.HTTPResponse]:
-    conn, resp, _ = open_url(url, {"Accept": "application/json"}, timeout, auth)
-    try:
-        body = resp.read()
-    finally:
-        conn.close()
-    if resp.status != 200:
-        raise StagingError(f"{urllib.parse.urlsplit(url).netloc} answered {resp.status} for "
-                           f"{urllib.parse.urlsplit(url).path}: {body[:200].decode('utf-8', 'replace')}")
-    try:
-        return json.loads(body), resp
-    except ValueError as exc:
-        raise StagingError(f"{url}: not JSON ({exc})") from exc
-
-
-def download(url: str, dest: str, *, size: int | None = None, sha256: str | None = None, sha1_blob: str | None = None,
-             auth: dict[str, str] | None = None, attempts: int = 5, timeout: float = 60.0, retry_pause: float = 2.0,
-             log: Log = print, what: str = "") -> dict[str, Any]:
-    """Download ``url`` to ``dest`` through ``dest.part``, resuming after a cut connection (and after a reboot:
-    the part file stays on the data disk). Verified against ``size``, ``sha256`` or ``sha1_blob`` when given.
-    Returns {bytes, resumed_from, etag}."""
-    part = dest + ".part"
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
-    etag_file = part + ".etag"
-    etag = _read_small(etag_file)
-    resumed_from = os.path.getsize(part) if os.path.exists(part) else 0
-    problem = "no attempt"
-    for attempt in range(1, attempts + 1):
-        have = os.path.getsize(part) if os.path.exists(part) else 0
-        if size is not None and have == size and size > 0:
-            break
-        headers = {"Accept-Encoding": "identity"}
-        if have:
-            headers["Range"] = f"bytes={have}-"
-            if etag:
-                headers["If-Range"] = etag
-        try:
-            conn, resp, _ = open_url(url, headers, timeout, auth)
-        except (ConnectionError, StagingError) as exc:
-            problem = str(exc)
-            log(f"staging {what}: {problem}; attempt {attempt}/{attempts}")
-            time.sleep(retry_pause)
-            continue
-        try:
-            if resp.status == 416 and have and (size is None or have == size):
-                break  # nothing left to send: the part file is whole
-            if resp.status == 206:
-                start = _range_start(resp.getheader("Content-Range") or "")
-                if start != have:
-                    raise StagingError(f"asked for bytes from {have}, the server sent from {start}")
-                mode = "ab"
-            elif resp.status == 200:
-                if have:
-                    log(f"staging {what}: the server sent the whole file again (it changed, or ignores Range)")
-                mode, have = "wb", 0
-            else:
-                body = resp.read(300).decode("utf-8", "replace")
-                raise StagingError(f"{urllib.parse.urlsplit(url).netloc} answered {resp.status}: {body}")
-            new_etag = resp.getheader("ETag")
-            if new_etag:
-                etag = new_etag
-                _write_small(etag_file, etag)
-            total = _total_size(resp, have)
-            if size is not None and total is not None and total != size:
-                raise DigestMismatchError(f"the server has {total} bytes, the listing said {size}")
-            got = _copy_body(resp, part, mode, have, total, log, what)
-            if total is None or got >= total:
-                break
-            problem = f"the connection closed at {_human(got)} of {_human(total)}"
-        except (OSError, http.client.HTTPException) as exc:
-            problem = f"the connection was cut ({type(exc).__name__}: {exc})"
-        finally:
-            conn.close()
-        now = os.path.getsize(part) if os.path.exists(part) else 0
-        log(f"staging {what}: {problem}; resuming from {_human(now)} (attempt {attempt}/{attempts})")
-        time.sleep(retry_pause)
-    else:
-        raise StagingError(f"{what or url}: gave up after {attempts} attempts: {problem}")
-    got_size = os.path.getsize(part)
-    if size is not None and got_size != size:
-        raise DigestMismatchError(f"{what}: {got_size} bytes downloaded, {size} expected")
-    if sha256 is not None and (found := sha256_file(part)) != sha256:
-        os.remove(part)  # a wrong file is never resumed from
-        raise DigestMismatchError(f"{what}: SHA-256 {found} is not the expected {sha256}")
-    if sha1_blob is not None and (found := git_blob_sha1(part)) != sha1_blob:
-        os.remove(part)
-        raise DigestMismatchError(f"{what}: git blob id {found} is not the hub's {sha1_blob}")
-    os.replace(part, dest)
-    if os.path.exists(etag_file):
-        os.remove(etag_file)
-    return {"bytes": got_size, "resumed_from": resumed_from, "etag": etag}
-
-
-def _copy_body(resp: http.client.HTTPResponse, part: str, mode: str, have: int, total: int | None, log: Log,
-               what: str) -> int:
-    reported = time.monotonic()
-    with open(part, mode) as fh:
-        while True:
-            block = resp.read1(CHUNK) if hasattr(resp, "read1") else resp.read(CHUNK)
-            if not block:
-                break
-            fh.write(block)
-            have += len(block)
-            if time.monotonic() - reported >= PROGRESS_EVERY_SECONDS:
-                reported = time.monotonic()
-                shown = f" of {_human(total)} ({100 * have / total:.0f}%)" if total else ""
-                log(f"staging {what}: {_human(have)}{shown}")
-        fh.flush()
-        os.fsync(fh.fileno())
-    return have
-
-
-def _range_start(content_range: str) -> int:
-    try:
-        return int(content_range.split()[1].split("-")[0])
-    except (IndexError, ValueError):
-        return -1
-
-
-def _total_size(resp: http.client.HTTPResponse, have: int) -> int | None:
-    content_range = resp.getheader("Content-Range") or ""
-    if "/" in content_range and content_range.rsplit("/", 1)[1].strip().isdigit():
-        return int(content_range.rsplit("/", 1)[1])
-    length = resp.getheader("Content-Length")
-    if length and length.isdigit():
-        return int(length) + (have if resp.status == 206 else 0)
-    return None
-
-
-def _read_small(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read().strip() or None
-    except OSError:
-        return None
-
-
-def _write_small(path: str, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            token = parsed.get("token")
+            if not isinstance(token, str) or not token.strip():
+                raise StagingError(f"the secret {secret} is a JSON object without a \"token\" text field (keys: "
+                                   f"{', '.join(sorted(map(str, parsed))[:10]) or 'none'}); accepted: the token as the "
+                                   "secret's text, or {\"token\": \"hf_...\"}")
+            return token.strip()
+        if isinstance(parsed, str):
+            return parsed.strip()
+        if parsed is not None:
+            raise StagingError(f"the secret {secret} holds JSON {type(parsed).__name__}; accepted: the token as the "
+                               "secret's text, or {\"token\": \"hf_...\"}")
+    if any(c.isspace() for c in text):
+        raise StagingError(f"the secret {secret} holds more than one word; accepted: the token as the secret's text, "
+                           "or {\"token\": \"hf_...\"}")
+    return text
 
 
 # --- the hub token ----------------------------------------------------------------------------------------------
@@ -299,6 +136,9 @@ def read_hub_token(settings: dict[str, Any], log: Log) -> str:
         if code != 0:
             raise StagingError(f"reading the secret {secret} failed ({code}): {err.strip()[-300:]}")
         token = out.strip()
+    if not token:
+        raise StagingError(f"the secret {secret} is empty")
+    token = token_from_secret(token, secret)
     if not token:
         raise StagingError(f"the secret {secret} is empty")
     log(f"staging: the hub token was read from the secret {secret} with the instance role")
@@ -331,6 +171,7 @@ def _kms_secret(settings: dict[str, Any], secret: str, credentials: ca.RoleCrede
     return str(answer.get("SecretData") or "")
 
 
+
 # --- sources ----------------------------------------------------------------------------------------------------
 
 
@@ -353,46 +194,12 @@ def parse_uri(uri: str) -> tuple[str, str, str]:
     raise StagingError(f"{uri}: unknown scheme {scheme!r}")
 
 
-def hf_files(base: str, kind: str, repo: str, revision: str, auth: dict[str, str] | None,
-             timeout: float) -> Iterator[dict[str, Any]]:
-    """Every file of a Hugging Face repository at ``revision``: ``GET /api/{models|datasets}/{repo}/tree/{revision}
-    ?recursive=true``, paged through the ``Link: <...>; rel="next"`` header (huggingface_hub ``HfApi.list_repo_tree``)."""
-    rev = urllib.parse.quote(revision, safe="")
-    url: str | None = f"{base}/api/{kind}/{repo}/tree/{rev}?recursive=true"
-    while url:
-        items, resp = get_json(url, timeout, auth)
-        for item in items if isinstance(items, list) else []:
-            if item.get("type") != "file":
-                continue
-            lfs = item.get("lfs") or {}
-            prefix = "" if kind == "models" else "datasets/"
-            yield {"path": item["path"], "size": int(lfs.get("size", item.get("size", 0))),
-                   "sha256": lfs.get("oid"), "sha1_blob": None if lfs else item.get("oid"),
-                   "url": f"{base}/{prefix}{repo}/resolve/{rev}/{urllib.parse.quote(item['path'])}"}
-        url = _next_link(resp.getheader("Link") or "")
-
-
-def _next_link(header: str) -> str | None:
-    for part in header.split(","):
-        if 'rel="next"' in part and "<" in part:
-            return part[part.index("<") + 1:part.index(">")]
-    return None
-
-
-def modelscope_files(base: str, repo: str, revision: str, auth: dict[str, str] | None,
-                     timeout: float) -> Iterator[dict[str, Any]]:
-    """Every file of a ModelScope model at ``revision``: ``GET /api/v1/models/{repo}/repo/files?Revision=..&Recursive
-    =true`` ({Data: {Files: [{Path, Size, Sha256, Type}]}}); each file from ``/api/v1/models/{repo}/repo?Revision=
-    ..&FilePath=..`` (the modelscope SDK's ``HubApi.get_model_files`` and ``get_file_download_url``)."""
-    rev = urllib.parse.quote(revision, safe="")
-    answer, _ = get_json(f"{base}/api/v1/models/{repo}/repo/files?Revision={rev}&Recursive=true", timeout, auth)
-    files = ((answer or {}).get("Data") or {}).get("Files") or []
-    for item in files:
-        if item.get("Type") == "tree":
-            continue
-        path = item["Path"]
-        yield {"path": path, "size": int(item.get("Size", 0)), "sha256": item.get("Sha256") or None, "sha1_blob": None,
-               "url": f"{base}/api/v1/models/{repo}/repo?Revision={rev}&FilePath={urllib.parse.quote(path)}"}
+def _number(settings: dict[str, Any], key: str, default: float, most: float = 10 ** 7) -> float:
+    """A positive number setting no larger than ``most``; the default for anything else."""
+    value = settings.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= most:
+        return default
+    return float(value)
 
 
 class Stager:
@@ -404,10 +211,19 @@ class Stager:
         self._token: str | None = None
         self._token_error: str | None = None
         self.hubs = {**HUBS, **(settings.get("hub_endpoints") or {})}
-        self.timeout = float(settings.get("staging_read_timeout_seconds", 60))
-        self.attempts = int(settings.get("staging_attempts", 5))
-        self.retry_pause = float(settings.get("staging_retry_seconds", 2))
+        self.timeout = _number(settings, "staging_read_timeout_seconds", 60)
+        self.attempts = int(_number(settings, "staging_attempts", 5))
+        self.retry_pause = _number(settings, "staging_retry_seconds", 2)
+        self.stage_seconds = _number(settings, "staging_deadline_seconds", DEFAULT_STAGE_DEADLINE)
+        self.source_seconds = _number(settings, "staging_source_deadline_seconds",
+                                      _number(settings, "staging_bucket_timeout_seconds", DEFAULT_SOURCE_DEADLINE))
+        self.connections = int(_number(settings, "staging_connections", 8))
+        self.piece_size = int(_number(settings, "staging_piece_bytes", 64 * 1024 * 1024, 2 ** 40))
+        self.split_above = int(_number(settings, "staging_split_above_bytes", 128 * 1024 * 1024, 2 ** 50))
+        self.max_pages = int(_number(settings, "staging_max_pages", 10_000))
+        self.anchor = str(settings.get("mount_point") or "/")
         self.run_bounded = run_bounded or ca.run_bounded
+        self.stage_deadline = Deadline(self.stage_seconds, "the stage's deadline")
 
     def auth(self) -> dict[str, str] | None:
         if not self.s.get("hub_token_secret"):
@@ -425,36 +241,54 @@ class Stager:
         sources = list(self.s.get("data_sources") or [])
         if not sources:
             return {"ok": None, "skipped": "no data sources"}
+        self.stage_deadline = Deadline(self.stage_seconds, "the stage's deadline")
         results = [self.stage(src) for src in sources]
         failed = [r for r in results if not r["ok"]]
-        check: dict[str, Any] = {"ok": not failed, "sources": results}
+        check: dict[str, Any] = {"ok": not failed, "sources": results,
+                                 "deadlines": {"stage_seconds": self.stage_seconds,
+                                               "source_seconds": self.source_seconds,
+                                               "read_timeout_seconds": self.timeout}}
         if failed:
             check["error"] = "; ".join(f"{r['uri']}: {r['error']}" for r in failed)
         return check
 
     def stage(self, src: dict[str, Any]) -> dict[str, Any]:
         uri, to = src["uri"], src["to"]
-        result: dict[str, Any] = {"uri": uri, "to": to, "ok": False, "bytes": 0, "seconds": 0.0, "digest": None}
+        result: dict[str, Any] = {"uri": uri, "to": to, "ok": False, "status": "failed", "bytes": 0, "seconds": 0.0,
+                                  "digest": None}
         started = time.monotonic()
+        deadline = Deadline(self.source_seconds, "the source's deadline", outer=self.stage_deadline)
+        folder = None
         try:
-            os.makedirs(to, exist_ok=True)
-            record = self.staged_record(src)
+            deadline.check("starting")
+            folder = Folder(to, self.anchor)
+            record = self.staged_record(src, folder)
             if record is not None:
-                result.update(ok=True, skipped=True, bytes=record["bytes"], digest=record["digest"])
+                result.update(ok=True, status="skipped", skipped=True, bytes=record["bytes"], digest=record["digest"])
                 self.log(f"staging {uri}: already in {to} ({_human(record['bytes'])}, digest {record['digest'][:12]}); skipped")
                 return result
             self.log(f"staging {uri} -> {to}")
-            files = self.fetch(src)
+            files = self.fetch(src, folder, deadline)
+            unverified = [f["path"] for f in files if not f.pop("verified", True)]
             digest = manifest_digest(files)
             total = sum(f["size"] for f in files)
-            record = {"uri": uri, "revision": src.get("revision"), "sha256": src.get("sha256"), "digest": digest,
-                      "bytes": total, "files": files, "time": ca.utc_stamp(time.time())}
-            _write_json(os.path.join(to, STATE_NAME), record)
-            result.update(ok=True, bytes=total, digest=digest, files=len(files))
+            result.update(bytes=total, digest=digest, files=len(files))
+            if unverified:
+                result.update(status="unverified", error=f"unverified: {', '.join(unverified[:5])} came with neither a "
+                              "length nor a digest, so a cut download cannot be told from a whole one; accepted: "
+                              "give the source's sha256")
+            else:
+                record = {"uri": uri, "revision": src.get("revision"), "sha256": src.get("sha256"), "digest": digest,
+                          "bytes": total, "files": files, "time": ca.utc_stamp(time.time())}
+                folder.write_json(STATE_NAME, record)
+                result.update(ok=True, status="staged")
         except DigestMismatchError as exc:
             result["error"] = f"digest mismatch: {exc}"
         except (StagingError, OSError) as exc:
             result["error"] = str(exc)
+        finally:
+            if folder is not None:
+                folder.close()
         result["seconds"] = round(time.monotonic() - started, 3)
         if result["ok"]:
             rate = result["bytes"] / result["seconds"] if result["seconds"] else 0
@@ -464,69 +298,87 @@ class Stager:
             self.log(f"staging {uri} FAILED: {result['error']}")
         return result
 
-    def staged_record(self, src: dict[str, Any]) -> dict[str, Any] | None:
+    def staged_record(self, src: dict[str, Any], folder: Folder) -> dict[str, Any] | None:
         """The record of an earlier staging of the same source, when every file it lists is still there."""
-        try:
-            with open(os.path.join(src["to"], STATE_NAME), encoding="utf-8") as fh:
-                record = json.load(fh)
-        except (OSError, ValueError):
+        record = folder.read_json(STATE_NAME)
+        if not isinstance(record, dict):
             return None
         same = all(record.get(k) == src.get(k) for k in ("uri", "revision", "sha256"))
-        if not same or not isinstance(record.get("files"), list):
+        files = record.get("files")
+        if not same or not isinstance(files, list) or not isinstance(record.get("bytes"), int) or not isinstance(
+                record.get("digest"), str):
             return None
-        for f in record["files"]:
-            path = safe_join(src["to"], f["path"])
-            if not os.path.isfile(path) or os.path.getsize(path) != f["size"]:
+        for f in files:
+            if not isinstance(f, dict) or not isinstance(f.get("path"), str) or not isinstance(f.get("size"), int):
+                return None
+            try:
+                if folder.regular_size(f["path"]) != f["size"]:
+                    return None
+            except ConfinementError:
                 return None
         return record
 
     # -- per kind --
 
-    def fetch(self, src: dict[str, Any]) -> list[dict[str, Any]]:
+    def client(self, deadline: Deadline, hub: str | None) -> Client:
+        auth = self.auth() if hub else None
+        return Client(self.timeout, deadline, auth, urllib.parse.urlsplit(hub).netloc if hub else None)
+
+    def fetch(self, src: dict[str, Any], folder: Folder, deadline: Deadline) -> list[dict[str, Any]]:
         scheme, where, what = parse_uri(src["uri"])
         if scheme in ("s3", "oss"):
-            return self.fetch_bucket(src, scheme, where, what)
-        if scheme == "hf":
-            listing = hf_files(self.hubs["hf"].rstrip("/"), where, what, src.get("revision") or "main", self.auth(),
-                               self.timeout)
-            return self.fetch_listing(src, listing)
-        if scheme == "modelscope":
-            listing = modelscope_files(self.hubs["modelscope"].rstrip("/"), what, src.get("revision") or "master",
-                                       self.auth(), self.timeout)
-            return self.fetch_listing(src, listing)
-        name = urllib.parse.unquote(what.rsplit("/", 1)[-1])
-        dest = safe_join(src["to"], name)
-        self.download_to(src["uri"], dest, size=None, sha256=src.get("sha256"), sha1_blob=None, auth=None, what=src["uri"])
-        return [{"path": name, "size": os.path.getsize(dest), "sha256": sha256_file(dest)}]
+            return self.fetch_bucket(src, folder, deadline, scheme, what)
+        if scheme in ("hf", "modelscope"):
+            base = self.hubs[scheme].rstrip("/")
+            client = self.client(deadline, base)
+            try:
+                def get_json(url: str) -> tuple[Any, Any]:
+                    return retrying(lambda: client.get_json(url), attempts=self.attempts, pause=self.retry_pause,
+                                    deadline=deadline, log=self.log, what=src["uri"])
 
-    def fetch_listing(self, src: dict[str, Any], listing: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
-        files = []
-        auth = self.auth()
-        for item in listing:
-            dest = safe_join(src["to"], item["path"])
-            what = f"{src['uri']} {item['path']}"
-            if not self.already_there(dest, item):
-                self.download_to(item["url"], dest, size=item["size"], sha256=item.get("sha256"),
-                                 sha1_blob=item.get("sha1_blob"), auth=auth, what=what)
-            files.append({"path": item["path"], "size": os.path.getsize(dest), "sha256": sha256_file(dest)})
-        if not files:
-            raise StagingError(f"{src['uri']} lists no file at revision {src.get('revision')}")
+                if scheme == "hf":
+                    jobs = hf_files(get_json, base, where, what, src.get("revision") or "main", src["uri"],
+                                    self.max_pages)
+                else:
+                    jobs = modelscope_files(get_json, base, what, src.get("revision") or "master", src["uri"])
+            finally:
+                client.close()
+            if not jobs:
+                raise StagingError(f"{src['uri']} lists no file at revision {src.get('revision')}")
+            return self.download(jobs, folder, deadline, base)
+        name = urllib.parse.unquote(what.rsplit("/", 1)[-1])
+        job = FileJob(src["uri"], name, None, src.get("sha256"), None, src["uri"])
+        return self.download([job], folder, deadline, None)
+
+    def download(self, jobs: list[FileJob], folder: Folder, deadline: Deadline, hub: str | None) -> list[dict[str, Any]]:
+        todo, files = [], []
+        for job in jobs:
+            there = self.already_there(folder, job)
+            if there is None:
+                todo.append(job)
+            else:
+                files.append(there)
+        if todo:
+            engine = Engine(folder, self.client(deadline, hub), deadline, connections=self.connections,
+                            piece_size=self.piece_size, split_above=self.split_above, attempts=self.attempts,
+                            retry_pause=self.retry_pause, log=self.log)
+            files.extend(engine.run(todo))
         return files
 
     @staticmethod
-    def already_there(dest: str, item: dict[str, Any]) -> bool:
-        """A file an earlier, interrupted staging completed: its size and the hub's digest of it match."""
-        if not os.path.isfile(dest) or os.path.getsize(dest) != item["size"]:
-            return False
-        if item.get("sha256"):
-            return sha256_file(dest) == item["sha256"]
-        return bool(item.get("sha1_blob")) and git_blob_sha1(dest) == item["sha1_blob"]
+    def already_there(folder: Folder, job: FileJob) -> dict[str, Any] | None:
+        """A file an earlier, interrupted staging completed, when its size and the hub's digest of it match."""
+        if job.size is None or not (job.sha256 or job.sha1_blob):
+            return None
+        if folder.regular_size(job.rel) != job.size:
+            return None
+        size, sha256, sha1 = folder.hash(job.rel, blob=bool(job.sha1_blob))
+        if (job.sha256 and sha256 != job.sha256) or (job.sha1_blob and sha1 != job.sha1_blob):
+            return None
+        return {"path": job.rel, "size": size, "sha256": sha256, "verified": True}
 
-    def download_to(self, url: str, dest: str, **kwargs: Any) -> None:
-        download(url, dest, attempts=self.attempts, timeout=self.timeout, retry_pause=self.retry_pause, log=self.log,
-                 **kwargs)
-
-    def fetch_bucket(self, src: dict[str, Any], scheme: str, bucket: str, key: str) -> list[dict[str, Any]]:
+    def fetch_bucket(self, src: dict[str, Any], folder: Folder, deadline: Deadline, scheme: str,
+                     key: str) -> list[dict[str, Any]]:
         commands = self.s.get("stage_commands") or {}
         one_file = bool(key) and not key.endswith("/")
         template = commands.get("object" if one_file else "prefix")
@@ -535,6 +387,9 @@ class Stager:
         region = src.get("region") or self.s["region"]
         name = key.rsplit("/", 1)[-1] if one_file else ""
         dst = os.path.join(src["to"], name) if one_file else src["to"].rstrip("/") + "/"
+        list(folder.files())  # the CLI follows links: a symlink, FIFO or device in the folder fails the source first
+        if one_file:
+            folder.regular_size(name)
         metadata = ca.Metadata(self.s["cloud"], self.s.get("metadata_url"), float(self.s.get("metadata_timeout_seconds", 3)))
         tool = template[0]
         if not shutil.which(tool):
@@ -549,22 +404,22 @@ class Stager:
             internal = ca.OSS_ENDPOINT.format(region=region)
             call.argv = [OSS_PUBLIC_ENDPOINT.format(region=region) if a == internal else a for a in call.argv]
         try:
-            code, out = self.run_bounded(call.argv, float(self.s.get("staging_bucket_timeout_seconds", 6 * 3600)),
-                                         env=call.env)
+            code, out = self.run_bounded(call.argv, max(1.0, deadline.left()), env=call.env)
         finally:
             call.close()
         if code != 0:
-            raise StagingError(f"{tool} exited {'on timeout' if code is None else code}: {out.strip()[-300:]}")
+            how = f"on its deadline ({deadline.seconds:g} s)" if code is None else str(code)
+            raise StagingError(f"{tool} exited {how}: {out.strip()[-300:]}")
         files = []
-        root = src["to"]
-        for folder, _, names in os.walk(root):
-            for n in sorted(names):
-                if n == STATE_NAME or n.endswith((".part", ".etag")):
-                    continue
-                path = os.path.join(folder, n)
-                files.append({"path": os.path.relpath(path, root), "size": os.path.getsize(path), "sha256": sha256_file(path)})
+        for rel, _ in folder.files():
+            if rel == STATE_NAME or rel.endswith(SKIPPED_NAMES):
+                continue
+            if one_file and rel != name:
+                continue
+            deadline.check(f"hashing {rel}")
+            size, sha256, _ = folder.hash(rel)
+            files.append({"path": rel, "size": size, "sha256": sha256})
         if one_file:
-            files = [f for f in files if f["path"] == name]
             if not files:
                 raise StagingError(f"{tool} copied nothing to {dst}")
             if src.get("sha256") and files[0]["sha256"] != src["sha256"]:
@@ -574,14 +429,6 @@ class Stager:
         return files
 
 
-def _write_json(path: str, value: Any) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(value, fh, indent=2, sort_keys=True)
-    os.replace(tmp, path)
-
-
 def stage_sources(settings: dict[str, Any], log: Log) -> dict[str, Any]:
     """The readiness check ``data``: every source staged (or skipped), with its result."""
-    socket.setdefaulttimeout(float(settings.get("staging_read_timeout_seconds", 60)))
     return Stager(settings, log).run()

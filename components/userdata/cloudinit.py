@@ -108,12 +108,12 @@ def _fetch_line(wait: int) -> str:
 
 
 def unit_bound_settings(settings: BootstrapSettings) -> dict:
-    """What the units' timeouts depend on: the stage's own deadline (``stage_deadline_seconds``, set with the
+    """What the units' timeouts depend on: the stage's own deadline (``staging_deadline_seconds``, set with the
     staging settings; the per-source default when absent) and the verification's ``max_minutes``."""
     found: dict = {}
-    stage = getattr(settings, "stage_deadline_seconds", None)
+    stage = getattr(settings, "staging_deadline_seconds", None)
     if stage is not None:
-        found["stage_deadline_seconds"] = stage
+        found["staging_deadline_seconds"] = stage
     if settings.verify is not None:
         found["verify"] = {"max_minutes": settings.verify.max_minutes}
     return found

@@ -17,6 +17,9 @@ WATCHDOG_SCRIPT = INSTANCE_DIR / "watchdog.py"
 JOB_AGENT_SCRIPT = INSTANCE_DIR / "job_agent.py"
 CLOUD_ACCESS_SCRIPT = INSTANCE_DIR / "cloud_access.py"
 STAGING_SCRIPT = INSTANCE_DIR / "staging.py"
+# Staging's parts: confined files, HTTP with deadlines, the parallel downloader, the hubs' listings.
+STAGING_PARTS = tuple(INSTANCE_DIR / name for name in ("staging_files.py", "staging_http.py", "staging_fetch.py",
+                                                       "staging_hubs.py"))
 FETCH_SCRIPT = INSTANCE_DIR / "fetch_tools.py"
 # The run tools: the heartbeat and spend estimate (watchdog), the verification, the run manifest, the run unit.
 RUN_SCRIPTS = tuple(INSTANCE_DIR / name for name in ("control.py", "heartbeat.py", "verify.py", "manifest.py", "run_job.py"))
@@ -30,8 +33,8 @@ RULE_SCRIPTS = tuple(INSTANCE_DIR / name for name in (
     "clock.py", "bounds.py", "instance_state.py", "gpu_query.py", "deadline_rule.py", "idle_rule.py", "spot_rule.py",
     "budget_rule.py", "sync_rule.py", "starved_rule.py", "disk_space.py", "process_tree.py",
 ))
-TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT, STAGING_SCRIPT, CLUSTER_SCRIPT,
-                LAUNCH_SCRIPT, *RUN_SCRIPTS, *RULE_SCRIPTS)
+TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT, STAGING_SCRIPT, *STAGING_PARTS,
+                CLUSTER_SCRIPT, LAUNCH_SCRIPT, *RUN_SCRIPTS, *RULE_SCRIPTS)
 TOOLS_FOLDER = "_gpulease/tools/"
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import posixpath
+import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -57,6 +59,58 @@ def local_target(dest: Path, key: str, prefix: str) -> Path:
     if rel.is_absolute() or ".." in rel.parts:
         raise UserError(f"object {key!r} under {prefix!r}: refusing a key that leaves the destination folder")
     return dest.joinpath(*rel.parts)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symlink"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def confined_target(dest: Path, key: str, prefix: str, temp_suffixes: tuple[str, ...] = ()) -> tuple[Path, int | None]:
+    """Where a pulled object goes and the size of the regular file already there (None: nothing there).
+
+    The folders below ``dest`` are made (or entered) one at a time from a directory descriptor with ``O_NOFOLLOW``,
+    so a symlink on the way (``dest/final -> ~/.ssh``) is refused, not written through; a symlink, folder, FIFO or
+    device at the file's place, or at the temporary name the SDK downloads to first, is refused too."""
+    target = local_target(dest, key, prefix)
+    parts = PurePosixPath(key).parts
+    dest.mkdir(parents=True, exist_ok=True)
+    fd = os.open(dest, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    shown = dest
+    try:
+        for part in parts[:-1]:
+            shown = shown / part
+            with suppress(FileExistsError):
+                os.mkdir(part, 0o755, dir_fd=fd)
+            try:
+                nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            except OSError:
+                found = _kind(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode)
+                raise UserError(f"object {key!r}: {shown} is {found}; refusing to write through it (pull writes only "
+                                f"inside {dest})") from None
+            os.close(fd)
+            fd = nxt
+        have = None
+        for name in (parts[-1], *(parts[-1] + suffix for suffix in temp_suffixes)):
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                raise UserError(f"object {key!r}: {shown / name} is {_kind(st.st_mode)} where a file goes; refusing it "
+                                "(move it away and pull again)")
+            if name == parts[-1]:
+                have = st.st_size
+        return target, have
+    finally:
+        os.close(fd)
 
 
 @contextmanager

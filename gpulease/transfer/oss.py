@@ -40,6 +40,9 @@ def _explained(bucket: str) -> Iterator[None]:
 
 
 class OssStore:
+    temp_suffixes = (".temp",)
+    """The Downloader writes to ``<file>.temp`` first (``alibabacloud_oss_v2.defaults.DEFAULT_TEMP_FILE_SUFFIX``)."""
+
     def __init__(self, client: Any, bucket: str, checkpoint_dir: Path | None = None) -> None:
         self.client, self.bucket = client, bucket
         self.checkpoint_dir = checkpoint_dir or CHECKPOINT_DIR

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 
 from gpulease.core.errors import UserError
-from gpulease.transfer.files import key_prefix, local_files, local_target, progress_bar
+from gpulease.transfer.files import confined_target, key_prefix, local_files, progress_bar
 from gpulease.transfer.locate import DEFAULT_ORGANIZATION, StackBucket, locate
 
 DEFAULT_PULL_PREFIXES = ("final/", "logs/")
@@ -69,11 +69,10 @@ def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, consol
     with progress_bar(console, bar) as progress:
         for prefix in prefixes:
             for key, size in store.objects(prefix):
-                target = local_target(dest, key, prefix)
-                if target.is_file() and target.stat().st_size == size:
+                target, have = confined_target(dest, key, prefix, getattr(store, "temp_suffixes", ()))
+                if have == size:
                     skipped.append(key)
                     continue
-                target.parent.mkdir(parents=True, exist_ok=True)
                 task = progress.add_task(key, total=size)
                 store.download(key, str(target), lambda n, task=task: progress.advance(task, n))
                 got.append(key)

@@ -64,7 +64,7 @@ def test_with_a_verification_idle_waits_for_it_too(tmp_path: Path) -> None:
 def test_a_bootstrap_that_never_reports_does_not_keep_the_instance_alive(tmp_path: Path) -> None:
     with MetadataServer(MetadataState()) as server:
         rig = _rig(tmp_path, server.url, idle_minutes=10, device_wait_seconds=60, apt_update_timeout_seconds=60,
-                   apt_install_timeout_seconds=60, stage_deadline_seconds=60, peer_wait_seconds=60)
+                   apt_install_timeout_seconds=60, staging_deadline_seconds=60, peer_wait_seconds=60)
         wait = bounds.value("idle_setup_wait", rig.settings)
         dog, _ = run_in_process(rig, start=FAR, max_ticks=int((wait + 15 * MIN) / TICK))
     assert dog.done

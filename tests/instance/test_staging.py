@@ -49,6 +49,7 @@ def moto() -> Iterator[str]:
 
 
 def settings_for(tmp_path: Path, hub: HubServer | None, sources: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    extra.setdefault("mount_point", str(tmp_path))
     return {
         "cloud": "aws", "region": "us-east-1", "data_sources": sources,
         "hub_endpoints": {"hf": hub.url, "modelscope": hub.url} if hub else {},
@@ -207,6 +208,7 @@ def test_a_private_hub_token_comes_from_secrets_manager_and_goes_nowhere_else(tm
         to = Path(rig.settings["mount_point"]) / "models" / "private"
         rig.settings.update(settings_for(tmp_path, hub, [{"uri": "hf://meta/private", "to": str(to), "revision": "main"}],
                                          metadata_url=metadata.url, hub_token_secret="gpulease/hf-token",
+                                         mount_point=rig.settings["mount_point"],
                                          secret_command=SECRET_COMMANDS["aws"]))
         rig.settings.update(bucket_check_command=None, checkpoint_uri=None)
         done = rig.run(Path(setup.__file__))
@@ -234,7 +236,8 @@ def test_a_digest_mismatch_fails_readiness_naming_the_source(tmp_path: Path, hub
     image = ext4_image(tmp_path / "disk.img", {})
     rig = make_boot_rig(tmp_path, image)
     to = Path(rig.settings["mount_point"]) / "raw" / "alpaca"
-    rig.settings.update(settings_for(tmp_path, hub, [{"uri": url, "to": str(to), "sha256": "cd" * 32}]))
+    rig.settings.update(settings_for(tmp_path, hub, [{"uri": url, "to": str(to), "sha256": "cd" * 32}],
+                                     mount_point=rig.settings["mount_point"]))
     rig.settings.update(bucket_check_command=None, checkpoint_uri=None)
     done = rig.run(Path(setup.__file__))
     assert done.returncode == 1
@@ -259,3 +262,98 @@ def test_a_preparation_instance_is_ready_without_a_gpu(tmp_path: Path) -> None:
     for check in ("gpu", "driver", "torch"):
         assert marker["checks"][check] == {"ok": None, "skipped": "preparation phase: a CPU instance, no GPU"}
     assert "apt-get" not in json.dumps([e for e in (tmp_path / "events.jsonl").read_text().splitlines()])
+
+
+# --- bucket sources: what the storage CLI would write through, and the single file's digest --------------------
+
+
+@pytest.fixture
+def bucket_world(tmp_path: Path, moto: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[AwsCli, str]]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    cli = AwsCli(moto, bin_dir)
+    cli.s3.create_bucket(Bucket="alice-datasets")
+    cli.s3.put_object(Bucket="alice-datasets", Key="alpaca/train.json", Body=b'[{"q": 1}]')
+    cli.s3.put_object(Bucket="alice-datasets", Key="alpaca/sub/val.json", Body=b'[{"q": 2}]')
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    try:
+        with MetadataServer(MetadataState(cloud="aws")) as metadata:
+            yield cli, metadata.url
+    finally:
+        cli.close()
+
+
+@pytest.mark.parametrize("make", ["symlinked-subfolder", "fifo", "dev-zero"])
+def test_a_bucket_sources_folder_with_a_link_fifo_or_device_fails_before_the_cli_runs(
+        tmp_path: Path, bucket_world: tuple[AwsCli, str], make: str) -> None:
+    cli, metadata_url = bucket_world
+    to = tmp_path / "raw"
+    to.mkdir()
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    where = to / {"symlinked-subfolder": "sub", "fifo": "pipe", "dev-zero": "zeros"}[make]
+    {"symlinked-subfolder": lambda: where.symlink_to(outside), "fifo": lambda: os.mkfifo(where),
+     "dev-zero": lambda: where.symlink_to("/dev/zero")}[make]()
+    settings = settings_for(tmp_path, None, [{"uri": "s3://alice-datasets/alpaca/", "to": str(to)}],
+                            metadata_url=metadata_url)
+    check = staging.Stager(settings, Log()).run()
+    found = {"symlinked-subfolder": "a symlink", "fifo": "a FIFO", "dev-zero": "a symlink"}[make]
+    assert check["ok"] is False and f"{where} is {found}: refusing it" in check["error"]
+    assert cli.calls == [] and list(outside.iterdir()) == []
+
+
+def test_a_single_bucket_object_is_checked_against_its_sha256(tmp_path: Path, bucket_world: tuple[AwsCli, str]) -> None:
+    _, metadata_url = bucket_world
+    good = hashlib.sha256(b'[{"q": 1}]').hexdigest()
+    src = {"uri": "s3://alice-datasets/alpaca/train.json", "to": str(tmp_path / "raw"), "sha256": "ab" * 32}
+    check = staging.Stager(settings_for(tmp_path, None, [src], metadata_url=metadata_url), Log()).run()
+    assert check["ok"] is False
+    assert check["error"] == (f"s3://alice-datasets/alpaca/train.json: digest mismatch: train.json: SHA-256 {good} "
+                              f"is not the expected {'ab' * 32}")
+    src["sha256"] = good
+    check = staging.Stager(settings_for(tmp_path, None, [src], metadata_url=metadata_url), Log()).run()
+    assert check["ok"] is True and check["sources"][0]["files"] == 1
+
+
+# --- the hub token as the secret's text or as JSON ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "token"), [
+    (TOKEN, TOKEN), (f"{TOKEN}\n", TOKEN), (json.dumps({"token": TOKEN}), TOKEN),
+    (json.dumps({"token": TOKEN, "note": "read-only"}), TOKEN), (json.dumps(TOKEN), TOKEN),
+])
+def test_the_hub_token_is_the_secrets_text_or_its_json_token(value: str, token: str) -> None:
+    assert staging.token_from_secret(value, "gpulease/hf-token") == token
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (json.dumps({"hf_token": TOKEN}), 'the secret gpulease/hf-token is a JSON object without a "token" text field '
+                                      '(keys: hf_token)'),
+    (json.dumps({"token": 5}), 'without a "token" text field'),
+    (json.dumps([TOKEN]), "the secret gpulease/hf-token holds JSON list"),
+    (f"token = {TOKEN}", "the secret gpulease/hf-token holds more than one word"),
+])
+def test_a_hub_token_secret_in_another_shape_is_refused_saying_what_is_accepted(value: str, message: str) -> None:
+    with pytest.raises(staging.StagingError) as caught:
+        staging.token_from_secret(value, "gpulease/hf-token")
+    assert message in str(caught.value) and 'or {"token": "hf_..."}' in str(caught.value)
+    assert TOKEN not in str(caught.value)
+
+
+def test_a_json_hub_token_secret_is_sent_as_its_token_to_the_hub_only(tmp_path: Path, hub: HubServer,
+                                                                     bucket_world: tuple[AwsCli, str]) -> None:
+    cli, metadata_url = bucket_world
+    private = repo()
+    private.token = TOKEN
+    hub.add("meta/private", private)
+    cli.secrets.create_secret(Name="gpulease/hf-json", SecretString=json.dumps({"token": TOKEN}))
+    settings = settings_for(tmp_path, hub, [{"uri": "hf://meta/private", "to": str(tmp_path / "m")}],
+                            metadata_url=metadata_url, hub_token_secret="gpulease/hf-json",
+                            secret_command=SECRET_COMMANDS["aws"], staging_split_above_bytes=100_000,
+                            staging_piece_bytes=64_000)
+    check = staging.Stager(settings, Log()).run()
+    assert check["ok"] is True, check
+    assert hub.requests and all(h.get("authorization") == f"Bearer {TOKEN}" for _, h in hub.requests)
+    # Every range of the large file went to the CDN, none with the token.
+    assert len(hub.cdn.ranges("meta/private/model.safetensors")) == 5
+    assert not any("authorization" in h for _, h in hub.cdn.requests)

@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import json
 import threading
+import time
 import urllib.parse
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -77,6 +78,14 @@ class CdnFile:
     etag: str = ""
     cut_times: int = 0
     """Cut the connection this many times, after half of what was asked for."""
+    statuses: list[int] = field(default_factory=list)
+    """Answer these statuses first, one per request (a 503 that passes, a 429)."""
+    trickle: float = 0.0
+    """Seconds between single bytes of the body (a server that never stalls a read long enough to time it out)."""
+    no_length: bool = False
+    """Send the body without Content-Length, ended by closing the connection (HTTP/1.0 style)."""
+    range_shift: int = 0
+    """Answer a range from this many bytes after the one asked for (a 206 from the wrong offset)."""
 
 
 class CdnServer(_Server):
@@ -86,9 +95,13 @@ class CdnServer(_Server):
         self.files: dict[str, CdnFile] = {}
         super().__init__()
 
-    def put(self, name: str, data: bytes, *, cut_times: int = 0) -> str:
-        self.files[name] = CdnFile(data, f'"{hashlib.md5(data).hexdigest()}"', cut_times)
+    def put(self, name: str, data: bytes, *, cut_times: int = 0, **behaviour: Any) -> str:
+        self.files[name] = CdnFile(data, f'"{hashlib.md5(data).hexdigest()}"', cut_times, **behaviour)
         return f"{self.url}/files/{urllib.parse.quote(name)}"
+
+    def ranges(self, name: str) -> list[str | None]:
+        """The Range header of every request for ``name``, in order."""
+        return [headers.get("range") for path, headers in self.requests if path == f"/files/{urllib.parse.quote(name)}"]
 
     def handle(self, h: BaseHTTPRequestHandler) -> None:
         name = urllib.parse.unquote(urllib.parse.urlsplit(h.path).path.removeprefix("/files/"))
@@ -96,22 +109,38 @@ class CdnServer(_Server):
         if item is None:
             self.send(h, 404, b"not found")
             return
+        if item.statuses:
+            self.send(h, item.statuses.pop(0), b"try again", {"Retry-After": "0"})
+            return
         start, status = 0, 200
+        end = len(item.data)
         wanted = h.headers.get("Range")
         if wanted and (h.headers.get("If-Range") in (None, item.etag)):
-            start = int(wanted.removeprefix("bytes=").split("-")[0])
+            first, _, last = wanted.removeprefix("bytes=").partition("-")
+            start = int(first) + item.range_shift
+            end = int(last) + 1 if last else len(item.data)
             if start >= len(item.data):
                 self.send(h, 416, b"", {"Content-Range": f"bytes */{len(item.data)}"})
                 return
             status = 206
-        body = item.data[start:]
+        body = item.data[start:end]
         h.send_response(status)
         h.send_header("ETag", item.etag)
         h.send_header("Accept-Ranges", "bytes")
-        h.send_header("Content-Length", str(len(body)))
+        if item.no_length:
+            h.close_connection = True
+            h.send_header("Connection", "close")
+        else:
+            h.send_header("Content-Length", str(len(body)))
         if status == 206:
-            h.send_header("Content-Range", f"bytes {start}-{len(item.data) - 1}/{len(item.data)}")
+            h.send_header("Content-Range", f"bytes {start}-{start + len(body) - 1}/{len(item.data)}")
         h.end_headers()
+        if item.trickle:
+            for i in range(len(body)):
+                h.wfile.write(body[i:i + 1])
+                h.wfile.flush()
+                time.sleep(item.trickle)
+            return
         if item.cut_times > 0:
             item.cut_times -= 1
             h.wfile.write(body[: len(body) // 2])
@@ -131,6 +160,10 @@ class HubRepo:
     """A private repository: every API and resolve request must carry ``Authorization: Bearer <token>``."""
     lie_about: str | None = None
     """A path whose listed digest is wrong (a corrupted or swapped file on the way)."""
+    loop_pages: bool = False
+    """Every page's ``Link: rel="next"`` points at the first page again (a hub whose pagination loops)."""
+    listing: list[Any] | None = None
+    """Entries listed as they are (a malformed listing), instead of the files' own."""
 
 
 class HubServer(_Server):
@@ -166,11 +199,13 @@ class HubServer(_Server):
                 return
             if not self._authorised(h, repo):
                 return
-            entries = self._hf_entries(repo)
+            entries = self._hf_entries(repo) if repo.listing is None else repo.listing
             page = int(query.get("cursor", ["0"])[0])
             chunk = entries[page * self.PAGE:(page + 1) * self.PAGE]
             headers = {"Content-Type": "application/json"}
-            if (page + 1) * self.PAGE < len(entries):
+            if repo.loop_pages:
+                headers["Link"] = f'<{self.url}{path}?recursive=true>; rel="next"'
+            elif (page + 1) * self.PAGE < len(entries):
                 headers["Link"] = f'<{self.url}{path}?recursive=true&cursor={page + 1}>; rel="next"'
             self.send(h, 200, json.dumps(chunk).encode(), headers)
             return

@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""The files staging writes, confined to their source's ``to`` folder (standard library only).
+
+Every path below the folder is walked one component at a time from an open directory descriptor with
+``O_NOFOLLOW`` (``openat``-style), so a symlink anywhere on the way (``to/sub -> /etc``, a stale ``f.bin.part ->
+/data/checkpoints/step-9/model.pt``) is refused, never followed; a file is opened with ``O_NOFOLLOW | O_NONBLOCK``
+and checked to be a regular file with ``fstat`` on the descriptor it will be written or read through, so a FIFO, a
+device or a folder where a file is expected is refused too, and opening a FIFO never blocks. The folder itself is
+reached the same way from an anchor the bootstrap made (the data disk's mount point). Renames happen between
+descriptors of the same folder (``renameat``).
+
+A refusal is a ``ConfinementError`` naming the path and what was found there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Iterator
+from typing import Any
+
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+BLOCK = 1024 * 1024
+JSON_LIMIT = 64 * 1024 * 1024
+
+
+class StagingError(Exception):
+    """A source could not be staged; the message names it and says why."""
+
+
+class DigestMismatchError(StagingError):
+    """A staged file's digest (or size) is not the one expected."""
+
+
+class ConfinementError(StagingError):
+    """A path on the way to a file staging writes is a symlink, or not the kind of file expected."""
+
+
+class MissingPathError(ConfinementError):
+    """A folder on the way is not there (only when walking without creating)."""
+
+
+def kind(mode: int) -> str:
+    for test, name in ((stat.S_ISLNK, "a symlink"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def rel_parts(rel: str) -> list[str]:
+    """The components of a relative path from a listing; refuses one that would leave its folder."""
+    parts = rel.split("/")
+    if not rel or "\0" in rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise ConfinementError(f"refusing the path {rel!r}: it leaves its folder (accepted: a relative path without "
+                               "'.', '..' or empty parts)")
+    return parts
+
+
+def _refusal(path: str, exc: OSError, expected: str, dfd: int | None = None, name: str = "") -> ConfinementError:
+    if dfd is not None and exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENOTDIR, errno.EISDIR):
+        try:
+            found = kind(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode)
+        except OSError:
+            found = ""
+        if found == "a symlink":
+            return ConfinementError(f"{path} is a symlink: refusing to follow it (staging writes only inside its folder)")
+        if found and expected == "a folder":
+            return ConfinementError(f"{path} is {found} where a folder is expected: refusing to write through it")
+        if found:
+            return ConfinementError(f"{path} is {found} where a file is expected: refusing it")
+    if exc.errno in (errno.ELOOP, errno.EMLINK):
+        return ConfinementError(f"{path} is a symlink: refusing to follow it (staging writes only inside its folder)")
+    if exc.errno == errno.ENOTDIR:
+        return ConfinementError(f"{path} is not a folder: refusing to write through it")
+    if exc.errno == errno.ENOENT:
+        return MissingPathError(f"{path} is missing")
+    if exc.errno == errno.EISDIR:
+        return ConfinementError(f"{path} is a folder where {expected} is expected")
+    return ConfinementError(f"{path}: {exc.strerror or exc}")
+
+
+class Folder:
+    """A ``to`` folder, opened from ``anchor`` without following any link; paths are relative to it."""
+
+    def __init__(self, root: str, anchor: str = "/", create: bool = True) -> None:
+        root = os.path.normpath(root)
+        anchor = os.path.normpath(anchor)
+        if root != anchor and not root.startswith(anchor.rstrip("/") + "/"):
+            anchor = "/"
+        self.root = root
+        self.fd = os.open(anchor, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        below = os.path.relpath(root, anchor)
+        if below != ".":
+            try:
+                fd = self._walk(below.split("/"), create, anchor)
+            finally:
+                os.close(self.fd)
+            self.fd = fd
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __enter__(self) -> Folder:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def path(self, rel: str) -> str:
+        return os.path.join(self.root, rel)
+
+    def _walk(self, parts: list[str], create: bool, base: str | None = None) -> int:
+        """A new descriptor of the folder ``parts`` below this one (or ``base``), each step with ``O_NOFOLLOW``."""
+        fd = os.dup(self.fd)
+        shown = base if base is not None else self.root
+        try:
+            for part in parts:
+                shown = os.path.join(shown, part)
+                if create:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, 0o755, dir_fd=fd)
+                try:
+                    nxt = os.open(part, DIR_FLAGS, dir_fd=fd)
+                except OSError as exc:
+                    raise _refusal(shown, exc, "a folder", fd, part) from None
+                os.close(fd)
+                fd = nxt
+            return fd
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def parent(self, rel: str, create: bool = True) -> tuple[int, str]:
+        """(descriptor of the folder holding ``rel``, its last component); the caller closes the descriptor."""
+        parts = rel_parts(rel)
+        return self._walk(parts[:-1], create), parts[-1]
+
+    def lstat(self, rel: str) -> os.stat_result | None:
+        """What is at ``rel`` without following it (None: nothing, or a folder on the way is missing)."""
+        try:
+            dfd, name = self.parent(rel, create=False)
+        except MissingPathError:
+            return None
+        try:
+            return os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        finally:
+            os.close(dfd)
+
+    def regular_size(self, rel: str) -> int | None:
+        """The size of the regular file at ``rel``; None when nothing is there; refuses anything else."""
+        st = self.lstat(rel)
+        if st is None:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfinementError(f"{self.path(rel)} is {kind(st.st_mode)} where a file is expected: refusing it")
+        return st.st_size
+
+    def open(self, rel: str, write: bool) -> int | None:
+        """A descriptor of the regular file ``rel`` (created when ``write``); None when reading a missing file."""
+        dfd, name = self.parent(rel, create=write)
+        try:
+            flags = FILE_FLAGS | (os.O_RDWR | os.O_CREAT if write else os.O_RDONLY)
+            try:
+                fd = os.open(name, flags, 0o644, dir_fd=dfd)
+            except FileNotFoundError:
+                if write:
+                    raise
+                return None
+            except OSError as exc:
+                raise _refusal(self.path(rel), exc, "a file", dfd, name) from None
+        finally:
+            os.close(dfd)
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            raise ConfinementError(f"{self.path(rel)} is {kind(mode)} where a file is expected: refusing it")
+        os.set_blocking(fd, True)
+        return fd
+
+    def replace(self, src: str, dst: str) -> None:
+        """Rename ``src`` to ``dst`` (both below this folder); what is at ``dst`` must be a regular file or nothing."""
+        self.regular_size(dst)
+        sfd, sname = self.parent(src, create=False)
+        try:
+            dfd, dname = self.parent(dst, create=True)
+            try:
+                os.replace(sname, dname, src_dir_fd=sfd, dst_dir_fd=dfd)
+            finally:
+                os.close(dfd)
+        finally:
+            os.close(sfd)
+
+    def remove(self, rel: str) -> None:
+        """Unlink ``rel`` if it is there (a symlink is removed as a link, never followed)."""
+        try:
+            dfd, name = self.parent(rel, create=False)
+        except MissingPathError:
+            return
+        try:
+            os.unlink(name, dir_fd=dfd)
+        except (FileNotFoundError, IsADirectoryError, PermissionError):
+            pass
+        finally:
+            os.close(dfd)
+
+    def write_json(self, rel: str, value: Any) -> None:
+        """Write through a new temporary file in the same folder and a rename (never through an existing file)."""
+        dfd, name = self.parent(rel, create=True)
+        try:
+            tmp = f".{name}.{os.getpid()}.tmp"
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=dfd)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | FILE_FLAGS, 0o644, dir_fd=dfd)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(value, fh, indent=2, sort_keys=True)
+                fh.flush()
+                os.fsync(fh.fileno())
+            st = os.stat(name, dir_fd=dfd, follow_symlinks=False) if _exists(name, dfd) else None
+            if st is not None and not stat.S_ISREG(st.st_mode):
+                os.unlink(tmp, dir_fd=dfd)
+                raise ConfinementError(f"{self.path(rel)} is {kind(st.st_mode)} where a file is expected: refusing it")
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        finally:
+            os.close(dfd)
+
+    def read_json(self, rel: str) -> Any:
+        """The JSON in the regular file ``rel``; None when it is missing, unreadable or not JSON."""
+        try:
+            fd = self.open(rel, write=False)
+        except (ConfinementError, OSError):
+            return None
+        if fd is None:
+            return None
+        with os.fdopen(fd, "rb") as fh:
+            data = fh.read(JSON_LIMIT + 1)
+        try:
+            return json.loads(data) if len(data) <= JSON_LIMIT else None
+        except ValueError:
+            return None
+
+    def hash(self, rel: str, blob: bool = False) -> tuple[int, str, str | None]:
+        """(size, SHA-256, git blob SHA-1 when ``blob``) of the regular file ``rel``, in one read."""
+        fd = self.open(rel, write=False)
+        if fd is None:
+            raise ConfinementError(f"{self.path(rel)} is missing")
+        try:
+            size = os.fstat(fd).st_size
+            sha256 = hashlib.sha256()
+            sha1 = hashlib.sha1(f"blob {size}\0".encode()) if blob else None  # git's object ids: not for security
+            while block := os.read(fd, BLOCK):
+                sha256.update(block)
+                if sha1 is not None:
+                    sha1.update(block)
+            return size, sha256.hexdigest(), sha1.hexdigest() if sha1 else None
+        finally:
+            os.close(fd)
+
+    def files(self) -> Iterator[tuple[str, int]]:
+        """Every regular file below the folder as (relative path, size), sorted; refuses a symlink, FIFO, device or
+        socket anywhere in it (a storage CLI would write through it or hang on it)."""
+        yield from self._files(os.dup(self.fd), "")
+
+    def _files(self, fd: int, prefix: str) -> Iterator[tuple[str, int]]:
+        try:
+            entries = sorted(os.scandir(fd), key=lambda e: e.name)
+            for entry in entries:
+                rel = prefix + entry.name
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode):
+                    try:
+                        sub = os.open(entry.name, DIR_FLAGS, dir_fd=fd)
+                    except OSError as exc:
+                        raise _refusal(self.path(rel), exc, "a folder", fd, entry.name) from None
+                    yield from self._files(sub, rel + "/")
+                elif stat.S_ISREG(st.st_mode):
+                    yield rel, st.st_size
+                else:
+                    raise ConfinementError(f"{self.path(rel)} is {kind(st.st_mode)}: refusing it (a source's folder "
+                                           "holds regular files and folders only)")
+        finally:
+            os.close(fd)
+
+
+def _exists(name: str, dfd: int) -> bool:
+    try:
+        os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        return True
+    except FileNotFoundError:
+        return False

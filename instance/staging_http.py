@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""HTTP for staging: kept-alive connections per thread, redirects, the hub token only to the hub's own host, a
+per-read timeout and an overall deadline on every read, and retries of transient answers (standard library only).
+
+- ``Deadline``: the time a source (or the whole stage) may take; every socket read is bounded by what is left of it,
+  so a server trickling a byte per read is cut off at the deadline, not only when one read stalls.
+- ``Client.open``: one request, following up to ``MAX_REDIRECTS`` redirects; the ``Authorization`` header goes only
+  to ``auth_host`` (the hub's host and port), never to a host a redirect points at (a CDN).
+- ``retrying``: 429, 500, 502, 503, 504 and a cut or refused connection are retried with exponential backoff (or
+  the server's ``Retry-After``, capped), within the attempts and the deadline; anything else fails at once.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+try:
+    from instance.staging_files import StagingError
+except ImportError:  # on the instance: installed next to this file
+    from staging_files import StagingError  # type: ignore[no-redef]
+
+MAX_REDIRECTS = 5
+TRANSIENT = frozenset({429, 500, 502, 503, 504})
+MAX_BACKOFF = 60.0
+JSON_LIMIT = 64 * 1024 * 1024
+
+T = TypeVar("T")
+Log = Callable[[str], None]
+
+
+class DeadlineError(StagingError):
+    """A source, or the whole stage, ran past its overall deadline."""
+
+
+class TransientError(StagingError):
+    """An answer or a failure worth another attempt (a 503, a reset connection)."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Deadline:
+    """An overall time bound; ``inner`` gives the tighter of two."""
+
+    def __init__(self, seconds: float, what: str, outer: Deadline | None = None) -> None:
+        self.seconds = seconds
+        self.what = what
+        self.end = time.monotonic() + seconds
+        if outer is not None and outer.end < self.end:
+            self.end, self.seconds, self.what = outer.end, outer.seconds, outer.what
+
+    def left(self) -> float:
+        return self.end - time.monotonic()
+
+    def check(self, doing: str) -> None:
+        if self.left() <= 0:
+            raise DeadlineError(f"past {self.what} ({self.seconds:g} s) while {doing}")
+
+    def bound(self, timeout: float) -> float:
+        """A read timeout that ends no later than the deadline."""
+        return max(0.001, min(timeout, self.left()))
+
+
+def _retry_after(resp: http.client.HTTPResponse) -> float | None:
+    value = (resp.getheader("Retry-After") or "").strip()
+    return min(float(value), MAX_BACKOFF) if value.isdigit() else None
+
+
+class Client:
+    """Kept-alive connections, one set per thread; ``auth`` goes only to ``auth_host``."""
+
+    def __init__(self, timeout: float, deadline: Deadline, auth: dict[str, str] | None = None,
+                 auth_host: str | None = None) -> None:
+        self.timeout = timeout
+        self.deadline = deadline
+        self.auth = auth
+        self.auth_host = auth_host
+        self._local = threading.local()
+
+    def _pool(self) -> dict[tuple[str, str], http.client.HTTPConnection]:
+        pool = getattr(self._local, "pool", None)
+        if pool is None:
+            pool = self._local.pool = {}
+        return pool
+
+    def close(self) -> None:
+        for conn in self._pool().values():
+            conn.close()
+        self._pool().clear()
+
+    def discard(self, url: str) -> None:
+        parts = urllib.parse.urlsplit(url)
+        conn = self._pool().pop((parts.scheme, parts.netloc), None)
+        if conn is not None:
+            conn.close()
+
+    def bound_reads(self, conn: http.client.HTTPConnection) -> None:
+        """Bound the next read on ``conn`` by the per-read timeout and the deadline."""
+        sock = conn.sock
+        if sock is not None:
+            bound = self.deadline.bound(self.timeout)
+            if bound != sock.gettimeout() and (bound < self.timeout or sock.gettimeout() != self.timeout):
+                sock.settimeout(bound)  # a system call: only when the bound changes (near the deadline)
+
+    def _send(self, url: str, headers: dict[str, str], method: str) -> tuple[http.client.HTTPConnection,
+                                                                               http.client.HTTPResponse]:
+        parts = urllib.parse.urlsplit(url)
+        key = (parts.scheme, parts.netloc)
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        for fresh in (False, True):
+            conn = None if fresh else self._pool().pop(key, None)
+            reused = conn is not None
+            if conn is None:
+                cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+                conn = cls(parts.hostname, parts.port, timeout=self.deadline.bound(self.timeout))
+            try:
+                if conn.sock is not None:
+                    self.bound_reads(conn)
+                conn.request(method, path, headers=headers)
+                self.bound_reads(conn)
+                return conn, conn.getresponse()
+            except (OSError, http.client.HTTPException) as exc:
+                conn.close()
+                if reused and isinstance(exc, (http.client.RemoteDisconnected, ConnectionError, BrokenPipeError)):
+                    continue  # the server closed a kept-alive connection: once more on a new one
+                self.deadline.check(f"asking {parts.netloc}")
+                raise TransientError(f"{parts.netloc}: {type(exc).__name__}: {exc}") from exc
+        raise TransientError(f"{parts.netloc}: the connection closed")  # pragma: no cover
+
+    def open(self, url: str, headers: dict[str, str], method: str = "GET") -> tuple[http.client.HTTPResponse, str]:
+        """(response, final URL) after redirects; ``release`` the response when done with it."""
+        for _ in range(MAX_REDIRECTS + 1):
+            self.deadline.check(f"asking {urllib.parse.urlsplit(url).netloc}")
+            parts = urllib.parse.urlsplit(url)
+            sent = dict(headers)
+            if self.auth and parts.netloc == self.auth_host:
+                sent.update(self.auth)
+            conn, resp = self._send(url, sent, method)
+            resp.gpulease_conn = conn  # type: ignore[attr-defined]
+            resp.gpulease_key = (parts.scheme, parts.netloc)  # type: ignore[attr-defined]
+            location = resp.getheader("Location")
+            if resp.status in (301, 302, 303, 307, 308) and location:
+                self.release(resp, drain=True)
+                url = urllib.parse.urljoin(url, location)
+                continue
+            return resp, url
+        raise StagingError(f"more than {MAX_REDIRECTS} redirects from {urllib.parse.urlsplit(url).netloc}")
+
+    def release(self, resp: http.client.HTTPResponse, drain: bool = False) -> None:
+        """Keep the connection for the next request when its answer was read to the end, else close it."""
+        conn = resp.gpulease_conn  # type: ignore[attr-defined]
+        if drain and not resp.isclosed():
+            try:
+                self.bound_reads(conn)
+                resp.read(64 * 1024)
+            except (OSError, http.client.HTTPException):
+                pass
+        if resp.isclosed() and not resp.will_close:
+            self._pool()[resp.gpulease_key] = conn  # type: ignore[attr-defined]
+        else:
+            conn.close()
+
+    def get_json(self, url: str) -> tuple[Any, http.client.HTTPResponse]:
+        resp, _ = self.open(url, {"Accept": "application/json"})
+        try:
+            body = resp.read(JSON_LIMIT + 1)
+        except (OSError, http.client.HTTPException) as exc:
+            resp.gpulease_conn.close()  # type: ignore[attr-defined]
+            self.deadline.check(f"reading {url}")
+            raise TransientError(f"{url}: the answer was cut ({type(exc).__name__}: {exc})") from exc
+        self.release(resp)
+        where = urllib.parse.urlsplit(url)
+        if resp.status in TRANSIENT:
+            raise TransientError(f"{where.netloc} answered {resp.status} for {where.path}", _retry_after(resp))
+        if resp.status != 200:
+            raise StagingError(f"{where.netloc} answered {resp.status} for {where.path}: "
+                               f"{body[:200].decode('utf-8', 'replace')}")
+        if len(body) > JSON_LIMIT:
+            raise StagingError(f"{url}: the answer is larger than {JSON_LIMIT} bytes")
+        try:
+            return json.loads(body), resp
+        except ValueError as exc:
+            raise StagingError(f"{url}: not JSON ({exc})") from exc
+
+
+def retrying(call: Callable[[], T], *, attempts: int, pause: float, deadline: Deadline, log: Log, what: str) -> T:
+    """``call()``, again after a ``TransientError`` with exponential backoff, within ``attempts`` and ``deadline``."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return call()
+        except TransientError as exc:
+            if attempt == attempts:
+                raise StagingError(f"{what}: gave up after {attempts} attempts: {exc}") from exc
+            wait = exc.retry_after if exc.retry_after is not None else min(pause * 2 ** (attempt - 1), MAX_BACKOFF)
+            if wait >= deadline.left():
+                raise DeadlineError(f"{what}: {exc}; no time left for another attempt before {deadline.what} "
+                                    f"({deadline.seconds:g} s)") from exc
+            log(f"staging {what}: {exc}; attempt {attempt}/{attempts}, again in {wait:g} s")
+            time.sleep(wait)
+    raise StagingError(f"{what}: no attempt")  # pragma: no cover

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""The file lists of the model hubs staging reads, each entry checked before anything is downloaded (standard
+library only).
+
+- Hugging Face: ``GET /api/{models|datasets}/{repo}/tree/{revision}?recursive=true``, paged through the ``Link: <...>;
+  rel="next"`` header (huggingface_hub ``HfApi.list_repo_tree``); a next page already read (a loop) or more than
+  ``max_pages`` pages fails the source. Each file from ``/{repo}/resolve/{revision}/{path}``.
+- ModelScope: ``GET /api/v1/models/{repo}/repo/files?Revision=..&Recursive=true`` ({Data: {Files: [{Path, Size, Sha256,
+  Type}]}}); each file from ``/api/v1/models/{repo}/repo?Revision=..&FilePath=..`` (the modelscope SDK's
+  ``HubApi.get_model_files`` and ``get_file_download_url``).
+
+An entry whose path, size or digest is missing or of the wrong type (``"size": "abc"``, ``true``, a negative
+number, a digest that is not hexadecimal) fails the source with a ``StagingError`` naming the entry and the field.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections.abc import Callable
+from typing import Any
+
+try:
+    from instance.staging_fetch import FileJob
+    from instance.staging_files import StagingError, rel_parts
+except ImportError:  # on the instance: installed next to this file
+    from staging_fetch import FileJob  # type: ignore[no-redef]
+    from staging_files import StagingError, rel_parts  # type: ignore[no-redef]
+
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+SHA1 = re.compile(r"^[0-9a-f]{40}$")
+MAX_PAGES = 10_000
+
+GetJson = Callable[[str], tuple[Any, Any]]
+
+
+def _field(entry: Any, key: str, kinds: tuple[type, ...], where: str, required: bool = True) -> Any:
+    if not isinstance(entry, dict):
+        raise StagingError(f"{where}: the listing holds {type(entry).__name__} {str(entry)[:80]!r} where an object "
+                           "is expected")
+    value = entry.get(key)
+    if value is None and not required:
+        return None
+    ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+    if not ok:
+        names = " or ".join(k.__name__ for k in kinds)
+        raise StagingError(f"{where}: the listing's entry {str(entry.get('path') or entry.get('Path') or '')[:200]!r} "
+                           f"has {key!r} = {str(value)[:80]!r} ({type(value).__name__}); accepted: {names}")
+    return value
+
+
+def _size(entry: dict[str, Any], key: str, where: str) -> int:
+    value = _field(entry, key, (int,), where)
+    if value < 0:
+        raise StagingError(f"{where}: the listing's entry {entry.get('path') or entry.get('Path')!r} has {key!r} = "
+                           f"{value}; accepted: a size of 0 or more bytes")
+    return int(value)
+
+
+def _digest(entry: dict[str, Any], key: str, pattern: re.Pattern[str], where: str, required: bool) -> str | None:
+    digits = 64 if pattern is SHA256 else 40
+    value = _field(entry, key, (str,), where, required)
+    if value is None:
+        return None
+    value = value.lower()
+    if not pattern.match(value):
+        raise StagingError(f"{where}: the listing's entry {entry.get('path') or entry.get('Path')!r} has {key!r} = "
+                           f"{value[:80]!r}; accepted: {digits} hexadecimal digits")
+    return value
+
+
+def next_link(header: str) -> str | None:
+    for part in header.split(","):
+        if 'rel="next"' in part and "<" in part and ">" in part:
+            return part[part.index("<") + 1:part.index(">")]
+    return None
+
+
+def hf_files(get_json: GetJson, base: str, kind: str, repo: str, revision: str, uri: str,
+             max_pages: int = MAX_PAGES) -> list[FileJob]:
+    rev = urllib.parse.quote(revision, safe="")
+    url: str | None = f"{base}/api/{kind}/{repo}/tree/{rev}?recursive=true"
+    seen: set[str] = set()
+    jobs: list[FileJob] = []
+    prefix = "" if kind == "models" else "datasets/"
+    while url:
+        if url in seen:
+            raise StagingError(f"{uri}: the listing's next page {url} was already read (the pagination loops)")
+        if len(seen) >= max_pages:
+            raise StagingError(f"{uri}: the listing has more than {max_pages} pages; refusing to read on")
+        seen.add(url)
+        items, resp = get_json(url)
+        if not isinstance(items, list):
+            raise StagingError(f"{uri}: the listing page {url} is {type(items).__name__}, not a list of entries")
+        for item in items:
+            if _field(item, "type", (str,), uri) != "file":
+                continue
+            path = _field(item, "path", (str,), uri)
+            rel_parts(path)
+            lfs = _field(item, "lfs", (dict,), uri, required=False)
+            if lfs:
+                size = _size(lfs, "size", uri)
+                sha256, sha1 = _digest(lfs, "oid", SHA256, uri, True), None
+            else:
+                size = _size(item, "size", uri)
+                sha256, sha1 = None, _digest(item, "oid", SHA1, uri, True)
+            jobs.append(FileJob(f"{base}/{prefix}{repo}/resolve/{rev}/{urllib.parse.quote(path)}", path, size, sha256,
+                                sha1, f"{uri} {path}"))
+        link = next_link(resp.getheader("Link") or "")
+        url = urllib.parse.urljoin(url, link) if link else None
+    return jobs
+
+
+def modelscope_files(get_json: GetJson, base: str, repo: str, revision: str, uri: str) -> list[FileJob]:
+    rev = urllib.parse.quote(revision, safe="")
+    answer, _ = get_json(f"{base}/api/v1/models/{repo}/repo/files?Revision={rev}&Recursive=true")
+    data = answer.get("Data") if isinstance(answer, dict) else None
+    files = data.get("Files") if isinstance(data, dict) else None
+    if not isinstance(files, list):
+        raise StagingError(f"{uri}: the listing has no Data.Files list")
+    jobs = []
+    for item in files:
+        if _field(item, "Type", (str,), uri, required=False) == "tree":
+            continue
+        path = _field(item, "Path", (str,), uri)
+        rel_parts(path)
+        size = _size(item, "Size", uri)
+        sha256 = _digest(item, "Sha256", SHA256, uri, required=False) if item.get("Sha256") else None
+        jobs.append(FileJob(f"{base}/api/v1/models/{repo}/repo?Revision={rev}&FilePath={urllib.parse.quote(path)}",
+                            path, size, sha256, None, f"{uri} {path}"))
+    return jobs

@@ -1,0 +1,69 @@
+"""``gpulease pull`` writes only inside ``--dest``: a symlink on the way (``dest/final -> elsewhere``), a symlink,
+folder, FIFO or device where a file goes, or at the temporary name the SDK downloads to, is one clear error (exit 2)
+and nothing is written outside; against moto's S3 on loopback."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gpulease.cli import main
+from gpulease.transfer.files import confined_target
+
+STACK = "aws-prep-7b"
+VICTIM = b"an ssh key that must survive\n"
+
+
+@pytest.fixture
+def bucket(aws) -> str:
+    s3 = aws.client("s3")
+    s3.create_bucket(Bucket="named-bucket")
+    s3.put_object(Bucket="named-bucket", Key="final/model.safetensors", Body=b"weights" * 100)
+    s3.put_object(Bucket="named-bucket", Key="logs/train.log", Body=b"step 1\n")
+    return "named-bucket"
+
+
+def pull(bucket: str, dest: Path) -> int:
+    return main(["pull", STACK, "--bucket", bucket, "--dest", str(dest), "--json"])
+
+
+def test_a_symlinked_folder_in_the_destination_is_not_written_through(bucket, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    outside = tmp_path / "dot-ssh"
+    outside.mkdir()
+    (outside / "model.safetensors").write_bytes(VICTIM)
+    dest = tmp_path / "results"
+    dest.mkdir()
+    (dest / "final").symlink_to(outside)
+    assert pull(bucket, dest) == 2
+    err = capsys.readouterr().err
+    assert f"object 'final/model.safetensors': {dest}/final is a symlink; refusing to write through it" in err
+    assert (outside / "model.safetensors").read_bytes() == VICTIM and sorted(os.listdir(outside)) == ["model.safetensors"]
+
+
+@pytest.mark.parametrize("make", ["symlink-to-file", "dev-zero", "fifo", "folder"])
+def test_something_other_than_a_file_where_a_pulled_file_goes_is_refused(bucket, tmp_path, capsys, monkeypatch, make):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    victim = tmp_path / "victim"
+    victim.write_bytes(VICTIM)
+    dest = tmp_path / "results"
+    (dest / "logs").mkdir(parents=True)
+    where = dest / "logs" / "train.log"
+    {"symlink-to-file": lambda: where.symlink_to(victim), "dev-zero": lambda: where.symlink_to("/dev/zero"),
+     "fifo": lambda: os.mkfifo(where), "folder": lambda: where.mkdir()}[make]()
+    assert pull(bucket, dest) == 2
+    found = {"symlink-to-file": "a symlink", "dev-zero": "a symlink", "fifo": "a FIFO", "folder": "a folder"}[make]
+    assert f"{where} is {found} where a file goes; refusing it" in capsys.readouterr().err
+    assert victim.read_bytes() == VICTIM
+
+
+def test_the_sdks_temporary_name_is_checked_too(tmp_path: Path) -> None:
+    (tmp_path / "final").mkdir()
+    (tmp_path / "final" / "x.bin.temp").symlink_to("/dev/zero")
+    with pytest.raises(Exception, match=r"x.bin.temp is a symlink where a file goes"):
+        confined_target(tmp_path, "final/x.bin", "final/", (".temp",))
+    assert confined_target(tmp_path, "final/x.bin", "final/")[1] is None
+    (tmp_path / "final" / "x.bin").write_bytes(b"abc")
+    assert confined_target(tmp_path, "final/x.bin", "final/") == (tmp_path / "final" / "x.bin", 3)
