@@ -49,6 +49,19 @@ SG_RULES = 200
 KIT_RULES = 2
 
 
+# --- regions -----------------------------------------------------------------------------------------------
+# Alibaba Cloud's public regions: the region list of the Alibaba Cloud SDK core's endpoint data
+# (aliyunsdkcore/data/endpoints.json, "regions", the version pinned in constraints.txt) and the regions of the
+# "Regions and zones" page (https://www.alibabacloud.com/help/en/ecs/regions-and-zones) that it lacks.
+REGIONS = (
+    "cn-qingdao", "cn-beijing", "cn-zhangjiakou", "cn-huhehaote", "cn-wulanchabu", "cn-hangzhou", "cn-shanghai",
+    "cn-nanjing", "cn-fuzhou", "cn-shenzhen", "cn-heyuan", "cn-guangzhou", "cn-chengdu", "cn-wuhan-lr", "cn-hongkong",
+    "ap-northeast-1", "ap-northeast-2", "ap-south-1", "ap-southeast-1", "ap-southeast-2", "ap-southeast-3",
+    "ap-southeast-5", "ap-southeast-6", "ap-southeast-7", "us-east-1", "us-west-1", "na-south-1", "eu-central-1",
+    "eu-west-1", "me-east-1", "me-central-1",
+)
+
+
 class AlicloudSpecRules(CloudSpecRules):
     name = "alicloud"
     title = "Alibaba Cloud"
@@ -76,6 +89,7 @@ class AlicloudSpecRules(CloudSpecRules):
     max_tags = v.ALICLOUD_MAX_TAGS
     tag_value_max = v.ALICLOUD_TAG_VALUE_MAX_LEN
     bucket_scheme = "oss://"
+    regions = REGIONS
     # The deadline: ECS's release time must be at least 30 minutes away (above).
     min_runtime_minutes = MIN_RUNTIME_MINUTES
     short_runtime_reason = (f"Alibaba Cloud refuses a release time under {v.ALICLOUD_MIN_RELEASE_MINUTES} minutes away "
