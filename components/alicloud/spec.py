@@ -110,11 +110,13 @@ class AlicloudSpecRules(CloudSpecRules):
         if not low <= size_gb <= high:
             problems.append(("dataDisk.sizeGb", f"{size_gb} GiB is outside what Alibaba Cloud accepts for {what}; accepted: {low}-{high}"))
         if iops is not None:
-            problems.append(("dataDisk.iops", "applies to AWS disks only; on alicloud choose performanceLevel"))
+            problems.append(("dataDisk.iops", "applies to AWS disks only; accepted on alicloud: performanceLevel (PL0-PL3) instead"))
         if throughput is not None:
-            problems.append(("dataDisk.throughput", "applies to AWS gp3 only"))
+            problems.append(("dataDisk.throughput", "applies to AWS gp3 only; accepted on alicloud: omit it (use "
+                             "performanceLevel)"))
         if performance_level is not None and disk_type != "cloud_essd":
-            problems.append(("dataDisk.performanceLevel", "applies to cloud_essd only"))
+            problems.append(("dataDisk.performanceLevel", "applies to cloud_essd only; accepted: omit it, or dataDisk.type: "
+                             "cloud_essd"))
         return problems
 
     def cidr_count_problems(self, cidrs: list[str]) -> list[Problem]:
@@ -136,7 +138,9 @@ class AlicloudSpecRules(CloudSpecRules):
         for key, value in spec.tags.items():
             problem = v.alicloud_tag_problem(key, value)
             if problem:
-                problems.append((f"tags.{key}", problem))
+                problems.append((f"tags.{key}", f"{problem}; accepted: keys of 1-{v.ALICLOUD_TAG_KEY_MAX_LEN} and values "
+                                 f"of up to {v.ALICLOUD_TAG_VALUE_MAX_LEN} characters, neither starting with aliyun, "
+                                 "acs:, http:// or https://"))
         for field, value in (
             ("project", spec.project), ("costCenter", spec.cost_center),
             ("onDemandReason", spec.on_demand_reason), ("ciRun", spec.ci_run),
@@ -145,7 +149,8 @@ class AlicloudSpecRules(CloudSpecRules):
                 continue
             if len(value) > v.ALICLOUD_TAG_VALUE_MAX_LEN:
                 problems.append(
-                    (field, f"is {len(value)} characters and becomes a tag value; Alibaba Cloud accepts up to {v.ALICLOUD_TAG_VALUE_MAX_LEN}")
+                    (field, f"is {len(value)} characters and becomes a tag value; accepted on Alibaba Cloud: up to "
+                     f"{v.ALICLOUD_TAG_VALUE_MAX_LEN}")
                 )
             elif value.lower().startswith(v.ALICLOUD_RESERVED_TAG_PREFIXES):
                 problems.append(
@@ -153,7 +158,8 @@ class AlicloudSpecRules(CloudSpecRules):
                      f"a value not starting with {', '.join(v.ALICLOUD_RESERVED_TAG_PREFIXES)}")
                 )
         if spec.owner.lower().startswith(v.ALICLOUD_RESERVED_TAG_PREFIXES):
-            problems.append(("owner", "becomes a tag value and starts with a prefix Alibaba Cloud reserves"))
+            problems.append(("owner", "becomes a tag value and starts with a prefix Alibaba Cloud reserves; accepted: an "
+                             f"address not starting with {', '.join(v.ALICLOUD_RESERVED_TAG_PREFIXES)}"))
         return problems
 
 

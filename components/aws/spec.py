@@ -144,7 +144,7 @@ class AwsSpecRules(CloudSpecRules):
             problems.append(("dataDisk.iops", f"does not apply to {disk_type}; accepted with gp3, io1, io2"))
         if throughput is not None:
             if disk_type != "gp3":
-                problems.append(("dataDisk.throughput", "applies to gp3 only"))
+                problems.append(("dataDisk.throughput", "applies to gp3 only; accepted: omit it, or dataDisk.type: gp3"))
             else:
                 low, high = GP3_THROUGHPUT
                 most = int((iops or GP3_DEFAULT_IOPS) * GP3_MIBS_PER_IOPS)

@@ -145,7 +145,8 @@ class ExperimentSpec(SpecModel):
                     f"key {key!r} uses a reserved prefix; accepted: keys not starting with {v.TAG_PREFIX}, aws:, aliyun or acs:"
                 )
             if not key or len(key) > v.TAG_KEY_MAX_LEN or not v.TAG_VALUE_PATTERN.match(key):
-                raise ValueError(f"key {key!r} is not a valid tag key on both clouds")
+                raise ValueError(f"key {key!r} is not a valid tag key on both clouds; accepted: 1-{v.TAG_KEY_MAX_LEN} "
+                                 "letters, digits, spaces and + - = . _ : / @")
             tag_safe(value, f"tags.{key}")
         return tags
 
@@ -170,9 +171,9 @@ class ExperimentSpec(SpecModel):
                 ("onDemandReason", "on-demand costs 2-4x spot; accepted: a reason, e.g. 'interactive debugging - cannot be interrupted'")
             )
         if self.market == "spot" and self.on_demand_reason:
-            problems.append(("onDemandReason", "is only for market: on-demand"))
+            problems.append(("onDemandReason", "is only for market: on-demand; accepted: omit it on spot"))
         if self.market == "on-demand" and self.max_spot_price_usd is not None:
-            problems.append(("maxSpotPriceUsd", "is only for market: spot"))
+            problems.append(("maxSpotPriceUsd", "is only for market: spot; accepted: omit it on on-demand"))
         if self.market == "spot" and not self.checkpoints.enabled:
             problems.append(
                 ("checkpoints.enabled", "a spot instance can be reclaimed at any time; accepted: true (checkpoints) for spot")
@@ -216,7 +217,7 @@ class ExperimentSpec(SpecModel):
                 )
         image = self.image
         if image.id is not None and image.family is not None:
-            problems.append(("image", "give id or family, not both"))
+            problems.append(("image", "gives both id and family; accepted: id or family, not both"))
         if image.id is not None and rules.image_id is not None and not rules.image_id.match(image.id):
             problems.append(("image.id", f"{image.id!r} is not {rules.image_id_what}; accepted: e.g. {rules.image_id_example}"))
         if image.family is not None and image.family not in rules.image_families:
@@ -276,7 +277,7 @@ class ExperimentSpec(SpecModel):
             )
         value_max = rules.tag_value_max
         if len(self.owner) > value_max:
-            problems.append(("owner", f"is {len(self.owner)} characters and becomes a tag value; {self.cloud} accepts up to {value_max}"))
+            problems.append(("owner", f"is {len(self.owner)} characters and becomes a tag value; accepted on {self.cloud}: up to {value_max}"))
         if self.checkpoints.enabled:
             ck = self.checkpoints
             length = rules.checkpoint_uri_length(ck.bucket, ck.prefix, self.name)

@@ -55,6 +55,8 @@ class SpecError(UserError):
     def __init__(self, stack: str, problems: list[tuple[str, str]], source: str | None = None):
         self.stack = stack
         self.problems = problems
+        # A problem found after loading (a lookup, the catalog) names the stack's file too.
+        source = source or f"stacks/Pulumi.{stack}.yaml"
         self.source = source
         where = f" ({source})" if source else ""
         lines = [f"invalid gpulease config in stack '{stack}'{where}:"]
@@ -113,10 +115,10 @@ def load_stack_spec(stack: str, config: Mapping[str, Any], source: str | None = 
     for i, run in enumerate(sweep.runs):
         shared = sorted(set(run.overrides) & set(SWEEP_SHARED_FIELDS))
         if shared:
-            problems.append((f"{sweep_key}.runs[{i}].overrides", f"{', '.join(shared)} are shared by every run; set them in base"))
+            problems.append((f"{sweep_key}.runs[{i}].overrides", f"{', '.join(shared)} are shared by every run; accepted: set them in base"))
             continue
         if "name" in run.overrides:
-            problems.append((f"{sweep_key}.runs[{i}].overrides.name", "the run's name comes from runs[].name"))
+            problems.append((f"{sweep_key}.runs[{i}].overrides.name", "the run's name comes from runs[].name; accepted: runs[].name, no name in overrides"))
             continue
         merged = deep_merge(dict(sweep.base), run.overrides)
         merged["name"] = f"{base.name}-{run.name}"

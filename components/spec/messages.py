@@ -111,7 +111,7 @@ def _described(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
     fields = {(f.alias or n): f for n, f in parent.model_fields.items()} if parent else {}
     field = fields.get(str(loc[-1])) if loc else None
     description = (field.description or "").rstrip(".") if field is not None else ""
-    return description or "the field, as docs/config.md describes it"
+    return description[:1].lower() + description[1:] if description else "the field, as docs/config.md describes it"
 
 
 def _type_message(err: dict[str, Any], model: type[BaseModel], loc: tuple[Any, ...]) -> str:

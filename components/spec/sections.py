@@ -213,7 +213,8 @@ class SshSpec(SpecModel):
                     "or mode: ssm / cloud-assistant for no inbound access at all"
                 )
             if bool(self.public_key) == bool(self.key_name):
-                raise ValueError("mode ssh needs exactly one of publicKey or keyName")
+                raise ValueError("mode ssh needs exactly one of publicKey or keyName; accepted: publicKey (a key pair is "
+                                 "created from it) or keyName (an existing key pair)")
         else:
             if self.allowed_cidrs:
                 raise ValueError(f"mode {self.mode} opens no inbound port; accepted: no allowedCidrs in this mode")
@@ -349,7 +350,7 @@ class ImageSpec(SpecModel):
         given = [name for name, value in (("id", self.id), ("family", self.family), ("fromStack", self.from_stack))
                  if value is not None]
         if len(given) > 1 and given != ["id", "family"]:  # id with family has its own message
-            return [("image", f"give one of id, family or fromStack, not {' and '.join(given)}")]
+            return [("image", f"gives {' and '.join(given)}; accepted: one of id, family or fromStack")]
         return []
 
 

@@ -105,12 +105,12 @@ class DataSourceSpec(SpecModel):
     def _fits(self) -> DataSourceSpec:
         source = ds.parse_source(self.uri)
         if self.revision is not None and not source.is_hub:
-            raise ValueError("revision applies to hf:// and modelscope:// sources only")
+            raise ValueError("revision applies to hf:// and modelscope:// sources only; accepted: omit it here")
         if self.region is not None and not source.is_bucket:
-            raise ValueError("region applies to s3:// and oss:// sources only")
+            raise ValueError("region applies to s3:// and oss:// sources only; accepted: omit it here")
         if self.sha256 is not None and ds.file_name(source) is None:
             raise ValueError("sha256 applies to one-file sources (https://host/file, or a bucket key not ending in /); "
-                             "hub files are verified against the hub's own digests")
+                             "hub files are verified against the hub's own digests; accepted: omit it here")
         return self
 
     @property

@@ -81,15 +81,17 @@ def parse_source(uri: str) -> SourceUri:
     """The parsed URI, or ``ValueError`` saying what is accepted."""
     scheme, sep, rest = uri.partition("://")
     if not sep or scheme not in SCHEMES:
-        raise ValueError(f"{uri!r}: the scheme must be one of {', '.join(s + '://' for s in SCHEMES)}")
+        raise ValueError(f"{uri!r}: unknown or missing scheme; accepted: {', '.join(s + '://' for s in SCHEMES)}")
     if any(c.isspace() or not c.isprintable() for c in uri) or "\\" in uri:
-        raise ValueError(f"{uri!r}: no spaces, control characters or backslashes in a source URI")
+        raise ValueError(f"{uri!r}: holds a space, a control character or a backslash; accepted: a URI of printable "
+                         "characters without spaces (percent-encode them)")
     if scheme in BUCKET_SCHEMES:
         bucket, _, key = rest.partition("/")
         if not _BUCKET.match(bucket) or ".." in bucket:
             raise ValueError(f"{uri!r}: {bucket!r} is not a bucket name; accepted: {scheme}://bucket/key-or-prefix/")
         if not _KEY.match(key) or "//" in key or any(p in (".", "..") for p in key.split("/")):
-            raise ValueError(f"{uri!r}: {key!r} is not an object key or prefix")
+            raise ValueError(f"{uri!r}: {key!r} is not an object key or prefix; accepted: letters, digits and "
+                             "! _ . * ' ( ) / + = @ , : ~ -, no empty, . or .. part")
         return SourceUri(scheme, bucket, key)
     if scheme in HUB_SCHEMES:
         parts = rest.strip("/").split("/")
@@ -98,7 +100,8 @@ def parse_source(uri: str) -> SourceUri:
         else:
             kind = ""
         if len(parts) != 2 or not all(_HUB_PART.match(p) for p in parts) or any(p in (".", "..") for p in parts):
-            raise ValueError(f"{uri!r}: accepted: {scheme}://org/repo" + (" or hf://datasets/org/repo" if scheme == "hf" else ""))
+            raise ValueError(f"{uri!r}: is not a hub repository; accepted: {scheme}://org/repo"
+                             + (" or hf://datasets/org/repo" if scheme == "hf" else ""))
         return SourceUri(scheme, kind.rstrip("/") or "models", "/".join(parts))
     return _https_source(uri, scheme)
 
@@ -113,7 +116,7 @@ def _https_source(uri: str, scheme: str) -> SourceUri:
     except ValueError:  # "Invalid IPv6 URL", "Port could not be cast to integer value", "Port out of range"
         raise ValueError(f"{uri!r}: the host or port cannot be read; {_HTTPS_ACCEPTED}") from None
     if not parts.hostname or not parts.path or parts.path.endswith("/"):
-        raise ValueError(f"{uri!r}: {_HTTPS_ACCEPTED}")
+        raise ValueError(f"{uri!r}: names no host or no file; {_HTTPS_ACCEPTED}")
     if port == 0:
         raise ValueError(f"{uri!r}: port 0 is not a port; {_HTTPS_ACCEPTED}")
     if parts.fragment or uri.endswith("#"):
