@@ -45,7 +45,8 @@ DEADLINE_YEARS = (2000, 2999)
 class ExperimentSpec(SpecModel):
     """One experiment: one GPU instance, one data disk, a checkpoint prefix."""
 
-    name: str = Field(..., description="DNS-safe experiment name (lowercase letters, digits, hyphens).")
+    name: str = Field(..., description="DNS-safe experiment name (lowercase letters, digits, hyphens).",
+                      json_schema_extra={"pattern": DNS_LABEL.pattern})
     owner: str = Field(..., description="Owner email; every resource is tagged with it.")
     project: str = Field(..., min_length=1, max_length=64)
     cost_center: str = Field(..., min_length=1, max_length=64)

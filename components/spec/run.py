@@ -85,7 +85,8 @@ class JobSpec(SpecModel):
         description="Hyperparameters / seed file recorded in the run manifest: a path under /data (absolute, or "
         "relative to /data).",
     )
-    session: str = Field("train", description="The tmux session's name (gpulease ssh attaches to it).")
+    session: str = Field("train", description="The tmux session's name (gpulease ssh attaches to it).",
+                         json_schema_extra={"pattern": SESSION_NAME.pattern})
 
     @field_validator("command")
     @classmethod

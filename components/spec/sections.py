@@ -257,7 +257,9 @@ class LifecycleSpec(SpecModel):
 
 class CheckpointSpec(SpecModel):
     enabled: bool = Field(True, description="false only for on-demand experiments.")
-    bucket: str | None = Field(None, description="An existing bucket; a new one is created when omitted.")
+    bucket: str | None = Field(None, description="An existing bucket; a new one is created when omitted.",
+                               json_schema_extra={"anyOf": [{"type": "string", "pattern": BUCKET_NAME.pattern},
+                                                            {"type": "null"}]})
     prefix: str = Field("checkpoints/", description="Key prefix for this experiment's checkpoints.")
     interval_minutes: int = Field(15, ge=1, le=1440, description="How often the watchdog syncs /data/checkpoints.")
     retain: bool = Field(True, description="Keep a created bucket when the stack is destroyed.")

@@ -43,14 +43,18 @@ REFUSED: list[tuple[str, dict, dict, str, str]] = [
     ("percent-encoded ..", source("https://h/a/%2e%2e/f"), {}, "data.sources[0].uri", ". or .. part"),
     ("dot segment", source("https://h/a/./f"), {}, "data.sources[0].uri", ". or .. part"),
     ("percent NUL", source("https://h/a%00b"), {}, "data.sources[0].uri", "control character"),
+    ("percent not an escape", source("https://h/a%ZZ"), {}, "data.sources[0].uri", "not a %XX escape"),
     ("percent line feed", source("https://h/a%0ab"), {}, "data.sources[0].uri", "control character"),
     ("s3 on Alibaba", {"cloud": "alicloud", "gpu": {"instanceType": "ecs.gn7i-c8g1.2xlarge"},
                        **source("s3://bucket-a/x/")}, {}, "data.sources[0].uri", "accepted on this stack's cloud: oss://"),
     ("oss on AWS", source("oss://bucket-a/x/"), {}, "data.sources[0].uri", "accepted on this stack's cloud: s3://"),
     ("user in URI", source("https://alice@h/f"), {}, "data.sources[0].uri", "user name or password"),
+    ("a fragment", source("https://h/f#part-2"), {}, "data.sources[0].uri", "is never sent to the server"),
     ("token in fragment", source("https://h/f#token=abc"), {}, "data.sources[0].uri", "fragment"),
     ("bearer in query", source("https://h/f?auth=Bearer%20abc"), {}, "data.sources[0].uri", "signature or a token"),
     ("signed URL", source("https://h/f?X-Amz-Signature=abc"), {}, "data.sources[0].uri", "signature or a token"),
+    ("auth in query", source("https://h/f?auth=abc123"), {}, "data.sources[0].uri", "signature or a token"),
+    ("user in bucket URI", source("s3://alice@bucket-a/x/"), {}, "data.sources[0].uri", "user name or password"),
     ("prefix climbing", {"checkpoints": {"prefix": "../../etc"}}, {}, "checkpoints.prefix", "clean key prefix"),
     ("prefix empty part", {"checkpoints": {"prefix": "a//b/"}}, {}, "checkpoints.prefix", "clean key prefix"),
     ("prefix dot", {"checkpoints": {"prefix": "./a/"}}, {}, "checkpoints.prefix", "clean key prefix"),
@@ -129,3 +133,12 @@ def test_own_stack_by_project_and_name_is_refused_when_the_project_is_known() ->
     load_stack_spec("dev", {EXP: spec})  # the project is not known: another project's dev is legitimate
     with pytest.raises(SpecError, match="is this stack"):
         load_stack_spec("dev", {EXP: spec, "pulumi:project": "gpulease"})
+
+
+def test_a_token_in_a_fragment_is_named_as_a_credential() -> None:
+    # The policy pack reads the same function on any program's URIs, which need not pass parse_source.
+    from gpulease.core.datasources import credential_problem
+
+    assert credential_problem("https://h/f#token=abc") == "its fragment (#...) looks like a token"
+    assert credential_problem("https://h/f#access_token=abc&x=1") == "its fragment (#...) looks like a token"
+    assert credential_problem("https://h/f#section-2") is None

@@ -134,7 +134,9 @@ def test_schema_and_loader_give_every_mutation_the_same_verdict(path) -> None:
 def test_the_examples_of_the_issue_agree() -> None:
     stack, key, spec, others = _stack(STACKS_DIR / "Pulumi.aws-lora-7b.yaml")
     for change in ({"maxRuntimeHours": "8"}, {"gpu": {**spec["gpu"], "count": True}}, {"idle_minutes": 30},
-                   {"ssh": {**spec["ssh"], "allowedCidrs": ["1.2.3.4/33"]}}):
+                   {"ssh": {**spec["ssh"], "allowedCidrs": ["1.2.3.4/33"]}}, {"name": "My_Exp"},
+                   {"checkpoints": {**spec.get("checkpoints", {}), "bucket": "Bad_Bucket"}},
+                   {"job": {"command": "python train.py", "session": "a.b"}}):
         mutated = {**spec, **change}
         assert not _schema_accepts(key, mutated, others), change
         assert not _loader_accepts(stack, key, mutated, others), change

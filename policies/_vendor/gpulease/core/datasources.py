@@ -106,6 +106,7 @@ def parse_source(uri: str) -> SourceUri:
     return _https_source(uri, scheme)
 
 
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _HTTPS_ACCEPTED = "accepted: https://host[:port]/path/to/file (one file, port 1-65535, no fragment)"
 
 
@@ -121,6 +122,9 @@ def _https_source(uri: str, scheme: str) -> SourceUri:
         raise ValueError(f"{uri!r}: port 0 is not a port; {_HTTPS_ACCEPTED}")
     if parts.fragment or uri.endswith("#"):
         raise ValueError(f"{uri!r}: a fragment (#...) is never sent to the server; {_HTTPS_ACCEPTED}")
+    if _BAD_ESCAPE.search(parts.path):
+        raise ValueError(f"{uri!r}: the path holds a % that is not a %XX escape; accepted: a path with each % "
+                         "followed by two hexadecimal digits (%25 for a % itself)")
     decoded = urllib.parse.unquote(parts.path)
     if any(not c.isprintable() for c in decoded) or "\\" in decoded:
         raise ValueError(f"{uri!r}: the path decodes to a control character or backslash (%00, %0a ...); "
