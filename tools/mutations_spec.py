@@ -94,8 +94,8 @@ MUTATIONS: list[Mutation] = [
              "_StrictConstructor.add_constructor(_TAGS[yaml_scalars.OUT_OF_RANGE], SafeConstructor.construct_yaml_str)",
              YAML, "a number beyond 64 bits is refused, not read as text"),
     # --- catalog overrides ----------------------------------------------------------------------------------
-    Mutation("spec", "gpulease/core/catalog/models.py", "HOURLY_PRICE_FLOOR = 0.001", "HOURLY_PRICE_FLOOR = 0.0", CATALOG,
-             "an instance-hour price below $0.001 (1e-300) is refused"),
+    Mutation("spec", "gpulease/core/catalog/models.py", "HOURLY_PRICE_FLOOR = PRICE_ITEM_FLOOR", "HOURLY_PRICE_FLOOR = 0.0", CATALOG,
+             "an instance-hour price below $0.000001 (1e-300) is refused"),
     Mutation("spec", "gpulease/core/catalog/models.py", "PRICE_ITEM_FLOOR = 1e-6", "PRICE_ITEM_FLOOR = 0.0", CATALOG,
              "a price item between 0 and $0.000001 is refused"),
     Mutation("spec", "gpulease/core/catalog/models.py", "    if value > latest:", "    if False:", CATALOG,

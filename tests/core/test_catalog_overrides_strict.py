@@ -23,7 +23,9 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 
 @pytest.mark.parametrize(("body", "phrase"), [
-    ("instances:\n" + VALID_ROW.replace("us-east-1: 0.5,", "us-east-1: 1e-300,"), "at least 0.001"),
+    ("instances:\n" + VALID_ROW.replace("us-east-1: 0.5,", "us-east-1: 1e-300,"), "at least 1e-06"),
+    ("instances:\n" + VALID_ROW.replace("prices: {us-east-1: 0.5, us-west-2: 0.5}",
+                                        "prices: {us-east-1: 0.5}, spotPrices: {us-east-1a: 1e-300}"), "below any instance hour"),
     ("instances:\n" + VALID_ROW.replace("us-east-1: 0.5,", "us-east-1: true,"), "prices.us-east-1"),
     ("instances:\n" + VALID_ROW.replace("us-east-1: 0.5,", "us-east-1: '0.5',"), "prices.us-east-1"),
     ("instances:\n" + VALID_ROW.replace("spotDiscount: 0.5", "spotDiscount: true"), "spotDiscount"),
@@ -63,8 +65,8 @@ def test_a_row_in_two_files_still_merges(tmp_path):
 
 
 def test_a_zero_price_item_and_a_cheap_hour_are_accepted(tmp_path):
-    path = _write(tmp_path, "instances:\n" + VALID_ROW.replace("us-east-1: 0.5,", "us-east-1: 0.001,")
+    path = _write(tmp_path, "instances:\n" + VALID_ROW.replace("us-east-1: 0.5,", "us-east-1: 0.00001,")
                   + "regions:\n" + REGION_ROW.replace("egressGb: 0.09", "egressGb: 0"))
     catalog = load_catalog([path])
-    assert catalog.get("aws", "g9.xlarge").prices["us-east-1"] == 0.001
+    assert catalog.get("aws", "g9.xlarge").prices["us-east-1"] == 0.00001
     assert catalog.region_prices("aws", "us-east-1").egress_gb == 0

@@ -26,9 +26,9 @@ class _Row(BaseModel):
 PRICE_ITEM_FLOOR = 1e-6
 """The smallest non-zero price item (USD per GB-month, per IOPS-month, per hour of an address): below a
 millionth of a dollar a price is a typo that would switch the cost guards off (1e-300 is "free")."""
-HOURLY_PRICE_FLOOR = 0.001
-"""The smallest price of a GPU or CPU instance hour (USD): no cloud rents an instance hour for less than a tenth
-of a cent."""
+HOURLY_PRICE_FLOOR = PRICE_ITEM_FLOOR
+"""The smallest price of an instance hour (USD): the same floor (a price API's answer of $0.00001 is kept, and the
+refresh test data uses such answers); 1e-300 is refused."""
 
 
 def _price_item(value: float) -> float:
