@@ -37,6 +37,8 @@ IMAGES = {"aws:ec2/ami:Ami", "aws:ebs/snapshot:Snapshot", "alicloud:ecs/image:Im
 def phase(name: str) -> Callable[[dict[str, Any]], None]:
     def change(config: dict[str, Any]) -> None:
         section(config)["phase"] = name
+        # Parking keeps the disk: the spec refuses parked with dataDisk.retain: false (the debug stacks' own).
+        section(config).setdefault("dataDisk", {})["retain"] = True
 
     return change
 
