@@ -10,15 +10,20 @@ from pulumi.runtime import config as runtime_config
 
 from components.experiment import GpuExperiment
 from components.image_bake import BAKED_IMAGE_OUTPUT
-from components.spec.load import CONFIG_NAMESPACE, load_stack_spec
+from components.spec.load import CONFIG_NAMESPACE, PROJECT_KEY, load_stack_spec
+from components.spec.regions import PROVIDER_REGION_KEYS
 from gpulease.core.errors import UserError
 
 
 def gpulease_config() -> dict[str, Any]:
-    """Every ``gpulease:*`` key of the stack config, structured values parsed from their JSON form."""
+    """Every ``gpulease:*`` key of the stack config, structured values parsed from their JSON form, and the
+    providers' region keys as the CLI hands them (text), for the spec's region check."""
     merged = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     out: dict[str, Any] = {}
     for key, raw in merged.items():
+        if key in PROVIDER_REGION_KEYS.values():  # text as the CLI hands it: the spec checks the region's name
+            out[key] = raw
+            continue
         if not key.startswith(f"{CONFIG_NAMESPACE}:"):
             continue
         try:
@@ -31,7 +36,8 @@ def gpulease_config() -> dict[str, Any]:
 def main() -> None:
     stack = pulumi.get_stack()
     try:
-        spec = load_stack_spec(stack, gpulease_config(), source=f"stacks/Pulumi.{stack}.yaml")
+        config = {**gpulease_config(), PROJECT_KEY: pulumi.get_project()}
+        spec = load_stack_spec(stack, config, source=f"stacks/Pulumi.{stack}.yaml")
         experiment = GpuExperiment(spec)
     except UserError as exc:
         # A user mistake: one message, no traceback, nothing registered.

@@ -59,6 +59,10 @@ class CloudSpecRules(ABC):
     tag_value_max: ClassVar[int]
     bucket_scheme: ClassVar[str]
     """The checkpoint URI's scheme (``s3://``)."""
+    regions: ClassVar[tuple[str, ...]]
+    """The cloud's region names (a region outside them is a typo or a region the kit does not know)."""
+    transition_min_days: ClassVar[Mapping[str, int]] = {}
+    """The fewest days after creation the cloud accepts for a lifecycle transition to a storage class."""
     min_runtime_minutes: ClassVar[int]
     short_runtime_reason: ClassVar[str]
     min_deadline_lead_minutes: ClassVar[int]
@@ -94,14 +98,15 @@ class CloudSpecRules(ABC):
         adds the run's name), with a generated bucket name counted at its maximum length."""
         return len(self.bucket_scheme) + (len(bucket) if bucket else BUCKET_NAME_MAX) + 1 + len(prefix) + len(name) + 1
 
-    def runtime_problems(self, max_runtime_hours: float, final_sync_minutes: int, explicit_deadline: bool) -> list[Problem]:
+    def runtime_problems(self, max_runtime_hours: float, final_sync_minutes: int, explicit_deadline: bool,
+                         field: str = "maxRuntimeHours") -> list[Problem]:
         minutes = max_runtime_hours * 60
         floor = self.min_runtime_minutes
         if not explicit_deadline and minutes < floor:
-            return [("maxRuntimeHours", f"{max_runtime_hours:g} h is too short: {self.short_runtime_reason}; accepted on "
+            return [(field, f"{max_runtime_hours:g} h is too short: {self.short_runtime_reason}; accepted on "
                      f"{self.name}: {floor / 60:g} or more")]
         if minutes < final_sync_minutes + BOOT_MINUTES:
-            return [("maxRuntimeHours", f"{max_runtime_hours:g} h leaves no time to train: the watchdog starts the final "
+            return [(field, f"{max_runtime_hours:g} h leaves no time to train: the watchdog starts the final "
                      f"sync watchdog.finalSyncMinutes ({final_sync_minutes}) before the deadline, after about "
                      f"{BOOT_MINUTES} minutes of boot; accepted: at least {(final_sync_minutes + BOOT_MINUTES) / 60:.2f} h, "
                      "or a smaller finalSyncMinutes")]

@@ -109,7 +109,7 @@ MUTATIONS: list[Mutation] = [
     # --- prices: dates, staleness, the refresh's gate -----------------------------------------------------------
     Mutation("prices", "gpulease/core/catalog/dating.py", "        elif item in given and override.get(\"asOf\") is not None:", "        elif False:",
              PRICE_TESTS, "an override's asOf dates only the prices it gives"),
-    Mutation("prices", "gpulease/catalog_refresh/fetched.py", "    if number <= 0:", "    if number < 0:", PRICE_TESTS,
+    Mutation("prices", "gpulease/catalog_refresh/fetched.py", "    if number < PRICE_ITEM_FLOOR:  # the catalog refuses a positive price below the floor too", "    if number < 0:", PRICE_TESTS,
              "a refresh never keeps a zero price"),
     Mutation("prices", "gpulease/catalog_refresh/fetched.py", "    if not math.isfinite(number):", "    if False:",
              PRICE_TESTS, "a refresh never keeps a NaN or an infinity"),

@@ -49,6 +49,19 @@ SG_RULES = 200
 KIT_RULES = 2
 
 
+# --- regions -----------------------------------------------------------------------------------------------
+# Alibaba Cloud's public regions: the region list of the Alibaba Cloud SDK core's endpoint data
+# (aliyunsdkcore/data/endpoints.json, "regions", the version pinned in constraints.txt) and the regions of the
+# "Regions and zones" page (https://www.alibabacloud.com/help/en/ecs/regions-and-zones) that it lacks.
+REGIONS = (
+    "cn-qingdao", "cn-beijing", "cn-zhangjiakou", "cn-huhehaote", "cn-wulanchabu", "cn-hangzhou", "cn-shanghai",
+    "cn-nanjing", "cn-fuzhou", "cn-shenzhen", "cn-heyuan", "cn-guangzhou", "cn-chengdu", "cn-wuhan-lr", "cn-hongkong",
+    "ap-northeast-1", "ap-northeast-2", "ap-south-1", "ap-southeast-1", "ap-southeast-2", "ap-southeast-3",
+    "ap-southeast-5", "ap-southeast-6", "ap-southeast-7", "us-east-1", "us-west-1", "na-south-1", "eu-central-1",
+    "eu-west-1", "me-east-1", "me-central-1",
+)
+
+
 class AlicloudSpecRules(CloudSpecRules):
     name = "alicloud"
     title = "Alibaba Cloud"
@@ -76,6 +89,7 @@ class AlicloudSpecRules(CloudSpecRules):
     max_tags = v.ALICLOUD_MAX_TAGS
     tag_value_max = v.ALICLOUD_TAG_VALUE_MAX_LEN
     bucket_scheme = "oss://"
+    regions = REGIONS
     # The deadline: ECS's release time must be at least 30 minutes away (above).
     min_runtime_minutes = MIN_RUNTIME_MINUTES
     short_runtime_reason = (f"Alibaba Cloud refuses a release time under {v.ALICLOUD_MIN_RELEASE_MINUTES} minutes away "
@@ -96,11 +110,13 @@ class AlicloudSpecRules(CloudSpecRules):
         if not low <= size_gb <= high:
             problems.append(("dataDisk.sizeGb", f"{size_gb} GiB is outside what Alibaba Cloud accepts for {what}; accepted: {low}-{high}"))
         if iops is not None:
-            problems.append(("dataDisk.iops", "applies to AWS disks only; on alicloud choose performanceLevel"))
+            problems.append(("dataDisk.iops", "applies to AWS disks only; accepted on alicloud: performanceLevel (PL0-PL3) instead"))
         if throughput is not None:
-            problems.append(("dataDisk.throughput", "applies to AWS gp3 only"))
+            problems.append(("dataDisk.throughput", "applies to AWS gp3 only; accepted on alicloud: omit it (use "
+                             "performanceLevel)"))
         if performance_level is not None and disk_type != "cloud_essd":
-            problems.append(("dataDisk.performanceLevel", "applies to cloud_essd only"))
+            problems.append(("dataDisk.performanceLevel", "applies to cloud_essd only; accepted: omit it, or dataDisk.type: "
+                             "cloud_essd"))
         return problems
 
     def cidr_count_problems(self, cidrs: list[str]) -> list[Problem]:
@@ -122,7 +138,9 @@ class AlicloudSpecRules(CloudSpecRules):
         for key, value in spec.tags.items():
             problem = v.alicloud_tag_problem(key, value)
             if problem:
-                problems.append((f"tags.{key}", problem))
+                problems.append((f"tags.{key}", f"{problem}; accepted: keys of 1-{v.ALICLOUD_TAG_KEY_MAX_LEN} and values "
+                                 f"of up to {v.ALICLOUD_TAG_VALUE_MAX_LEN} characters, neither starting with aliyun, "
+                                 "acs:, http:// or https://"))
         for field, value in (
             ("project", spec.project), ("costCenter", spec.cost_center),
             ("onDemandReason", spec.on_demand_reason), ("ciRun", spec.ci_run),
@@ -131,7 +149,8 @@ class AlicloudSpecRules(CloudSpecRules):
                 continue
             if len(value) > v.ALICLOUD_TAG_VALUE_MAX_LEN:
                 problems.append(
-                    (field, f"is {len(value)} characters and becomes a tag value; Alibaba Cloud accepts up to {v.ALICLOUD_TAG_VALUE_MAX_LEN}")
+                    (field, f"is {len(value)} characters and becomes a tag value; accepted on Alibaba Cloud: up to "
+                     f"{v.ALICLOUD_TAG_VALUE_MAX_LEN}")
                 )
             elif value.lower().startswith(v.ALICLOUD_RESERVED_TAG_PREFIXES):
                 problems.append(
@@ -139,7 +158,8 @@ class AlicloudSpecRules(CloudSpecRules):
                      f"a value not starting with {', '.join(v.ALICLOUD_RESERVED_TAG_PREFIXES)}")
                 )
         if spec.owner.lower().startswith(v.ALICLOUD_RESERVED_TAG_PREFIXES):
-            problems.append(("owner", "becomes a tag value and starts with a prefix Alibaba Cloud reserves"))
+            problems.append(("owner", "becomes a tag value and starts with a prefix Alibaba Cloud reserves; accepted: an "
+                             f"address not starting with {', '.join(v.ALICLOUD_RESERVED_TAG_PREFIXES)}"))
         return problems
 
 

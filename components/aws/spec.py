@@ -72,6 +72,27 @@ GP3_MIBS_PER_IOPS = 0.25
 SG_RULES_PER_FAMILY = 60
 
 
+# --- regions -----------------------------------------------------------------------------------------------
+# Every region of the public partitions in botocore's endpoint data (botocore/data/endpoints.json, partitions aws,
+# aws-cn, aws-us-gov; the botocore pinned in constraints.txt).
+REGIONS = (
+    "af-south-1", "ap-east-1", "ap-east-2", "ap-northeast-1", "ap-northeast-2", "ap-northeast-3", "ap-south-1",
+    "ap-south-2", "ap-southeast-1", "ap-southeast-2", "ap-southeast-3", "ap-southeast-4", "ap-southeast-5",
+    "ap-southeast-6", "ap-southeast-7", "ca-central-1", "ca-west-1", "eu-central-1", "eu-central-2", "eu-north-1",
+    "eu-south-1", "eu-south-2", "eu-west-1", "eu-west-2", "eu-west-3", "il-central-1", "me-central-1", "me-south-1",
+    "mx-central-1", "sa-east-1", "us-east-1", "us-east-2", "us-west-1", "us-west-2",
+    "cn-north-1", "cn-northwest-1", "us-gov-east-1", "us-gov-west-1",
+)
+
+# --- lifecycle transitions ---------------------------------------------------------------------------------
+# S3 Transition, Days: "If the specified storage class is STANDARD_IA or ONEZONE_IA, valid values are positive
+# integers greater than 30" (https://docs.aws.amazon.com/AmazonS3/latest/API/API_Transition.html); the user guide
+# says objects must be stored "at least 30 days" first ("Constraints and considerations for transitions",
+# https://docs.aws.amazon.com/AmazonS3/latest/userguide/lifecycle-transition-general-considerations.html).
+# INTELLIGENT_TIERING, GLACIER_IR, GLACIER and DEEP_ARCHIVE take 0 or more.
+TRANSITION_MIN_DAYS = {"STANDARD_IA": 30, "ONEZONE_IA": 30}
+
+
 class AwsSpecRules(CloudSpecRules):
     name = "aws"
     title = "AWS"
@@ -95,6 +116,8 @@ class AwsSpecRules(CloudSpecRules):
     max_tags = MAX_TAGS
     tag_value_max = v.TAG_VALUE_MAX_LEN
     bucket_scheme = "s3://"
+    regions = REGIONS
+    transition_min_days = TRANSITION_MIN_DAYS
     min_runtime_minutes = MIN_RUNTIME_MINUTES
     short_runtime_reason = "the deadline is fixed before the instance and its scheduled stop are created"
     min_deadline_lead_minutes = 5
@@ -121,7 +144,7 @@ class AwsSpecRules(CloudSpecRules):
             problems.append(("dataDisk.iops", f"does not apply to {disk_type}; accepted with gp3, io1, io2"))
         if throughput is not None:
             if disk_type != "gp3":
-                problems.append(("dataDisk.throughput", "applies to gp3 only"))
+                problems.append(("dataDisk.throughput", "applies to gp3 only; accepted: omit it, or dataDisk.type: gp3"))
             else:
                 low, high = GP3_THROUGHPUT
                 most = int((iops or GP3_DEFAULT_IOPS) * GP3_MIBS_PER_IOPS)

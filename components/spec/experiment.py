@@ -26,6 +26,7 @@ from components.spec.sections import (
     WatchdogSpec,
     tag_safe,
 )
+from components.spec.suggest import nearest_hint
 from components.spec.workflow import DataSpec, Phase, PrepSpec, workflow_problems
 from components.spec_rules import CloudSpecRules, Problem
 from components.tagging import experiment_tags
@@ -35,6 +36,9 @@ from gpulease.core.model import SpecModel
 from gpulease.core.sizing.resolve import GpuSpec
 
 DNS_LABEL = re.compile(r"^[a-z]([a-z0-9-]{0,38}[a-z0-9])?$")
+BUDGET_USD_MAX = 1_000_000
+"""Far above the worst case of the largest stack the spec accepts (20 nodes of the dearest type for 168 hours is
+about $300,000); a larger number is a typo, and 1e308 would overflow the cost arithmetic."""
 DEADLINE_YEARS = (2000, 2999)
 """expiresAt years accepted: far outside them the date arithmetic of a deadline overflows (year 9999 + offset)."""
 
@@ -42,11 +46,12 @@ DEADLINE_YEARS = (2000, 2999)
 class ExperimentSpec(SpecModel):
     """One experiment: one GPU instance, one data disk, a checkpoint prefix."""
 
-    name: str = Field(..., description="DNS-safe experiment name (lowercase letters, digits, hyphens).")
+    name: str = Field(..., description="DNS-safe experiment name (lowercase letters, digits, hyphens).",
+                      json_schema_extra={"pattern": DNS_LABEL.pattern})
     owner: str = Field(..., description="Owner email; every resource is tagged with it.")
     project: str = Field(..., min_length=1, max_length=64)
     cost_center: str = Field(..., min_length=1, max_length=64)
-    budget_usd: float = Field(..., gt=0, description="Budget for the whole experiment in USD.")
+    budget_usd: float = Field(..., gt=0, le=BUDGET_USD_MAX, description="Budget for the whole experiment in USD.")
     tags: dict[str, str] = Field(default_factory=dict, description="Extra tags on every resource.")
     cloud: Cloud = "aws"
     region: str | None = Field(None, description="Defaults to the provider's region config (aws:region / alicloud:region).")
@@ -143,7 +148,8 @@ class ExperimentSpec(SpecModel):
                     f"key {key!r} uses a reserved prefix; accepted: keys not starting with {v.TAG_PREFIX}, aws:, aliyun or acs:"
                 )
             if not key or len(key) > v.TAG_KEY_MAX_LEN or not v.TAG_VALUE_PATTERN.match(key):
-                raise ValueError(f"key {key!r} is not a valid tag key on both clouds")
+                raise ValueError(f"key {key!r} is not a valid tag key on both clouds; accepted: 1-{v.TAG_KEY_MAX_LEN} "
+                                 "letters, digits, spaces and + - = . _ : / @")
             tag_safe(value, f"tags.{key}")
         return tags
 
@@ -168,9 +174,9 @@ class ExperimentSpec(SpecModel):
                 ("onDemandReason", "on-demand costs 2-4x spot; accepted: a reason, e.g. 'interactive debugging - cannot be interrupted'")
             )
         if self.market == "spot" and self.on_demand_reason:
-            problems.append(("onDemandReason", "is only for market: on-demand"))
+            problems.append(("onDemandReason", "is only for market: on-demand; accepted: omit it on spot"))
         if self.market == "on-demand" and self.max_spot_price_usd is not None:
-            problems.append(("maxSpotPriceUsd", "is only for market: spot"))
+            problems.append(("maxSpotPriceUsd", "is only for market: spot; accepted: omit it on on-demand"))
         if self.market == "spot" and not self.checkpoints.enabled:
             problems.append(
                 ("checkpoints.enabled", "a spot instance can be reclaimed at any time; accepted: true (checkpoints) for spot")
@@ -182,13 +188,20 @@ class ExperimentSpec(SpecModel):
                                  f"ssh or {rules.session_mode}"))
         disk = self.data_disk
         if disk.type is not None and disk.type not in rules.disk_types:
-            problems.append(("dataDisk.type", f"{disk.type!r} is not a {self.cloud} disk type; accepted: {', '.join(rules.disk_types)}"))
+            problems.append(("dataDisk.type", self._not_ours("disk_types", "disk type", disk.type)))
         elif disk.existing_volume_id is None:
             problems += rules.disk_problems(self.disk_type, disk.size_gb, disk.iops, disk.throughput, disk.performance_level)
-        problems += rules.runtime_problems(self.max_runtime_hours, self.watchdog.final_sync_minutes, self.expires_at is not None)
+        runtime = rules.runtime_problems(self.max_runtime_hours, self.watchdog.final_sync_minutes, self.expires_at is not None)
+        problems += runtime
+        problems += rules.runtime_problems(self.prep.max_runtime_hours, self.watchdog.final_sync_minutes, False,
+                                           field="prep.maxRuntimeHours")
+        if self.phase == "parked" and not disk.retain:
+            problems.append(("dataDisk.retain", "false with phase: parked: parking keeps the data disk with no instance, "
+                             "and a disk not retained is swept once unattached; accepted: dataDisk.retain: true while "
+                             "phase is parked (or another phase)"))
         problems += self._ssh_problems()
         problems += self._tag_problems()
-        problems += run_problems(self)
+        problems += run_problems(self, runtime_ok=not runtime)
         problems += cluster_problems(self)
         vol = self.data_disk.existing_volume_id
         if vol is not None and not rules.disk_id.match(vol):
@@ -196,15 +209,22 @@ class ExperimentSpec(SpecModel):
         for i, t in enumerate(self.checkpoints.lifecycle.transitions):
             if t.storage_class not in rules.storage_classes:
                 problems.append(
-                    (f"checkpoints.lifecycle.transitions[{i}].storageClass", f"{t.storage_class!r}; accepted: {', '.join(rules.storage_classes)}")
+                    (f"checkpoints.lifecycle.transitions[{i}].storageClass",
+                     self._not_ours("storage_classes", "storage class", t.storage_class))
+                )
+            elif t.days < rules.transition_min_days.get(t.storage_class, 0):
+                least = rules.transition_min_days[t.storage_class]
+                problems.append(
+                    (f"checkpoints.lifecycle.transitions[{i}].days", f"{t.days} day(s) before {t.storage_class}: "
+                     f"{rules.title} refuses a transition to {t.storage_class} before {least} days; accepted: {least} or more")
                 )
         image = self.image
         if image.id is not None and image.family is not None:
-            problems.append(("image", "give id or family, not both"))
+            problems.append(("image", "gives both id and family; accepted: id or family, not both"))
         if image.id is not None and rules.image_id is not None and not rules.image_id.match(image.id):
             problems.append(("image.id", f"{image.id!r} is not {rules.image_id_what}; accepted: e.g. {rules.image_id_example}"))
         if image.family is not None and image.family not in rules.image_families:
-            problems.append(("image.family", f"{image.family!r}; accepted on {self.cloud}: {', '.join(rules.image_families)}"))
+            problems.append(("image.family", self._not_ours("image_families", "image family", image.family)))
         if self.iam.permissions_boundary is not None and self.cloud != "aws":
             problems.append(("iam.permissionsBoundary", f"is an AWS IAM setting; {self.cloud} RAM roles have no "
                              "permissions boundary; accepted: remove it on this cloud"))
@@ -230,6 +250,18 @@ class ExperimentSpec(SpecModel):
             raise MultiFieldError(problems)
         return self
 
+    def _not_ours(self, attribute: str, what: str, value: str) -> str:
+        """Why ``value`` is refused as this cloud's ``what`` (a rules list ``attribute``): another cloud's value is
+        named as such (``cloud`` defaults to aws), a near miss gets the nearest valid one."""
+        ours = list(getattr(self.rules, attribute))
+        accepted = f"accepted on {self.cloud}: {', '.join(ours)}"
+        for name, other in SPEC_RULES.items():
+            if name != self.cloud and value in getattr(other, attribute):
+                default = " (cloud defaults to aws)" if self.cloud == "aws" else ""
+                return (f"{value!r} is an {other.title} {what}, and this stack's cloud is {self.cloud}{default}; "
+                        f"accepted: cloud: {name} to use it, or on {self.cloud}: {', '.join(ours)}")
+        return f"{value!r} is not a {self.cloud} {what}; {accepted}{nearest_hint(value, ours)}"
+
     def _builtin_tags(self) -> set[str]:
         """gpulease's own tag keys on this experiment's resources (the most any one resource carries): the keys of
         the tag set ``components.tagging`` builds, less the user's own."""
@@ -251,7 +283,7 @@ class ExperimentSpec(SpecModel):
             )
         value_max = rules.tag_value_max
         if len(self.owner) > value_max:
-            problems.append(("owner", f"is {len(self.owner)} characters and becomes a tag value; {self.cloud} accepts up to {value_max}"))
+            problems.append(("owner", f"is {len(self.owner)} characters and becomes a tag value; accepted on {self.cloud}: up to {value_max}"))
         if self.checkpoints.enabled:
             ck = self.checkpoints
             length = rules.checkpoint_uri_length(ck.bucket, ck.prefix, self.name)

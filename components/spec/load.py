@@ -12,16 +12,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from components.spec.experiment import ExperimentSpec, MultiFieldError
+from components.spec.messages import format_errors, kind_of
+from components.spec.regions import region_problems
+from components.spec.suggest import nearest_hint
 from components.spec.sweep import SWEEP_SHARED_FIELDS, SweepSpec, deep_merge
 from gpulease.core.errors import UserError
 from gpulease.core.model import SpecModel
 
 CONFIG_NAMESPACE = "gpulease"
+PROJECT_KEY = "pulumi:project"
+"""Where a caller may pass the project's name (the config never holds it; ``load_stack_spec`` reads it if given)."""
+ModelT = TypeVar("ModelT", bound=BaseModel)
 EXPERIMENT_KEY = "experiment"
 SWEEP_KEY = "sweep"
 
@@ -49,6 +55,8 @@ class SpecError(UserError):
     def __init__(self, stack: str, problems: list[tuple[str, str]], source: str | None = None):
         self.stack = stack
         self.problems = problems
+        # A problem found after loading (a lookup, the catalog) names the stack's file too.
+        source = source or f"stacks/Pulumi.{stack}.yaml"
         self.source = source
         where = f" ({source})" if source else ""
         lines = [f"invalid gpulease config in stack '{stack}'{where}:"]
@@ -57,76 +65,21 @@ class SpecError(UserError):
         super().__init__("\n".join(lines))
 
 
-def _path(prefix: str, loc: tuple[Any, ...]) -> str:
-    out = prefix
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in ("function-after", "function-before", "function-wrap") or str(part).startswith("function-"):
-            continue
-        else:
-            out += f".{part}"
-    return out
-
-
-def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The model class a location points into, to list the accepted fields of an unknown key."""
-    current: Any = model
-    for part in loc:
-        if isinstance(part, int) or current is None:
-            continue
-        fields = {(f.alias or n): f for n, f in current.model_fields.items()}
-        field = fields.get(part) or current.model_fields.get(part)
-        if field is None:
-            return current
-        ann = field.annotation
-        current = _first_model(ann)
-    return current
-
-
-def _first_model(ann: Any) -> type[BaseModel] | None:
-    if isinstance(ann, type) and issubclass(ann, BaseModel):
-        return ann
-    for arg in getattr(ann, "__args__", ()) or ():
-        found = _first_model(arg)
-        if found is not None:
-            return found
-    return None
-
-
-def _format_errors(prefix: str, exc: ValidationError, model: type[BaseModel]) -> list[tuple[str, str]]:
-    problems: list[tuple[str, str]] = []
-    for err in exc.errors():
-        loc = tuple(err["loc"])
-        ctx_error = (err.get("ctx") or {}).get("error")
-        if isinstance(ctx_error, MultiFieldError):
-            base = _path(prefix, loc)
-            problems += [(f"{base}.{path}", msg) for path, msg in ctx_error.problems]
-            continue
-        kind = err["type"]
-        if kind == "extra_forbidden":
-            parent = _model_at(model, loc[:-1])
-            accepted = sorted((f.alias or n) for n, f in parent.model_fields.items()) if parent else []
-            problems.append((_path(prefix, loc), f"unknown field; accepted fields here: {', '.join(accepted)}"))
-        elif kind == "missing":
-            problems.append((_path(prefix, loc), "is required"))
-        elif kind == "value_error":
-            msg = str(ctx_error) if ctx_error is not None else err["msg"]
-            problems.append((_path(prefix, loc), msg))
-        else:
-            shown = err.get("input")
-            shown_text = f" (got {json.dumps(shown, default=str)})" if shown is not None and not isinstance(shown, dict) else ""
-            problems.append((_path(prefix, loc), f"{err['msg']}{shown_text}"))
-    return problems
+def _strict(model: type[ModelT], raw: Any) -> ModelT:
+    """``raw`` validated as the program receives it: as JSON (the Pulumi CLI hands structured config to the program
+    as JSON), strictly (``"8"`` is not a number, ``true`` is not 1, ``'yes'`` is not true), by the camelCase
+    names only (``idle_minutes`` is an unknown field): what the JSON Schema says, the loader does."""
+    return model.model_validate_json(json.dumps(raw, allow_nan=True), strict=True, by_alias=True, by_name=False)
 
 
 def _validate_experiment(stack: str, prefix: str, raw: Any, source: str | None) -> ExperimentSpec:
     if not isinstance(raw, Mapping):
-        raise SpecError(stack, [(prefix, f"must be a mapping of experiment fields, got {type(raw).__name__}")], source)
+        raise SpecError(stack, [(prefix, f"is {kind_of(raw)}; accepted: a mapping of experiment fields (name, owner, "
+                                 "gpu, maxRuntimeHours, ...)")], source)
     try:
-        return ExperimentSpec.model_validate(dict(raw))
+        return _strict(ExperimentSpec, dict(raw))
     except ValidationError as exc:
-        raise SpecError(stack, _format_errors(prefix, exc, ExperimentSpec), source) from None
+        raise SpecError(stack, format_errors(prefix, exc, ExperimentSpec, MultiFieldError), source) from None
 
 
 def load_stack_spec(stack: str, config: Mapping[str, Any], source: str | None = None) -> StackSpec:
@@ -137,7 +90,8 @@ def load_stack_spec(stack: str, config: Mapping[str, Any], source: str | None = 
     known = {exp_key, sweep_key}
     unknown = sorted(k for k in config if k.startswith(f"{CONFIG_NAMESPACE}:") and k not in known)
     if unknown:
-        raise SpecError(stack, [(k, f"unknown key; accepted: {exp_key} or {sweep_key}") for k in unknown], source)
+        raise SpecError(stack, [(k, f"unknown key{nearest_hint(k, known)}; accepted: {exp_key} or {sweep_key}")
+                                for k in unknown], source)
     if (raw_exp is None) == (raw_sweep is None):
         raise SpecError(
             stack,
@@ -145,22 +99,26 @@ def load_stack_spec(stack: str, config: Mapping[str, Any], source: str | None = 
             source,
         )
     if raw_exp is not None:
-        return StackSpec(stack=stack, kind="experiment", experiments=[_validate_experiment(stack, exp_key, raw_exp, source)])
+        spec = StackSpec(stack=stack, kind="experiment", experiments=[_validate_experiment(stack, exp_key, raw_exp, source)])
+        _check_stack(spec, exp_key, config, source)
+        return spec
 
+    if not isinstance(raw_sweep, Mapping):
+        raise SpecError(stack, [(sweep_key, f"is {kind_of(raw_sweep)}; accepted: a mapping {{base, runs}}")], source)
     try:
-        sweep = SweepSpec.model_validate(raw_sweep if isinstance(raw_sweep, Mapping) else {"_": raw_sweep})
+        sweep = _strict(SweepSpec, dict(raw_sweep))
     except ValidationError as exc:
-        raise SpecError(stack, _format_errors(sweep_key, exc, SweepSpec), source) from None
+        raise SpecError(stack, format_errors(sweep_key, exc, SweepSpec, MultiFieldError), source) from None
     base = _validate_experiment(stack, f"{sweep_key}.base", sweep.base, source)
     experiments = []
     problems: list[tuple[str, str]] = []
     for i, run in enumerate(sweep.runs):
         shared = sorted(set(run.overrides) & set(SWEEP_SHARED_FIELDS))
         if shared:
-            problems.append((f"{sweep_key}.runs[{i}].overrides", f"{', '.join(shared)} are shared by every run; set them in base"))
+            problems.append((f"{sweep_key}.runs[{i}].overrides", f"{', '.join(shared)} are shared by every run; accepted: set them in base"))
             continue
         if "name" in run.overrides:
-            problems.append((f"{sweep_key}.runs[{i}].overrides.name", "the run's name comes from runs[].name"))
+            problems.append((f"{sweep_key}.runs[{i}].overrides.name", "the run's name comes from runs[].name; accepted: runs[].name, no name in overrides"))
             continue
         merged = deep_merge(dict(sweep.base), run.overrides)
         merged["name"] = f"{base.name}-{run.name}"
@@ -171,5 +129,34 @@ def load_stack_spec(stack: str, config: Mapping[str, Any], source: str | None = 
     if problems:
         raise SpecError(stack, problems, source)
     if len({e.checkpoints.bucket for e in experiments}) > 1:
-        raise SpecError(stack, [(f"{sweep_key}.runs", "all runs share one bucket; set checkpoints.bucket in base only")], source)
-    return StackSpec(stack=stack, kind="sweep", experiments=experiments, sweep_name=base.name)
+        raise SpecError(stack, [(f"{sweep_key}.runs", "all runs share one bucket; accepted: checkpoints.bucket set in "
+                                 "base only")], source)
+    spec = StackSpec(stack=stack, kind="sweep", experiments=experiments, sweep_name=base.name)
+    _check_stack(spec, f"{sweep_key}.base", config, source)
+    return spec
+
+
+def own_stack(reference: str, stack: str, project: str | None) -> bool:
+    """Whether a stack reference (``stack``, ``project/stack``, ``org/project/stack``) names ``stack`` itself."""
+    parts = reference.split("/")
+    if parts[-1] != stack:
+        return False
+    return len(parts) == 1 or (project is not None and parts[-2] == project)
+
+
+def _check_stack(spec: StackSpec, prefix: str, config: Mapping[str, Any], source: str | None) -> None:
+    """What only the whole stack shows: its cloud's region (from the spec or the provider's config) and an image
+    taken from the stack itself."""
+    problems: list[tuple[str, str]] = []
+    base = spec.base
+    problems += region_problems(base.cloud, base.region, config, prefix)
+    project = config.get(PROJECT_KEY)
+    for i, exp in enumerate(spec.experiments):
+        ref = exp.image.from_stack
+        if ref is not None and own_stack(ref, spec.stack, project if isinstance(project, str) else None):
+            where = prefix if spec.kind == "experiment" else f"{CONFIG_NAMESPACE}:{SWEEP_KEY}.runs[{i}]"
+            problems.append((f"{where}.image.fromStack", f"{ref!r} is this stack ({spec.stack}): its image does not "
+                             "exist before this stack creates it; accepted: the stack that baked the image"))
+            break
+    if problems:
+        raise SpecError(spec.stack, problems, source)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field, field_validator
 
-from components.spec.sections import PATH_MAX_LENGTH
+from components.spec.sections import PATH_MAX_LENGTH, plain_command, plain_path
 from components.spec_rules import Problem
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
@@ -64,6 +64,13 @@ class VerifySpec(SpecModel):
         None, ge=0, lt=100, description="Fail when the peak GPU memory leaves less than this share free."
     )
 
+    @field_validator("command", "resume_command")
+    @classmethod
+    def _commands(cls, command: str | None) -> str | None:
+        # An empty resumeCommand would turn the resume check off without a word: the check is off only when the
+        # field is omitted.
+        return plain_command(command)
+
 
 class JobSpec(SpecModel):
     """The training job the instance starts after readiness (and after ``verify`` passed), in a tmux session."""
@@ -78,7 +85,13 @@ class JobSpec(SpecModel):
         description="Hyperparameters / seed file recorded in the run manifest: a path under /data (absolute, or "
         "relative to /data).",
     )
-    session: str = Field("train", description="The tmux session's name (gpulease ssh attaches to it).")
+    session: str = Field("train", description="The tmux session's name (gpulease ssh attaches to it).",
+                         json_schema_extra={"pattern": SESSION_NAME.pattern})
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, command: str) -> str | None:
+        return plain_command(command)
 
     @field_validator("session")
     @classmethod
@@ -92,9 +105,13 @@ class JobSpec(SpecModel):
     def _params_file(cls, path: str | None) -> str | None:
         if path is None:
             return None
+        plain_path(path, "file path")
         parts = path.split("/")
-        if "\n" in path or ".." in parts or not path.strip("/") or (path.startswith("/") and parts[1] != "data"):
-            raise ValueError(f"{path!r}; accepted: a file under /data, e.g. /data/code/params.yaml or code/params.yaml")
+        inside = parts[2:] if path.startswith("/") else parts
+        if (".." in parts or "." in parts or path.endswith("/") or (path.startswith("/") and parts[1] != "data")
+                or not [p for p in inside if p]):
+            raise ValueError(f"{path!r} is not a file under /data; accepted: a file under /data (not a folder, no . "
+                             "or ..), e.g. /data/code/params.yaml or code/params.yaml")
         return path
 
 
@@ -122,8 +139,11 @@ class BudgetAlertsSpec(SpecModel):
         for address in emails:
             if not v.EMAIL.match(address):
                 raise ValueError(f"{address!r} is not an email address; accepted: e.g. alice@example.com")
-        if len(set(emails)) != len(emails):
-            raise ValueError("lists the same address twice; accepted: each address once")
+        seen: set[str] = set()
+        for address in emails:
+            if address.lower() in seen:  # mail domains and, in practice, mailboxes ignore case
+                raise ValueError(f"lists {address!r} twice; accepted: each address once")
+            seen.add(address.lower())
         return emails
 
     @field_validator("thresholds")
@@ -140,11 +160,12 @@ class BudgetAlertsSpec(SpecModel):
         return sorted(thresholds)
 
 
-def run_problems(spec: ExperimentSpec) -> list[Problem]:
-    """What the run sections ask that the rest of the experiment cannot give."""
+def run_problems(spec: ExperimentSpec, runtime_ok: bool = True) -> list[Problem]:
+    """What the run sections ask that the rest of the experiment cannot give (a ``maxRuntimeHours`` already
+    refused is not blamed on ``verify.maxMinutes`` too)."""
     problems: list[Problem] = []
     verify = spec.verify
-    if verify is not None:
+    if verify is not None and runtime_ok:
         left = spec.max_runtime_hours * 60 - spec.watchdog.final_sync_minutes - BOOT_MINUTES
         if verify.max_minutes >= left:
             problems.append(("verify.maxMinutes", f"{verify.max_minutes} min leaves no time for the run itself before "

@@ -28,9 +28,25 @@ STACK_REFERENCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(/[A-Za-z0-9][A-Z
 # bounded here so that the largest spec accepted still leaves user-data a quarter under the cloud's limit.
 HOOK_MAX_LENGTH = 2048
 PATH_MAX_LENGTH = 1024
+PREFIX_MAX_LENGTH = 512
+"""A checkpoint prefix becomes part of a tag value (checked against the cloud's limit) and of IAM resource ARNs."""
 
 
 MAX_FORWARDS = 10
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+CIDR_PATTERN = (rf"^({_OCTET}\.){{3}}{_OCTET}(/(3[0-2]|[12]?[0-9]))?$|"
+                r"^[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))?$")
+"""The shape of an IPv4 or IPv6 network (a bare address is its /32 or /128), for the JSON Schema."""
+# Address ranges no SSH client connects from (IANA special-purpose registries, RFC 6890; RFC 1122 3.2.1.3 for
+# 0.0.0.0/8, RFC 5771 multicast, RFC 1112 240.0.0.0/4 reserved, RFC 4291 for the IPv6 ones): a rule for them
+# opens nothing useful, and is a typo for another address.
+SSH_UNREACHABLE = {
+    ipaddress.ip_network(net): label for net, label in (
+        ("0.0.0.0/8", "'this network' (0.0.0.0/8)"), ("127.0.0.0/8", "loopback"), ("169.254.0.0/16", "link-local"),
+        ("224.0.0.0/4", "multicast"), ("240.0.0.0/4", "reserved (240.0.0.0/4)"), ("::/128", "the unspecified address"),
+        ("::1/128", "loopback"), ("fe80::/10", "link-local"), ("ff00::/8", "multicast"),
+    )
+}
 
 
 def forward_ports(item: int | str) -> tuple[int, int]:
@@ -43,6 +59,45 @@ def forward_ports(item: int | str) -> tuple[int, int]:
     if not (local.isdigit() and (remote.isdigit() if sep else True)):
         return 0, 0
     return int(local), int(remote if sep else local)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL_IN_COMMAND = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL_NAMES = {"\x00": "NUL", "\r": "CR", "\n": "a line break", "\t": "a tab", "\x1b": "ESC"}
+
+
+def _control_name(char: str) -> str:
+    return _CONTROL_NAMES.get(char, f"the control character U+{ord(char):04X}")
+
+
+def plain_path(path: str, what: str = "path") -> str:
+    """``path`` unless it holds a control character (NUL, CR, ESC, a tab, a line break), which a file name on the
+    instance, a shell and a log line would each read differently."""
+    bad = _CONTROL.search(path)
+    if bad:
+        raise ValueError(f"{path!r} holds {_control_name(bad.group())}; accepted: a {what} of printable characters")
+    return path
+
+
+def plain_command(command: str | None, what: str = "command") -> str | None:
+    """A command a shell runs on the instance: not blank, and no control characters but line breaks and tabs (NUL
+    would cut it short where the instance passes it on, CR and ESC hide what it does in a log)."""
+    if command is None:
+        return None
+    if not command.strip():
+        raise ValueError(f"is blank; accepted: a {what} to run, or omit the field")
+    bad = _CONTROL_IN_COMMAND.search(command)
+    if bad:
+        raise ValueError(f"holds {_control_name(bad.group())}; accepted: a {what} of printable characters (line "
+                         "breaks and tabs allowed)")
+    return command
+
+
+def _loose_network(raw: str) -> str | None:
+    try:
+        return str(ipaddress.ip_network(raw, strict=False))
+    except ValueError:
+        return None
 
 
 def tag_safe(value: str, what: str) -> str:
@@ -59,7 +114,12 @@ class SshSpec(SpecModel):
         "ssh",
         description="ssh: inbound TCP 22 from allowedCidrs only. ssm (AWS) / cloud-assistant (Alibaba): no inbound rule at all.",
     )
-    allowed_cidrs: list[str] = Field(default_factory=list, description="Your addresses, e.g. 203.0.113.7/32.")
+    allowed_cidrs: list[str] = Field(
+        default_factory=list, description="Your addresses, e.g. 203.0.113.7/32.",
+        # The shape in the schema too (an editor flags 1.2.3.4/33 as the loader does); host bits and reserved
+        # ranges are the loader's alone.
+        json_schema_extra={"items": {"type": "string", "pattern": CIDR_PATTERN}},
+    )
     public_key: str | None = Field(None, description="An OpenSSH public key; a key pair is created from it.")
     key_name: str | None = Field(None, description="An existing key pair name.")
     user: str = Field("ubuntu", description="Login user for the SSH command output (a POSIX user name, e.g. ubuntu).")
@@ -107,10 +167,12 @@ class SshSpec(SpecModel):
                 )
             try:
                 net = ipaddress.ip_network(raw, strict=True)
-            except ValueError as exc:
-                raise ValueError(
-                    f"[{i}] {raw!r} is not a valid CIDR ({exc}); accepted: a network such as 203.0.113.7/32"
-                ) from None
+            except ValueError:
+                loose = _loose_network(raw)
+                problem = ("is not a valid CIDR: its host bits are set (did you mean " + loose + "?)" if loose
+                           else "is not a valid CIDR: not an IPv4 or IPv6 network")
+                raise ValueError(f"[{i}] {raw!r} {problem}; accepted: a network such as 203.0.113.7/32 or "
+                                 "2001:db8::7/128") from None
             minimum = v.MIN_SSH_PREFIX_V4 if net.version == 4 else v.MIN_SSH_PREFIX_V6
             if net.prefixlen < minimum:
                 raise ValueError(
@@ -118,6 +180,10 @@ class SshSpec(SpecModel):
                     f"accepted: IPv4 prefixes of /{v.MIN_SSH_PREFIX_V4} or longer, IPv6 of /{v.MIN_SSH_PREFIX_V6} or longer, "
                     "e.g. 203.0.113.7/32"
                 )
+            for special, label in SSH_UNREACHABLE.items():
+                if special.version == net.version and net.overlaps(special):  # type: ignore[arg-type]
+                    raise ValueError(f"[{i}] {raw!r} is {label} space, which no SSH client connects from; accepted: "
+                                     "your public address, e.g. 203.0.113.7/32")
             out.append(str(net))
         if len(set(out)) != len(out):
             raise ValueError("lists the same CIDR twice; accepted: each address once")
@@ -147,7 +213,8 @@ class SshSpec(SpecModel):
                     "or mode: ssm / cloud-assistant for no inbound access at all"
                 )
             if bool(self.public_key) == bool(self.key_name):
-                raise ValueError("mode ssh needs exactly one of publicKey or keyName")
+                raise ValueError("mode ssh needs exactly one of publicKey or keyName; accepted: publicKey (a key pair is "
+                                 "created from it) or keyName (an existing key pair)")
         else:
             if self.allowed_cidrs:
                 raise ValueError(f"mode {self.mode} opens no inbound port; accepted: no allowedCidrs in this mode")
@@ -190,7 +257,9 @@ class LifecycleSpec(SpecModel):
 
 class CheckpointSpec(SpecModel):
     enabled: bool = Field(True, description="false only for on-demand experiments.")
-    bucket: str | None = Field(None, description="An existing bucket; a new one is created when omitted.")
+    bucket: str | None = Field(None, description="An existing bucket; a new one is created when omitted.",
+                               json_schema_extra={"anyOf": [{"type": "string", "pattern": BUCKET_NAME.pattern},
+                                                            {"type": "null"}]})
     prefix: str = Field("checkpoints/", description="Key prefix for this experiment's checkpoints.")
     interval_minutes: int = Field(15, ge=1, le=1440, description="How often the watchdog syncs /data/checkpoints.")
     retain: bool = Field(True, description="Keep a created bucket when the stack is destroyed.")
@@ -198,7 +267,7 @@ class CheckpointSpec(SpecModel):
     hook: str | None = Field(
         None,
         max_length=HOOK_MAX_LENGTH,
-        description="Command run before a checkpoint sync on a spot notice or the deadline, e.g. 'pkill -USR1 -f train.py'.",
+        description="Command run before a checkpoint sync on a spot notice or the deadline, e.g. \"pkill -USR1 -f '[t]rain.py'\" (a pattern that cannot match the hook's own shell).",
     )
     signal: str | None = Field(
         None,
@@ -216,6 +285,11 @@ class CheckpointSpec(SpecModel):
         description="How long the hook (or the signalled process) may take before the sync starts anyway; "
         "always cut short to fit the spot notice window.",
     )
+
+    @field_validator("hook", "process")
+    @classmethod
+    def _hook(cls, value: str | None) -> str | None:
+        return plain_command(value, "hook command")
 
     @field_validator("signal")
     @classmethod
@@ -245,8 +319,12 @@ class CheckpointSpec(SpecModel):
     @field_validator("prefix")
     @classmethod
     def _prefix(cls, prefix: str) -> str:
-        if prefix.startswith("/") or not re.match(r"^[A-Za-z0-9!_.*'()/-]+$", prefix):
-            raise ValueError(f"{prefix!r} is not a key prefix; accepted: e.g. 'checkpoints/' (no leading slash)")
+        parts = prefix.removesuffix("/").split("/")
+        if (prefix.startswith("/") or not re.match(r"^[A-Za-z0-9!_.*'()/-]+$", prefix)
+                or any(part in ("", ".", "..") for part in parts) or len(prefix) > PREFIX_MAX_LENGTH):
+            raise ValueError(f"{prefix!r} is not a clean key prefix; accepted: folder names of letters, digits and "
+                             f"! _ . * ' ( ) -, joined by /, at most {PREFIX_MAX_LENGTH} characters, no leading slash, "
+                             "no empty, . or .. part (e.g. 'checkpoints/' or 'team/llama/')")
         return prefix if prefix.endswith("/") else prefix + "/"
 
 
@@ -274,7 +352,7 @@ class ImageSpec(SpecModel):
         given = [name for name, value in (("id", self.id), ("family", self.family), ("fromStack", self.from_stack))
                  if value is not None]
         if len(given) > 1 and given != ["id", "family"]:  # id with family has its own message
-            return [("image", f"give one of id, family or fromStack, not {' and '.join(given)}")]
+            return [("image", f"gives {' and '.join(given)}; accepted: one of id, family or fromStack")]
         return []
 
 
@@ -326,9 +404,15 @@ class WatchdogSpec(SpecModel):
     )
     poll_seconds: int = Field(5, ge=1, le=60, description="How often the metadata service is asked for a spot notice.")
 
+    @field_validator("warn_hook")
+    @classmethod
+    def _warn_hook(cls, value: str | None) -> str | None:
+        return plain_command(value, "hook command")
+
     @field_validator("busy_marker")
     @classmethod
     def _busy_marker(cls, path: str) -> str:
-        if not path.startswith("/") or "\n" in path:
-            raise ValueError(f"{path!r} is not an absolute path; accepted: e.g. /data/busy")
+        plain_path(path)
+        if not path.startswith("/") or path.endswith("/"):
+            raise ValueError(f"{path!r} is not an absolute path of a file; accepted: e.g. /data/busy")
         return path

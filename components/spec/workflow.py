@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from components.spec.sections import plain_path
 from components.spec_rules import Problem
 from gpulease.core import datasources as ds
 from gpulease.core.model import SpecModel
@@ -25,8 +26,14 @@ from gpulease.core.model import SpecModel
 Phase = Literal["prep", "train", "parked"]
 MOUNT_POINT = "/data"
 """Where the data disk is mounted on the instance (``components.userdata.settings.MOUNT_POINT``, the same value)."""
-RESERVED_DIRS = ("checkpoints", "logs", "final")
-"""Folders of the data disk the kit writes itself: a source may not land in them."""
+RESERVED_DIRS = ("checkpoints", "logs", "final", ".gpulease", "lost+found")
+"""Folders of the data disk the kit (or the file system) writes itself: a source may not land in them
+(``.gpulease`` holds the job's run script and tmux configuration, ``instance/run_job.py``; ``lost+found`` is
+ext4's)."""
+TO_MAX_LENGTH = 512
+"""A ``to:`` folder travels in user-data and in every log line of its source; a name part is at most 255 bytes
+(NAME_MAX on Linux file systems)."""
+NAME_MAX = 255
 MAX_SOURCES = 32
 """Every source travels in user-data; 32 keeps the largest spec a quarter under the smaller (AWS) limit."""
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -59,8 +66,12 @@ class DataSourceSpec(SpecModel):
     @field_validator("to")
     @classmethod
     def _to(cls, to: str) -> str:
+        plain_path(to, "folder path")
+        if len(to) > TO_MAX_LENGTH or any(len(part.encode()) > NAME_MAX for part in to.split("/")):
+            raise ValueError(f"is {len(to)} characters; accepted: a folder path of at most {TO_MAX_LENGTH} characters, "
+                             f"each name at most {NAME_MAX} bytes")
         norm = posixpath.normpath(to)
-        if not to.startswith(MOUNT_POINT + "/") or norm != to.rstrip("/") or norm == MOUNT_POINT or "\n" in to:
+        if not to.startswith(MOUNT_POINT + "/") or norm != to.rstrip("/") or norm == MOUNT_POINT:
             raise ValueError(f"{to!r} is not a folder under {MOUNT_POINT}; accepted: e.g. {MOUNT_POINT}/raw/alpaca or "
                              f"{MOUNT_POINT}/models/llama-2-7b (absolute, normalised, no ..)")
         top = norm.split("/")[2]
@@ -94,12 +105,12 @@ class DataSourceSpec(SpecModel):
     def _fits(self) -> DataSourceSpec:
         source = ds.parse_source(self.uri)
         if self.revision is not None and not source.is_hub:
-            raise ValueError("revision applies to hf:// and modelscope:// sources only")
+            raise ValueError("revision applies to hf:// and modelscope:// sources only; accepted: omit it here")
         if self.region is not None and not source.is_bucket:
-            raise ValueError("region applies to s3:// and oss:// sources only")
+            raise ValueError("region applies to s3:// and oss:// sources only; accepted: omit it here")
         if self.sha256 is not None and ds.file_name(source) is None:
             raise ValueError("sha256 applies to one-file sources (https://host/file, or a bucket key not ending in /); "
-                             "hub files are verified against the hub's own digests")
+                             "hub files are verified against the hub's own digests; accepted: omit it here")
         return self
 
     @property

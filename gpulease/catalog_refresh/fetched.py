@@ -14,6 +14,8 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from gpulease.core.catalog.models import PRICE_ITEM_FLOOR
+
 
 class RejectedPriceError(ValueError):
     """A price an API gave that the catalog must not hold."""
@@ -29,8 +31,8 @@ def accept(value: Any, what: str) -> float:
         raise RejectedPriceError(f"{what}: {value!r} is not a number") from None
     if not math.isfinite(number):
         raise RejectedPriceError(f"{what}: {value!r} is not a finite number")
-    if number <= 0:
-        raise RejectedPriceError(f"{what}: {value!r} is not a positive price")
+    if number < PRICE_ITEM_FLOOR:  # the catalog refuses a positive price below the floor too
+        raise RejectedPriceError(f"{what}: {value!r} is not a positive price of at least {PRICE_ITEM_FLOOR:g} USD")
     return number
 
 

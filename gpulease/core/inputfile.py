@@ -14,6 +14,10 @@ blocking) and then ``load_yaml`` / ``load_yaml_document`` / ``load_json``. What 
   the first would be misled;
 - keys that are not text, nesting deeper than ``MAX_DEPTH``, and JSON's NaN / Infinity.
 
+Plain scalars mean what they mean to the Pulumi CLI, which reads stack and project files with Go's yaml.v3 (YAML
+1.2: ``1:00``, ``yes`` and ``on`` are text, ``0x1F`` and ``017`` are numbers; ``gpulease.core.yaml_scalars``), so
+``gpulease plan`` and ``pulumi up`` see the same values.
+
 Each refusal is an ``InputFileError`` (a ``UserError``): ``<file>:<line>: <what is wrong>; accepted: <what is>``.
 Timestamps stay text (as the Pulumi engine hands them to a program), so no date arithmetic happens while reading.
 """
@@ -35,9 +39,10 @@ from yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStar
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.parser import Parser
 from yaml.reader import Reader
-from yaml.resolver import Resolver
+from yaml.resolver import BaseResolver
 from yaml.scanner import Scanner
 
+from gpulease.core import yaml_scalars
 from gpulease.core.errors import UserError
 
 DEFAULT_MAX_BYTES = 1024 * 1024
@@ -169,7 +174,38 @@ class _StrictConstructor(SafeConstructor):
             raise _RefusedError(node.start_mark.line + 1, f"value cannot be read ({exc})", "an ordinary number or text") from None
 
 
-_StrictConstructor.add_constructor("tag:yaml.org,2002:timestamp", _StrictConstructor.construct_yaml_timestamp)
+_TAG = "tag:yaml.org,2002:"
+_TAGS = {kind: _TAG + kind for kind in (yaml_scalars.NULL, yaml_scalars.BOOL, yaml_scalars.INT, yaml_scalars.FLOAT,
+                                         yaml_scalars.STR, yaml_scalars.MERGE_TAG, yaml_scalars.OUT_OF_RANGE)}
+
+
+class _PulumiResolver(BaseResolver):
+    """Tags plain scalars as yaml.v3 resolves them (``yaml_scalars.resolve``); quoted ones are always text."""
+
+    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:  # type: ignore[override]
+        if kind is ScalarNode:
+            return _TAGS[yaml_scalars.resolve(value)[0]] if implicit[0] else _TAGS[yaml_scalars.STR]
+        return super().resolve(kind, value, implicit)
+
+
+def _construct_plain(loader: SafeConstructor, node: ScalarNode) -> Any:
+    value = yaml_scalars.resolve(str(node.value))[1]
+    return yaml_scalars.as_program_sees(value) if isinstance(value, float) else value
+
+
+for _kind_tag in (yaml_scalars.NULL, yaml_scalars.BOOL, yaml_scalars.INT, yaml_scalars.FLOAT):
+    _StrictConstructor.add_constructor(_TAGS[_kind_tag], _construct_plain)
+_StrictConstructor.add_constructor(_TAGS[yaml_scalars.MERGE_TAG], SafeConstructor.construct_yaml_str)
+
+
+def _out_of_range(loader: SafeConstructor, node: ScalarNode) -> Any:
+    shown = node.value if len(node.value) <= 24 else f"{node.value[:12]}...({len(node.value):,} characters)"
+    raise _RefusedError(node.start_mark.line + 1, f"value cannot be read as a number: {shown} is out of range "
+                        "(the Pulumi CLI would read it as text)", "an ordinary number (64 bits), or quoted text")
+
+
+_StrictConstructor.add_constructor(_TAGS[yaml_scalars.OUT_OF_RANGE], _out_of_range)
+_StrictConstructor.add_constructor(_TAG + "timestamp", _StrictConstructor.construct_yaml_timestamp)
 
 
 class _StrictComposer(Composer):
@@ -199,7 +235,7 @@ class _StrictComposer(Composer):
         return super().compose_node(parent, index)
 
 
-class StrictLoader(Reader, Scanner, Parser, _StrictComposer, _StrictConstructor, Resolver):
+class StrictLoader(Reader, Scanner, Parser, _StrictComposer, _StrictConstructor, _PulumiResolver):
     """PyYAML's safe loader with the refusals above (the class layout of ``yaml.SafeLoader``)."""
 
     def __init__(self, stream: str):
@@ -208,7 +244,7 @@ class StrictLoader(Reader, Scanner, Parser, _StrictComposer, _StrictConstructor,
         Parser.__init__(self)
         _StrictComposer.__init__(self)
         _StrictConstructor.__init__(self)
-        Resolver.__init__(self)
+        _PulumiResolver.__init__(self)
 
 
 @dataclass
@@ -279,7 +315,7 @@ def load_yaml_document(path: str | Path, *, what: str, max_bytes: int = DEFAULT_
 if yaml.__with_libyaml__:
     from yaml.cyaml import CParser
 
-    class PackageLoader(CParser, _StrictConstructor, Resolver):
+    class PackageLoader(CParser, _StrictConstructor, _PulumiResolver):
         """For data files shipped with the package: libyaml's parser and composer (a fifth of the time of the
         pure-Python one; PyYAML's wheels include it), with the strict constructor (no duplicate keys, text
         timestamps)."""
@@ -287,7 +323,7 @@ if yaml.__with_libyaml__:
         def __init__(self, stream: str):
             CParser.__init__(self, stream)
             _StrictConstructor.__init__(self)
-            Resolver.__init__(self)
+            _PulumiResolver.__init__(self)
 else:  # pragma: no cover - PyYAML built without libyaml
     PackageLoader = StrictLoader
 

@@ -97,7 +97,7 @@ def test_malformed_row_names_the_file_line_and_row(tmp_path):
     ("change", "expected"),
     [
         (("interconnect: pcie", "interconnect: infiniband"), "interconnect"),
-        (("prices: {us-east-1: 0.5, us-west-2: 0.5}", "prices: {us-east-1: -1}"), "prices must be positive"),
+        (("prices: {us-east-1: 0.5, us-west-2: 0.5}", "prices: {us-east-1: -1}"), "prices must be at least 1e-06"),
         (("spotDiscount: 0.5", "spotDiscount: 1.5"), "spotDiscount"),
         (("ramGb: 16,", "ramGb: 16, color: red,"), "color: unknown field"),
         (("source: 'https://example.com/prices'", "source: nowhere"), "neither a key of 'sources'"),

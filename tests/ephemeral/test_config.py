@@ -104,7 +104,7 @@ def test_an_invalid_base_stack_is_reported_against_its_own_file(tmp_path: Path) 
     ("override", "message"),
     [
         ("gpu.bogus=1", "gpulease:experiment.gpu.bogus: unknown field"),
-        ("maxRuntimeHours=soon", "gpulease:experiment.maxRuntimeHours: Input should be a valid number"),
+        ("maxRuntimeHours=soon", "gpulease:experiment.maxRuntimeHours: \"soon\" is text; accepted: a number"),
         ("owner.name=x", "owner is not a mapping"),
         ("noequals", "accepted: key=value"),
         ("gpu..x=1", "is not a field name"),

@@ -100,5 +100,5 @@ def test_a_spec_error_is_one_line_on_the_cli(capsys):
     argv = ["ephemeral", "up", "--base-stack", "aws-lora-7b", "--stack-name", "ci-1-abc1234", "--set", "budgetUsd=-1",
             "--set", "ssh.user=root;sh"]
     err = _one_line_error(capsys, main(argv))
-    assert "gpulease:experiment.budgetUsd: Input should be greater than 0" in err
+    assert "gpulease:experiment.budgetUsd: -1 is out of range; accepted: a number greater than 0" in err
     assert "gpulease:experiment.ssh.user: 'root;sh' is not a user name" in err

@@ -35,7 +35,7 @@ LIFECYCLE = {
 
 def spec_for(cloud: str, **overrides) -> dict:
     """One spec; only the cloud-specific fields differ (cloud, storage class names)."""
-    storage_class = {"aws": "STANDARD_IA", "alicloud": "IA"}[cloud]
+    storage_class = {"aws": "INTELLIGENT_TIERING", "alicloud": "IA"}[cloud]
     checkpoints = {"prefix": "ckpt/", "lifecycle": {**LIFECYCLE, "transitions": [{"days": 7, "storageClass": storage_class}]}}
     checkpoints.update(overrides.pop("checkpoints", {}))
     return experiment(cloud=cloud, gpu={"gpuMemoryGb": 24, "count": 1}, checkpoints=checkpoints, **overrides)

@@ -51,6 +51,8 @@ def baked_records(r) -> list:
 def phase(name: str) -> Callable[[dict[str, Any]], None]:
     def change(config: dict[str, Any]) -> None:
         section(config)["phase"] = name
+        # Parking keeps the disk: the spec refuses parked with dataDisk.retain: false (the debug stacks' own).
+        section(config).setdefault("dataDisk", {})["retain"] = True
 
     return change
 

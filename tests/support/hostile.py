@@ -43,6 +43,10 @@ CORPUS: list[tuple[str, bytes, str]] = [
     ("numberkey", b"config:\n  1: x\n", "key '1' is not text"),
     ("mergekey", b"config:\n  <<: {aws:region: us-east-1}\n", "merge keys (<<) are not accepted"),
     ("hugeint", b"config:\n  gpulease:experiment: {budgetUsd: " + b"9" * 5000 + b"}\n", "value cannot be read"),
+    # Numbers the Pulumi CLI's reader (yaml.v3) would pass on as text: refused with the line, not read as text.
+    ("overflowfloat", b"config:\n  gpulease:experiment: {budgetUsd: 1e999}\n", "value cannot be read as a number: 1e999"),
+    ("hugehex", b"config:\n  gpulease:experiment: {budgetUsd: 0x" + b"f" * 40 + b"}\n", "is out of range"),
+    ("booleankey", b"config:\n  gpulease:experiment: {true: 1}\n", "key 'true' is not text"),
     ("deepnesting", b"config: " + b"[" * 200 + b"]" * 200 + b"\n", "nests deeper than"),
     ("oversized", b"config:\n  x: '" + b"a" * (300 * 1024) + b"'\n", "is larger than"),
 ]

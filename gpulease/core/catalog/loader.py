@@ -9,6 +9,7 @@ validated; a malformed one raises ``CatalogError`` naming the file, the line and
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from functools import lru_cache
@@ -79,6 +80,7 @@ def _load(stamps: tuple[tuple[str, int], ...]) -> Catalog:
         path = Path(path_text)
         files.append(str(path))
         document, lines = _read(path)
+        in_this_file: dict[tuple[str, tuple[str, ...]], str] = {}
         for key, raw in (document.get("sources") or {}).items():
             try:
                 sources[str(key)] = Source.model_validate(raw)
@@ -95,11 +97,18 @@ def _load(stamps: tuple[tuple[str, int], ...]) -> Catalog:
                 key = tuple(str(raw.get(f, "")) for f in key_fields)
                 label = f"{where} ({' '.join(k for k in key if k) or 'no ' + ' / '.join(key_fields)})"
                 if not all(key):
-                    raise CatalogError(f"{label}: needs {' and '.join(key_fields)} to identify the row")
+                    raise CatalogError(f"{label}: needs {' and '.join(key_fields)} to identify the row; accepted: a row "
+                                       f"with {' and '.join(key_fields)}")
+                if (section, key) in in_this_file:
+                    # YAML keeps the last of two rows silently; a reviewer reading the first would be misled.
+                    raise CatalogError(f"{label}: {' '.join(key)} is listed twice in this file (first at "
+                                       f"{in_this_file[(section, key)]}); accepted: each row once per file")
+                in_this_file[(section, key)] = f"line {lines.get((section, i), '?')}"
                 previous = rows[section].get(key)
                 merged = dating.redate(section, previous[0], raw, _merge(previous[0], raw)) if previous else dict(raw)
                 try:
-                    validated = model.model_validate(merged)
+                    # As JSON, strictly: a price of true is not 1, a price of "0.5" is not a number.
+                    validated = model.model_validate_json(json.dumps(merged, default=str, allow_nan=True), strict=True)
                 except ValidationError as exc:
                     raise CatalogError(f"{label}: {_first_error(exc)}") from None
                 rows[section][key] = (merged, label, validated)
@@ -152,5 +161,7 @@ def _first_error(exc: ValidationError) -> str:
         shown = err.get("input")
         got = f" (got {shown!r})" if err["type"] != "missing" and not isinstance(shown, dict) else ""
         msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+        if err["type"] == "value_error":
+            msg = str((err.get("ctx") or {}).get("error") or msg)
         parts.append(f"{field}: {msg}{got}")
     return "; ".join(parts)

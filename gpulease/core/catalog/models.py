@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, timedelta
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
+
+from gpulease.core import clock
 
 Cloud = Literal["aws", "alicloud"]
 HOURS_PER_MONTH = 730.0
@@ -21,10 +23,45 @@ class _Row(BaseModel):
     )
 
 
-Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-"""A USD price item: finite and not negative (a negative price would lower every estimate)."""
-SpotPrice = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-"""A current spot price, USD per hour: finite and positive (no cloud sells GPU hours for nothing)."""
+PRICE_ITEM_FLOOR = 1e-6
+"""The smallest non-zero price item (USD per GB-month, per IOPS-month, per hour of an address): below a
+millionth of a dollar a price is a typo that would switch the cost guards off (1e-300 is "free")."""
+HOURLY_PRICE_FLOOR = PRICE_ITEM_FLOOR
+"""The smallest price of an instance hour (USD): the same floor (a price API's answer of $0.00001 is kept, and the
+refresh test data uses such answers); 1e-300 is refused."""
+
+
+def _price_item(value: float) -> float:
+    if 0 < value < PRICE_ITEM_FLOOR:
+        raise ValueError(f"{value:g} is below the floor of a price item; accepted: 0 or at least {PRICE_ITEM_FLOOR:g} USD")
+    return value
+
+
+def _hourly(value: float) -> float:
+    if value < HOURLY_PRICE_FLOOR:
+        raise ValueError(f"{value:g} USD per hour is below any instance hour's price; accepted: at least "
+                         f"{HOURLY_PRICE_FLOOR:g}")
+    return value
+
+
+Price = Annotated[float, Field(ge=0, allow_inf_nan=False), AfterValidator(_price_item)]
+"""A USD price item: finite, not negative (a negative price would lower every estimate), 0 or above the floor."""
+SpotPrice = Annotated[float, Field(gt=0, allow_inf_nan=False), AfterValidator(_hourly)]
+"""A current spot price, USD per hour: finite and above the floor (no cloud sells GPU hours for nothing)."""
+AS_OF_LEAD_DAYS = 1
+"""A price date may be at most this far past today (UTC): the price APIs' day may be ahead of ours."""
+
+
+def _not_future(value: date) -> date:
+    latest = clock.utcnow().date() + timedelta(days=AS_OF_LEAD_DAYS)
+    if value > latest:
+        raise ValueError(f"{value.isoformat()} is in the future; accepted: the day the price was read, at the latest "
+                         f"{latest.isoformat()}")
+    return value
+
+
+PriceDate = Annotated[date, AfterValidator(_not_future)]
+"""The day a price was read: never in the future (a date of 9999-12-31 would keep a price fresh for ever)."""
 
 _ZONE_SUFFIX = re.compile(r"^-?[a-z0-9]{1,2}$")
 
@@ -62,24 +99,24 @@ class InstanceType(_Row):
         ..., min_length=1, description="On-demand USD per hour by region."
     )
     spot_discount: float = Field(..., ge=0, lt=1, description="Typical spot discount, a fraction of on-demand.")
-    as_of: date
+    as_of: PriceDate
     source: str = Field(..., min_length=1)
-    prices_as_of: dict[str, date] = Field(
+    prices_as_of: dict[str, PriceDate] = Field(
         default_factory=dict, description="The date of a region's on-demand price, where it is not asOf."
     )
     spot_prices: dict[str, SpotPrice] = Field(
         default_factory=dict, description="Current spot USD per hour by availability zone (written by a refresh)."
     )
-    spot_prices_as_of: dict[str, date] = Field(
+    spot_prices_as_of: dict[str, PriceDate] = Field(
         default_factory=dict, description="The date of a zone's spot price, where it is not asOf."
     )
 
     @field_validator("prices")
     @classmethod
     def _positive(cls, prices: dict[str, float]) -> dict[str, float]:
-        bad = sorted(region for region, price in prices.items() if not price > 0)
+        bad = sorted(region for region, price in prices.items() if not price >= HOURLY_PRICE_FLOOR)
         if bad:
-            raise ValueError(f"prices must be positive USD per hour; not so in {', '.join(bad)}")
+            raise ValueError(f"prices must be at least {HOURLY_PRICE_FLOOR:g} USD per hour; not so in {', '.join(bad)}")
         return prices
 
     @model_validator(mode="after")
@@ -136,13 +173,13 @@ class RegionPrices(_Row):
     block_storage_gb_month: dict[str, Price] = Field(..., min_length=1)
     provisioned_iops_month: dict[str, Price] = Field(default_factory=dict)
     throughput_mbps_month: dict[str, Price] = Field(default_factory=dict)
-    snapshot_gb_month: float = Field(..., ge=0)
-    public_ipv4_hour: float = Field(..., ge=0)
-    object_storage_gb_month: float = Field(..., ge=0)
-    egress_gb: float = Field(..., ge=0)
-    as_of: date
+    snapshot_gb_month: Price
+    public_ipv4_hour: Price
+    object_storage_gb_month: Price
+    egress_gb: Price
+    as_of: PriceDate
     source: str = Field(..., min_length=1)
-    prices_as_of: dict[str, date] = Field(
+    prices_as_of: dict[str, PriceDate] = Field(
         default_factory=dict,
         description="The date of a price item where it is not asOf, keyed by item: snapshotGbMonth, "
         "blockStorageGbMonth.gp3, ...",

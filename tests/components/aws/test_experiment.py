@@ -107,7 +107,7 @@ def test_max_spot_price_and_on_demand() -> None:
     # Plain digits, every one of them: "%g" would send "123.457" for 123.4567 (a different price) and "1e-05"
     # style exponents below the spec's range.
     for price, sent in ((0.001, "0.001"), (123.4567, "123.4567"), (999.99999, "999.99999"), (2.0, "2")):
-        inputs = render_experiment(experiment(maxSpotPriceUsd=price, budgetUsd=1e8)).one(INSTANCE).inputs
+        inputs = render_experiment(experiment(maxSpotPriceUsd=price, budgetUsd=1e6)).one(INSTANCE).inputs
         assert inputs["instanceMarketOptions"]["spotOptions"]["maxPrice"] == sent
     od = render_experiment(experiment(market="on-demand", onDemandReason="interactive profiling - no interruptions"))
     assert od.error is None, od.error
@@ -262,7 +262,7 @@ def test_lifecycle_rules_follow_the_spec() -> None:
                 "noncurrentVersionsToKeep": 4,
                 "noncurrentDays": 5,
                 "abortIncompleteUploadDays": 3,
-                "transitions": [{"days": 7, "storageClass": "STANDARD_IA"}],
+                "transitions": [{"days": 7, "storageClass": "INTELLIGENT_TIERING"}],
             },
         }
     )
@@ -272,7 +272,7 @@ def test_lifecycle_rules_follow_the_spec() -> None:
     assert main["expiration"] == {"days": 21}
     assert main["noncurrentVersionExpiration"] == {"noncurrentDays": 5, "newerNoncurrentVersions": 4}
     assert main["abortIncompleteMultipartUpload"] == {"daysAfterInitiation": 3}
-    assert main["transitions"] == [{"days": 7, "storageClass": "STANDARD_IA"}]
+    assert main["transitions"] == [{"days": 7, "storageClass": "INTELLIGENT_TIERING"}]
     assert markers["expiration"] == {"expiredObjectDeleteMarker": True} and markers["filter"] == {"prefix": "runs/"}
 
 

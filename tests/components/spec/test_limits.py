@@ -39,7 +39,7 @@ REFUSED: list[tuple[str, dict, str, str]] = [
     ("runtime under the final sync", experiment(maxRuntimeHours=0.5, watchdog={"finalSyncMinutes": 30}),
      "maxRuntimeHours", "watchdog.finalSyncMinutes (30)"),
     ("51 aws tags", experiment(tags={f"k{i}": "v" for i in range(40)}), "tags", "exceed the 50 tags aws allows"),
-    ("owner over 256", experiment(owner="a" * 250 + "@example.com"), "owner", "aws accepts up to 256"),
+    ("owner over 256", experiment(owner="a" * 250 + "@example.com"), "owner", "accepted on aws: up to 256"),
     ("checkpoint uri over 256", experiment(checkpoints={"prefix": "p" * 200 + "/"}), "checkpoints.prefix",
      "gpulease:checkpoint-uri"),
     ("io2 without iops", experiment(dataDisk={"type": "io2"}), "dataDisk.iops", "is required for io2"),

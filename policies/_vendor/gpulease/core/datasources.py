@@ -34,7 +34,9 @@ _KEY = re.compile(r"^[A-Za-z0-9!_.*'()/+=@,:~-]*$")
 # AccessKey ids, Hugging Face and GitHub tokens).
 _CREDENTIAL_QUERY = re.compile(
     r"(?i)(^|[?&;])(x-amz-signature|x-amz-credential|x-amz-security-token|awsaccesskeyid|signature|ossaccesskeyid|"
-    r"x-oss-signature|x-oss-credential|security-token|sig|sv|token|access_token|api_key|apikey|key|password|secret)="
+    r"x-oss-signature|x-oss-credential|security-token|sig|sv|token|access_token|api_key|apikey|key|password|secret|"
+    r"auth|authorization|bearer|x-goog-signature|x-goog-credential|[a-z_-]*token)="
+    r"|bearer[ +:%]"
 )
 _CREDENTIAL_TEXT = re.compile(
     r"(AKIA|ASIA)[0-9A-Z]{16}|LTAI[0-9A-Za-z]{12,30}|hf_[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}"
@@ -60,11 +62,16 @@ class SourceUri:
 
 def credential_problem(uri: str) -> str | None:
     """Why ``uri`` looks like it carries a credential (which would end up in user-data, state and logs), or None."""
-    parts = urllib.parse.urlsplit(uri)
+    try:
+        parts = urllib.parse.urlsplit(uri)
+    except ValueError:  # malformed: parse_source says why
+        return None
     if parts.username or parts.password or "@" in parts.netloc:
         return "it carries a user name or password (user:password@)"
     if parts.query and _CREDENTIAL_QUERY.search(parts.query):
         return "its query looks like a signature or a token (a pre-signed or tokenised URL)"
+    if parts.fragment and _CREDENTIAL_QUERY.search(parts.fragment):
+        return "its fragment (#...) looks like a token"
     if _CREDENTIAL_TEXT.search(uri):
         return "it contains what looks like an access key or a hub token"
     return None
@@ -74,15 +81,17 @@ def parse_source(uri: str) -> SourceUri:
     """The parsed URI, or ``ValueError`` saying what is accepted."""
     scheme, sep, rest = uri.partition("://")
     if not sep or scheme not in SCHEMES:
-        raise ValueError(f"{uri!r}: the scheme must be one of {', '.join(s + '://' for s in SCHEMES)}")
-    if any(c.isspace() for c in uri) or "\\" in uri:
-        raise ValueError(f"{uri!r}: no spaces or backslashes in a source URI")
+        raise ValueError(f"{uri!r}: unknown or missing scheme; accepted: {', '.join(s + '://' for s in SCHEMES)}")
+    if any(c.isspace() or not c.isprintable() for c in uri) or "\\" in uri:
+        raise ValueError(f"{uri!r}: holds a space, a control character or a backslash; accepted: a URI of printable "
+                         "characters without spaces (percent-encode them)")
     if scheme in BUCKET_SCHEMES:
         bucket, _, key = rest.partition("/")
         if not _BUCKET.match(bucket) or ".." in bucket:
             raise ValueError(f"{uri!r}: {bucket!r} is not a bucket name; accepted: {scheme}://bucket/key-or-prefix/")
         if not _KEY.match(key) or "//" in key or any(p in (".", "..") for p in key.split("/")):
-            raise ValueError(f"{uri!r}: {key!r} is not an object key or prefix")
+            raise ValueError(f"{uri!r}: {key!r} is not an object key or prefix; accepted: letters, digits and "
+                             "! _ . * ' ( ) / + = @ , : ~ -, no empty, . or .. part")
         return SourceUri(scheme, bucket, key)
     if scheme in HUB_SCHEMES:
         parts = rest.strip("/").split("/")
@@ -91,11 +100,37 @@ def parse_source(uri: str) -> SourceUri:
         else:
             kind = ""
         if len(parts) != 2 or not all(_HUB_PART.match(p) for p in parts) or any(p in (".", "..") for p in parts):
-            raise ValueError(f"{uri!r}: accepted: {scheme}://org/repo" + (" or hf://datasets/org/repo" if scheme == "hf" else ""))
+            raise ValueError(f"{uri!r}: is not a hub repository; accepted: {scheme}://org/repo"
+                             + (" or hf://datasets/org/repo" if scheme == "hf" else ""))
         return SourceUri(scheme, kind.rstrip("/") or "models", "/".join(parts))
-    parts = urllib.parse.urlsplit(uri)
+    return _https_source(uri, scheme)
+
+
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_HTTPS_ACCEPTED = "accepted: https://host[:port]/path/to/file (one file, port 1-65535, no fragment)"
+
+
+def _https_source(uri: str, scheme: str) -> SourceUri:
+    try:
+        parts = urllib.parse.urlsplit(uri)
+        port = parts.port
+    except ValueError:  # "Invalid IPv6 URL", "Port could not be cast to integer value", "Port out of range"
+        raise ValueError(f"{uri!r}: the host or port cannot be read; {_HTTPS_ACCEPTED}") from None
     if not parts.hostname or not parts.path or parts.path.endswith("/"):
-        raise ValueError(f"{uri!r}: accepted: https://host/path/to/file (one file)")
+        raise ValueError(f"{uri!r}: names no host or no file; {_HTTPS_ACCEPTED}")
+    if port == 0:
+        raise ValueError(f"{uri!r}: port 0 is not a port; {_HTTPS_ACCEPTED}")
+    if parts.fragment or uri.endswith("#"):
+        raise ValueError(f"{uri!r}: a fragment (#...) is never sent to the server; {_HTTPS_ACCEPTED}")
+    if _BAD_ESCAPE.search(parts.path):
+        raise ValueError(f"{uri!r}: the path holds a % that is not a %XX escape; accepted: a path with each % "
+                         "followed by two hexadecimal digits (%25 for a % itself)")
+    decoded = urllib.parse.unquote(parts.path)
+    if any(not c.isprintable() for c in decoded) or "\\" in decoded:
+        raise ValueError(f"{uri!r}: the path decodes to a control character or backslash (%00, %0a ...); "
+                         "accepted: a path of printable characters")
+    if any(segment in (".", "..") for segment in decoded.split("/")):
+        raise ValueError(f"{uri!r}: the path holds a . or .. part (also written %2e); accepted: a path without them")
     return SourceUri(scheme, parts.netloc, parts.path + (f"?{parts.query}" if parts.query else ""))
 
 

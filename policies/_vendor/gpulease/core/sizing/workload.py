@@ -81,7 +81,11 @@ def default(name: str) -> Any:
 class FitSpec(SpecModel):
     """A training (or inference) workload, sized by ``gpulease.core.sizing`` to pick the instance type."""
 
-    params: str | float = Field(..., description="Model size: a preset (1B, 3B, 7B, 8B, 13B, 14B, 32B, 34B, 70B, 405B) or a count such as 7e9.")
+    params: str | float = Field(
+        ..., description="Model size: a preset (1B, 3B, 7B, 8B, 13B, 14B, 32B, 34B, 70B, 405B) or a count such as 7e9.",
+        # The count's range in the schema too (parse_params refuses the rest).
+        json_schema_extra={"anyOf": [{"type": "string"}, {"type": "number", "minimum": 1e6, "maximum": 1e13}]},
+    )
     method: Method = Field(default("method"), description="full fine-tuning, LoRA adapters, or LoRA on 4-bit base weights.")
     precision: Precision = Field(default("precision"), description="Working precision (bf16/fp16: mixed precision).")
     seq_len: int = Field(default("seq_len"), ge=1, le=1_048_576, description="Tokens per sequence.")
