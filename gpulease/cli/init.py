@@ -73,7 +73,7 @@ def gather(args: argparse.Namespace) -> object:
     method = _answer(args.method, "method (full, lora, qlora)", "lora") or "lora"
     params, method = a.check_workload(params, method)
     region = a.check_region(cloud, _answer(args.region, "region", a.DEFAULT_REGION[cloud]) or a.DEFAULT_REGION[cloud])
-    name = a.check_name(_answer(args.name, "stack name", f"{params.lower()}-{method}") or "")
+    name = a.check_name(_answer(args.name, "stack name", f"exp-{params.lower()}-{method}") or "")
     owner = a.check_owner(_answer(args.owner, "your e-mail (tags every resource)") or _missing("--owner", "your e-mail"))
     budget = a.check_budget(_answer(args.budget, "budget in USD") or _missing("--budget", "the budget in USD"))
     ssh_from, no_port = list(args.ssh_from), bool(args.no_port)
@@ -133,7 +133,8 @@ def cmd_init(args: argparse.Namespace) -> int:
         print_json(envelope(data, [] if code == EXIT_OK else [{"code": "reviewFailed",
                                                               "message": f"the review says {result.status}"}]))
         return code
-    print(f"wrote {path}: {found.params} {found.method} -> {best.instance.type} ({data['gpu']}, about "
+    print(f"wrote {path}: {found.params} {found.method} on {found.cloud} {found.region} -> {best.instance.type} "
+          f"({data['gpu']}, about "
           f"{data['neededPerGpuGb']} GB needed per GPU), {found.ssh_mode} access")
     if result is not None:
         print("\n".join(result.lines()))

@@ -48,7 +48,7 @@ def render(answers: Answers, instance_type: str | None) -> str:
         f"# `gpulease up {a.name}`. Every field is explained in docs/config.md.",
         "config:",
         _c(f"  {a.cloud}:region: {_q(a.region)}", "where the instance, its disk and its bucket live"),
-        "  gpulease:experiment:",
+        _c("  gpulease:experiment:", "one experiment (gpulease:sweep holds several)"),
         _c(f"    name: {_q(a.name)}", "the experiment: resource names and the gpulease:experiment tag"),
         _c(f"    cloud: {_q(a.cloud)}", "aws or alicloud (aws when left out)"),
         _c(f"    owner: {_q(a.owner)}", "every resource is tagged with it; budget e-mails go there"),
@@ -79,7 +79,7 @@ def render(answers: Answers, instance_type: str | None) -> str:
         _c("      intervalMinutes: 15", "how often the watchdog syncs them"),
     ]
     if a.sources:
-        lines += ["    data:", _c("      sources:", "staged on the instance before it reports ready")]
+        lines += [_c("    data:", "what the instance fetches onto /data"), _c("      sources:", "staged on the instance before it reports ready")]
         lines += [f"        - {{uri: {_q(s.uri)}, to: {_q(s.to)}}}" for s in a.sources]
     return "\n".join(lines) + "\n"
 
