@@ -79,7 +79,8 @@ def aws_quota(client: Any, need: Need) -> dict[str, Any]:
 
 
 def _unread(code: str, name: str, exc: Exception) -> dict[str, Any]:
-    message = " ".join(str(exc).split())[:200]
+    error = (getattr(exc, "response", None) or {}).get("Error") or {}
+    message = f"{error.get('Code')}: {error.get('Message', '')[:160]}" if error else " ".join(str(exc).split())[:200]
     return {"check": "quota", "ok": None, "detail": f"{name} ({code}) not read: {message}",
             "fix": "allow servicequotas:GetServiceQuota to this identity, or look it up in the Service Quotas console",
             "quotaCode": code}

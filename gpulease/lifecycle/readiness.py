@@ -123,15 +123,16 @@ def aws_rows(facts: StackFacts) -> list[dict[str, Any]]:
     from botocore.config import Config
 
     config = Config(**AWS_TIMEOUTS)
+    session = boto3.session.Session()  # a new one: the credentials of now, not those boto3 cached earlier
     try:
-        who = boto3.client("sts", region_name=facts.region, config=config).get_caller_identity()
+        who = session.client("sts", region_name=facts.region, config=config).get_caller_identity()
     except Exception as exc:
         text = " ".join(str(exc).split())[:200]
         return [row("credentials", False, f"AWS credentials: {text}",
                     "aws configure / aws sso login, or set AWS_PROFILE (https://docs.aws.amazon.com/cli/latest/"
                     "userguide/cli-chap-authentication.html)")]
     rows = [row("credentials", True, f"AWS account {who['Account']} as {who['Arn']}", None, account=who["Account"])]
-    quotas = boto3.client("service-quotas", region_name=facts.region, config=config)
+    quotas = session.client("service-quotas", region_name=facts.region, config=config)
     rows += [aws_quota(quotas, need) for need in facts.needs]
     return rows
 
