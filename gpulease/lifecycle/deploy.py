@@ -44,7 +44,9 @@ class Stack:
 
 
 def load(stack: str) -> Stack:
+    """A stack named in ``stacks/`` or given as its file (the stack's name is then the file's)."""
     [(_, path)] = stacks.resolve(stack)
+    stack = stacks.stack_name(path)
     config = stacks.load_stack_config(path)
     spec = load_stack_spec(stack, {k: v for k, v in config.items() if k.startswith("gpulease:")}, source=str(path))
     region = spec.base.region or config.get(f"{spec.cloud}:region")
@@ -106,6 +108,7 @@ def deploy(st: Stack, backend: StackBackend, progress: Progress, result: UpResul
     options: list[capacity.Choice] | None = None
     tried: list[capacity.Choice] = []
     config_file: str | None = None
+    data_zone: str | None = None  # once a try made a data disk, its zone for good: a disk does not move
     with tempfile.TemporaryDirectory(prefix="gpulease-up-") as folder:
         while True:
             events: list[ResourceEvent] = []
@@ -138,7 +141,8 @@ def deploy(st: Stack, backend: StackBackend, progress: Progress, result: UpResul
                 options = capacity.choices(exp, st.spec.cloud, st.region, capacity.ZONES[st.spec.cloud](st.region))
                 if options:
                     tried.append(options[0])  # what the program chose: the first choice
-            data_zone = (tried[-1].zone or "") if capacity.holds_data(events) else None
+            if data_zone is None and capacity.holds_data(events):
+                data_zone = tried[-1].zone or "" if tried else ""
             nxt = capacity.next_choice(options, tried, data_zone)
             if nxt is None or len(tried) >= capacity.MAX_TRIES:
                 if data_zone is not None:
@@ -183,6 +187,7 @@ def wait_for_instance(st: Stack, outputs: dict[str, Any], channel: InstanceChann
 
 def up(stack: str, progress: Progress, *, wait_minutes: float = READY_MINUTES, wait: bool = True) -> UpResult:
     st = load(stack)
+    stack = st.name
     found = verdict.REVIEW(st.path, stack)
     for line in found.lines():
         progress.note(line)

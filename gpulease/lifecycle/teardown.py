@@ -124,6 +124,7 @@ def stays(st: deploy.Stack, found: verdict.Verdict) -> list[dict[str, Any]]:
 
 def down(stack: str, progress: Progress, *, remove_all: bool, backend: StackBackend | None = None) -> DownResult:
     st = deploy.load(stack)
+    stack = st.name
     found = verdict.REVIEW(st.path, stack)
     backend = backend or deploy.BACKEND()
     result = DownResult(stack)
