@@ -58,7 +58,7 @@ def cmd_down(args: argparse.Namespace) -> int:
 
     if args.remove_all:
         confirm(args.stack, args.yes)
-    progress = make_progress(args.json)
+    progress = make_progress(True)  # progress on stderr: stdout carries only the answer
     try:
         result = down(args.stack, progress, remove_all=args.remove_all)
     except TeardownError as exc:

@@ -52,7 +52,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     from gpulease.ephemeral.progress import make_progress
     from gpulease.lifecycle.deploy import DeployError, ReviewRefusedError, up
 
-    progress = make_progress(args.json)
+    progress = make_progress(True)  # progress on stderr: stdout carries only the answer
     try:
         result = up(args.stack, progress, wait_minutes=args.wait, wait=not args.no_wait)
     except (ReviewRefusedError, DeployError) as exc:

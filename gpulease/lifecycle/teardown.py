@@ -69,7 +69,7 @@ def aws_remove_volume(ec2: Any, volume_id: str, stack: str, sleep: Callable[[flo
         return f"disk {volume_id}: already gone"
     tags = {t["Key"]: t["Value"] for t in found[0].get("Tags", [])}
     if not _owned(tags, stack):
-        raise TeardownError(f"disk {volume_id} is not tagged as stack {stack!r}'s ({v.TAG_STACK}="
+        raise TeardownError(f"disk {volume_id} is not tagged as stack {stack}'s ({v.TAG_STACK}="
                             f"{tags.get(v.TAG_STACK)!r}); it is left alone")
     deadline = time.monotonic() + VOLUME_WAIT_SECONDS
     while found[0]["State"] != "available":
@@ -85,7 +85,8 @@ def aws_remove_volume(ec2: Any, volume_id: str, stack: str, sleep: Callable[[flo
 def aws_remove_bucket(s3: Any, bucket: str, stack: str) -> str:
     tags = {t["Key"]: t["Value"] for t in s3.get_bucket_tagging(Bucket=bucket).get("TagSet", [])}
     if not _owned(tags, stack):
-        raise TeardownError(f"bucket {bucket} is not tagged as stack {stack!r}'s; it is left alone")
+        raise TeardownError(f"bucket {bucket} is not tagged as stack {stack}'s ({v.TAG_STACK}="
+                            f"{tags.get(v.TAG_STACK)!r}); it is left alone")
     pages = s3.get_paginator("list_object_versions").paginate(Bucket=bucket, PaginationConfig={"MaxItems": None})
     batch: list[dict[str, str]] = []
     for count, page in enumerate(pages):

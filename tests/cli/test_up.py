@@ -105,8 +105,8 @@ def test_up_refuses_on_the_review_and_deploys_nothing(backend, tmp_path, capsys)
     path.write_text(yaml.safe_dump(config))
     assert main(["up", str(path)]) == 1
     captured = capsys.readouterr()
-    assert "review: FAIL" in captured.out
-    assert captured.err.strip() == ("gpulease: stack 'tight': the review says FAIL; nothing was deployed "
+    assert "review: FAIL" in captured.err and captured.out == ""  # progress and the verdict go to stderr
+    assert captured.err.strip().splitlines()[-1] == ("gpulease: stack 'tight': the review says FAIL; nothing was deployed "
                                     "(`gpulease plan tight` shows why)")
     assert backend.calls == []
 
@@ -160,7 +160,7 @@ def test_capacity_error_when_the_spec_allows_nothing_else_says_so(passing_review
     (root / "stacks" / "Pulumi.pinned.yaml").write_text(yaml.safe_dump(config))
     backend.up_failures = [([], NO_CAPACITY)]
     assert main(["up", str(root / "stacks" / "Pulumi.pinned.yaml")]) == 1
-    err = capsys.readouterr().err.strip()
+    err = capsys.readouterr().err.strip().splitlines()[-1]
     g5 = load_catalog().get("aws", "g5.xlarge")
     spot = g5.prices["us-east-1"] * (1 - g5.spot_discount)
     assert err == (f"gpulease: stack 'pinned': InsufficientInstanceCapacity for g5.xlarge in us-east-1c (${spot:.3f}/h); "
