@@ -58,7 +58,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
         return connect.RUNNER(connection)
     if not found.region:
         raise target.LiveError(f"stack {args.stack!r}: no region (no stack file here); give --region")
-    bucket, prefix = logs.control_prefix(found, args.node)
+    bucket, prefix = logs.control_prefix(found)
     reader = logs.LogReader(clients.CLIENTS(found.cloud, found.region).bucket, bucket, prefix, session=found.session)
     if args.follow and not args.json:
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends a follow; nothing to clean up

@@ -33,16 +33,15 @@ MAX_KEYS = 10_000
 FOLLOW_POLL_SECONDS = 5.0
 
 
-def control_prefix(target: Target, node: int) -> tuple[str, str]:
-    """(bucket, key prefix of the node's control area)."""
+def control_prefix(target: Target) -> tuple[str, str]:
+    """(bucket, key prefix of the target's control area); a node's target (``nodes.node_target``) carries its own
+    checkpoint URI already."""
     uri = target.checkpoint_uri
     if uri is None:
         raise LiveError(f"stack {target.stack!r}: no checkpoint bucket, where the instance leaves its logs; "
                         f"accepted: `gpulease logs {target.stack} --journal` (over SSH/SSM)")
     bucket, _, prefix = uri.split("://", 1)[1].partition("/")
     prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"
-    if node:
-        prefix = f"{prefix}nodes/{node}/"
     return bucket, f"{prefix}_gpulease/"
 
 
