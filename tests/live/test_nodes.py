@@ -10,13 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from components import userdata
 from gpulease.cli import status as status_cli
 from gpulease.cli.main import EXIT_BAD_INPUT, main
 from gpulease.core import vocabulary as v
 from gpulease.live import clients as live_clients
 from gpulease.live import view
+from tests.support.alicloud import user_data_text
 from tests.support.clock import FIXED_NOW
+from tests.support.specs import experiment, render_experiment
+from tests.support.userdata import decode
 
 CLUSTER = "aws-cluster-4x8"  # ssh mode, user ubuntu, 4 nodes, checkpoints prefix pretrain/
 BUCKET = "gpulease-pretrain-ckpt"
@@ -143,3 +148,18 @@ def test_status_watch_redraws_until_ctrl_c_and_stops_by_itself(cluster, capsys, 
         main(["status", CLUSTER, "--watch", "1"])
     assert stopped.value.code == EXIT_BAD_INPUT
     assert "'1' is not a number of seconds in 5-3600" in capsys.readouterr().err
+
+
+def test_every_node_carries_the_job_so_each_starts_gpulease_launch_by_itself():
+    """The claim docs/journey.md makes: `job.command` travels to every node's settings, where gpulease-run starts it."""
+    command = "cd /data/code && gpulease-launch train.py --epochs 1"
+    r = render_experiment(experiment(name="pre", gpu={"instanceType": "p4d.24xlarge"}, nodes=2, budgetUsd=5000,
+                                     job={"command": command}))
+    assert r.error is None, r.error
+    jobs = []
+    for inst in sorted(r.of_type("aws:ec2/instance:Instance"), key=lambda x: x.name):
+        text = user_data_text(inst) if "userData" in inst.inputs else decode(inst.inputs["userDataBase64"])
+        written = {f["path"]: f for f in yaml.safe_load(text)["write_files"]}
+        settings = json.loads(written[userdata.SETTINGS_PATH]["content"])
+        jobs.append((settings["cluster"]["rank"], settings["job"]["command"], settings["job"]["session"]))
+    assert jobs == [(0, command, "train"), (1, command, "train")]
