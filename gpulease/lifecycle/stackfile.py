@@ -91,10 +91,11 @@ def target_path(answers: Answers, output: str | None, project_dir: Path = stacks
     return config_dir / f"Pulumi.{answers.name}.yaml"
 
 
-def validate(path: Path, stack: str) -> None:
-    """Read ``path`` back as ``gpulease plan`` and ``pulumi up`` would and validate it (SpecError on a problem)."""
+def validate(path: Path, stack: str, named: Path | None = None) -> None:
+    """Read ``path`` back as ``gpulease plan`` and ``pulumi up`` would and validate it (SpecError on a problem,
+    naming ``named``: the file it is about to become)."""
     config = stacks.load_stack_config(path)
-    load_stack_spec(stack, {k: v for k, v in config.items() if k.startswith("gpulease:")}, source=str(path))
+    load_stack_spec(stack, {k: v for k, v in config.items() if k.startswith("gpulease:")}, source=str(named or path))
 
 
 def write(text: str, path: Path, stack: str, *, force: bool) -> None:
@@ -110,7 +111,7 @@ def write(text: str, path: Path, stack: str, *, force: bool) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-        validate(Path(tmp), stack)
+        validate(Path(tmp), stack, named=path)
         if force:
             os.replace(tmp, path)
         else:

@@ -123,6 +123,17 @@ def test_init_bad_answers_are_one_line_exit_2_and_write_nothing(tmp_path, key_fi
     assert not out.exists() and reviewed == []
 
 
+def test_init_validates_through_the_spec_before_writing(tmp_path, reviewed, capsys):
+    bad_key = tmp_path / "bad.pub"
+    bad_key.write_text("ssh-ed25519 not-base64!!! ada@laptop\n")
+    out = tmp_path / "Pulumi.llama8b-lora.yaml"
+    assert main(_flags(out, bad_key)) == 2
+    err = capsys.readouterr().err
+    assert f"in stack 'llama8b-lora' ({out}): - gpulease:experiment.ssh.publicKey: the base64 part" in err
+    assert err.count("\n") == 1
+    assert not out.exists() and list(tmp_path.iterdir()) == [bad_key] and reviewed == []
+
+
 def test_init_without_a_terminal_names_the_missing_answer(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert main(["init", "--params", "8B", "--output", str(tmp_path / "Pulumi.x.yaml"), "--json"]) == 2

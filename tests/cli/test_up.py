@@ -111,6 +111,13 @@ def test_up_refuses_on_the_review_and_deploys_nothing(backend, tmp_path, capsys)
     assert backend.calls == []
 
 
+def test_up_refuses_a_partial_review(backend, monkeypatch, capsys):
+    monkeypatch.setattr(verdict, "REVIEW", lambda path, stack: verdict.Verdict(stack=stack, status="partial"))
+    assert main(["up", STACK]) == 1
+    assert "the review says PARTIAL; nothing was deployed" in capsys.readouterr().err
+    assert backend.calls == []
+
+
 def test_capacity_error_tries_the_next_zone_pinned_for_that_update_only(passing_review, backend, bucket, capsys):
     backend.up_failures = [([], NO_CAPACITY)]
     before = (stacks.PROJECT_ROOT / "stacks" / f"Pulumi.{STACK}.yaml").read_text()
@@ -147,6 +154,15 @@ def test_capacity_error_after_a_disk_was_made_stays_in_its_zone(passing_review, 
     assert zones == ["us-east-1a", "us-east-1a"]  # other types, never us-east-1b: the disk is in us-east-1a
     types = [t["choice"].split(" in ")[0] for t in tries[1:]]
     assert "g6.xlarge" not in types and len(set(types)) == 2
+
+
+def test_capacity_tries_are_bounded(passing_review, backend, monkeypatch, capsys):
+    zones = [f"us-east-1{z}" for z in "abcdef"]
+    monkeypatch.setattr(capacity, "ZONES", {"aws": lambda region: lambda itype: zones})
+    backend.up_failures = [([], NO_CAPACITY) for _ in range(20)]
+    assert main(["up", STACK]) == 1
+    assert backend.ops().count("up") == capacity.MAX_TRIES == 6
+    assert capsys.readouterr().err.strip().endswith("6 tries made, the most gpulease up makes")
 
 
 def test_capacity_error_when_the_spec_allows_nothing_else_says_so(passing_review, backend, tmp_path, capsys):

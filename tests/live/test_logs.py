@@ -80,7 +80,11 @@ def test_follow_prints_only_what_is_new_and_stops_at_its_bound(bucket):
     seen: list[str] = []
     ticks = iter([0.0, 1.0, 2.0, 3.0, 10_000.0])
 
+    naps: list[float] = []
+
     def nap(seconds: float) -> None:
+        naps.append(seconds)
+        assert len(naps) < 10, "follow did not stop at its bound"
         if len(seen) < 20:  # between two polls the instance writes more
             bucket["put"]("logs/bootstrap.log", b"staging hf://org/m -> /data/models/m\nready\n")
             bucket["put"]("jobs/ci-1/log/00000001.txt", b"step 3 loss 1.80\n")
@@ -88,6 +92,7 @@ def test_follow_prints_only_what_is_new_and_stops_at_its_bound(bucket):
     assert logs.follow(reader, seen.append, 1.0, sleep=nap, clock=lambda: next(ticks)) is True
     new = seen[10:]
     assert new == ["[bootstrap.log] ready", "[job ci-1] step 3 loss 1.80"]  # once each, nothing repeated
+    assert naps == [logs.FOLLOW_POLL_SECONDS] * 3
 
 
 def test_journal_runs_journalctl_over_the_access_mode(bucket, capsys):
