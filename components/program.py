@@ -33,11 +33,14 @@ def gpulease_config() -> dict[str, Any]:
     return out
 
 
-def main() -> None:
+def main(config: dict[str, Any] | None = None, source: str | None = None) -> None:
+    """Declare the stack's experiment; ``config`` (``gpulease:*`` keys) instead of the stack's own config, for a
+    program that builds it (the ``pulumi new`` template: ``templates/gpulease-experiment``)."""
     stack = pulumi.get_stack()
     try:
-        config = {**gpulease_config(), PROJECT_KEY: pulumi.get_project()}
-        spec = load_stack_spec(stack, config, source=f"stacks/Pulumi.{stack}.yaml")
+        given = gpulease_config() if config is None else config
+        spec = load_stack_spec(stack, {**given, PROJECT_KEY: pulumi.get_project()},
+                               source=source or f"stacks/Pulumi.{stack}.yaml")
         experiment = GpuExperiment(spec)
     except UserError as exc:
         # A user mistake: one message, no traceback, nothing registered.

@@ -16,7 +16,8 @@ from collections.abc import Iterator
 
 from gpulease.core.errors import UserError
 
-COMMANDS = ("plan", "schema", "ls", "reap", "ephemeral", "size", "cost", "catalog", "push", "pull", "status", "ssh")
+COMMANDS = ("init", "check", "plan", "up", "down", "logs", "schema", "ls", "reap", "ephemeral", "size", "cost", "catalog",
+            "push", "pull", "status", "ssh")
 """The subcommands, in the order ``--help`` lists them; each is the module ``gpulease.cli.<name>``."""
 
 EXIT_OK = 0

@@ -12,6 +12,14 @@ def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--region", help="the stack's region, when its stack file is not here")
     p.add_argument("-i", "--identity", metavar="FILE", help="the private key ssh uses (ssh mode)")
     p.add_argument("--print", dest="print_only", action="store_true", help="show the commands instead of running them")
+    p.add_argument("--node", type=_rank, default=0, metavar="N",
+                   help="a cluster's node N (default 0); in ssh mode through rank 0 as a jump host")
+
+
+def _rank(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or int(text) > 1023:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a node rank; accepted: 0, 1, 2, ...")
+    return int(text)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,10 +45,11 @@ def split_rest(args: argparse.Namespace) -> list[str]:
 
 
 def cmd_ssh(args: argparse.Namespace) -> int:
-    from gpulease.live import connect, target
+    from gpulease.live import connect, nodes, target
 
     remote = split_rest(args)
     found = target.find(args.stack, outputs_file=args.outputs, experiment=args.experiment, region=args.region)
+    found = nodes.node_target(found, args.node)
     connection = connect.plan(found, remote or None, identity=args.identity)
     if args.print_only:
         print("\n".join(connection.lines()))

@@ -6,8 +6,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+from collections.abc import Callable
 
 from gpulease.core import clock
+
+WATCH_SECONDS = 30.0
+WATCH_HOURS = 12.0
+"""``--watch`` stops by itself after this long: a forgotten terminal does not poll a bucket for ever."""
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 5 <= value <= 3600:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds in 5-3600, e.g. 30")
+    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--outputs", metavar="FILE", help="the stack's outputs as `pulumi stack output --json` prints them")
     p.add_argument("--region", help="the stack's region, when its stack file is not here")
     p.add_argument("--json", action="store_true", help="print the status document as JSON")
+    p.add_argument("--watch", nargs="?", const=WATCH_SECONDS, type=_seconds, metavar="SECONDS",
+                   help=f"redraw every SECONDS (default {WATCH_SECONDS:g}) until Ctrl-C, at most {WATCH_HOURS:g} h")
     p.set_defaults(func=cmd_status)
 
 
@@ -27,9 +45,41 @@ def cmd_status(args: argparse.Namespace) -> int:
     found = target.find(args.stack, outputs_file=args.outputs, experiment=args.experiment, region=args.region)
     if not found.region:
         raise target.LiveError(f"stack {args.stack!r}: no region (no stack file here); give --region")
-    doc = status.collect(found, clients.CLIENTS(found.cloud, found.region), clock.utcnow())
-    if args.json:
-        sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
-    else:
-        view.print_status(doc, wide_console())
-    return 0
+    readers = clients.CLIENTS(found.cloud, found.region)
+    if args.watch is None:
+        doc = status.collect(found, readers, clock.utcnow())
+        if args.json:
+            sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+        else:
+            view.print_status(doc, wide_console())
+        return 0
+    return watch(lambda: status.collect(found, readers, clock.utcnow()), args.watch, args.json)
+
+
+SLEEP = time.sleep
+CLOCK = time.monotonic
+
+
+def watch(collect: Callable[[], dict], every: float, as_json: bool) -> int:
+    """Redraw until Ctrl-C (exit 0, the screen left as it was) or ``WATCH_HOURS``; JSON: one document per line."""
+    from gpulease.cli.common import wide_console
+    from gpulease.live import view
+
+    console = wide_console()
+    deadline = CLOCK() + WATCH_HOURS * 3600
+    try:
+        while True:
+            doc = collect()
+            if as_json:
+                sys.stdout.write(json.dumps(doc, default=str) + "\n")
+                sys.stdout.flush()
+            else:
+                if console.is_terminal:
+                    console.clear()
+                view.print_status(doc, console)
+                console.print(f"every {every:g} s; Ctrl-C to stop", style="dim")
+            if CLOCK() + every > deadline:
+                return 0
+            SLEEP(every)
+    except KeyboardInterrupt:
+        return 0

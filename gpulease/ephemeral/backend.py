@@ -83,7 +83,10 @@ class StackBackend(Protocol):
         """Create a new stack (fail if it exists) and set its whole config (structured values kept)."""
         ...
 
-    def up(self, stack: str, on_output: LineSink, on_resource: ResourceSink) -> OperationResult: ...
+    def up(self, stack: str, on_output: LineSink, on_resource: ResourceSink, *,
+           config_file: str | None = None) -> OperationResult:
+        """``pulumi up``; ``config_file`` reads the stack's config from that file instead of its stack file."""
+        ...
 
     def outputs(self, stack: str) -> dict[str, Any]: ...
 
@@ -91,6 +94,11 @@ class StackBackend(Protocol):
 
     def remove(self, stack: str) -> None:
         """Remove the stack and its config file (only ever called once its resources are destroyed)."""
+        ...
+
+    def ensure(self, stack: str) -> None:
+        """Select the stack, creating it without touching its config when the backend does not know it
+        (``gpulease up`` of a stack whose stack file is written already)."""
         ...
 
 
@@ -130,8 +138,10 @@ class AutomationBackend:
         *,
         secrets_provider: str | None = None,
         env_vars: Mapping[str, str] | None = None,
+        policy_packs: list[str] | None = None,
     ):
         self.work_dir = Path(work_dir)
+        self.policy_packs = list(policy_packs or [])
         self.secrets_provider = secrets_provider
         self.env_vars = dict(env_vars or {})
         self._command: Any = None
@@ -212,9 +222,13 @@ class AutomationBackend:
             self._workspace().remove_stack(stack)
             raise
 
-    def up(self, stack: str, on_output: LineSink, on_resource: ResourceSink) -> OperationResult:
+    def up(self, stack: str, on_output: LineSink, on_resource: ResourceSink, *,
+           config_file: str | None = None) -> OperationResult:
+        # policy_packs: the pack judges the update as `pulumi up --policy-pack` does; config_file:
+        # `pulumi up --config-file` (the Automation API's up() takes both).
         result = self._select(stack).up(
-            on_output=on_output, on_event=_event_adapter(on_resource), color="never", suppress_progress=True
+            on_output=on_output, on_event=_event_adapter(on_resource), color="never", suppress_progress=True,
+            policy_packs=self.policy_packs or None, config_file=config_file,
         )
         return OperationResult(dict(result.summary.resource_changes or {}))
 
@@ -231,6 +245,9 @@ class AutomationBackend:
             on_output=on_output, on_event=_event_adapter(on_resource), color="never", suppress_progress=True
         )
         return OperationResult(dict(result.summary.resource_changes or {}))
+
+    def ensure(self, stack: str) -> None:
+        auto.create_or_select_stack(stack_name=stack, work_dir=str(self.work_dir), opts=self._options())
 
     def remove(self, stack: str) -> None:
         try:

@@ -1,7 +1,7 @@
 """``gpulease ssh``: the commands that reach a stack's instance in its access mode, forward its ports and attach to
 the job's tmux session.
 
-- ``ssh`` mode: one ``ssh`` with keep-alives (``ServerAliveInterval 30``, ``ServerAliveCountMax 10``: a silent
+- ``ssh`` mode (a cluster node other than rank 0: through rank 0, ``-J user@<rank 0>``): one ``ssh`` with keep-alives (``ServerAliveInterval 30``, ``ServerAliveCountMax 10``: a silent
   connection is given up after five minutes, and a NAT that drops idle flows sees traffic every 30 s; ssh_config(5)),
   ``-L local:localhost:remote`` per ``ssh.forward`` entry, and with a job ``-t`` plus ``tmux attach -t <session>``
   (a login shell when there is no session); ``-- cmd`` runs that instead.
@@ -57,10 +57,17 @@ def plan(target: Target, command: list[str] | None = None, identity: str | None 
     remote = shlex.join(command) if command else None
     instance = target.instance_id
     if mode == "ssh":
-        address = target.outputs.get("publicIp")
+        # A cluster node other than rank 0 (gpulease/live/nodes.py): its private address through rank 0 (ssh -J).
+        jump, private = target.outputs.get("jumpHost"), target.outputs.get("privateIp")
+        address = target.outputs.get("publicIp") or (private if jump else None)
         if not address:
             raise LiveError(f"stack {target.stack!r}: no publicIp output for {target.experiment!r} (not running?)")
         argv = ["ssh", *KEEPALIVE, *(["-i", identity] if identity else [])]
+        if jump and not target.outputs.get("publicIp"):
+            # -J does not hand -i to the jump connection; with a key file the hop is a ProxyCommand with the same key
+            # (ssh_config(5): ProxyJump, ProxyCommand with ssh -W %h:%p).
+            argv += (["-o", f"ProxyCommand=ssh {' '.join(KEEPALIVE)} -i {shlex.quote(identity)} -W %h:%p {user}@{jump}"]
+                     if identity else ["-J", f"{user}@{jump}"])
         for local, port in forwards:
             argv += ["-L", f"{local}:localhost:{port}"]
         host = f"{user}@{address}"

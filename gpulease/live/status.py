@@ -21,10 +21,13 @@ from typing import Any
 
 from gpulease.core import vocabulary as v
 from gpulease.core.budget_alert import budget_name
+from gpulease.live import nodes
 from gpulease.live.clients import Clients
 from gpulease.live.target import LiveError, Target
 
 CONTROL_FILES = ("heartbeat", "ready", "verify", "manifest")
+LOW_DISK_PERCENT = 10.0
+"""Below this much free space a disk is shown as low (a checkpoint of a 7B model is tens of GB)."""
 
 
 def _minutes_since(stamp: Any, now: datetime) -> float | None:
@@ -144,6 +147,8 @@ def collect(target: Target, clients: Clients, now: datetime) -> dict[str, Any]:
             "ageMinutes": _minutes_since(beat.get("time"), now),
             "gpus": beat.get("gpus") or [],
             "gpuError": beat.get("gpuError"),
+            "disks": disk_view(beat.get("disks")),
+            "gpuStarved": starved_view(beat.get("gpuStarved")),
         } if beat else None,
         "checkpoint": {
             "lastSync": beat.get("lastSync"),
@@ -155,8 +160,53 @@ def collect(target: Target, clients: Clients, now: datetime) -> dict[str, Any]:
         "verify": {k: verify.get(k) for k in ("passed", "failed", "time", "stepResumed", "checkpointStep", "gpu",
                                               "seconds", "checks")} if verify else None,
         "manifest": _manifest_summary(manifest) if manifest else None,
+        "nodes": node_views(target, clients, now) if len(nodes.listed(target)) > 1 else None,
         "notes": [*control["stale"], *cloud["notes"]],
     }
+
+
+def disk_view(disks: Any) -> list[dict[str, Any]]:
+    """The heartbeat's ``disks`` (``mount``, ``freeBytes``, ``totalBytes``, ``freePercent``), each marked ``low``
+    below ``LOW_DISK_PERCENT`` free: a checkpoint that fills the disk fails half-written."""
+    out = []
+    for disk in disks if isinstance(disks, list) else []:
+        if not isinstance(disk, dict) or not isinstance(disk.get("mount"), str):
+            continue
+        free = disk.get("freePercent")
+        free = float(free) if isinstance(free, (int, float)) and not isinstance(free, bool) else None
+        out.append({"mount": disk["mount"], "freeBytes": disk.get("freeBytes"), "totalBytes": disk.get("totalBytes"),
+                    "freePercent": free, "low": free is not None and free < LOW_DISK_PERCENT})
+    return out
+
+
+def starved_view(starved: Any) -> dict[str, Any] | None:
+    """The heartbeat's ``gpuStarved`` (``since``, ``meanUtilizationPercent``, ``thresholdPercent``) or None: GPUs busy
+    below the threshold for long (a data loader that cannot keep up), which is not idle (idle is near 0 %)."""
+    if not isinstance(starved, dict) or not starved.get("since"):
+        return None
+    return {k: starved.get(k) for k in ("since", "meanUtilizationPercent", "thresholdPercent")}
+
+
+def node_views(target: Target, clients: Clients, now: datetime) -> list[dict[str, Any]]:
+    """One line of facts per node of a cluster, from its own control area."""
+    views = []
+    for node in nodes.listed(target):
+        rank = node["rank"]
+        found = nodes.node_target(target, rank)
+        try:
+            control = read_control(found, clients.bucket)
+        except LiveError as exc:
+            views.append({"rank": rank, "instanceId": found.instance_id, "error": str(exc)})
+            continue
+        beat, ready = control.get("heartbeat") or {}, control.get("ready") or {}
+        views.append({
+            "rank": rank, "instanceId": found.instance_id, "privateIp": node.get("privateIp"),
+            "heartbeatAgeMinutes": _minutes_since(beat.get("time"), now) if beat else None,
+            "gpus": beat.get("gpus") or [], "gpuError": beat.get("gpuError"),
+            "disks": disk_view(beat.get("disks")), "gpuStarved": starved_view(beat.get("gpuStarved")),
+            "ready": ready.get("ready") if ready else None,
+        })
+    return views
 
 
 def _manifest_summary(manifest: dict[str, Any]) -> dict[str, Any]:

@@ -89,6 +89,39 @@ def _manifest(doc: dict[str, Any]) -> str:
     return f"{m.get('job')} at {m.get('time')}: {code}; {versions or 'versions unknown'}; image {m.get('imageId')}{params}"
 
 
+def _gib(value: Any) -> str:
+    return f"{value / 2**30:,.1f} GiB" if isinstance(value, (int, float)) and not isinstance(value, bool) else "?"
+
+
+def disks_line(disks: list[dict[str, Any]]) -> str:
+    """``/data 12.0 GiB free of 200.0 GiB (6%) LOW``, one per mount."""
+    parts = []
+    for d in disks:
+        share = f" ({d['freePercent']:g}%)" if d.get("freePercent") is not None else ""
+        parts.append(f"{d['mount']} {_gib(d.get('freeBytes'))} free of {_gib(d.get('totalBytes'))}{share}"
+                     + (" LOW: a checkpoint may not fit" if d.get("low") else ""))
+    return "; ".join(parts)
+
+
+def starved_line(starved: dict[str, Any] | None) -> str | None:
+    if not starved:
+        return None
+    return (f"STARVED since {starved.get('since')}: GPUs busy at {starved.get('meanUtilizationPercent')}% on average, "
+            f"below {starved.get('thresholdPercent')}% (not idle: the input pipeline cannot keep up?)")
+
+
+def _node(n: dict[str, Any]) -> str:
+    if n.get("error"):
+        return f"{n.get('instanceId')}: {n['error']}"
+    ready = {True: "ready", False: "NOT READY", None: "not ready yet"}[n.get("ready")]
+    gpus = ", ".join(f"{g.get('utilizationPercent', '?')}%" for g in n.get("gpus") or []) or n.get("gpuError") or "no GPUs"
+    beat = _ago(n.get("heartbeatAgeMinutes")) if n.get("heartbeatAgeMinutes") is not None else "no heartbeat"
+    extra = [x for x in (disks_line([d for d in n.get("disks") or [] if d.get("low")]), starved_line(n.get("gpuStarved")))
+             if x]
+    return f"{n.get('instanceId')} {n.get('privateIp') or ''} {ready}; GPU {gpus}; heartbeat {beat}" + (
+        f"; {'; '.join(extra)}" if extra else "")
+
+
 def print_status(doc: dict[str, Any], console: Console) -> None:
     inst = doc["instance"]
     table = Table(show_header=False, box=None, pad_edge=False, title=f"{doc['stack']} / {doc['experiment']} "
@@ -106,6 +139,14 @@ def print_status(doc: dict[str, Any], console: Console) -> None:
     row("deadline", f"{doc.get('deadline') or '?'}{_left(doc.get('minutesLeft'))}")
     row("spend", _spend(doc))
     row("gpu", _gpus(doc))
+    beat = doc.get("heartbeat") or {}
+    if beat.get("disks"):
+        row("disks", disks_line(beat["disks"]))
+    starved = starved_line(beat.get("gpuStarved"))
+    if starved:
+        row("loader", starved)
+    for node in doc.get("nodes") or []:
+        row(f"node {node['rank']}", _node(node))
     row("checkpoints", _checkpoint(doc))
     row("checks", _checks(doc))
     row("manifest", _manifest(doc))

@@ -61,6 +61,9 @@ class RecordingBackend:
     version: str = "3.200.0"
     calls: list[tuple[str, str]] = field(default_factory=list)
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    up_failures: list[tuple[list[tuple[str, str]], BaseException]] = field(default_factory=list)
+    """Failures of successive ups: the (type token, name) resources each created first, and the error it raised."""
+    config_files: list[str | None] = field(default_factory=list)
 
     def _enter(self, op: str, stack: str) -> None:
         self.calls.append((op, stack))
@@ -89,8 +92,18 @@ class RecordingBackend:
         self.configs[stack] = copy.deepcopy(dict(config))
         self.stacks[stack] = StackInfo(stack)
 
-    def up(self, stack: str, on_output: LineSink, on_resource: ResourceSink) -> OperationResult:
+    def up(self, stack: str, on_output: LineSink, on_resource: ResourceSink, *,
+           config_file: str | None = None) -> OperationResult:
         self._enter("up", stack)
+        self.config_files.append(config_file)
+        if self.up_failures:
+            # A failed update: the resources it created before the failure are announced, then the error.
+            created, error = self.up_failures.pop(0)
+            for token, name in created:
+                urn = f"urn:pulumi:{stack}::gpulease::{token}::{name}"
+                on_resource(ResourceEvent("create", token, urn, done=False))
+                on_resource(ResourceEvent("create", token, urn, done=True))
+            raise error
         on_output("Updating (ci stack):")
         for name in ("sg", "bucket", "volume", "instance"):
             urn = f"urn:pulumi:{stack}::gpulease::aws:x/x:X::{name}"
@@ -114,6 +127,10 @@ class RecordingBackend:
             raise RuntimeError("DependencyViolation: resource sg-1 has a dependent object")
         on_output("Destroying (ci stack):")
         return OperationResult({"delete": 4})
+
+    def ensure(self, stack: str) -> None:
+        self._enter("ensure", stack)
+        self.stacks.setdefault(stack, StackInfo(stack))
 
     def remove(self, stack: str) -> None:
         self._enter("remove", stack)

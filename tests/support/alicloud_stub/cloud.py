@@ -65,11 +65,14 @@ class Account:
     images: dict[str, Resource] = field(default_factory=dict)
     eips: dict[str, Resource] = field(default_factory=dict)
     buckets: dict[str, Resource] = field(default_factory=dict)
+    quotas: dict[str, dict[str, str]] = field(default_factory=dict)
+    """DescribeAccountAttributes' answers by region: attribute name -> value (e.g. max-spot-instance-vcpu-count)."""
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     def reset(self) -> None:
         with self.lock:
-            for table in (self.instances, self.disks, self.snapshots, self.images, self.eips, self.buckets):
+            for table in (self.instances, self.disks, self.snapshots, self.images, self.eips, self.buckets,
+                          self.quotas):
                 table.clear()
 
     # --- building -------------------------------------------------------------------------------------------
@@ -339,7 +342,17 @@ def install(stub: AlicloudStub, account: Account) -> None:
         return {"AccountId": account.account_id, "IdentityType": "Account", "UserId": account.account_id,
                 "Arn": f"acs:ram::{account.account_id}:root"}
 
+    def account_attributes(req: RpcRequest) -> dict:
+        # The attributes asked for (AttributeName.N), those the region has; ECS answers each with its values.
+        names = req.numbered("AttributeName")
+        with account.lock:
+            known = account.quotas.get(req.get("RegionId") or "", {})
+            items = [{"AttributeName": n, "AttributeValues": {"ValueItem": [{"Value": known[n], "Count": 1}]}}
+                     for n in names if n in known]
+        return {"AccountAttributeItems": {"AccountAttributeItem": items}}
+
     for version, action, handler in (
+        (ECS_VERSION, "DescribeAccountAttributes", account_attributes),
         (ECS_VERSION, "DescribeInstances", describe_instances),
         (ECS_VERSION, "DeleteInstances", delete_instances),
         (ECS_VERSION, "DescribeDisks", describe_disks),

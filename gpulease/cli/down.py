@@ -1,0 +1,89 @@
+"""``gpulease down STACK``: destroy the stack, then say exactly what stays (disk, bucket, baked images) and what it
+costs per month; ``--all`` removes the disk and the bucket too, after confirmation or ``--yes``
+(``gpulease/lifecycle/teardown.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from gpulease.cli.envelope import (
+    EXIT_FAILED,
+    EXIT_OK,
+    add_parser,
+    envelope,
+    error,
+    guarded,
+    one_line,
+    print_json,
+)
+from gpulease.core.errors import UserError
+
+CONFIRM: Callable[[str], str] = input
+"""How ``--all`` asks on a terminal (a test replaces it)."""
+
+
+class NotConfirmedError(UserError):
+    """``--all`` without a terminal to ask on and without ``--yes``, or a confirmation not given."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = add_parser(
+        sub, "down", help="destroy a stack and say what stays and what it costs; --all removes the disk and bucket",
+        description="Destroy the stack's instance and everything it does not retain, then list what stays (the data "
+        "disk, the checkpoint bucket, baked images) with its monthly cost. --all removes the disk and the bucket too "
+        "(only those the stack created and tags as its own), after you type the stack's name, or with --yes.",
+        codes=((EXIT_OK, "destroyed (and with --all, removed)"), (EXIT_FAILED, "the destroy or a removal failed")))
+    p.add_argument("stack")
+    p.add_argument("--all", dest="remove_all", action="store_true", help="also remove the data disk and the bucket")
+    p.add_argument("--yes", action="store_true", help="do not ask before --all removes (needed without a terminal)")
+    p.set_defaults(func=guarded(cmd_down))
+
+
+def confirm(stack: str, yes: bool) -> None:
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise NotConfirmedError(f"down --all {stack}: removes the data disk and the bucket with every checkpoint; "
+                                "no terminal to confirm on: accepted: --yes")
+    answer = CONFIRM(f"This removes {stack}'s data disk and checkpoint bucket for good. Type the stack name: ")
+    if answer.strip() != stack:
+        raise NotConfirmedError(f"down --all {stack}: not confirmed (typed {answer.strip()!r}); nothing was changed")
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    from gpulease.ephemeral.progress import make_progress
+    from gpulease.lifecycle.teardown import TeardownError, down
+
+    if args.remove_all:
+        confirm(args.stack, args.yes)
+    progress = make_progress(True)  # progress on stderr: stdout carries only the answer
+    try:
+        result = down(args.stack, progress, remove_all=args.remove_all)
+    except TeardownError as exc:
+        if args.json:
+            print_json(envelope(None, [error("teardownFailed", one_line(exc))]))
+        print(f"gpulease: {one_line(exc)}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        progress.close()
+    if args.json:
+        print_json(envelope(result.as_dict()))
+        return EXIT_OK
+    print(f"{args.stack}: destroyed")
+    for item in result.removed:
+        print(f"removed: {item}")
+    for item in result.kept:
+        print(f"kept: {item}")
+    if result.stays:
+        print("what stays:")
+        for s in result.stays:
+            cost = f"${s['monthlyUsd']:,.2f}/month" if s.get("monthlyUsd") is not None else s.get("note", "")
+            print(f"  {s['resource']} ({s['item']}): {cost}")
+        print(f"  in all about ${result.monthly_usd:,.2f}/month until removed (gpulease down {args.stack} --all)")
+    else:
+        print("nothing stays")
+    for command in result.commands:
+        print(f"to remove on Alibaba Cloud: {command}")
+    return EXIT_OK

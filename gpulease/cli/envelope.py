@@ -1,0 +1,69 @@
+"""The JSON envelope every ``--json`` output of the journey commands (init, check, up, down, logs) shares, and
+the exit-code epilog their ``--help`` shows.
+
+``{"ok": bool, "data": <the command's document, camelCase keys>, "errors": [{"code": str, "message": str}]}``:
+``ok`` is true exactly when ``errors`` is empty. A user mistake is one error with code ``badInput`` (exit 2)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from gpulease.core.errors import UserError
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+BAD_INPUT = "badInput"
+
+
+def envelope(data: Any, errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    errors = list(errors or [])
+    return {"ok": not errors, "data": data, "errors": errors}
+
+
+def error(code: str, message: str) -> dict[str, str]:
+    return {"code": code, "message": message}
+
+
+def one_line(exc: BaseException) -> str:
+    return " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+
+
+def print_json(doc: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+
+
+def exit_epilog(*codes: tuple[int, str]) -> str:
+    rows = codes or ((EXIT_OK, "done"),)
+    lines = [f"  {code}  {what}" for code, what in rows]
+    return "exit codes:\n" + "\n".join([*lines, f"  {EXIT_BAD_INPUT}  a user mistake (one line on stderr, nothing changed)"])
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str, *, help: str, description: str,
+               codes: tuple[tuple[int, str], ...], usage: str | None = None) -> argparse.ArgumentParser:
+    """A subcommand parser whose ``--help`` ends with its exit codes; ``--json`` is added for every command."""
+    p = sub.add_parser(name, help=help, description=description, usage=usage, epilog=exit_epilog(*codes),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--json", action="store_true", help='print {"ok", "data", "errors"} as JSON on stdout')
+    return p
+
+
+def guarded(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """With ``--json``, a user mistake is the envelope on stdout (and the line on stderr), exit 2; without, the
+    error goes to the CLI's own one-line handler."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return func(args)
+        except UserError as exc:
+            if not getattr(args, "json", False):
+                raise
+            print_json(envelope(None, [error(getattr(exc, "code", BAD_INPUT), one_line(exc))]))
+            print(f"gpulease: {one_line(exc)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+
+    return run

@@ -1,0 +1,145 @@
+"""``gpulease init``: a stack file from a few answers (asked when stdin is a terminal, else from flags), the GPU
+sized from the model and the method, written with a comment on every field, valid by construction, and reviewed
+at once (``gpulease/lifecycle``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from gpulease.cli.envelope import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, add_parser, envelope, guarded, print_json
+from gpulease.core.errors import UserError
+
+DEFAULT_PUBLIC_KEY = "~/.ssh/id_ed25519.pub"
+ASK: Callable[[str], str] = input
+"""How a missing answer is asked for on a terminal (a test replaces it)."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = add_parser(
+        sub, "init", help="write a stack file from a few answers: model and method -> the GPU that fits; reviewed at once",
+        description="Write stacks/Pulumi.NAME.yaml from a few answers (asked on a terminal, else from the flags), "
+        "with a comment on every field; the GPU is the cheapest catalog type that holds the model with the method. "
+        "The file is validated before it is written, never written over without --force, and reviewed at once "
+        "(the same review as `gpulease plan`).",
+        codes=((EXIT_OK, "written; the review passes"),
+               (EXIT_FAILED, "written; the review found a mandatory violation or could not finish (see its lines)")))
+    p.add_argument("--name", help="the stack and experiment name, e.g. llama8b-lora")
+    p.add_argument("--owner", help="your e-mail: every resource is tagged with it")
+    p.add_argument("--params", help="model size: a preset (1B 3B 7B 8B 13B 14B 32B 34B 70B 405B) or a count, e.g. 8e9")
+    p.add_argument("--method", help="full, lora or qlora (default lora)")
+    p.add_argument("--cloud", help="aws or alicloud (default aws)")
+    p.add_argument("--region", help="default us-east-1 (aws) / cn-hangzhou (alicloud)")
+    p.add_argument("--ssh-from", action="append", default=[], metavar="CIDR",
+                   help="an address SSH is opened to, e.g. 203.0.113.7/32 (repeatable)")
+    p.add_argument("--no-port", action="store_true",
+                   help="no inbound port: Session Manager (aws, ssm) or Cloud Assistant (alicloud)")
+    p.add_argument("--public-key", metavar="FILE", help=f"the OpenSSH public key (default {DEFAULT_PUBLIC_KEY})")
+    p.add_argument("--key-name", help="an existing key pair instead of --public-key")
+    p.add_argument("--budget", help="the experiment's budget in USD, e.g. 60")
+    p.add_argument("--source", action="append", default=[], metavar="URI[:/data/FOLDER]",
+                   help="data staged before the instance is ready: hf://org/repo, s3://bucket/prefix/, ... (repeatable)")
+    p.add_argument("--market", choices=("spot", "on-demand"), default="spot")
+    p.add_argument("--hours", default="8", help="maxRuntimeHours, the hard deadline (default 8)")
+    p.add_argument("--project", help="the project tag (default: the name)")
+    p.add_argument("--cost-center", default="unassigned", help="the cost-center tag (default unassigned)")
+    p.add_argument("--output", metavar="FILE", help="write here instead of stacks/Pulumi.NAME.yaml")
+    p.add_argument("--force", action="store_true", help="replace an existing stack file")
+    p.add_argument("--no-review", action="store_true", help="write only; `gpulease plan NAME` reviews it later")
+    p.set_defaults(func=guarded(cmd_init))
+
+
+def _answer(value: str | None, question: str, default: str | None = None) -> str | None:
+    if value is not None or not sys.stdin.isatty():
+        return value if value is not None else default
+    shown = f" [{default}]" if default else ""
+    given = ASK(f"{question}{shown}: ").strip()
+    return given or default
+
+
+def _missing(flag: str, what: str) -> str:
+    from gpulease.lifecycle.answers import AnswerError
+
+    raise AnswerError(f"{flag} is missing: {what} (stdin is not a terminal, so nothing is asked)")
+
+
+def gather(args: argparse.Namespace) -> object:
+    from gpulease.lifecycle import answers as a
+
+    cloud = a.check_cloud(_answer(args.cloud, "cloud (aws, alicloud)", "aws") or "aws")
+    params = _answer(args.params, "model size (e.g. 8B)") or _missing("--params", "the model size, e.g. 8B")
+    method = _answer(args.method, "method (full, lora, qlora)", "lora") or "lora"
+    params, method = a.check_workload(params, method)
+    region = a.check_region(cloud, _answer(args.region, "region", a.DEFAULT_REGION[cloud]) or a.DEFAULT_REGION[cloud])
+    name = a.check_name(_answer(args.name, "stack name", f"exp-{params.lower()}-{method}") or "")
+    owner = a.check_owner(_answer(args.owner, "your e-mail (tags every resource)") or _missing("--owner", "your e-mail"))
+    budget = a.check_budget(_answer(args.budget, "budget in USD") or _missing("--budget", "the budget in USD"))
+    ssh_from, no_port = list(args.ssh_from), bool(args.no_port)
+    if ssh_from and no_port:
+        raise a.AnswerError("--ssh-from and --no-port exclude each other; accepted: one of them")
+    if not ssh_from and not no_port:
+        given = _answer(None, "SSH from which address (CIDR; empty: no inbound port)", "")
+        if given:
+            ssh_from = [given]
+        elif sys.stdin.isatty():
+            no_port = True
+        else:
+            _missing("--ssh-from CIDR or --no-port", "how you reach the instance")
+    cidrs = [a.check_cidr(c) for c in ssh_from]
+    public_key = key_name = None
+    if not no_port:
+        if args.key_name:
+            key_name = args.key_name
+        else:
+            public_key = a.read_public_key(args.public_key or DEFAULT_PUBLIC_KEY)
+    return a.Answers(name=name, owner=owner, cloud=cloud, region=region, params=params, method=method,
+                     budget_usd=budget, ssh_from=cidrs, no_port=no_port, public_key=public_key, key_name=key_name,
+                     sources=[a.parse_source(s) for s in args.source], market=args.market,
+                     hours=a.check_hours(args.hours), project=args.project, cost_center=args.cost_center)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from gpulease.lifecycle import answers as a
+    from gpulease.lifecycle import stackfile, verdict
+
+    found = gather(args)
+    assert isinstance(found, a.Answers)
+    offers = a.gpu_offers(found)
+    if not offers:
+        raise a.AnswerError(f"--params {found.params} --method {found.method}: no {found.cloud} instance type in "
+                            f"{found.region} holds it; accepted: --method lora or qlora, a smaller model, or another "
+                            "region (`gpulease size` lists what fits)")
+    best = offers[0]
+    path = stackfile.target_path(found, args.output)
+    stackfile.write(stackfile.render(found, best.instance.type), path, found.name, force=args.force)
+    data: dict[str, object] = {
+        "stack": found.name, "path": str(path), "cloud": found.cloud, "region": found.region,
+        "instanceType": best.instance.type, "gpu": f"{best.instance.gpu_count} x {best.instance.gpu_model} "
+        f"{best.instance.gpu_memory_gb:g} GB", "neededPerGpuGb": round(best.estimate.total_gb, 1),
+        "sshMode": found.ssh_mode, "review": None,
+    }
+    code = EXIT_OK
+    result = None
+    if not args.no_review:
+        try:
+            result = verdict.REVIEW(Path(path), found.name)
+        except UserError as exc:  # written and valid; the review could not run where it was written
+            result = verdict.Verdict(stack=found.name, status="error", error=" ".join(str(exc).split()))
+        data["review"] = result.as_dict()
+        code = EXIT_FAILED if result.blocks else EXIT_OK
+    if args.json:
+        print_json(envelope(data, [] if code == EXIT_OK else [{"code": "reviewFailed",
+                                                              "message": f"the review says {result.status}"}]))
+        return code
+    print(f"wrote {path}: {found.params} {found.method} on {found.cloud} {found.region} -> {best.instance.type} "
+          f"({data['gpu']}, about "
+          f"{data['neededPerGpuGb']} GB needed per GPU), {found.ssh_mode} access")
+    if result is not None:
+        print("\n".join(result.lines()))
+    print(f"next: gpulease check {found.name}, then gpulease up {found.name}")
+    return code
+
+
+__all__ = ["EXIT_BAD_INPUT", "register"]

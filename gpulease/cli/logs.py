@@ -1,0 +1,72 @@
+"""``gpulease logs STACK [--follow] [--node N]``: the bootstrap, verify and job logs the instance left in the
+bucket; ``--journal`` reads the systemd journal over SSH/SSM instead (``gpulease/live/logs.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+
+from gpulease.cli.envelope import EXIT_OK, add_parser, envelope, guarded, print_json
+
+FOLLOW_MINUTES = 30.0
+
+
+def _minutes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 24 * 60:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of minutes in (0, 1440], e.g. 30")
+    return value
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from gpulease.cli.ssh import _rank
+
+    p = add_parser(
+        sub, "logs", help="the bootstrap, verify and job logs of a stack's instance, from the bucket (or the journal)",
+        description="Print what the instance reported in the bucket: the bootstrap's checks (ready.json), the "
+        "verification's checks (verify.json), the log files it uploaded and the chunks of its jobs. --follow prints "
+        "what is new every few seconds (at most --minutes); --journal reads the systemd journal of the gpulease "
+        "units over the stack's access mode (ssh, ssm or cloud-assistant), which only a running instance has.",
+        codes=((EXIT_OK, "printed (or the journal command's own exit code with --journal)"),))
+    p.add_argument("stack")
+    p.add_argument("--node", type=_rank, default=0, metavar="N", help="a cluster's node N (default 0)")
+    p.add_argument("--follow", "-f", action="store_true", help="keep printing what is new, until Ctrl-C or --minutes")
+    p.add_argument("--minutes", type=_minutes, default=FOLLOW_MINUTES,
+                   help=f"with --follow, stop after this long (default {FOLLOW_MINUTES:g})")
+    p.add_argument("--journal", action="store_true", help="the systemd journal over SSH/SSM (a running instance only)")
+    p.add_argument("--print", dest="print_only", action="store_true", help="with --journal: show the command only")
+    p.add_argument("--experiment", help="which run of a sweep")
+    p.add_argument("--outputs", metavar="FILE", help="the stack's outputs as `pulumi stack output --json` prints them")
+    p.add_argument("--region", help="the stack's region, when its stack file is not here")
+    p.set_defaults(func=guarded(cmd_logs))
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    from gpulease.live import clients, connect, logs, nodes, target
+
+    found = target.find(args.stack, outputs_file=args.outputs, experiment=args.experiment, region=args.region)
+    found = nodes.node_target(found, args.node)
+    if args.journal:
+        connection = connect.plan(found, logs.journal_command())
+        if args.print_only:
+            print("\n".join(connection.lines()))
+            return EXIT_OK
+        return connect.RUNNER(connection)
+    if not found.region:
+        raise target.LiveError(f"stack {args.stack!r}: no region (no stack file here); give --region")
+    bucket, prefix = logs.control_prefix(found)
+    reader = logs.LogReader(clients.CLIENTS(found.cloud, found.region).bucket, bucket, prefix, session=found.session)
+    if args.follow and not args.json:
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends a follow; nothing to clean up
+            logs.follow(reader, lambda line: (print(line), sys.stdout.flush()), args.minutes)
+        return EXIT_OK
+    lines = [*reader.records(), *reader.files(first=True), *reader.jobs()]
+    if args.json:
+        print_json(envelope({"stack": args.stack, "node": args.node, "prefix": f"{bucket}/{prefix}", "lines": lines}))
+    else:
+        print("\n".join(lines))
+    return EXIT_OK

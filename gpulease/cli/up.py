@@ -1,0 +1,73 @@
+"""``gpulease up STACK``: review offline (a mandatory violation refuses), ``pulumi up`` with the policy pack,
+streaming progress, the next zone or type the spec allows on a capacity error at first creation, then the
+instance's ready and verify records, and how to connect (``gpulease/lifecycle/deploy.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gpulease.cli.envelope import (
+    EXIT_FAILED,
+    EXIT_OK,
+    add_parser,
+    envelope,
+    error,
+    guarded,
+    one_line,
+    print_json,
+)
+
+
+def _minutes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 24 * 60:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of minutes in (0, 1440], e.g. 30")
+    return value
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from gpulease.lifecycle.deploy import READY_MINUTES
+
+    p = add_parser(
+        sub, "up", help="review, pulumi up with the policy pack, wait for the instance to report ready and verified",
+        description="Review the stack offline first (a mandatory violation refuses, nothing deployed), then run "
+        "`pulumi up` with the gpulease policy pack through the Automation API. On a capacity error at first "
+        "creation (InsufficientInstanceCapacity, OperationDenied.NoStock) the next zone or type the spec allows is "
+        "tried, in price order, before anything that holds data was created elsewhere. Then wait for the instance's "
+        "ready (and verify) record in the bucket and print how to connect.",
+        codes=((EXIT_OK, "up; the instance reported ready (and verified)"),
+               (EXIT_FAILED, "the review refused, pulumi up failed, or the instance did not report in time")))
+    p.add_argument("stack")
+    p.add_argument("--wait", type=_minutes, default=READY_MINUTES, metavar="MINUTES",
+                   help=f"how long to wait for the ready record (default {READY_MINUTES:g})")
+    p.add_argument("--no-wait", action="store_true", help="return once pulumi up is done")
+    p.set_defaults(func=guarded(cmd_up))
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    from gpulease.ephemeral.progress import make_progress
+    from gpulease.lifecycle.deploy import DeployError, ReviewRefusedError, up
+
+    progress = make_progress(True)  # progress on stderr: stdout carries only the answer
+    try:
+        result = up(args.stack, progress, wait_minutes=args.wait, wait=not args.no_wait)
+    except (ReviewRefusedError, DeployError) as exc:
+        code = "reviewRefused" if isinstance(exc, ReviewRefusedError) else "deployFailed"
+        if args.json:
+            print_json(envelope(None, [error(code, one_line(exc))]))
+        print(f"gpulease: {one_line(exc)}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        progress.close()
+    if args.json:
+        print_json(envelope(result.as_dict()))
+        return EXIT_OK
+    ready = "ready" if result.ready else "not waited for"
+    verified = ", verified" if result.verify else ""
+    print(f"{args.stack}: {result.outputs.get('instanceId')} ({result.outputs.get('instanceType')}) {ready}{verified}")
+    print(f"connect: {result.connect}    status: gpulease status {args.stack}    logs: gpulease logs {args.stack}")
+    return EXIT_OK

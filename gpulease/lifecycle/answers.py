@@ -1,0 +1,179 @@
+"""What ``gpulease init`` asks, checked one answer at a time: each bad answer is one line naming the option, what
+was wrong and what is accepted (the nearest valid value for a near miss).
+
+The GPU comes from the workload (model size and method) the way ``gpulease size`` and the program's ``gpu.fit``
+pick it: the cheapest catalog type in the region whose GPUs hold it with headroom
+(``gpulease.core.sizing.find_offers``)."""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gpulease.core.catalog import load_catalog
+from gpulease.core.errors import UserError
+from gpulease.core.sizing import find_offers
+from gpulease.core.sizing.offers import Offer
+from gpulease.core.sizing.workload import FitSpec
+
+CLOUDS = ("aws", "alicloud")
+DEFAULT_REGION = {"aws": "us-east-1", "alicloud": "cn-hangzhou"}
+NO_PORT_MODE = {"aws": "ssm", "alicloud": "cloud-assistant"}
+NAME = re.compile(r"^[a-z][a-z0-9-]{0,38}[a-z0-9]$")
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+DEFAULT_HOURS = 8.0
+
+
+class AnswerError(UserError):
+    """One answer of ``gpulease init`` is not accepted."""
+
+
+def nearest(value: str, accepted: list[str] | tuple[str, ...]) -> str:
+    """`` (did you mean X?)`` for a near miss, else nothing."""
+    close = difflib.get_close_matches(value, list(accepted), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+@dataclass(frozen=True)
+class Source:
+    uri: str
+    to: str
+
+
+@dataclass
+class Answers:
+    """Everything the stack file is written from (already checked)."""
+
+    name: str
+    owner: str
+    cloud: str
+    region: str
+    params: str
+    method: str
+    budget_usd: float
+    ssh_from: list[str] = field(default_factory=list)
+    no_port: bool = False
+    public_key: str | None = None
+    key_name: str | None = None
+    sources: list[Source] = field(default_factory=list)
+    market: str = "spot"
+    hours: float = DEFAULT_HOURS
+    project: str | None = None
+    cost_center: str = "unassigned"
+
+    @property
+    def ssh_mode(self) -> str:
+        return NO_PORT_MODE[self.cloud] if self.no_port else "ssh"
+
+
+def check_name(name: str) -> str:
+    if not NAME.match(name):
+        raise AnswerError(f"--name {name!r}: not a stack name; accepted: 2-40 lowercase letters, digits and hyphens, "
+                          "starting with a letter, e.g. llama8b-lora")
+    return name
+
+
+def check_cloud(cloud: str) -> str:
+    if cloud not in CLOUDS:
+        raise AnswerError(f"--cloud {cloud!r}: unknown cloud{nearest(cloud, CLOUDS)}; accepted: {', '.join(CLOUDS)}")
+    return cloud
+
+
+def check_region(cloud: str, region: str) -> str:
+    regions = load_catalog().regions_of(cloud)
+    if region not in regions:
+        raise AnswerError(f"--region {region!r}: not a {cloud} region the catalog prices{nearest(region, regions)}; "
+                          f"accepted: {', '.join(regions)}")
+    return region
+
+
+def check_owner(owner: str) -> str:
+    if not EMAIL.match(owner):
+        raise AnswerError(f"--owner {owner!r}: not an e-mail address; accepted: you@example.org (every resource is "
+                          "tagged with it)")
+    return owner
+
+
+def check_budget(text: str | float) -> float:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not 0 < value <= 1_000_000:
+        raise AnswerError(f"--budget {text!r}: not an amount of USD; accepted: a number above 0, e.g. 60")
+    return value
+
+
+def check_hours(text: str | float) -> float:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not 0 < value <= 720:
+        raise AnswerError(f"--hours {text!r}: not a number of hours; accepted: above 0 and at most 720, e.g. 8")
+    return value
+
+
+def check_cidr(text: str) -> str:
+    try:
+        net = ipaddress.ip_network(text.strip(), strict=True)
+    except ValueError as exc:
+        raise AnswerError(f"--ssh-from {text!r}: not a CIDR ({exc}); accepted: your address, e.g. 203.0.113.7/32") from None
+    return str(net)
+
+
+def parse_source(text: str) -> Source:
+    """``URI`` or ``URI:/folder`` (the folder on the data disk); without one, ``/data/models/<name>`` for a hub
+    model and ``/data/datasets/<name>`` for anything else."""
+    uri, to = text, ""
+    head, sep, tail = text.rpartition(":")
+    if sep and tail.startswith("/") and "://" in head:
+        uri, to = head, tail
+    if "://" not in uri:
+        raise AnswerError(f"--source {text!r}: not a URI; accepted: hf://org/repo, hf://datasets/org/repo, "
+                          "s3://bucket/prefix/, oss://bucket/prefix/ or https://host/file, optionally :/data/folder")
+    if not to:
+        last = uri.rstrip("/").rsplit("/", 1)[-1] or "source"
+        kind = "datasets" if "datasets/" in uri or not uri.startswith(("hf://", "modelscope://")) else "models"
+        to = f"/data/{kind}/{last}"
+    if not to.startswith("/data/") or ".." in to.split("/"):
+        raise AnswerError(f"--source {text!r}: the folder {to!r} is not on the data disk; accepted: a folder under "
+                          "/data/, e.g. :/data/models/llama")
+    return Source(uri=uri, to=to)
+
+
+def read_public_key(path: str) -> str:
+    file = Path(path).expanduser()
+    try:
+        if not file.is_file():
+            raise AnswerError(f"--public-key {path}: no such file; accepted: an OpenSSH .pub file, e.g. "
+                              "~/.ssh/id_ed25519.pub (or --key-name, or --no-port)")
+        text = file.read_text(encoding="utf-8", errors="replace")[:16384].strip()
+    except OSError as exc:
+        raise AnswerError(f"--public-key {path}: cannot be read ({exc.strerror or exc})") from None
+    if "PRIVATE KEY" in text:
+        raise AnswerError(f"--public-key {path}: holds a private key; accepted: the .pub file beside it")
+    return text
+
+
+def gpu_offers(answers: Answers) -> list[Offer]:
+    """The catalog's types that hold the workload in the region, cheapest first (what ``gpu.fit`` resolves to)."""
+    fit = FitSpec.model_validate({"params": answers.params, "method": answers.method})
+    return find_offers(fit.workload(), load_catalog(), answers.cloud, answers.region, headroom=fit.headroom)
+
+
+def check_workload(params: str, method: str) -> tuple[str, str]:
+    from pydantic import ValidationError
+
+    try:
+        fit = FitSpec.model_validate({"params": params, "method": method})
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = "--method" if problem.get("loc", ("",))[0] == "method" else "--params"
+        given = method if where == "--method" else params
+        raise AnswerError(f"{where} {given!r}: {problem.get('msg', 'not accepted')}; accepted: --params a preset "
+                          "(1B 3B 7B 8B 13B 14B 32B 34B 70B 405B) or a count such as 7e9, --method full, lora or qlora") from None
+    return str(fit.params), fit.method

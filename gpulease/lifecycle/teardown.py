@@ -1,0 +1,171 @@
+"""``gpulease down STACK``: destroy the stack through the Automation API and say exactly what stays and what it
+costs per month; ``--all`` removes the data disk and the checkpoint bucket too.
+
+What stays after a destroy is what the spec retains (``dataDisk.retain`` and ``checkpoints.retain``, true by
+default: ``retainOnDelete``, so the destroy leaves them in the cloud and forgets them) and what a bake made
+(images with their snapshots, kept ``image.retainDays``); the monthly cost is the review's own
+``after_destroy_monthly_usd`` of each retained line (``gpulease plan`` prices them the same way).
+
+``--all`` deletes, after the destroy, only what the stack created and still tags as its own: a disk or bucket
+whose ``gpulease:managed-by`` is ``gpulease`` and whose ``gpulease:stack`` is this stack. A disk the spec reattached
+(``dataDisk.existingVolumeId``) and a bucket it names (``checkpoints.bucket``) were not made by the stack and stay.
+AWS: EC2 ``DeleteVolume`` once the volume is ``available`` (waited for, bounded), then every object version and
+delete marker of the bucket (``ListObjectVersions``, ``DeleteObjects``) and ``DeleteBucket``. Alibaba Cloud: the
+commands to run are printed (not deleted from here)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpulease.core import vocabulary as v
+from gpulease.ephemeral.backend import StackBackend, StackMissingError
+from gpulease.ephemeral.progress import Progress
+from gpulease.lifecycle import deploy, verdict
+
+VOLUME_WAIT_SECONDS = 300
+"""How long ``--all`` waits for the data disk to detach after the instance is gone (EC2 detaches on terminate)."""
+DELETE_BATCH = 1000
+"""``DeleteObjects`` takes at most 1,000 keys per call (S3 API reference)."""
+MAX_OBJECT_PAGES = 10_000
+
+
+class TeardownError(RuntimeError):
+    """The destroy failed or what ``--all`` removes could not be removed: one line, what is left."""
+
+
+@dataclass
+class DownResult:
+    stack: str
+    destroyed: bool = False
+    stays: list[dict[str, Any]] = field(default_factory=list)
+    monthly_usd: float = 0.0
+    removed: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"stack": self.stack, "destroyed": self.destroyed, "stays": self.stays,
+                "monthlyUsd": round(self.monthly_usd, 2), "removed": self.removed, "kept": self.kept,
+                "commands": self.commands}
+
+
+def _experiments(outputs: dict[str, Any]) -> list[dict[str, Any]]:
+    per = outputs.get("experiments")
+    if isinstance(per, dict):
+        return [e for e in per.values() if isinstance(e, dict)]
+    return [outputs] if outputs else []
+
+
+def _owned(tags: dict[str, str], stack: str) -> bool:
+    return tags.get(v.TAG_MANAGED_BY) == v.MANAGED_BY_VALUE and tags.get(v.TAG_STACK) == stack
+
+
+def aws_remove_volume(ec2: Any, volume_id: str, stack: str, sleep: Callable[[float], None] = time.sleep) -> str:
+    found = ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"]
+    if not found:
+        return f"disk {volume_id}: already gone"
+    tags = {t["Key"]: t["Value"] for t in found[0].get("Tags", [])}
+    if not _owned(tags, stack):
+        raise TeardownError(f"disk {volume_id} is not tagged as stack {stack}'s ({v.TAG_STACK}="
+                            f"{tags.get(v.TAG_STACK)!r}); it is left alone")
+    deadline = time.monotonic() + VOLUME_WAIT_SECONDS
+    while found[0]["State"] != "available":
+        if time.monotonic() > deadline:
+            raise TeardownError(f"disk {volume_id} is still {found[0]['State']} after {VOLUME_WAIT_SECONDS} s; it "
+                                "is kept (run gpulease down --all again)")
+        sleep(5)
+        found = ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"]
+    ec2.delete_volume(VolumeId=volume_id)
+    return f"disk {volume_id}"
+
+
+def aws_remove_bucket(s3: Any, bucket: str, stack: str) -> str:
+    tags = {t["Key"]: t["Value"] for t in s3.get_bucket_tagging(Bucket=bucket).get("TagSet", [])}
+    if not _owned(tags, stack):
+        raise TeardownError(f"bucket {bucket} is not tagged as stack {stack}'s ({v.TAG_STACK}="
+                            f"{tags.get(v.TAG_STACK)!r}); it is left alone")
+    pages = s3.get_paginator("list_object_versions").paginate(Bucket=bucket, PaginationConfig={"MaxItems": None})
+    batch: list[dict[str, str]] = []
+    for count, page in enumerate(pages):
+        if count >= MAX_OBJECT_PAGES:
+            raise TeardownError(f"bucket {bucket}: more than {MAX_OBJECT_PAGES} pages of objects; it is kept")
+        for item in [*page.get("Versions", []), *page.get("DeleteMarkers", [])]:
+            batch.append({"Key": item["Key"], "VersionId": item["VersionId"]})
+            if len(batch) == DELETE_BATCH:
+                s3.delete_objects(Bucket=bucket, Delete={"Objects": batch, "Quiet": True})
+                batch = []
+    if batch:
+        s3.delete_objects(Bucket=bucket, Delete={"Objects": batch, "Quiet": True})
+    s3.delete_bucket(Bucket=bucket)
+    return f"bucket {bucket}"
+
+
+def aws_clients(region: str) -> tuple[Any, Any]:
+    import boto3
+    from botocore.config import Config
+
+    config = Config(connect_timeout=5, read_timeout=30, retries={"mode": "standard", "max_attempts": 4})
+    return boto3.client("ec2", region_name=region, config=config), boto3.client("s3", region_name=region, config=config)
+
+
+CLIENTS: Callable[[str], tuple[Any, Any]] = aws_clients
+
+
+def stays(st: deploy.Stack, found: verdict.Verdict) -> list[dict[str, Any]]:
+    out = [dict(item) for item in found.retained]
+    for exp in st.spec.experiments:
+        if exp.image.bake:
+            out.append({"resource": f"{exp.name} baked image", "type": "image", "item": "image and its snapshots",
+                        "monthlyUsd": None, "note": f"kept {exp.image.retain_days} days (gpulease:retain-until)"})
+    return out
+
+
+def down(stack: str, progress: Progress, *, remove_all: bool, backend: StackBackend | None = None) -> DownResult:
+    st = deploy.load(stack)
+    stack = st.name
+    found = verdict.REVIEW(st.path, stack)
+    backend = backend or deploy.BACKEND()
+    result = DownResult(stack)
+    try:
+        outputs = backend.outputs(stack)
+    except StackMissingError:
+        outputs = {}
+    bucket = outputs.get("bucket") if isinstance(outputs.get("bucket"), str) else None
+    volumes = [str(e["dataVolumeId"]) for e in _experiments(outputs) if e.get("dataVolumeId")]
+    with progress.step("pulumi destroy") as record:
+        try:
+            backend.destroy(stack, lambda line: progress.line("pulumi", line), progress.resource)
+        except StackMissingError:
+            record.detail = "no such stack in the backend (nothing to destroy)"
+        except Exception as exc:
+            raise TeardownError(f"stack {stack!r}: pulumi destroy failed: {' '.join(str(exc).split())[:500]}; "
+                                "everything it did not delete is still there (gpulease down again)") from None
+    result.destroyed = True
+    result.stays = stays(st, found)
+    result.monthly_usd = found.retained_monthly_usd
+    if not remove_all:
+        return result
+    exp = st.spec.base
+    if exp.data_disk.existing_volume_id:
+        result.kept.append(f"disk {exp.data_disk.existing_volume_id}: reattached from an earlier experiment, not "
+                           "this stack's")
+        volumes = [x for x in volumes if x != exp.data_disk.existing_volume_id]
+    if exp.checkpoints.bucket:
+        result.kept.append(f"bucket {exp.checkpoints.bucket}: named by the spec, not this stack's")
+        bucket = None
+    if st.spec.cloud == "alicloud":
+        result.commands = [f"aliyun ecs DeleteDisk --DiskId {x}" for x in volumes]
+        result.commands += [f"ossutil rm -r -f --all-versions oss://{bucket}/ && ossutil rm oss://{bucket} -b"] if bucket else []
+        return result
+    ec2, s3 = CLIENTS(st.region)
+    with progress.step("remove the disk and the bucket"):
+        for volume in volumes:
+            result.removed.append(aws_remove_volume(ec2, volume, stack))
+        if bucket:
+            result.removed.append(aws_remove_bucket(s3, bucket, stack))
+    result.stays = [s for s in result.stays if s.get("type") == "image"]
+    result.monthly_usd = 0.0
+    return result

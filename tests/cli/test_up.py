@@ -1,0 +1,218 @@
+"""``gpulease up``: the review first (a refusal deploys nothing), ``pulumi up`` through the ephemeral stacks'
+recording stand-in for the Automation API, the next zone or type the spec allows on a capacity error at first
+creation (never away from a disk it created), then the instance's ready and verify records in a moto bucket."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gpulease.cli.main import main
+from gpulease.core.catalog import load_catalog
+from gpulease.ephemeral.backend import StackInfo
+from gpulease.ephemeral.channel import BucketChannel
+from gpulease.lifecycle import capacity, deploy, verdict
+from gpulease.review import stacks
+from tests.support.ephemeral import OUTPUTS, RecordingBackend
+
+STACK = "aws-lora-7b"  # us-east-1, gpu {gpuMemoryGb: 24, count: 1}, spot, verify maxMinutes 20
+IID = OUTPUTS["instanceId"]
+BUCKET = "gpulease-bucket"  # OUTPUTS' checkpointUri: s3://gpulease-bucket/ckpt/
+NO_CAPACITY = RuntimeError("error: creating EC2 Instance: operation error EC2: RunInstances, api error "
+                           "InsufficientInstanceCapacity: We currently do not have sufficient g6.xlarge capacity")
+DISK = ("aws:ebs/volume:Volume", "llama7b-lora-data")
+
+
+@pytest.fixture
+def passing_review(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    seen: list[str] = []
+
+    def fake(path: Path, stack: str) -> verdict.Verdict:
+        seen.append(stack)
+        return verdict.Verdict(stack=stack, status="pass", hourly_usd=0.35, worst_case="$2.80", budget_usd=40.0)
+
+    monkeypatch.setattr(verdict, "REVIEW", fake)
+    return seen
+
+
+@pytest.fixture
+def backend(monkeypatch: pytest.MonkeyPatch) -> RecordingBackend:
+    found = RecordingBackend()
+    monkeypatch.setattr(deploy, "BACKEND", lambda: found)
+    monkeypatch.setattr(capacity, "ZONES", {"aws": lambda region: lambda itype: ["us-east-1a", "us-east-1b"]})
+    return found
+
+
+@pytest.fixture
+def bucket(aws, monkeypatch: pytest.MonkeyPatch) -> Any:
+    s3 = aws.client("s3")
+    s3.create_bucket(Bucket=BUCKET)
+    monkeypatch.setattr(deploy, "CHANNEL", lambda cloud, region: BucketChannel(s3, poll_seconds=0.01))
+    return s3
+
+
+def _report(s3: Any, name: str, body: dict[str, Any]) -> None:
+    s3.put_object(Bucket=BUCKET, Key=f"ckpt/_gpulease/{name}", Body=json.dumps(body).encode())
+
+
+def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    return json.loads(capsys.readouterr().out)
+
+
+def test_up_reviews_deploys_with_the_pack_waits_for_ready_and_verify(passing_review, backend, bucket, capsys):
+    _report(bucket, "ready.json", {"instanceId": IID, "ready": True, "failed": [], "time": "2026-12-01T10:00:00Z"})
+    _report(bucket, "verify.json", {"instanceId": IID, "passed": True, "failed": [], "checks": {}})
+    assert main(["up", STACK, "--json"]) == 0
+    doc = _json(capsys)
+    assert doc["ok"] is True and doc["data"]["connect"] == f"gpulease ssh {STACK}"
+    assert doc["data"]["ready"]["instanceId"] == IID and doc["data"]["verify"]["passed"] is True
+    assert doc["data"]["tries"] == [{"choice": "as the stack file says", "outcome": "ok", "changes": {"create": 4}}]
+    assert passing_review == [STACK]
+    assert backend.ops() == ["outputs", "ensure", "up", "outputs"] and backend.config_files == [None]
+
+
+def test_the_automation_backend_passes_the_pack_and_the_config_file(monkeypatch):
+    from gpulease.ephemeral import backend as automation
+
+    seen: dict[str, Any] = {}
+
+    class Stack:
+        def up(self, **kwargs: Any) -> Any:
+            seen.update(kwargs)
+            return type("R", (), {"summary": type("S", (), {"resource_changes": {"create": 1}})()})()
+
+    made = deploy.default_backend()
+    assert made.policy_packs == [str(stacks.PROJECT_ROOT / "policies")]
+    monkeypatch.setattr(automation.AutomationBackend, "_select", lambda self, stack: Stack())
+    made.up(STACK, print, print, config_file="/tmp/pinned.yaml")
+    assert seen["policy_packs"] == [str(stacks.PROJECT_ROOT / "policies")]
+    assert seen["config_file"] == "/tmp/pinned.yaml"
+
+
+def test_up_refuses_on_the_review_and_deploys_nothing(backend, tmp_path, capsys):
+    root = tmp_path / "proj"
+    (root / "stacks").mkdir(parents=True)
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(stacks.PROJECT_ROOT / name, root / name)
+    config = yaml.safe_load((stacks.PROJECT_ROOT / "stacks" / f"Pulumi.{STACK}.yaml").read_text())
+    config["config"]["gpulease:experiment"]["budgetUsd"] = 1  # the worst case is far above it: mandatory
+    path = root / "stacks" / "Pulumi.tight.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["up", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert "review: FAIL" in captured.err and captured.out == ""  # progress and the verdict go to stderr
+    assert captured.err.strip().splitlines()[-1] == ("gpulease: stack 'tight': the review says FAIL; nothing was deployed "
+                                    "(`gpulease plan tight` shows why)")
+    assert backend.calls == []
+
+
+def test_up_refuses_a_partial_review(backend, monkeypatch, capsys):
+    monkeypatch.setattr(verdict, "REVIEW", lambda path, stack: verdict.Verdict(stack=stack, status="partial"))
+    assert main(["up", STACK]) == 1
+    assert "the review says PARTIAL; nothing was deployed" in capsys.readouterr().err
+    assert backend.calls == []
+
+
+def test_capacity_error_tries_the_next_zone_pinned_for_that_update_only(passing_review, backend, bucket, capsys):
+    backend.up_failures = [([], NO_CAPACITY)]
+    before = (stacks.PROJECT_ROOT / "stacks" / f"Pulumi.{STACK}.yaml").read_text()
+    pinned: list[dict[str, Any]] = []
+    original_up = backend.up
+
+    def up(stack, on_output, on_resource, *, config_file=None):
+        if config_file:
+            pinned.append(json.loads(Path(config_file).read_text()))
+        return original_up(stack, on_output, on_resource, config_file=config_file)
+
+    backend.up = up  # type: ignore[method-assign]
+    _report(bucket, "ready.json", {"instanceId": IID, "ready": True, "failed": []})
+    _report(bucket, "verify.json", {"instanceId": IID, "passed": True, "failed": []})
+    assert main(["up", STACK, "--json"]) == 0
+    doc = _json(capsys)
+    tries = doc["data"]["tries"]
+    assert [t["outcome"] for t in tries] == ["InsufficientInstanceCapacity", "ok"]
+    assert tries[1]["choice"].startswith("g6.xlarge in us-east-1b")
+    exp = pinned[0]["config"]["gpulease:experiment"]
+    assert exp["gpu"] == {"instanceType": "g6.xlarge"} and exp["network"] == {"availabilityZone": "us-east-1b"}
+    assert pinned[0]["config"]["aws:region"] == "us-east-1" and exp["budgetUsd"] == 40
+    assert (stacks.PROJECT_ROOT / "stacks" / f"Pulumi.{STACK}.yaml").read_text() == before  # never written
+    assert backend.config_files[0] is None and not Path(backend.config_files[1]).exists()  # removed after
+
+
+def test_capacity_error_after_a_disk_was_made_stays_in_its_zone(passing_review, backend, bucket, capsys):
+    backend.up_failures = [([DISK], NO_CAPACITY), ([], NO_CAPACITY)]
+    _report(bucket, "ready.json", {"instanceId": IID, "ready": True, "failed": []})
+    _report(bucket, "verify.json", {"instanceId": IID, "passed": True, "failed": []})
+    assert main(["up", STACK, "--json"]) == 0
+    tries = _json(capsys)["data"]["tries"]
+    zones = [t["choice"].split(" in ")[1].split(" ")[0] for t in tries[1:]]
+    assert zones == ["us-east-1a", "us-east-1a"]  # other types, never us-east-1b: the disk is in us-east-1a
+    types = [t["choice"].split(" in ")[0] for t in tries[1:]]
+    assert "g6.xlarge" not in types and len(set(types)) == 2
+
+
+def test_capacity_tries_are_bounded(passing_review, backend, monkeypatch, capsys):
+    zones = [f"us-east-1{z}" for z in "abcdef"]
+    monkeypatch.setattr(capacity, "ZONES", {"aws": lambda region: lambda itype: zones})
+    backend.up_failures = [([], NO_CAPACITY) for _ in range(20)]
+    assert main(["up", STACK]) == 1
+    assert backend.ops().count("up") == capacity.MAX_TRIES == 6
+    assert capsys.readouterr().err.strip().endswith("6 tries made, the most gpulease up makes")
+
+
+def test_capacity_error_when_the_spec_allows_nothing_else_says_so(passing_review, backend, tmp_path, capsys):
+    root = tmp_path / "proj"
+    (root / "stacks").mkdir(parents=True)
+    shutil.copy(stacks.PROJECT_ROOT / "Pulumi.yaml", root / "Pulumi.yaml")
+    config = yaml.safe_load((stacks.PROJECT_ROOT / "stacks" / f"Pulumi.{STACK}.yaml").read_text())
+    exp = config["config"]["gpulease:experiment"]
+    exp["gpu"] = {"instanceType": "g5.xlarge"}
+    exp["network"] = {"availabilityZone": "us-east-1c"}
+    (root / "stacks" / "Pulumi.pinned.yaml").write_text(yaml.safe_dump(config))
+    backend.up_failures = [([], NO_CAPACITY)]
+    assert main(["up", str(root / "stacks" / "Pulumi.pinned.yaml")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    g5 = load_catalog().get("aws", "g5.xlarge")
+    spot = g5.prices["us-east-1"] * (1 - g5.spot_discount)
+    assert err == (f"gpulease: stack 'pinned': InsufficientInstanceCapacity for g5.xlarge in us-east-1c (${spot:.3f}/h); "
+                   "the spec allows no other zone or type: gpu.instanceType names g5.xlarge only; the zone is fixed "
+                   "by network.availabilityZone; accepted: gpu requirements or fit instead of instanceType, no "
+                   "pinned zone, or another region")
+    assert backend.ops().count("up") == 1
+
+
+def test_capacity_error_on_a_stack_that_had_an_instance_is_not_retried(passing_review, backend, capsys):
+    backend.stacks = {STACK: StackInfo(STACK)}
+    backend.outputs_by_stack[STACK] = dict(OUTPUTS)
+    backend.up_failures = [([], NO_CAPACITY)]
+    assert main(["up", STACK]) == 1
+    assert "no other zone or type is tried (the stack had an instance before this update)" in capsys.readouterr().err
+    assert backend.ops().count("up") == 1
+
+
+def test_up_other_failures_and_an_instance_that_does_not_report(passing_review, backend, bucket, capsys):
+    backend.up_failures = [([], RuntimeError("error: AccessDenied: not authorized to perform ec2:RunInstances"))]
+    assert main(["up", STACK, "--json"]) == 1
+    doc = _json(capsys)
+    assert doc["ok"] is False and doc["errors"][0]["code"] == "deployFailed"
+    assert "AccessDenied: not authorized to perform ec2:RunInstances" in doc["errors"][0]["message"]
+    assert main(["up", STACK, "--wait", "0.001"]) == 1
+    err = capsys.readouterr().err
+    assert "is up but the instance did not report ready within 0.001 minutes" in err
+    assert f"gpulease logs {STACK}" in err
+    _report(bucket, "ready.json", {"instanceId": IID, "ready": False, "failed": ["gpu", "data"]})
+    assert main(["up", STACK]) == 1
+    assert "reported NOT ready: gpu, data failed" in capsys.readouterr().err
+
+
+def test_up_help_lists_its_exit_codes(capsys):
+    with pytest.raises(SystemExit):
+        main(["up", "--help"])
+    out = capsys.readouterr().out
+    assert "exit codes:\n  0  up; the instance reported ready (and verified)\n  1  the review refused" in out
+    assert "  2  a user mistake (one line on stderr, nothing changed)" in out
