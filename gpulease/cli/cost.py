@@ -6,13 +6,13 @@ warning (the command still succeeds: a stale price is a reason to refresh, not b
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from gpulease.cli.common import add_max_age_option, catalog_overrides, stale_json, stale_warning, wide_console
+from gpulease.cli.conventions import camel_keys, error_entry, print_json
 from gpulease.core import clock
 from gpulease.core.catalog.freshness import line_prices, stale
 from gpulease.core.cost import SHARED, StackCost
@@ -49,7 +49,8 @@ def _run(args: argparse.Namespace) -> int:
             rendering = render_target(project_dir, stack_file)
             if rendering.error:
                 failed = True
-                results.append({"stack": rendering.stack, "error": rendering.error})
+                results.append({"stack": rendering.stack, "error": rendering.error,
+                                "stackFile": str(stack_file)})
                 if not args.json:
                     console.print(f"[red]{rendering.stack}: {rendering.error}[/red]")
                 continue
@@ -67,7 +68,8 @@ def _run(args: argparse.Namespace) -> int:
                 if (warning := stale_warning(old, now, args.max_price_age)) is not None:
                     console.print(f"[yellow]warning[/yellow]: {warning}")
     if args.json:
-        print(json.dumps(results, indent=2, default=str))
+        errors = [error_entry("bad-input", str(r["error"]), file=r.get("stackFile")) for r in results if r["error"]]
+        print_json("cost", {"stacks": camel_keys(results)}, ok=not failed, errors=errors)
     return 2 if failed else 0
 
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from rich.table import Table
 
 from gpulease.cli.common import add_max_age_option, catalog_overrides, stale_json, stale_warning, wide_console
+from gpulease.cli.conventions import camel_keys, error_entry, print_json
 from gpulease.core import clock
 from gpulease.core.catalog import OVERRIDES_ENV, CatalogError, load_catalog
 from gpulease.core.catalog.freshness import DatedPrice, describe_catalog, stale
@@ -125,7 +125,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         out = _as_json(workload, breakdown, offers, args, region, catalog.as_of)
         out.update(priceCatalog=describe_catalog(catalog), maxPriceAgeDays=args.max_price_age, stalePrices=stale_json(old, now))
-        print(json.dumps(out, indent=2))
+        print_json("size", camel_keys(out), ok=bool(offers), legacy=out,
+                   errors=[] if offers else [error_entry("no-fit", f"no {args.cloud} instance type in {region} holds "
+                                                        "this workload")])
         return 0 if offers else 1
     console = wide_console()
     console.print(f"[bold]{workload.describe()}[/bold]")

@@ -4,8 +4,6 @@ against the budget, GPU use, checkpoints, readiness and verification, the run ma
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 
 from gpulease.core import clock
 
@@ -29,7 +27,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         raise target.LiveError(f"stack {args.stack!r}: no region (no stack file here); give --region")
     doc = status.collect(found, clients.CLIENTS(found.cloud, found.region), clock.utcnow())
     if args.json:
-        sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+        from gpulease.cli.conventions import print_json
+
+        print_json("status", doc, ok=True, legacy=doc)
     else:
         view.print_status(doc, wide_console())
     return 0

@@ -10,7 +10,8 @@ from typing import Any
 from rich.console import Console
 
 from gpulease.core.errors import UserError
-from gpulease.transfer.files import key_prefix, local_files, local_target, progress_bar
+from gpulease.review.organization import check_name
+from gpulease.transfer.files import DEFAULT_CHECKPOINT_PREFIX, key_prefix, local_files, local_target, progress_bar
 from gpulease.transfer.locate import DEFAULT_ORGANIZATION, StackBucket, locate
 
 DEFAULT_PULL_PREFIXES = ("final/", "logs/")
@@ -23,10 +24,17 @@ def add_location_options(p: argparse.ArgumentParser) -> None:
                      help="read the bucket from `pulumi stack output` (default when the Pulumi CLI is installed)")
     how.add_argument("--offline", dest="use_pulumi", action="store_false",
                      help="derive the bucket's name from the stack file and the naming rules")
-    p.add_argument("--org", default=DEFAULT_ORGANIZATION,
-                   help=f"the Pulumi organization of the stack, for --offline (default {DEFAULT_ORGANIZATION!r}, "
-                   "the name self-managed backends use)")
+    p.add_argument("--org", type=_org_name, metavar="NAME",
+                   help="the Pulumi organization of the stack, for --offline (default: from the configured backend, "
+                   f"{DEFAULT_ORGANIZATION!r} on a self-managed one; the same as `gpulease plan` finds)")
     p.add_argument("--profile", help="the AWS profile or Alibaba Cloud CLI profile for the credentials")
+
+
+def _org_name(text: str) -> str:
+    try:
+        return check_name(text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--org {text!r}: ")) from None
 
 
 def located(args: argparse.Namespace) -> StackBucket:
@@ -47,8 +55,9 @@ def store_for(where: StackBucket, profile: str | None = None) -> Any:
     return OssStore(AlicloudClients(profile=profile).oss(where.region), where.bucket)
 
 
-def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, bar: bool = True) -> dict[str, Any]:
-    files = local_files(path, key_prefix(to))
+def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, bar: bool = True,
+         reserved: tuple[str, ...] = (DEFAULT_CHECKPOINT_PREFIX,)) -> dict[str, Any]:
+    files = local_files(path, key_prefix(to, reserved))
     sent, skipped = [], []
     with progress_bar(console, bar) as progress:
         for f in files:
@@ -60,7 +69,7 @@ def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, 
             sent.append(f.key)
     scheme = "s3" if where.cloud == "aws" else "oss"
     return {"stack": where.stack, "bucket": where.bucket, "foundBy": where.found_by,
-            "uri": f"{scheme}://{where.bucket}/{key_prefix(to)}", "sent": sent, "skipped": skipped}
+            "uri": f"{scheme}://{where.bucket}/{key_prefix(to, reserved)}", "sent": sent, "skipped": skipped}
 
 
 def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, console: Console,
