@@ -56,10 +56,10 @@ FORMATS = ("text", "json")
 FORMAT_ALIASES = {"table": "text"}
 """Old spellings accepted for one release: ``plan --format table`` is ``--format text``."""
 
-SDK_LOGGERS = ("alibabacloud_credentials", "alibabacloud_tea", "alibabacloud_tea_openapi", "Tea", "oss2",
+SDK_LOGGERS = ("credentials", "alibabacloud_credentials", "alibabacloud_tea", "alibabacloud_tea_openapi", "Tea", "oss2",
                "alibabacloud_oss_v2", "aliyunsdkcore", "botocore.credentials")
 """Loggers of the cloud SDKs that print a traceback of their own before raising (the Alibaba credential chain
-logs each provider it tried): silenced while a command runs, the command says what failed in one line."""
+logs each provider it tried, to the logger named `credentials`, with a handler of its own): silenced while a command runs, the command says what failed in one line."""
 
 
 def version() -> str:
@@ -81,6 +81,13 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
 def unknown_command(word: str, commands: Iterable[str]) -> str:
     names = list(commands)
     return f"{word!r} is not a command{did_you_mean(word, names)} (commands: {', '.join(names)})"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A usage mistake is one line too (the usage is one ``--help`` away), exit 2."""
+
+    def error(self, message: str) -> Any:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message}; see {self.prog} --help\n")
 
 
 # --- the parser tree ------------------------------------------------------------------------------------------------
@@ -118,13 +125,15 @@ def apply(parser: argparse.ArgumentParser) -> None:
             continue  # a group of commands (``catalog``): its actions carry the options
         fmt, js = _option(p, "--format"), _option(p, "--json")
         if fmt is None and js is not None:
-            p.add_argument("--format", type=_format_type(FORMATS), default="text", metavar="{text,json}",
-                           help="text (default) or json (the envelope); --json is the same as --format json")
+            added = p.add_argument("--format", type=_format_type(FORMATS), default="text", metavar="{text,json}",
+                                   help="text (default) or json (the envelope); --json is the same as --format json")
+            added.completion_choices = FORMATS  # type: ignore[attr-defined]
         elif fmt is not None:
             choices = tuple(FORMAT_ALIASES.get(c, c) for c in (fmt.choices or FORMATS))
             fmt.choices, fmt.type = None, _format_type(choices)
             fmt.default = FORMAT_ALIASES.get(fmt.default, fmt.default)
             fmt.metavar = "{" + ",".join(choices) + "}"
+            fmt.completion_choices = choices  # type: ignore[attr-defined]
             if js is None:
                 p.add_argument("--json", action="store_true", help="the same as --format json")
         for a, b in (("--region", "--regions"), ("--regions", "--region")):
@@ -155,9 +164,10 @@ def completion_words(parser: argparse.ArgumentParser) -> dict[str, list[str]]:
                     walk(child, f"{path} {name}".strip())
             else:
                 here += [s for s in action.option_strings if s.startswith("--")]
-                if action.option_strings and action.choices and not isinstance(action.choices, dict):
+                choices = getattr(action, "completion_choices", None) or action.choices
+                if action.option_strings and choices and not isinstance(choices, dict):
                     for flag in action.option_strings:
-                        words[f"{path} {flag}".strip()] = [str(c) for c in action.choices]
+                        words[f"{path} {flag}".strip()] = [str(c) for c in choices]
         words[path] = sorted(dict.fromkeys(here))
 
     walk(parser, "")

@@ -46,7 +46,7 @@ def imports_frozen() -> Iterator[None]:
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with ``command`` alone when it is one of ``COMMANDS``, else with all of them."""
-    parser = argparse.ArgumentParser(
+    parser = conventions.OneLineParser(
         prog="gpulease",
         description="Rent cloud GPUs for ML training: review, size, cost, run and sweep gpulease stacks.",
         epilog=EXIT_CODES_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -15,6 +15,7 @@ REPORT_MARKERS = (
     "<!-- gpulease-plan -->",
     "gpulease-report:",
     "Written by `gpulease catalog refresh`",
+    '"report": "gpulease ',
 )
 """Text found near the start of every report a command writes (the pull-request comment's marker, the first line
 of the JSON and text reports, the price file's header): a file that carries one may be written over."""

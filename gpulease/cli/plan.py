@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import math
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -78,14 +79,33 @@ class ConfigOptionError(UserError):
     """A ``--config`` that is not ``key=value`` with a YAML value."""
 
 
+MAX_TIMEOUT_S = 24 * 3600.0
+"""The longest ``--timeout``: a day. Beyond it the clock arithmetic of the wait overflows (``1e300``)."""
+
+
 def _positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    if not 0 < value <= MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0 and at most "
+                                         f"{MAX_TIMEOUT_S:g} (a day)")
     return value
+
+
+def finite_policy_config(config: Any, path: Path, where: str = "") -> Any:
+    """Refuse a number the analyzer's protocol cannot carry (``1e999`` reads as infinity, ``NaN``), naming it."""
+    if isinstance(config, dict):
+        for key, value in config.items():
+            finite_policy_config(value, path, f"{where}.{key}" if where else str(key))
+    elif isinstance(config, list):
+        for i, value in enumerate(config):
+            finite_policy_config(value, path, f"{where}[{i}]")
+    elif isinstance(config, float) and not math.isfinite(config):
+        raise UserError(f"policy config {path}: {where}: {config} is not a finite number; accepted: a number "
+                        "such as 24 or 0.5")
+    return config
 
 
 def parse_config(options: list[str]) -> dict[str, Any]:
@@ -148,7 +168,8 @@ def run(args: argparse.Namespace) -> int:
         check_org_name(args.org)
     if args.output:
         check_output(args.output, reads=plan_inputs(args), force=args.force)
-    config = load_policy_config(args.policy_config) if args.policy_config else None
+    config = (finite_policy_config(load_policy_config(args.policy_config), args.policy_config)
+              if args.policy_config else None)
     overrides = parse_config(args.config)
     organizations: dict[Path, Organization] = {}
 

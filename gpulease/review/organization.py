@@ -114,7 +114,7 @@ def resolve(project_dir: Path, org: str | None = None, env: dict[str, str] | Non
     if not url and isinstance(credentials.get("current"), str) and credentials["current"]:
         url, where = credentials["current"], "pulumi login"
     if not url:
-        return Organization(UNKNOWN, "nowhere")
+        return Organization(UNKNOWN, "no --org and no Pulumi backend configured")
     url = url.rstrip("/")
     if url.startswith(DIY_SCHEMES):
         return Organization(DIY_ORGANIZATION, f"self-managed backend {url} ({where})")
