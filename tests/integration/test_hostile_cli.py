@@ -125,7 +125,7 @@ def test_a_policy_config_number_that_overflows_is_refused_naming_it(tmp_path, ca
 @pytest.mark.parametrize("value", ["1e300", "inf", "0", "-1", "nan", "86401"])
 def test_a_plan_timeout_out_of_range_is_refused(capsys, value):
     code = _exit_code(["plan", "aws-lora-7b", "--timeout", value])
-    out, err = capsys.readouterr()
+    _out, err = capsys.readouterr()
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
     assert f"argument --timeout: {value!r} is not a number of seconds above 0 and at most 86400" in err
 
@@ -167,14 +167,14 @@ def test_push_without_credentials_is_one_line(no_aws_credentials, monkeypatch, c
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     code = main(["push", "aws-lora-7b", str(no_aws_credentials), "--bucket", "my-bucket", *extra])
-    out, err = capsys.readouterr()
+    _out, err = capsys.readouterr()
     assert code == 2 and err.startswith("gpulease: ") and err.count("\n") == 1 and "Traceback" not in err, err
     assert phrase in err
 
 
 def test_a_bucket_name_the_sdk_would_refuse_is_refused_first(no_aws_credentials, capsys):
     code = _exit_code(["push", "aws-lora-7b", str(no_aws_credentials), "--bucket", "Bad_Bucket;id"])
-    out, err = capsys.readouterr()
+    _out, err = capsys.readouterr()
     assert code == 2 and err.count("\n") == 1 and "'Bad_Bucket;id' is not a bucket name" in err
 
 
@@ -200,7 +200,7 @@ def test_push_to_a_reserved_or_outside_folder_is_refused_before_any_lookup(no_aw
 @pytest.mark.parametrize("org", ["../x", "a/b", "", "x" * 101])
 def test_an_org_that_is_not_a_name_is_refused(capsys, org):
     code = _exit_code(["pull", "aws-lora-7b", "--offline", "--org", org])
-    out, err = capsys.readouterr()
+    _out, err = capsys.readouterr()
     assert code == 2 and err.count("\n") == 1 and "not an organization name" in err
 
 
@@ -232,6 +232,6 @@ def test_alibaba_without_credentials_is_one_line_even_when_the_sdk_logs(monkeypa
     (tmp_path / "f").write_text("x")
     argv = [str(tmp_path / "f") if a == "PATH" else a for a in command]
     code = main([*argv, "--region", "cn-hangzhou"] if command[0] != "push" else argv)
-    out, err = capsys.readouterr()
+    _out, err = capsys.readouterr()
     assert code == 2 and err.startswith("gpulease: ") and err.count("\n") == 1 and "Traceback" not in err, err
     assert "Alibaba Cloud credentials" in err
