@@ -77,12 +77,12 @@ def test_program_review_finds_exactly_what_is_expected(program):
     if cost:
         actual = stack["cost"]
         assert actual["region"] == cost["region"]
-        assert actual["worst_case_known"] is cost.get("worst_case_known", True)
+        assert actual["worstCaseKnown"] is cost.get("worst_case_known", True)
         if "worst_case_usd" in cost:
-            assert round(actual["worst_case_usd"], 2) == cost["worst_case_usd"]
+            assert round(actual["worstCaseUsd"], 2) == cost["worst_case_usd"]
         items = [line["item"] for line in actual["lines"]]
         assert [i for i in cost.get("items", []) if not any(i in item for item in items)] == [], items
-        unpriced = actual["unknown_prices"]
+        unpriced = actual["unknownPrices"]
         assert [u for u in cost.get("unpriced", []) if not any(u in str(x) for x in unpriced)] == [], unpriced
 
 
@@ -97,4 +97,4 @@ def test_unpriced_program_reports_unknown_worst_case_and_module_qualified_types(
     stack = reviewed(PROGRAMS / "aws-unpriced")
     root_disks = [x for x in stack["cost"]["lines"] if x["item"] == "root disk gp2 100 GB"]
     # The same disk costs more in eu-west-1 (the explicit provider's region) than in us-east-1 (the stack's).
-    assert len(root_disks) == 2 and root_disks[0]["worst_case_usd"] < root_disks[1]["worst_case_usd"]
+    assert len(root_disks) == 2 and root_disks[0]["worstCaseUsd"] < root_disks[1]["worstCaseUsd"]
