@@ -142,9 +142,9 @@ def test_lookup_failures_and_bad_input_are_one_clear_error(aws, monkeypatch, tmp
     (tmp_path / "f.txt").write_text("x")
     assert main(["push", STACK, str(tmp_path / "f.txt")]) == 2
     assert "`pulumi stack output` failed: error: no stack named aws-prep-7b found" in capsys.readouterr().err
-    assert main(["push", STACK, str(tmp_path / "f.txt"), "--bucket", "b", "--to", "../etc"]) == 2
+    assert main(["push", STACK, str(tmp_path / "f.txt"), "--bucket", "b12", "--to", "../etc"]) == 2
     assert "--to '../etc'" in capsys.readouterr().err
-    assert main(["push", STACK, str(tmp_path / "missing"), "--bucket", "b"]) == 2
+    assert main(["push", STACK, str(tmp_path / "missing"), "--bucket", "b12"]) == 2
     assert "no such file or folder" in capsys.readouterr().err
 
 
