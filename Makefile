@@ -16,6 +16,10 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproj
 	touch $@
 
 setup: $(VENV)/.installed
+	@# The terminal-screen tests (tests/cli/test_screens.py) drive a real tmux; installed from Debian when missing.
+	@command -v tmux >/dev/null 2>&1 || { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get install -y -q tmux >/dev/null 2>&1 || echo "tmux could not be installed: the screen tests are skipped"; \
+	else echo "tmux is not installed: the screen tests are skipped"; fi; }
 
 ## The main job, offline: review what an example stack would create (no credentials, no Pulumi CLI).
 plan: setup

@@ -7,10 +7,19 @@ import re
 
 import pulumi
 
+UNKNOWN_ORGANIZATION_PLACEHOLDER = "org-unknown"
+"""Stands for the hash in every name when the organization is not known (an offline review without ``--org`` or
+a configured backend): the name says it is not the one ``pulumi up`` creates, rather than hashing a made-up
+organization. Pulumi itself always knows it (3.x: ``organization`` on a self-managed backend)."""
+_UNKNOWN_ORGANIZATIONS = (None, "", "None", "<unknown organization>")
+
 
 def stack_hash(length: int = 6) -> str:
     """A short hash of organization/project/stack: unique per stack, stable across runs."""
-    ident = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+    organization = pulumi.get_organization()
+    if organization in _UNKNOWN_ORGANIZATIONS:
+        return UNKNOWN_ORGANIZATION_PLACEHOLDER
+    ident = f"{organization}/{pulumi.get_project()}/{pulumi.get_stack()}"
     return hashlib.sha256(ident.encode()).hexdigest()[:length]
 
 

@@ -8,11 +8,22 @@ import pytest
 
 from tests.support.clock import FIXED_NOW
 
-pytest_plugins = ("tests.support.inventory", "tests.support.alicloud_inventory", "tests.support.prices")
+pytest_plugins = (
+    "tests.support.inventory", "tests.support.alicloud_inventory", "tests.support.prices", "tests.support.clean_tree",
+)
 """moto's server and the ``aws`` clients on it; the Alibaba Cloud stub and the ``ali`` clients on it; the price
-fixtures (catalog, a refreshed price file, the priced example stack)."""
+fixtures (catalog, a refreshed price file, the priced example stack); the check that the suite leaves the checkout
+as it found it."""
 
 
 @pytest.fixture
 def now() -> datetime:
     return FIXED_NOW
+
+
+@pytest.fixture(autouse=True)
+def _no_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Piped output follows ``COLUMNS`` (pytest-xdist's workers set 80): tests read the default piped width unless
+    they set one; the narrow screens have tests of their own (``tests/cli/test_screens.py``)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)

@@ -11,7 +11,6 @@ GPULEASE_CATALOG_OVERRIDES and --catalog files. The progress bar goes to stderr,
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +22,8 @@ from gpulease.catalog_refresh.aws import DEFAULT_PRICING_REGION, PRICING_REGIONS
 from gpulease.catalog_refresh.fetched import Fetched
 from gpulease.catalog_refresh.run import CLOUDS, Plan, default_regions, refresh
 from gpulease.cli.common import catalog_overrides, wide_console
+from gpulease.cli.conventions import error_entry, print_json
+from gpulease.cli.output_file import add_force_option, check_output
 from gpulease.core import clock
 from gpulease.core.catalog import Catalog, CatalogError, load_catalog
 from gpulease.core.catalog.freshness import describe_catalog
@@ -34,16 +35,6 @@ EXIT_PARTIAL = 1
 
 class RefreshInputError(UserError):
     """A refresh asked for something it cannot do: unknown regions, an ambiguous region list."""
-
-
-def check_output(path: Path) -> None:
-    """Refuse an ``--output`` that cannot be written before any price is fetched (one line, exit 2)."""
-    accepted = "a file path in an existing folder, e.g. prices.yaml"
-    if path.is_dir():
-        raise RefreshInputError(f"--output {path}: is a folder; accepted: {accepted}")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise RefreshInputError(f"--output {path}: the folder {parent} does not exist; accepted: {accepted}")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -61,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--output", type=Path, metavar="FILE",
                    help="the override file to write (default: gpulease-prices-<date>.yaml)")
     r.add_argument("--catalog", action="append", metavar="FILE", help="a catalog override file to compare with")
+    add_force_option(r)
     r.add_argument("--profile", help="AWS profile (~/.aws/config) or Alibaba Cloud CLI profile (~/.aliyun/config.json)")
     r.add_argument("--pricing-region", choices=PRICING_REGIONS, default=DEFAULT_PRICING_REGION,
                    help="the AWS Price List Query API endpoint region (default us-east-1)")
@@ -112,7 +104,7 @@ def make_plan(args: argparse.Namespace, clouds: list[str], regions: dict[str, li
 def run(args: argparse.Namespace) -> int:
     now = clock.utcnow()
     output = args.output or Path(f"gpulease-prices-{now.date().isoformat()}.yaml")
-    check_output(output)
+    check_output(output, reads=[Path(f) for f in args.catalog or []], force=args.force)
     with catalog_overrides(args.catalog):
         catalog = load_catalog()
     clouds = list(dict.fromkeys(args.cloud or CLOUDS))
@@ -129,7 +121,9 @@ def run(args: argparse.Namespace) -> int:
         except CatalogError as exc:  # the loader refused what would have been written: a defect, said plainly
             raise RefreshInputError(f"the refreshed prices did not load as an override file: {exc}") from None
     if args.json:
-        print(json.dumps(as_json(report, fetched, output if written else None), indent=2))
+        document = as_json(report, fetched, output if written else None)
+        print_json("catalog refresh", document, ok=not failures, legacy=document,
+                   errors=[error_entry("call-failed", str(f)) for f in failures])
     else:
         print_report(console, report, fetched, output if written else None)
     return EXIT_PARTIAL if failures else 0

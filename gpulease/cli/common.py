@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.console import Console
 
+from gpulease.cli.conventions import PIPED_WIDTH, piped_width
 from gpulease.core.catalog import OVERRIDES_ENV, load_catalog
 from gpulease.core.catalog.freshness import (
     DEFAULT_MAX_PRICE_AGE_DAYS,
@@ -53,10 +54,17 @@ def stale_json(found: list[DatedPrice], now: datetime) -> list[dict[str, Any]]:
     return [{"price": p.what, "asOf": p.as_of.isoformat(), "ageDays": p.age_days(today)} for p in found]
 
 
-def wide_console() -> Console:
-    """A console that does not squeeze wide tables into 80 columns when the output is piped or captured."""
+def report_console(default_width: int = PIPED_WIDTH) -> Console:
+    """The console of a command's report: the terminal's width on a terminal; piped, ``COLUMNS`` when set (the
+    width the reader asked for), else wide enough for the tables."""
     console = Console()
-    return console if console.is_terminal else Console(width=160)
+    return console if console.is_terminal else Console(width=piped_width(default_width))
+
+
+def wide_console() -> Console:
+    """A console that does not squeeze wide tables into 80 columns when the output is piped or captured (unless
+    ``COLUMNS`` asks for that width)."""
+    return report_console()
 
 
 @contextmanager

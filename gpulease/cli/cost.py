@@ -6,14 +6,15 @@ warning (the command still succeeds: a stale price is a reason to refresh, not b
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from gpulease.cli.common import add_max_age_option, catalog_overrides, stale_json, stale_warning, wide_console
+from gpulease.cli.conventions import camel_keys, error_entry, print_json
 from gpulease.core import clock
 from gpulease.core.catalog.freshness import line_prices, stale
 from gpulease.core.cost import SHARED, StackCost
@@ -21,6 +22,7 @@ from gpulease.core.cost.cluster import cluster_costs
 from gpulease.review import stacks
 from gpulease.review.engine import estimate, render_target
 from gpulease.review.phases import phase_line, phase_prices
+from gpulease.review.report import budget_total, common_name_prefix
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,7 +52,8 @@ def _run(args: argparse.Namespace) -> int:
             rendering = render_target(project_dir, stack_file)
             if rendering.error:
                 failed = True
-                results.append({"stack": rendering.stack, "error": rendering.error})
+                results.append({"stack": rendering.stack, "error": rendering.error,
+                                "stackFile": str(stack_file)})
                 if not args.json:
                     console.print(f"[red]{rendering.stack}: {rendering.error}[/red]")
                 continue
@@ -68,7 +71,8 @@ def _run(args: argparse.Namespace) -> int:
                 if (warning := stale_warning(old, now, args.max_price_age)) is not None:
                     console.print(f"[yellow]warning[/yellow]: {warning}")
     if args.json:
-        print(json.dumps(results, indent=2, default=str))
+        errors = [error_entry("bad-input", str(r["error"]), file=r.get("stackFile")) for r in results if r["error"]]
+        print_json("cost", {"stacks": camel_keys(results)}, ok=not failed, errors=errors)
     return 2 if failed else 0
 
 
@@ -77,19 +81,55 @@ def _usd(value: float | None, digits: int = 2) -> str:
 
 
 def print_cost(stack: str, cost: StackCost, console: Console) -> None:
-    table = Table(title=f"gpulease cost: {stack} ({cost.cloud}, {cost.region or 'region unknown'})", title_justify="left")
-    for col, justify in (
-        ("experiment", "left"), ("resource", "left"), ("item", "left"), ("$/h", "right"), ("cap $/h", "right"),
-        ("hours", "right"), ("worst case $", "right"), ("after destroy $/month", "right"), ("price date", "left"),
-    ):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    """The lines, then the totals. Names never end in ``…``: the names' shared prefix is said once in the title,
+    figures do not wrap, text cells wrap; the experiment column only when there are several, the price dates in
+    their own column from 100 columns up, else below the table."""
+
+    several = len({line.experiment for line in cost.lines}) > 1
+    prefix = common_name_prefix([line.resource for line in cost.lines])
+    wide = console.width >= 100
+    title = f"gpulease cost: {stack} ({cost.cloud}, {cost.region or 'region unknown'})"
+    if prefix:
+        title += f"; resource names start {prefix}"
+    console.print(f"[bold]{title}[/bold]", overflow="fold")
+    table = Table(title="each line", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    names = [line.resource[len(prefix):] if prefix else line.resource for line in cost.lines]
+    longest = min(24, max((len(n) for n in names), default=8))
+    columns = [("experiment", "left", False, 0)] if several else []
+    columns += [("resource", "left", False, longest), ("item", "left", False, 10), ("$/h", "right", True, 0),
+                ("cap $/h", "right", True, 0), ("hours", "right", True, 0), ("worst case $", "right", False, 0),
+                ("after destroy $/month", "right", False, 0)]
+    if wide:
+        columns.append(("price date", "left", False, 10))
+    for col, justify, figure, least in columns:
+        table.add_column(col, justify=justify, no_wrap=figure, overflow="fold",  # type: ignore[arg-type]
+                         min_width=least or None)
     for line in cost.lines:
-        table.add_row(
-            line.experiment, line.resource, line.item, _usd(line.hourly_usd, 4), _usd(line.max_hourly_usd, 4),
-            "?" if line.runtime_hours is None else f"{line.runtime_hours:g}", _usd(line.worst_case_usd),
-            _usd(line.after_destroy_monthly_usd) if line.retained else "", price_date(line),
-        )
+        name = line.resource[len(prefix):] if prefix and line.resource.startswith(prefix) else line.resource
+        row = [line.experiment] if several else []
+        row += [name, line.item, _usd(line.hourly_usd, 4), _usd(line.max_hourly_usd, 4),
+                "?" if line.runtime_hours is None else f"{line.runtime_hours:g}", _usd(line.worst_case_usd),
+                _usd(line.after_destroy_monthly_usd) if line.retained else ""]
+        if wide:
+            row.append(price_date(line))
+        table.add_row(*row)
+    hours = [e.runtime_hours for e in cost.experiments if e.runtime_hours is not None]
+    until = f" ({max(hours):g} h)" if hours else ""
+    spot = any(line.max_hourly_usd != line.hourly_usd for line in cost.lines)
+    console.print(f"[bold]per hour[/bold]: ${cost.hourly_usd:,.3f}"
+                  + (f" (at the spot cap ${cost.max_hourly_usd:,.3f})" if spot else " (on-demand: no spot cap)"))
+    console.print(
+        f"[bold]until the deadline{until}[/bold]: expected ${cost.expected_usd:,.2f}, "
+        + (f"[bold]worst case ${cost.worst_case_usd:,.2f}[/bold]" if cost.worst_case_known
+           else f"[bold]worst case unknown[/bold]: {escape(cost.worst_case_reason or 'an instance is unpriced')}")
+        + (f" of budget ${budget:,.2f}" if (budget := budget_total(cost)) is not None else "")
+    )
+    console.print(f"[bold]after destroy[/bold]: ${cost.after_destroy_monthly_usd:,.2f}/month for retained disks and buckets")
     console.print(table)
+    if not wide:
+        dates = sorted({price_date(line) for line in cost.lines if price_date(line)})
+        if dates:
+            console.print(f"price dates: {', '.join(dates)}", overflow="fold")
     if len(cost.experiments) > 1:
         console.print(_experiments_table(cost))
     for cluster in cluster_costs(cost):
@@ -98,17 +138,8 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
             f"(worst case ${cluster.node_worst_case_usd:,.2f} per node), ${cluster.cluster_hourly_usd:,.3f}/h for the "
             f"cluster with what the nodes share, worst case ${cluster.cluster_worst_case_usd:,.2f}"
         )
-    hours = [e.runtime_hours for e in cost.experiments if e.runtime_hours is not None]
-    until = f" ({max(hours):g} h)" if hours else ""
-    console.print(f"[bold]per hour[/bold]: ${cost.hourly_usd:,.3f} (at the spot cap ${cost.max_hourly_usd:,.3f})")
-    console.print(
-        f"[bold]until the deadline{until}[/bold]: expected ${cost.expected_usd:,.2f}, "
-        + (f"[bold]worst case ${cost.worst_case_usd:,.2f}[/bold]" if cost.worst_case_known
-           else f"[bold]worst case unknown[/bold]: {escape(cost.worst_case_reason or 'an instance is unpriced')}")
-    )
-    console.print(f"[bold]after destroy[/bold]: ${cost.after_destroy_monthly_usd:,.2f}/month for retained disks and buckets")
     for exp in cost.experiments:
-        if exp.budget_usd is not None and exp.worst_case_usd > exp.budget_usd:
+        if exp.budget_usd is not None and exp.worst_case_known and exp.worst_case_usd > exp.budget_usd:
             console.print(
                 f"[red]over budget[/red] {exp.name}: worst case ${exp.worst_case_usd:,.2f} > budget ${exp.budget_usd:,.2f}"
             )
@@ -132,7 +163,7 @@ def _experiments_table(cost: StackCost) -> Table:
         table.add_column(col, justify="left" if col == "experiment" else "right")
     for exp in cost.experiments:
         budget: Any = "" if exp.budget_usd is None else f"{exp.budget_usd:,.2f}"
-        if exp.budget_usd is not None and exp.worst_case_usd > exp.budget_usd:
+        if exp.budget_usd is not None and exp.worst_case_known and exp.worst_case_usd > exp.budget_usd:
             budget = f"[red]{budget}[/red]"
         name = f"{exp.name} (shared)" if exp.shared and exp.name != SHARED else exp.name
         table.add_row(

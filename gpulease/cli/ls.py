@@ -4,7 +4,6 @@ cost so far."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import datetime
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from gpulease.cli.conventions import error_entry, print_json
 from gpulease.core import clock
 from gpulease.core.vocabulary import TAG_EXPERIMENT, TAG_EXPIRES_AT, TAG_OWNER, TAG_RETAIN, TAG_RETAIN_UNTIL
 from gpulease.inventory import aws
@@ -199,7 +199,8 @@ def run(args: argparse.Namespace) -> int:
             "resources": [row(res, now, args.cloud) for inv in inventories for res in inv.resources()],
             "errors": errors,
         }
-        print(json.dumps(payload, indent=2, sort_keys=True))
+        print_json("ls", payload, ok=not errors, legacy=payload,
+                   errors=[error_entry("listing-failed", str(e)) for e in errors])
     else:
         print_table(inventories, now, output_console(), args.cloud)
     for error in errors:

@@ -14,15 +14,15 @@ import importlib
 import sys
 from collections.abc import Iterator
 
+from gpulease.cli import conventions
+from gpulease.cli.conventions import EXIT_BAD_INPUT, EXIT_CODES_EPILOG
 from gpulease.core.errors import UserError
 
-COMMANDS = ("init", "check", "plan", "up", "down", "logs", "schema", "ls", "reap", "ephemeral", "size", "cost", "catalog",
-            "push", "pull", "status", "ssh")
+COMMANDS = (
+    "init", "check", "plan", "up", "down", "logs", "schema", "ls", "reap", "ephemeral", "size", "cost", "catalog",
+    "push", "pull", "status", "ssh", "completion",
+)
 """The subcommands, in the order ``--help`` lists them; each is the module ``gpulease.cli.<name>``."""
-
-EXIT_OK = 0
-EXIT_VIOLATIONS = 1
-EXIT_BAD_INPUT = 2
 
 
 @contextlib.contextmanager
@@ -46,13 +46,16 @@ def imports_frozen() -> Iterator[None]:
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with ``command`` alone when it is one of ``COMMANDS``, else with all of them."""
-    parser = argparse.ArgumentParser(
+    parser = conventions.OneLineParser(
         prog="gpulease",
         description="Rent cloud GPUs for ML training: review, size, cost, run and sweep gpulease stacks.",
+        epilog=EXIT_CODES_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {conventions.version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in (command,) if command in COMMANDS else COMMANDS:
         importlib.import_module(f"gpulease.cli.{name}").register(sub)
+    conventions.apply(parser)
     return parser
 
 
@@ -62,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     process's command they stay frozen to its exit (``imports_frozen``)."""
     whole_process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        print(f"gpulease: {conventions.unknown_command(argv[0], COMMANDS)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         with imports_frozen():
             parser = build_parser(argv[0] if argv else None)
@@ -73,12 +79,27 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(parser: argparse.ArgumentParser, argv: list[str]) -> int:
     args = parser.parse_args(argv)
+    conventions.normalise(args)
     try:
-        return int(args.func(args) or 0)
+        with conventions.quiet_sdk_loggers():
+            return int(args.func(args) or 0)
     except UserError as exc:
-        # One line, whatever the error's own layout (a spec error lists its problems one per line): a CI log
-        # or a wrapper script reads the last line of stderr.
-        print(f"gpulease: {' '.join(line.strip() for line in str(exc).splitlines() if line.strip())}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _refuse(args, str(exc))
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        # A missing credential or a value the cloud SDK refuses before any call is the user's to fix: one line.
+        if (message := conventions.sdk_input_problem(exc)) is None:
+            raise
+        return _refuse(args, message)
+
+
+def _refuse(args: argparse.Namespace, message: str) -> int:
+    # One line, whatever the error's own layout (a spec error lists its problems one per line): a CI log or a
+    # wrapper script reads the last line of stderr. A JSON caller also gets the envelope on stdout.
+    line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    print(f"gpulease: {line}", file=sys.stderr)
+    if getattr(args, "format", None) == "json":
+        conventions.print_json(getattr(args, "command", "gpulease"), None, ok=False,
+                               errors=[conventions.error_entry("bad-input", line)])
+    return EXIT_BAD_INPUT

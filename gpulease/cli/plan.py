@@ -11,22 +11,30 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
+import math
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from gpulease.cli.conventions import error_entry, json_text, piped_width
+from gpulease.cli.output_file import OutputPathError, add_force_option, check_output, report_marker
 from gpulease.core.errors import UserError
 from gpulease.core.inputfile import StrictLoader
 from gpulease.review import report as plan_report
+from gpulease.review import stacks
 from gpulease.review.engine import exit_code, review
 from gpulease.review.isolation import DEFAULT_TIMEOUT_S
+from gpulease.review.organization import Organization, organization_note
+from gpulease.review.organization import check_name as check_org_name
+from gpulease.review.organization import resolve as resolve_organization
 from gpulease.review.policy_runner import load_policy_config
 
 PIPED_WIDTH = 160
-"""Columns of the terminal report when it is not written to a terminal (a CI log, a file, a pipe)."""
+"""Columns of the terminal report when it is not written to a terminal (a CI log, a file, a pipe) and
+``COLUMNS`` is unset."""
 CONFIG_VALUE_MAX_CHARS = 64 * 1024
 
 
@@ -42,11 +50,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         nargs="+",
         help="stack names in stacks/, Pulumi.<stack>.yaml files, or Pulumi Python project directories (every stack)",
     )
-    p.add_argument("--format", choices=("table", "markdown", "json"), default="table",
-                   help="table: terminal report; markdown: pull-request comment; json: everything, machine-readable")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                   help="text: terminal report (`table`, its old name, still works); markdown: pull-request comment; "
+                   "json: everything, machine-readable, in the JSON envelope")
     p.add_argument("--policy-config", type=Path, metavar="FILE",
                    help="policy config JSON, the same file `pulumi preview --policy-pack-config` takes")
-    p.add_argument("--output", type=Path, metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--output", type=Path, metavar="FILE",
+                   help="write the report to FILE instead of stdout (a new file or an earlier report; see --force)")
+    add_force_option(p)
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                    help="a config value for the program, over the stack file's (repeatable): `instanceType=g5.xlarge` "
                    "is the project's key, `aws:region=us-west-2` another namespace's; values are YAML "
@@ -55,6 +66,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stack", metavar="NAME",
                    help="for a project folder: review only this stack (its Pulumi.NAME.yaml, or, without one, a "
                    "stack of that name with only --config); default: every stack file, or `dev` when there is none")
+    p.add_argument("--org", metavar="NAME",
+                   help="the Pulumi organization of the stacks, which their physical names hash (default: from the "
+                   "configured backend; `organization` on a self-managed one; unknown offline otherwise)")
     p.add_argument("--timeout", type=_positive_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                    help=f"stop a program that runs longer (default {DEFAULT_TIMEOUT_S:g}); what it registered is "
                    "reviewed, marked partial")
@@ -65,14 +79,33 @@ class ConfigOptionError(UserError):
     """A ``--config`` that is not ``key=value`` with a YAML value."""
 
 
+MAX_TIMEOUT_S = 24 * 3600.0
+"""The longest ``--timeout``: a day. Beyond it the clock arithmetic of the wait overflows (``1e300``)."""
+
+
 def _positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    if not 0 < value <= MAX_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0 and at most "
+                                         f"{MAX_TIMEOUT_S:g} (a day)")
     return value
+
+
+def finite_policy_config(config: Any, path: Path, where: str = "") -> Any:
+    """Refuse a number the analyzer's protocol cannot carry (``1e999`` reads as infinity, ``NaN``), naming it."""
+    if isinstance(config, dict):
+        for key, value in config.items():
+            finite_policy_config(value, path, f"{where}.{key}" if where else str(key))
+    elif isinstance(config, list):
+        for i, value in enumerate(config):
+            finite_policy_config(value, path, f"{where}[{i}]")
+    elif isinstance(config, float) and not math.isfinite(config):
+        raise UserError(f"policy config {path}: {where}: {config} is not a finite number; accepted: a number "
+                        "such as 24 or 0.5")
+    return config
 
 
 def parse_config(options: list[str]) -> dict[str, Any]:
@@ -100,50 +133,74 @@ def parse_config(options: list[str]) -> dict[str, Any]:
     return config
 
 
-class OutputPathError(UserError):
-    """``--output`` names a place a report cannot be written."""
+def plan_json(reviews: list[Any], organizations: Iterable[Organization] = ()) -> str:
+    """The envelope; ``exitCode`` and ``stacks`` also stay at the top level for one release (their old place)."""
+    doc = plan_report.to_json(reviews)
+    found = list(organizations)
+    legacy = dict(doc)
+    doc["organizations"] = [{"name": o.name if o.known else None, "known": o.known, "foundBy": o.found_by}
+                            for o in found]
+    errors = [error_entry("bad-input" if s["status"] == "error" else "partial", str(s["error"]),
+                          file=s["stackFile"])
+              for s in doc["stacks"] if s["error"]]
+    return json_text("plan", doc, ok=doc["exitCode"] == 0, errors=errors, legacy=legacy)
 
 
-def check_output(path: Path) -> None:
-    """Refuse an ``--output`` that cannot be written before any stack is rendered (one line, exit 2)."""
-    accepted = "a file path in an existing folder, e.g. plan.md"
-    if path.is_dir():
-        raise OutputPathError(f"--output {path}: is a folder; accepted: {accepted}")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise OutputPathError(f"--output {path}: the folder {parent} does not exist; accepted: {accepted}")
+def plan_inputs(args: argparse.Namespace) -> list[Path]:
+    """The files ``plan`` reads (stack files, each project's Pulumi.yaml, the policy config): never its output."""
+    reads: list[Path] = [args.policy_config] if args.policy_config else []
+    for target in args.stacks:
+        try:
+            found = stacks.resolve_targets(target, stack=args.stack)
+        except UserError:
+            continue  # the review says what is wrong with the name, in its own words
+        for project_dir, stack_file, _ in found:
+            reads += [project_dir / "Pulumi.yaml", *([stack_file] if stack_file else [])]
+    return reads
 
 
 def run(args: argparse.Namespace) -> int:
+    for target in args.stacks:
+        if not target.strip():
+            raise UserError("plan: an empty stack name; accepted: a stack name in stacks/, a Pulumi.<stack>.yaml "
+                            "file or a project folder (`.` for this one)")
+    if args.org is not None:
+        check_org_name(args.org)
     if args.output:
-        check_output(args.output)
-    config = load_policy_config(args.policy_config) if args.policy_config else None
+        check_output(args.output, reads=plan_inputs(args), force=args.force)
+    config = (finite_policy_config(load_policy_config(args.policy_config), args.policy_config)
+              if args.policy_config else None)
     overrides = parse_config(args.config)
-    reviews = review(args.stacks, policy_config=config, overrides=overrides, stack=args.stack, timeout=args.timeout)
-    if args.format == "table":
+    organizations: dict[Path, Organization] = {}
+
+    def organization_of(project_dir: Path) -> str:
+        found = organizations.setdefault(project_dir, resolve_organization(project_dir, args.org))
+        return found.name
+
+    reviews = review(args.stacks, policy_config=config, overrides=overrides, stack=args.stack, timeout=args.timeout,
+                     organization=organization_of)
+    names_note = organization_note(organizations.values())
+    if args.format == "text":
         # Imported for the table only: rich is about a tenth of plan's start-up beyond the SDK it needs anyway.
         from rich.console import Console
 
+        from gpulease.cli.common import report_console
         from gpulease.review.terminal import print_terminal
 
         buffer = io.StringIO()
-        console = Console()
-        if args.output or not console.is_terminal:
-            # A file or a CI log: wide enough for the tables, not squeezed into 80 columns.
-            console = Console(file=buffer if args.output else None, width=PIPED_WIDTH)
-        print_terminal(reviews, console)
-        text = buffer.getvalue()
+        # A file or a CI log: as wide as COLUMNS says, else wide enough for the tables.
+        console = Console(file=buffer, width=piped_width(PIPED_WIDTH)) if args.output else report_console(PIPED_WIDTH)
+        print_terminal(reviews, console, notes=[names_note] if names_note else [])
+        text = f"{report_marker('plan')}\n{buffer.getvalue()}" if args.output else ""
+    elif args.format == "markdown":
+        text = plan_report.markdown(reviews) + (f"\n_{names_note}_\n" if names_note else "")
     else:
-        text = (
-            plan_report.markdown(reviews)
-            if args.format == "markdown"
-            else json.dumps(plan_report.to_json(reviews), indent=2, default=str) + "\n"
-        )
+        text = plan_json(reviews, organizations.values())
     if args.output:
         try:
             args.output.write_text(text)
         except OSError as exc:
             raise OutputPathError(f"--output {args.output}: cannot be written ({exc.strerror or exc})") from None
-    elif args.format != "table":
+    elif args.format != "text":
         sys.stdout.write(text)
     return exit_code(reviews)

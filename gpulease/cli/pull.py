@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from rich.console import Console
 
+from gpulease.cli.conventions import print_json
 from gpulease.transfer.run import DEFAULT_PULL_PREFIXES, add_location_options, located, pull, store_for
 
 
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     dest = args.dest or Path(where.stack)
     result = pull(where, store_for(where, args.profile), prefixes, dest, console, bar=not args.json)
     if args.json:
-        print(json.dumps(result, indent=2))
+        print_json("pull", result, ok=True, legacy=result)
     else:
         console.print(f"{where.bucket} (found by {where.found_by}): received {len(result['received'])}, "
                       f"already here {len(result['skipped'])}, into {result['dest']}")

@@ -5,12 +5,32 @@ with ``data.sources`` instead: the platform's bandwidth, not your uplink."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from rich.console import Console
 
+from gpulease.cli.conventions import print_json
+from gpulease.core.errors import UserError
+from gpulease.transfer.files import DEFAULT_CHECKPOINT_PREFIX, key_prefix
 from gpulease.transfer.run import add_location_options, located, push, store_for
+
+
+def checkpoint_prefixes(target: str) -> tuple[str, ...]:
+    """The checkpoint prefixes of the stack's experiments (the default one too): push never writes there."""
+    from gpulease.review import stacks
+
+    found = {DEFAULT_CHECKPOINT_PREFIX}
+    try:
+        [(_, stack_file)] = stacks.resolve(target)
+        config = stacks.load_stack_config(stack_file)
+    except (ValueError, UserError):
+        return tuple(found)  # the lookup that follows names what is wrong with the stack
+    for key, value in config.items():
+        if key.rpartition(":")[2] == "checkpoints" and isinstance(value, dict):
+            prefix = value.get("prefix")
+            if isinstance(prefix, str) and prefix.strip("/"):
+                found.add(prefix.strip("/") + "/")
+    return tuple(sorted(found))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,10 +45,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
+    reserved = checkpoint_prefixes(args.stack)
+    key_prefix(args.to, reserved)  # a refused --to costs no lookup and no credentials
     where = located(args)
-    result = push(where, store_for(where, args.profile), args.path, args.to, console, bar=not args.json)
+    result = push(where, store_for(where, args.profile), args.path, args.to, console, bar=not args.json,
+                  reserved=reserved)
     if args.json:
-        print(json.dumps(result, indent=2))
+        print_json("push", result, ok=True, legacy=result)
     else:
         console.print(f"{where.bucket} (found by {where.found_by}): sent {len(result['sent'])}, "
                       f"already there {len(result['skipped'])}, under {result['uri']}")

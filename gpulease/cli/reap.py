@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import timedelta
 
 from rich.console import Console
 from rich.table import Table
 
+from gpulease.cli.conventions import error_entry, print_json
 from gpulease.core import clock
 from gpulease.inventory import aws
 from gpulease.inventory.acting import FAILED, KEPT, SweepReport
@@ -142,9 +142,13 @@ def run(args: argparse.Namespace) -> int:
         report = run_sweep(args, regions, settings, allowed)
     except SweepUnavailableError as exc:
         print(f"gpulease reap: {exc}; nothing was changed", file=sys.stderr)
+        if args.format == "json":
+            print_json("reap", None, ok=False, errors=[error_entry("sweep-unavailable", f"{exc}; nothing was changed")])
         return 1
     if args.format == "json":
-        print(json.dumps(report.as_dict(), indent=2, sort_keys=True))
+        print_json("reap", report.as_dict(), ok=not report.failed, legacy=report.as_dict(),
+                   errors=[error_entry("action-failed", "some actions or listings failed; see data")]
+                   if report.failed else [])
     else:
         print_report(report, output_console(), show_kept=args.show_kept)
     if report.failed:

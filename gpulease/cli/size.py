@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
+from rich import box
 from rich.table import Table
 
 from gpulease.cli.common import add_max_age_option, catalog_overrides, stale_json, stale_warning, wide_console
+from gpulease.cli.conventions import camel_keys, error_entry, print_json
 from gpulease.core import clock
 from gpulease.core.catalog import OVERRIDES_ENV, CatalogError, load_catalog
 from gpulease.core.catalog.freshness import DatedPrice, describe_catalog, stale
@@ -125,7 +126,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         out = _as_json(workload, breakdown, offers, args, region, catalog.as_of)
         out.update(priceCatalog=describe_catalog(catalog), maxPriceAgeDays=args.max_price_age, stalePrices=stale_json(old, now))
-        print(json.dumps(out, indent=2))
+        print_json("size", camel_keys(out), ok=bool(offers), legacy=out,
+                   errors=[] if offers else [error_entry("no-fit", f"no {args.cloud} instance type in {region} holds "
+                                                        "this workload")])
         return 0 if offers else 1
     console = wide_console()
     console.print(f"[bold]{workload.describe()}[/bold]")
@@ -136,7 +139,11 @@ def _run(args: argparse.Namespace) -> int:
             "Try --method lora/qlora, --grad-checkpointing, a smaller --batch or --seq-len, or more GPUs."
         )
         return 1
-    console.print(_offers_table(shown, len(offers), args.cloud, region))
+    console.print(_offers_table(shown, len(offers), args.cloud, region, console.width))
+    if console.width < 120:
+        console.print(price_dates_line(shown), overflow="fold")
+    if (hint := smaller_gpu_hint(workload, catalog, args, region, offers)) is not None:
+        console.print(hint, overflow="fold")
     grouped: dict[str, list[str]] = {}
     for offer in shown:
         for warning in offer.warnings:
@@ -150,6 +157,35 @@ def _run(args: argparse.Namespace) -> int:
     if (warning := stale_warning(old, now, args.max_price_age)) is not None:
         console.print(f"[yellow]warning[/yellow]: {warning}")
     return 0
+
+
+SMALLER_SETTINGS = (
+    ({"grad_checkpointing": True}, "--grad-checkpointing"),
+    ({"batch": 1}, "--batch 1"),
+    ({"batch": 1, "grad_checkpointing": True}, "--batch 1 --grad-checkpointing"),
+)
+"""Settings ``size`` tries when the cheapest fit needs a big GPU: what a user changes first to fit a smaller one."""
+
+
+def smaller_gpu_hint(workload: Workload, catalog: Any, args: argparse.Namespace, region: str,
+                     offers: list[Any]) -> str | None:
+    """One line naming the setting that fits a one-GPU type with less memory than the cheapest fit's, or None."""
+    if not offers or workload.inference:
+        return None
+    single = [o for o in offers if o.instance.gpu_count == 1]
+    smallest = min((o.instance.gpu_memory_gb for o in single), default=None)
+    for changes, flags in SMALLER_SETTINGS:
+        if all(getattr(workload, k) == v for k, v in changes.items()):
+            continue
+        settings = {name: getattr(workload, name) for name in WORKLOAD_SETTINGS}
+        tried = Workload(shape=workload.shape, **{**settings, **changes})
+        found = [o for o in find_offers(tried, catalog, args.cloud, region, gpus=1, headroom=args.headroom)
+                 if smallest is None or o.instance.gpu_memory_gb < smallest]
+        if found:
+            best = found[0]
+            return (f"smaller GPU: with {flags} this needs {best.estimate.total_gb:.1f} GB per GPU and fits "
+                    f"{best.instance.type} ({best.instance.describe_gpus()}, ${best.on_demand_usd:.3f}/h on-demand)")
+    return None
 
 
 def offer_prices(offers: list[Any]) -> list[DatedPrice]:
@@ -175,27 +211,42 @@ def _breakdown_table(est: Any, workload: Workload) -> Table:
     return table
 
 
-def _offers_table(offers: list[Any], total: int, cloud: str, region: str) -> Table:
+def _offers_table(offers: list[Any], total: int, cloud: str, region: str, width: int = 160) -> Table:
+    """Instance types and prices never end in ``…`` (they do not wrap; other cells do). From 120 columns the
+    bandwidth, link, vCPU, RAM and price date columns too; below, the dates are said under the table."""
     more = f", {total - len(offers)} more with --limit 0" if total > len(offers) else ""
-    table = Table(title=f"{cloud} instance types in {region} that fit, cheapest first{more}", title_justify="left")
-    for col, justify in (
-        ("instance type", "left"), ("GPUs", "left"), ("need/GPU GB", "right"), ("free GB", "right"),
-        ("mem BW GB/s", "right"), ("link", "left"), ("vCPU", "right"), ("RAM GB", "right"),
-        ("on-demand $/h", "right"), ("spot $/h", "right"), ("price date", "left"),
-    ):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    wide = width >= 120
+    table = Table(title=f"{cloud} instance types in {region} that fit, cheapest first{more}", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
+    columns = [("instance type", "left", True), ("GPUs", "left", False), ("need/GPU GB", "right", True),
+               ("free GB", "right", True)]
+    if wide:
+        columns += [("mem BW GB/s", "right", True), ("link", "left", True), ("vCPU", "right", True),
+                    ("RAM GB", "right", True)]
+    columns += [("on-demand $/h", "right", True), ("spot $/h", "right", False)]
+    if wide:
+        columns.append(("price date", "left", False))
+    for col, justify, key in columns:
+        table.add_column(col, justify=justify, no_wrap=key, overflow="fold")  # type: ignore[arg-type]
     for o in offers:
         it = o.instance
         link = "NVLink" if it.interconnect == "nvlink" else "PCIe"
         if it.gpu_count > 1 and it.interconnect == "pcie":
             link = "[yellow]PCIe (!)[/yellow]"
-        table.add_row(
-            it.type, it.describe_gpus(), f"{o.estimate.total_gb:.1f}", f"{o.headroom_gb:.1f}",
-            f"{it.memory_bandwidth_gbps:g}", link, str(it.vcpu), f"{it.ram_gb:g}",
-            f"{o.on_demand_usd:.3f}", f"{o.spot_usd:.3f} {o.spot_zone}" if o.spot_zone else f"{o.spot_usd:.3f} est.",
-            o.on_demand_as_of.isoformat() + (f" (spot {o.spot_as_of.isoformat()})" if o.spot_zone else ""),
-        )
+        row = [it.type, it.describe_gpus(), f"{o.estimate.total_gb:.1f}", f"{o.headroom_gb:.1f}"]
+        if wide:
+            row += [f"{it.memory_bandwidth_gbps:g}", link, str(it.vcpu), f"{it.ram_gb:g}"]
+        row += [f"{o.on_demand_usd:.3f}", f"{o.spot_usd:.3f} {o.spot_zone}" if o.spot_zone else f"{o.spot_usd:.3f} est."]
+        if wide:
+            row.append(o.on_demand_as_of.isoformat() + (f" (spot {o.spot_as_of.isoformat()})" if o.spot_zone else ""))
+        table.add_row(*row)
     return table
+
+
+def price_dates_line(offers: list[Any]) -> str:
+    dates = sorted({o.on_demand_as_of.isoformat() for o in offers})
+    spot = sorted({o.spot_as_of.isoformat() for o in offers if o.spot_zone})
+    return f"price dates: on-demand {', '.join(dates)}" + (f"; spot {', '.join(spot)}" if spot else "")
 
 
 def _as_json(workload: Workload, est: Any, offers: list[Any], args: argparse.Namespace, region: str, as_of: str) -> dict:

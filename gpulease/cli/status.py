@@ -49,7 +49,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.watch is None:
         doc = status.collect(found, readers, clock.utcnow())
         if args.json:
-            sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+            from gpulease.cli.conventions import print_json
+
+            print_json("status", doc, ok=True, legacy=doc)
         else:
             view.print_status(doc, wide_console())
         return 0

@@ -6,7 +6,7 @@ all build ``StackReview`` objects here and hand them to ``gpulease.review.report
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -193,6 +193,7 @@ def review(
     stack: str | None = None,
     overrides: Mapping[str, Any] | None = None,
     timeout: float = isolation.DEFAULT_TIMEOUT_S,
+    organization: Callable[[Path], str | None] | None = None,
 ) -> list[StackReview]:
     """Review every stack the targets name (stack names, stack files or project directories), in order.
 
@@ -201,14 +202,16 @@ def review(
     modules a child imported are imported here before the next child starts, so that it inherits them too. When
     a child could not judge (it crashed or ran out of time), the resources it streamed are judged here.
     ``stack`` selects (or, without a stack file, names) the stack of a project directory; ``overrides`` are
-    ``--config`` values laid over every stack's config."""
+    ``--config`` values laid over every stack's config; ``organization`` gives each project folder's Pulumi
+    organization (``gpulease.review.organization``), what the stack's physical names hash."""
     items = [item for target in targets for item in stacks.resolve_targets(target, project_dir, stack=stack)]
     moment = now or clock.utcnow()
     runner = PolicyRunner(config=policy_config) if policies else None
     out = []
     for index, (proj, stack_file, name) in enumerate(items):
         pending = start_render(proj, stack_file, stack=name, overrides=overrides, now=now, timeout=timeout,
-                               runner=runner, judged=True)
+                               runner=runner, judged=True,
+                               organization=organization(proj) if organization is not None else None)
         rendering = pending.result()
         verdict, cost = pending.judgement or judge(rendering, runner, now)
         if index + 1 < len(items):

@@ -11,6 +11,7 @@ from gpulease.core import resources as rt
 from gpulease.core.catalog.freshness import to_date
 from gpulease.core.cost import ExperimentCost, StackCost, price_dates_used
 from gpulease.review.engine import NO_STACK_FILE, StackReview, exit_code
+from gpulease.review.jsonkeys import camel_keys
 from gpulease.review.phases import phase_line, phase_prices
 from gpulease.review.policy_runner import Violation
 
@@ -69,15 +70,66 @@ def replacement_options(res: Any) -> str:
     """The options that decide how a change replaces the resource, where set; '' when the engine's defaults hold.
 
     A reviewer reads ``delete-before-replace`` (the old one goes first), ``replace on: x`` (a change of x replaces
-    it on purpose) and ``ignore: x`` (a new value of x is not applied)."""
+    it on purpose) and ``ignore: x`` (a new value of x is not applied). A property in both is said once: the
+    engine ignores its changes, so they never reach the replace-on-change test."""
     parts = []
+    both = [p for p in res.replace_on_changes if p in res.ignore_changes]
     if res.delete_before_replace:
         parts.append("delete-before-replace")
-    if res.replace_on_changes:
-        parts.append("replace on: " + ", ".join(res.replace_on_changes))
-    if res.ignore_changes:
-        parts.append("ignore: " + ", ".join(res.ignore_changes))
+    if replace := [p for p in res.replace_on_changes if p not in both]:
+        parts.append("replace on: " + ", ".join(replace))
+    if ignore := [p for p in res.ignore_changes if p not in both]:
+        parts.append("ignore: " + ", ".join(ignore))
+    if both:
+        parts.append("ignore: " + ", ".join(both) + " (so no replacement on a new value)")
     return "; ".join(parts)
+
+
+_ASSIGNED = re.compile(r"^(\d{1,3}(\.\d{1,3}){3}|arn:|acs:|[a-z]{1,4}-[0-9a-z]{8,})")
+"""Output values only the cloud assigns: an IPv4 address, an ARN (AWS) or ARN-like name (Alibaba), an id."""
+PLACEHOLDER_NOTE = "placeholder: an offline mock value, the real one is known after pulumi up"
+
+
+def placeholder_outputs(rendering: Any) -> list[str]:
+    """The stack outputs whose value holds something only the cloud assigns (an id, an address, an ARN), which
+    the offline review filled in from the mocks: shown as placeholders in every format, never as real."""
+    made_up: set[str] = set()
+    for res in rendering.resources:
+        given = {v for v in (res.inputs or {}).values() if isinstance(v, str)}
+        if res.id and str(res.id) not in given and len(str(res.id)) >= 6:
+            made_up.add(str(res.id))  # an id the cloud assigns (a bucket's is its given name: not made up)
+        for key, value in (res.outputs or {}).items():
+            if key not in (res.inputs or {}) and isinstance(value, str) and _ASSIGNED.match(value):
+                made_up.add(value)
+    found = []
+    for key, value in rendering.outputs.items():
+        text = json.dumps(value, default=str) if not isinstance(value, str) else value
+        if any(v in text for v in made_up):
+            found.append(key)
+    return found
+
+
+def common_name_prefix(names: list[str]) -> str:
+    """The dash-ended prefix every name shares (``llama7b-lora-``), or '' when there is none worth stating."""
+    if len(names) < 2:
+        return ""
+    head = names[0]
+    for name in names[1:]:
+        while not name.startswith(head):
+            head = head[:-1]
+    head = head[: head.rfind("-") + 1] if "-" in head else ""
+    return head if len(head) >= 4 and all(len(n) > len(head) for n in names) else ""
+
+
+def resource_groups(resources: list[Any]) -> list[tuple[str, list[str], str]]:
+    """The resource table's rows: ``(type, names, notes)``. Resources of one type whose notes (retained,
+    replacement options, key properties) are the same share a row, in registration order of their first."""
+    rows: dict[tuple[str, str], list[str]] = {}
+    for res in resources:
+        notes = "; ".join(part for part in ("retained" if res.retain_on_delete else "", replacement_options(res),
+                                             key_properties(res.type, res.inputs)) if part)
+        rows.setdefault((type_label(res.type), notes), []).append(res.name)
+    return [(type_, names, notes) for (type_, notes), names in rows.items()]
 
 
 def usd(value: float | None) -> str:
@@ -241,6 +293,8 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
         if (phases := phase_prices(r)) is not None:  # a stack that declares its phase: each phase's price
             out.append(_cell(phase_line(phases)) + ".")
         out.append("")
+    if placeholders := placeholder_outputs(r):
+        out += [f"Outputs {', '.join(f'`{k}`' for k in placeholders)}: {PLACEHOLDER_NOTE}.", ""]
     if detailed:
         out += [f"<details><summary>Resources ({len(r.custom_resources)})</summary>", "",
                 "| type | name | retained | replacement | key properties |", "| --- | --- | --- | --- | --- |"]
@@ -319,8 +373,9 @@ def to_json(reviews: list[StackReview]) -> dict[str, Any]:
                     for v in (review.policy.violations if review.policy else [])
                 ],
                 "policyLevels": review.policy.levels if review.policy else {},
-                "cost": review.cost.as_dict() if review.cost is not None else None,
+                "cost": camel_keys(review.cost.as_dict()) if review.cost is not None else None,
                 "outputs": r.outputs,
+                "placeholders": placeholder_outputs(r),
             }
         )
     return {"exitCode": exit_code(reviews), "stacks": out}

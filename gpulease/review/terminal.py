@@ -1,65 +1,100 @@
-"""``gpulease plan``'s terminal report (rich): per stack its resources, policy violations, cost and verdict."""
+"""``gpulease plan``'s terminal report (rich): per stack the answer first, then the details.
+
+The answer fits the first screen of an 80×24 terminal: the verdict, each mandatory finding right below it (what
+fails and why), the cost with the worst case against the budget, and the advisories in one line each; then what
+the stack outputs (placeholders marked), and the resources last, grouped by type. Nothing a reader acts on is cut:
+instance types, prices and names wrap (``overflow="fold"``), never end in ``…``."""
 
 from __future__ import annotations
 
 from collections import Counter
 
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
 from gpulease.review import report
 from gpulease.review.engine import StackReview, exit_code
 from gpulease.review.phases import phase_line, phase_prices
 
+OUTPUT_KEYS = ("deadline", "instanceType", "sshCommand", "checkpointUri", "imageFrom")
+VERDICTS = {"pass": "[bold green]PASS[/bold green]", "fail": "[bold red]FAIL[/bold red]",
+            "partial": "[bold yellow]PARTIAL[/bold yellow] (not a pass: a part of the program was not reviewed)"}
 
-def print_terminal(reviews: list[StackReview], console: Console) -> None:
+
+def _line(console: Console, markup: str) -> None:
+    console.print(markup, overflow="fold", highlight=False)
+
+
+def _findings(console: Console, review: StackReview, level: str) -> None:
+    style = "red" if level == "mandatory" else "yellow"
+    for v in report.grouped(review).get(level, []):
+        text = Text.assemble((f"{level} ", f"bold {style}"), (v.policy, "bold"),
+                             f" ({v.resource_name or 'stack'}): {v.detail}")
+        console.print(text, overflow="fold")
+
+
+def _cost(console: Console, review: StackReview) -> None:
+    c = review.cost
+    if c is None:
+        return
+    budget = report.budget_total(c)
+    over = budget is not None and c.worst_case_known and c.worst_case_usd > budget
+    against = ""
+    if budget is not None:
+        against = f" [red]over the budget {report.usd(budget)}[/red]" if over else f" of budget {report.usd(budget)}"
+    _line(console, f"[bold]cost[/bold]: {report.usd(c.hourly_usd)}/h while running, worst case "
+          f"{report.worst(c)}{against}, after destroy {report.usd(c.after_destroy_monthly_usd)}/month"
+          + (f"  [yellow]unpriced: {'; '.join(c.unknown_prices)}[/yellow]" if c.unknown_prices else ""))
+    _line(console, f"[bold]prices[/bold]: oldest used {report.aged(report.prices_as_of(c), review)}, from the "
+          f"{c.price_catalog}")
+    if (prices := phase_prices(review.rendering)) is not None:  # a stack that declares its phase
+        _line(console, phase_line(prices))
+
+
+def _outputs(console: Console, review: StackReview) -> None:
+    r = review.rendering
+    placeholders = report.placeholder_outputs(r)
+    for key in OUTPUT_KEYS:
+        if key in r.outputs:
+            mark = f" [dim]({report.PLACEHOLDER_NOTE})[/dim]" if key in placeholders else ""
+            _line(console, f"[bold]{key}[/bold]: {r.outputs[key]}{mark}")
+
+
+def _resources(console: Console, review: StackReview) -> None:
+    """One entry per type (names of one type with the same notes together), the notes indented below: lines
+    wrap at spaces, so a name is never broken mid-word unless it is wider than the screen."""
+    r = review.rendering
+    prefix = report.common_name_prefix([x.name for x in r.custom_resources])
+    _line(console, f"[bold]{len(r.custom_resources)} resources[/bold]"
+          + (f" (names start {prefix})" if prefix else "") + ":")
+    for type_label, names, notes in report.resource_groups(r.custom_resources):
+        short = [n[len(prefix):] if prefix and n.startswith(prefix) else n for n in names]
+        console.print(Text.assemble("  ", (type_label, "cyan"), "  ", ", ".join(short)), overflow="fold")
+        if notes:
+            console.print(Text.assemble("      ", (notes, "dim")), overflow="fold")
+
+
+def print_terminal(reviews: list[StackReview], console: Console, notes: list[str] | None = None) -> None:
+    """The report of every stack, then ``notes`` (the organization the names hash, when unknown) and the exit
+    code."""
     for review in reviews:
         r = review.rendering
-        console.rule(f"[bold]{review.name}[/bold]  ({review.stack_file_label})")
+        console.rule(Text(f"{review.name}  ({review.stack_file_label})", style="bold"), characters="─")
         if r.error and not r.partial:
-            console.print(f"[red]error[/red]: {r.error}")
+            _line(console, f"[bold red]ERROR[/bold red] (not reviewed): {r.error}")
             continue
-        if r.partial:
-            console.print(f"[yellow]partial review[/yellow]: {r.error}. Only the {len(r.custom_resources)} resources "
-                          "the review saw registered are judged below; the rest of the program (or what a component "
-                          "without a model creates) was not seen.")
-        table = Table(title=f"{len(r.custom_resources)} resources", show_lines=False)
-        for column in ("type", "name", "retained", "replacement", "key properties"):
-            table.add_column(column, overflow="fold")
-        for res in r.custom_resources:
-            table.add_row(report.type_label(res.type), res.name, "yes" if res.retain_on_delete else "",
-                          report.replacement_options(res), report.key_properties(res.type, res.inputs))
-        console.print(table)
-        groups = report.grouped(review)
-        if groups:
-            vt = Table(title="policy violations", show_lines=True)
-            vt.add_column("level", no_wrap=True)
-            vt.add_column("policy", no_wrap=True)
-            vt.add_column("resource", overflow="fold")
-            vt.add_column("message", overflow="fold", ratio=1)
-            for level in report.LEVEL_ORDER:
-                for v in groups.get(level, []):
-                    style = "red" if level == "mandatory" else "yellow"
-                    vt.add_row(f"[{style}]{level}[/{style}]", v.policy, v.resource_name or "(stack)", v.detail)
-            console.print(vt)
-        if review.cost is not None:
-            c = review.cost
-            budget = report.budget_total(c)
-            console.print(
-                f"[bold]cost[/bold]: {report.usd(c.hourly_usd)}/h while running, worst case {report.worst(c)}"
-                + (f" (budget {report.usd(budget)})" if budget is not None else "")
-                + f", after destroy {report.usd(c.after_destroy_monthly_usd)}/month"
-                + (f"  [yellow]unpriced: {'; '.join(c.unknown_prices)}[/yellow]" if c.unknown_prices else "")
-            )
-            console.print(f"[bold]prices[/bold]: oldest used {report.aged(report.prices_as_of(c), review)}, from the {c.price_catalog}")
-            if (prices := phase_prices(r)) is not None:  # a stack that declares its phase: each phase's price
-                console.print(phase_line(prices))
-        for key in ("deadline", "instanceType", "sshCommand", "checkpointUri", "imageFrom"):
-            if key in r.outputs:
-                console.print(f"[bold]{key}[/bold]: {r.outputs[key]}")
-        verdict = {"pass": "[green]PASS[/green]", "fail": "[red]FAIL[/red]",
-                   "partial": "[yellow]PARTIAL[/yellow] (not a pass: a part of the program was not reviewed)"}[
-            review.status]
         counts = Counter(v.level for v in review.policy.violations) if review.policy else Counter()
-        console.print(f"{verdict}: {counts.get('mandatory', 0)} mandatory, {counts.get('advisory', 0)} advisory")
+        mandatory = counts.get("mandatory", 0) + counts.get("remediate", 0)
+        _line(console, f"{VERDICTS[review.status]}: {mandatory} mandatory, {counts.get('advisory', 0)} advisory, "
+              f"{len(r.custom_resources)} resources")
+        if r.partial:
+            _line(console, f"[yellow]partial review[/yellow]: {r.error}. Only the {len(r.custom_resources)} "
+                  "resources registered before that are judged; the rest of the program was not seen.")
+        _findings(console, review, "mandatory")
+        _cost(console, review)
+        _findings(console, review, "advisory")
+        _outputs(console, review)
+        for note in notes or []:
+            _line(console, f"[bold]names[/bold]: {note}")
+        _resources(console, review)
     console.print(f"exit code {exit_code(reviews)}")

@@ -30,12 +30,33 @@ class LocalFile:
     mtime: int
 
 
-def key_prefix(to: str) -> str:
-    """``--to data/raw`` as an object prefix ``data/raw/``; no absolute path, no ``..``."""
-    clean = posixpath.normpath(to.strip().lstrip("/")) if to.strip() else ""
-    if clean in ("", ".") or clean.startswith("..") or "/../" in f"/{clean}/":
-        raise UserError(f"--to {to!r}: give a folder in the bucket such as data/ or data/raw/")
-    return clean.rstrip("/") + "/"
+CONTROL_FOLDER = "_gpulease"
+"""The instance's control area (ready and verify records, tools, cluster settings) beside the checkpoints."""
+DEFAULT_CHECKPOINT_PREFIX = "checkpoints/"
+
+
+def key_prefix(to: str, reserved: tuple[str, ...] = (DEFAULT_CHECKPOINT_PREFIX,)) -> str:
+    """``--to data/raw`` as an object prefix ``data/raw/``: a relative folder, no ``..``, never inside the
+    checkpoints (``reserved``: what the instance resumes from) or the control area (``_gpulease/``)."""
+    accepted = "a folder in the bucket such as data/ or data/raw/"
+    text = to.strip()
+    if any(ord(c) < 32 or c == "\x7f" for c in to):
+        raise UserError(f"--to {to!r}: holds a control character; accepted: {accepted}")
+    if text.startswith("/"):
+        raise UserError(f"--to {to!r}: an absolute path; a folder in the bucket is relative; accepted: {accepted}")
+    clean = posixpath.normpath(text) if text else ""
+    parts = clean.split("/")
+    if clean in ("", ".") or ".." in parts or ".." in text.split("/"):
+        raise UserError(f"--to {to!r}: accepted: {accepted}")
+    prefix = clean.rstrip("/") + "/"
+    if CONTROL_FOLDER in parts:
+        raise UserError(f"--to {to!r}: {CONTROL_FOLDER}/ is the instance's control area (ready and verify "
+                        f"records), never written by push; accepted: {accepted}")
+    for folder in reserved:
+        if prefix.startswith(folder) or folder.startswith(prefix):
+            raise UserError(f"--to {to!r}: {folder} holds the stack's checkpoints (what a run resumes from), never "
+                            f"written by push; accepted: {accepted} outside {folder}")
+    return prefix
 
 
 def local_files(path: Path, prefix: str) -> list[LocalFile]:

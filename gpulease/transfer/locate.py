@@ -5,8 +5,9 @@
    ``bucket`` output (what the last ``pulumi up`` created);
 3. offline: the stack rendered under mocks, as ``gpulease plan`` does, with the Pulumi organization the stack
    lives in (``--org``): the bucket's name is ``gpulease-<project>-<experiment>-<hash>`` where the hash covers
-   ``<organization>/<project>/<stack>`` (``components/naming.py``), so the organization must be the real one.
-   ``organization`` is the name self-managed (DIY) backends use; on Pulumi Cloud it is your organization.
+   ``<organization>/<project>/<stack>`` (``components/naming.py``), so the organization must be the real one:
+   found as ``gpulease plan`` finds it (``gpulease/review/organization.py``: ``--org``, the configured backend,
+   ``organization`` on a self-managed one); when it is not known, the command refuses rather than guess.
 
 The stack file always gives the cloud and the region (``aws:region`` / ``alicloud:region``).
 """
@@ -23,8 +24,10 @@ from typing import Any
 from gpulease.core.errors import UserError
 from gpulease.review import stacks
 from gpulease.review.engine import render_target
+from gpulease.review.organization import DIY_ORGANIZATION
+from gpulease.review.organization import resolve as resolve_organization
 
-DEFAULT_ORGANIZATION = "organization"
+DEFAULT_ORGANIZATION = DIY_ORGANIZATION
 PULUMI_TIMEOUT_SECONDS = 120
 
 
@@ -74,9 +77,10 @@ def pulumi_outputs(project_dir: Path, stack: str, pulumi: str) -> dict[str, Any]
 
 def locate(
     target: str, *, bucket: str | None = None, use_pulumi: bool | None = None,
-    organization: str = DEFAULT_ORGANIZATION,
+    organization: str | None = None,
 ) -> StackBucket:
-    """The bucket of ``target`` (a stack name or stack file). ``use_pulumi`` None: when the CLI is installed."""
+    """The bucket of ``target`` (a stack name or stack file). ``use_pulumi`` None: when the CLI is installed.
+    ``organization`` None: found as ``gpulease plan`` finds it (``gpulease.review.organization``)."""
     project_dir, stack_file = _stack_file(target)
     stack = stacks.stack_name(stack_file)
     config = stacks.load_stack_config(stack_file)
@@ -91,10 +95,16 @@ def locate(
         if not outputs.get("bucket"):
             raise UserError(f"stack {stack}: its outputs name no bucket (was it deployed? `pulumi up` first)")
         return StackBucket(stack, cloud, region, str(outputs["bucket"]), "pulumi stack output")
+    org = resolve_organization(project_dir, organization)
+    if not org.known:
+        raise UserError(f"stack {stack}: the bucket's name hashes the stack's Pulumi organization, which is not "
+                        f"known here ({org.found_by}); accepted: --org NAME ({DEFAULT_ORGANIZATION!r} on a "
+                        "self-managed backend), --bucket NAME, or --pulumi")
+    organization = org.name
     rendering = render_target(project_dir, stack_file, organization=organization)
     if rendering.error:
         raise UserError(f"stack {stack}: {rendering.error}")
     name = rendering.outputs.get("bucket")
     if not name:
         raise UserError(f"stack {stack}: it declares no bucket of its own")
-    return StackBucket(stack, cloud, region, str(name), f"offline rendering (organization {organization})")
+    return StackBucket(stack, cloud, region, str(name), f"offline rendering ({org.describe()})")

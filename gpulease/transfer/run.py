@@ -4,29 +4,51 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from gpulease.core.errors import UserError
-from gpulease.transfer.files import confined_target, key_prefix, local_files, progress_bar
+from gpulease.review.organization import check_name
+from gpulease.transfer.files import DEFAULT_CHECKPOINT_PREFIX, confined_target, key_prefix, local_files, progress_bar
 from gpulease.transfer.locate import DEFAULT_ORGANIZATION, StackBucket, locate
 
 DEFAULT_PULL_PREFIXES = ("final/", "logs/")
 
 
 def add_location_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--bucket", help="the bucket's name (skips the lookup)")
+    p.add_argument("--bucket", type=_bucket_name, help="the bucket's name (skips the lookup)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--pulumi", dest="use_pulumi", action="store_true", default=None,
                      help="read the bucket from `pulumi stack output` (default when the Pulumi CLI is installed)")
     how.add_argument("--offline", dest="use_pulumi", action="store_false",
                      help="derive the bucket's name from the stack file and the naming rules")
-    p.add_argument("--org", default=DEFAULT_ORGANIZATION,
-                   help=f"the Pulumi organization of the stack, for --offline (default {DEFAULT_ORGANIZATION!r}, "
-                   "the name self-managed backends use)")
+    p.add_argument("--org", type=_org_name, metavar="NAME",
+                   help="the Pulumi organization of the stack, for --offline (default: from the configured backend, "
+                   f"{DEFAULT_ORGANIZATION!r} on a self-managed one; the same as `gpulease plan` finds)")
     p.add_argument("--profile", help="the AWS profile or Alibaba Cloud CLI profile for the credentials")
+
+
+BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+"""What S3 (general purpose buckets) and OSS both accept: 3-63 lowercase letters, digits, dots and hyphens,
+starting and ending with a letter or digit (https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html,
+https://www.alibabacloud.com/help/en/oss/user-guide/bucket-naming-conventions)."""
+
+
+def _bucket_name(text: str) -> str:
+    if not BUCKET_NAME.match(text) or ".." in text:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a bucket name; accepted: 3-63 lowercase letters, digits, "
+                                         "'.' and '-', starting and ending with a letter or digit")
+    return text
+
+
+def _org_name(text: str) -> str:
+    try:
+        return check_name(text)
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--org {text!r}: ")) from None
 
 
 def located(args: argparse.Namespace) -> StackBucket:
@@ -40,15 +62,21 @@ def store_for(where: StackBucket, profile: str | None = None) -> Any:
         from gpulease.transfer.s3 import S3Store
 
         session = boto3.Session(profile_name=profile, region_name=where.region)
+        if session.get_credentials() is None:  # before the bar starts: the refusal stays one line
+            raise UserError("no AWS credentials found; configure them (aws configure, AWS_PROFILE or --profile, or "
+                            "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)")
         return S3Store(session.client("s3"), where.bucket)
     from gpulease.inventory.alicloud_clients import AlicloudClients
     from gpulease.transfer.oss import OssStore
 
-    return OssStore(AlicloudClients(profile=profile).oss(where.region), where.bucket)
+    clients = AlicloudClients(profile=profile)
+    clients.check_credentials()  # before the bar starts: the refusal stays one line
+    return OssStore(clients.oss(where.region), where.bucket)
 
 
-def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, bar: bool = True) -> dict[str, Any]:
-    files = local_files(path, key_prefix(to))
+def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, bar: bool = True,
+         reserved: tuple[str, ...] = (DEFAULT_CHECKPOINT_PREFIX,)) -> dict[str, Any]:
+    files = local_files(path, key_prefix(to, reserved))
     sent, skipped = [], []
     with progress_bar(console, bar) as progress:
         for f in files:
@@ -60,7 +88,7 @@ def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, 
             sent.append(f.key)
     scheme = "s3" if where.cloud == "aws" else "oss"
     return {"stack": where.stack, "bucket": where.bucket, "foundBy": where.found_by,
-            "uri": f"{scheme}://{where.bucket}/{key_prefix(to)}", "sent": sent, "skipped": skipped}
+            "uri": f"{scheme}://{where.bucket}/{key_prefix(to, reserved)}", "sent": sent, "skipped": skipped}
 
 
 def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, console: Console,

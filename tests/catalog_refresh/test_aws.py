@@ -244,12 +244,12 @@ def test_refreshed_prices_reach_cost_with_their_dates(refresh_cli, tmp_path, cap
 
     with clock.frozen(FIXED_NOW):
         assert main(["cost", "aws-lora-7b", "--json", "--catalog", str(out)]) == 0
-    [result] = json.loads(capsys.readouterr().out)
+    [result] = json.loads(capsys.readouterr().out)["data"]["stacks"]
     instance = next(line for line in result["lines"] if line["item"].startswith("g6.xlarge"))
-    assert (instance["hourly_usd"], instance["max_hourly_usd"], instance["price_as_of"]) == (1e-05, 0.7832, "2026-11-30")
+    assert (instance["hourlyUsd"], instance["maxHourlyUsd"], instance["priceAsOf"]) == (1e-05, 0.7832, "2026-11-30")
     # Every price this stack uses came from the refresh: instance, disks, address and bucket; none is stale.
-    assert {line["price_as_of"] for line in result["lines"]} == {"2026-11-30"}
-    assert result["stalePrices"] == [] and result["prices_as_of"] == "2026-11-30"
+    assert {line["priceAsOf"] for line in result["lines"]} == {"2026-11-30"}
+    assert result["stalePrices"] == [] and result["pricesAsOf"] == "2026-11-30"
 
 
 def test_json_report_and_the_change_percentages(refresh_cli, tmp_path, capsys):
@@ -267,11 +267,11 @@ def test_json_report_and_the_change_percentages(refresh_cli, tmp_path, capsys):
 def test_a_failed_refresh_writes_nothing_unless_partial_is_allowed(refresh_cli, tmp_path, capsys):
     refresh_cli["throttle"] = 10_000  # the Price List throttles every call: on-demand and storage fail
     out = tmp_path / "prices.yaml"
-    out.write_text("# the previous refresh\n")
+    out.write_text("# Written by `gpulease catalog refresh`: the previous refresh\n")
     assert main(["catalog", "refresh", "--cloud", "aws", "--regions", "us-east-1", "--output", str(out)]) == 1
     text = " ".join(capsys.readouterr().out.split())
     assert "failed: aws us-east-1 on-demand prices: ThrottlingException" in text and "Nothing written" in text
-    assert out.read_text() == "# the previous refresh\n"
+    assert out.read_text() == "# Written by `gpulease catalog refresh`: the previous refresh\n"
     assert main(["catalog", "refresh", "--cloud", "aws", "--regions", "us-east-1", "--output", str(out),
                  "--allow-partial"]) == 1
     assert load_catalog([out]).get("aws", "g5.xlarge").prices["us-east-1"] == 1.006  # nothing refreshed: shipped

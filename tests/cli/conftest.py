@@ -8,3 +8,4 @@ import pytest
 @pytest.fixture(autouse=True)
 def _shipped_catalog(no_catalog_overrides: None) -> None:
     pass
+

@@ -16,9 +16,9 @@ from tests.support.clock import FIXED_NOW
 
 def test_cost_command_json_and_table(capsys, lora_stack):
     assert main(["cost", "aws-lora-7b", "--json"]) == 0
-    [result] = json.loads(capsys.readouterr().out)
+    [result] = json.loads(capsys.readouterr().out)["data"]["stacks"]
     assert result["stack"] == "aws-lora-7b" and result["error"] is None
-    assert result["worst_case_usd"] == pytest.approx(stack_cost(lora_stack).worst_case_usd)
+    assert result["worstCaseUsd"] == pytest.approx(stack_cost(lora_stack).worst_case_usd)
     assert {line["resource"] for line in result["lines"]} >= {"llama7b-lora-instance", "llama7b-lora-data"}
     assert main(["cost", "aws-lora-7b"]) == 0
     out = capsys.readouterr().out
@@ -31,10 +31,10 @@ def test_a_catalog_override_changes_the_cost(tmp_path, capsys, catalog):
     override = tmp_path / "prices.yaml"
     override.write_text("instances:\n  - {cloud: aws, type: g6.xlarge, prices: {us-east-1: 0.5}}\n")
     assert main(["cost", "aws-lora-7b", "--json", "--catalog", str(override)]) == 0
-    [result] = json.loads(capsys.readouterr().out)
+    [result] = json.loads(capsys.readouterr().out)["data"]["stacks"]
     instance_line = next(line for line in result["lines"] if line["item"].startswith("g6.xlarge"))
-    assert instance_line["max_hourly_usd"] == 0.5
-    assert instance_line["hourly_usd"] == pytest.approx(0.5 * (1 - catalog.get("aws", "g6.xlarge").spot_discount))
+    assert instance_line["maxHourlyUsd"] == 0.5
+    assert instance_line["hourlyUsd"] == pytest.approx(0.5 * (1 - catalog.get("aws", "g6.xlarge").spot_discount))
     # The override lasted for the command only.
     assert load_catalog().get("aws", "g6.xlarge").prices["us-east-1"] == catalog.get("aws", "g6.xlarge").prices["us-east-1"]
 
@@ -44,20 +44,20 @@ def test_an_override_reaches_instance_resolution_inside_the_program(tmp_path, ca
     override = tmp_path / "dear.yaml"
     override.write_text("instances:\n  - {cloud: aws, type: g6.xlarge, prices: {us-east-1: 10.0}}\n")
     assert main(["cost", "aws-lora-7b", "--json", "--catalog", str(override)]) == 0
-    [result] = json.loads(capsys.readouterr().out)
+    [result] = json.loads(capsys.readouterr().out)["data"]["stacks"]
     assert any(line["item"].startswith("g6.2xlarge spot") for line in result["lines"])
 
 
 def test_cost_shows_each_figure_s_date_and_warns_on_stale_prices(capsys, fresh_g6):
     with clock.frozen(FIXED_NOW):
         assert main(["cost", "aws-lora-7b", "--json", "--catalog", str(fresh_g6)]) == 0
-    [result] = json.loads(capsys.readouterr().out)
+    [result] = json.loads(capsys.readouterr().out)["data"]["stacks"]
     instance = next(line for line in result["lines"] if line["item"].startswith("g6.xlarge"))
-    assert (instance["hourly_usd"], instance["price_as_of"]) == (0.3511, "2026-11-30")  # the volume is in us-east-1a
+    assert (instance["hourlyUsd"], instance["priceAsOf"]) == (0.3511, "2026-11-30")  # the volume is in us-east-1a
     stale = {s["price"]: (s["asOf"], s["ageDays"]) for s in result["stalePrices"]}
     assert stale["data disk gp3 200 GB in us-east-1"] == ("2025-06-01", 548)
     assert not any(name.startswith("g6.xlarge") for name in stale)  # refreshed the day before: fresh
-    assert result["maxPriceAgeDays"] == 30 and result["price_catalog"] == f"shipped catalog of 2025-06-01, overrides: {fresh_g6}"
+    assert result["maxPriceAgeDays"] == 30 and result["priceCatalog"] == f"shipped catalog of 2025-06-01, overrides: {fresh_g6}"
     with clock.frozen(FIXED_NOW):
         assert main(["cost", "aws-lora-7b", "--catalog", str(fresh_g6)]) == 0
     out = " ".join(capsys.readouterr().out.split())
@@ -66,7 +66,7 @@ def test_cost_shows_each_figure_s_date_and_warns_on_stale_prices(capsys, fresh_g
     assert "gpulease catalog refresh" in out
     with clock.frozen(FIXED_NOW):
         assert main(["cost", "aws-lora-7b", "--json", "--max-price-age", "600"]) == 0
-    assert json.loads(capsys.readouterr().out)[0]["stalePrices"] == []
+    assert json.loads(capsys.readouterr().out)["data"]["stacks"][0]["stalePrices"] == []
 
 
 @pytest.mark.parametrize("bad", ["-1", "soon", "99999"])

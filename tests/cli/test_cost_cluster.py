@@ -18,7 +18,7 @@ from tests.support.paths import ROOT, STACKS_DIR
 
 def test_cluster_cost_is_every_node_plus_the_shared_bucket(capsys) -> None:
     assert main(["cost", "aws-cluster-4x8", "--json"]) == 0
-    [result] = json.loads(capsys.readouterr().out)
+    [result] = json.loads(capsys.readouterr().out)["data"]["stacks"]
     (cluster,) = result["clusters"]
     (exp,) = result["experiments"]
     assert (cluster["experiment"], cluster["nodes"]) == ("llm13b-pretrain", 4)
@@ -27,20 +27,20 @@ def test_cluster_cost_is_every_node_plus_the_shared_bucket(capsys) -> None:
     # One node: its spot instance, root and data disks and its Elastic IP.
     assert {line["resource"] for line in node0} >= {"llm13b-pretrain-node0-instance", "llm13b-pretrain-node0-data",
                                                     "llm13b-pretrain-node0-ip"}
-    assert cluster["node_hourly_usd"] == pytest.approx(sum(line["hourly_usd"] for line in node0))
-    bucket = sum(line["hourly_usd"] for line in lines if "-node" not in line["resource"])
-    assert bucket > 0 and cluster["shared_hourly_usd"] == pytest.approx(bucket)
-    assert cluster["cluster_hourly_usd"] == pytest.approx(exp["hourly_usd"])
-    assert cluster["cluster_hourly_usd"] == pytest.approx(4 * cluster["node_hourly_usd"] + bucket)
-    assert cluster["cluster_worst_case_usd"] == pytest.approx(exp["worst_case_usd"])
-    assert cluster["node_worst_case_usd"] * 4 < cluster["cluster_worst_case_usd"]
+    assert cluster["nodeHourlyUsd"] == pytest.approx(sum(line["hourlyUsd"] for line in node0))
+    bucket = sum(line["hourlyUsd"] for line in lines if "-node" not in line["resource"])
+    assert bucket > 0 and cluster["sharedHourlyUsd"] == pytest.approx(bucket)
+    assert cluster["clusterHourlyUsd"] == pytest.approx(exp["hourlyUsd"])
+    assert cluster["clusterHourlyUsd"] == pytest.approx(4 * cluster["nodeHourlyUsd"] + bucket)
+    assert cluster["clusterWorstCaseUsd"] == pytest.approx(exp["worstCaseUsd"])
+    assert cluster["nodeWorstCaseUsd"] * 4 < cluster["clusterWorstCaseUsd"]
     # The table, from the same estimate (one render of the stack is enough).
     out = io.StringIO()
     print_cost("aws-cluster-4x8", estimate(render_target(ROOT, STACKS_DIR / "Pulumi.aws-cluster-4x8.yaml")),
                Console(file=out, width=160))
     text = " ".join(out.getvalue().split())
-    assert (f"cluster llm13b-pretrain: 4 nodes at ${cluster['node_hourly_usd']:,.3f}/h each "
-            f"(worst case ${cluster['node_worst_case_usd']:,.2f} per node), ${cluster['cluster_hourly_usd']:,.3f}/h for "
+    assert (f"cluster llm13b-pretrain: 4 nodes at ${cluster['nodeHourlyUsd']:,.3f}/h each "
+            f"(worst case ${cluster['nodeWorstCaseUsd']:,.2f} per node), ${cluster['clusterHourlyUsd']:,.3f}/h for "
             "the cluster") in text
 
 

@@ -89,7 +89,12 @@ def test_a_bad_config_option_is_one_clear_error_and_exit_2(project, capsys, opti
         parse_config([option])
     code = main(["plan", str(project), "--config", option, "--format", "json"])
     captured = capsys.readouterr()
-    assert code == 2 and captured.out == "" and problem in captured.err and "Traceback" not in captured.err
+    assert code == 2 and captured.err.count("\n") == 1 and problem in captured.err and "Traceback" not in captured.err
+    # A JSON caller reads the same refusal from the envelope on stdout.
+    doc = json.loads(captured.out)
+    assert doc["report"] == "gpulease plan" and doc["ok"] is False and doc["data"] is None
+    [error] = doc["errors"]
+    assert error["code"] == "bad-input" and problem in error["message"]
 
 
 def test_config_values_are_yaml_scalars() -> None:

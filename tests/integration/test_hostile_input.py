@@ -57,7 +57,8 @@ def test_files_that_are_not_regular_files_are_refused_without_blocking(project, 
         # A folder named on the command line is a project to review: it has no Pulumi.yaml.
         assert main(["plan", str(path), "--format", "json"]) == 2
         out, err = capsys.readouterr()
-        assert out == "" and err == f"gpulease: {path} has no Pulumi.yaml\n"
+        assert err == f"gpulease: {path} has no Pulumi.yaml\n"
+        assert json.loads(out)["errors"] == [{"code": "bad-input", "message": f"{path} has no Pulumi.yaml"}]
         return
     code, report, _ = _plan_one(path, capsys)
     (stack,) = report["stacks"]

@@ -82,21 +82,21 @@ def test_program_review_finds_exactly_what_is_expected(program):
     if cost:
         actual = stack["cost"]
         assert actual["region"] == cost["region"]
-        assert actual["worst_case_known"] is cost.get("worst_case_known", True)
-        if not actual["worst_case_known"]:  # never a number that reads as the bound
-            assert actual["worst_case_usd"] is None and actual["worst_case_reason"]
-            assert all(e["worst_case_usd"] is None for e in actual["experiments"] if not e["worst_case_known"])
+        assert actual["worstCaseKnown"] is cost.get("worst_case_known", True)
+        if not actual["worstCaseKnown"]:  # never a number that reads as the bound
+            assert actual["worstCaseUsd"] is None and actual["worstCaseReason"]
+            assert all(e["worstCaseUsd"] is None for e in actual["experiments"] if not e["worstCaseKnown"])
         else:
-            assert actual["worst_case_reason"] is None
-        reason = actual["worst_case_reason"] or ""
+            assert actual["worstCaseReason"] is None
+        reason = actual["worstCaseReason"] or ""
         assert [r for r in cost.get("reason", []) if r not in reason] == [], reason
         if "worst_case_usd" in cost:
-            assert round(actual["worst_case_usd"], 2) == cost["worst_case_usd"]
+            assert round(actual["worstCaseUsd"], 2) == cost["worst_case_usd"]
         for item, region in (cost.get("regions") or {}).items():
             assert {line["region"] for line in actual["lines"] if item in line["item"]} == {region}
         items = [line["item"] for line in actual["lines"]]
         assert [i for i in cost.get("items", []) if not any(i in item for item in items)] == [], items
-        unpriced = actual["unknown_prices"]
+        unpriced = actual["unknownPrices"]
         assert [u for u in cost.get("unpriced", []) if not any(u in str(x) for x in unpriced)] == [], unpriced
 
 
@@ -114,4 +114,4 @@ def test_unpriced_program_reports_unknown_worst_case_and_module_qualified_types(
     stack = reviewed(PROGRAMS / "aws-unpriced")
     root_disks = [x for x in stack["cost"]["lines"] if x["item"] == "root disk gp2 100 GB"]
     # The same disk costs more in eu-west-1 (the explicit provider's region) than in us-east-1 (the stack's).
-    assert len(root_disks) == 2 and root_disks[0]["worst_case_usd"] < root_disks[1]["worst_case_usd"]
+    assert len(root_disks) == 2 and root_disks[0]["worstCaseUsd"] < root_disks[1]["worstCaseUsd"]

@@ -48,10 +48,10 @@ def test_a_stack_without_a_phase_shows_none(no_catalog_overrides):
 
 def test_cost_command_shows_the_phases(capsys, no_catalog_overrides):
     assert main(["cost", "ali-prep-7b", "--json"]) == 0
-    [result] = json.loads(capsys.readouterr().out)
+    [result] = json.loads(capsys.readouterr().out)["data"]["stacks"]
     phases = {p["phase"]: p for p in result["phases"]}
     assert phases["prep"]["current"] and phases["prep"]["instance"].startswith("ecs.")
     assert phases["parked"]["instance"] == "none"
-    assert phases["prep"]["hourly_usd"] == pytest.approx(result["hourly_usd"])
+    assert phases["prep"]["hourlyUsd"] == pytest.approx(result["hourlyUsd"])
     assert main(["cost", "ali-prep-7b"]) == 0
     assert "phase: prep; per hour: prep $" in capsys.readouterr().out

@@ -53,10 +53,10 @@ def test_example_stack_is_clean_with_cost(capsys):
     assert [(x["policy"], x["level"], x["resourceName"]) for x in stack["violations"]] == [
         ("budget-prices-fresh", "advisory", None)]
     assert "2025-06-01" in stack["violations"][0]["message"] and "gpulease catalog refresh" in stack["violations"][0]["message"]
-    assert stack["cost"]["prices_as_of"] == "2025-06-01"
-    assert stack["cost"]["price_catalog"] == "shipped catalog of 2025-06-01"
+    assert stack["cost"]["pricesAsOf"] == "2025-06-01"
+    assert stack["cost"]["priceCatalog"] == "shipped catalog of 2025-06-01"
     assert stack["policyLevels"]["ssh-ingress-restricted"] == "mandatory"
-    assert 0 < stack["cost"]["worst_case_usd"] < 40  # the stack's budget tag
+    assert 0 < stack["cost"]["worstCaseUsd"] < 40  # the stack's budget tag
     types = {r["type"] for r in stack["resources"]}
     assert {"aws:ec2/instance:Instance", "aws:scheduler/schedule:Schedule", "aws:ebs/volume:Volume"} <= types
     volume = next(r for r in stack["resources"] if r["type"] == "aws:ebs/volume:Volume")
@@ -77,13 +77,14 @@ def test_replacement_options_are_in_the_json_and_the_tables(capsys, tmp_path):
     main(["plan", "ali-lora-7b", "--format", "markdown"])
     rows = {line.split("|")[2].strip(): line.split("|")[4].strip() for line in capsys.readouterr().out.splitlines()
             if line.startswith("| `") and line.count("|") == 6}
-    assert rows["llama7b-lora-instance"] == "delete-before-replace; replace on: imageId; ignore: imageId"
+    assert rows["llama7b-lora-instance"] == "delete-before-replace; ignore: imageId (so no replacement on a new value)"
     assert rows["llama7b-lora-data-attachment"] == "delete-before-replace"
     assert rows["llama7b-lora-data"] == ""
     out = tmp_path / "plan.txt"
     main(["plan", "aws-lora-7b", "--output", str(out)])
-    (row,) = [line for line in out.read_text().splitlines() if "llama7b-lora-instance " in line]
-    assert "delete-before-replace; ignore: ami" in row
+    lines = out.read_text().splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.split() == ["ec2:Instance", "instance"]]
+    assert lines[at + 1].strip().split("; ")[:2] == ["delete-before-replace", "ignore: ami"]
 
 
 def test_hand_written_project_fails_with_exactly_the_expected_violations(capsys):

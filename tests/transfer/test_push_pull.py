@@ -53,7 +53,7 @@ def test_push_finds_the_bucket_offline_sends_in_parts_and_skips_on_rerun(aws, no
     folder = _tree(tmp_path)
     assert main(["push", STACK, str(folder), "--to", "data/raw", "--offline", "--org", "my-org", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["bucket"] == bucket and result["foundBy"] == "offline rendering (organization my-org)"
+    assert result["bucket"] == bucket and result["foundBy"] == "offline rendering (organization my-org, from --org)"
     assert sorted(result["sent"]) == ["data/raw/README", "data/raw/train.jsonl"] and result["skipped"] == []
     head = s3.head_object(Bucket=bucket, Key="data/raw/train.jsonl")
     assert head["ETag"].strip('"').endswith("-3")  # 11 MB in 5 MB parts: a multipart upload of three parts
@@ -71,7 +71,9 @@ def test_push_finds_the_bucket_offline_sends_in_parts_and_skips_on_rerun(aws, no
 
 
 def test_a_cut_push_resumes_with_what_was_not_sent(aws, no_pulumi, monkeypatch, tmp_path, capsys):
-    bucket = expected_bucket("organization")  # the default: a self-managed backend's organization
+    # No --org: a self-managed backend (PULUMI_BACKEND_URL) has the organization `organization`.
+    monkeypatch.setenv("PULUMI_BACKEND_URL", f"file://{tmp_path / 'state'}")
+    bucket = expected_bucket("organization")
     aws.client("s3").create_bucket(Bucket=bucket)
     folder = tmp_path / "ckpt"
     folder.mkdir()
@@ -140,9 +142,9 @@ def test_lookup_failures_and_bad_input_are_one_clear_error(aws, monkeypatch, tmp
     (tmp_path / "f.txt").write_text("x")
     assert main(["push", STACK, str(tmp_path / "f.txt")]) == 2
     assert "`pulumi stack output` failed: error: no stack named aws-prep-7b found" in capsys.readouterr().err
-    assert main(["push", STACK, str(tmp_path / "f.txt"), "--bucket", "b", "--to", "../etc"]) == 2
+    assert main(["push", STACK, str(tmp_path / "f.txt"), "--bucket", "b12", "--to", "../etc"]) == 2
     assert "--to '../etc'" in capsys.readouterr().err
-    assert main(["push", STACK, str(tmp_path / "missing"), "--bucket", "b"]) == 2
+    assert main(["push", STACK, str(tmp_path / "missing"), "--bucket", "b12"]) == 2
     assert "no such file or folder" in capsys.readouterr().err
 
 

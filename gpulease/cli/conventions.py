@@ -1,0 +1,253 @@
+"""The conventions every command follows, applied once to the whole parser tree (``apply``) so that a command
+added later follows them too:
+
+- ``--format text|json`` (plus ``markdown`` where a command has it), ``--json`` kept as its alias;
+- one JSON envelope, ``{"report": "gpulease <command>", "ok": bool, "data": ..., "errors": [{"code", "message",
+  "file"?, "field"?}]}``, keys in camelCase;
+- the exit codes, in every ``--help``;
+- a missing credential or a value a cloud SDK refuses before any call: one line, exit 2 (``sdk_input_problem``),
+  with the SDK loggers that print their own tracebacks silenced meanwhile (``quiet_sdk_loggers``);
+- a mistyped command or stack name gets the nearest one (``did_you_mean``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import json
+import logging
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from gpulease.review.jsonkeys import camel_keys
+
+__all__ = ["camel_keys"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_INCOMPLETE = 3
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES_EPILOG = """exit codes (every command):
+  0    done (plan: clean; advisory findings allowed)
+  1    the answer is no: a mandatory policy violation (plan), nothing fits (size), a call or the job failed
+  2    bad input or missing credentials: one line on stderr naming what to fix; nothing was created or written
+  3    incomplete: a stack reviewed only in part (plan), a teardown that failed (ephemeral: resources may remain)
+  130  interrupted (Ctrl-C)"""
+
+PIPED_WIDTH = 160
+"""Columns of a report that is not written to a terminal (a pipe, a file, a CI log) when ``COLUMNS`` is unset."""
+
+
+def piped_width(default: int = PIPED_WIDTH) -> int:
+    """``COLUMNS`` when it holds a sensible width (20-1000), else ``default``."""
+    try:
+        width = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return default
+    return width if 20 <= width <= 1000 else default
+
+
+FORMATS = ("text", "json")
+FORMAT_ALIASES = {"table": "text"}
+"""Old spellings accepted for one release: ``plan --format table`` is ``--format text``."""
+
+SDK_LOGGERS = ("credentials", "alibabacloud_credentials", "alibabacloud_tea", "alibabacloud_tea_openapi", "Tea", "oss2",
+               "alibabacloud_oss_v2", "aliyunsdkcore", "botocore.credentials")
+"""Loggers of the cloud SDKs that print a traceback of their own before raising (the Alibaba credential chain
+logs each provider it tried, to the logger named `credentials`, with a handler of its own): silenced while a command runs, the command says what failed in one line."""
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("gpulease")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``; did you mean 'plan'?`` for a near miss, else ''."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def unknown_command(word: str, commands: Iterable[str]) -> str:
+    names = list(commands)
+    return f"{word!r} is not a command{did_you_mean(word, names)} (commands: {', '.join(names)})"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A usage mistake is one line too (the usage is one ``--help`` away), exit 2."""
+
+    def error(self, message: str) -> Any:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message}; see {self.prog} --help\n")
+
+
+# --- the parser tree ------------------------------------------------------------------------------------------------
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                yield child
+                yield from _subparsers(child)
+
+
+def _option(parser: argparse.ArgumentParser, flag: str) -> argparse.Action | None:
+    return parser._option_string_actions.get(flag)
+
+
+def _format_type(choices: tuple[str, ...]) -> Any:
+    def parse(text: str) -> str:
+        value = FORMAT_ALIASES.get(text, text)
+        if value not in choices:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a format; accepted: {', '.join(choices)}"
+                                              + did_you_mean(text, choices))
+        return value
+    return parse
+
+
+def apply(parser: argparse.ArgumentParser) -> None:
+    """Give every command the shared options and the exit codes in its ``--help``."""
+    for p in _subparsers(parser):
+        if p.epilog is None:
+            p.epilog = EXIT_CODES_EPILOG
+            p.formatter_class = argparse.RawDescriptionHelpFormatter
+        if any(isinstance(a, argparse._SubParsersAction) for a in p._actions):
+            continue  # a group of commands (``catalog``): its actions carry the options
+        fmt, js = _option(p, "--format"), _option(p, "--json")
+        if fmt is None and js is not None:
+            added = p.add_argument("--format", type=_format_type(FORMATS), default="text", metavar="{text,json}",
+                                   help="text (default) or json (the envelope); --json is the same as --format json")
+            added.completion_choices = FORMATS  # type: ignore[attr-defined]
+        elif fmt is not None:
+            choices = tuple(FORMAT_ALIASES.get(c, c) for c in (fmt.choices or FORMATS))
+            fmt.choices, fmt.type = None, _format_type(choices)
+            fmt.default = FORMAT_ALIASES.get(fmt.default, fmt.default)
+            fmt.metavar = "{" + ",".join(choices) + "}"
+            fmt.completion_choices = choices  # type: ignore[attr-defined]
+            if js is None:
+                p.add_argument("--json", action="store_true", help="the same as --format json")
+        for a, b in (("--region", "--regions"), ("--regions", "--region")):
+            action = _option(p, a)
+            if action is not None and _option(p, b) is None and isinstance(action, argparse._AppendAction):
+                action.option_strings.append(b)
+                p._option_string_actions[b] = action
+
+
+def normalise(args: argparse.Namespace) -> None:
+    """``--json`` and ``--format json`` mean the same: both attributes agree after this."""
+    if getattr(args, "json", False):
+        args.format = "json"
+    if hasattr(args, "json") and getattr(args, "format", None) == "json":
+        args.json = True
+
+
+def completion_words(parser: argparse.ArgumentParser) -> dict[str, list[str]]:
+    """Each command path (``""``, ``"plan"``, ``"catalog refresh"``) and the words that may follow it."""
+    words: dict[str, list[str]] = {}
+
+    def walk(p: argparse.ArgumentParser, path: str) -> None:
+        here: list[str] = []
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    here.append(name)
+                    walk(child, f"{path} {name}".strip())
+            else:
+                here += [s for s in action.option_strings if s.startswith("--")]
+                choices = getattr(action, "completion_choices", None) or action.choices
+                if action.option_strings and choices and not isinstance(choices, dict):
+                    for flag in action.option_strings:
+                        words[f"{path} {flag}".strip()] = [str(c) for c in choices]
+        words[path] = sorted(dict.fromkeys(here))
+
+    walk(parser, "")
+    return words
+
+
+# --- JSON -----------------------------------------------------------------------------------------------------------
+
+def error_entry(code: str, message: str, file: str | None = None, field: str | None = None) -> dict[str, str]:
+    entry = {"code": code, "message": message}
+    if file:
+        entry["file"] = file
+    if field:
+        entry["field"] = field
+    return entry
+
+
+ENVELOPE_KEYS = ("report", "ok", "data", "errors")
+
+
+def envelope(command: str, data: Any, *, ok: bool, errors: list[dict[str, str]] | None = None,
+             legacy: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The one JSON shape. ``legacy``: the command's document as it was before the envelope, whose keys stay at
+    the top level too, in their old spelling, for one release (a key the envelope uses is not repeated)."""
+    doc = {"report": f"gpulease {command}", "ok": ok, "data": data, "errors": errors or []}
+    for key, value in (legacy or {}).items():
+        doc.setdefault(key, value)
+    return doc
+
+
+def json_text(command: str, data: Any, *, ok: bool, errors: list[dict[str, str]] | None = None,
+              legacy: dict[str, Any] | None = None) -> str:
+    return json.dumps(envelope(command, data, ok=ok, errors=errors, legacy=legacy), indent=2, default=str) + "\n"
+
+
+def print_json(command: str, data: Any, *, ok: bool, errors: list[dict[str, str]] | None = None,
+               legacy: dict[str, Any] | None = None) -> None:
+    sys.stdout.write(json_text(command, data, ok=ok, errors=errors, legacy=legacy))
+
+
+# --- SDK errors -----------------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def quiet_sdk_loggers() -> Iterator[None]:
+    loggers = [logging.getLogger(name) for name in SDK_LOGGERS]
+    before = [(lg.disabled, lg.propagate) for lg in loggers]
+    for lg in loggers:
+        lg.disabled = True
+    try:
+        yield
+    finally:
+        for lg, (disabled, _) in zip(loggers, before, strict=True):
+            lg.disabled = disabled
+
+
+_CREDENTIAL_FIX = {
+    "aws": "configure AWS credentials (aws configure, AWS_PROFILE or --profile, or the AWS_ACCESS_KEY_ID/"
+           "AWS_SECRET_ACCESS_KEY environment variables)",
+    "alicloud": "configure Alibaba Cloud credentials (aliyun configure, ALIBABA_CLOUD_ACCESS_KEY_ID/"
+                "ALIBABA_CLOUD_ACCESS_KEY_SECRET, or --profile)",
+}
+
+
+def sdk_input_problem(exc: BaseException) -> str | None:
+    """One line for an SDK error that is the user's to fix before any call (no credentials, a value the SDK's
+    own validation refuses), or None for anything else. The SDK modules are only looked up, never imported."""
+    botocore = sys.modules.get("botocore.exceptions")
+    if botocore is not None:
+        if isinstance(exc, botocore.NoCredentialsError | botocore.PartialCredentialsError
+                      | botocore.CredentialRetrievalError):
+            return f"no usable AWS credentials ({exc}); {_CREDENTIAL_FIX['aws']}"
+        if isinstance(exc, botocore.ProfileNotFound):
+            return f"{exc}; accepted: a profile of ~/.aws/config, or none for the default chain"
+        if isinstance(exc, botocore.NoRegionError):
+            return f"{exc}; accepted: --region or AWS_DEFAULT_REGION"
+        if isinstance(exc, botocore.ParamValidationError):
+            detail = " ".join(str(exc).split())
+            return f"a value the AWS API refuses before any call: {detail}"
+    alicred = sys.modules.get("alibabacloud_credentials.exceptions")
+    if alicred is not None and isinstance(exc, alicred.CredentialException):
+        return f"no usable Alibaba Cloud credentials ({' '.join(str(exc).split())}); {_CREDENTIAL_FIX['alicloud']}"
+    return None

@@ -1,0 +1,72 @@
+"""Where a command may write its report (``--output FILE``): never over a file the command reads, never over an
+existing file that is not one of gpulease's own reports unless ``--force`` says so, and only in a folder that
+exists. Checked before any work, so a refusal costs nothing (one line, exit 2)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from gpulease.core.errors import UserError
+
+REPORT_MARKERS = (
+    "<!-- gpulease-plan -->",
+    "gpulease-report:",
+    "Written by `gpulease catalog refresh`",
+    '"report": "gpulease ',
+)
+"""Text found near the start of every report a command writes (the pull-request comment's marker, the first line
+of the JSON and text reports, the price file's header): a file that carries one may be written over."""
+MARKER_SCAN_BYTES = 4096
+FORCE_OPTION = "--force"
+
+
+class OutputPathError(UserError):
+    """``--output`` names a place the report cannot (or must not) be written."""
+
+
+def add_force_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(FORCE_OPTION, action="store_true",
+                   help="write --output over an existing file that is not a gpulease report (never over an input)")
+
+
+def report_marker(kind: str) -> str:
+    """The marker line a text or JSON report written to a file starts with."""
+    return f"gpulease-report: {kind}"
+
+
+def is_own_report(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            head = f.read(MARKER_SCAN_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(marker in head for marker in REPORT_MARKERS)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_output(path: Path, *, reads: Iterable[Path] = (), force: bool = False, option: str = "--output") -> None:
+    """Refuse ``path`` (one line, exit 2) when the report cannot or must not go there."""
+    accepted = "a new file (or an earlier gpulease report) in an existing folder, e.g. plan.md"
+    if path.is_dir():
+        raise OutputPathError(f"{option} {path}: is a folder; accepted: {accepted}")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise OutputPathError(f"{option} {path}: the folder {parent} does not exist; accepted: {accepted}")
+    for read in reads:
+        if _same_file(path, read) or (not path.exists() and path.resolve() == Path(read).resolve()):
+            raise OutputPathError(f"{option} {path}: is a file this command reads ({read}); it is never written "
+                                  f"over, even with {FORCE_OPTION}; accepted: {accepted}")
+    if path.exists() and not path.is_file():
+        raise OutputPathError(f"{option} {path}: is not a regular file; accepted: {accepted}")
+    if path.exists() and not force and not is_own_report(path):
+        raise OutputPathError(f"{option} {path}: exists and is not a gpulease report; accepted: {accepted}, or "
+                              f"{FORCE_OPTION} to replace it")

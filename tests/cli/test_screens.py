@@ -1,0 +1,126 @@
+"""What a person sees in a real terminal (tmux) at 80 and 120 columns: the answer in the first screen (24 lines),
+and no instance type, price or name cut short with an ellipsis (``…``): long values wrap instead.
+
+The commands run in detached tmux sessions of the given size, all at once, their whole output read back from
+the pane's history."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+from tests.support.paths import ROOT
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed here (make setup adds it)")
+
+FIRST_SCREEN = 24
+END = "__gpulease_screen_end__"
+
+
+def _start(argv: list[str], width: int, env: dict[str, str]) -> str:
+    name = f"gpl-screen-{uuid.uuid4().hex[:8]}"
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    command = f"cd {shlex.quote(str(ROOT))} && env {exports} {shlex.quote(sys.executable)} -m gpulease " + " ".join(
+        shlex.quote(a) for a in argv) + f"; echo {END}$?; sleep 600"
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", str(width), "-y", str(FIRST_SCREEN),
+                    "bash", "--norc", "-c", command], check=True, timeout=30)
+    subprocess.run(["tmux", "set-option", "-t", name, "history-limit", "5000"], check=True, timeout=30)
+    return name
+
+
+def _collect(name: str, deadline: float) -> tuple[list[str], int]:
+    try:
+        while time.monotonic() < deadline:
+            text = subprocess.run(["tmux", "capture-pane", "-p", "-J", "-S", "-", "-t", name], capture_output=True,
+                                  text=True, timeout=30, check=True).stdout
+            if END in text:
+                lines = text.splitlines()
+                at = next(i for i, line in enumerate(lines) if END in line)
+                return lines[:at], int(lines[at].split(END)[1].strip() or 0)
+            time.sleep(0.2)
+        raise AssertionError(f"{name} did not finish")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, timeout=30, check=False)
+
+
+@pytest.fixture(scope="module")
+def screens(tmp_path_factory) -> dict[tuple[str, int], tuple[list[str], int]]:
+    tmp = tmp_path_factory.mktemp("screens")
+    failing = tmp / "policy.json"
+    failing.write_text(json.dumps({"budget-prices-fresh": "mandatory"}))  # the shipped prices are old: a FAIL
+    env = {"TERM": "xterm-256color", "HOME": str(tmp), "PULUMI_HOME": str(tmp / "pulumi"), "NO_COLOR": "1",
+           "GPULEASE_CATALOG_OVERRIDES": ""}
+    runs = {
+        ("size", 80): ["size", "--params", "7B", "--method", "lora", "--batch", "4"],
+        ("size", 120): ["size", "--params", "7B", "--method", "lora", "--batch", "4"],
+        ("cost", 80): ["cost", "aws-lora-7b"],
+        ("cost", 120): ["cost", "aws-lora-7b"],
+        ("plan-pass", 80): ["plan", "aws-lora-7b"],
+        ("plan-fail", 80): ["plan", "aws-lora-7b", "--policy-config", str(failing)],
+    }
+    started = {key: _start(argv, key[1], env) for key, argv in runs.items()}
+    deadline = time.monotonic() + 240
+    return {key: _collect(name, deadline) for key, name in started.items()}
+
+
+def _no_ellipsis(lines: list[str]) -> None:
+    cut = [line for line in lines if "…" in line]
+    assert not cut, "cut short:\n" + "\n".join(cut)
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_size_shows_whole_instance_types_and_prices(screens, width):
+    lines, code = screens[("size", width)]
+    assert code == 0
+    _no_ellipsis(lines)
+    assert max(len(line) for line in lines) <= width
+    text = "\n".join(lines)
+    assert "g6e.xlarge" in text and "g6.12xlarge" in text  # whole names, never g6e…
+    assert "1.861" in text and "0.837 est." in text  # whole prices, never 0.8…
+    first = "\n".join(lines[:FIRST_SCREEN])
+    assert "total" in first and "that fit" in first  # the estimate and the first offers are on the first screen
+    # and how to fit a smaller GPU
+    assert "smaller GPU: with --grad-checkpointing this needs 18.9 GB per GPU and fits g6.xlarge" in " ".join(
+        " ".join(lines).split())
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_cost_shows_whole_resource_names_and_the_worst_case_on_the_first_screen(screens, width):
+    lines, code = screens[("cost", width)]
+    assert code == 0
+    _no_ellipsis(lines)
+    text = " ".join(" ".join(lines).split())
+    assert "resource names start llama7b-lora-" in text
+    assert all(f" {name} " in text for name in ("instance", "data", "checkpoints"))  # whole, never "insta…"
+    assert "0.3219" in text and "0.8048" in text
+    first = " ".join(" ".join(lines[:FIRST_SCREEN]).split())
+    assert "worst case $" in first and "budget $40.00" in first
+
+
+def test_plan_pass_says_the_verdict_cost_and_budget_first(screens):
+    lines, code = screens[("plan-pass", 80)]
+    assert code == 0
+    _no_ellipsis(lines)
+    first = lines[:FIRST_SCREEN]
+    assert first[1].startswith("PASS: 0 mandatory, 1 advisory, 24 resources")
+    joined = " ".join(" ".join(first).split())
+    assert "worst case $" in joined and "of budget $40.00" in joined
+    assert "names start llama7b-lora-" in " ".join(lines)
+    assert len(lines) <= 60  # 24 resources grouped by type, not a line per wrapped cell
+
+
+def test_plan_fail_puts_the_mandatory_finding_next_to_fail(screens):
+    lines, code = screens[("plan-fail", 80)]
+    assert code == 1
+    _no_ellipsis(lines)
+    assert lines[1].startswith("FAIL: 1 mandatory, 0 advisory")
+    assert lines[2].startswith("mandatory budget-prices-fresh (stack):")
+    first = " ".join(" ".join(lines[:FIRST_SCREEN]).split())
+    assert "worst case $" in first and "of budget $40.00" in first
