@@ -703,8 +703,17 @@ def forget_old_keys(settings: dict[str, Any], previous: str | None) -> None:
 
 
 def claim_state(settings: dict[str, Any]) -> st.Claim:
-    return st.claim_for(settings, lambda: metadata_get(settings, "/latest/meta-data/instance-id") or None, time.time(),
-                        warn=log, on_new_instance=lambda previous: forget_old_keys(settings, previous))
+    """Claim the state for this instance; on a new instance id, forget the keys the old one trusted, also when the
+    watchdog or the run unit claimed the state first (``keysPendingFrom``, cleared once done)."""
+    claim = st.claim_for(settings, lambda: metadata_get(settings, "/latest/meta-data/instance-id") or None, time.time(),
+                         warn=log)
+    state_dir = settings.get("state_dir") or "/var/lib/gpulease"
+    if claim.instance_id is not None:
+        previous = st.keys_pending(state_dir, claim.instance_id, log)
+        if previous is not None:
+            forget_old_keys(settings, previous)
+            st.keys_forgotten(state_dir, claim.instance_id, log)
+    return claim
 
 
 def claim_summary(claim: st.Claim) -> str:

@@ -70,7 +70,7 @@ def read_state_file(path: str, max_bytes: int = 256 * 1024) -> dict[str, Any]:
         raise StateFileError(f"{path}: more than {max_bytes} bytes")
     try:
         value = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise StateFileError(f"{path}: not a JSON document ({exc})") from exc
     if not isinstance(value, dict):
         raise StateFileError(f"{path}: expected a JSON object, found {type(value).__name__}")
@@ -198,10 +198,30 @@ def claim(state_dir: str, instance: str | None, boot: str, boot_time: float, now
         moved = _move_aside(state_dir, owner)
         identity = {"instanceId": instance, "boots": [{"boot": boot, "bootTime": boot_time, "lastAlive": max(now, boot_time)}],
                     "interruptions": [], "firstBoot": boot_time, "earlierBootsSeconds": 0.0}
+        if moved or owner is not None:
+            # The keys another instance trusted are dropped by the bootstrap (it knows this instance's key),
+            # whichever tool claimed the state first: pending until then.
+            identity["keysPendingFrom"] = owner or "an unknown instance"
         write_state_file(path, identity)
         if on_new_instance is not None and (moved or owner is not None):
             on_new_instance(owner)
         return Claim(instance, boot, "first-boot", identity, moved, owner)
+
+
+def keys_pending(state_dir: str, instance: str, warn: Callable[[str], None] | None = None) -> str | None:
+    """Whose keys this instance's state still has to forget (``keysPendingFrom``), None when nothing is pending."""
+    identity = read_or_empty(os.path.join(state_dir, IDENTITY_FILE), warn)
+    pending = identity.get("keysPendingFrom")
+    return pending if identity.get("instanceId") == instance and isinstance(pending, str) else None
+
+
+def keys_forgotten(state_dir: str, instance: str, warn: Callable[[str], None] | None = None) -> None:
+    """Record that the keys ``keys_pending`` named were dropped."""
+    with _locked(state_dir):
+        path = os.path.join(state_dir, IDENTITY_FILE)
+        identity = read_or_empty(path, warn)
+        if identity.get("instanceId") == instance and identity.pop("keysPendingFrom", None) is not None:
+            write_state_file(path, identity)
 
 
 def _trim(identity: dict[str, Any], boots: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
 import urllib.parse
@@ -69,6 +70,7 @@ OSS_PUBLIC_ENDPOINT = "https://oss-{region}.aliyuncs.com"
 DEFAULT_STAGE_DEADLINE = STAGE_DEFAULT  # the one table of bounds (bounds.py), which the units follow
 DEFAULT_SOURCE_DEADLINE = STAGE_SOURCE_DEFAULT
 SKIPPED_NAMES = (".part", ".part.json", ".tmp")
+BEARER_TOKEN = re.compile(r"^[A-Za-z0-9._~+/-]+=*$")
 
 Log = Callable[[str], None]
 
@@ -87,13 +89,27 @@ def _human(size: float) -> str:
     return f"{size:.1f} TiB"  # pragma: no cover
 
 
+def _origin(url: str) -> str:
+    """``scheme://host:port`` of ``url``: where the hub token may go (not to another host, nor in the clear)."""
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 def token_from_secret(value: str, secret: str) -> str:
-    """The bearer token in a secret's value: the text itself, or the ``token`` of a JSON object."""
-    text = value.strip()
+    """The bearer token in a secret's value: the text itself, or the ``token`` of a JSON object; it must be a
+    bearer token's characters (RFC 6750 ``b64token``), so nothing pasted with it can reach a header or a log."""
+    token = _token_text(value.strip(), secret)
+    if not BEARER_TOKEN.match(token):
+        raise StagingError(f"the secret {secret} holds a token with characters a bearer token cannot carry (spaces, "
+                           "control or non-ASCII characters); accepted: letters, digits and - . _ ~ + / (then =)")
+    return token
+
+
+def _token_text(text: str, secret: str) -> str:
     if text.startswith(("{", "[", '"')):
         try:
             parsed = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             parsed = None
         if isinstance(parsed, dict):
             token = parsed.get("token")
@@ -322,7 +338,7 @@ class Stager:
 
     def client(self, deadline: Deadline, hub: str | None) -> Client:
         auth = self.auth() if hub else None
-        return Client(self.timeout, deadline, auth, urllib.parse.urlsplit(hub).netloc if hub else None)
+        return Client(self.timeout, deadline, auth, _origin(hub) if hub else None)
 
     def fetch(self, src: dict[str, Any], folder: Folder, deadline: Deadline) -> list[dict[str, Any]]:
         scheme, where, what = parse_uri(src["uri"])

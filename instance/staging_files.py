@@ -181,10 +181,16 @@ class Folder:
                 raise _refusal(self.path(rel), exc, "a file", dfd, name) from None
         finally:
             os.close(dfd)
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             os.close(fd)
-            raise ConfinementError(f"{self.path(rel)} is {kind(mode)} where a file is expected: refusing it")
+            raise ConfinementError(f"{self.path(rel)} is {kind(st.st_mode)} where a file is expected: refusing it")
+        if write and st.st_nlink > 1:
+            # A hard link (a `.part` linked to a checkpoint on the same disk) would have the other name's bytes
+            # written over: a file staging writes has one name only.
+            os.close(fd)
+            raise ConfinementError(f"{self.path(rel)} has {st.st_nlink} names (a hard link) where a file of its "
+                                   "own is expected: refusing to write through it")
         os.set_blocking(fd, True)
         return fd
 

@@ -5,7 +5,8 @@ per-read timeout and an overall deadline on every read, and retries of transient
 - ``Deadline``: the time a source (or the whole stage) may take; every socket read is bounded by what is left of it,
   so a server trickling a byte per read is cut off at the deadline, not only when one read stalls.
 - ``Client.open``: one request, following up to ``MAX_REDIRECTS`` redirects; the ``Authorization`` header goes only
-  to ``auth_host`` (the hub's host and port), never to a host a redirect points at (a CDN).
+  to ``auth_host`` (the hub's scheme, host and port), never to a host a redirect points at (a CDN), nor over a
+  plain-http redirect or page link on the hub's own host.
 - ``retrying``: 429, 500, 502, 503, 504 and a cut or refused connection are retried with exponential backoff (or
   the server's ``Retry-After``, capped), within the attempts and the deadline; anything else fails at once.
 """
@@ -140,7 +141,7 @@ class Client:
             self.deadline.check(f"asking {urllib.parse.urlsplit(url).netloc}")
             parts = urllib.parse.urlsplit(url)
             sent = dict(headers)
-            if self.auth and parts.netloc == self.auth_host:
+            if self.auth and f"{parts.scheme}://{parts.netloc}" == self.auth_host:  # the hub's scheme, host, port
                 sent.update(self.auth)
             conn, resp = self._send(url, sent, method)
             resp.gpulease_conn = conn  # type: ignore[attr-defined]
@@ -186,8 +187,8 @@ class Client:
             raise StagingError(f"{url}: the answer is larger than {JSON_LIMIT} bytes")
         try:
             return json.loads(body), resp
-        except ValueError as exc:
-            raise StagingError(f"{url}: not JSON ({exc})") from exc
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the decoder goes
+            raise StagingError(f"{url}: not JSON ({type(exc).__name__})") from None
 
 
 def retrying(call: Callable[[], T], *, attempts: int, pause: float, deadline: Deadline, log: Log, what: str) -> T:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field, field_validator
 
-from components.spec.sections import PATH_MAX_LENGTH, plain_command, plain_path
+from components.spec.sections import PATH_MAX_LENGTH
+from components.spec.text import plain_command, plain_path
 from components.spec_rules import Problem
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel

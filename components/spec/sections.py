@@ -11,6 +11,7 @@ from pydantic import Field, field_validator, model_validator
 
 from components.spec import keys
 from components.spec.clouds import all_key_types
+from components.spec.text import plain_command, plain_path
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
 
@@ -59,38 +60,6 @@ def forward_ports(item: int | str) -> tuple[int, int]:
     if not (local.isdigit() and (remote.isdigit() if sep else True)):
         return 0, 0
     return int(local), int(remote if sep else local)
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_CONTROL_IN_COMMAND = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_CONTROL_NAMES = {"\x00": "NUL", "\r": "CR", "\n": "a line break", "\t": "a tab", "\x1b": "ESC"}
-
-
-def _control_name(char: str) -> str:
-    return _CONTROL_NAMES.get(char, f"the control character U+{ord(char):04X}")
-
-
-def plain_path(path: str, what: str = "path") -> str:
-    """``path`` unless it holds a control character (NUL, CR, ESC, a tab, a line break), which a file name on the
-    instance, a shell and a log line would each read differently."""
-    bad = _CONTROL.search(path)
-    if bad:
-        raise ValueError(f"{path!r} holds {_control_name(bad.group())}; accepted: a {what} of printable characters")
-    return path
-
-
-def plain_command(command: str | None, what: str = "command") -> str | None:
-    """A command a shell runs on the instance: not blank, and no control characters but line breaks and tabs (NUL
-    would cut it short where the instance passes it on, CR and ESC hide what it does in a log)."""
-    if command is None:
-        return None
-    if not command.strip():
-        raise ValueError(f"is blank; accepted: a {what} to run, or omit the field")
-    bad = _CONTROL_IN_COMMAND.search(command)
-    if bad:
-        raise ValueError(f"holds {_control_name(bad.group())}; accepted: a {what} of printable characters (line "
-                         "breaks and tabs allowed)")
-    return command
 
 
 def _loose_network(raw: str) -> str | None:

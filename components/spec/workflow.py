@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from components.spec.sections import plain_path
+from components.spec.text import plain_path
 from components.spec_rules import Problem
 from gpulease.core import datasources as ds
 from gpulease.core.model import SpecModel

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from gpulease.cli.conventions import EXIT_CODES_EPILOG
 from gpulease.core.errors import UserError
 
 EXIT_OK = 0
@@ -38,9 +39,12 @@ def print_json(doc: dict[str, Any]) -> None:
 
 
 def exit_epilog(*codes: tuple[int, str]) -> str:
+    """This command's own exit codes, then the ones every command shares."""
     rows = codes or ((EXIT_OK, "done"),)
     lines = [f"  {code}  {what}" for code, what in rows]
-    return "exit codes:\n" + "\n".join([*lines, f"  {EXIT_BAD_INPUT}  a user mistake (one line on stderr, nothing changed)"])
+    own = "exit codes of this command:\n" + "\n".join(
+        [*lines, f"  {EXIT_BAD_INPUT}  a user mistake (one line on stderr, nothing changed)"])
+    return f"{own}\n\n{EXIT_CODES_EPILOG}"
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, *, help: str, description: str,

@@ -147,8 +147,12 @@ def plan_json(reviews: list[Any], organizations: Iterable[Organization] = ()) ->
 
 
 def plan_inputs(args: argparse.Namespace) -> list[Path]:
-    """The files ``plan`` reads (stack files, each project's Pulumi.yaml, the policy config): never its output."""
+    """The files ``plan`` reads (stack files, each project's Pulumi.yaml, the policy config, the catalog override
+    files): never its output."""
+    from gpulease.core.catalog.loader import override_paths
+
     reads: list[Path] = [args.policy_config] if args.policy_config else []
+    reads += [*override_paths(), *(Path(p) for p in (getattr(args, "catalog", None) or []))]
     for target in args.stacks:
         try:
             found = stacks.resolve_targets(target, stack=args.stack)

@@ -15,6 +15,7 @@ import yaml
 from components.spec.experiment import ExperimentSpec
 from components.spec.load import CONFIG_NAMESPACE, EXPERIMENT_KEY, SWEEP_KEY, StackSpec, load_stack_spec
 from gpulease.core.errors import UserError
+from gpulease.core.inputfile import StrictLoader
 from gpulease.review import stacks
 from gpulease.review.render import load_stack_file
 from gpulease.review.stacks import PROJECT_ROOT
@@ -64,9 +65,12 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     if not sep or not key:
         raise EphemeralConfigError(f"--set {text!r}: accepted: key=value, e.g. maxRuntimeHours=2 or gpu.instanceType=g5.xlarge")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        # As a stack file says it (YAML 1.2, as the Pulumi CLI reads it): `1:00` is text, never 60.
+        value = yaml.load(raw, Loader=StrictLoader) if raw.strip() else ""
     except yaml.YAMLError as exc:
         raise EphemeralConfigError(f"--set {key}: the value is not valid YAML ({exc.__class__.__name__})") from None
+    except Exception as exc:  # the strict loader's refusals (an alias, a tag, a number out of range)
+        raise EphemeralConfigError(f"--set {key}: {exc}") from None
     if ":" in key:
         # A whole config key of another namespace (provider config such as aws:region).
         if key.startswith(f"{CONFIG_NAMESPACE}:"):

@@ -107,3 +107,14 @@ def test_the_table_is_wide_when_not_written_to_a_terminal(project, capsys) -> No
     out = capsys.readouterr().out
     widths = [len(line) for line in out.splitlines()]
     assert max(widths) > 100 and max(widths) <= 160
+
+
+def test_plan_never_writes_its_report_over_a_catalog_override_it_reads(tmp_path, monkeypatch, capsys) -> None:
+    overrides = tmp_path / "prices-override.yaml"
+    text = "# Written by `gpulease catalog refresh` on 2026-11-30\nasOf: 2026-11-30\n"
+    overrides.write_text(text)
+    monkeypatch.setenv("GPULEASE_CATALOG_OVERRIDES", str(overrides))
+    for force in ([], ["--force"]):
+        assert main(["plan", "aws-lora-7b", "--output", str(overrides), *force]) == 2
+        assert "reads" in capsys.readouterr().err
+    assert overrides.read_text() == text

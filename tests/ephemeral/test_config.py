@@ -172,3 +172,11 @@ def test_names_outside_ci_are_generated_unique_and_valid() -> None:
     )
     with pytest.raises(UserError, match="GITHUB_RUN_ID"):
         naming.current_run_stack_name({})
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("1:00", "1:00"), ("yes", "yes"), ("0o10", 8), ("2", 2)])
+def test_set_values_are_read_as_the_pulumi_cli_reads_a_stack_file(raw, expected):
+    """YAML 1.2 as in a stack file: `--set maxRuntimeHours=1:00` is the text 1:00 (refused by the spec), never 60."""
+    from gpulease.ephemeral.config import parse_override
+
+    assert parse_override(f"maxRuntimeHours={raw}")[1] == expected

@@ -91,6 +91,26 @@ def test_a_new_instance_id_on_a_baked_root_starts_clean(tmp_path: Path) -> None:
     assert identity["instanceId"] == NEW_ID and identity["interruptions"] == []
 
 
+def test_the_old_key_is_forgotten_when_the_watchdog_claims_the_state_before_the_bootstrap(tmp_path: Path) -> None:
+    """The two units start side by side: whichever claims first, the baking instance's key is not trusted."""
+    state_dir = tmp_path / "state"
+    _boot(tmp_path, OLD_ID, BAKED_BOOT, BAKED_BOOT + 9 * HOUR, 6, _tags(budget="100"), state_dir=str(state_dir))
+    keys = tmp_path / "authorized_keys"
+    keys.write_text(OLD_KEY + "\n")
+    new_boot = DEADLINE_EPOCH + 5 * HOUR
+    _boot(tmp_path, NEW_ID, new_boot, new_boot + 1 * HOUR, 6, _tags(budget="100", deadline=False),
+          state_dir=str(state_dir))  # the watchdog first: it moves the old state aside
+    assert keys.read_text() == OLD_KEY + "\n"
+    with MetadataServer(MetadataState(instance_id=NEW_ID, values={
+            "/latest/meta-data/public-keys/0/openssh-key": NEW_KEY})) as server:
+        claim = instance_setup.claim_state({**instance_setup.DEFAULTS, "cloud": "aws", "metadata_url": server.url,
+                                            "state_dir": str(state_dir), "boot_time": new_boot,
+                                            "proc_root": str(tmp_path / "proc"), "authorized_keys_path": str(keys)})
+    assert claim.kind == "same-boot"
+    assert keys.read_text() == NEW_KEY + "\n"
+    assert "keysPendingFrom" not in json.loads((state_dir / "identity.json").read_text())
+
+
 def test_the_same_instance_id_on_a_new_boot_resumes_deadline_and_spend(tmp_path: Path) -> None:
     state_dir = tmp_path / "state"
     boot1 = DEADLINE_EPOCH - 8 * HOUR

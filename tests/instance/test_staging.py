@@ -357,3 +357,12 @@ def test_a_json_hub_token_secret_is_sent_as_its_token_to_the_hub_only(tmp_path: 
     # Every range of the large file went to the CDN, none with the token.
     assert len(hub.cdn.ranges("meta/private/model.safetensors")) == 5
     assert not any("authorization" in h for _, h in hub.cdn.requests)
+
+
+@pytest.mark.parametrize("value", [json.dumps({"token": "hf_SECRETVALUE\nX-Evil: 1"}), json.dumps("hf_SECRET\x1b[2J"),
+                                   "hf_SECRET\u200b", json.dumps({"token": "hf_\x00SECRET"})])
+def test_a_hub_token_with_characters_a_header_cannot_carry_is_refused_without_showing_it(value: str) -> None:
+    with pytest.raises(staging.StagingError) as caught:
+        staging.token_from_secret(value, "gpulease/hf-token")
+    assert "characters a bearer token cannot carry" in str(caught.value)
+    assert "SECRET" not in str(caught.value)

@@ -101,6 +101,20 @@ def test_a_stale_part_file_that_links_to_a_checkpoint_is_never_followed(tmp_path
     assert checkpoint.read_bytes() == VICTIM
 
 
+def test_a_stale_part_file_hard_linked_to_a_checkpoint_is_never_written_through(tmp_path: Path, hub: HubServer) -> None:
+    """Everything under the mount is one file system: a `.part` may be a second name of a checkpoint."""
+    checkpoint = tmp_path / "checkpoints" / "step-9.pt"
+    checkpoint.parent.mkdir()
+    checkpoint.write_bytes(VICTIM)
+    to = tmp_path / "models" / "llama"
+    to.mkdir(parents=True)
+    os.link(checkpoint, to / "model.safetensors.part")
+    check, _ = stage(tmp_path, hub, [{**llama(hub), "to": str(to)}])
+    assert check["ok"] is False
+    assert f"{to}/model.safetensors.part has 2 names (a hard link)" in check["error"]
+    assert checkpoint.read_bytes() == VICTIM
+
+
 @pytest.mark.parametrize("make", ["fifo", "folder", "dev-zero", "link-to-file", "fifo-part"])
 def test_something_other_than_a_file_where_a_file_goes_fails_the_source(tmp_path: Path, hub: HubServer,
                                                                          make: str) -> None:

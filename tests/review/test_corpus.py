@@ -109,8 +109,8 @@ def test_program_is_reviewed_as_expected(program: Path, reviewed: dict) -> None:
             assert any(item in line for line in lines), lines
         if cost.get("not_zero"):
             # What the children run is priced; the worst case is never a known $0.
-            assert actual["max_hourly_usd"] > 0, actual
-            assert not (actual["worst_case_known"] and actual["worst_case_usd"] == 0.0), actual
+            assert actual["maxHourlyUsd"] > 0, actual
+            assert not (actual["worstCaseKnown"] and actual["worstCaseUsd"] == 0.0), actual
     for key, value in (expected.get("outputs") or {}).items():
         assert _matches(stack["outputs"].get(key), value), (key, stack["outputs"].get(key))
 

@@ -378,7 +378,7 @@ def test_existing_bucket_is_used_untouched() -> None:
     # Nothing touches team-checkpoints; the instance-side tools go to the stack's own bootstrap bucket instead.
     oss = [res for res in r.resources if res.type.startswith("alicloud:oss/")]
     assert all(res.inputs.get("bucket") != "team-checkpoints" for res in oss)
-    assert {res.inputs["bucket"] for res in oss if res.type == BUCKET} == {"gpulease-boot-llm-finetune-exp1-e31dc9"}
+    assert {res.inputs["bucket"] for res in oss if res.type == BUCKET} == {"gpulease-boot-llm-finetune-exp1-org-unknown"}
     policy = json.loads(r.by_name("exp1-checkpoint-access").inputs["policyDocument"])
     rw = next(s for s in policy["Statement"] if "oss:PutObject" in s["Action"])
     assert rw["Resource"] == [f"acs:oss:*:{ALICLOUD_ACCOUNT_ID}:team-checkpoints/exp1/*"]
@@ -421,7 +421,7 @@ def test_no_bucket_means_a_role_without_storage_access() -> None:
     )
     assert r.error is None, r.error
     # No checkpoint bucket and no checkpoint access; the role may only read the tools and release its instance.
-    assert [b.inputs["bucket"] for b in r.of_type(BUCKET)] == ["gpulease-boot-llm-finetune-exp1-e31dc9"]
+    assert [b.inputs["bucket"] for b in r.of_type(BUCKET)] == ["gpulease-boot-llm-finetune-exp1-org-unknown"]
     assert {p.name for p in r.of_type(RAM_POLICY)} == {"exp1-tools-read", "exp1-self-release"}
     assert len(r.of_type(RAM_ROLE)) == 1 and len(r.of_type(RAM_ROLE_ATTACHMENT)) == 1
     assert r.outputs["checkpointUri"] == v.NO_CHECKPOINTS

@@ -287,7 +287,7 @@ def test_existing_bucket_is_used_untouched() -> None:
     # Nothing touches team-checkpoints; the instance-side tools go to the stack's own bootstrap bucket instead.
     s3 = [res for res in r.resources if res.type.startswith("aws:s3/")]
     assert all(res.inputs.get("bucket") != "team-checkpoints" for res in s3)
-    assert {res.inputs["bucket"] for res in s3 if res.type == BUCKET} == {"gpulease-boot-llm-finetune-exp1-e31dc9"}
+    assert {res.inputs["bucket"] for res in s3 if res.type == BUCKET} == {"gpulease-boot-llm-finetune-exp1-org-unknown"}
     policy = json.loads(r.one(ROLE_POLICY).inputs["policy"]) if len(r.of_type(ROLE_POLICY)) == 1 else None
     policy = policy or json.loads(next(p for p in r.of_type(ROLE_POLICY) if p.name.endswith("checkpoint-access")).inputs["policy"])
     resources = {s["Sid"]: s["Resource"] for s in policy["Statement"]}

@@ -1,0 +1,37 @@
+"""Text a stack file gives that the instance passes on (paths, commands): no control characters a file name, a
+shell or a log line would read differently."""
+
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL_IN_COMMAND = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL_NAMES = {"\x00": "NUL", "\r": "CR", "\n": "a line break", "\t": "a tab", "\x1b": "ESC"}
+
+
+def _control_name(char: str) -> str:
+    return _CONTROL_NAMES.get(char, f"the control character U+{ord(char):04X}")
+
+
+def plain_path(path: str, what: str = "path") -> str:
+    """``path`` unless it holds a control character (NUL, CR, ESC, a tab, a line break), which a file name on the
+    instance, a shell and a log line would each read differently."""
+    bad = _CONTROL.search(path)
+    if bad:
+        raise ValueError(f"{path!r} holds {_control_name(bad.group())}; accepted: a {what} of printable characters")
+    return path
+
+
+def plain_command(command: str | None, what: str = "command") -> str | None:
+    """A command a shell runs on the instance: not blank, and no control characters but line breaks and tabs (NUL
+    would cut it short where the instance passes it on, CR and ESC hide what it does in a log)."""
+    if command is None:
+        return None
+    if not command.strip():
+        raise ValueError(f"is blank; accepted: a {what} to run, or omit the field")
+    bad = _CONTROL_IN_COMMAND.search(command)
+    if bad:
+        raise ValueError(f"holds {_control_name(bad.group())}; accepted: a {what} of printable characters (line "
+                         "breaks and tabs allowed)")
+    return command
