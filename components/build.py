@@ -24,10 +24,10 @@ from components.cluster import (
 )
 from components.deadline import record_deadline
 from components.image_bake import (
-    BAKED_FOLDER,
     BAKED_IMAGE_OUTPUT,
     READY_FOLDER,
     bake_gate_ids,
+    baked_folder,
     baked_output,
     describe_source,
     image_from_stack,
@@ -300,7 +300,7 @@ class GpuExperimentStack(pulumi.ComponentResource):
             if exp.image.bake and bucket is not None and self.baked is None:  # a single instance (the spec says so)
                 # Bake once: the readiness gate guards the update that creates the image, never a later one.
                 ready = bake_gate_ids(cloud.ready_instances(parts, bucket.name, inst),
-                                      cloud.ready_instances(parts, bucket.name, inst, BAKED_FOLDER), exp)
+                                      cloud.ready_instances(parts, bucket.name, inst, baked_folder(pulumi.get_stack())), exp)
                 image_labels = tagged(image_tags(exp, tags), "the baked image")
                 baked = cloud.bake_image(parts, inst, ready, f"{uri}{READY_FOLDER}", image_name(stack, exp), image_labels,
                                          bucket.name)

@@ -12,7 +12,7 @@ readiness check passed, it writes ``<checkpoint prefix>_gpulease/ready/<instance
    output, so the check runs inside it: an instance without a record (not ready yet, or a new instance the same
    update creates) fails the update with a message naming the instance and the record it lacks, and no image is
    created (its inputs never resolve).
-3. Later updates keep the image: once it exists the program writes ``<prefix>_gpulease/baked/<experiment>.json``,
+3. Later updates keep the image: once it exists the program writes ``<prefix>_gpulease/baked/<stack>/<experiment>.json``,
    and an update that lists it skips the readiness gate (an instance replaced later, by a pinned image or new
    user-data, has no ready record yet, and ``image.bake: true`` left set must not fail its ``pulumi up``). The
    record goes with the stack (destroy) and with ``image.bake: false``, so baking again checks readiness again.
@@ -89,9 +89,15 @@ def snapshot_create_timeout(root_disk_gb: int) -> str:
     return f"{min(SNAPSHOT_BASE_MINUTES + SNAPSHOT_MINUTES_PER_GB * root_disk_gb, SNAPSHOT_MAX_MINUTES)}m"
 
 
-def baked_key(prefix: str, spec: ExperimentSpec) -> str:
-    """The object that says this stack baked its image: ``<prefix>_gpulease/baked/<experiment>.json``."""
-    return f"{prefix}{BAKED_FOLDER}{spec.name}.json"
+def baked_folder(stack: str) -> str:
+    """Where this stack's baked records are (a stack's own: another stack on the same bucket and prefix, with an
+    experiment of the same name, never skips this stack's readiness gate)."""
+    return f"{BAKED_FOLDER}{stack}/"
+
+
+def baked_key(prefix: str, spec: ExperimentSpec, stack: str) -> str:
+    """The object that says this stack baked its image: ``<prefix>_gpulease/baked/<stack>/<experiment>.json``."""
+    return f"{prefix}{baked_folder(stack)}{spec.name}.json"
 
 
 def bake_gate_ids(ready: pulumi.Output[list[str]], baked: pulumi.Output[list[str]], spec: ExperimentSpec

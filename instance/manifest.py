@@ -42,7 +42,7 @@ except ImportError:  # on the instance: the other tools are installed next to th
 MANIFEST_FILE = "manifest.json"
 PARAMS_MAX_BYTES = 64 * 1024
 REDACTED = "<redacted>"
-_SECRET_WORD = r"(?:token|secret|password|passwd|pwd|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|auth)"
+_SECRET_WORD = r"(?:token|secret|password|passwd|passphrase|(?<=[-_])pass\b|pwd|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|auth)"
 # key=value, key: value, "key": "value", --key value / --key=value: the value goes, the key stays readable.
 _SECRET_ASSIGNMENT = re.compile(
     r"""(?ix)
@@ -70,9 +70,19 @@ _TOKEN_SHAPES = re.compile(
 )
 
 
+# The credential options of the commands jobs call: curl's `-u/--user name:password`, a password glued to `-p`
+# (mysql `-phunter2`) or after it (docker login, sshpass `-p hunter2`), and a cookie header's value.
+_USER_OPTION = re.compile(r"(?<![\w-])(-u|--user)(\s+|=)([^\s:]+):(\S+)")
+_PASSWORD_OPTION = re.compile(r"(?<![\w-])(-p)(\s*)(?!<redacted>)(?!\d+(?:\s|$))([^\s-]\S*)")  # not a port: -p 2222
+_COOKIE_HEADER = re.compile(r"(?i)\b((?:set-)?cookie\s*:\s*)([^\"'\n]+)")
+
+
 def redact(text: str) -> str:
     """``text`` without the credentials it may hold (see the module docstring)."""
     text = _URL_USERINFO.sub(rf"\1{REDACTED}@", text)
+    text = _USER_OPTION.sub(rf"\1\2\3:{REDACTED}", text)
+    text = _PASSWORD_OPTION.sub(rf"\1\2{REDACTED}", text)
+    text = _COOKIE_HEADER.sub(rf"\1{REDACTED}", text)
     text = _AUTH_HEADER.sub(lambda m: m.group(1) + (f"{m.group(2)} " if m.group(2) else "") + REDACTED, text)
     text = _BEARER.sub(rf"\1\2{REDACTED}", text)
     text = _TOKEN_SHAPES.sub(REDACTED, text)

@@ -89,6 +89,15 @@ def _human(size: float) -> str:
     return f"{size:.1f} TiB"  # pragma: no cover
 
 
+def reserved_name(rel: str, folder: Folder) -> None:
+    """A listed file named as staging's own (the skip record, a resume file) would be overwritten by it, or
+    overwrite it: refused, naming the path."""
+    name = rel.rsplit("/", 1)[-1]
+    if name == STATE_NAME or name.endswith(SKIPPED_NAMES):
+        raise StagingError(f"{folder.path(rel)}: the source lists a file named as staging's own records "
+                           f"({STATE_NAME}, *{', *'.join(SKIPPED_NAMES)}); refusing it")
+
+
 def _origin(url: str) -> str:
     """``scheme://host:port`` of ``url``: where the hub token may go (not to another host, nor in the clear)."""
     parts = urllib.parse.urlsplit(url)
@@ -361,6 +370,8 @@ class Stager:
                 client.close()
             if not jobs:
                 raise StagingError(f"{src['uri']} lists no file at revision {src.get('revision')}")
+            for job in jobs:
+                reserved_name(job.rel, folder)
             return self.download(jobs, folder, deadline, base)
         name = urllib.parse.unquote(what.rsplit("/", 1)[-1])
         job = FileJob(src["uri"], name, None, src.get("sha256"), None, src["uri"])

@@ -99,7 +99,7 @@ class AlicloudWorkflow:
         if bucket:
             # The baked record: later updates keep this image without the readiness gate (image_bake.py).
             alicloud.oss.BucketObject(
-                f"{exp.name}-image-baked", bucket=bucket, key=baked_key(exp.prefix, exp.spec),
+                f"{exp.name}-image-baked", bucket=bucket, key=baked_key(exp.prefix, exp.spec, pulumi.get_stack()),
                 content=pulumi.Output.all(image.id, inst.id).apply(lambda a: baked_record(a[0], a[1])),
                 content_type="application/json", server_side_encryption="AES256", acl="private",
                 opts=exp.opts(depends_on=[image], ignore_changes=["content"]),

@@ -25,11 +25,18 @@ def checkpoint_prefixes(target: str) -> tuple[str, ...]:
         config = stacks.load_stack_config(stack_file)
     except (ValueError, UserError):
         return tuple(found)  # the lookup that follows names what is wrong with the stack
-    for key, value in config.items():
-        if key.rpartition(":")[2] == "checkpoints" and isinstance(value, dict):
-            prefix = value.get("prefix")
-            if isinstance(prefix, str) and prefix.strip("/"):
-                found.add(prefix.strip("/") + "/")
+    # Where a stack file says it: gpulease:experiment.checkpoints, a sweep's base and each run's overrides.
+    experiment = config.get("gpulease:experiment")
+    sweep = config.get("gpulease:sweep")
+    sections = [experiment] if isinstance(experiment, dict) else []
+    if isinstance(sweep, dict):
+        sections.append(sweep.get("base"))
+        sections += [run.get("overrides") for run in sweep.get("runs") or [] if isinstance(run, dict)]
+    for section in sections:
+        checkpoints = section.get("checkpoints") if isinstance(section, dict) else None
+        prefix = checkpoints.get("prefix") if isinstance(checkpoints, dict) else None
+        if isinstance(prefix, str) and prefix.strip("/"):
+            found.add(prefix.strip("/") + "/")
     return tuple(sorted(found))
 
 

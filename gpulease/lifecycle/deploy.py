@@ -44,8 +44,13 @@ class Stack:
 
 
 def load(stack: str) -> Stack:
-    """A stack named in ``stacks/`` or given as its file (the stack's name is then the file's)."""
-    [(_, path)] = stacks.resolve(stack)
+    """A stack named in ``stacks/`` or given as its file (the stack's name is then the file's), of this project:
+    ``pulumi up``/``destroy`` run in this project's folder, so a stack file of another project is refused rather
+    than reviewed there and deployed here."""
+    path = stacks.resolve_one(stack)
+    if path.resolve().parent != (stacks.PROJECT_ROOT / "stacks").resolve():
+        raise UserError(f"{path}: not a stack of this project ({stacks.PROJECT_ROOT}/stacks); accepted: a stack in "
+                        "stacks/ (up and down run pulumi in this project's folder)")
     stack = stacks.stack_name(path)
     config = stacks.load_stack_config(path)
     spec = load_stack_spec(stack, {k: v for k, v in config.items() if k.startswith("gpulease:")}, source=str(path))

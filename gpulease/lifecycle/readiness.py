@@ -101,7 +101,7 @@ class StackFacts:
 
 def stack_facts(stack: str) -> StackFacts:
     """The stack's cloud, region and what it runs at once (SpecError / StackNotFoundError: one line, exit 2)."""
-    [(_, path)] = stacks.resolve(stack)
+    path = stacks.resolve_one(stack)
     config = stacks.load_stack_config(path)
     spec: StackSpec = load_stack_spec(stack, {k: v for k, v in config.items() if k.startswith("gpulease:")},
                                       source=str(path))

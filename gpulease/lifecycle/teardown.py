@@ -135,6 +135,21 @@ def down(stack: str, progress: Progress, *, remove_all: bool, backend: StackBack
         outputs = {}
     bucket = outputs.get("bucket") if isinstance(outputs.get("bucket"), str) else None
     volumes = [str(e["dataVolumeId"]) for e in _experiments(outputs) if e.get("dataVolumeId")]
+    clients = None
+    if remove_all:
+        # Fail closed before anything is destroyed: what --all removes is found from the stack's outputs (gone
+        # after a plain `down`), and removing it needs working credentials.
+        if not volumes and not bucket:
+            raise TeardownError(f"stack {stack!r}: its outputs name no data disk and no bucket (destroyed already, or "
+                                "never created), so --all cannot find what to remove; nothing was changed. Find "
+                                f"what is left with `gpulease ls --region {st.region}` and remove it there")
+        if st.spec.cloud == "aws":
+            clients = CLIENTS(st.region)
+            try:
+                clients[1].list_buckets(MaxBuckets=1)
+            except Exception as exc:
+                raise TeardownError(f"stack {stack!r}: --all needs working AWS credentials to remove the disk and "
+                                    f"the bucket ({type(exc).__name__}); nothing was changed") from None
     with progress.step("pulumi destroy") as record:
         try:
             backend.destroy(stack, lambda line: progress.line("pulumi", line), progress.resource)
@@ -160,7 +175,7 @@ def down(stack: str, progress: Progress, *, remove_all: bool, backend: StackBack
         result.commands = [f"aliyun ecs DeleteDisk --DiskId {x}" for x in volumes]
         result.commands += [f"ossutil rm -r -f --all-versions oss://{bucket}/ && ossutil rm oss://{bucket} -b"] if bucket else []
         return result
-    ec2, s3 = CLIENTS(st.region)
+    ec2, s3 = clients or CLIENTS(st.region)
     with progress.step("remove the disk and the bucket"):
         for volume in volumes:
             result.removed.append(aws_remove_volume(ec2, volume, stack))

@@ -104,7 +104,7 @@ def _text(value: Any) -> str | None:
 
 def _spec(stack: str) -> tuple[dict[str, ExperimentSpec], str | None]:
     try:
-        [(_, path)] = stacks.resolve(stack)
+        path = stacks.resolve_one(stack)
     except stacks.StackNotFoundError:
         return {}, None
     config = stacks.load_stack_config(path)

@@ -104,6 +104,17 @@ def resolve(target: str, project_dir: Path = PROJECT_ROOT) -> list[tuple[Path, P
     raise StackNotFoundError(f"no stack {target!r} in {project_dir / 'stacks'}; known stacks: {known}")
 
 
+def resolve_one(target: str, project_dir: Path = PROJECT_ROOT) -> Path:
+    """The one stack file ``target`` names (a stack name or a stack file); a project folder is refused, naming its
+    stacks."""
+    found = resolve(target, project_dir)
+    if len(found) != 1:
+        names = ", ".join(stack_name(p) for _, p in found[:8]) or "none"
+        raise StackNotFoundError(f"{target!r} names {len(found)} stacks, not one; accepted: one stack name or stack "
+                                 f"file ({names})")
+    return found[0][1]
+
+
 def resolve_targets(
     target: str, project_dir: Path = PROJECT_ROOT, stack: str | None = None
 ) -> list[tuple[Path, Path | None, str]]:

@@ -94,7 +94,20 @@ def test_the_automation_backend_passes_the_pack_and_the_config_file(monkeypatch)
     assert seen["config_file"] == "/tmp/pinned.yaml"
 
 
-def test_up_refuses_on_the_review_and_deploys_nothing(backend, tmp_path, capsys):
+def test_up_and_down_refuse_a_stack_file_of_another_project_and_run_nothing(backend, tmp_path, capsys):
+    """pulumi runs in this project's folder: a file of another project would be reviewed there, deployed here."""
+    root = tmp_path / "other"
+    (root / "stacks").mkdir(parents=True)
+    (root / "Pulumi.yaml").write_text("name: otherproj\nruntime: python\n")
+    path = root / "stacks" / f"Pulumi.{STACK}.yaml"
+    shutil.copy(stacks.PROJECT_ROOT / "stacks" / f"Pulumi.{STACK}.yaml", path)
+    for command in (["up", str(path)], ["down", str(path)], ["down", str(path), "--all", "--yes"]):
+        assert main(command) == 2
+        assert "not a stack of this project" in capsys.readouterr().err
+    assert backend.calls == []
+
+
+def test_up_refuses_on_the_review_and_deploys_nothing(backend, tmp_path, capsys, monkeypatch):
     root = tmp_path / "proj"
     (root / "stacks").mkdir(parents=True)
     for name in ("Pulumi.yaml", "__main__.py"):
@@ -103,6 +116,7 @@ def test_up_refuses_on_the_review_and_deploys_nothing(backend, tmp_path, capsys)
     config["config"]["gpulease:experiment"]["budgetUsd"] = 1  # the worst case is far above it: mandatory
     path = root / "stacks" / "Pulumi.tight.yaml"
     path.write_text(yaml.safe_dump(config))
+    monkeypatch.setattr(stacks, "PROJECT_ROOT", root)  # a stack of the project up runs pulumi in
     assert main(["up", str(path)]) == 1
     captured = capsys.readouterr()
     assert "review: FAIL" in captured.err and captured.out == ""  # progress and the verdict go to stderr
@@ -165,7 +179,8 @@ def test_capacity_tries_are_bounded(passing_review, backend, monkeypatch, capsys
     assert capsys.readouterr().err.strip().endswith("6 tries made, the most gpulease up makes")
 
 
-def test_capacity_error_when_the_spec_allows_nothing_else_says_so(passing_review, backend, tmp_path, capsys):
+def test_capacity_error_when_the_spec_allows_nothing_else_says_so(passing_review, backend, tmp_path, capsys,
+                                                                  monkeypatch):
     root = tmp_path / "proj"
     (root / "stacks").mkdir(parents=True)
     shutil.copy(stacks.PROJECT_ROOT / "Pulumi.yaml", root / "Pulumi.yaml")
@@ -175,6 +190,7 @@ def test_capacity_error_when_the_spec_allows_nothing_else_says_so(passing_review
     exp["network"] = {"availabilityZone": "us-east-1c"}
     (root / "stacks" / "Pulumi.pinned.yaml").write_text(yaml.safe_dump(config))
     backend.up_failures = [([], NO_CAPACITY)]
+    monkeypatch.setattr(stacks, "PROJECT_ROOT", root)  # a stack of the project up runs pulumi in
     assert main(["up", str(root / "stacks" / "Pulumi.pinned.yaml")]) == 1
     err = capsys.readouterr().err.strip().splitlines()[-1]
     g5 = load_catalog().get("aws", "g5.xlarge")
@@ -214,5 +230,5 @@ def test_up_help_lists_its_exit_codes(capsys):
     with pytest.raises(SystemExit):
         main(["up", "--help"])
     out = capsys.readouterr().out
-    assert "exit codes:\n  0  up; the instance reported ready (and verified)\n  1  the review refused" in out
+    assert "exit codes of this command:\n  0  up; the instance reported ready (and verified)\n  1  the review refused" in out
     assert "  2  a user mistake (one line on stderr, nothing changed)" in out

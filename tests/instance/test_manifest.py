@@ -159,3 +159,17 @@ def test_a_manifest_that_cannot_be_written_never_stops_the_job(world: dict[str, 
 def test_redact_removes_authorization_headers_bearer_tokens_and_userinfo_up_to_the_last_at(text: str,
                                                                                            redacted: str) -> None:
     assert manifest.redact(text) == redacted
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("curl -u user:hunter2 https://x", "curl -u user:<redacted> https://x"),
+    ("curl --user user:hunter2 https://x", "curl --user user:<redacted> https://x"),
+    ("mysql -u root -phunter2 db", "mysql -u root -p<redacted> db"),
+    ("docker login -p hunter2 registry", "docker login -p <redacted> registry"),
+    ("sshpass -p hunter2 ssh host", "sshpass -p <redacted> ssh host"),
+    ("train --db-pass=hunter2", "train --db-pass=<redacted>"),
+    ("curl -H 'Cookie: session=abc123' x", "curl -H 'Cookie: <redacted>' x"),
+    ("ssh -p 2222 host && python train.py -p 8", "ssh -p 2222 host && python train.py -p 8"),  # ports stay
+])
+def test_redact_removes_the_credential_options_of_common_commands(text: str, expected: str) -> None:
+    assert manifest.redact(text) == expected

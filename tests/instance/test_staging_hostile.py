@@ -340,3 +340,12 @@ def test_a_parallel_file_with_a_wrong_digest_is_refused_and_dropped(tmp_path: Pa
     check, _ = stage(tmp_path, hub, [{"uri": "hf://meta/big", "to": str(tmp_path / "m")}], **parallel())
     assert check["ok"] is False and "digest mismatch" in check["error"] and "0" * 64 in check["error"]
     assert sorted(os.listdir(tmp_path / "m")) == []
+
+
+@pytest.mark.parametrize("name", [".gpulease-source.json", "sub/model.safetensors.part", "weights.part.json"])
+def test_a_listed_file_named_as_stagings_own_records_is_refused(tmp_path: Path, hub: HubServer, name: str) -> None:
+    hub.add("meta/odd", HubRepo({"config.json": CONFIG, name: b'{"evil": 1}'}))
+    to = tmp_path / "models" / "odd"
+    check, _ = stage(tmp_path, hub, [{"uri": "hf://meta/odd", "revision": "main", "to": str(to)}])
+    assert check["ok"] is False
+    assert f"{to}/{name}: the source lists a file named as staging's own records" in check["error"]

@@ -125,7 +125,7 @@ def test_baking_adds_the_image_and_changes_nothing_else(path: Path) -> None:
     moved = [c for c in changes.values() if c.action != "same"]
     (record,) = baked_records(after)
     assert moved and all(c.action == "create" and (c.type in IMAGES or c.urn == record.urn) for c in moved), summary(changes)
-    assert record.inputs["key"].endswith(f"_gpulease/baked/{section(after.config)['name']}.json")
+    assert record.inputs["key"].endswith(f"_gpulease/baked/{stack_id(path)}/{section(after.config)['name']}.json")
     assert record.ignore_changes == ["content"]
     assert "bakedImage" in after.outputs
 
@@ -198,3 +198,17 @@ def test_a_stack_from_the_baked_image_gets_its_own_deadline_and_tags(path: Path)
     tags = inst.inputs["tags"]
     assert tags[TAG_EXPIRES_AT] == out["deadline"] and tags[TAG_STACK] == f"{stack_id(path)}-next"
     assert "bakedImage" not in after.outputs and not [x for x in after.resources if x.type in IMAGES]
+
+
+@pytest.mark.parametrize("path", [p for p in EXAMPLES if "debug" not in p.name], ids=stack_id)
+def test_another_stacks_baked_record_never_skips_this_stacks_readiness_gate(path: Path) -> None:
+    """Two stacks on one bucket and prefix with an experiment of the same name: each bakes only a ready instance."""
+    config = load_stack_file(path)
+    bake(config)
+    (record,) = baked_records(render_at(config, "someone-else", FIXED_NOW))
+    region = config.get("aws:region") or config.get("alicloud:region")
+    mocks = CloudMocks(region=region, now=FIXED_NOW)
+    mocks.ready = False
+    mocks.objects = [record.inputs["key"]]  # the other stack's record, under the same prefix
+    r = render(config, stack=stack_id(path), now=FIXED_NOW, mocks=mocks)
+    assert r.error is not None and "has not passed readiness" in str(r.error)

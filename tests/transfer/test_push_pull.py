@@ -153,3 +153,21 @@ def test_a_bucket_that_is_not_there_is_one_clear_error(aws, no_pulumi, tmp_path,
     assert main(["push", STACK, str(tmp_path / "f.txt"), "--offline", "--org", "not-my-org"]) == 2
     err = capsys.readouterr().err
     assert f"bucket {expected_bucket('not-my-org')}:" in err and "NoSuchBucket" in err and "--org" in err
+
+
+def test_push_never_writes_under_the_stacks_own_checkpoint_prefix(tmp_path) -> None:
+    """The prefix a stack file sets (experiment, sweep base, run overrides), not only the default one."""
+    import yaml
+
+    from gpulease.cli.push import checkpoint_prefixes
+
+    (tmp_path / "Pulumi.yaml").write_text("name: p\nruntime: python\n")
+    (tmp_path / "stacks").mkdir()
+    one = tmp_path / "stacks" / "Pulumi.one.yaml"
+    one.write_text(yaml.safe_dump({"config": {"gpulease:experiment": {"checkpoints": {"prefix": "runs/ckpt/"}}}}))
+    sweep = tmp_path / "stacks" / "Pulumi.sweep.yaml"
+    sweep.write_text(yaml.safe_dump({"config": {"gpulease:sweep": {
+        "base": {"checkpoints": {"prefix": "sweeps/base"}},
+        "runs": [{"name": "a", "overrides": {"checkpoints": {"prefix": "sweeps/a/"}}}]}}}))
+    assert checkpoint_prefixes(str(one)) == ("checkpoints/", "runs/ckpt/")
+    assert checkpoint_prefixes(str(sweep)) == ("checkpoints/", "sweeps/a/", "sweeps/base/")
