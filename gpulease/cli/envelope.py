@@ -38,6 +38,17 @@ def print_json(doc: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
 
 
+def minutes(text: str) -> float:
+    """An argparse type: a number of minutes in (0, 1440] (``--wait``, ``--minutes``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 24 * 60:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of minutes in (0, 1440], e.g. 30")
+    return value
+
+
 def exit_epilog(*codes: tuple[int, str]) -> str:
     """This command's own exit codes, then the ones every command shares."""
     rows = codes or ((EXIT_OK, "done"),)

@@ -7,19 +7,9 @@ import argparse
 import contextlib
 import sys
 
-from gpulease.cli.envelope import EXIT_OK, add_parser, envelope, guarded, print_json
+from gpulease.cli.envelope import EXIT_OK, add_parser, envelope, guarded, minutes, print_json
 
 FOLLOW_MINUTES = 30.0
-
-
-def _minutes(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value <= 24 * 60:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of minutes in (0, 1440], e.g. 30")
-    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("stack")
     p.add_argument("--node", type=_rank, default=0, metavar="N", help="a cluster's node N (default 0)")
     p.add_argument("--follow", "-f", action="store_true", help="keep printing what is new, until Ctrl-C or --minutes")
-    p.add_argument("--minutes", type=_minutes, default=FOLLOW_MINUTES,
+    p.add_argument("--minutes", type=minutes, default=FOLLOW_MINUTES,
                    help=f"with --follow, stop after this long (default {FOLLOW_MINUTES:g})")
     p.add_argument("--journal", action="store_true", help="the systemd journal over SSH/SSM (a running instance only)")
     p.add_argument("--print", dest="print_only", action="store_true", help="with --journal: show the command only")

@@ -14,19 +14,10 @@ from gpulease.cli.envelope import (
     envelope,
     error,
     guarded,
+    minutes,
     one_line,
     print_json,
 )
-
-
-def _minutes(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value <= 24 * 60:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of minutes in (0, 1440], e.g. 30")
-    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         codes=((EXIT_OK, "up; the instance reported ready (and verified)"),
                (EXIT_FAILED, "the review refused, pulumi up failed, or the instance did not report in time")))
     p.add_argument("stack")
-    p.add_argument("--wait", type=_minutes, default=READY_MINUTES, metavar="MINUTES",
+    p.add_argument("--wait", type=minutes, default=READY_MINUTES, metavar="MINUTES",
                    help=f"how long to wait for the ready record (default {READY_MINUTES:g})")
     p.add_argument("--no-wait", action="store_true", help="return once pulumi up is done")
     p.set_defaults(func=guarded(cmd_up))
