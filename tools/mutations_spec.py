@@ -13,6 +13,7 @@ CATALOG = ("tests/core/test_catalog_overrides_strict.py",)
 WORKFLOW = "components/spec/workflow.py"
 SOURCES = "gpulease/core/datasources.py"
 SECTIONS = "components/spec/sections.py"
+TEXT = "components/spec/text.py"
 EXPERIMENT = "components/spec/experiment.py"
 
 MUTATIONS: list[Mutation] = [
@@ -42,11 +43,11 @@ MUTATIONS: list[Mutation] = [
     Mutation("spec", SOURCES, '    if any(not c.isprintable() for c in decoded) or "\\\\" in decoded:', "    if False:",
              REFUSALS, "%00 and %0a in an https path are refused"),
     # --- text the instance runs or writes -----------------------------------------------------------------
-    Mutation("spec", SECTIONS, "    bad = _CONTROL.search(path)", "    bad = None", REFUSALS,
+    Mutation("spec", TEXT, "    bad = _CONTROL.search(path)", "    bad = None", REFUSALS,
              "NUL, CR, ESC and tabs in paths are refused"),
-    Mutation("spec", SECTIONS, "    bad = _CONTROL_IN_COMMAND.search(command)", "    bad = None", REFUSALS,
+    Mutation("spec", TEXT, "    bad = _CONTROL_IN_COMMAND.search(command)", "    bad = None", REFUSALS,
              "NUL and ESC in commands and hooks are refused"),
-    Mutation("spec", SECTIONS, "    if not command.strip():", "    if False:", REFUSALS,
+    Mutation("spec", TEXT, "    if not command.strip():", "    if False:", REFUSALS,
              "a blank command (or resumeCommand: '') is refused"),
     Mutation("spec", SECTIONS, '                or any(part in ("", ".", "..") for part in parts) or len(prefix) > PREFIX_MAX_LENGTH):',
              "                or len(prefix) > PREFIX_MAX_LENGTH):", REFUSALS,
