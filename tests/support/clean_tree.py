@@ -35,7 +35,12 @@ def tree_status(root: Path = ROOT) -> frozenset[str] | None:
         return None
     if done.returncode != 0:
         return None
-    return frozenset(line for line in done.stdout.splitlines() if not _TOOL_CACHE.search(line))
+    return frozenset(line for line in done.stdout.splitlines() if not tool_cache(line))
+
+
+def tool_cache(line: str) -> bool:
+    """A ``git status --porcelain`` line (``XY path``) naming a cache a tool makes."""
+    return bool(_TOOL_CACHE.search(line[3:]))
 
 
 def _is_worker(config: pytest.Config) -> bool:
