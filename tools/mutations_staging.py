@@ -111,7 +111,10 @@ MUTATIONS = [
              "os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)",
              "os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)", PULL,
              "pull never writes through a symlinked folder"),
-    Mutation("staging", "gpulease/transfer/files.py", "            if not stat.S_ISREG(st.st_mode):\n                raise UserError",
-             "            if False:\n                raise UserError", PULL,
+    Mutation("staging", "gpulease/transfer/files.py", "    if not stat.S_ISREG(st.st_mode):\n        raise UserError",
+             "    if False:\n        raise UserError", PULL,
              "pull refuses a link, FIFO, device or folder where a file goes"),
+    Mutation("staging", "gpulease/transfer/files.py", "        os.rename(downloaded, name, dst_dir_fd=fd)",
+             "        os.rename(downloaded, str(target))", ("tests/transfer/test_pull_confined.py",),
+             "pull puts a file in place by directory descriptor (a symlink swapped in is not written through)"),
 ]

@@ -94,42 +94,65 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def confined_target(dest: Path, key: str, prefix: str, temp_suffixes: tuple[str, ...] = ()) -> tuple[Path, int | None]:
-    """Where a pulled object goes and the size of the regular file already there (None: nothing there).
-
-    The folders below ``dest`` are made (or entered) one at a time from a directory descriptor with ``O_NOFOLLOW``,
-    so a symlink on the way (``dest/final -> ~/.ssh``) is refused, not written through; a symlink, folder, FIFO or
-    device at the file's place, or at the temporary name the SDK downloads to first, is refused too."""
-    target = local_target(dest, key, prefix)
+def _folder_of(dest: Path, key: str) -> tuple[int, Path]:
+    """A descriptor of the folder ``key``'s file goes in, each folder below ``dest`` made (or entered) from the one
+    above with ``O_NOFOLLOW``: a symlink on the way (``dest/final -> ~/.ssh``) is refused, never followed."""
     parts = PurePosixPath(key).parts
     dest.mkdir(parents=True, exist_ok=True)
     fd = os.open(dest, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     shown = dest
-    try:
-        for part in parts[:-1]:
-            shown = shown / part
-            with suppress(FileExistsError):
-                os.mkdir(part, 0o755, dir_fd=fd)
-            try:
-                nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-            except OSError:
-                found = _kind(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode)
-                raise UserError(f"object {key!r}: {shown} is {found}; refusing to write through it (pull writes only "
-                                f"inside {dest})") from None
+    for part in parts[:-1]:
+        shown = shown / part
+        with suppress(FileExistsError):
+            os.mkdir(part, 0o755, dir_fd=fd)
+        try:
+            nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        except OSError:
+            found = _kind(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode)
             os.close(fd)
-            fd = nxt
-        have = None
-        for name in (parts[-1], *(parts[-1] + suffix for suffix in temp_suffixes)):
-            try:
-                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                raise UserError(f"object {key!r}: {shown / name} is {_kind(st.st_mode)} where a file goes; refusing it "
-                                "(move it away and pull again)")
-            if name == parts[-1]:
-                have = st.st_size
-        return target, have
+            raise UserError(f"object {key!r}: {shown} is {found}; refusing to write through it (pull writes only "
+                            f"inside {dest})") from None
+        os.close(fd)
+        fd = nxt
+    return fd, shown
+
+
+def _regular_or_absent(fd: int, name: str, key: str, shown: Path) -> int | None:
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        raise UserError(f"object {key!r}: {shown / name} is {_kind(st.st_mode)} where a file goes; refusing it "
+                        "(move it away and pull again)")
+    return st.st_size
+
+
+def confined_target(dest: Path, key: str, prefix: str, temp_suffixes: tuple[str, ...] = ()) -> tuple[Path, int | None]:
+    """Where a pulled object goes and the size of the regular file already there (None: nothing there); a
+    symlink, folder, FIFO or device on the way or at the file's place is refused (``_folder_of``)."""
+    target = local_target(dest, key, prefix)
+    name = PurePosixPath(key).parts[-1]
+    fd, shown = _folder_of(dest, key)
+    try:
+        for other in (name + suffix for suffix in temp_suffixes):
+            _regular_or_absent(fd, other, key, shown)
+        return target, _regular_or_absent(fd, name, key, shown)
+    finally:
+        os.close(fd)
+
+
+def put_in_place(dest: Path, key: str, prefix: str, downloaded: str) -> Path:
+    """Move ``downloaded`` (a file in a private folder of this pull) to its place below ``dest``: the folder is
+    entered again from ``dest`` with ``O_NOFOLLOW`` and the file renamed into it by descriptor, so a symlink swapped
+    in after ``confined_target`` looked is refused or bypassed, never written through."""
+    target = local_target(dest, key, prefix)
+    name = PurePosixPath(key).parts[-1]
+    fd, shown = _folder_of(dest, key)
+    try:
+        _regular_or_absent(fd, name, key, shown)
+        os.rename(downloaded, name, dst_dir_fd=fd)
+        return target
     finally:
         os.close(fd)
 

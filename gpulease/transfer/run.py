@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,14 @@ from rich.console import Console
 
 from gpulease.core.errors import UserError
 from gpulease.review.organization import check_name
-from gpulease.transfer.files import DEFAULT_CHECKPOINT_PREFIX, confined_target, key_prefix, local_files, progress_bar
+from gpulease.transfer.files import (
+    DEFAULT_CHECKPOINT_PREFIX,
+    confined_target,
+    key_prefix,
+    local_files,
+    progress_bar,
+    put_in_place,
+)
 from gpulease.transfer.locate import DEFAULT_ORGANIZATION, StackBucket, locate
 
 DEFAULT_PULL_PREFIXES = ("final/", "logs/")
@@ -94,15 +102,20 @@ def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, 
 def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, console: Console,
          bar: bool = True) -> dict[str, Any]:
     got, skipped = [], []
-    with progress_bar(console, bar) as progress:
+    dest.mkdir(parents=True, exist_ok=True)
+    # Downloads land in a private folder of this pull first (0700, made by mkdtemp) and are renamed into place by
+    # directory descriptor (files.put_in_place): the SDKs open paths, which would follow a link swapped in later.
+    with progress_bar(console, bar) as progress, tempfile.TemporaryDirectory(dir=dest, prefix=".gpulease-pull-") as own:
         for prefix in prefixes:
             for key, size in store.objects(prefix):
-                target, have = confined_target(dest, key, prefix, getattr(store, "temp_suffixes", ()))
+                _, have = confined_target(dest, key, prefix, getattr(store, "temp_suffixes", ()))
                 if have == size:
                     skipped.append(key)
                     continue
                 task = progress.add_task(key, total=size)
-                store.download(key, str(target), lambda n, task=task: progress.advance(task, n))
+                landed = os.path.join(own, f"{len(got)}.download")
+                store.download(key, landed, lambda n, task=task: progress.advance(task, n))
+                put_in_place(dest, key, prefix, landed)
                 got.append(key)
     if not got and not skipped:
         raise UserError(f"stack {where.stack}: nothing under {', '.join(prefixes)} in {where.bucket}")

@@ -67,3 +67,28 @@ def test_the_sdks_temporary_name_is_checked_too(tmp_path: Path) -> None:
     assert confined_target(tmp_path, "final/x.bin", "final/")[1] is None
     (tmp_path / "final" / "x.bin").write_bytes(b"abc")
     assert confined_target(tmp_path, "final/x.bin", "final/") == (tmp_path / "final" / "x.bin", 3)
+
+
+def test_a_symlink_swapped_in_while_the_object_downloads_is_not_written_through(bucket, tmp_path, capsys,
+                                                                                monkeypatch):
+    """The folder checked before the download becomes a symlink before the file is put in place."""
+    from gpulease.transfer.s3 import S3Store
+
+    monkeypatch.setenv("PATH", "/nonexistent")
+    outside = tmp_path / "dot-ssh"
+    outside.mkdir()
+    (outside / "model.safetensors").write_bytes(VICTIM)
+    dest = tmp_path / "results"
+    real = S3Store.download
+
+    def swapping(self, key, target, progress):
+        real(self, key, target, progress)
+        if key == "final/model.safetensors":
+            (dest / "final").rename(tmp_path / "final-moved")
+            (dest / "final").symlink_to(outside)
+
+    monkeypatch.setattr(S3Store, "download", swapping)
+    assert pull(bucket, dest) == 2
+    assert f"{dest}/final is a symlink; refusing to write through it" in capsys.readouterr().err
+    assert (outside / "model.safetensors").read_bytes() == VICTIM and sorted(os.listdir(outside)) == ["model.safetensors"]
+    assert not [p for p in dest.iterdir() if p.name.startswith(".gpulease-pull-")]  # the private folder is gone
