@@ -152,7 +152,10 @@ class PolicyRunner:
         self.pack_name = pack_name or pack.PACK_NAME
         self._enforcement = pack_enforcement or pack.PACK_ENFORCEMENT
         self._description = (pack.PACK_DESCRIPTION, pack.PACK_DISPLAY_NAME)
-        self.servicer = self._new_servicer(self.policies)
+        self.servicer = self._servicer_class(
+            self.pack_name, PACK_VERSION, self.policies, self._enforcement, None, *self._description, None, None, None,
+            None,
+        )
         self.info = self.servicer.GetAnalyzerInfo(None, None)
         self.levels, self.properties = resolve_config(self.info, config or {})
         self._configure = analyzer_pb2.ConfigureAnalyzerRequest()
@@ -166,11 +169,6 @@ class PolicyRunner:
         everything = not narrow
         self._judged_types = functools.cache(lambda t: everything or any(reads(p, t) for p in resource_rules))
         self._stack_reads = functools.cache(lambda t: everything or any(reads(p, t) for p in stack_rules))
-
-    def _new_servicer(self, policies: list[Policy]) -> Any:
-        return self._servicer_class(
-            self.pack_name, PACK_VERSION, policies, self._enforcement, None, *self._description, None, None, None, None
-        )
 
     def analyze(self, rendering: Rendering, now: datetime | None = None) -> PolicyResult:
         """Run every policy on ``rendering``; ``now`` fixes the policies' clock (default: the real time)."""

@@ -22,7 +22,6 @@ from gpulease.core.compute.forms import (
     Metadata,
     TemplateRef,
     UserData,
-    distribution,
     form_of,
     register,
 )
@@ -71,16 +70,6 @@ def _lt_instance_tags(props: Mapping[str, Any]) -> Mapping[str, Any]:
     return tags
 
 
-def _asg_market(props: Mapping[str, Any]) -> Market:
-    if read(props, "mixedInstancesPolicy") is None:
-        return Market(None)
-    return distribution(
-        read(props, "mixedInstancesPolicy.instancesDistribution.onDemandBaseCapacity"),
-        read(props, "mixedInstancesPolicy.instancesDistribution.onDemandPercentageAboveBaseCapacity"),
-        ("onDemandBaseCapacity", "onDemandPercentageAboveBaseCapacity"),
-    )
-
-
 def _asg_hazards(props: Mapping[str, Any], expires: datetime | None) -> list[str]:
     if rt.flag(read(props, "newInstancesProtectedFromScaleIn")):
         return ["new_instances_protected_from_scale_in=true: protected instances are not terminated when the group "
@@ -126,7 +115,7 @@ register(
                                (rt.AWS_LAUNCH_CONFIGURATION,))),
         capacity=_scaling("maxSize"), desired=_scaling("desiredCapacity"),
         weights=("mixedInstancesPolicy.launchTemplate.overrides.*.weightedCapacity",),
-        market=_asg_market, spot_how=form_of(rt.AWS_AUTOSCALING_GROUP).spot_how,  # type: ignore[union-attr]
+        market=a._asg_market, spot_how=form_of(rt.AWS_AUTOSCALING_GROUP).spot_how,  # type: ignore[union-attr]
         spot_cap="mixedInstancesPolicy.instancesDistribution.spotMaxPrice",
         deadlines=form_of(rt.AWS_AUTOSCALING_GROUP).deadlines,  # type: ignore[union-attr]
         hazards=_asg_hazards, decoys=(a.LIFETIME_DECOY,), identity=("id", "autoScalingGroupName"),
