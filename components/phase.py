@@ -42,6 +42,7 @@ def phase_view(exp: ExperimentSpec) -> ExperimentSpec:
         "market": "on-demand",
         "on_demand_reason": PREP_ON_DEMAND_REASON,
         "max_spot_price_usd": None,
+        "spot": exp.spot.model_copy(update={"recover": False}),  # on-demand: nothing reclaims it
         "max_runtime_hours": exp.prep.max_runtime_hours,
         "idle_minutes": exp.prep.idle_minutes,
     })

@@ -10,7 +10,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from components.spec import keys
 from components.spec.clouds import SPEC_RULES, Cloud, all_key_types
@@ -26,6 +26,7 @@ from components.spec.sections import (
     WatchdogSpec,
     tag_safe,
 )
+from components.spec.spot import SpotSpec, default_recover, spot_problems
 from components.spec.suggest import nearest_hint
 from components.spec.workflow import DataSpec, Phase, PrepSpec, workflow_problems
 from components.spec_rules import CloudSpecRules, Problem
@@ -84,6 +85,9 @@ class ExperimentSpec(SpecModel):
     network: NetworkSpec = Field(default_factory=NetworkSpec)
     iam: IamSpec = Field(default_factory=IamSpec, description="The IAM roles the stack creates (AWS).")
     watchdog: WatchdogSpec = Field(default_factory=WatchdogSpec)
+    # After market, nodes and checkpoints: its default is decided from them (components/spec/spot.py).
+    spot: SpotSpec = Field(default_factory=SpotSpec, validate_default=True,
+                           description="What happens when the cloud reclaims a spot instance.")
     ci_run: str | None = Field(
         None,
         description="The CI run an ephemeral stack belongs to (set by gpulease ephemeral); tagged on every resource.",
@@ -153,6 +157,18 @@ class ExperimentSpec(SpecModel):
             tag_safe(value, f"tags.{key}")
         return tags
 
+    @field_validator("spot")
+    @classmethod
+    def _spot_default(cls, spot: SpotSpec, info: ValidationInfo) -> SpotSpec:
+        """``recover`` decided here, so that every reader sees a bool: the user's value, or true exactly on a
+        single-node spot experiment with checkpoints (a field that failed its own check counts as not given)."""
+        if spot.recover is not None:
+            return spot
+        data = info.data
+        checkpoints = data.get("checkpoints")
+        enabled = checkpoints is not None and checkpoints.enabled
+        return spot.model_copy(update={"recover": default_recover(data.get("market", ""), enabled, data.get("nodes", 0))})
+
     @field_validator("expires_at")
     @classmethod
     def _expires_utc(cls, value: datetime | None) -> datetime | None:
@@ -203,6 +219,7 @@ class ExperimentSpec(SpecModel):
         problems += self._tag_problems()
         problems += run_problems(self, runtime_ok=not runtime)
         problems += cluster_problems(self)
+        problems += spot_problems(self)
         vol = self.data_disk.existing_volume_id
         if vol is not None and not rules.disk_id.match(vol):
             problems.append(("dataDisk.existingVolumeId", f"{vol!r} is not a {self.cloud} disk id; accepted: e.g. {rules.disk_id_example}"))
