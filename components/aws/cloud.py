@@ -33,8 +33,14 @@ class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifet
             "start-session --target <id>`",
         ),
         "spot": Support(
-            "one-time spot request, `terminate` on interruption, `max_price` from `maxSpotPriceUsd` (plain decimal "
-            "digits)",
+            "`spot.recover` (the default on spot with checkpoints and one node): a persistent request, `stop` on "
+            "interruption, `valid_until` the deadline; EC2 starts the stopped instance again with its volumes, and "
+            "the deadline cancels the request (`ec2:cancelSpotInstanceRequests`, two minutes early) before it "
+            "terminates the instance. Otherwise a one-time request, `terminate` on interruption. `max_price` from "
+            "`maxSpotPriceUsd` (plain decimal digits)",
+            gap="A cluster does not recover on AWS (each node would come back on its own while the job on the others "
+                "waits or fails): its nodes stay one-time spot, terminated on a reclaim. When EC2 restarts a stopped "
+                "instance depends on capacity: not verifiable without a cloud.",
         ),
         "deadline": Support(
             "EventBridge Scheduler one-time schedule at the recorded deadline (`at(...)`, UTC, flexible window off, "
@@ -79,7 +85,9 @@ class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifet
             "instance and disk attachment delete-before-replace (never two GPU instances, never `VolumeInUse`); "
             "`ignore_changes: [ami]` for family images; a pinned `image.id` that changes replaces on purpose; a "
             "user-data change replaces the instance (`user_data_replace_on_change`: a one-time spot instance cannot "
-            "be stopped); the data volume grows in place",
+            "be stopped); turning `spot.recover` on or off replaces it (`instance_market_options` is ForceNew; the "
+            "provider cancels the old request first), a renewal does not (`valid_until` ignored after the first "
+            "run); the data volume grows in place",
         ),
         "nvidia-driver": Support(
             "the DLAMI families (`dlami-base-ubuntu22`, the default, and `dlami-pytorch-ubuntu22`) have the driver "

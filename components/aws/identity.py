@@ -1,4 +1,5 @@
-"""Who may do what: the instance role (its bucket prefix only) and the scheduler's role (terminate one instance)."""
+"""Who may do what: the instance role (its bucket prefix only; with spot recovery, cancelling its own spot request)
+and the scheduler's role (terminate one instance; with spot recovery, cancel its spot request)."""
 
 from __future__ import annotations
 
@@ -118,38 +119,77 @@ class AwsIdentity:
         )
 
 
-def terminate_only_policy(instance_arns: list[str]) -> str:
-    """Terminate exactly these instances (one ARN as a string, as before clusters; a cluster's nodes as a list)."""
-    resource: str | list[str] = instance_arns[0] if len(instance_arns) == 1 else list(instance_arns)
+def _one_or_list(arns: list[str]) -> str | list[str]:
+    """One ARN as a string (as before clusters), several as a list."""
+    return arns[0] if len(arns) == 1 else list(arns)
+
+
+def spot_request_arn(ctx: AwsContext, request_id: str) -> str:
+    """A spot request's ARN, the resource CancelSpotInstanceRequests authorizes on (Service Authorization Reference,
+    Amazon EC2: resource type spot-instances-request,
+    https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html)."""
+    return f"arn:{ctx.partition}:ec2:{ctx.region}:{ctx.account_id}:spot-instances-request/{request_id}"
+
+
+def terminate_only_policy(instance_arns: list[str], request_arns: list[str] | None = None) -> str:
+    """Terminate exactly these instances; with persistent spot requests, cancel exactly those requests too."""
+    statements: list[dict] = [
+        {"Sid": "TerminateThisInstance", "Effect": "Allow", "Action": "ec2:TerminateInstances",
+         "Resource": _one_or_list(instance_arns)},
+    ]
+    if request_arns:
+        statements.append({"Sid": "CancelThisSpotRequest", "Effect": "Allow", "Action": "ec2:CancelSpotInstanceRequests",
+                           "Resource": _one_or_list(request_arns)})
+    return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
+
+
+def own_spot_request_policy(request_arn: str) -> str:
+    """What the watchdog needs to end its own persistent request before it shuts down: find the request's id
+    (DescribeInstances has no resource-level permissions, hence ``*``: Service Authorization Reference, Amazon EC2)
+    and cancel exactly that request."""
     return json.dumps(
         {
             "Version": "2012-10-17",
             "Statement": [
-                {"Sid": "TerminateThisInstance", "Effect": "Allow", "Action": "ec2:TerminateInstances", "Resource": resource}
+                {"Sid": "CancelOwnSpotRequest", "Effect": "Allow", "Action": "ec2:CancelSpotInstanceRequests",
+                 "Resource": request_arn},
+                {"Sid": "FindOwnSpotRequest", "Effect": "Allow", "Action": "ec2:DescribeInstances", "Resource": "*"},
             ],
         },
         sort_keys=True,
     )
 
 
+def allow_own_spot_cancel(name: str, identity: pulumi.Resource, request_id: pulumi.Output[str], ctx: AwsContext,
+                          opts: pulumi.ResourceOptions) -> aws.iam.RolePolicy:
+    """The instance role may cancel its own spot request: a policy created after the instance (the request's id is
+    only known once it runs)."""
+    profile = cast(aws.iam.InstanceProfile, identity)
+    return aws.iam.RolePolicy(
+        f"{name}-cancel-own-spot-request", role=profile.role,
+        policy=request_id.apply(lambda rid: own_spot_request_policy(spot_request_arn(ctx, rid))), opts=opts,
+    )
+
+
 def create_scheduler_role(
     name: str, instance_arns: pulumi.Output[list[str]], tags: dict, ctx: AwsContext, parent: pulumi.Resource,
-    boundary: str | None = None,
+    boundary: str | None = None, request_ids: pulumi.Output[list[str]] | None = None,
 ) -> aws.iam.Role:
     opts = pulumi.ResourceOptions(parent=parent)
+    what = "terminate this one instance" + (" and cancel its spot request" if request_ids is not None else "")
     role = aws.iam.Role(
         f"{name}-deadline-role",
         name=scoped_name(f"{name}-deadline"),
-        description=f"gpulease {name}: EventBridge Scheduler may terminate this one instance",
+        description=f"gpulease {name}: EventBridge Scheduler may {what}",
         assume_role_policy=assume_role_policy("scheduler.amazonaws.com", ctx.account_id),
         permissions_boundary=boundary,
         tags=tags,
         opts=opts,
     )
-    aws.iam.RolePolicy(
-        f"{name}-deadline-terminate",
-        role=role.id,
-        policy=instance_arns.apply(terminate_only_policy),
-        opts=opts,
-    )
+    if request_ids is None:
+        policy = instance_arns.apply(terminate_only_policy)
+    else:
+        policy = pulumi.Output.all(instance_arns, request_ids).apply(
+            lambda both: terminate_only_policy(both[0], [spot_request_arn(ctx, rid) for rid in both[1]]))
+    aws.iam.RolePolicy(f"{name}-deadline-terminate", role=role.id, policy=policy, opts=opts)
     return role

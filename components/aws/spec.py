@@ -7,10 +7,19 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from components.spec_rules import CloudSpecRules, Problem
 from gpulease.core import vocabulary as v
+
+if TYPE_CHECKING:
+    from components.spec.experiment import ExperimentSpec
+
+def recovers(spec: ExperimentSpec) -> bool:
+    """A spot instance that comes back by itself after a reclaim (``spot.recover``; never on-demand, never the
+    preparation phase's instance): a persistent request, stopped on interruption (components/aws/instance.py)."""
+    return spec.market == "spot" and spec.spot.recover is True
+
 
 # Image families resolved to the newest matching image, and whether the NVIDIA driver comes with it. The Deep
 # Learning Base AMIs ship the NVIDIA driver, CUDA and Docker ("Nvidia Driver" is in their names); Canonical's

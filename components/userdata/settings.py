@@ -136,6 +136,11 @@ class BootstrapSettings(BaseModel):
     busy_marker: str = "/data/busy"
     busy_marker_max_age_minutes: int = 0
     on_rebalance: Literal["checkpoint", "shutdown", "ignore"] = "checkpoint"
+    spot_recover: bool = False
+    """Spot recovery (``spot.recover``): the cloud stops the instance on a reclaim and starts it again, so a spot
+    notice runs the hook and the final sync and does not shut down; the watchdog's own end (deadline, idle, budget)
+    cancels the instance's own spot request before it shuts down (a shutdown from inside terminates it, and a
+    terminated instance re-opens a persistent request). Absent from the JSON when false."""
     poll_seconds: int = 5
     data_disk_id: str
     """vol-... on AWS, d-... on Alibaba Cloud: the bootstrap finds the device by this id."""
@@ -205,6 +210,8 @@ def settings_json(settings: BootstrapSettings) -> str:
     for key, default in WORKFLOW_DEFAULTS.items():  # nor does one that uses no part of the workflow
         if data.get(key) == default:
             del data[key]
+    if not data["spot_recover"]:
+        del data["spot_recover"]  # the same user-data as before spot recovery for everything that does not recover
     if data.get("idle_source") == "gpu":
         del data["idle_source"], data["idle_cpu_percent"]
     for key in ("verify", "job"):  # only what the experiment declares travels in its user-data
@@ -251,6 +258,8 @@ def settings_for(
         busy_marker=wd.busy_marker,
         busy_marker_max_age_minutes=wd.busy_marker_max_age_minutes,
         on_rebalance=wd.on_rebalance,
+        # AWS builds recovery (components/aws/instance.py); Alibaba Cloud sets it where its own mechanism does.
+        spot_recover=cloud == "aws" and spec.market == "spot" and spec.spot.recover is True,
         poll_seconds=wd.poll_seconds,
         data_disk_id=data_disk_id,
         data_owner=spec.ssh.user,

@@ -43,6 +43,11 @@ AWS_BUDGET = "aws:budgets/budget:Budget"
 """A stack's budget alert (``gpulease.core.budget_alert``); Alibaba Cloud's provider has none."""
 TERMINATE_TARGET = "arn:aws:scheduler:::aws-sdk:ec2:terminateInstances"
 """EventBridge Scheduler's universal target that calls EC2 TerminateInstances (the deadline's schedule)."""
+CANCEL_SPOT_TARGET = "arn:aws:scheduler:::aws-sdk:ec2:cancelSpotInstanceRequests"
+"""The universal target that calls EC2 CancelSpotInstanceRequests (a persistent request's end, before the
+termination; https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-targets-universal.html)."""
+AWS_EC2_TAG = "aws:ec2/tag:Tag"
+"""One tag on one EC2 resource (the kit's persistent spot request carries the instance's tags this way)."""
 # Compute forms besides the instance (gpulease.core.compute.aws_forms reads them), and what bounds them.
 AWS_LAUNCH_CONFIGURATION = "aws:ec2/launchConfiguration:LaunchConfiguration"
 AWS_AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
@@ -139,6 +144,9 @@ FREE_TYPES: frozenset[str] = frozenset({
     AWS_LAUNCH_TEMPLATE, AWS_LAUNCH_CONFIGURATION, AWS_AUTOSCALING_SCHEDULE, AWS_SCHEDULE,
     AWS_ECS_CAPACITY_PROVIDER, "aws:ecs/cluster:Cluster", "aws:ecs/clusterCapacityProviders:ClusterCapacityProviders",
     *ALI_LAUNCH_TEMPLATES, ALI_SCALING_CONFIGURATION, ALI_SCHEDULED_TASK,
+    # A tag is metadata on the resource it names, which is the billed part
+    # (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/Using_Tags.html): the kit's spot request's tags.
+    AWS_EC2_TAG,
     # A budget without budget actions (the stack's budget alert): "Budgets without actions: free"
     # (https://aws.amazon.com/aws-cost-management/aws-budgets/pricing/; older user-guide versions charged $0.02 a
     # day for each active budget past the first two: see docs/run.md#budget-alerts).

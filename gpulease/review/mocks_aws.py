@@ -131,6 +131,8 @@ def _instance(m: MockState, name: str, i: dict) -> tuple[str, dict]:
         "privateIp": _ip("pip", name, block="172.31.16"),
         "instanceState": "running",
         "spotInstanceRequestId": f"sir-{_hex('sir', name, length=8)}" if i.get("instanceMarketOptions") else "",
+        # What the provider reads back for a spot instance, and what its delete cancels the request by.
+        "instanceLifecycle": "spot" if i.get("instanceMarketOptions") else "",
         "rootBlockDevice": {**(i.get("rootBlockDevice") or {}), "volumeId": f"vol-{_hex('root', name)}",
                             "deviceName": "/dev/sda1"},
     }

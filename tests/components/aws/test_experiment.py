@@ -37,6 +37,12 @@ def spot():
     return r
 
 
+def terminating(r, name: str = "exp1"):
+    """The schedule that terminates an experiment's instance (a recovering one also has ``<name>-spot-cancel``)."""
+    (schedule,) = [s for s in r.of_type(SCHEDULE) if s.name == f"{name}-deadline"]
+    return schedule
+
+
 def deadline_records(r):
     """The deadline's time:Static records (the budget's period start is another, components/aws/budget.py)."""
     return [x for x in r.of_type("time:index/static:Static") if "-deadline" in x.name]
@@ -87,9 +93,11 @@ def test_key_pair_from_public_key(spot) -> None:
 def test_spot_instance_inputs(spot) -> None:
     inputs = spot.one(INSTANCE).inputs
     assert inputs["instanceType"] == "g5.xlarge"
+    # Spot with checkpoints recovers by default (tests/components/aws/test_spot_recovery.py has the rest).
     assert inputs["instanceMarketOptions"] == {
         "marketType": "spot",
-        "spotOptions": {"instanceInterruptionBehavior": "terminate", "spotInstanceType": "one-time"},
+        "spotOptions": {"instanceInterruptionBehavior": "stop", "spotInstanceType": "persistent",
+                        "validUntil": DEADLINE},
     }
     assert inputs["instanceInitiatedShutdownBehavior"] == "terminate"
     assert inputs["metadataOptions"]["httpTokens"] == "required"
@@ -145,12 +153,14 @@ def test_a_newer_family_image_never_replaces_the_instance_and_every_replacement_
     """``ami`` is replace-triggering: a looked-up image is ignored after the first run, a pinned one is not; any
     replacement deletes the old instance and its attachment first (no two GPUs, no VolumeInUse)."""
     instance = spot.one(INSTANCE)
-    assert instance.ignore_changes == ["ami"] and instance.delete_before_replace is True
+    assert instance.ignore_changes == ["ami", "instanceMarketOptions.spotOptions.validUntil"]
+    assert instance.delete_before_replace is True
     attachment = spot.one("aws:ec2/volumeAttachment:VolumeAttachment")
     assert attachment.delete_before_replace is True
     assert attachment.property_dependencies["instanceId"] == [instance.urn]
     pinned = render_experiment(experiment(image={"id": "ami-0123456789abcdef0"})).one(INSTANCE)
-    assert pinned.ignore_changes == [] and pinned.delete_before_replace is True
+    assert pinned.ignore_changes == ["instanceMarketOptions.spotOptions.validUntil"]
+    assert pinned.delete_before_replace is True
 
 
 def test_data_volume_encrypted_in_the_instance_zone_and_retained(spot) -> None:
@@ -320,7 +330,7 @@ def test_instance_role_least_privilege(spot) -> None:
 
 
 def test_deadline_schedule_terminates_exactly_this_instance(spot) -> None:
-    schedule = spot.one(SCHEDULE).inputs
+    schedule = terminating(spot).inputs
     instance = spot.one(INSTANCE)
     assert schedule["scheduleExpression"] == "at(2026-12-01T16:00:00)"
     assert schedule["scheduleExpressionTimezone"] == "UTC"
@@ -334,14 +344,16 @@ def test_deadline_schedule_terminates_exactly_this_instance(spot) -> None:
     assert trust["Principal"] == {"Service": "scheduler.amazonaws.com"}
     assert trust["Condition"] == {"StringEquals": {"aws:SourceAccount": ACCOUNT_ID}}
     policy = json.loads(next(p for p in spot.of_type(ROLE_POLICY) if p.name.endswith("deadline-terminate")).inputs["policy"])
-    assert policy["Statement"] == [
-        {
-            "Sid": "TerminateThisInstance",
-            "Effect": "Allow",
-            "Action": "ec2:TerminateInstances",
-            "Resource": f"arn:aws:ec2:us-east-1:{ACCOUNT_ID}:instance/{instance.id}",
-        }
-    ]
+    assert policy["Statement"][0] == {
+        "Sid": "TerminateThisInstance",
+        "Effect": "Allow",
+        "Action": "ec2:TerminateInstances",
+        "Resource": f"arn:aws:ec2:us-east-1:{ACCOUNT_ID}:instance/{instance.id}",
+    }
+    # Opted out of recovery (a one-time request), terminating is all the role may do.
+    one_time = render_experiment(experiment(spot={"recover": False}))
+    policy = json.loads(one_time.by_name("exp1-deadline-terminate").inputs["policy"])
+    assert [s["Action"] for s in policy["Statement"]] == ["ec2:TerminateInstances"]
 
 
 def test_every_taggable_resource_carries_the_full_tag_set(spot) -> None:
@@ -399,7 +411,7 @@ def test_deadline_is_recorded_once_and_survives_a_second_run() -> None:
     second = render_experiment(experiment(), now=later, prior=first)
     assert second.error is None, second.error
     assert second.outputs["deadline"] == DEADLINE
-    assert second.one(SCHEDULE).inputs["scheduleExpression"] == "at(2026-12-01T16:00:00)"
+    assert terminating(second).inputs["scheduleExpression"] == "at(2026-12-01T16:00:00)"
     assert second.one(INSTANCE).inputs["tags"][v.TAG_EXPIRES_AT] == DEADLINE
     # Without the recorded state the same program would have pushed the deadline out by three hours.
     fresh = render_experiment(experiment(), now=later)
@@ -421,7 +433,7 @@ def test_explicit_expires_at_is_used_as_is() -> None:
     r = render_experiment(experiment(expiresAt="2026-12-01T12:30:00Z"))
     assert deadline_records(r) == []
     assert r.outputs["deadline"] == "2026-12-01T12:30:00Z"
-    assert r.one(SCHEDULE).inputs["scheduleExpression"] == "at(2026-12-01T12:30:00)"
+    assert terminating(r).inputs["scheduleExpression"] == "at(2026-12-01T12:30:00)"
 
 
 def test_invalid_spec_registers_nothing() -> None:
@@ -466,7 +478,7 @@ def test_sweep_shares_network_and_bucket_and_splits_the_rest() -> None:
     instances = {i.name: i for i in r.of_type(INSTANCE)}
     assert set(instances) == {"sw-a-instance", "sw-b-instance"}
     assert instances["sw-b-instance"].inputs["instanceType"] == "g6e.xlarge"
-    assert len(r.of_type(VOLUME)) == 2 and len(r.of_type(SCHEDULE)) == 2
+    assert len(r.of_type(VOLUME)) == 2 and len(r.of_type(SCHEDULE)) == 4
     bucket = r.one(BUCKET).inputs["bucket"]
     assert r.outputs["experiments"]["sw-a"]["checkpointUri"] == f"s3://{bucket}/ckpt/sw-a/"
     policies = {p.name: json.loads(p.inputs["policy"]) for p in r.of_type(ROLE_POLICY) if p.name.endswith("checkpoint-access")}

@@ -76,6 +76,7 @@ def test_aws_settings_equal_the_spec_and_the_created_resources(aws_render, aws_t
         "busy_marker": "/data/.busy",
         "busy_marker_max_age_minutes": 120,
         "on_rebalance": "shutdown",
+        "spot_recover": True,  # spot with checkpoints recovers by default: the cloud stops and restarts it
         "poll_seconds": 10,
         "data_disk_id": aws_render.one(VOLUME).id,
         "data_owner": "ubuntu",
