@@ -100,8 +100,9 @@ class Stoppers:
             if s.type == rt.AWS_SCHEDULE and read(s.props, "state", "ENABLED") != "DISABLED"
         ]
 
-    def _scheduler(self, unit: ComputeUnit, d: Deadline, expires: datetime | None, grace: timedelta,
-                   verdict: Verdict) -> None:
+    def _covering(self, unit: ComputeUnit, d: Deadline, needing: list[ComputeUnit]) -> list[tuple[Registered, Any]]:
+        """The enabled schedules calling ``d.target`` for ``unit``: by dependency or by a named id; during preview
+        (input unknown, no dependency) the one such schedule when exactly one unit in ``needing`` needs one."""
         mine = [s for s in self.schedulers if read(s.props, "target.arn") == d.target]
         covering = []
         for sched in mine:
@@ -112,9 +113,14 @@ class Stoppers:
                 covering.append((sched, data))
         unmatched = [s for s in mine if not s.dependencies.get("target") and _named_ids(_schedule_input(s.props),
                                                                                         d.ids_key) is None]
-        needing = [u for u in self.units if u.accelerated and d in u.form.deadlines]
         if not covering and len(mine) == 1 and len(needing) == 1 and unmatched:
             covering = [(unmatched[0], None)]  # input unknown during preview and no dependency: one and one
+        return covering
+
+    def _fires(self, covering: list[tuple[Registered, Any]], d: Deadline, expires: datetime | None,
+               grace: timedelta, verdict: Verdict) -> list[Any]:
+        """When each covering schedule fires (``UNKNOWN`` during preview); the wrong or late ones go to ``verdict``."""
+        times = []
         for sched, data in covering:
             fires, problem = schedule_fire_time(sched.props)
             wrong = _holds(data, d.requires) if data is not None else []
@@ -125,6 +131,40 @@ class Stoppers:
                                     f"{v.rfc3339(expires)}")
             else:
                 verdict.ok = True
+                times.append(fires)
+        return times
+
+    def _scheduler(self, unit: ComputeUnit, d: Deadline, expires: datetime | None, grace: timedelta,
+                   verdict: Verdict) -> list[Any]:
+        needing = [u for u in self.units if u.accelerated and d in u.form.deadlines]
+        return self._fires(self._covering(unit, d, needing), d, expires, grace, verdict)
+
+    def request_end(self, unit: ComputeUnit, expires: datetime | None, grace: timedelta) -> str | None:
+        """Why the unit's persistent spot request would outlive its deadline, or None: no persistent request, one
+        that ends by itself in time (its form's ``persistent`` reader), or a schedule cancelling exactly that request
+        (``cancels``) by the deadline and before any schedule terminating the unit (terminating first re-opens it)."""
+        form = unit.form
+        problem = form.persistent(unit.resource.props, expires)
+        if problem is None or form.cancels is None:
+            return problem
+        d = form.cancels
+        needing = [u for u in self.units if u.accelerated and u.form.cancels == d
+                   and u.form.persistent(u.resource.props, None) is not None]
+        verdict = Verdict()
+        cancels = self._fires(self._covering(unit, d, needing), d, expires, grace, verdict)
+        if not verdict.ok:
+            late = f" ({'; '.join(verdict.late)})" if verdict.late else ""
+            return f"{problem}, or {d.accepted}{late}"
+        terminates = [t for dl in form.deadlines if dl.kind == "scheduler"
+                      for t in self._scheduler(unit, dl, expires, grace, Verdict())]
+        first_cancel = min((t for t in cancels if isinstance(t, datetime)), default=None)
+        first_stop = min((t for t in terminates if isinstance(t, datetime)), default=None)
+        if first_cancel is not None and first_stop is not None and first_cancel >= first_stop:
+            return (f"its request is cancelled at {v.rfc3339(first_cancel)}, not before its termination at "
+                    f"{v.rfc3339(first_stop)}: terminating first re-opens a persistent request, which launches a new "
+                    "instance (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/using-spot-instances-request.html"
+                    "#terminating-a-spot-instance); accepted: the cancelling schedule earlier than the terminating one")
+        return None
 
     def _group_schedule(self, unit: ComputeUnit, d: Deadline, expires: datetime | None, grace: timedelta,
                         verdict: Verdict, token: str, time_key: str, recurrence_key: str) -> None:

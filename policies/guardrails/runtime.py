@@ -13,7 +13,10 @@ wedged, the one its form offers (``gpulease.core.compute`` registry, ``deadlines
 schedule terminating an instance, a scheduled action scaling an autoscaling group to zero, a fleet's expiry
 with termination, an Alibaba release time, an ESS scheduled task to zero. A form that offers none (an ACK node
 pool) is reported as unbounded, naming what would bound it; so is a setting that defeats the stop (scale-in
-protection, a persistent spot request). ``acceptUnbounded`` names resources accepted after review.
+protection, a persistent spot request). A persistent spot request is accepted with a cloud-side end of its own: a
+``valid_until`` no later than the deadline, or a schedule cancelling exactly that request
+(``ec2:cancelSpotInstanceRequests``) by the deadline and before the schedule that terminates its instance.
+``acceptUnbounded`` names resources accepted after review.
 """
 
 from __future__ import annotations
@@ -108,7 +111,9 @@ def _cloud_stop(args: StackValidationArgs, report: ReportViolation) -> None:
         expires = c.parse_time(unit.tags.get(v.TAG_EXPIRES_AT))
         verdict = stoppers.verdict(unit, expires, grace)
         if verdict.ok:
-            for hazard in form.hazards(unit.resource.props, expires) + deadlines.linked_hazards(unit, linked):
+            hazards = form.hazards(unit.resource.props, expires) + deadlines.linked_hazards(unit, linked)
+            request = stoppers.request_end(unit, expires, grace)
+            for hazard in hazards + ([request] if request else []):
                 report(f"{c.display_unit(unit)}: its cloud-side stop would not end it: {hazard}", resource.urn)
             continue
         if verdict.late:

@@ -145,6 +145,10 @@ def _no_gap(props: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _not_persistent(props: Mapping[str, Any], expires: datetime | None) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class ComputeForm:
     token: str
@@ -198,6 +202,12 @@ class ComputeForm:
     """When no deadline fits the form: why, and what would bound the GPUs instead."""
     hazards: Callable[[Mapping[str, Any], datetime | None], list[str]] = _no_hazards
     """Its own settings that would keep instances running past a deadline action (given its expires-at)."""
+    persistent: Callable[[Mapping[str, Any], datetime | None], str | None] = _not_persistent
+    """A persistent spot request behind the form, which terminating its instance re-opens: why (None when there is
+    none, or when the request's own end comes by the given expires-at). Reported unless ``cancels`` holds."""
+    cancels: Deadline | None = None
+    """A schedule that cancels the form's persistent request (its target and the key naming the request), which
+    ends the request as its own end would, when it fires by the deadline and before the termination."""
     decoys: tuple[tuple[str, str], ...] = ()
     """Inputs that look like a deadline but are not one: (path, why), named when no deadline is found."""
     linked_hazards: tuple[LinkedHazard, ...] = ()

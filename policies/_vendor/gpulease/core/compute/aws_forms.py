@@ -80,23 +80,50 @@ def _terminate_schedule(accepted_for: str) -> Deadline:
     )
 
 
-def _persistent_spot_request(props: Mapping[str, Any], expires: datetime | None) -> list[str]:
-    """A persistent request relaunches what a deadline terminated, until the request itself ends."""
+REOPENS = ("terminating its instance re-opens the request, which launches a new one "
+           "(https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/using-spot-instances-request.html"
+           "#terminating-a-spot-instance)")
+CANCEL_SCHEDULE = Deadline(
+    kind="scheduler",
+    target=rt.CANCEL_SPOT_TARGET,
+    ids_key="SpotInstanceRequestIds",
+    accepted=f"a one-time at(...) EventBridge Scheduler schedule calling ec2:cancelSpotInstanceRequests for that "
+    f"request, no later than its {v.TAG_EXPIRES_AT} tag and before the one terminating its instance",
+    source=SCHEDULER_DOC,
+)
+
+
+def _ends_in_time(until: Any, expires: datetime | None) -> bool:
+    """The request's own ``valid_until`` is no later than the deadline: it ends there, cancelled or not."""
+    if not isinstance(until, str) or expires is None:
+        return False
+    try:
+        return v.parse_rfc3339(until) <= expires
+    except ValueError:
+        return False
+
+
+def _persistent_spot_request(props: Mapping[str, Any], expires: datetime | None) -> str | None:
+    """A persistent request relaunches what a deadline terminated, until the request itself ends (its valid_until,
+    or a schedule cancelling it: ``CANCEL_SCHEDULE``)."""
     spot_type = read(props, "spotType", "persistent")  # pulumi_aws creates persistent requests by default
-    if spot_type is UNKNOWN or spot_type == "one-time":
-        return []
-    until = read(props, "validUntil")
-    if isinstance(until, str) and expires is not None:
-        try:
-            if v.parse_rfc3339(until) <= expires:
-                return []
-        except ValueError:
-            pass
-    return [
-        "spot_type is persistent (pulumi_aws's default): terminating its instance re-opens the request, which "
-        "launches a new one (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-requests.html); accepted: "
-        f"spot_type='one-time', or valid_until no later than its {v.TAG_EXPIRES_AT} tag"
-    ]
+    if spot_type is UNKNOWN or spot_type == "one-time" or _ends_in_time(read(props, "validUntil"), expires):
+        return None
+    return (f"spot_type is persistent (pulumi_aws's default): {REOPENS}; accepted: spot_type='one-time', or "
+            f"valid_until no later than its {v.TAG_EXPIRES_AT} tag")
+
+
+def _persistent_market_options(props: Mapping[str, Any], expires: datetime | None) -> str | None:
+    """An instance's own persistent request (instance_market_options): the same hazard as a spot request's, read
+    where the instance keeps it (one-time is RunInstances' default, SpotMarketOptions.SpotInstanceType)."""
+    if read(props, "instanceMarketOptions.marketType") != "spot":
+        return None
+    spot_type = read(props, "instanceMarketOptions.spotOptions.spotInstanceType", "one-time")
+    until = read(props, "instanceMarketOptions.spotOptions.validUntil")
+    if spot_type is UNKNOWN or spot_type != "persistent" or _ends_in_time(until, expires):
+        return None
+    return (f"instance_market_options.spot_options.spot_instance_type is persistent: {REOPENS}; accepted: "
+            f"spot_instance_type='one-time', or valid_until no later than its {v.TAG_EXPIRES_AT} tag")
 
 
 def _lt_instance_tags(props: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -203,6 +230,7 @@ register(
         spot_cap="instanceMarketOptions.spotOptions.maxPrice",
         metadata=_METADATA, user_data=_INSTANCE_USER_DATA, disks=_INSTANCE_DISKS,
         deadlines=(_terminate_schedule("it"),),
+        persistent=_persistent_market_options, cancels=CANCEL_SCHEDULE,
         public_ip=("associatePublicIpAddress",), security_groups=("vpcSecurityGroupIds", "securityGroups"),
         source="pulumi_aws ec2.Instance",
     ),
@@ -212,7 +240,7 @@ register(
         market=lambda props: Market(SPOT, "a spot request"), spot_cap="spotPrice",
         metadata=_METADATA, user_data=_INSTANCE_USER_DATA, disks=_INSTANCE_DISKS,
         deadlines=(_terminate_schedule("its instance"),),
-        hazards=_persistent_spot_request,
+        persistent=_persistent_spot_request, cancels=CANCEL_SCHEDULE,
         decoys=(("validUntil", "valid_until ends the request, not the instance it launched (RequestSpotInstances "
                  "ValidUntil)"),),
         public_ip=("associatePublicIpAddress",), security_groups=("vpcSecurityGroupIds", "securityGroups"),
