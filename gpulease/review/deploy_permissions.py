@@ -40,7 +40,10 @@ DEPLOY_ACTIONS: dict[str, Needs] = {
         "ec2:DescribeInstances", "ec2:DescribeInstanceAttribute", "ec2:DescribeInstanceStatus",
         "ec2:DescribeSpotInstanceRequests", "ec2:DescribeInstanceTypes", "ec2:DescribeInstanceCreditSpecifications",
         "ec2:ModifyInstanceAttribute", "ec2:ModifyInstanceMetadataOptions", "ec2:DescribeVolumes",
-        "ec2:DescribeNetworkInterfaces", "iam:PassRole", *_TAGS_EC2), EC2),
+        "ec2:DescribeNetworkInterfaces", "iam:PassRole",
+        # A spot instance's delete cancels its request first (terraform-provider-aws resourceInstanceDelete).
+        "ec2:CancelSpotInstanceRequests", *_TAGS_EC2), EC2),
+    "aws:ec2/tag:Tag": Needs(_TAGS_EC2, EC2),
     "aws:ebs/volume:Volume": Needs((
         "ec2:CreateVolume", "ec2:DeleteVolume", "ec2:ModifyVolume", "ec2:DescribeVolumes",
         "ec2:DescribeVolumesModifications", *_TAGS_EC2), EC2),

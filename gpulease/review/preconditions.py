@@ -104,6 +104,26 @@ def one_id_per_terminate_call(r: Rendering) -> list[str]:
     return found
 
 
+_VALID_UNTIL = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+
+
+def persistent_spot_stops(r: Rendering) -> list[str]:
+    """A persistent request launched by RunInstances stops or hibernates on interruption, and ends in UTC form."""
+    found = []
+    for inst in _of(r, rt.AWS_INSTANCE):
+        spot = ((inst.inputs.get("instanceMarketOptions") or {}).get("spotOptions")) or {}
+        if spot.get("spotInstanceType") != "persistent":
+            continue
+        behaviour = spot.get("instanceInterruptionBehavior", "terminate")
+        if behaviour not in ("stop", "hibernate"):
+            found.append(f"{inst.name}: a persistent spot request with interruption behaviour {behaviour!r}; "
+                         "RunInstances accepts stop or hibernate")
+        until = spot.get("validUntil")
+        if until is not None and not (isinstance(until, str) and _VALID_UNTIL.match(until)):
+            found.append(f"{inst.name}: validUntil {until!r} is not YYYY-MM-DDTHH:MM:SSZ (UTC)")
+    return found
+
+
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
@@ -225,6 +245,12 @@ PRECONDITIONS: tuple[Precondition, ...] = (
         "\"If you specify multiple instances and the request fails (for example, because of a single incorrect "
         "instance ID), none of the instances are terminated\"",
         AWS_API + "API_TerminateInstances.html", one_id_per_terminate_call,
+    ),
+    Precondition(
+        "persistent-spot-stop", "RunInstances (instance market options)", (rt.AWS_INSTANCE,),
+        "\"For RunInstances, persistent Spot Instance requests are only supported when the instance interruption "
+        "behavior is either hibernate or stop\"; ValidUntil \"in UTC format (YYYY-MM-DDTHH:MM:SSZ)\"",
+        AWS_API + "API_SpotMarketOptions.html", persistent_spot_stops,
     ),
     Precondition(
         "snapshot-create-timeout", "CreateSnapshot, then DescribeSnapshots until completed / accomplished",

@@ -39,6 +39,8 @@ class TypeRule:
     """Inputs that trigger replacement only when another input has a value: path -> (other path, value)."""
     in_place: Mapping[str, str] = field(default_factory=dict)
     """Inputs updated in place with a side effect worth a reviewer's eye: path -> what happens."""
+    on_replace: Mapping[str, str] = field(default_factory=dict)
+    """Replace-triggering inputs whose replacement does more than delete and create: path -> what happens."""
 
 
 REPLACE_TRIGGERS: dict[str, TypeRule] = {
@@ -51,6 +53,10 @@ REPLACE_TRIGGERS: dict[str, TypeRule] = {
         "pulumi_aws ec2.Instance docstring",
         when={"userDataBase64": ("userDataReplaceOnChange", True), "userData": ("userDataReplaceOnChange", True)},
         in_place={"instanceType": "stops and starts the instance", "userDataBase64": "stops and starts the instance"},
+        on_replace={"instanceMarketOptions": (
+            "the old instance's spot request is cancelled and the instance terminated before the new one is launched "
+            "(resourceInstanceDelete: CancelSpotInstanceRequests when instance_lifecycle is spot, then "
+            "TerminateInstances), so the old request never launches another one")},
     ),
     "aws:ebs/volume:Volume": TypeRule(
         ("availabilityZone", "encrypted", "kmsKeyId", "snapshotId", "outpostArn", "multiAttachEnabled"),
@@ -100,6 +106,12 @@ REPLACE_TRIGGERS: dict[str, TypeRule] = {
         ("bucket", "expectedBucketOwner"), AWS_DOCS + "s3_bucket_lifecycle_configuration",
     ),
     "aws:s3/bucketPolicy:BucketPolicy": TypeRule(("bucket",), AWS_DOCS + "s3_bucket_policy"),
+    "aws:ec2/tag:Tag": TypeRule(
+        ("resourceId", "key"),
+        AWS_DOCS + "ec2_tag (one tag on one resource: another resource or key is another tag; the value is written "
+        "again in place by CreateTags, which overwrites it: "
+        "https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CreateTags.html)",
+    ),
     "aws:scheduler/schedule:Schedule": TypeRule(
         ("name", "namePrefix", "groupName"), AWS_DOCS + "scheduler_schedule",
     ),
@@ -289,7 +301,9 @@ def classify(before: Rendering, after: Rendering) -> dict[str, Change]:
         paths = changed_paths(old[urn].inputs, res.inputs)
         triggers = triggering(res, paths)
         action: Action = "replace" if triggers else "update" if paths else "same"
-        notes = [f"{p}: {rule_for(res.type).in_place[p]}" for p in paths if p in rule_for(res.type).in_place and not triggers]
+        rule = rule_for(res.type)
+        notes = [f"{p}: {rule.in_place[p]}" for p in paths if p in rule.in_place and not triggers]
+        notes += [f"{t}: {what}" for t, what in rule.on_replace.items() if any(_covers(t, p) for p in triggers)]
         changes[urn] = Change(urn, res.type, res.name, action, paths, triggers, res.delete_before_replace, notes)
     for urn, res in old.items():
         if urn not in new:

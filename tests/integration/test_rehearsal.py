@@ -34,6 +34,9 @@ INSTANCES = {"aws:ec2/instance:Instance", "alicloud:ecs/instance:Instance"}
 ATTACHMENTS = {"aws:ec2/volumeAttachment:VolumeAttachment", "alicloud:ecs/ecsDiskAttachment:EcsDiskAttachment"}
 KEPT = {"aws:ebs/volume:Volume", "alicloud:ecs/ecsDisk:EcsDisk", "aws:s3/bucket:Bucket", "alicloud:oss/bucket:Bucket"}
 SCHEDULE = "aws:scheduler/schedule:Schedule"
+TERMINATE = "arn:aws:scheduler:::aws-sdk:ec2:terminateInstances"
+CANCEL = "arn:aws:scheduler:::aws-sdk:ec2:cancelSpotInstanceRequests"
+SPOT_REQUEST_PARTS = {SCHEDULE, "aws:ec2/tag:Tag", "aws:iam/rolePolicy:RolePolicy"}
 
 
 class NewerImages(CloudMocks):
@@ -176,8 +179,8 @@ def assert_deadline_targets_the_live_instance(after: Rendering, changes: dict[st
         assert out["instanceId"] == insts[0].id
         if insts[0].type == "aws:ec2/instance:Instance":
             for inst in insts:
-                schedules = [s for s in after.of_type(SCHEDULE)
-                             if inst.urn in s.property_dependencies.get("target", [])]
+                schedules = [s for s in after.of_type(SCHEDULE) if inst.urn in s.property_dependencies.get("target", [])
+                             and s.inputs["target"]["arn"] == TERMINATE]
                 assert len(schedules) == 1, f"{inst.name}: {len(schedules)} schedules target it"
                 schedule = schedules[0]
                 assert json.loads(schedule.inputs["target"]["input"]) == {"InstanceIds": [inst.id]}
@@ -262,3 +265,71 @@ def test_disk_grown_in_place(path: Path) -> None:
     assert_safe(after, changes)
     moved = [c for c in changes.values() if c.action != "same"]
     assert moved and all(c.type in KEPT and c.action == "update" and c.changed == ["size"] for c in moved), summary(changes)
+
+
+# --- spot recovery turned off and on a running stack ----------------------------------------------------------
+
+
+def recovers(config: dict[str, Any]) -> bool:
+    spec = section(config)
+    return (cloud_of(config) == "aws" and spec.get("market", "spot") == "spot" and spec.get("nodes", 1) == 1
+            and spec.get("phase", "train") == "train")
+
+
+def set_recover(value: bool) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
+    def change(config: dict[str, Any]) -> dict[str, Any]:
+        section(config).setdefault("spot", {})["recover"] = value
+        return config
+
+    return change
+
+
+RECOVERING = [p for p in STACKS if recovers(load_stack_file(p))]
+
+
+def request_parts(r: Rendering) -> set[str]:
+    """The names of what only a persistent request has: its cancelling schedule, its tags, the watchdog's policy."""
+    return {x.name for x in r.resources if x.type in SPOT_REQUEST_PARTS
+            and (x.name.endswith(("-spot-cancel", "-cancel-own-spot-request")) or "-spot-request-" in x.name)}
+
+
+@pytest.mark.parametrize("path", RECOVERING, ids=stack_id)
+@pytest.mark.parametrize("on", [False, True], ids=["turned-off", "turned-on"])
+def test_turning_recovery_off_or_on_replaces_the_instance_and_keeps_the_disk(path: Path, on: bool) -> None:
+    """instanceMarketOptions is ForceNew: the instance is replaced delete-before-replace (its request cancelled by
+    the provider first), never two at once; the data disk and the bucket stay; the schedules follow the new one."""
+    before, after, changes = rehearse(path, set_recover(on), start=set_recover(not on))
+    assert_safe(after, changes)
+    instances = instance_changes(changes)
+    assert instances, summary(changes)
+    for inst in instances:
+        assert inst.action == "replace" and inst.delete_before_replace, summary(changes)
+        assert [t for t in inst.triggers if t.startswith("instanceMarketOptions.spotOptions.")], summary(changes)
+        assert any(n.startswith("instanceMarketOptions: the old instance's spot request is cancelled and the instance "
+                                "terminated before the new one is launched") for n in inst.notes), summary(changes)
+    kept = [c for c in changes.values() if c.type in KEPT]
+    assert kept and all(c.action in ("same", "update") for c in kept), summary(changes)
+    gained, lost = request_parts(after) - request_parts(before), request_parts(before) - request_parts(after)
+    names = [n for n in after.outputs["experiments"]]
+    expected = {f"{n}-{part}" for n in names for part in ("spot-cancel", "cancel-own-spot-request")} | {
+        f"{n}-spot-request-{key}" for n in names for key in ("managed-by", "stack", "expires-at")}
+    assert (gained, lost) == ((expected, set()) if on else (set(), expected)), summary(changes)
+    for name in names:
+        cancels = [s for s in after.of_type(SCHEDULE) if s.inputs["target"]["arn"] == CANCEL]
+        assert bool([s for s in cancels if s.name == f"{name}-spot-cancel"]) is on
+
+
+@pytest.mark.parametrize("path", RECOVERING, ids=stack_id)
+def test_a_renewal_moves_the_cancel_schedule_and_never_replaces_a_recovering_instance(path: Path) -> None:
+    before, after, changes = rehearse(path, renew)
+    for name, out in after.outputs["experiments"].items():
+        (cancel,) = [s for s in after.of_type(SCHEDULE) if s.name == f"{name}-spot-cancel"]
+        assert cancel.inputs["scheduleExpression"] == at_expression(out["deadline"], timedelta(minutes=2))
+        assert changes[cancel.urn].action == "update"
+        inst = after.by_name(f"{name}-instance")
+        assert changes[inst.urn].action in ("same", "update"), summary(changes)
+        # The request's end stays as first recorded (ignore_changes), now before the renewed deadline.
+        first = before.by_name(f"{name}-instance").inputs["instanceMarketOptions"]["spotOptions"]["validUntil"]
+        assert inst.inputs["instanceMarketOptions"]["spotOptions"]["validUntil"] == first < out["deadline"]
+        tag = after.by_name(f"{name}-spot-request-expires-at")
+        assert tag.inputs["value"] == out["deadline"] and changes[tag.urn].action == "update", summary(changes)

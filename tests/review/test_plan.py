@@ -69,7 +69,9 @@ def test_replacement_options_are_in_the_json_and_the_tables(capsys, tmp_path):
     for stack, image in zip(report["stacks"], ("ami", "imageId"), strict=True):
         by_type = {r["type"].split(":")[-1]: r["options"] for r in stack["resources"]}
         instance = by_type["Instance"]
-        assert instance["deleteBeforeReplace"] is True and instance["ignoreChanges"] == [image]
+        # On AWS the recovering spot request's end too: a renewal must not replace the instance.
+        ignored = [image, "instanceMarketOptions.spotOptions.validUntil"] if image == "ami" else [image]
+        assert instance["deleteBeforeReplace"] is True and instance["ignoreChanges"] == ignored
         assert instance["replaceOnChanges"] == ([] if image == "ami" else ["imageId"])
         attachment = by_type["VolumeAttachment" if image == "ami" else "EcsDiskAttachment"]
         assert attachment["deleteBeforeReplace"] is True
@@ -84,7 +86,8 @@ def test_replacement_options_are_in_the_json_and_the_tables(capsys, tmp_path):
     main(["plan", "aws-lora-7b", "--output", str(out)])
     lines = out.read_text().splitlines()
     (at,) = [i for i, line in enumerate(lines) if line.split() == ["ec2:Instance", "instance"]]
-    assert lines[at + 1].strip().split("; ")[:2] == ["delete-before-replace", "ignore: ami"]
+    assert lines[at + 1].strip().split("; ")[:2] == [
+        "delete-before-replace", "ignore: ami, instanceMarketOptions.spotOptions.validUntil"]
 
 
 def test_hand_written_project_fails_with_exactly_the_expected_violations(capsys):

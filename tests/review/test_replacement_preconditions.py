@@ -134,3 +134,20 @@ def test_an_s3_object_with_more_than_ten_tags_is_caught() -> None:
                                  lambda o: o.inputs["tags"].update({f"k{i}": "v" for i in range(11)})))
     assert [n for n, _ in found] == ["s3-object-tag-limit"]
     assert "tags on an S3 object (PutObject fails with InvalidTag); at most 10" in found[0][1]
+
+
+def test_a_persistent_request_that_terminates_or_ends_in_local_time_is_caught() -> None:
+    r = example(BAKING)
+    (inst,) = r.of_type("aws:ec2/instance:Instance")
+    assert inst.inputs["instanceMarketOptions"]["spotOptions"]["spotInstanceType"] == "persistent"
+
+    def terminating(i: CapturedResource) -> None:
+        i.inputs["instanceMarketOptions"]["spotOptions"].update(instanceInterruptionBehavior="terminate",
+                                                                 validUntil="2026-12-01 16:00")
+
+    found = pc.violations(edited(r, "aws:ec2/instance:Instance", terminating))
+    assert found == [
+        ("persistent-spot-stop", f"{inst.name}: a persistent spot request with interruption behaviour 'terminate'; "
+         "RunInstances accepts stop or hibernate"),
+        ("persistent-spot-stop", f"{inst.name}: validUntil '2026-12-01 16:00' is not YYYY-MM-DDTHH:MM:SSZ (UTC)"),
+    ]
