@@ -7,8 +7,8 @@ from tools.mutation_row import Mutation
 
 AWS_TESTS = ("tests/components/aws/test_spot_recovery.py",)
 SPEC_TESTS = ("tests/components/spec/test_spot.py",)
-PACK_TESTS = ("tests/policies/test_programs.py::test_program_review_finds_exactly_what_is_expected[aws-persistent-instance]",)
-REHEARSAL_TESTS = ("tests/integration/test_rehearsal.py::test_turning_recovery_off_or_on_replaces_the_instance_and_keeps_the_disk",)
+PACK_TESTS = ("tests/policies/test_programs.py",)
+REHEARSAL_TESTS = ("tests/integration/test_rehearsal.py",)
 PRECONDITION_TESTS = ("tests/review/test_replacement_preconditions.py",)
 
 MUTATIONS = [

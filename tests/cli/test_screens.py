@@ -109,11 +109,12 @@ def test_plan_pass_says_the_verdict_cost_and_budget_first(screens):
     assert code == 0
     _no_ellipsis(lines)
     first = lines[:FIRST_SCREEN]
-    assert first[1].startswith("PASS: 0 mandatory, 1 advisory, 25 resources")  # the budget-start record too
+    # The budget-start record too, and spot recovery's cancel schedule, request tags and the watchdog's policy.
+    assert first[1].startswith("PASS: 0 mandatory, 1 advisory, 30 resources")
     joined = " ".join(" ".join(first).split())
     assert "worst case $" in joined and "of budget $40.00" in joined
     assert "names start llama7b-lora-" in " ".join(lines)
-    assert len(lines) <= 60  # 25 resources grouped by type, not a line per wrapped cell
+    assert len(lines) <= 60  # 30 resources grouped by type, not a line per wrapped cell
 
 
 def test_plan_fail_puts_the_mandatory_finding_next_to_fail(screens):
