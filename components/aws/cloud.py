@@ -36,6 +36,12 @@ class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifet
             "one-time spot request, `terminate` on interruption, `max_price` from `maxSpotPriceUsd` (plain decimal "
             "digits)",
         ),
+        "spot-recovery": Support(
+            "with `spot.recover` (the default on spot with checkpoints): a persistent spot request with "
+            "`instance_interruption_behavior = stop`: an interruption stops the instance and keeps its volumes, and "
+            "EC2 starts it again when capacity returns; the deadline's schedule and the watchdog's own end cancel "
+            "the request",
+        ),
         "deadline": Support(
             "EventBridge Scheduler one-time schedule at the recorded deadline (`at(...)`, UTC, flexible window off, "
             "deleted after it fires) calls `ec2:TerminateInstances` on that one instance through a role allowed "
