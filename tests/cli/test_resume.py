@@ -219,3 +219,43 @@ def test_a_listing_that_never_ends_is_refused_without_starting(no_deploy, monkey
     assert ec2.asked == resume_clouds.MAX_PAGES
     assert main(["resume", AWS_STACK]) == 1
     assert "went on past 5 pages" in capsys.readouterr().err and ec2.started == []
+
+
+# --- the stack argument and the Automation API ---------------------------------------------------------------
+
+
+def test_a_stack_file_of_another_project_or_not_a_file_is_refused(ali, no_deploy, tmp_path, capsys):
+    import shutil
+
+    from gpulease.review import stacks
+
+    root = tmp_path / "other"
+    (root / "stacks").mkdir(parents=True)
+    (root / "Pulumi.yaml").write_text("name: otherproj\nruntime: python\n")
+    path = root / "stacks" / f"Pulumi.{ALI_STACK}.yaml"
+    shutil.copy(stacks.PROJECT_ROOT / "stacks" / f"Pulumi.{ALI_STACK}.yaml", path)
+    assert main(["resume", str(path)]) == 2
+    assert "not a stack of this project" in _last_line(capsys)
+    folder = tmp_path / "Pulumi.dir.yaml"
+    folder.mkdir()
+    assert main(["resume", str(folder)]) == 2
+    assert _last_line(capsys).startswith("gpulease: ")
+    assert ali.stub.calls == [] and no_deploy.ops() == []
+
+
+def test_the_automation_backend_runs_up_with_refresh(monkeypatch):
+    from gpulease.ephemeral import backend as automation
+
+    seen: dict[str, Any] = {}
+
+    class Stack:
+        def up(self, **kwargs: Any) -> Any:
+            seen.update(kwargs)
+            return type("R", (), {"summary": type("S", (), {"resource_changes": {"update": 1}})()})()
+
+    made = deploy.default_backend()
+    monkeypatch.setattr(automation.AutomationBackend, "_select", lambda self, stack: Stack())
+    made.up(ALI_STACK, print, print, refresh=True)
+    assert seen["refresh"] is True
+    made.up(ALI_STACK, print, print)
+    assert seen["refresh"] is None  # a plain gpulease up: the Automation API's own default
