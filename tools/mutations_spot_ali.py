@@ -13,6 +13,8 @@ MUTATIONS = [
              'return spec.market == "spot"', RECOVERY, "only spot.recover keeps a reclaimed instance (stopped)"),
     Mutation("spot-recovery", "components/alicloud/spot_recovery.py", "    return STOP if recovers(spec) else TERMINATE",
              "    return TERMINATE", RECOVERY, "spot.recover stops the reclaimed instance in economical mode"),
+    Mutation("spot-recovery", "components/alicloud/instance.py", '"replace_on_changes": ["image_id", "spot_interruption_behavior", ',
+             '"replace_on_changes": ["image_id", ', RECOVERY, "turning spot.recover on or off replaces the instance"),
     Mutation("spot-recovery", "gpulease/lifecycle/resume.py", "    if moment <= now + MIN_LEAD:", "    if False:", RESUME,
              "resume starts nothing past the deadline"),
     Mutation("spot-recovery", "gpulease/lifecycle/resume.py", "    except (TypeError, ValueError):\n        raise ResumeRefusedError",

@@ -126,7 +126,7 @@ class Alicloud(AlicloudAccount, AlicloudNetwork, AlicloudStorage, AlicloudIdenti
         ),
         "replacement": Support(
             "the same with `image_id`, plus `replace_on_changes: [image_id]` for a pinned image (the provider would "
-            "otherwise swap the system disk in place); data disks of `cloud_essd`, `cloud_ssd`, `cloud_efficiency` "
+            "otherwise swap the system disk in place) and `spot_interruption_behavior` (set only at creation); data disks of `cloud_essd`, `cloud_ssd`, `cloud_efficiency` "
             "resize online (`type: online`)",
             gap="A user-data change (an edited hook, a new kit version with changed instance tools) reboots the "
                 "instance in place on Alibaba Cloud, while AWS replaces it. Disks and buckets are never replaced on "

@@ -66,7 +66,8 @@ def replacement_options(*, from_family: bool, phased: bool = False) -> dict:
     return {
         "delete_before_replace": True,
         "ignore_changes": ["image_id"] if from_family else None,
-        "replace_on_changes": ["image_id", *(["instance_type"] if phased else [])],
+        # The interruption mode is set only at creation (spot_recovery): turning spot.recover on or off replaces.
+        "replace_on_changes": ["image_id", "spot_interruption_behavior", *(["instance_type"] if phased else [])],
     }
 
 

@@ -82,8 +82,9 @@ def test_alicloud_running_instance_is_left_alone(ali, no_deploy, capsys):
     assert _ali_calls(ali, "StartInstance") == [] and no_deploy.ops() == []
 
 
-@pytest.mark.parametrize("deadline", [_in(-1), _in(0.05), "soon", ""])
+@pytest.mark.parametrize("deadline", [-1.0, 0.05, "soon", ""])  # hours from now (ids fixed for xdist), or text
 def test_alicloud_passed_or_unreadable_deadline_starts_nothing(ali, no_deploy, capsys, deadline):
+    deadline = _in(deadline) if isinstance(deadline, float) else deadline
     iid = ali.account.add_instance(ALI_REGION, _tags(ALI_STACK, deadline), status="Stopped", spot=True)
     assert main(["resume", ALI_STACK]) == 2
     err = _last_line(capsys)

@@ -75,6 +75,24 @@ def test_nothing_is_registered_that_could_start_an_instance_later(recover) -> No
                                                           "alicloud:eventbridge/"))]
 
 
+def test_turning_recovery_on_replaces_the_instance_and_keeps_the_disk(recover) -> None:
+    """The interruption mode is set only at creation: a running stack that turns spot.recover on gets a new instance
+    (delete-before-replace, its attachment first), never an in-place change the cloud would not apply; the data
+    disk is kept and attached to the new instance."""
+    from gpulease.review.replacement import classify, replaced
+    from tests.support.alicloud import DISK, DISK_ATTACHMENT
+
+    recover(False)
+    before = render_ali(ali_experiment())
+    recover(True)
+    after = render_ali(ali_experiment(), prior=before)
+    changes = classify(before, after)
+    (instance,) = replaced(changes, INSTANCE)
+    assert instance.triggers == ["spotInterruptionBehavior"] and instance.delete_before_replace is True
+    assert [c.action for c in changes.values() if c.type == DISK] == ["same"]
+    assert [(c.action, c.delete_before_replace) for c in replaced(changes, DISK_ATTACHMENT)] == [("replace", True)]
+
+
 def test_a_sweep_or_cluster_node_recovers_the_same_way(recover) -> None:
     recover(True)
     r = render_ali(ali_experiment(nodes=2))
