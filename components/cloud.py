@@ -65,6 +65,7 @@ GUARANTEES: tuple[Guarantee, ...] = (
     Guarantee("ssh-scope", "SSH scope"),
     Guarantee("no-inbound", "No inbound at all"),
     Guarantee("spot", "Spot"),
+    Guarantee("spot-recovery", "Spot recovery"),
     Guarantee("deadline", "Deadline (outside the instance)"),
     Guarantee("shutdown-from-inside", "Shutdown from inside"),
     Guarantee("metadata", "Metadata service"),

@@ -39,9 +39,23 @@ class Alicloud(AlicloudAccount, AlicloudNetwork, AlicloudStorage, AlicloudIdenti
         ),
         "spot": Support(
             "`instance_charge_type = PostPaid`, `spot_strategy = SpotAsPriceGo` (or `SpotWithPriceLimit` + "
-            "`spot_price_limit`), `spot_interruption_behavior = Terminate`",
+            "`spot_price_limit`), `spot_interruption_behavior = Terminate` (`Stop` with `spot.recover`)",
             gap="Alibaba Cloud reads `spot_price_limit` in the account's billing currency (CNY on the China site): "
                 "`maxSpotPriceUsd` is passed unchanged, so on a China-site account write the cap in CNY.",
+        ),
+        "spot-recovery": Support(
+            "with `spot.recover` (the default on spot with checkpoints): `spot_interruption_behavior = Stop`: a "
+            "reclaim stops the instance in economical mode (compute released and no longer billed; its disks and "
+            "private address kept and billed); `auto_release_time` still releases it at the deadline; `gpulease "
+            "resume STACK` starts it again (`StartInstance`)",
+            gap="ECS never starts a reclaimed instance again by itself (a restart is a new request for resources and "
+                "fails while the zone has no stock), and no cloud-side timer is both bounded and safe: an OOS timer "
+                "execution waits between runs, which pulumi-alicloud's `oos.Execution` cannot create (it waits for "
+                "`Success`), a periodic OOS state configuration would also start an instance the watchdog stopped "
+                "on purpose, and an ESS scaling group's replacement carries no `auto_release_time`. On Alibaba Cloud "
+                "the way back is one command, `gpulease resume STACK`, refused past the deadline ([spot "
+                "recovery](clouds.md#spot-recovery)).",
+            given=False,
         ),
         "deadline": Support(
             "`auto_release_time` = the recorded deadline (UTC `yyyy-MM-ddTHH:mm:ssZ`, rounded down to the minute): "
@@ -112,7 +126,7 @@ class Alicloud(AlicloudAccount, AlicloudNetwork, AlicloudStorage, AlicloudIdenti
         ),
         "replacement": Support(
             "the same with `image_id`, plus `replace_on_changes: [image_id]` for a pinned image (the provider would "
-            "otherwise swap the system disk in place); data disks of `cloud_essd`, `cloud_ssd`, `cloud_efficiency` "
+            "otherwise swap the system disk in place) and `spot_interruption_behavior` (set only at creation); data disks of `cloud_essd`, `cloud_ssd`, `cloud_efficiency` "
             "resize online (`type: online`)",
             gap="A user-data change (an edited hook, a new kit version with changed instance tools) reboots the "
                 "instance in place on Alibaba Cloud, while AWS replaces it. Disks and buckets are never replaced on "

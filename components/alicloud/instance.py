@@ -6,7 +6,8 @@ Replacement rules (sources in docs/provider-facts.md):
   An image found by a family lookup is ignored after the first run, so a newer public image never touches a
   running experiment; a pinned ``image.id`` that changes replaces the instance on purpose (``replace_on_changes``),
   like on AWS, instead of wiping its system disk in place.
-- ``spot_strategy``, ``spot_price_limit`` and the system disk's category and encryption are replace-triggering
+- ``spot_strategy``, ``spot_price_limit``, ``spot_interruption_behavior`` (settable only at creation: the ECS spot
+  data-retention guide, ``spot_recovery``) and the system disk's category and encryption are replace-triggering
   (terraform-provider-alicloud ``alicloud_instance`` docs: ``ForceNew``); every replacement is
   delete-before-replace, so the old instance is released (its data disk detached and kept) before the new one
   is created and the disk attached to it.
@@ -23,6 +24,7 @@ from components.alicloud.cluster import node_instance_args
 from components.alicloud.context import AlicloudContext
 from components.alicloud.lifetime import auto_release_time
 from components.alicloud.spec import IMAGE_FAMILIES
+from components.alicloud.spot_recovery import interruption_behavior
 from components.naming import scoped_name
 from components.plan import ExperimentParts, Launch
 from gpulease.core.errors import UserError
@@ -40,12 +42,14 @@ class ImageLookupError(UserError):
 
 
 def market_options(spec: ExperimentSpec) -> dict:
-    """Pay-as-you-go always; spot through ``spot_strategy``, released (never stopped) when reclaimed.
+    """Pay-as-you-go always; spot through ``spot_strategy``. A reclaimed instance is released, or with
+    ``spot.recover`` stopped in economical mode (``Stop``: its disks, private address and settings kept, compute no
+    longer billed) so that ``gpulease resume`` can start the same instance again (``spot_recovery``).
 
     ``spot_price_limit`` is in the account's billing currency (CNY on the China site), as Alibaba Cloud bills."""
     if spec.market != "spot":
         return {"instance_charge_type": "PostPaid", "spot_strategy": "NoSpot"}
-    options: dict = {"instance_charge_type": "PostPaid", "spot_interruption_behavior": "Terminate"}
+    options: dict = {"instance_charge_type": "PostPaid", "spot_interruption_behavior": interruption_behavior(spec)}
     if spec.max_spot_price_usd is not None:
         options.update(spot_strategy="SpotWithPriceLimit", spot_price_limit=round(spec.max_spot_price_usd, 3))
     else:
@@ -62,7 +66,8 @@ def replacement_options(*, from_family: bool, phased: bool = False) -> dict:
     return {
         "delete_before_replace": True,
         "ignore_changes": ["image_id"] if from_family else None,
-        "replace_on_changes": ["image_id", *(["instance_type"] if phased else [])],
+        # The interruption mode is set only at creation (spot_recovery): turning spot.recover on or off replaces.
+        "replace_on_changes": ["image_id", "spot_interruption_behavior", *(["instance_type"] if phased else [])],
     }
 
 

@@ -33,11 +33,15 @@ class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifet
             "start-session --target <id>`",
         ),
         "spot": Support(
-            "`spot.recover` (the default on spot with checkpoints and one node): a persistent request, `stop` on "
-            "interruption, `valid_until` the deadline; EC2 starts the stopped instance again with its volumes, and "
-            "the deadline cancels the request (`ec2:cancelSpotInstanceRequests`, two minutes early) before it "
-            "terminates the instance. Otherwise a one-time request, `terminate` on interruption. `max_price` from "
-            "`maxSpotPriceUsd` (plain decimal digits)",
+            "a one-time request, `terminate` on interruption; with `spot.recover` a persistent request, `stop` on "
+            "interruption (the next row); `max_price` from `maxSpotPriceUsd` (plain decimal digits)",
+        ),
+        "spot-recovery": Support(
+            "with `spot.recover` (the default on spot with checkpoints and one node): a persistent spot request with "
+            "`instance_interruption_behavior = stop` and `valid_until` the deadline: an interruption stops the "
+            "instance and keeps its volumes, and EC2 starts it again when capacity returns; the deadline cancels "
+            "the request (`ec2:cancelSpotInstanceRequests`, two minutes early) before it terminates the instance, "
+            "and the watchdog's own end cancels it before its shutdown",
             gap="A cluster does not recover on AWS (each node would come back on its own while the job on the others "
                 "waits or fails): its nodes stay one-time spot, terminated on a reclaim. When EC2 restarts a stopped "
                 "instance depends on capacity: not verifiable without a cloud.",

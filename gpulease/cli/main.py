@@ -20,7 +20,7 @@ from gpulease.core.errors import UserError
 
 COMMANDS = (
     "init", "check", "plan", "up", "down", "logs", "schema", "ls", "reap", "ephemeral", "size", "cost", "catalog",
-    "push", "pull", "status", "ssh", "completion",
+    "push", "pull", "status", "ssh", "resume", "completion",
 )
 """The subcommands, in the order ``--help`` lists them; each is the module ``gpulease.cli.<name>``."""
 

@@ -84,8 +84,9 @@ class StackBackend(Protocol):
         ...
 
     def up(self, stack: str, on_output: LineSink, on_resource: ResourceSink, *,
-           config_file: str | None = None) -> OperationResult:
-        """``pulumi up``; ``config_file`` reads the stack's config from that file instead of its stack file."""
+           config_file: str | None = None, refresh: bool = False) -> OperationResult:
+        """``pulumi up``; ``config_file`` reads the stack's config from that file instead of its stack file;
+        ``refresh``: ``pulumi up --refresh`` (read what exists before the update)."""
         ...
 
     def outputs(self, stack: str) -> dict[str, Any]: ...
@@ -223,12 +224,12 @@ class AutomationBackend:
             raise
 
     def up(self, stack: str, on_output: LineSink, on_resource: ResourceSink, *,
-           config_file: str | None = None) -> OperationResult:
+           config_file: str | None = None, refresh: bool = False) -> OperationResult:
         # policy_packs: the pack judges the update as `pulumi up --policy-pack` does; config_file:
         # `pulumi up --config-file` (the Automation API's up() takes both).
         result = self._select(stack).up(
             on_output=on_output, on_event=_event_adapter(on_resource), color="never", suppress_progress=True,
-            policy_packs=self.policy_packs or None, config_file=config_file,
+            policy_packs=self.policy_packs or None, config_file=config_file, refresh=refresh or None,
         )
         return OperationResult(dict(result.summary.resource_changes or {}))
 

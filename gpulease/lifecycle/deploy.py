@@ -105,8 +105,9 @@ def _first_creation(backend: StackBackend, stack: str) -> bool:
         return True
 
 
-def deploy(st: Stack, backend: StackBackend, progress: Progress, result: UpResult) -> None:
-    """``pulumi up``, trying what the spec allows on a capacity error at first creation."""
+def deploy(st: Stack, backend: StackBackend, progress: Progress, result: UpResult, *, refresh: bool = False) -> None:
+    """``pulumi up``, trying what the spec allows on a capacity error at first creation; ``refresh`` reads what
+    exists first (``pulumi up --refresh``: an instance a reclaim released is then created again)."""
     exp = st.spec.base
     first = _first_creation(backend, st.name)
     single = st.spec.kind == "experiment"
@@ -126,7 +127,7 @@ def deploy(st: Stack, backend: StackBackend, progress: Progress, result: UpResul
             with progress.step(f"pulumi up ({label})") as record:
                 try:
                     changes = backend.up(st.name, lambda line: progress.line("pulumi", line), seen,
-                                         config_file=config_file)
+                                         config_file=config_file, **({"refresh": True} if refresh else {}))
                     result.tries.append({"choice": label, "outcome": "ok", "changes": changes.resource_changes})
                     return
                 except Exception as exc:
@@ -190,7 +191,8 @@ def wait_for_instance(st: Stack, outputs: dict[str, Any], channel: InstanceChann
     result.waited = f"{(time.monotonic() - started) / 60:.1f} min"
 
 
-def up(stack: str, progress: Progress, *, wait_minutes: float = READY_MINUTES, wait: bool = True) -> UpResult:
+def up(stack: str, progress: Progress, *, wait_minutes: float = READY_MINUTES, wait: bool = True,
+       refresh: bool = False) -> UpResult:
     st = load(stack)
     stack = st.name
     found = verdict.REVIEW(st.path, stack)
@@ -201,7 +203,7 @@ def up(stack: str, progress: Progress, *, wait_minutes: float = READY_MINUTES, w
                                  f"(`gpulease plan {stack}` shows why)")
     backend = BACKEND()
     result = UpResult(stack)
-    deploy(st, backend, progress, result)
+    deploy(st, backend, progress, result, refresh=refresh)
     result.outputs = _instance_outputs(backend.outputs(stack))
     result.connect = f"gpulease ssh {stack}"
     if wait and result.outputs.get("instanceId") and result.outputs.get("checkpointUri") not in (None, "none"):

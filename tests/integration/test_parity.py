@@ -79,7 +79,7 @@ def spot(cloud: str, r: Rendering) -> dict:
         options = market["spotOptions"]
         return {
             "spot": market["marketType"] == "spot",
-            "on_interruption": {"terminate": "release", "stop": "recover"}.get(options["instanceInterruptionBehavior"]),
+            "on_interruption": {"terminate": "release", "stop": "stop"}.get(options["instanceInterruptionBehavior"]),
             "max_price": float(options["maxPrice"]) if "maxPrice" in options else None,
         }
     inputs = r.one("alicloud:ecs/instance:Instance").inputs
@@ -88,9 +88,20 @@ def spot(cloud: str, r: Rendering) -> dict:
         return {"spot": False}
     return {
         "spot": inputs["spotStrategy"] in ("SpotAsPriceGo", "SpotWithPriceLimit"),
-        "on_interruption": {"Terminate": "release"}.get(inputs["spotInterruptionBehavior"]),
+        "on_interruption": {"Terminate": "release", "Stop": "stop"}.get(inputs["spotInterruptionBehavior"]),
         "max_price": inputs.get("spotPriceLimit") if inputs["spotStrategy"] == "SpotWithPriceLimit" else None,
     }
+
+
+def spot_recovery(cloud: str, r: Rendering) -> dict[str, bool]:
+    """Whether a reclaim keeps the instance (stopped, its disks kept), and whether the cloud starts it again by
+    itself (AWS, a persistent request; never on Alibaba Cloud: ``gpulease resume``)."""
+    if cloud == "aws":
+        options = (r.one("aws:ec2/instance:Instance").inputs.get("instanceMarketOptions") or {}).get("spotOptions") or {}
+        kept = options.get("spotInstanceType") == "persistent" and options.get("instanceInterruptionBehavior") == "stop"
+        return {"kept_on_reclaim": kept, "restarted_by_the_cloud": kept}
+    kept = r.one("alicloud:ecs/instance:Instance").inputs.get("spotInterruptionBehavior") == "Stop"
+    return {"kept_on_reclaim": kept, "restarted_by_the_cloud": False}
 
 
 def external_deadline(cloud: str, r: Rendering) -> datetime:
@@ -247,6 +258,7 @@ def replacement(cloud: str, r: Rendering) -> dict:
 GUARANTEES: dict[str, Callable[[str, Rendering], object]] = {
     "ssh scope": ssh_scope,
     "spot": spot,
+    "spot recovery": spot_recovery,
     "deadline": external_deadline,
     "encryption": encryption,
     "retention": retention,
@@ -262,6 +274,7 @@ DIFFERING_FACTS: dict[str, tuple[str, str]] = {
     "noncurrent-versions-kept": ("lifecycle", "noncurrent_versions_kept"),
     "shutdown-from-inside": ("shutdown from inside", ""),
     "budget-alerts": ("budget alerts", ""),
+    "spot-recovery": ("spot recovery", "restarted_by_the_cloud"),
 }
 GAPS = {reader: key for reader, key in DIFFERING_FACTS.values()}
 

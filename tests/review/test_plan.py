@@ -72,14 +72,15 @@ def test_replacement_options_are_in_the_json_and_the_tables(capsys, tmp_path):
         # On AWS the recovering spot request's end too: a renewal must not replace the instance.
         ignored = [image, "instanceMarketOptions.spotOptions.validUntil"] if image == "ami" else [image]
         assert instance["deleteBeforeReplace"] is True and instance["ignoreChanges"] == ignored
-        assert instance["replaceOnChanges"] == ([] if image == "ami" else ["imageId"])
+        assert instance["replaceOnChanges"] == ([] if image == "ami" else ["imageId", "spotInterruptionBehavior"])
         attachment = by_type["VolumeAttachment" if image == "ami" else "EcsDiskAttachment"]
         assert attachment["deleteBeforeReplace"] is True
         assert by_type["Bucket"]["deleteBeforeReplace"] is False and by_type["Bucket"]["replaceOnChanges"] == []
     main(["plan", "ali-lora-7b", "--format", "markdown"])
     rows = {line.split("|")[2].strip(): line.split("|")[4].strip() for line in capsys.readouterr().out.splitlines()
             if line.startswith("| `") and line.count("|") == 6}
-    assert rows["llama7b-lora-instance"] == "delete-before-replace; ignore: imageId (so no replacement on a new value)"
+    assert rows["llama7b-lora-instance"] == ("delete-before-replace; replace on: spotInterruptionBehavior; ignore: imageId "
+                                             "(so no replacement on a new value)")
     assert rows["llama7b-lora-data-attachment"] == "delete-before-replace"
     assert rows["llama7b-lora-data"] == ""
     out = tmp_path / "plan.txt"

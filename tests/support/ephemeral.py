@@ -64,6 +64,7 @@ class RecordingBackend:
     up_failures: list[tuple[list[tuple[str, str]], BaseException]] = field(default_factory=list)
     """Failures of successive ups: the (type token, name) resources each created first, and the error it raised."""
     config_files: list[str | None] = field(default_factory=list)
+    refreshes: list[bool] = field(default_factory=list)
 
     def _enter(self, op: str, stack: str) -> None:
         self.calls.append((op, stack))
@@ -93,9 +94,10 @@ class RecordingBackend:
         self.stacks[stack] = StackInfo(stack)
 
     def up(self, stack: str, on_output: LineSink, on_resource: ResourceSink, *,
-           config_file: str | None = None) -> OperationResult:
+           config_file: str | None = None, refresh: bool = False) -> OperationResult:
         self._enter("up", stack)
         self.config_files.append(config_file)
+        self.refreshes.append(refresh)
         if self.up_failures:
             # A failed update: the resources it created before the failure are announced, then the error.
             created, error = self.up_failures.pop(0)

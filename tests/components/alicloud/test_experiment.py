@@ -208,7 +208,8 @@ def test_every_instance_replacement_is_ordered_with_its_attachment(spot) -> None
     """A pinned image that changes replaces the instance (not an in-place system-disk swap), and any replacement
     releases the old instance and drops its disk attachment before the new ones are created."""
     instance = spot.one(INSTANCE)
-    assert instance.delete_before_replace is True and instance.replace_on_changes == ["imageId"]
+    assert instance.delete_before_replace is True
+    assert instance.replace_on_changes == ["imageId", "spotInterruptionBehavior"]
     attachment = spot.one(DISK_ATTACHMENT)
     assert attachment.delete_before_replace is True
     assert attachment.property_dependencies["instanceId"] == [instance.urn]

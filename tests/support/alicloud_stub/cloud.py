@@ -13,6 +13,8 @@ Behaviour per action (API reference, and what the stub does):
   (403). A released instance's disks go with it when ``DeleteWithInstance`` is true and are detached
   (``Available``) otherwise; its EIPs are left unassociated (``Available``).
   https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-deleteinstances
+- StartInstance: only a ``Stopped`` instance starts (``IncorrectInstanceStatus``, 403); an unknown id
+  ``InvalidInstanceId.NotFound`` (404). https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-startinstance
 - DeleteDisk: only an ``Available`` disk (``IncorrectDiskStatus``, 403); an unknown id is ignored (200).
   https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-deletedisk
 - DeleteSnapshot: unknown id ``InvalidSnapshotId.NotFound`` (404); a snapshot an existing image was made from,
@@ -237,6 +239,18 @@ def install(stub: AlicloudStub, account: Account) -> None:
                         eip.extra["InstanceId"], eip.status = "", "Available"
         return {}
 
+    def start_instance(req: RpcRequest) -> dict:
+        iid = req.get("InstanceId") or ""
+        with account.lock:
+            found = account.instances.get(iid)
+            if found is None:
+                raise ApiError("InvalidInstanceId.NotFound", "The specified InstanceId does not exist.", 404)
+            if found.status != "Stopped":
+                raise ApiError("IncorrectInstanceStatus", "The current status of the resource does not support "
+                               "this operation.", 403)
+            found.status = "Running"
+        return {}
+
     def describe_disks(req: RpcRequest) -> dict:
         ids = _ids(req, "DiskIds")
         with account.lock:
@@ -355,6 +369,7 @@ def install(stub: AlicloudStub, account: Account) -> None:
         (ECS_VERSION, "DescribeAccountAttributes", account_attributes),
         (ECS_VERSION, "DescribeInstances", describe_instances),
         (ECS_VERSION, "DeleteInstances", delete_instances),
+        (ECS_VERSION, "StartInstance", start_instance),
         (ECS_VERSION, "DescribeDisks", describe_disks),
         (ECS_VERSION, "DeleteDisk", delete_disk),
         (ECS_VERSION, "DescribeSnapshots", describe_snapshots),

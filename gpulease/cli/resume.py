@@ -1,0 +1,54 @@
+"""``gpulease resume STACK``: bring back a spot experiment whose instance a reclaim stopped or released: start the
+stopped instance again, or ``pulumi up --refresh`` when it is gone; refused past the deadline or on a stack that is
+not spot (``gpulease/lifecycle/resume.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gpulease.cli.envelope import EXIT_FAILED, EXIT_OK, add_parser, envelope, error, guarded, one_line, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = add_parser(
+        sub, "resume", help="bring back a reclaimed spot experiment: start its stopped instance, or recreate it",
+        description="For a spot stack whose instance a reclaim stopped or released: start the stopped instance "
+        "again (Alibaba Cloud StartInstance, AWS StartInstances; an AWS instance stopped by a spot interruption is "
+        "left to EC2, which alone restarts it), or run `pulumi up --refresh` (review first) when it is gone, on the "
+        "kept data disk. The instance resumes the job from its checkpoint. Refused, with nothing changed, when the "
+        "deadline has passed or the stack is not spot.",
+        codes=((EXIT_OK, "started, recreated, or already running"),
+               (EXIT_FAILED, "the cloud refused the start (no stock, a price above the cap) or pulumi up failed")))
+    p.add_argument("stack")
+    p.set_defaults(func=guarded(cmd_resume))
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from gpulease.ephemeral.progress import make_progress
+    from gpulease.lifecycle.resume import ResumeFailedError, resume
+    from gpulease.lifecycle.resume_clouds import ResumeCloudError
+
+    progress = make_progress(True)  # progress on stderr: stdout carries only the answer
+    try:
+        result = resume(args.stack, progress)
+    except (ResumeFailedError, ResumeCloudError) as exc:
+        if args.json:
+            print_json(envelope(None, [error("resumeFailed", one_line(exc))]))
+        print(f"gpulease: {one_line(exc)}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        progress.close()
+    if args.json:
+        print_json(envelope(result.as_dict()))
+        return EXIT_OK
+    until = f" (deadline {result.deadline})" if result.deadline else ""
+    for iid in result.started:
+        print(f"{args.stack}: started {iid}{until}; it resumes from its checkpoint")
+    for iid in result.running:
+        print(f"{args.stack}: {iid} is running already")
+    for iid in result.cloud_restarts:
+        print(f"{args.stack}: {iid} was stopped by a spot interruption; EC2 starts it again when capacity returns")
+    if result.redeployed:
+        print(f"{args.stack}: recreated by pulumi up{until}; status: gpulease status {args.stack}")
+    return EXIT_OK

@@ -1,0 +1,262 @@
+"""``gpulease resume``: a stopped instance started again through the cloud's API (the Alibaba Cloud stub, moto on
+127.0.0.1), a gone one recreated by ``pulumi up --refresh`` (the recording stand-in), and refusals with nothing
+changed: a stack that is not spot, a deadline passed or unreadable, no credentials."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from gpulease.cli.main import main
+from gpulease.core import vocabulary as v
+from gpulease.lifecycle import deploy, resume_clouds, verdict
+from gpulease.lifecycle.resume_clouds import SPOT_INTERRUPTION_STOP, AwsFleet, ResumeCloudError
+from tests.support.alicloud_inventory import REGION as ALI_REGION
+from tests.support.alicloud_inventory import offline_credentials
+from tests.support.clock import live_now
+from tests.support.ephemeral import OUTPUTS, RecordingBackend
+from tests.support.inventory import IMAGE
+
+ALI_STACK = "ali-lora-7b"  # cn-hangzhou, spot, one experiment llama7b-lora-ali
+AWS_STACK = "aws-lora-7b"  # us-east-1, spot
+ON_DEMAND = "ali-debug-t4"
+
+
+def _tags(stack: str, deadline: str, **extra: str) -> dict[str, str]:
+    return {v.TAG_MANAGED_BY: v.MANAGED_BY_VALUE, v.TAG_STACK: stack, v.TAG_EXPIRES_AT: deadline,
+            v.TAG_EXPERIMENT: "exp", **extra}
+
+
+def _in(hours: float) -> str:
+    return v.rfc3339(live_now() + timedelta(hours=hours))
+
+
+def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def no_deploy(monkeypatch: pytest.MonkeyPatch) -> RecordingBackend:
+    """A recording backend and a passing review: a test that must not deploy asserts no ``up`` was recorded."""
+    found = RecordingBackend()
+    monkeypatch.setattr(deploy, "BACKEND", lambda: found)
+    monkeypatch.setattr(verdict, "REVIEW", lambda path, stack: verdict.Verdict(
+        stack=stack, status="pass", hourly_usd=0.35, worst_case="$2.80", budget_usd=40.0))
+    return found
+
+
+def _last_line(capsys: pytest.CaptureFixture[str]) -> str:
+    """The refusal or failure: the last line on stderr (progress lines come before it), never a traceback."""
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err.strip().splitlines()[-1]
+
+
+def _ali_calls(ali: Any, action: str) -> list[dict[str, str]]:
+    return [params for name, params in ali.stub.calls if name == action]
+
+
+# --- Alibaba Cloud -----------------------------------------------------------------------------------------------
+
+
+def test_alicloud_starts_the_stopped_instance_of_its_own_stack_only(ali, no_deploy, capsys):
+    mine = ali.account.add_instance(ALI_REGION, _tags(ALI_STACK, _in(6)), status="Stopped", spot=True)
+    other = ali.account.add_instance(ALI_REGION, _tags("someone-elses", _in(6)), status="Stopped", spot=True)
+    unmanaged = ali.account.add_instance(ALI_REGION, {v.TAG_STACK: ALI_STACK}, status="Stopped", spot=True)
+    assert main(["resume", ALI_STACK, "--json"]) == 0
+    doc = _json(capsys)
+    assert doc["ok"] is True and doc["data"]["started"] == [mine] and doc["data"]["redeployed"] is False
+    assert ali.account.instances[mine].status == "Running"
+    assert ali.account.instances[other].status == "Stopped" and ali.account.instances[unmanaged].status == "Stopped"
+    assert [c["InstanceId"] for c in _ali_calls(ali, "StartInstance")] == [mine]
+    assert no_deploy.ops() == []
+
+
+def test_alicloud_running_instance_is_left_alone(ali, no_deploy, capsys):
+    iid = ali.account.add_instance(ALI_REGION, _tags(ALI_STACK, _in(6)), status="Running", spot=True)
+    assert main(["resume", ALI_STACK]) == 0
+    assert f"{iid} is running already" in capsys.readouterr().out
+    assert _ali_calls(ali, "StartInstance") == [] and no_deploy.ops() == []
+
+
+@pytest.mark.parametrize("deadline", [-1.0, 0.05, "soon", ""])  # hours from now (ids fixed for xdist), or text
+def test_alicloud_passed_or_unreadable_deadline_starts_nothing(ali, no_deploy, capsys, deadline):
+    deadline = _in(deadline) if isinstance(deadline, float) else deadline
+    iid = ali.account.add_instance(ALI_REGION, _tags(ALI_STACK, deadline), status="Stopped", spot=True)
+    assert main(["resume", ALI_STACK]) == 2
+    err = _last_line(capsys)
+    assert err.startswith(f"gpulease: stack '{ALI_STACK}': ")
+    assert ("has passed" in err) if deadline.startswith("2") else ("no readable deadline" in err)
+    assert "deadlineRenewal" in err
+    assert ali.account.instances[iid].status == "Stopped"
+    assert _ali_calls(ali, "StartInstance") == [] and no_deploy.ops() == []
+
+
+def test_alicloud_no_stock_is_one_line_exit_1(ali, no_deploy, capsys):
+    iid = ali.account.add_instance(ALI_REGION, _tags(ALI_STACK, _in(6)), status="Stopped", spot=True)
+    ali.stub.faults.add("StartInstance", 10, "OperationDenied.NoStock", 403)
+    assert main(["resume", ALI_STACK]) == 1
+    err = _last_line(capsys)
+    assert err.startswith("gpulease: ") and f"starting {iid} failed" in err and "NoStock" in err
+    assert f"gpulease resume {ALI_STACK} again later" in err
+    assert ali.account.instances[iid].status == "Stopped"
+
+
+def test_alicloud_without_credentials_fails_closed(ali, no_deploy, monkeypatch, capsys):
+    iid = ali.account.add_instance(ALI_REGION, _tags(ALI_STACK, _in(6)), status="Stopped", spot=True)
+    offline_credentials(monkeypatch, keys=False)
+    assert main(["resume", ALI_STACK]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Alibaba Cloud credentials" in err and "Traceback" not in err
+    assert ali.account.instances[iid].status == "Stopped" and ali.stub.calls == []
+
+
+def test_an_on_demand_stack_is_refused_before_any_call(ali, no_deploy, capsys):
+    assert main(["resume", ON_DEMAND]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "is not spot" in err and "market: on-demand" in err
+    assert f"Pulumi.{ON_DEMAND}.yaml" in err
+    assert ali.stub.calls == [] and no_deploy.ops() == []
+
+
+def test_a_gone_instance_is_recreated_by_pulumi_up_with_refresh(ali, no_deploy, capsys):
+    no_deploy.ensure(ALI_STACK)
+    no_deploy.outputs_by_stack[ALI_STACK] = {**OUTPUTS, "deadline": _in(6)}
+    no_deploy.calls.clear()
+    assert main(["resume", ALI_STACK, "--json"]) == 0
+    doc = _json(capsys)
+    assert doc["data"]["redeployed"] is True and doc["data"]["started"] == []
+    assert "up" in no_deploy.ops() and no_deploy.refreshes == [True]
+
+
+def test_a_gone_instance_past_its_recorded_deadline_is_not_recreated(ali, no_deploy, capsys):
+    no_deploy.ensure(ALI_STACK)
+    no_deploy.outputs_by_stack[ALI_STACK] = {**OUTPUTS, "deadline": _in(-2)}
+    assert main(["resume", ALI_STACK]) == 2
+    assert "has passed" in capsys.readouterr().err
+    assert "up" not in no_deploy.ops()
+
+
+def test_a_stack_never_deployed_is_refused(ali, no_deploy, capsys):
+    assert main(["resume", ALI_STACK]) == 2
+    assert f"is not deployed; nothing was changed; accepted: gpulease up {ALI_STACK}" in capsys.readouterr().err
+    assert "up" not in no_deploy.ops()
+
+
+# --- AWS ---------------------------------------------------------------------------------------------------------
+
+
+def _aws_instance(aws: Any, stack: str, deadline: str) -> str:
+    ec2 = aws.client("ec2")
+    tags = [{"Key": k, "Value": val} for k, val in _tags(stack, deadline).items()]
+    found = ec2.run_instances(ImageId=IMAGE, MinCount=1, MaxCount=1, InstanceType="g5.xlarge",
+                              TagSpecifications=[{"ResourceType": "instance", "Tags": tags}])
+    return found["Instances"][0]["InstanceId"]
+
+
+def _state(aws: Any, iid: str) -> str:
+    ec2 = aws.client("ec2")
+    return ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]["State"]["Name"]
+
+
+def test_aws_starts_a_stopped_instance_through_start_instances(aws, no_deploy, capsys):
+    iid = _aws_instance(aws, AWS_STACK, _in(6))
+    other = _aws_instance(aws, "another-stack", _in(6))
+    ec2 = aws.client("ec2")
+    ec2.stop_instances(InstanceIds=[iid, other])
+    assert main(["resume", AWS_STACK, "--json"]) == 0
+    assert _json(capsys)["data"]["started"] == [iid]
+    assert _state(aws, iid) == "running" and _state(aws, other) == "stopped"
+    assert no_deploy.ops() == []
+
+
+def test_aws_past_deadline_refused(aws, no_deploy, capsys):
+    iid = _aws_instance(aws, AWS_STACK, _in(-1))
+    ec2 = aws.client("ec2")
+    ec2.stop_instances(InstanceIds=[iid])
+    assert main(["resume", AWS_STACK]) == 2
+    assert "has passed" in capsys.readouterr().err
+    assert _state(aws, iid) == "stopped"
+
+
+class _Ec2:
+    """describe_instances answers from a script; start_instances records."""
+
+    def __init__(self, pages: list[dict[str, Any]]):
+        self.pages, self.started, self.asked = pages, [], 0
+
+    def describe_instances(self, **kwargs: Any) -> dict[str, Any]:
+        self.asked += 1
+        return self.pages[min(self.asked - 1, len(self.pages) - 1)]
+
+    def start_instances(self, InstanceIds: list[str]) -> dict[str, Any]:  # noqa: N803 (boto3's name)
+        self.started += InstanceIds
+        return {}
+
+
+def _interrupted(iid: str, deadline: str) -> dict[str, Any]:
+    return {"InstanceId": iid, "State": {"Name": "stopped"}, "InstanceLifecycle": "spot",
+            "StateReason": {"Code": SPOT_INTERRUPTION_STOP, "Message": "Server.SpotInstanceShutdown: ..."},
+            "Tags": [{"Key": k, "Value": val} for k, val in _tags(AWS_STACK, deadline).items()]}
+
+
+def test_aws_instance_stopped_by_a_spot_interruption_is_left_to_ec2(no_deploy, monkeypatch, capsys):
+    ec2 = _Ec2([{"Reservations": [{"Instances": [_interrupted("i-0interrupted00000", _in(6))]}]}])
+    monkeypatch.setitem(resume_clouds.FLEETS, "aws", lambda region: AwsFleet(ec2))
+    assert main(["resume", AWS_STACK]) == 0
+    assert "EC2 starts it again when capacity returns" in capsys.readouterr().out
+    assert ec2.started == [] and no_deploy.ops() == []
+
+
+def test_a_listing_that_never_ends_is_refused_without_starting(no_deploy, monkeypatch, capsys):
+    page = {"Reservations": [], "NextToken": "again"}
+    ec2 = _Ec2([page])
+    monkeypatch.setitem(resume_clouds.FLEETS, "aws", lambda region: AwsFleet(ec2))
+    with pytest.raises(ResumeCloudError):
+        AwsFleet(ec2).find(AWS_STACK)
+    assert ec2.asked == resume_clouds.MAX_PAGES
+    assert main(["resume", AWS_STACK]) == 1
+    assert "went on past 5 pages" in capsys.readouterr().err and ec2.started == []
+
+
+# --- the stack argument and the Automation API ---------------------------------------------------------------
+
+
+def test_a_stack_file_of_another_project_or_not_a_file_is_refused(ali, no_deploy, tmp_path, capsys):
+    import shutil
+
+    from gpulease.review import stacks
+
+    root = tmp_path / "other"
+    (root / "stacks").mkdir(parents=True)
+    (root / "Pulumi.yaml").write_text("name: otherproj\nruntime: python\n")
+    path = root / "stacks" / f"Pulumi.{ALI_STACK}.yaml"
+    shutil.copy(stacks.PROJECT_ROOT / "stacks" / f"Pulumi.{ALI_STACK}.yaml", path)
+    assert main(["resume", str(path)]) == 2
+    assert "not a stack of this project" in _last_line(capsys)
+    folder = tmp_path / "Pulumi.dir.yaml"
+    folder.mkdir()
+    assert main(["resume", str(folder)]) == 2
+    assert _last_line(capsys).startswith("gpulease: ")
+    assert ali.stub.calls == [] and no_deploy.ops() == []
+
+
+def test_the_automation_backend_runs_up_with_refresh(monkeypatch):
+    from gpulease.ephemeral import backend as automation
+
+    seen: dict[str, Any] = {}
+
+    class Stack:
+        def up(self, **kwargs: Any) -> Any:
+            seen.update(kwargs)
+            return type("R", (), {"summary": type("S", (), {"resource_changes": {"update": 1}})()})()
+
+    made = deploy.default_backend()
+    monkeypatch.setattr(automation.AutomationBackend, "_select", lambda self, stack: Stack())
+    made.up(ALI_STACK, print, print, refresh=True)
+    assert seen["refresh"] is True
+    made.up(ALI_STACK, print, print)
+    assert seen["refresh"] is None  # a plain gpulease up: the Automation API's own default
