@@ -49,9 +49,8 @@ TERMINATE = "Terminate"
 
 def recovers(spec: ExperimentSpec) -> bool:
     """Whether a reclaim keeps this experiment's instance (stopped) to be started again: ``spot.recover`` (true by
-    default on spot with checkpoints, refused otherwise, by the spec). A spec without the section recovers nothing."""
-    spot = getattr(spec, "spot", None)
-    return spec.market == "spot" and getattr(spot, "recover", False) is True
+    default on spot with checkpoints, refused otherwise, by the spec)."""
+    return spec.market == "spot" and spec.spot.recover is True
 
 
 def interruption_behavior(spec: ExperimentSpec) -> str:

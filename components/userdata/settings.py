@@ -258,8 +258,9 @@ def settings_for(
         busy_marker=wd.busy_marker,
         busy_marker_max_age_minutes=wd.busy_marker_max_age_minutes,
         on_rebalance=wd.on_rebalance,
-        # AWS builds recovery (components/aws/instance.py); Alibaba Cloud sets it where its own mechanism does.
-        spot_recover=cloud == "aws" and spec.market == "spot" and spec.spot.recover is True,
+        # Both clouds keep a reclaimed instance stopped (components/aws/instance.py, components/alicloud/spot_recovery.py):
+        # the watchdog then never ends the instance itself on a notice.
+        spot_recover=spec.market == "spot" and spec.spot.recover is True,
         poll_seconds=wd.poll_seconds,
         data_disk_id=data_disk_id,
         data_owner=spec.ssh.user,

@@ -163,7 +163,7 @@ def test_spot_instance_inputs(spot) -> None:
     assert inputs["instanceType"] == "ecs.gn7i-c8g1.2xlarge"
     assert inputs["instanceChargeType"] == "PostPaid"
     assert inputs["spotStrategy"] == "SpotAsPriceGo"
-    assert inputs["spotInterruptionBehavior"] == "Terminate"
+    assert inputs["spotInterruptionBehavior"] == "Stop"  # spot with checkpoints recovers by default (spot_recovery)
     assert "spotPriceLimit" not in inputs
     assert inputs["httpTokens"] == "required" and inputs["httpEndpoint"] == "enabled"
     # Documented as "not available for use yet" by pulumi_alicloud 4.0.0: never sent.
@@ -176,7 +176,7 @@ def test_spot_instance_inputs(spot) -> None:
 def test_max_spot_price_and_on_demand() -> None:
     capped = render_ali(ali_experiment(maxSpotPriceUsd=1.25)).one(INSTANCE).inputs
     assert (capped["spotStrategy"], capped["spotPriceLimit"]) == ("SpotWithPriceLimit", 1.25)
-    assert capped["spotInterruptionBehavior"] == "Terminate"
+    assert capped["spotInterruptionBehavior"] == "Stop"  # recovers by default
     od = render_ali(ali_experiment(market="on-demand", onDemandReason="interactive profiling - no interruptions"))
     assert od.error is None, od.error
     inputs = od.one(INSTANCE).inputs

@@ -10,27 +10,23 @@ import pytest
 
 from components.alicloud.instance import market_options
 from components.alicloud.spot_recovery import STOP, TERMINATE, interruption_behavior, recovers
-from components.spec.experiment import ExperimentSpec
 from tests.support.alicloud import INSTANCE, ali_experiment, render_ali
 
 DEADLINE = "2026-12-01T16:00:00Z"  # FIXED_NOW + 8 h: the shared experiment's deadline
 
 
 @pytest.fixture
-def recover(monkeypatch: pytest.MonkeyPatch):
-    """``spec.spot.recover`` as the spec section reads it (``components/spec``: true by default on spot with
-    checkpoints): set per test, whatever the spec's own default."""
+def recover():
+    """An experiment's ``spot.recover`` set per test (the spec's default is true on spot with checkpoints)."""
 
-    def set_to(value: bool) -> None:
-        monkeypatch.setattr(ExperimentSpec, "spot", property(lambda self: SimpleNamespace(recover=value)),
-                            raising=False)
+    def experiment(value: bool, **fields):
+        return ali_experiment(spot={"recover": value}, **fields)
 
-    return set_to
+    return experiment
 
 
 def test_recover_stops_the_reclaimed_instance_and_keeps_the_deadline(recover) -> None:
-    recover(True)
-    r = render_ali(ali_experiment())
+    r = render_ali(recover(True))
     assert r.error is None, r.error
     inputs = r.one(INSTANCE).inputs
     assert inputs["spotInterruptionBehavior"] == "Stop"
@@ -40,18 +36,16 @@ def test_recover_stops_the_reclaimed_instance_and_keeps_the_deadline(recover) ->
 
 
 def test_recover_off_releases_on_reclaim(recover) -> None:
-    recover(False)
-    inputs = render_ali(ali_experiment()).one(INSTANCE).inputs
+    inputs = render_ali(recover(False)).one(INSTANCE).inputs
     assert inputs["spotInterruptionBehavior"] == "Terminate" and inputs["autoReleaseTime"] == DEADLINE
 
 
-def test_no_spot_section_releases_on_reclaim() -> None:
-    spec = SimpleNamespace(market="spot", max_spot_price_usd=None)
+def test_recover_false_releases_on_reclaim() -> None:
+    spec = SimpleNamespace(market="spot", max_spot_price_usd=None, spot=SimpleNamespace(recover=False))
     assert market_options(spec)["spot_interruption_behavior"] == TERMINATE  # type: ignore[arg-type]
 
 
-def test_on_demand_never_gets_an_interruption_behaviour(recover) -> None:
-    recover(True)
+def test_on_demand_never_gets_an_interruption_behaviour() -> None:
     spec = SimpleNamespace(market="on-demand", spot=SimpleNamespace(recover=True), max_spot_price_usd=None)
     assert not recovers(spec)  # type: ignore[arg-type]
     assert "spot_interruption_behavior" not in market_options(spec)  # type: ignore[arg-type]
@@ -66,10 +60,8 @@ def test_only_a_true_recover_stops() -> None:
 def test_nothing_is_registered_that_could_start_an_instance_later(recover) -> None:
     """No scheduled start: every type the recovering stack registers is one the stack registers without recovery,
     and none is a timer, an orchestration or a scaling group (which could start or launch after the deadline)."""
-    recover(False)
-    without = {x.type for x in render_ali(ali_experiment()).resources}
-    recover(True)
-    with_recovery = {x.type for x in render_ali(ali_experiment()).resources}
+    without = {x.type for x in render_ali(recover(False)).resources}
+    with_recovery = {x.type for x in render_ali(recover(True)).resources}
     assert with_recovery == without
     assert not [t for t in with_recovery if t.startswith(("alicloud:oos/", "alicloud:ess/", "alicloud:fc/",
                                                           "alicloud:eventbridge/"))]
@@ -82,10 +74,8 @@ def test_turning_recovery_on_replaces_the_instance_and_keeps_the_disk(recover) -
     from gpulease.review.replacement import classify, replaced
     from tests.support.alicloud import DISK, DISK_ATTACHMENT
 
-    recover(False)
-    before = render_ali(ali_experiment())
-    recover(True)
-    after = render_ali(ali_experiment(), prior=before)
+    before = render_ali(recover(False))
+    after = render_ali(recover(True), prior=before)
     changes = classify(before, after)
     (instance,) = replaced(changes, INSTANCE)
     assert instance.triggers == ["spotInterruptionBehavior"] and instance.delete_before_replace is True
@@ -93,9 +83,12 @@ def test_turning_recovery_on_replaces_the_instance_and_keeps_the_disk(recover) -
     assert [(c.action, c.delete_before_replace) for c in replaced(changes, DISK_ATTACHMENT)] == [("replace", True)]
 
 
-def test_a_sweep_or_cluster_node_recovers_the_same_way(recover) -> None:
-    recover(True)
+def test_a_cluster_does_not_recover_on_alibaba_cloud_either(recover) -> None:
+    """The spec refuses recovery for a cluster on both clouds (components/spec/spot.py); by default its nodes are
+    released on a reclaim."""
+    refused = render_ali(recover(True, nodes=2))
+    assert refused.resources == [] and "spot.recover: true with nodes: 2" in refused.error
     r = render_ali(ali_experiment(nodes=2))
     assert r.error is None, r.error
-    assert {x.inputs["spotInterruptionBehavior"] for x in r.of_type(INSTANCE)} == {"Stop"}
+    assert {x.inputs["spotInterruptionBehavior"] for x in r.of_type(INSTANCE)} == {"Terminate"}
     assert {x.inputs["autoReleaseTime"] for x in r.of_type(INSTANCE)} == {DEADLINE}
