@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from instance import instance_setup, manifest, run_job, staging, watchdog
+from instance import instance_state as st
 from tests.support.instance import (
     DEADLINE_EPOCH,
     FakeClock,
@@ -102,6 +103,10 @@ def test_a_reclaimed_spot_instance_comes_back_to_the_same_experiment(tmp_path: P
         assert dog2.deadline == deadline == DEADLINE_EPOCH
         assert dog2.running_seconds(clock2.now()) == ran + 60
         meta.tags = tags
-        spend = dog2.heartbeat.spend(clock2.now())
+        beat = dog2.heartbeat.beat()
+        spend = beat["spend"]
         assert spend is not None and spend["hours"] == round((ran + 60) / HOUR, 2)
         assert spend["usdAtMost"] == round(2.0 * (ran + 60) / HOUR, 2)
+        # The heartbeat carries the interruption to `gpulease status`, the step included (recorded by the run unit).
+        st.alive(str(state), dog2.claim, clock2.now())
+        assert dog2.heartbeat.beat()["interruptions"] == doc["interruptions"]
