@@ -11,6 +11,7 @@ RECOVERY = ("tests/instance/test_spot_recovery.py",)
 JOURNEY = ("tests/instance/test_reclaim_journey.py",)
 DISK = ("tests/instance/test_disk.py", "tests/instance/test_reclaim_journey.py")
 STATUS = ("tests/live/test_status.py",)
+SAME_DISK = ("tests/instance/test_same_disk_resume.py",)
 
 MUTATIONS = [
     # -- the notice: save and sync, never shut down; the wait for the cloud's stop is bounded --
@@ -45,6 +46,14 @@ MUTATIONS = [
     Mutation(AREA, "instance/run_job.py",
              '    if earlier.get("passed") is True and instance and earlier.get("instanceId") == instance:',
              "    if False:", JOURNEY, "a verification that passed on this instance is not run again after a reclaim"),
+    Mutation(AREA, "instance/run_job.py",
+             '    if on_disk.get("passed") is True and instance and on_disk.get("fingerprint") == fingerprint:',
+             '    if on_disk.get("passed") is True and instance:', SAME_DISK,
+             "a pass on the data disk stands only for the same stack, experiment, verification, job and type"),
+    Mutation(AREA, "instance/run_job.py",
+             "    if not same or not isinstance(other, str) or not other or other == instance or s.get(\"stack\") is None:",
+             "    if not isinstance(other, str) or not other or other == instance:", SAME_DISK,
+             "only this experiment's job on the disk makes a replacement instance a resumption"),
     # -- status --
     Mutation(AREA, "gpulease/live/status.py", "    chosen = max(lists, key=len) if lists else []",
              "    chosen = lists[-1] if lists else []", STATUS,
