@@ -13,7 +13,11 @@ Runs as a systemd service (``Restart=always``) and reads its settings from the J
 2. a spot interruption notice (AWS IMDSv2 instance-action / rebalance, Alibaba termination-time): checkpoint
    hook, sync, shutdown, all fitted into the notice window; a rebalance recommendation's checkpoint runs beside
    the loop, which keeps watching the deadline and the notice. On a cluster node the notice is passed to every
-   peer first, and a peer's notice starts the same sequence here (``instance/cluster.py``);
+   peer first, and a peer's notice starts the same sequence here (``instance/cluster.py``). With spot recovery
+   (``spot_recover``: a persistent request that stops on a reclaim) the notice runs the hook and the sync and
+   never shuts down: the cloud stops the instance and starts it again; past ``spot_stop_wait`` after the window
+   it carries on as on a normal boot. The watchdog's own end then cancels its own spot request first on AWS
+   (``spot_request``), whatever the answer followed by the shutdown;
 3. idle: GPU utilization (CPU on a preparation instance, ``idle_source = cpu``) below ``idle_gpu_percent``
    (``idle_cpu_percent``) for ``idle_minutes`` with no busy marker and no live SSH
    session: sync, then shutdown. A GPU that cannot be read (nvidia-smi missing, failing, printing [N/A]) is
