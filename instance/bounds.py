@@ -79,6 +79,13 @@ TABLE: dict[str, Bound] = {
     "final_sync_on_stop": Bound(60, "the final sync when the service is stopped"),
     "notice_minimum_aws": Bound(120, "an AWS spot notice whose time cannot be read"),
     "notice_minimum_alicloud": Bound(300, "an Alibaba Cloud spot notice whose time cannot be read"),
+    # -- spot recovery (spot_recover) --
+    "aws_call": Bound(30, "one AWS CLI call of the watchdog (describe-instances, cancel-spot-instance-requests)"),
+    "spot_cancel": Bound(90, "finding and cancelling this instance's own spot request before its own end, retries "
+                         "included", "spot_cancel_seconds"),
+    "manifest_update": Bound(30, "copying the run manifest to the bucket after recording the spot request's end"),
+    "spot_stop_wait": Bound(600, "after a spot notice's window closes, the wait for the cloud's stop before the "
+                            "watchdog carries on as on a normal boot"),
 }
 
 

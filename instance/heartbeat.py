@@ -8,7 +8,10 @@ The watchdog calls ``Heartbeat.tick`` on each of its ticks. Every ``heartbeat_mi
 - ``gpus``: utilisation and memory (used, total) of every GPU from nvidia-smi, or ``gpuError``;
 - ``lastSync``: when the last periodic checkpoint sync succeeded, ``syncFailures`` since;
 - ``newestCheckpoint``: the newest file under the checkpoint directory and its age;
-- ``spend``: the estimate ``hours since first boot x the instance's worst-case hourly price`` against its budget.
+- ``spend``: the estimate ``hours this instance has run (stopped time not counted) x its worst-case hourly price``
+  against its budget;
+- ``interruptions``: each stop of this instance and its start again (``stoppedAt``, ``resumedAt``,
+  ``stoppedSeconds``, ``resumedFromStep``; ``instance_state``), the latest fifty.
 
 The spend estimate reads the instance's own tags, ``gpulease:max-hourly-usd`` (its spot cap, else the on-demand
 price, set by the stack) and ``gpulease:budget-usd``: through the metadata service, and on Alibaba Cloud through
@@ -67,6 +70,9 @@ TAG_BUDGET = "gpulease:budget-usd"
 TAG_MAX_HOURLY = "gpulease:max-hourly-usd"
 HEARTBEAT_FILE = "heartbeat.json"
 GPU_QUERY = gpu_query.QUERY
+INTERRUPTION_KEYS = ("stoppedAt", "resumedAt", "stoppedSeconds", "resumedFromStep")
+MAX_INTERRUPTIONS_SHOWN = 50
+"""The latest interruptions the heartbeat carries (the run manifest and identity.json keep them all)."""
 
 
 _number = budget_rule.tag_number
@@ -134,8 +140,15 @@ class Heartbeat:
             "gpuStarved": self.starved.observe(dog.clock.monotonic(), now, [g["utilizationPercent"] for g in gpus]),
             # Asked only of an instance the stack gave thresholds (every stack does; the older tests' rigs do not).
             "spend": self.spend(now) if dog.s.get("budget_thresholds") else None,
+            # Each stop of this instance and its start again (instance_state), as the run manifest lists them.
+            "interruptions": self.interruptions(),
         }
         return beat
+
+    def interruptions(self) -> list[dict[str, Any]]:
+        claim = getattr(self.dog, "claim", None)
+        found = claim.interruptions if claim is not None else []
+        return [{k: item.get(k) for k in INTERRUPTION_KEYS} for item in found[-MAX_INTERRUPTIONS_SHOWN:]]
 
     def gpus(self) -> tuple[list[dict[str, float]], str | None]:
         code, out = ca.run_bounded([self.dog.s["nvidia_smi"], *GPU_QUERY], self.dog.clock.real(30))

@@ -280,3 +280,26 @@ def write(settings: dict[str, Any], *, command: str, cwd: str, job: str, params_
     _, what = control.publish(settings, local, MANIFEST_FILE)
     say(f"run manifest {local}: {what}")
     return manifest
+
+
+def record(settings: dict[str, Any], key: str, value: Any, *, say: Any = print, timeout: float = 30) -> bool:
+    """Add ``key`` to the run manifest written at the job's start (``<mount>/logs/manifest.json``) and copy it to
+    the bucket again, bounded by ``timeout``; without a manifest (no job started) there is nothing to add to, and
+    the caller keeps the value in its own state. Never raises; True when the local manifest holds it."""
+    local = os.path.join(settings.get("mount_point", "/data"), "logs", MANIFEST_FILE)
+    try:
+        found = st.read_state_file(local, max_bytes=4 * 1024 * 1024)
+    except st.StateFileError as exc:
+        say(f"run manifest not updated with {key}: {exc}")
+        return False
+    if not found:
+        say(f"no run manifest at {local} (no job started): {key} is kept in the watchdog's state only")
+        return False
+    try:
+        control.write_json(local, {**found, key: value})
+    except OSError as exc:
+        say(f"run manifest not updated with {key}: {exc}")
+        return False
+    _, what = control.publish(settings, local, MANIFEST_FILE, timeout=timeout)
+    say(f"run manifest {local} records {key}: {what}")
+    return True

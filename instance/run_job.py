@@ -20,6 +20,8 @@ ready (``Requires=``/``After=`` the bootstrap), and only on stacks that declare 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import shlex
 import shutil
@@ -58,13 +60,31 @@ def say(message: str) -> None:
     print(f"{control.now_stamp()} gpulease-run: {message}", flush=True)
 
 
+def verification_fingerprint(s: dict[str, Any], instance_type: str | None) -> str:
+    """What a passed verification vouches for: the stack, the experiment, the verification, the job's command and
+    the instance type. A pass on the data disk counts for another instance only when all of them are the same."""
+    job = s.get("job") if isinstance(s.get("job"), dict) else {}
+    basis = {"stack": s.get("stack"), "experiment": s.get("experiment"), "verify": s.get("verify"),
+             "job": job.get("command"), "instanceType": instance_type}
+    return hashlib.sha256(json.dumps(basis, sort_keys=True, default=str).encode()).hexdigest()
+
+
 def run_verification(s: dict[str, Any]) -> bool:
-    """Verify (or accept the pass this instance already recorded); True when the job may start."""
+    """Verify (or accept the pass this instance already recorded, or the pass on this experiment's data disk with
+    the same fingerprint: a replacement instance after a reclaim); True when the job may start."""
     state_file = os.path.join(s["state_dir"], "verify.json")
-    instance = control.instance_facts(s).get("id")
+    disk_file = os.path.join(s["mount_point"], "logs", "verify.json")
+    facts = control.instance_facts(s)
+    instance = facts.get("id")
+    fingerprint = verification_fingerprint(s, facts.get("type"))
     earlier = control.read_json(state_file)
     if earlier.get("passed") is True and instance and earlier.get("instanceId") == instance:
         say(f"verification passed earlier on {instance} ({earlier.get('time')}); not run again")
+        return True
+    on_disk = control.read_json(disk_file)
+    if on_disk.get("passed") is True and instance and on_disk.get("fingerprint") == fingerprint:
+        say(f"verification passed on this experiment's data disk ({on_disk.get('instanceId')}, {on_disk.get('time')}) "
+            "with the same stack, experiment, verification, job and instance type; not run again")
         return True
     try:
         result = verify.verify(s)
@@ -72,7 +92,7 @@ def run_verification(s: dict[str, Any]) -> bool:
         result = {"passed": False, "failed": ["verify"], "checks": {"verify": {"ok": False, "detail": f"{exc}"}},
                   "gpu": {"peakMemoryMib": 0, "memoryTotalMib": None}, "seconds": {}, "stepResumed": None,
                   "time": control.now_stamp()}
-    result.update(instanceId=instance, experiment=s.get("experiment"))
+    result.update(instanceId=instance, experiment=s.get("experiment"), stack=s.get("stack"), fingerprint=fingerprint)
     for path in (state_file, os.path.join(s["mount_point"], "logs", "verify.json")):
         try:
             control.write_json(path, result)
@@ -196,8 +216,12 @@ def resume_environment(s: dict[str, Any], session: str) -> dict[str, str]:
     env = {"GPULEASE_CHECKPOINT_DIR": os.path.join(mount, "checkpoints"),
            "GPULEASE_RESUME_STEP_FILE": os.path.join(mount, "logs", "resume-step")}
     claim = st.claim_for(s, lambda: control.instance_facts(s).get("id"), control.now_epoch(), warn=say)
-    if claim.kind != "resumed" and not (claim.kind == "same-boot" and _resumed_this_boot(claim)):
+    same_instance = claim.kind == "resumed" or (claim.kind == "same-boot" and _resumed_this_boot(claim))
+    earlier = None if same_instance else _earlier_instance_on_disk(s, claim.instance_id, session)
+    if not same_instance and earlier is None:
         return env
+    if earlier is not None:
+        say(f"the data disk carries this experiment's job from instance {earlier}: a resumption on the same disk")
     step = last_checkpoint_step(os.path.join(mount, "logs", f"{session}.log"))
     env["GPULEASE_RESUMED"] = "1"
     if step is not None:
@@ -209,6 +233,17 @@ def resume_environment(s: dict[str, Any], session: str) -> dict[str, str]:
     say("resuming after an interruption: the job starts again" + (f" from the checkpoint at step {step}"
                                                                    if step is not None else ""))
     return env
+
+
+def _earlier_instance_on_disk(s: dict[str, Any], instance: str | None, session: str) -> str | None:
+    """Another instance's id when the data disk's run manifest (written when that instance started this job) names
+    the same stack, experiment and job: a replacement instance on the retained disk resumes the same experiment."""
+    found = control.read_json(os.path.join(s["mount_point"], "logs", manifest.MANIFEST_FILE))
+    other = (found.get("instance") or {}).get("id") if isinstance(found.get("instance"), dict) else None
+    same = all(found.get(k) == s.get(k) for k in ("stack", "experiment")) and found.get("job") == session
+    if not same or not isinstance(other, str) or not other or other == instance or s.get("stack") is None:
+        return None
+    return other
 
 
 def _resumed_this_boot(claim: st.Claim) -> bool:

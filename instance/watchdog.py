@@ -13,7 +13,11 @@ Runs as a systemd service (``Restart=always``) and reads its settings from the J
 2. a spot interruption notice (AWS IMDSv2 instance-action / rebalance, Alibaba termination-time): checkpoint
    hook, sync, shutdown, all fitted into the notice window; a rebalance recommendation's checkpoint runs beside
    the loop, which keeps watching the deadline and the notice. On a cluster node the notice is passed to every
-   peer first, and a peer's notice starts the same sequence here (``instance/cluster.py``);
+   peer first, and a peer's notice starts the same sequence here (``instance/cluster.py``). With spot recovery
+   (``spot_recover``: a persistent request that stops on a reclaim) the notice runs the hook and the sync and
+   never shuts down: the cloud stops the instance and starts it again; past ``spot_stop_wait`` after the window
+   it carries on as on a normal boot. The watchdog's own end then cancels its own spot request first on AWS
+   (``spot_request``), whatever the answer followed by the shutdown;
 3. idle: GPU utilization (CPU on a preparation instance, ``idle_source = cpu``) below ``idle_gpu_percent``
    (``idle_cpu_percent``) for ``idle_minutes`` with no busy marker and no live SSH
    session: sync, then shutdown. A GPU that cannot be read (nvidia-smi missing, failing, printing [N/A]) is
@@ -41,7 +45,7 @@ import time
 from typing import Any
 
 try:
-    from instance import bounds, deadline_rule, heartbeat, idle_rule, spot_rule, sync_rule
+    from instance import bounds, deadline_rule, heartbeat, idle_rule, manifest, spot_request, spot_rule, sync_rule
     from instance import cloud_access as ca
     from instance import cluster as cl
     from instance import instance_state as st
@@ -54,6 +58,8 @@ except ImportError:  # on the instance: the other tools are installed next to th
     import heartbeat  # type: ignore[no-redef]
     import idle_rule  # type: ignore[no-redef]
     import instance_state as st  # type: ignore[no-redef]
+    import manifest  # type: ignore[no-redef]
+    import spot_request  # type: ignore[no-redef]
     import spot_rule  # type: ignore[no-redef]
     import sync_rule  # type: ignore[no-redef]
     from clock import Clock  # type: ignore[no-redef]
@@ -103,6 +109,10 @@ DEFAULTS: dict[str, Any] = {
     "proc_root": "/proc",
     "log_file": None,
     "exit_after_shutdown": False,
+    # Spot recovery (a persistent request that stops on a reclaim): a notice saves and syncs but never shuts down;
+    # the watchdog's own end cancels its own request first (AWS). Only a JSON true turns it on.
+    "spot_recover": False,
+    "aws_command": "aws",
 }
 
 # A notice whose time cannot be read still leaves the documented minimum: two minutes on AWS, five on Alibaba.
@@ -164,6 +174,12 @@ class Watchdog:
         self.cancel = threading.Event()
         self.metadata_failing = False
         self.shutdown_at: float | None = None
+        # Spot recovery: on only for a spot instance whose settings say exactly true (a string "false" is not true).
+        self.recover = self.s["spot_recover"] is True and self.s["market"] == "spot"
+        self.awaiting_stop: float | None = None
+        """After a notice with recovery on: until when the cloud's stop is waited for (nothing else runs)."""
+        self.notice_end: float | None = None
+        self.handled_notice: str | None = None
         self.started = False
         self.done = False
         self.heartbeat = heartbeat.Heartbeat(self)  # heartbeat.json every few minutes, and the spend estimate
@@ -266,7 +282,9 @@ class Watchdog:
             f"deadline {stamp(self.deadline)} ({self.deadline_source}), idle after {self.s['idle_minutes']} min below "
             + (f"{self.s['idle_cpu_percent']}% CPU" if self.s.get("idle_source") == "cpu" else f"{self.s['idle_gpu_percent']}% GPU")
             + f", sync every {self.s['checkpoint_interval_minutes']} min to "
-            f"{self.s['checkpoint_uri'] or 'nowhere (no checkpoint URI)'}, market {self.s['market']}",
+            f"{self.s['checkpoint_uri'] or 'nowhere (no checkpoint URI)'}, market {self.s['market']}"
+            + (" (spot recovery: a notice saves and syncs, the cloud stops and restarts this instance)"
+               if self.recover else ""),
         )
 
     def tick(self) -> None:
@@ -297,6 +315,8 @@ class Watchdog:
                 window_end=self.deadline,
             )
             return
+        if self.awaiting_stop is not None and self.waiting_for_stop(now):
+            return
         if self.deadline_rule.due_warning(now):
             self.decide("deadline-warning", f"deadline {stamp(self.deadline)} is {(self.deadline - now) / 60:.1f} min away")
             if self.s["warn_hook"]:
@@ -318,9 +338,14 @@ class Watchdog:
         log.info("%s: %s", event, reason)
 
     def finish(self, cause: str, reason: str, window_end: float | None, hook: bool = True) -> None:
-        """Checkpoint hook, final sync, release or shutdown, in that order, each fitted into the time left."""
-        self.decide(cause, reason + " -> " + ("checkpoint hook, " if hook else "") + "final sync, shutdown")
+        """Checkpoint hook, final sync, release or shutdown, in that order, each fitted into the time left. With
+        spot recovery on AWS the watchdog's own end cancels its own spot request first (``spot_request``)."""
+        cancel = self.recover and self.cloud == "aws"
+        self.decide(cause, reason + " -> " + ("cancel this instance's spot request, " if cancel else "")
+                    + ("checkpoint hook, " if hook else "") + "final sync, shutdown")
         self.stop_background()
+        if cancel:
+            self.cancel_spot_request(cause)
         if hook:
             self.checkpoint_hook(cause, window_end)
         if window_end is None:
@@ -346,9 +371,14 @@ class Watchdog:
             return False
         kind, detail, window_end = notice
         if kind == "interruption":
+            if self.recover and detail == self.handled_notice:
+                return False  # saved and synced already; the cloud did not stop this instance (waiting_for_stop)
             if self.cluster is not None:  # every node saves and syncs, not only this one
                 self.cluster.announce(detail, window_end)
-            self.finish("spot-interruption", detail, window_end)
+            if self.recover:
+                self.save_for_recovery("spot-interruption", detail, window_end)
+            else:
+                self.finish("spot-interruption", detail, window_end)
             return True
         if self.rebalance_seen:
             return False
@@ -377,9 +407,68 @@ class Watchdog:
             return False
         given = notice.get("window_end")
         end = float(given) if isinstance(given, (int, float)) else self.clock.now() + NOTICE_WINDOW_SECONDS.get(self.cloud, 120)
-        self.finish("cluster-spot-interruption", f"node {notice.get('from')} of the cluster got a spot notice "
-                    f"({notice.get('reason')})", min(end, self.deadline))
+        reason = f"node {notice.get('from')} of the cluster got a spot notice ({notice.get('reason')})"
+        if self.recover:
+            self.save_for_recovery("cluster-spot-interruption", reason, min(end, self.deadline))
+        else:
+            self.finish("cluster-spot-interruption", reason, min(end, self.deadline))
         return True
+
+    # -- spot recovery --
+
+    def save_for_recovery(self, cause: str, detail: str, window_end: float | None) -> None:
+        """A notice with spot recovery on: checkpoint hook and final sync within the window, and NO shutdown: the
+        cloud stops this instance (a shutdown from inside would terminate it and, on AWS, open its persistent
+        request again). Then the stop is waited for, bounded (``waiting_for_stop``)."""
+        self.handled_notice = detail
+        self.decide(cause, detail + " -> checkpoint hook, final sync; no shutdown (spot recovery: the cloud stops "
+                    "this instance and starts it again, and the job resumes from its checkpoint)")
+        self.stop_background()
+        self.checkpoint_hook(cause, window_end)
+        if window_end is None:
+            window_end = self.clock.now() + NOTICE_WINDOW_SECONDS.get(self.cloud, 120)
+        self.final_sync(window_end)
+        self.notice_end = window_end
+        self.awaiting_stop = window_end + bounds.value("spot_stop_wait", self.s)
+        self.state["spot_notice"] = {"seen": stamp(self.clock.now()), "detail": detail, "windowEnd": stamp(window_end)}
+        self._save_state(self.state)
+        self.decide("spot-recover", f"saved; waiting for the cloud to stop this instance (until {stamp(self.awaiting_stop)}, "
+                    "then carrying on as on a normal boot)")
+
+    def waiting_for_stop(self, now: float) -> bool:
+        """True while the cloud's stop is awaited (only the deadline is watched meanwhile); past the bound, the
+        instance carries on as on a normal boot: idle, periodic syncs and notices again."""
+        assert self.awaiting_stop is not None
+        if now < self.awaiting_stop:
+            return True
+        late = now - (self.notice_end if self.notice_end is not None else now)
+        self.decide("spot-recover", f"still running {late:.0f} s after the notice window closed: the cloud has not "
+                    "stopped this instance; carrying on as on a normal boot (deadline, idle, periodic syncs)")
+        self.awaiting_stop = None
+        self.last_idle_check = float("-inf")
+        return False
+
+    def cancel_spot_request(self, cause: str) -> dict[str, Any]:
+        """Cancel this instance's own spot request (AWS, ``spot_request``), record the outcome in the state and the
+        run manifest; the shutdown follows whatever it is."""
+        instance = self.claim.instance_id
+        if instance is None:
+            try:
+                instance = self.metadata.value("/latest/meta-data/instance-id")
+            except ca.MetadataError:
+                instance = None
+        outcome = spot_request.cancel_own_request(self.s, instance, self.metadata, self.credentials,
+                                                  real=self.clock.real, virtual=self.clock.virtual,
+                                                  sleep=self.clock.sleep)
+        outcome.update(time=stamp(self.clock.now()), cause=cause)
+        settled = outcome["cancelled"] or outcome["state"] == "none"
+        self.decide("spot-request", outcome["detail"] + ("" if settled else
+                    " -> shutting down anyway: the stack's schedule cancels the request at the deadline"))
+        self.state["spot_request"] = outcome
+        self._save_state(self.state)
+        manifest.record(self.s, "spotRequest", outcome, say=lambda m: self.decide("manifest", m),
+                        timeout=self.clock.real(bounds.value("manifest_update")))
+        return outcome
 
     def marker_io(self, direction: str, src: str, dst: str) -> bool:
         """Copy the cluster's notice marker to (``put``) or from (``get``) the bucket, bounded to a minute."""

@@ -28,10 +28,10 @@ RUN_SCRIPTS = tuple(INSTANCE_DIR / name for name in ("control.py", "heartbeat.py
 CLUSTER_SCRIPT = INSTANCE_DIR / "cluster.py"
 LAUNCH_SCRIPT = INSTANCE_DIR / "gpulease_launch.py"
 # The watchdog's rules, one module each, and what they share: the clock, the time bounds, this instance's state,
-# the nvidia-smi reader, the disk-space watch.
+# the nvidia-smi reader, the disk-space watch, the cancel of its own spot request.
 RULE_SCRIPTS = tuple(INSTANCE_DIR / name for name in (
     "clock.py", "bounds.py", "instance_state.py", "gpu_query.py", "deadline_rule.py", "idle_rule.py", "spot_rule.py",
-    "budget_rule.py", "sync_rule.py", "starved_rule.py", "disk_space.py", "process_tree.py",
+    "budget_rule.py", "sync_rule.py", "starved_rule.py", "disk_space.py", "process_tree.py", "spot_request.py",
 ))
 TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT, STAGING_SCRIPT, *STAGING_PARTS,
                 CLUSTER_SCRIPT, LAUNCH_SCRIPT, *RUN_SCRIPTS, *RULE_SCRIPTS)

@@ -4,7 +4,8 @@ where available, the cloud's own view.
 From the control area beside the checkpoints (``<checkpointUri>_gpulease/``, written by the instance):
 ``heartbeat.json`` (the watchdog, every few minutes: GPU utilisation and memory, the last checkpoint sync, the spend
 estimate, the deadline it keeps), ``ready.json`` (the bootstrap), ``verify.json`` (the verification) and
-``manifest.json`` (the run manifest). A report whose ``instanceId`` is another instance's (an earlier run's, left
+``manifest.json`` (the run manifest, with each interruption of a spot instance stopped by a reclaim and started
+again, and the end of its own spot request). A report whose ``instanceId`` is another instance's (an earlier run's, left
 in a retained bucket) is set aside and named as such. From the cloud, on AWS: the instance's state and type (EC2
 DescribeInstances) and the stack budget's actual and forecasted spend (AWS Budgets DescribeBudget). Alibaba Cloud:
 the bucket alone (the heartbeat's age says whether the watchdog is alive).
@@ -160,6 +161,8 @@ def collect(target: Target, clients: Clients, now: datetime) -> dict[str, Any]:
         "verify": {k: verify.get(k) for k in ("passed", "failed", "time", "stepResumed", "checkpointStep", "gpu",
                                               "seconds", "checks")} if verify else None,
         "manifest": _manifest_summary(manifest) if manifest else None,
+        "interruptions": interruptions_view(manifest.get("interruptions"), beat.get("interruptions")),
+        "spotRequest": spot_request_view(manifest.get("spotRequest")),
         "nodes": node_views(target, clients, now) if len(nodes.listed(target)) > 1 else None,
         "notes": [*control["stale"], *cloud["notes"]],
     }
@@ -225,3 +228,39 @@ def _manifest_summary(manifest: dict[str, Any]) -> dict[str, Any]:
         "paramsSha256": params.get("sha256"),
         "dataSources": len((manifest.get("data") or {}).get("sources") or []),
     }
+
+
+INTERRUPTION_KEYS = ("stoppedAt", "resumedAt", "stoppedSeconds", "resumedFromStep")
+
+
+def _count(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e12 else None
+
+
+def interruptions_view(from_manifest: Any, from_heartbeat: Any) -> list[dict[str, Any]]:
+    """Each stop of the instance and its start again: when it stopped, when it resumed, how long it was stopped,
+    the step the job resumed from. The heartbeat's list when it knows more (it is newer than the manifest, which
+    is written when the job starts), else the manifest's; anything that is not such a record is left out."""
+    lists = [found for found in (from_heartbeat, from_manifest) if isinstance(found, list)]
+    chosen = max(lists, key=len) if lists else []
+    out = []
+    for item in chosen:
+        if not isinstance(item, dict):
+            continue
+        out.append({"stoppedAt": item.get("stoppedAt") if isinstance(item.get("stoppedAt"), str) else None,
+                    "resumedAt": item.get("resumedAt") if isinstance(item.get("resumedAt"), str) else None,
+                    "stoppedSeconds": _count(item.get("stoppedSeconds")),
+                    "resumedFromStep": _count(item.get("resumedFromStep"))})
+    return out
+
+
+def spot_request_view(found: Any) -> dict[str, Any] | None:
+    """The watchdog's cancel of its own spot request at its own end (the run manifest's ``spotRequest``)."""
+    if not isinstance(found, dict):
+        return None
+    return {"requestId": found.get("requestId") if isinstance(found.get("requestId"), str) else None,
+            "cancelled": found.get("cancelled") is True,
+            "state": found.get("state") if isinstance(found.get("state"), str) else None,
+            "cause": found.get("cause") if isinstance(found.get("cause"), str) else None,
+            "time": found.get("time") if isinstance(found.get("time"), str) else None,
+            "detail": " ".join(str(found.get("detail") or "").split())[:300]}

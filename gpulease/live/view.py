@@ -89,6 +89,37 @@ def _manifest(doc: dict[str, Any]) -> str:
     return f"{m.get('job')} at {m.get('time')}: {code}; {versions or 'versions unknown'}; image {m.get('imageId')}{params}"
 
 
+def _duration(seconds: int | None) -> str:
+    if seconds is None:
+        return "?"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+
+
+INTERRUPTIONS_SHOWN = 3
+
+
+def interruptions_line(found: list[dict[str, Any]]) -> str:
+    """``2: stopped 2026-...Z for 3 h 0 min, resumed 2026-...Z from step 1200; ...``, the latest few."""
+    parts = []
+    for item in found[-INTERRUPTIONS_SHOWN:]:
+        step = item.get("resumedFromStep")
+        parts.append(f"stopped {item.get('stoppedAt') or '?'} for {_duration(item.get('stoppedSeconds'))}, resumed "
+                     f"{item.get('resumedAt') or '?'} " + (f"from step {step}" if step is not None else
+                                                          "(no checkpoint step reported)"))
+    earlier = f" (latest {INTERRUPTIONS_SHOWN} shown)" if len(found) > INTERRUPTIONS_SHOWN else ""
+    return f"{len(found)}{earlier}: " + "; ".join(parts)
+
+
+def spot_request_line(found: dict[str, Any]) -> str:
+    if found.get("state") == "none":
+        return f"none to cancel at {found.get('time')} ({found.get('detail')})"
+    if found.get("cancelled"):
+        return f"{found.get('requestId')} cancelled at {found.get('time')} ({found.get('cause')})"
+    return f"NOT cancelled at {found.get('time')} ({found.get('cause')}): {found.get('detail')}"
+
+
 def _gib(value: Any) -> str:
     return f"{value / 2**30:,.1f} GiB" if isinstance(value, (int, float)) and not isinstance(value, bool) else "?"
 
@@ -150,6 +181,10 @@ def print_status(doc: dict[str, Any], console: Console) -> None:
     row("checkpoints", _checkpoint(doc))
     row("checks", _checks(doc))
     row("manifest", _manifest(doc))
+    if doc.get("interruptions"):
+        row("interruptions", interruptions_line(doc["interruptions"]))
+    if doc.get("spotRequest"):
+        row("spot request", spot_request_line(doc["spotRequest"]))
     for note in doc.get("notes") or []:
         row("note", note)
     console.print(table)

@@ -132,3 +132,48 @@ def test_the_alibaba_bucket_is_read_through_the_oss_s3_endpoint() -> None:
     made = live_clients.make_clients("alicloud", "cn-hangzhou")
     assert made.bucket.meta.endpoint_url == "https://oss-cn-hangzhou.aliyuncs.com"
     assert made.ec2 is None and made.budgets is None
+
+
+STOPS = [{"stoppedAt": "2026-12-01T02:00:00Z", "resumedAt": "2026-12-01T05:00:00Z", "stoppedSeconds": 10800,
+          "resumedFromStep": 1200},
+         {"stoppedAt": "2026-12-01T06:00:00Z", "resumedAt": "2026-12-01T06:20:00Z", "stoppedSeconds": 1200,
+          "resumedFromStep": None}]
+
+
+def _put(running, name: str, changes: dict[str, Any]) -> None:
+    key = f"{running['control']}{name}.json"
+    doc = json.loads(running["s3"].get_object(Bucket=BUCKET, Key=key)["Body"].read())
+    running["s3"].put_object(Bucket=BUCKET, Key=key, Body=json.dumps({**doc, **changes}).encode())
+
+
+def test_status_shows_each_interruption_when_how_long_and_the_step_it_resumed_from(running, capsys,
+                                                                                 monkeypatch) -> None:
+    # The manifest (written when the job started again) knows the first; the newer heartbeat knows both.
+    _put(running, "manifest", {"interruptions": STOPS[:1], "spotRequest": {
+        "requestId": "sir-0abc1234", "cancelled": True, "state": "cancelled", "cause": "deadline",
+        "time": "2026-12-01T07:55:00Z", "detail": "spot request sir-0abc1234 is cancelled"}})
+    _put(running, "heartbeat", {"interruptions": [*STOPS, "not a record"]})
+    assert main(["status", STACK, "--outputs", running["outputs"], "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["interruptions"] == STOPS
+    assert doc["spotRequest"]["requestId"] == "sir-0abc1234" and doc["spotRequest"]["cancelled"] is True
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["status", STACK, "--outputs", running["outputs"]]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("interruptions 2: stopped 2026-12-01T02:00:00Z for 3 h 0 min, resumed 2026-12-01T05:00:00Z from step "
+            "1200; stopped 2026-12-01T06:00:00Z for 20 min, resumed 2026-12-01T06:20:00Z (no checkpoint step "
+            "reported)") in out
+    assert "spot request sir-0abc1234 cancelled at 2026-12-01T07:55:00Z (deadline)" in out
+
+
+@pytest.mark.parametrize("bad", [{"stoppedSeconds": True, "resumedFromStep": "12"}, {"stoppedSeconds": 1e999}])
+def test_interruption_fields_that_are_not_numbers_are_shown_as_unknown(running, capsys, bad: dict) -> None:
+    _put(running, "manifest", {"interruptions": [{**STOPS[0], **bad}]})
+    assert main(["status", STACK, "--outputs", running["outputs"], "--json"]) == 0
+    [shown] = json.loads(capsys.readouterr().out)["interruptions"]
+    assert shown["stoppedSeconds"] is None and shown["resumedFromStep"] == (None if "resumedFromStep" in bad else 1200)
+
+
+def test_without_interruptions_status_shows_no_such_row(running, capsys) -> None:
+    assert main(["status", STACK, "--outputs", running["outputs"]]) == 0
+    assert "interruptions" not in capsys.readouterr().out
