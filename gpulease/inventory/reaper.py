@@ -127,8 +127,12 @@ def execute_region(ec2: Any, decisions: list[Decision], settings: ReapSettings) 
         return "deregistered" + image_snapshots_deleted(ec2, image)
 
     size = max(1, min(settings.batch_size, TERMINATE_BATCH))
-    outcomes += acting.batch(by_action.get(CANCEL, []), min(size, CANCEL_BATCH), cancel, "cancelled", EC2_ERRORS)
-    outcomes += acting.batch(by_action.get(TERMINATE, []), size, terminate, "terminating", EC2_ERRORS)
+    # Cancel before terminating, and terminate nothing whose request is still open (acting.held_by_failed_cancel).
+    cancels = by_action.get(CANCEL, [])
+    cancelled = acting.batch(cancels, min(size, CANCEL_BATCH), cancel, "cancelled", EC2_ERRORS)
+    terminations, held = acting.held_by_failed_cancel(by_action.get(TERMINATE, []), cancels, cancelled)
+    outcomes += cancelled + held
+    outcomes += acting.batch(terminations, size, terminate, "terminating", EC2_ERRORS)
     volumes = by_action.get(DELETE, []) + by_action.get(SNAPSHOT_AND_DELETE, [])
     volume_decisions = [d for d in volumes if isinstance(d.resource, Volume)]
     snapshot_decisions = [d for d in volumes if isinstance(d.resource, Snapshot)]
