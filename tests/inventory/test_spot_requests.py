@@ -238,3 +238,34 @@ def test_a_dry_run_only_says_it_would_cancel(aws):
     report = sweep(aws.clients(), [REGION], ReapSettings(now=NOW))
     assert {(o.id, o.action, o.status) for o in report.outcomes if o.id == sir} == {(sir, CANCEL, "would")}
     assert state(ec2) == before
+
+
+def test_alibaba_cloud_fails_a_cancel_it_has_no_call_for_and_releases_nothing_it_held():
+    """The hook for a cloud-side object that can start an instance after the deadline: until the Alibaba Cloud
+    sweep has a cancel call for it, a CANCEL fails and holds its instance instead of being skipped."""
+    from gpulease.inventory import alicloud_reaper
+    from gpulease.inventory.decide import Decision
+    from gpulease.inventory.resources import Instance, SpotRequest
+
+    calls: list[str] = []
+
+    class Api:
+        def ecs(self, region: str) -> Any:
+            return self
+
+        vpc = ecs
+
+        def delete_instances(self, request: Any) -> None:
+            calls.extend(request.instance_id)
+
+    held = Instance("i-held", "cn-hangzhou", "Stopped", "ecs.gn7i-c8g1.2xlarge", "spot", None, None, tags())
+    free = Instance("i-free", "cn-hangzhou", "Stopped", "ecs.gn7i-c8g1.2xlarge", "spot", None, None, tags())
+    decisions = [
+        Decision(SpotRequest("sg-1", "cn-hangzhou", "active", "i-held", None, tags()), CANCEL, "expired"),
+        Decision(held, TERMINATE, "expired"),
+        Decision(free, TERMINATE, "expired"),
+    ]
+    outcomes = {o.id: o for o in alicloud_reaper.execute_region(
+        Api(), "cn-hangzhou", decisions, ReapSettings(now=NOW, execute=True))}
+    assert (outcomes["sg-1"].status, outcomes["sg-1"].detail) == (FAILED, "no cancel action on Alibaba Cloud")
+    assert outcomes["i-held"].status == FAILED and calls == ["i-free"]
