@@ -61,11 +61,12 @@ def moto_request(request_id: str) -> Any:
 
 
 def reclaimed(ec2: Any, request_id: str, instance_id: str) -> None:
-    """What a reclaim leaves: the instance stopped and the request's status code ``instance-stopped-no-capacity``
-    (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-request-status.html). moto sets no such code, so it
-    is set on moto's request; the request's state is left as moto has it (which state EC2 gives it meanwhile is
-    not verifiable without a cloud: the listing reads open, active and disabled alike)."""
+    """What a reclaim leaves: the instance stopped, the request ``open`` again ("If the request is persistent, the
+    request is opened again after your Spot Instance is interrupted") with a reclaim's status code
+    (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-request-status.html). moto does neither, so both are
+    set on moto's request."""
     ec2.stop_instances(InstanceIds=[instance_id])
+    moto_request(request_id).state = "open"
     moto_request(request_id)._status_code = "instance-stopped-no-capacity"
 
 
@@ -146,7 +147,11 @@ def test_ls_prices_a_stopped_instance_at_its_volumes_and_address(aws, capsys):
     assert rows[inst]["hourlyUsd"] == round(200 * 0.08 / 730 + 0.005, 4) == 0.0269
     assert (rows[inst]["stoppedBilling"], rows[inst]["stoppedByReclaim"]) == ("volumes and address only", True)
     assert rows[inst]["spendUsd"] is None
-    assert rows[sir]["statusCode"] == "instance-stopped-no-capacity"
+    assert (rows[sir]["state"], rows[sir]["statusCode"], rows[sir]["instanceGone"]) == (
+        "open", "instance-stopped-no-capacity", False)
+    # Open again, but its instance is only stopped: the request is kept while the instance holds it.
+    report = sweep(aws.clients(), [REGION], ReapSettings(now=NOW, execute=True))
+    assert {o.id: o.reason for o in report.outcomes if o.id == sir} == {sir: f"serves instance {inst}"}
 
     assert main(["ls", "--region", REGION, "--no-buckets"]) == 0
     table = capsys.readouterr().out
