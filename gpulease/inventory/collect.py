@@ -2,7 +2,9 @@
 region.
 
 Every call filters on ``gpulease:managed-by=gpulease`` server-side and pages with the largest page the API
-allows; the result is checked again client-side so that nothing untagged can slip into a sweep.
+allows; the result is checked again client-side so that nothing untagged can slip into a sweep. The spot requests
+are the exception: a request may carry no tags of its own, so they are listed by state only and judged
+client-side by their own tags, else their instance's (``list_spot_requests``).
 """
 
 from __future__ import annotations

@@ -178,8 +178,8 @@ def image_snapshots_deleted(ec2: Any, image: Image) -> str:
 
 
 def scan_region(ec2: Any, region: str, settings: ReapSettings) -> tuple[RegionInventory, list[Decision]]:
-    """What a sweep needs of one region: spot requests, addresses, snapshots and images listed in full (server-side
-    managed-by filter); instances and volumes by their deciding tags (DescribeTags), the candidates among them
+    """What a sweep needs of one region: spot requests (by state, judged by their own tags else their instance's),
+    addresses, snapshots and images (server-side managed-by filter) listed in full; instances and volumes by their deciding tags (DescribeTags), the candidates among them
     then described by id. Returns the inventory to plan on and the keep decisions taken from tags alone.
 
     A lookup that fails is recorded in the inventory's errors and the other kinds are still swept: acting on a
