@@ -274,3 +274,22 @@ def test_alibaba_cloud_fails_a_cancel_it_has_no_call_for_and_releases_nothing_it
         Api(), "cn-hangzhou", decisions, ReapSettings(now=NOW, execute=True))}
     assert (outcomes["sg-1"].status, outcomes["sg-1"].detail) == (FAILED, "no cancel action on Alibaba Cloud")
     assert outcomes["i-held"].status == FAILED and calls == ["i-free"]
+
+
+def test_the_calls_filters_and_paginator_are_those_of_botocores_ec2_model(aws):
+    """botocore validates parameter names and types before sending; filter names are free strings there, so they
+    are checked against the operation's own documentation in the model, and the paginator and page ceiling too."""
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model("ec2")
+    requests_op = model.operation_model("DescribeSpotInstanceRequests")
+    filters_doc = requests_op.input_shape.members["Filters"].documentation
+    assert "<code>state</code>" in filters_doc
+    assert set(model.shape_for("SpotInstanceState").enum) >= {"open", "active", "disabled"}
+    assert "between 5 and 1000" in requests_op.documentation  # the MaxResults the listing pages with
+    assert "<code>instance-id</code>" in model.operation_model("DescribeInstances").input_shape.members[
+        "Filters"].documentation
+    assert set(model.operation_model("CancelSpotInstanceRequests").input_shape.members) == {
+        "DryRun", "SpotInstanceRequestIds"}
+    ec2 = aws.client("ec2")
+    assert ec2.can_paginate("describe_spot_instance_requests") and ec2.can_paginate("describe_instances")
