@@ -16,7 +16,7 @@ from gpulease.core import clock
 from gpulease.core.vocabulary import TAG_EXPERIMENT, TAG_EXPIRES_AT, TAG_OWNER, TAG_RETAIN, TAG_RETAIN_UNTIL
 from gpulease.inventory import aws
 from gpulease.inventory.options import add_cloud_options, clients_from_args, output_console, resolve_regions
-from gpulease.inventory.pricing import age_hours, hourly_price, spend_so_far, storage_monthly
+from gpulease.inventory.pricing import age_hours, hourly_price, spend_so_far, stopped_hourly, storage_monthly
 from gpulease.inventory.resources import (
     Address,
     Bucket,
@@ -41,9 +41,11 @@ def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment else None
 
 
-def row(resource: Resource, now: datetime, cloud: str = "aws") -> dict[str, Any]:
-    """One resource as a flat record (the JSON output; the table shows a subset)."""
-    tags = resource.tags
+def row(resource: Resource, now: datetime, cloud: str = "aws", inventory: RegionInventory | None = None) -> dict[str, Any]:
+    """One resource as a flat record (the JSON output; the table shows a subset). ``inventory`` (the resource's
+    region) gives a stopped instance its volumes, addresses and spot request."""
+    # A spot request is shown with the tags it is judged by: its own, else its instance's.
+    tags = resource.deciding_tags if isinstance(resource, SpotRequest) else resource.tags
     base: dict[str, Any] = {
         "region": resource.region,
         "kind": resource.kind,
@@ -66,8 +68,26 @@ def row(resource: Resource, now: datetime, cloud: str = "aws") -> dict[str, Any]
             spotRequestId=resource.spot_request_id,
             releaseTime=_iso(resource.release_time),
         )
+        if resource.state == "stopped" and inventory is not None:
+            request = next((r for r in inventory.spot_requests if r.instance_id == resource.id
+                            or r.id == resource.spot_request_id), None)
+            # Stopped: no instance hours, only its volumes and addresses (gpulease.core.cost.stopped).
+            base.update(hourlyUsd=stopped_hourly(resource, inventory.volumes, inventory.addresses, cloud),
+                        stoppedBilling="volumes and address only" if cloud == "aws" else "depends on the stop mode",
+                        stoppedByReclaim=bool(request and request.stopped_by_reclaim))
     elif isinstance(resource, SpotRequest):
-        base.update(state=resource.state, instanceId=resource.instance_id, createTime=_iso(resource.create_time))
+        base.update(
+            state=resource.state,
+            requestType=resource.request_type or None,
+            statusCode=resource.status_code,
+            interruption=resource.interruption,
+            instanceId=resource.instance_id,
+            instanceState=resource.instance_state,
+            managed=resource.managed_by_tags_of is not None,
+            managedBy=resource.managed_by_tags_of,
+            instanceGone=resource.orphaned,
+            createTime=_iso(resource.create_time),
+        )
     elif isinstance(resource, Volume):
         base.update(
             state=resource.state,
@@ -110,7 +130,7 @@ def row(resource: Resource, now: datetime, cloud: str = "aws") -> dict[str, Any]
 
 def _detail(r: dict[str, Any]) -> str:
     kind = r["kind"]
-    if kind == "instance":
+    if kind == "instance" and not r.get("stoppedBilling"):
         return f"{r['instanceType']} {r['market']}"
     if kind in ("volume", "disk"):
         return f"{r['sizeGb']} GiB {r['volumeType']}; " + (
@@ -129,12 +149,40 @@ def _detail(r: dict[str, Any]) -> str:
             f"; retained until {r['retainUntil']}" if r.get("retainUntil") else ""
         )
     if kind == "spot-request":
-        return f"instance {r['instanceId'] or '-'}"
+        held = f"instance {r['instanceId'] or '-'}" + (f" ({r['instanceState']})" if r.get("instanceState") else "")
+        text = " ".join(x for x in (r.get("requestType"), r.get("interruption")) if x)
+        text += f"; {r['statusCode']}" if r.get("statusCode") else ""
+        text += f"; {held}; " + (f"managed by its {r['managedBy']}'s tags" if r["managed"] else "NOT managed")
+        if r.get("instanceGone"):
+            text = "INSTANCE GONE, a new one will be launched; " + text
+        return text.lstrip("; ")
+    if kind == "instance" and r.get("stoppedBilling"):
+        return f"{r['instanceType']} {r['market']}; stopped" + (" by a reclaim" if r.get("stoppedByReclaim") else "") \
+            + f": {r['stoppedBilling']}"
     return ""
 
 
 def _money(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"${value:,.{digits}f}"
+
+
+def rows(inventories: list[RegionInventory], now: datetime, cloud: str = "aws") -> list[dict[str, Any]]:
+    """Every resource's record; first the dangerous ones: persistent spot requests whose instance is gone (EC2
+    launches a new instance for them)."""
+    out = [row(res, now, cloud, inv) for inv in inventories for res in inv.resources()]
+    return sorted(out, key=lambda r: not r.get("instanceGone"))
+
+
+def orphan_warning(records: list[dict[str, Any]]) -> str | None:
+    """One line naming the persistent requests whose instance is gone, and who cancels them."""
+    orphans = [r for r in records if r.get("instanceGone")]
+    if not orphans:
+        return None
+    named = ", ".join(f"{r['id']} ({r['region']}, {r['state']}, {'managed' if r['managed'] else 'NOT managed'})"
+                      for r in orphans)
+    return (f"{len(orphans)} persistent spot request(s) whose instance is gone will launch new instances: {named}; "
+            "`gpulease reap --execute` cancels a managed one past its deadline, an unmanaged one is its owner's to "
+            "cancel (aws ec2 cancel-spot-instance-requests)")
 
 
 def print_table(inventories: list[RegionInventory], now: datetime, console: Console, cloud: str = "aws") -> None:
@@ -144,32 +192,39 @@ def print_table(inventories: list[RegionInventory], now: datetime, console: Cons
         table.add_column(column, justify="right" if column in ("age", "$/h", "spent", "$/month") else "left")
     total_monthly = 0.0
     total_hourly = 0.0
+    total_stopped = 0.0
     total_spent = 0.0
-    for inventory in inventories:
-        for resource in inventory.resources():
-            r = row(resource, now, cloud)
-            if r.get("state") == "running":
-                total_hourly += r.get("hourlyUsd") or 0.0
-            total_spent += r.get("spendUsd") or 0.0
-            age = r.get("ageHours")
-            table.add_row(
-                r["region"],
-                r["kind"],
-                r["id"],
-                f"{r['owner'] or '-'} / {r['experiment'] or '-'}",
-                r.get("state") or "",
-                _detail(r),
-                "" if age is None else f"{age:.1f}h",
-                r["expiresAt"] or "-",
-                r["retain"] or "",
-                _money(r.get("hourlyUsd"), 3) if r["kind"] == "instance" else "",
-                _money(r.get("spendUsd")) if r["kind"] == "instance" else "",
-                _money(r.get("monthlyUsd")) if r["kind"] in ("image", "snapshot") else "",
-            )
-            total_monthly += r.get("monthlyUsd") or 0.0
+    records = rows(inventories, now, cloud)
+    for r in records:
+        if r.get("state") == "running":
+            total_hourly += r.get("hourlyUsd") or 0.0
+        if r["kind"] == "instance" and r.get("stoppedBilling"):
+            total_stopped += r.get("hourlyUsd") or 0.0
+        total_spent += r.get("spendUsd") or 0.0
+        age = r.get("ageHours")
+        state = r.get("state") or ""
+        table.add_row(
+            r["region"],
+            r["kind"],
+            r["id"],
+            f"{r['owner'] or '-'} / {r['experiment'] or '-'}",
+            f"[bold red]{state} (!)[/bold red]" if r.get("instanceGone") else state,
+            _detail(r),
+            "" if age is None else f"{age:.1f}h",
+            r["expiresAt"] or "-",
+            r["retain"] or "",
+            _money(r.get("hourlyUsd"), 3) if r["kind"] == "instance" else "",
+            _money(r.get("spendUsd")) if r["kind"] == "instance" else "",
+            _money(r.get("monthlyUsd")) if r["kind"] in ("image", "snapshot") else "",
+        )
+        total_monthly += r.get("monthlyUsd") or 0.0
     console.print(table)
     console.print(f"running instances cost {_money(total_hourly, 3)}/h; spent so far {_money(total_spent)} (estimate)"
+                  + (f"; stopped instances {_money(total_stopped, 3)}/h (volumes and address only)"
+                     if total_stopped else "")
                   + (f"; images and snapshots store for {_money(total_monthly)}/month" if total_monthly else ""))
+    if (warning := orphan_warning(records)) is not None:
+        console.print(f"[bold red]warning[/bold red]: {warning}", soft_wrap=True)
 
 
 def collect_inventories(args: argparse.Namespace, regions: list[str]) -> list[RegionInventory]:
@@ -196,7 +251,8 @@ def run(args: argparse.Namespace) -> int:
             "cloud": args.cloud,
             "regions": regions,
             "at": now.isoformat(),
-            "resources": [row(res, now, args.cloud) for inv in inventories for res in inv.resources()],
+            "resources": (records := rows(inventories, now, args.cloud)),
+            "orphanedSpotRequests": [r["id"] for r in records if r.get("instanceGone")],
             "errors": errors,
         }
         print_json("ls", payload, ok=not errors, legacy=payload,

@@ -145,6 +145,31 @@ def batch(
     return outcomes
 
 
+def held_by_failed_cancel(
+    terminations: list[Decision], cancels: list[Decision], cancel_outcomes: list[Outcome]
+) -> tuple[list[Decision], list[Outcome]]:
+    """The terminations that may go ahead once the spot requests were cancelled, and a failed outcome for each
+    instance whose request could not be cancelled: terminating it would leave a persistent request to launch a
+    replacement, so it waits for a later sweep, which tries the cancel again first."""
+    failed = {o.id for o in cancel_outcomes if o.status == FAILED}
+    held_by: dict[str, str] = {}
+    for d in cancels:
+        instance_id = getattr(d.resource, "instance_id", None)
+        if d.resource.id in failed and instance_id:
+            held_by[instance_id] = d.resource.id
+    go: list[Decision] = []
+    held: list[Outcome] = []
+    for d in terminations:
+        request_id = held_by.get(d.resource.id) or (
+            rid if (rid := getattr(d.resource, "spot_request_id", None)) in failed else None)
+        if request_id:
+            held.append(outcome(d, FAILED, f"not terminated: cancelling its spot request {request_id} failed; "
+                                           "a later sweep cancels first, then terminates"))
+        else:
+            go.append(d)
+    return go, held
+
+
 def each(decisions: list[Decision], workers: int, act: Callable[[Decision], str], errors: ApiErrors) -> list[Outcome]:
     """One call (or two) per resource, several at a time; NotFound means someone else already removed it."""
 

@@ -33,7 +33,7 @@ from gpulease.inventory.alicloud_clients import AlicloudClients
 from gpulease.inventory.alicloud_collect import collect_region
 from gpulease.inventory.alicloud_errors import ALICLOUD_ERRORS
 from gpulease.inventory.aws import check_account
-from gpulease.inventory.decide import DELETE, RELEASE, TERMINATE, Decision, ReapSettings, plan_region
+from gpulease.inventory.decide import CANCEL, DELETE, RELEASE, TERMINATE, Decision, ReapSettings, plan_region
 from gpulease.inventory.resources import Image, Snapshot, Volume
 
 DELETE_INSTANCES_BATCH = 100
@@ -80,7 +80,16 @@ def execute_region(clients: AlicloudClients, region: str, decisions: list[Decisi
         return "deleted"
 
     size = max(1, min(settings.batch_size, DELETE_INSTANCES_BATCH))
-    outcomes += acting.batch(by_action.get(TERMINATE, []), size, release_instances, "released", ALICLOUD_ERRORS)
+    # The hook for a cloud-side object that can start an instance again (what AWS's persistent spot request is):
+    # the Alibaba Cloud listing fills no ``spot_requests`` today, so the shared decisions make no CANCEL here. A
+    # listing that maps such an object onto ``SpotRequest`` records gets the AWS rules (``decide_spot_requests``),
+    # and its cancel call goes here, before the releases, with ``acting.held_by_failed_cancel``. Until then a
+    # CANCEL fails (and holds its instance) instead of being skipped in silence.
+    cancels = by_action.get(CANCEL, [])
+    not_cancelled = [acting.outcome(d, acting.FAILED, "no cancel action on Alibaba Cloud") for d in cancels]
+    releases, held = acting.held_by_failed_cancel(by_action.get(TERMINATE, []), cancels, not_cancelled)
+    outcomes += not_cancelled + held
+    outcomes += acting.batch(releases, size, release_instances, "released", ALICLOUD_ERRORS)
     outcomes += acting.each(by_action.get(RELEASE, []), settings.workers, release_eip, ALICLOUD_ERRORS)
     deletes = by_action.get(DELETE, [])
     # Disks, then images, then snapshots: a snapshot an image was made from can go only after the image.

@@ -2,7 +2,9 @@
 region.
 
 Every call filters on ``gpulease:managed-by=gpulease`` server-side and pages with the largest page the API
-allows; the result is checked again client-side so that nothing untagged can slip into a sweep.
+allows; the result is checked again client-side so that nothing untagged can slip into a sweep. The spot requests
+are the exception: a request may carry no tags of its own, so they are listed by state only and judged
+client-side by their own tags, else their instance's (``list_spot_requests``).
 """
 
 from __future__ import annotations
@@ -39,7 +41,10 @@ PAGE_SIZE = {
 
 # Instances that still cost money or can be started again; shutting-down and terminated ones are left out.
 LIVE_INSTANCE_STATES = ["pending", "running", "stopping", "stopped"]
-LIVE_SPOT_REQUEST_STATES = ["open", "active"]
+# Spot requests that can still launch an instance: ``disabled`` is a persistent request whose instance was
+# stopped by hand; it becomes active again when the instance is started.
+LIVE_SPOT_REQUEST_STATES = ["open", "active", "disabled"]
+FILTER_VALUES_PER_CALL = 200  # EC2's cap on the values of one filter
 
 def pages(client: Any, operation: str, key: str, **params: Any) -> list[dict]:
     paginator = client.get_paginator(operation)
@@ -79,22 +84,47 @@ def instances_from(reservations: list[dict], region: str) -> list[Instance]:
 
 
 def list_spot_requests(ec2: Any, region: str) -> list[SpotRequest]:
-    filters = [*managed_filter(), {"Name": "state", "Values": LIVE_SPOT_REQUEST_STATES}]
+    """Live spot requests (open, active, disabled) that gpulease manages, and every live persistent one (managed or
+    not: one whose instance is gone launches another). No tag filter on the server: a request is judged by its own
+    tags when they carry ``gpulease:managed-by``, else by its instance's (``SpotRequest.deciding_tags``), so its
+    instance is described too (by id, any state, so a terminated one shows as gone)."""
+    filters = [{"Name": "state", "Values": LIVE_SPOT_REQUEST_STATES}]
+    raws = [raw for raw in pages(ec2, "describe_spot_instance_requests", "SpotInstanceRequests", Filters=filters)
+            if raw.get("State") in LIVE_SPOT_REQUEST_STATES and raw.get("SpotInstanceRequestId")]
+    held = instances_by_id(ec2, sorted({raw["InstanceId"] for raw in raws if raw.get("InstanceId")}))
     found = []
-    for raw in pages(ec2, "describe_spot_instance_requests", "SpotInstanceRequests", Filters=filters):
-        tags = tags_from_list(raw.get("Tags"))
-        if not is_managed(tags) or raw.get("State") not in LIVE_SPOT_REQUEST_STATES:
-            continue
-        found.append(
-            SpotRequest(
-                id=raw["SpotInstanceRequestId"],
-                region=region,
-                state=raw["State"],
-                instance_id=raw.get("InstanceId") or None,
-                create_time=raw.get("CreateTime"),
-                tags=tags,
-            )
+    for raw in raws:
+        instance_id = raw.get("InstanceId") or None
+        state, instance_tags = held.get(instance_id, ("gone", {})) if instance_id else (None, {})
+        request = SpotRequest(
+            id=raw["SpotInstanceRequestId"],
+            region=region,
+            state=raw["State"],
+            instance_id=instance_id,
+            create_time=raw.get("CreateTime"),
+            tags=tags_from_list(raw.get("Tags")),
+            request_type=raw.get("Type", ""),
+            status_code=(raw.get("Status") or {}).get("Code"),
+            interruption=raw.get("InstanceInterruptionBehavior"),
+            instance_state=state,
+            instance_tags=instance_tags,
         )
+        if is_managed(request.deciding_tags) or request.request_type == "persistent":
+            found.append(request)
+    # The dangerous ones first: a persistent request whose instance is gone.
+    return sorted(found, key=lambda r: not r.orphaned)
+
+
+def instances_by_id(ec2: Any, ids: list[str]) -> dict[str, tuple[str, dict[str, str]]]:
+    """Instance id -> (state, tags) for the ids EC2 still knows, whatever their state or tags. Asked through the
+    ``instance-id`` filter, which leaves unknown ids out where ``InstanceIds`` fails the whole call."""
+    found: dict[str, tuple[str, dict[str, str]]] = {}
+    for start in range(0, len(ids), FILTER_VALUES_PER_CALL):
+        chunk = ids[start : start + FILTER_VALUES_PER_CALL]
+        for reservation in pages(ec2, "describe_instances", "Reservations",
+                                 Filters=[{"Name": "instance-id", "Values": chunk}]):
+            for raw in reservation.get("Instances", []):
+                found[raw["InstanceId"]] = (raw.get("State", {}).get("Name", "unknown"), tags_from_list(raw.get("Tags")))
     return found
 
 
@@ -120,6 +150,8 @@ def volumes_from(volumes: list[dict], region: str) -> list[Volume]:
                 attached_to=attached,
                 create_time=raw.get("CreateTime"),
                 tags=tags,
+                iops=raw.get("Iops"),
+                throughput=raw.get("Throughput"),
             )
         )
     return found

@@ -218,39 +218,70 @@ def kept_by_tags(kind: str, rid: str, region: str, tags: dict[str, str], setting
     return None if expired else Decision(resource, KEEP, why)
 
 
+def decide_spot_requests(
+    requests: list[SpotRequest], instance_decisions: list[Decision], settings: ReapSettings
+) -> tuple[list[Decision], list[Decision]]:
+    """The spot requests' decisions, and the instances' decisions they amend: the one place that ties a request to
+    its instance, whichever side found it.
+
+    - An instance being terminated has its request cancelled first (the acting side cancels before it
+      terminates, and terminates nothing whose cancel failed): a persistent request would launch a replacement.
+    - An instance whose request is listed but not managed is not terminated either: the request is not ours to
+      cancel, and without the cancel a persistent request would launch another instance.
+    - Any other managed request is kept while an instance holds it, and cancelled once its deadline (its own
+      tags', else its instance's) plus the grace period has passed. ``retain`` does not apply: a request holds no
+      data, and keeping it past its deadline only launches instances (an instance follows its deadline too).
+    Only requests managed by their deciding tags (``SpotRequest.deciding_tags``) are ever cancelled."""
+    by_instance = {r.instance_id: r for r in requests if r.instance_id}
+    by_id = {r.id: r for r in requests}
+    live_ids = {d.resource.id for d in instance_decisions}
+    request_decisions: list[Decision] = []
+    amended: list[Decision] = []
+    cancelled: set[str] = set()
+    for d in instance_decisions:
+        inst = d.resource
+        if d.action != TERMINATE or not isinstance(inst, Instance):
+            amended.append(d)
+            continue
+        request = by_instance.get(inst.id) or by_id.get(inst.spot_request_id or "")
+        request_id = inst.spot_request_id or (request.id if request else None)
+        if request is not None and not is_managed(request.deciding_tags):
+            amended.append(Decision(inst, KEEP, f"{d.reason}; its spot request {request.id} is not managed, so it is "
+                                    "not cancelled and the instance is not terminated"))
+            continue
+        if request_id and request_id not in cancelled:
+            cancelled.add(request_id)
+            resource = request or SpotRequest(request_id, inst.region, "active", inst.id, None, inst.tags)
+            request_decisions.append(Decision(resource, CANCEL, f"spot request of expiring instance {inst.id}"))
+        amended.append(d)
+    for request in requests:
+        tags = request.deciding_tags
+        if request.id in cancelled or not is_managed(tags):
+            continue
+        holds = request.instance_id in live_ids or (request.instance_state is not None and not request.instance_gone)
+        if holds:
+            request_decisions.append(Decision(request, KEEP, f"serves instance {request.instance_id}"))
+            continue
+        expired, why = expiry_check(tags, settings)
+        if request.managed_by_tags_of == "instance":
+            why += " (its instance's tags)"
+        if request.orphaned:
+            why = f"persistent, its instance {request.instance_id or '(none)'} is gone: it launches another; {why}"
+        request_decisions.append(Decision(request, CANCEL if expired else KEEP, why))
+    return request_decisions, amended
+
+
 def plan_region(inventory: RegionInventory, settings: ReapSettings) -> list[Decision]:
     """What the sweep does to every managed resource of one region, and why."""
     decisions: list[Decision] = []
     instances = [i for i in inventory.instances if is_managed(i.tags)]
     instance_decisions = [decide_instance(i, settings) for i in instances]
-    terminating = {d.resource.id for d in instance_decisions if d.action == TERMINATE}
-    live_ids = {i.id for i in instances}
 
-    requests = [r for r in inventory.spot_requests if is_managed(r.tags)]
-    request_by_instance = {r.instance_id: r for r in requests if r.instance_id}
-    cancelled: set[str] = set()
-    # Cancel before terminating: a persistent request would otherwise launch a replacement.
-    for d in instance_decisions:
-        inst = d.resource
-        if d.action != TERMINATE or not isinstance(inst, Instance):
-            continue
-        request = request_by_instance.get(inst.id)
-        request_id = inst.spot_request_id or (request.id if request else None)
-        if request_id and request_id not in cancelled:
-            cancelled.add(request_id)
-            resource = request or SpotRequest(request_id, inst.region, "active", inst.id, None, inst.tags)
-            decisions.append(Decision(resource, CANCEL, f"spot request of expiring instance {inst.id}"))
-    for request in requests:
-        if request.id in cancelled:
-            continue
-        if request.instance_id in live_ids:
-            decisions.append(Decision(request, KEEP, f"serves instance {request.instance_id}"))
-            continue
-        expired, why = expiry_check(request.tags, settings)
-        decisions.append(Decision(request, CANCEL if expired else KEEP, why))
-
+    request_decisions, instance_decisions = decide_spot_requests(inventory.spot_requests, instance_decisions, settings)
+    decisions.extend(request_decisions)
     decisions.extend(instance_decisions)
     decisions.extend(decide_address(a, settings) for a in inventory.addresses if is_managed(a.tags))
+    terminating = {d.resource.id for d in instance_decisions if d.action == TERMINATE}
     decisions.extend(decide_volume(v, settings, terminating) for v in inventory.volumes if is_managed(v.tags))
     # Images before snapshots: a snapshot an image was made from cannot go while the image exists.
     decisions.extend(decide_image(i, settings) for i in inventory.images if is_managed(i.tags))

@@ -16,7 +16,15 @@ from botocore.exceptions import ClientError
 
 from gpulease.core.vocabulary import TAG_EXPIRES_AT, TAG_MANAGED_BY, TAG_PHASE, TAG_RETAIN, TAG_RETAIN_UNTIL, is_managed
 from gpulease.inventory.aws import not_found
-from gpulease.inventory.collect import LIVE_INSTANCE_STATES, Instance, Volume, instances_from, pages, volumes_from
+from gpulease.inventory.collect import (
+    FILTER_VALUES_PER_CALL,
+    LIVE_INSTANCE_STATES,
+    Instance,
+    Volume,
+    instances_from,
+    pages,
+    volumes_from,
+)
 from gpulease.inventory.decide import Tagged  # noqa: F401  (re-exported)
 
 # The tags a sweep decides on; every other tag is read from the fresh description of a candidate.
@@ -28,7 +36,6 @@ TAG_RESOURCE_TYPES = {"instance": "instance", "volume": "volume"}
 TAGS_PAGE = 1000  # DescribeTags' MaxResults ceiling
 INSTANCE_IDS_PER_CALL = 1000
 VOLUME_IDS_PER_CALL = 500  # DescribeVolumes' page ceiling; ids beyond it are not guaranteed in one answer
-FILTER_VALUES_PER_CALL = 200  # EC2's cap on the values of one filter
 
 
 @dataclass

@@ -1,12 +1,14 @@
-"""Hourly price and spend so far of a listed instance, from the dated instance catalog (an estimate for spot), and
-what a listed image or snapshot costs a month to store."""
+"""Hourly price and spend so far of a listed instance, from the dated instance catalog (an estimate for spot), what
+a stopped instance still costs (its volumes and addresses, ``gpulease.core.cost.stopped``), and what a listed image
+or snapshot costs a month to store."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from gpulease.core.catalog import load_catalog
-from gpulease.inventory.resources import Instance
+from gpulease.core.catalog import HOURS_PER_MONTH, load_catalog
+from gpulease.core.cost.pricing import disk_monthly
+from gpulease.inventory.resources import Address, Instance, Volume
 
 BILLED_STATES = {"pending", "running", "stopping"}
 
@@ -47,3 +49,25 @@ def storage_monthly(size_gb: int, region: str, cloud: str = "aws") -> float | No
     if prices is None or not size_gb:
         return None
     return round(size_gb * prices.snapshot_gb_month, 2)
+
+
+def stopped_hourly(instance: Instance, volumes: list[Volume], addresses: list[Address], cloud: str = "aws") -> float | None:
+    """USD per hour a stopped instance still costs: the listed volumes attached to it (the estimate's disk rule,
+    ``gpulease.core.cost.pricing.disk_monthly``) and the listed addresses associated with it. None when one of
+    them has no price, or for an Alibaba Cloud instance, whose stopped billing depends on its stop mode (standard
+    mode keeps billing the instance; ``gpulease.core.cost.stopped``)."""
+    if cloud != "aws":
+        return None
+    prices = load_catalog().region_prices(cloud, instance.region)
+    if prices is None:
+        return None
+    total = 0.0
+    for volume in volumes:
+        if instance.id not in volume.attached_to:
+            continue
+        priced = disk_monthly(prices, volume.volume_type, volume.size_gb, None, volume.iops, volume.throughput)
+        if priced is None:
+            return None
+        total += priced[0] / HOURS_PER_MONTH
+    total += prices.public_ipv4_hour * sum(1 for a in addresses if a.instance_id == instance.id)
+    return round(total, 4)

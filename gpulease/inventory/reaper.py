@@ -127,8 +127,12 @@ def execute_region(ec2: Any, decisions: list[Decision], settings: ReapSettings) 
         return "deregistered" + image_snapshots_deleted(ec2, image)
 
     size = max(1, min(settings.batch_size, TERMINATE_BATCH))
-    outcomes += acting.batch(by_action.get(CANCEL, []), min(size, CANCEL_BATCH), cancel, "cancelled", EC2_ERRORS)
-    outcomes += acting.batch(by_action.get(TERMINATE, []), size, terminate, "terminating", EC2_ERRORS)
+    # Cancel before terminating, and terminate nothing whose request is still open (acting.held_by_failed_cancel).
+    cancels = by_action.get(CANCEL, [])
+    cancelled = acting.batch(cancels, min(size, CANCEL_BATCH), cancel, "cancelled", EC2_ERRORS)
+    terminations, held = acting.held_by_failed_cancel(by_action.get(TERMINATE, []), cancels, cancelled)
+    outcomes += cancelled + held
+    outcomes += acting.batch(terminations, size, terminate, "terminating", EC2_ERRORS)
     volumes = by_action.get(DELETE, []) + by_action.get(SNAPSHOT_AND_DELETE, [])
     volume_decisions = [d for d in volumes if isinstance(d.resource, Volume)]
     snapshot_decisions = [d for d in volumes if isinstance(d.resource, Snapshot)]
@@ -174,8 +178,8 @@ def image_snapshots_deleted(ec2: Any, image: Image) -> str:
 
 
 def scan_region(ec2: Any, region: str, settings: ReapSettings) -> tuple[RegionInventory, list[Decision]]:
-    """What a sweep needs of one region: spot requests, addresses, snapshots and images listed in full (server-side
-    managed-by filter); instances and volumes by their deciding tags (DescribeTags), the candidates among them
+    """What a sweep needs of one region: spot requests (by state, judged by their own tags else their instance's),
+    addresses, snapshots and images (server-side managed-by filter) listed in full; instances and volumes by their deciding tags (DescribeTags), the candidates among them
     then described by id. Returns the inventory to plan on and the keep decisions taken from tags alone.
 
     A lookup that fails is recorded in the inventory's errors and the other kinds are still swept: acting on a

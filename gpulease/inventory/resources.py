@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from gpulease.core.vocabulary import TAG_MANAGED_BY, is_managed
+
 
 @dataclass(frozen=True)
 class Instance:
@@ -35,8 +37,26 @@ class Instance:
     """Alibaba Cloud's ``AutoReleaseTime`` (ECS releases the instance itself then); None when never set."""
 
 
+GONE_INSTANCE_STATES = ("shutting-down", "terminated", "gone")
+"""An instance in one of these states (``gone``: the service no longer knows its id) no longer holds its request."""
+
+
+RECLAIM_STATUS_CODES = (
+    "marked-for-stop",
+    "instance-stopped-by-price",
+    "instance-stopped-no-capacity",
+    "instance-stopped-by-utilization",
+)
+"""Spot request status codes that say EC2 stopped (or is stopping) the request's instance, not its owner
+(https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-request-status.html, "Spot request status codes";
+``instance-stopped-by-user`` is the owner's stop)."""
+
+
 @dataclass(frozen=True)
 class SpotRequest:
+    """An EC2 spot request, judged by its own tags when they carry ``gpulease:managed-by``, else by its instance's
+    (the tags a request carries are set after the instance exists, and may be missing)."""
+
     id: str
     region: str
     state: str
@@ -44,6 +64,41 @@ class SpotRequest:
     create_time: datetime | None
     tags: dict[str, str]
     kind: str = "spot-request"
+    request_type: str = ""
+    """``one-time`` or ``persistent`` (DescribeSpotInstanceRequests ``Type``); empty when not read."""
+    status_code: str | None = None
+    """The request's ``Status.Code``: ``fulfilled``, ``instance-stopped-no-capacity``, ``marked-for-stop``, ..."""
+    interruption: str | None = None
+    """``InstanceInterruptionBehavior``: ``terminate``, ``stop`` or ``hibernate``."""
+    instance_state: str | None = None
+    """Its instance's state as described with the request (``gone`` when the id is unknown); None when not read."""
+    instance_tags: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def deciding_tags(self) -> dict[str, str]:
+        """The tags every rule reads: the request's own when they say who manages it, else its instance's."""
+        return self.tags if TAG_MANAGED_BY in self.tags else self.instance_tags
+
+    @property
+    def managed_by_tags_of(self) -> str | None:
+        """Whose tags make it managed: ``request``, ``instance``, or None (not managed)."""
+        if not is_managed(self.deciding_tags):
+            return None
+        return "request" if TAG_MANAGED_BY in self.tags else "instance"
+
+    @property
+    def instance_gone(self) -> bool:
+        """No instance holds the request any more (never had one, or it is terminated or unknown)."""
+        return self.instance_id is None or self.instance_state in GONE_INSTANCE_STATES
+
+    @property
+    def stopped_by_reclaim(self) -> bool:
+        return self.status_code in RECLAIM_STATUS_CODES
+
+    @property
+    def orphaned(self) -> bool:
+        """A live persistent request whose instance is gone: EC2 launches a new instance for it."""
+        return self.request_type == "persistent" and self.state in ("open", "active", "disabled") and self.instance_gone
 
 
 @dataclass(frozen=True)
@@ -59,6 +114,9 @@ class Volume:
     kind: str = "volume"
     delete_with_instance: bool | None = None
     """Alibaba Cloud's ``DeleteWithInstance``: False for a data disk meant to outlive its instance."""
+    iops: int | None = None
+    throughput: int | None = None
+    """EBS ``Iops`` and ``Throughput`` (MiB/s) as described: what a gp3/io volume is billed for beyond its size."""
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,13 @@ def test_listing_uses_server_side_filters_and_paginators(aws):
     assert len(calls) == 6, "one page each on a small fleet"
     managed = {"Name": f"tag:{TAG_MANAGED_BY}", "Values": ["gpulease"]}
     for op, params in by_op.items():
-        assert managed in params["Filters"], op
+        if op != "DescribeSpotInstanceRequests":
+            assert managed in params["Filters"], op
+    # Spot requests: no tag filter (a request may carry no tags; it is then judged by its instance's), live
+    # states only, the largest page DescribeSpotInstanceRequests serves (botocore's model: MaxResults 5-1000).
+    assert by_op["DescribeSpotInstanceRequests"]["Filters"] == [
+        {"Name": "state", "Values": ["open", "active", "disabled"]}]
+    assert by_op["DescribeSpotInstanceRequests"]["MaxResults"] == 1000
     assert by_op["DescribeInstances"]["MaxResults"] == 1000
     assert by_op["DescribeVolumes"]["MaxResults"] == 500
     assert by_op["DescribeSnapshots"]["OwnerIds"] == ["self"]

@@ -45,7 +45,9 @@ def test_only_candidates_are_described_and_tags_are_read_with_server_side_filter
     }
     assert tag_call["MaxResults"] == 1000
     # Only the expired instances and the instance that a live spot request serves are described, by id, live only.
-    (instance_call,) = by_op["DescribeInstances"]
+    # (The live spot requests' own instances are read first, by the instance-id filter, to judge the requests.)
+    request_call, instance_call = by_op["DescribeInstances"]
+    assert request_call["Filters"] == [{"Name": "instance-id", "Values": [serving]}]
     assert set(instance_call["InstanceIds"]) == expired | {serving}
     assert instance_call["Filters"] == [
         {"Name": "instance-state-name", "Values": ["pending", "running", "stopping", "stopped"]}
@@ -57,7 +59,7 @@ def test_only_candidates_are_described_and_tags_are_read_with_server_side_filter
     assert Counter(op for op, _ in calls) == Counter(
         {
             "DescribeTags": 1,
-            "DescribeInstances": 1,
+            "DescribeInstances": 2,
             "DescribeVolumes": 1,
             "DescribeSpotInstanceRequests": 1,
             "DescribeAddresses": 1,

@@ -55,6 +55,7 @@ from gpulease.core.cost.pricing import (
 )
 from gpulease.core.cost.region import derive_region
 from gpulease.core.cost.spot import experiment_zones
+from gpulease.core.cost.stopped import stopped_by_reclaim, stopped_hourly, stopped_note
 
 
 def estimate_resources(
@@ -167,6 +168,10 @@ def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog) ->
     lines = sorted(lines, key=lambda line: (order.index(line.experiment), not is_compute(line.type)))
     unknown = {line.experiment for line in lines if line.compute and line.worst_case_usd is None}
     stack_wide = pricer.unknown_of.get(None, [])
+    reclaim_stops = {r.experiment for r in items if stopped_by_reclaim(r.type, r.inputs)}
+    stopped = {name: stopped_hourly(line for line in lines if line.experiment == name) for name in sorted(reclaim_stops)}
+    for text in stopped_note(stopped) if stopped else []:
+        pricer.note(text)
     experiments = []
     for name in order:
         mine = [line for line in lines if line.experiment == name]
@@ -182,6 +187,7 @@ def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog) ->
                 worst_case_usd=sum(line.worst_case_usd or 0.0 for line in mine),
                 after_destroy_monthly_usd=sum(line.after_destroy_monthly_usd for line in mine),
                 budget_usd=budgets.get(name),
+                stopped_hourly_usd=stopped.get(name),
                 worst_case_known=not (missing := [*stack_wide, *pricer.unknown_of.get(name, [])]) and name not in unknown,
                 worst_case_reason=_reason(missing) if missing or name in unknown else None,
             )
@@ -204,6 +210,8 @@ def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog) ->
         price_catalog=describe_catalog(catalog),
         worst_case_known=not unknown and not pricer.unknown,
         worst_case_reason=_reason(pricer.unknown) if unknown or pricer.unknown else None,
+        stopped_hourly_usd=(None if not stopped or None in stopped.values()
+                            else sum(x for x in stopped.values() if x is not None)),
     )
 
 

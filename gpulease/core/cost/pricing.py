@@ -79,6 +79,30 @@ class PricedResource:
         return None
 
 
+def disk_monthly(prices: RegionPrices, disk_type: str, size: float, performance_level: str | None = None,
+                 iops: float | None = None, throughput: float | None = None) -> tuple[float, list[str], list[str]] | None:
+    """USD a month for one disk: capacity by type (an ESSD's performance level), plus provisioned IOPS (gp3: above
+    the 3,000 included) and gp3 throughput above the 125 MB/s included; with the extras named and the catalog items
+    used. None when the catalog has no price for the type. The one rule for every disk the kit prices (the
+    estimate, and ``gpulease ls`` for a stopped instance's volumes)."""
+    per_gb = prices.disk_gb_month(disk_type, performance_level)
+    if per_gb is None:
+        return None
+    monthly = size * per_gb
+    extras: list[str] = []
+    items = [item for item in [prices.disk_item(disk_type, performance_level)] if item]
+    if iops and disk_type in prices.provisioned_iops_month:
+        billable = max(0.0, iops - GP3_FREE_IOPS) if disk_type == "gp3" else iops
+        monthly += billable * prices.provisioned_iops_month[disk_type]
+        extras.append(f"{iops:g} IOPS")
+        items.append(f"provisionedIopsMonth.{disk_type}")
+    if throughput and disk_type in prices.throughput_mbps_month:
+        monthly += max(0.0, throughput - GP3_FREE_THROUGHPUT) * prices.throughput_mbps_month[disk_type]
+        extras.append(f"{throughput:g} MB/s")
+        items.append(f"throughputMbpsMonth.{disk_type}")
+    return monthly, extras, items
+
+
 class Pricer:
     """The lines, notes and unknown prices of one stack, added resource by resource."""
 
@@ -118,7 +142,8 @@ class Pricer:
 
     def add(self, r: PricedResource, item: str, hourly: float | None, max_hourly: float | None = None, *,
             retained: bool = False, estimate: bool = False, runtime: float | None = None,
-            as_of: date | None = None, cap_as_of: date | None = None, compute: bool = False) -> None:
+            as_of: date | None = None, cap_as_of: date | None = None, compute: bool = False,
+            keeps_billing_stopped: bool = False) -> None:
         max_hourly = hourly if max_hourly is None else max_hourly
         monthly = hourly * HOURS_PER_MONTH if retained and hourly is not None else 0.0
         self.lines.append(
@@ -137,6 +162,7 @@ class Pricer:
                 cap_as_of=cap_as_of.isoformat() if cap_as_of and cap_as_of != as_of else None,
                 compute=compute,
                 region=self.region,
+                keeps_billing_stopped=keeps_billing_stopped,
             )
         )
 
@@ -171,35 +197,24 @@ class Pricer:
             return
         shown = f"{label} {disk_type}{' ' + performance_level if performance_level else ''} {size:g} GB"
         if prices is None:
-            self.add(r, shown, None, retained=retained)
+            self.add(r, shown, None, retained=retained, keeps_billing_stopped=True)
             return
-        per_gb = prices.disk_gb_month(disk_type, performance_level)
-        items = [prices.disk_item(disk_type, performance_level)]
-        if per_gb is None:
+        priced = disk_monthly(prices, disk_type, size, performance_level, iops, throughput)
+        if priced is None:
             self.unknown_price(f"{cloud} disk type {disk_type} in {self.region}")
-            self.add(r, shown, None, retained=retained)
+            self.add(r, shown, None, retained=retained, keeps_billing_stopped=True)
             return
-        monthly = size * per_gb
-        extras = []
-        if iops and disk_type in prices.provisioned_iops_month:
-            billable = max(0.0, iops - GP3_FREE_IOPS) if disk_type == "gp3" else iops
-            monthly += billable * prices.provisioned_iops_month[disk_type]
-            extras.append(f"{iops:g} IOPS")
-            items.append(f"provisionedIopsMonth.{disk_type}")
-        if throughput and disk_type in prices.throughput_mbps_month:
-            monthly += max(0.0, throughput - GP3_FREE_THROUGHPUT) * prices.throughput_mbps_month[disk_type]
-            extras.append(f"{throughput:g} MB/s")
-            items.append(f"throughputMbpsMonth.{disk_type}")
+        monthly, extras, items = priced
         if extras:
             shown += f" ({', '.join(extras)})"
         when = min(prices.item_date(item) for item in items if item)
-        self.add(r, shown, monthly / HOURS_PER_MONTH, retained=retained, as_of=when)
+        self.add(r, shown, monthly / HOURS_PER_MONTH, retained=retained, as_of=when, keeps_billing_stopped=True)
 
     def public_ip(self, r: PricedResource, cloud: str) -> None:
         prices = self.region_prices(cloud)
         free = prices is not None and prices.public_ipv4_hour == 0
         self.add(r, "public IP (billed by traffic)" if free else "public IPv4 address", prices.public_ipv4_hour if prices else None,
-                 as_of=prices.item_date("publicIpv4Hour") if prices else None)
+                 as_of=prices.item_date("publicIpv4Hour") if prices else None, keeps_billing_stopped=True)
         if prices is not None:
             self.note(f"internet egress (e.g. downloading results) is billed per GB: ${prices.egress_gb:g}/GB in {self.region}; not included")
 

@@ -33,6 +33,8 @@ class CostLine:
     """An instance-hours line (an instance, or a group's instances), as opposed to a disk, an address, a bucket."""
     region: str | None = None
     """The region it was priced in (its own provider's; a stack may use both clouds)."""
+    keeps_billing_stopped: bool = False
+    """A disk or an address: billed while its instance is stopped (``gpulease.core.cost.stopped``)."""
 
     @property
     def expected_usd(self) -> float | None:
@@ -60,6 +62,9 @@ class ExperimentCost:
     worst_case_usd: float
     after_destroy_monthly_usd: float
     budget_usd: float | None
+    stopped_hourly_usd: float | None = None
+    """Per hour while its instance is stopped by a spot reclaim (its disks and addresses only); None when it has no
+    instance that a reclaim stops (``gpulease.core.cost.stopped``)."""
     worst_case_known: bool = True
     """False when something it bills has no price, or an instance no runtime: ``worst_case_usd`` is then a lower
     bound only, and ``worst_case_reason`` says what is missing."""
@@ -89,6 +94,9 @@ class StackCost:
     is unknown with ``worst_case_reason`` (never $0)."""
     worst_case_reason: str | None = None
     """What makes the worst case unknown (None when it is known)."""
+    stopped_hourly_usd: float | None = None
+    """Per hour while the experiments whose spot instances a reclaim stops are stopped: their disks and addresses
+    only (``gpulease.core.cost.stopped``); None when no instance of the stack is stopped by a reclaim."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form: an unknown worst case is ``null`` with its reason, never the lower bound."""
