@@ -7,8 +7,16 @@ family of either cloud (``p4d.24xlarge``, ``ml.p4d.24xlarge``, ``ecs.gn7i-c8g1.2
 requirement or selector on one (``node.kubernetes.io/instance-type``, ``karpenter.k8s.aws/instance-family``), or
 a GPU resource request (``nvidia.com/gpu``) — is reported as GPU compute the pack cannot judge, naming the
 resource, its type token and the input path: none of the other rules (deadline, market, budget) reads it.
-``acceptUnjudged`` names resources accepted after review. Types the registry knows and types known to cost
-nothing (``gpulease.core.resources.FREE_TYPES``) are not scanned; the scan walks a resource's inputs once.
+
+A CloudFormation stack (``aws:cloudformation/stack:Stack``) is read through its template
+(``gpulease.core.compute.cloudformation``): the compute forms among its resources are judged by the other rules,
+any other resource of it is scanned the same way, and a template the pack cannot read (a ``templateUrl``, a body
+that is neither JSON nor YAML) is reported as a template the pack cannot judge.
+
+``acceptUnjudged`` names resources accepted after review, each by its full URN or as ``<type token>::<name>`` (the
+URN's tail); a bare name matches nothing. Types the registry knows, the multi-language components whose children
+the pack judges (``gpulease.core.compute.components``) and types known to cost nothing
+(``gpulease.core.resources.FREE_TYPES``) are not scanned; the scan walks a resource's inputs once.
 """
 
 from __future__ import annotations
@@ -17,29 +25,63 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs, ResourceValid
 
 from gpulease.core import resources as rt
 from gpulease.core.compute import form_of
+from gpulease.core.compute.cloudformation import STACK, Unreadable, template_resources
+from gpulease.core.compute.components import MODELLED_COMPONENTS
 from gpulease.core.compute.scan import gpu_mentions
 
 from . import common as c
 
+ACCEPTED = ("accepted: a form the pack judges (docs/compute-forms.md), or the resource in acceptUnjudged after "
+            "review, by its URN or as '<type token>::<name>'")
+
 
 def scanned(type_: str) -> bool:
     """The types the scan reads: every type with no compute form that may cost something."""
-    return form_of(type_) is None and not type_.startswith("pulumi:") and not rt.is_free_type(type_)
+    return (form_of(type_) is None and not type_.startswith("pulumi:") and not rt.is_free_type(type_)
+            and type_ not in MODELLED_COMPONENTS)
+
+
+def accepted(config: object, urn: str, type_: str, name: str) -> bool:
+    """Whether ``acceptUnjudged`` names this resource: its full URN, or ``<type token>::<name>``."""
+    names = c.config_value(config, "acceptUnjudged", [])  # type: ignore[arg-type]
+    listed = {n for n in names if isinstance(n, str)} if isinstance(names, list) else set()
+    return urn in listed or f"{type_}::{name}" in listed
+
+
+def _stack(args: ResourceValidationArgs, report: ReportViolation, what: str) -> None:
+    found = template_resources(c.plain(args.props), args.urn)
+    if found is None:
+        return  # the body is not known yet during a preview: judged once it is
+    if isinstance(found, Unreadable):
+        report(f"GPU compute the pack cannot judge: {what} ({STACK}) may create instances, but {found.reason}; "
+               f"accepted: a templateBody of JSON or YAML the pack reads, or the stack in acceptUnjudged after "
+               "review, by its URN or as '<type token>::<name>'")
+        return
+    for inner in found:
+        if form_of(inner.token) is not None or rt.is_free_type(inner.token):
+            continue
+        if hits := gpu_mentions(inner.props):
+            where = "; ".join(f"{found_} at {path}" for path, found_ in hits)
+            report(f"GPU compute the pack cannot judge: {what} ({STACK}) creates {inner.logical_id} "
+                   f"({inner.cloudformation_type}), which asks for {where}; no compute form reads this type, so its "
+                   f"deadline, market and cost go unchecked; {ACCEPTED}")
 
 
 def _unjudged(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if not scanned(args.resource_type):
         return
-    if args.name in set(c.config_value(args.get_config(), "acceptUnjudged", [])):
+    if accepted(args.get_config(), args.urn, args.resource_type, args.name):
+        return
+    what = c.display(args.resource_type, args.name)
+    if args.resource_type == STACK:
+        _stack(args, report, what)
         return
     hits = gpu_mentions(c.plain(args.props))
     if not hits:
         return
-    where = "; ".join(f"{what} at {path}" for path, what in hits)
-    report(f"GPU compute the pack cannot judge: {c.display(args.resource_type, args.name)} ({args.resource_type}) "
-           f"asks for {where}; no compute form reads this type, so its deadline, market and cost go unchecked; "
-           "accepted: a form the pack judges (docs/compute-forms.md), or the resource's name in acceptUnjudged "
-           "after review")
+    where = "; ".join(f"{found} at {path}" for path, found in hits)
+    report(f"GPU compute the pack cannot judge: {what} ({args.resource_type}) asks for {where}; no compute form "
+           f"reads this type, so its deadline, market and cost go unchecked; {ACCEPTED}")
 
 
 unjudged_gpu_compute = c.judges(ResourceValidationPolicy(
@@ -50,8 +92,8 @@ unjudged_gpu_compute = c.judges(ResourceValidationPolicy(
     config_schema=c.schema(
         {
             "acceptUnjudged": {"type": "array", "items": {"type": "string"}, "default": [],
-                               "description": "Resource names accepted after review although the pack cannot "
-                               "judge their GPU compute."},
+                               "description": "Resources accepted after review although the pack cannot judge "
+                               "their GPU compute: each a full URN or '<type token>::<name>'."},
         }
     ),
 ), scanned)

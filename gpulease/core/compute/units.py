@@ -23,6 +23,7 @@ from gpulease.core.compute import (  # noqa: F401 - they register the forms
     kubernetes_forms,
 )
 from gpulease.core.compute.accelerators import is_accelerated_family
+from gpulease.core.compute.cloudformation import STACK, template_resources
 from gpulease.core.compute.forms import COMPUTE, ON_DEMAND, TEMPLATE, ComputeForm, Market, form_of
 from gpulease.core.compute.paths import UNKNOWN, number, read, read_all
 
@@ -39,6 +40,8 @@ class Registered:
     """Per top-level input, the URNs of the resources it depends on."""
     default_tags: Mapping[str, Any] = field(default_factory=dict)
     """Tags its provider adds (AWS ``default_tags``)."""
+    host: str = ""
+    """For a resource a CloudFormation stack's template creates: the stack's URN (what findings name)."""
 
     @property
     def form(self) -> ComputeForm | None:
@@ -203,8 +206,37 @@ def unit_of(res: Registered, resources: Sequence[Registered]) -> ComputeUnit | N
     )
 
 
+def embedded(stack: Registered) -> list[Registered]:
+    """What a CloudFormation stack's template creates, as registered resources hosted by the stack (none when
+    the template cannot be read: the unjudged rule reports that). CloudFormation propagates the stack's tags to
+    the resources it creates (CreateStack ``Tags``, https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/
+    API_CreateStack.html), so they count as the resources' default tags."""
+    found = template_resources(stack.props, stack.urn)
+    if not isinstance(found, list):
+        return []
+    tags = {**stack.default_tags, **rt.tag_map(read(stack.props, "tags"))}
+    # A value the body interpolates from another resource (a launch configuration's id) is one of the body's
+    # property dependencies: each input of an embedded resource depends on what the body depends on.
+    body_deps = list(stack.dependencies.get("templateBody", ()))
+    return [Registered(type=e.token, name=f"{stack.name}/{e.logical_id}", urn=f"{stack.urn}/{e.logical_id}",
+                       props=e.props, dependencies={k: body_deps for k in e.props} if body_deps else {},
+                       default_tags=tags, host=stack.urn) for e in found]
+
+
+def expand(resources: Sequence[Registered]) -> list[Registered]:
+    """``resources`` with what their CloudFormation stacks create next to each stack."""
+    out: list[Registered] = []
+    for res in resources:
+        out.append(res)
+        if res.type == STACK:
+            out += embedded(res)
+    return out
+
+
 def compute_units(resources: Sequence[Registered]) -> list[ComputeUnit]:
-    """Every compute-form resource of the stack, resolved through its templates, in registration order."""
+    """Every compute-form resource of the stack, resolved through its templates, in registration order; the
+    compute a CloudFormation stack's template creates included (its ``host`` is the stack)."""
+    resources = expand(resources)
     return [unit for res in resources if (unit := unit_of(res, resources)) is not None]
 
 
