@@ -21,10 +21,16 @@ the pack judges (``gpulease.core.compute.components``) and types known to cost n
 
 from __future__ import annotations
 
-from pulumi_policy import ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
+from pulumi_policy import (
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
 
 from gpulease.core import resources as rt
-from gpulease.core.compute import form_of
+from gpulease.core.compute import UNKNOWN, ComputeUnit, form_of
 from gpulease.core.compute.cloudformation import STACK, Unreadable, template_resources
 from gpulease.core.compute.components import MODELLED_COMPONENTS
 from gpulease.core.compute.scan import gpu_mentions
@@ -98,4 +104,51 @@ unjudged_gpu_compute = c.judges(ResourceValidationPolicy(
     ),
 ), scanned)
 
-POLICIES = [unjudged_gpu_compute]
+
+
+def unseen(unit: ComputeUnit) -> str | None:
+    """Why the pack cannot see what ``unit`` launches: it names a template that is not in the stack (an external
+    launch template by id or name, an endpoint configuration by name) and no type of its own, or it is a form
+    whose requirements allow any type (a Karpenter NodePool without an instance-type or family requirement).
+    None when the types are visible, or only not known yet during a preview."""
+    if unit.accelerated or unit.types:
+        return None
+    named = [t for t in unit.templates_named if t is not UNKNOWN]
+    if named:
+        return (f"it launches from {', '.join(map(repr, named))}, which is not in this stack, so the instance types "
+                "it runs are not visible")
+    if unit.types_unknown:
+        return None
+    if unit.form.type_reader is not None:
+        return ("no requirement restricts its instance types (node.kubernetes.io/instance-type or "
+                "karpenter.k8s.aws/instance-family In [...]), so it may launch any type, GPUs included")
+    return None
+
+
+def _unseen_types(args: StackValidationArgs, report: ReportViolation) -> None:
+    config = args.get_config()
+    for unit, resource in c.units(args.resources):
+        why = unseen(unit)
+        if why is None or accepted(config, resource.urn, resource.resource_type, resource.name):
+            continue
+        report(f"compute the pack cannot judge: {c.display(unit.resource.type, unit.resource.name)} "
+               f"({unit.form.label}): {why}; its deadline, market and cost cannot be checked; accepted: an "
+               "instance type (or a template in the stack naming one) the pack reads, or the resource in "
+               "acceptUnjudged after review, by its URN or as '<type token>::<name>'", resource.urn)
+
+
+unseen_compute_types = c.judges(StackValidationPolicy(
+    name="unseen-compute-types",
+    description="A compute form whose instance types the pack cannot see may launch GPUs: reported, never passed.",
+    validate=_unseen_types,
+    enforcement_level=c.level("mandatory"),
+    config_schema=c.schema(
+        {
+            "acceptUnjudged": {"type": "array", "items": {"type": "string"}, "default": [],
+                               "description": "Resources accepted after review although the pack cannot see "
+                               "their instance types: each a full URN or '<type token>::<name>'."},
+        }
+    ),
+), c.UNIT_TYPES)
+
+POLICIES = [unjudged_gpu_compute, unseen_compute_types]

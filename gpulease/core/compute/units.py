@@ -91,6 +91,9 @@ class ComputeUnit:
     desired: Any
     market: Market
     tags: dict[str, Any]
+    templates_named: list[Any] = field(default_factory=list)
+    """The values by which it names templates that are not in the stack (an id, a name; ``UNKNOWN`` while not
+    known during preview)."""
 
     @property
     def accelerated_types(self) -> list[str]:
@@ -120,11 +123,17 @@ class ComputeUnit:
 
 def templates_of(res: Registered, resources: Sequence[Registered]) -> tuple[list[Registered], bool]:
     """The templates ``res`` launches from, and whether it names one that is not in the stack."""
+    found, absent = _templates(res, resources)
+    return found, bool(absent)
+
+
+def _templates(res: Registered, resources: Sequence[Registered]) -> tuple[list[Registered], list[Any]]:
+    """The templates ``res`` launches from, and the values naming templates not in the stack."""
     form = res.form
     if form is None:
-        return [], False
+        return [], []
     found: list[Registered] = []
-    missing = False
+    absent: list[Any] = []
     for ref in form.templates:
         for named in read_all(res.props, ref.path):
             if named is UNKNOWN:
@@ -136,7 +145,8 @@ def templates_of(res: Registered, resources: Sequence[Registered]) -> tuple[list
                               and (x := read(named, key)) is not None), None)
             hits = [t for t in resources if t.type in ref.tokens and refers(res, value, ref.dependency, t)]
             found += [t for t in hits if t not in found]
-            missing = missing or not hits
+            if not hits:
+                absent.append(value)
         if not read_all(res.props, ref.path):
             # A plain reference to an output not known during preview (``launch_configuration=config.name``) is
             # absent from the inputs; the engine's property dependencies still name the template.
@@ -146,7 +156,7 @@ def templates_of(res: Registered, resources: Sequence[Registered]) -> tuple[list
         for t in resources:
             if t.type == attached.token and t not in found and refers(t, read(t.props, attached.link), attached.link, res):
                 found.append(t)
-    return found, missing
+    return found, absent
 
 
 def _types(form: ComputeForm, props: Mapping[str, Any]) -> list[Any]:
@@ -172,7 +182,8 @@ def unit_of(res: Registered, resources: Sequence[Registered]) -> ComputeUnit | N
     form = res.form
     if form is None or form.role != COMPUTE:
         return None
-    templates, missing = templates_of(res, resources)
+    templates, absent = _templates(res, resources)
+    missing = bool(absent)
     raw = _types(form, res.props)
     if not raw:
         raw = [t for tpl in templates if tpl.form is not None for t in _types(tpl.form, tpl.props)]
@@ -201,7 +212,7 @@ def unit_of(res: Registered, resources: Sequence[Registered]) -> ComputeUnit | N
         desired = None
     return ComputeUnit(
         resource=res, form=form, templates=templates, types=types,
-        types_unknown=missing or any(t is UNKNOWN for t in raw), capacity=capacity,
+        types_unknown=missing or any(t is UNKNOWN for t in raw), templates_named=absent, capacity=capacity,
         desired=desired, market=market, tags=tags,
     )
 
