@@ -34,15 +34,15 @@ MUTATIONS: list[Mutation] = [
     # --- GPU compute no compute form reads ---------------------------------------------------------------------
     Mutation("pack", "policies/guardrails/unjudged.py", "hits = gpu_mentions(c.plain(args.props))", "hits = []",
              UNJUDGED, "an unknown type asking for GPUs is a mandatory finding"),
-    Mutation("pack", "gpulease/core/compute/scan.py", "if key in TYPE_KEYS or key in NODE_LABELS:",
+    Mutation("pack", "gpulease/core/compute/scan.py", "if _type_key(key) or key in NODE_LABELS:",
              "if key in NODE_LABELS:", UNJUDGED, "instanceType / instanceTypes / instanceClass inputs are scanned"),
     Mutation("pack", "gpulease/core/compute/scan.py", 'if "key" in node and (found := _requirement(node)):',
              "if False:", UNJUDGED, "Kubernetes node requirements on GPU types are scanned"),
     Mutation("pack", "gpulease/core/compute/scan.py", "if isinstance(count, float) and count > 0:", "if False:",
              UNJUDGED, "GPU resource requests (nvidia.com/gpu) are scanned"),
     Mutation("pack", "gpulease/core/compute/accelerators.py",
-             "    bare = instance_type.removeprefix(SAGEMAKER_PREFIX)\n    return (",
-             "    bare = instance_type\n    return (", UNJUDGED, "SageMaker ml.* GPU types are guarded"),
+             "    bare = instance_type.removeprefix(SAGEMAKER_PREFIX)\n    if bare.startswith(DEDICATED_HOST_PREFIX):",
+             "    bare = instance_type\n    if bare.startswith(DEDICATED_HOST_PREFIX):", UNJUDGED, "SageMaker ml.* GPU types are guarded"),
     # --- the new compute forms --------------------------------------------------------------------------------
     Mutation("pack", "gpulease/core/compute/aws_ml_forms.py", 'requires={"ComputeResources.MaxvCpus": 0},',
              "requires={},", DEADLINES, "a Batch environment's scheduled update must bring maxvCpus to zero"),

@@ -7,7 +7,7 @@ all build ``StackReview`` objects here and hand them to ``gpulease.review.report
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -94,7 +94,22 @@ def judge(rendering: Rendering, runner: PolicyRunner | None, now: datetime | Non
     if rendering.error is not None and not rendering.partial:
         return None, None
     verdict = runner.analyze(rendering, now=now) if runner else None
-    return verdict, estimate(rendering)
+    return verdict, partial_cost(estimate(rendering), rendering)
+
+
+PARTIAL_COST = "the review is partial: what the program registers after its failure is not priced"
+
+
+def partial_cost(cost: StackCost, rendering: Rendering) -> StackCost:
+    """A partial rendering's worst case is unknown (never a known figure, never $0): what the program would have
+    registered after its failure is not in it."""
+    if rendering.partial:
+        cost.worst_case_known = False
+        cost.worst_case_reason = "; ".join(x for x in (PARTIAL_COST, cost.worst_case_reason) if x)
+        cost.experiments = [
+            replace(e, worst_case_known=False, worst_case_reason="; ".join(x for x in (PARTIAL_COST, e.worst_case_reason) if x))
+            for e in cost.experiments]
+    return cost
 
 
 def start_render(

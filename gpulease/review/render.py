@@ -121,6 +121,8 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         # what a program registered before it crashed or hung is still reviewed.
         self.sink = sink
         self.gaps: list[remote_components.Gap] = []  # remote components without a model
+        self.duplicates: list[str] = []  # the engine refuses a second resource of one URN (a failed update)
+        self._urns: set[str] = set()
 
     def _apply_ignore_changes(self, request) -> None:
         """What the engine does on an update: an ignored property keeps its value from the previous state."""
@@ -165,6 +167,12 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         return resource_pb2.RegisterResourceResponse(urn=urn, object=struct)
 
     def _capture(self, request, response, outputs: Mapping[str, Any]) -> CapturedResource:
+        if response.urn in self._urns:
+            site = remote_components.registration_site(request)
+            self.duplicates.append(f"duplicate resource URN {response.urn!r}{f' at {site}' if site else ''}: the "
+                                   "engine refuses a second resource of one type and name under one parent; "
+                                   "accepted: a unique name")
+        self._urns.add(response.urn)
         captured = CapturedResource(
                 urn=response.urn,
                 type=request.type,
@@ -334,8 +342,9 @@ def render(
     if unanswered is not None:
         rendering.error = str(unanswered)
     found = getattr(monitor, "gaps", [])  # a bare monitor (bench/sweep_speed.py's floor) has none
-    if found:
-        gaps = "; ".join(gap.describe() for gap in found)
+    problems = [*getattr(monitor, "duplicates", []), *(gap.describe() for gap in found)]
+    if problems:
+        gaps = "; ".join(problems)
         rendering.error = f"{rendering.error}; and {gaps}" if rendering.error else gaps
     rendering.resources = list(monitor.captured)
     return rendering

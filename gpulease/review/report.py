@@ -10,10 +10,11 @@ from typing import Any
 from gpulease.core import resources as rt
 from gpulease.core.catalog.freshness import to_date
 from gpulease.core.cost import ExperimentCost, StackCost, price_dates_used
+from gpulease.review.cost_text import cost_json, unpriced_compute, usd
 from gpulease.review.engine import NO_STACK_FILE, StackReview, exit_code
-from gpulease.review.jsonkeys import camel_keys
 from gpulease.review.phases import phase_line, phase_prices
 from gpulease.review.policy_runner import Violation
+from gpulease.review.printable import printable
 
 COMMENT_MARKER = "<!-- gpulease-plan -->"
 """First line of the pull-request comment; the workflow finds and updates the comment carrying it."""
@@ -132,10 +133,6 @@ def resource_groups(resources: list[Any]) -> list[tuple[str, list[str], str]]:
     return [(type_, names, notes) for (type_, notes), names in rows.items()]
 
 
-def usd(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:,.2f}"
-
-
 def budget_total(cost: StackCost) -> float | None:
     """The stack's budget: the one value every experiment shares (a sweep), else the sum of their budgets."""
     budgets = [e.budget_usd for e in cost.experiments if e.budget_usd is not None]
@@ -192,11 +189,11 @@ def unknown_worst(cost: StackCost | ExperimentCost, limit: int | None = None) ->
 
 
 def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", "<br>")
+    return printable(str(text).replace("|", "\\|").replace("\n", "<br>"))
 
 
 def _mermaid_label(text: str) -> str:
-    return re.sub(r'["<>{}\[\]]', "", text)
+    return printable(re.sub(r'["<>{}\[\]]', "", text))
 
 
 def mermaid(review: StackReview) -> str:
@@ -247,9 +244,10 @@ def _summary_row(review: StackReview) -> str:
     groups = grouped(review) if review.policy else {}
     c = review.cost
     return (
-        f"| `{review.name}` | {icon} | {len(review.rendering.custom_resources)} | "
+        f"| `{printable(review.name)}` | {icon} | {len(review.rendering.custom_resources)} | "
         f"{len(groups.get('mandatory', []))} | {len(groups.get('advisory', []))} | "
-        f"{usd(c.hourly_usd) if c else 'n/a'} | {_cell(worst(c, limit=60)) if c else 'n/a'} | "
+        f"{(usd(c.hourly_usd) if not unpriced_compute(c) else 'unknown') if c else 'n/a'} | "
+        f"{_cell(worst(c, limit=60)) if c else 'n/a'} | "
         f"{usd(budget_total(c)) if c else 'n/a'} |"
     )
 
@@ -257,7 +255,7 @@ def _summary_row(review: StackReview) -> str:
 def _stack_section(review: StackReview, detailed: bool) -> list[str]:
     r = review.rendering
     label = f"`{review.stack_file.name}`" if review.stack_file is not None else NO_STACK_FILE
-    out = [f"### `{review.name}`", "", f"Stack file: {label}", ""]
+    out = [f"### `{printable(review.name)}`", "", f"Stack file: {printable(label)}", ""]
     if r.error and not r.partial:
         return [*out, f"**Not reviewed (bad input):** {_cell(r.error)}", ""]
     if r.partial:
@@ -373,7 +371,7 @@ def to_json(reviews: list[StackReview]) -> dict[str, Any]:
                     for v in (review.policy.violations if review.policy else [])
                 ],
                 "policyLevels": review.policy.levels if review.policy else {},
-                "cost": camel_keys(review.cost.as_dict()) if review.cost is not None else None,
+                "cost": cost_json(review.cost) if review.cost is not None else None,
                 "outputs": r.outputs,
                 "placeholders": placeholder_outputs(r),
             }

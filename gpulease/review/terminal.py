@@ -13,8 +13,10 @@ from rich.console import Console
 from rich.text import Text
 
 from gpulease.review import report
+from gpulease.review.cost_text import hourly
 from gpulease.review.engine import StackReview, exit_code
 from gpulease.review.phases import phase_line, phase_prices
+from gpulease.review.printable import printable
 
 OUTPUT_KEYS = ("deadline", "instanceType", "sshCommand", "checkpointUri", "imageFrom")
 VERDICTS = {"pass": "[bold green]PASS[/bold green]", "fail": "[bold red]FAIL[/bold red]",
@@ -22,14 +24,14 @@ VERDICTS = {"pass": "[bold green]PASS[/bold green]", "fail": "[bold red]FAIL[/bo
 
 
 def _line(console: Console, markup: str) -> None:
-    console.print(markup, overflow="fold", highlight=False)
+    console.print(printable(markup), overflow="fold", highlight=False)
 
 
 def _findings(console: Console, review: StackReview, level: str) -> None:
     style = "red" if level == "mandatory" else "yellow"
     for v in report.grouped(review).get(level, []):
         text = Text.assemble((f"{level} ", f"bold {style}"), (v.policy, "bold"),
-                             f" ({v.resource_name or 'stack'}): {v.detail}")
+                             f" ({printable(v.resource_name or 'stack')}): {printable(v.detail)}")
         console.print(text, overflow="fold")
 
 
@@ -42,7 +44,7 @@ def _cost(console: Console, review: StackReview) -> None:
     against = ""
     if budget is not None:
         against = f" [red]over the budget {report.usd(budget)}[/red]" if over else f" of budget {report.usd(budget)}"
-    _line(console, f"[bold]cost[/bold]: {report.usd(c.hourly_usd)}/h while running, worst case "
+    _line(console, f"[bold]cost[/bold]: {hourly(c)} while running, worst case "
           f"{report.worst(c)}{against}, after destroy {report.usd(c.after_destroy_monthly_usd)}/month"
           + (f"  [yellow]unpriced: {'; '.join(c.unknown_prices)}[/yellow]" if c.unknown_prices else ""))
     _line(console, f"[bold]prices[/bold]: oldest used {report.aged(report.prices_as_of(c), review)}, from the "
@@ -69,9 +71,9 @@ def _resources(console: Console, review: StackReview) -> None:
           + (f" (names start {prefix})" if prefix else "") + ":")
     for type_label, names, notes in report.resource_groups(r.custom_resources):
         short = [n[len(prefix):] if prefix and n.startswith(prefix) else n for n in names]
-        console.print(Text.assemble("  ", (type_label, "cyan"), "  ", ", ".join(short)), overflow="fold")
+        console.print(Text.assemble("  ", (type_label, "cyan"), "  ", printable(", ".join(short))), overflow="fold")
         if notes:
-            console.print(Text.assemble("      ", (notes, "dim")), overflow="fold")
+            console.print(Text.assemble("      ", (printable(notes), "dim")), overflow="fold")
 
 
 def print_terminal(reviews: list[StackReview], console: Console, notes: list[str] | None = None) -> None:
@@ -79,7 +81,7 @@ def print_terminal(reviews: list[StackReview], console: Console, notes: list[str
     code."""
     for review in reviews:
         r = review.rendering
-        console.rule(Text(f"{review.name}  ({review.stack_file_label})", style="bold"), characters="─")
+        console.rule(Text(printable(f"{review.name}  ({review.stack_file_label})"), style="bold"), characters="─")
         if r.error and not r.partial:
             _line(console, f"[bold red]ERROR[/bold red] (not reviewed): {r.error}")
             continue

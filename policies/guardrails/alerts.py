@@ -24,7 +24,6 @@ from pulumi_policy import ReportViolation, StackValidationArgs, StackValidationP
 
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
-from gpulease.core.compute.forms import FORMS
 
 from . import common as c
 
@@ -143,7 +142,7 @@ budget_alert = c.judges(StackValidationPolicy(
                           "description": "Clouds whose budgeted GPU instances need a budget alert in the stack."},
         }
     ),
-), (*FORMS, rt.AWS_BUDGET))
+), (*c.UNIT_TYPES, rt.AWS_BUDGET))
 
 verify_long_run = c.judges(StackValidationPolicy(
     name="verify-long-run",
@@ -156,6 +155,6 @@ verify_long_run = c.judges(StackValidationPolicy(
                              "description": "A run whose max-runtime-hours is above this needs a verification."},
         }
     ),
-), tuple(FORMS))
+), c.UNIT_TYPES)
 
 POLICIES = [budget_alert, verify_long_run]

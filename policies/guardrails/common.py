@@ -25,7 +25,8 @@ except ImportError:  # pragma: no cover - a pulumi-policy without them
 from gpulease.core import clock
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
-from gpulease.core.compute import UNKNOWN, ComputeUnit, Registered, compute_units, form_of
+from gpulease.core.compute import FORMS, UNKNOWN, ComputeUnit, Registered, compute_units, form_of
+from gpulease.core.compute.cloudformation import STACK as CLOUDFORMATION_STACK
 
 __all__ = ["UNKNOWN"]
 
@@ -163,12 +164,18 @@ def registered(r: Any) -> Registered:
     )
 
 
+UNIT_TYPES = (*FORMS, CLOUDFORMATION_STACK)
+"""What the stack rules reading compute units (``units``) are handed: every compute form, and the CloudFormation
+stacks whose templates may hold more (``gpulease.core.compute.cloudformation``)."""
+
+
 def units(resources: Iterable[Any]) -> list[tuple[ComputeUnit, Any]]:
     """The stack's compute units (``gpulease.core.compute.compute_units``), each with its policy resource."""
     policy_resources = list(resources)
-    regs = [registered(r) for r in policy_resources if form_of(r.resource_type) is not None]
+    regs = [registered(r) for r in policy_resources if form_of(r.resource_type) is not None
+            or r.resource_type == CLOUDFORMATION_STACK]
     by_urn = {r.urn: r for r in policy_resources}
-    return [(unit, by_urn[unit.resource.urn]) for unit in compute_units(regs)]
+    return [(unit, by_urn[unit.resource.host or unit.resource.urn]) for unit in compute_units(regs)]
 
 
 def now() -> datetime:

@@ -28,12 +28,11 @@ from pulumi_policy import ReportViolation, StackValidationArgs, StackValidationP
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
 from gpulease.core.compute import UNKNOWN, read
-from gpulease.core.compute.forms import FORMS
 
 from . import common as c
 from . import deadlines
 
-COMPUTE_TYPES = (*FORMS, *deadlines.STOPPER_TYPES, rt.AWS_ECS_CAPACITY_PROVIDER)
+COMPUTE_TYPES = (*c.UNIT_TYPES, *deadlines.STOPPER_TYPES, rt.AWS_ECS_CAPACITY_PROVIDER)
 """Every type the runtime rules read: the compute forms, their templates, what stops them."""
 
 

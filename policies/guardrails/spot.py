@@ -19,7 +19,6 @@ from pulumi_policy import ReportViolation, StackValidationArgs, StackValidationP
 
 from gpulease.core import vocabulary as v
 from gpulease.core.compute import MIXED, ON_DEMAND, SPOT, UNKNOWN
-from gpulease.core.compute.forms import FORMS
 
 from . import buckets
 from . import common as c
@@ -69,7 +68,7 @@ spot_only_with_checkpointing = c.judges(StackValidationPolicy(
                               "description": "Accept on-demand GPU instances without an on-demand-reason tag."},
         }
     ),
-), tuple(FORMS))
+), c.UNIT_TYPES)
 
 
 def _checkpoint_bucket(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -108,6 +107,6 @@ spot_checkpoint_bucket = c.judges(StackValidationPolicy(
                                 "description": "Checkpoint buckets managed outside the stack, accepted as they are."},
         }
     ),
-), (*FORMS, *buckets.BUCKET_FACT_TYPES))
+), (*c.UNIT_TYPES, *buckets.BUCKET_FACT_TYPES))
 
 POLICIES = [spot_only_with_checkpointing, spot_checkpoint_bucket]

@@ -39,13 +39,12 @@ from pulumi_policy import (
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
 from gpulease.core.compute import form_of, read, read_all
-from gpulease.core.compute.forms import FORMS
 
 from . import buckets
 from . import common as c
 from .taggable import is_taggable
 
-ENCRYPTED_TYPES = (*rt.DATA_DISK_TYPES, *FORMS)
+ENCRYPTED_TYPES = (*rt.DATA_DISK_TYPES, *c.UNIT_TYPES)
 
 
 def _unencrypted(resource_type: str, props: Any, require_key: bool,

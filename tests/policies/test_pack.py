@@ -46,6 +46,7 @@ EXPECTED_POLICIES = {
     "budget-alert": "mandatory",
     "verify-long-run": "advisory",
     "unjudged-gpu-compute": "mandatory",
+    "unseen-compute-types": "mandatory",
 }
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+import gpulease.review.models  # noqa: F401 - registers every model
 from gpulease.core.compute.accelerators import is_accelerated, is_accelerated_family
+from gpulease.core.compute.components import MODELLED_COMPONENTS
 from gpulease.core.compute.scan import gpu_mentions
+from gpulease.review import mock_registry
 from tests.support.policy import analyze, found, res
 
 
@@ -42,7 +45,44 @@ def test_cpu_types_known_forms_tags_and_accepted_names_are_not_reported():
     # A known form is judged by the other rules, not reported as unjudged.
     assert _unjudged(res("aws:ec2/instance:Instance", "i", {"instanceType": "p4d.24xlarge"})) == []
     gpu = res("custom:ml/trainer:Trainer", "t", {"instanceType": "p4d.24xlarge"})
-    assert _unjudged(gpu, config={"unjudged-gpu-compute": {"acceptUnjudged": ["t"]}}) == []
+    assert _unjudged(gpu, config={"unjudged-gpu-compute": {"acceptUnjudged": [gpu.urn]}}) == []
+    assert _unjudged(gpu, config={"unjudged-gpu-compute": {"acceptUnjudged": ["custom:ml/trainer:Trainer::t"]}}) == []
+
+
+def test_accepting_a_bare_name_or_another_type_of_the_same_name_accepts_nothing():
+    gpu = res("custom:ml/trainer:Trainer", "t", {"instanceType": "p4d.24xlarge"})
+    for entry in ("t", "custom:other/x:X::t", "custom:ml/trainer:Trainer::t2", gpu.urn + "x"):
+        assert [n for n, _ in _unjudged(gpu, config={"unjudged-gpu-compute": {"acceptUnjudged": [entry]}})] == ["t"]
+
+
+def test_a_modelled_component_is_judged_by_its_children_not_reported():
+    assert set(mock_registry.COMPONENTS) == MODELLED_COMPONENTS
+    cluster = res("eks:index:Cluster", "c", {"instanceType": "p4d.24xlarge", "desiredCapacity": 2})
+    assert _unjudged(cluster) == []
+    # A component the review has no model for is scanned like any other type.
+    other = res("acme:index:GpuCluster", "g", {"instanceType": "p4d.24xlarge"})
+    assert [n for n, _ in _unjudged(other)] == ["g"]
+
+
+@pytest.mark.parametrize(("inputs", "path", "what"), [
+    ({"ec2InstanceType": "p4d.24xlarge"}, "ec2InstanceType", "p4d.24xlarge"),
+    ({"dedicatedHostType": "ddh.gn7i"}, "dedicatedHostType", "ddh.gn7i"),
+    ({"instanceType": "stream.graphics.g5.xlarge"}, "instanceType", "stream.graphics.g5.xlarge"),
+    ({"instanceType": "stream.graphics-pro.4xlarge"}, "instanceType", "stream.graphics-pro.4xlarge"),
+    ({"masterInstanceType": "P4D.24XLARGE"}, "masterInstanceType", "P4D.24XLARGE"),
+    ({"instanceType": " p4d.24xlarge"}, "instanceType", " p4d.24xlarge"),
+])
+def test_every_instance_type_field_and_spelling_is_scanned(inputs, path, what):
+    assert gpu_mentions(inputs) == [(path, what)]
+
+
+def test_cpu_hosts_and_streaming_types_are_not_gpus():
+    assert [t for t in ("ddh.g6", "ddh.c5", "stream.standard.large", "stream.compute.xlarge", "ddh.", " m5.large ",
+                        "M5.LARGE") if is_accelerated(t)] == []
+    assert [t for t in ("ddh.gn7i", "DDH.GN6I", "stream.graphics.g4dn.xlarge", "stream.graphics-design.large",
+                        "P4D.24XLARGE", " p4d.24xlarge ", "\tml.g5.xlarge") if is_accelerated(t)] == [
+        "ddh.gn7i", "DDH.GN6I", "stream.graphics.g4dn.xlarge", "stream.graphics-design.large", "P4D.24XLARGE",
+        " p4d.24xlarge ", "\tml.g5.xlarge"]
 
 
 def test_accelerated_names_of_both_clouds_and_sagemaker():

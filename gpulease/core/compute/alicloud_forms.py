@@ -64,13 +64,22 @@ def _group_market(props: Mapping[str, Any]) -> Market:
 
 
 def _node_pool_capacity(props: Mapping[str, Any]) -> Any:
-    if rt.flag(read(props, "scalingConfig.enable")):
-        return number(read(props, "scalingConfig.maxSize"))
+    """The most nodes an ACK node pool runs. pulumi_alicloud's docstrings give no default for
+    ``scaling_config.enable`` ("Whether to enable automatic scaling. Value:"), ``desired_size`` ("Number of expected
+    nodes in the node pool") or ``node_count`` ("not required" since 1.111.0): a scaling config with a
+    ``max_size`` and ``enable`` unset may scale to ``max_size``, and a pool that names no size at all has an
+    unknown one, never 0."""
+    enable = read(props, "scalingConfig.enable")
+    high = read(props, "scalingConfig.maxSize")
+    if enable is UNKNOWN:
+        return UNKNOWN
+    if rt.flag(enable) or (enable is None and high is not None):
+        return number(high)
     for path in ("desiredSize", "nodeCount"):
         value = number(read(props, path))
         if value is not None:
             return value
-    return 0
+    return UNKNOWN
 
 
 def _without_template(what: str) -> Any:
@@ -162,6 +171,8 @@ register(
         token=rt.ALI_NODE_POOL, cloud="alicloud", label="ACK node pool",
         instance_types=("instanceTypes",),
         capacity=_node_pool_capacity,
+        unsized="it names no size: no desired_size, node_count or scaling_config.max_size, and pulumi_alicloud "
+        "documents no default",
         desired=lambda props: number(read(props, "desiredSize")),
         market=_group_market, spot_how="spot_strategy='SpotAsPriceGo'",
         metadata=Metadata(tokens="instanceMetadataOptions.httpTokens", endpoint=None, hop_limit=None,

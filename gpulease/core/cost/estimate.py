@@ -41,6 +41,7 @@ from gpulease.core import vocabulary as v
 from gpulease.core.catalog import Catalog, load_catalog
 from gpulease.core.catalog.freshness import describe_catalog
 from gpulease.core.compute import ComputeUnit, Registered, compute_units, form_of
+from gpulease.core.compute.cloudformation import STACK as CLOUDFORMATION_STACK
 from gpulease.core.compute.forms import COMPUTE
 from gpulease.core.cost.compute import group_instances
 from gpulease.core.cost.lines import CostLine, ExperimentCost, StackCost, price_dates_used
@@ -94,6 +95,8 @@ def estimate_resources(
         pricer.region = r.region or regions.get(r.cloud or "") or default
         pricer.experiment = r.experiment
         _price(pricer, r, units.get(index), data_gb, basis)
+        for hosted in r.hosted:  # what a CloudFormation stack's template runs, priced as the stack's lines
+            group_instances(pricer, r, hosted)
     pricer.region, pricer.experiment = default, None
     return _summarise(pricer, items, catalog)
 
@@ -112,7 +115,13 @@ def _units(items: list[PricedResource]) -> dict[int, ComputeUnit]:
         for i, r in enumerate(items)
     ]
     index = {reg.urn: i for i, reg in enumerate(regs)}
-    return {index[u.resource.urn]: u for u in compute_units([reg for reg in regs if form_of(reg.type) is not None])}
+    out: dict[int, ComputeUnit] = {}
+    for u in compute_units([reg for reg in regs if form_of(reg.type) is not None or reg.type == CLOUDFORMATION_STACK]):
+        if u.resource.host:
+            items[index[u.resource.host]].hosted.append(u)
+        else:
+            out[index[u.resource.urn]] = u
+    return out
 
 
 def _price(pricer: Pricer, r: PricedResource, unit: ComputeUnit | None, data_gb: float, basis: str) -> None:

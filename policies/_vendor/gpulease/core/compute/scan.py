@@ -28,7 +28,13 @@ TYPE_KEYS = frozenset({
     "instanceType", "instanceTypes", "instanceClass", "instanceFamily", "instanceFamilies", "acceleratorType",
     "acceleratorTypes", "gpuType", "instance_type", "instance_types",
 })
-"""Input names whose value is an instance type (or a list of them)."""
+"""Input names whose value is an instance type (or a list of them); besides these, every name ending in one of
+``TYPE_SUFFIXES`` (``ec2InstanceType``, ``masterInstanceType``, ``dedicatedHostType``)."""
+TYPE_SUFFIXES = ("InstanceType", "InstanceTypes", "InstanceClass", "HostType", "_instance_type", "_instance_types")
+
+
+def _type_key(key: str) -> bool:
+    return key in TYPE_KEYS or key.endswith(TYPE_SUFFIXES)
 NODE_LABELS = frozenset((*INSTANCE_TYPE_LABELS, FAMILY_LABEL))
 COUNT_KEYS = frozenset({*GPU_RESOURCES, "gpu", "gpuCount", "gpuAmount", "acceleratorCount"})
 """Names whose positive number asks for accelerators (a container's GPU request or limit, an ECI-style count)."""
@@ -75,7 +81,7 @@ def gpu_mentions(props: Any) -> list[tuple[str, str]]:
                 if not isinstance(key, str) or key in SKIPPED:
                     continue
                 where = f"{path}.{key}" if path else key
-                if key in TYPE_KEYS or key in NODE_LABELS:
+                if _type_key(key) or key in NODE_LABELS:
                     if found_types := _accelerated_value(child):
                         hits.append((where, ", ".join(found_types)))
                         continue

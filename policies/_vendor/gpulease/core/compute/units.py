@@ -23,6 +23,7 @@ from gpulease.core.compute import (  # noqa: F401 - they register the forms
     kubernetes_forms,
 )
 from gpulease.core.compute.accelerators import is_accelerated_family
+from gpulease.core.compute.cloudformation import STACK, template_resources
 from gpulease.core.compute.forms import COMPUTE, ON_DEMAND, TEMPLATE, ComputeForm, Market, form_of
 from gpulease.core.compute.paths import UNKNOWN, number, read, read_all
 
@@ -39,6 +40,8 @@ class Registered:
     """Per top-level input, the URNs of the resources it depends on."""
     default_tags: Mapping[str, Any] = field(default_factory=dict)
     """Tags its provider adds (AWS ``default_tags``)."""
+    host: str = ""
+    """For a resource a CloudFormation stack's template creates: the stack's URN (what findings name)."""
 
     @property
     def form(self) -> ComputeForm | None:
@@ -88,6 +91,9 @@ class ComputeUnit:
     desired: Any
     market: Market
     tags: dict[str, Any]
+    templates_named: list[Any] = field(default_factory=list)
+    """The values by which it names templates that are not in the stack (an id, a name; ``UNKNOWN`` while not
+    known during preview)."""
 
     @property
     def accelerated_types(self) -> list[str]:
@@ -117,11 +123,17 @@ class ComputeUnit:
 
 def templates_of(res: Registered, resources: Sequence[Registered]) -> tuple[list[Registered], bool]:
     """The templates ``res`` launches from, and whether it names one that is not in the stack."""
+    found, absent = _templates(res, resources)
+    return found, bool(absent)
+
+
+def _templates(res: Registered, resources: Sequence[Registered]) -> tuple[list[Registered], list[Any]]:
+    """The templates ``res`` launches from, and the values naming templates not in the stack."""
     form = res.form
     if form is None:
-        return [], False
+        return [], []
     found: list[Registered] = []
-    missing = False
+    absent: list[Any] = []
     for ref in form.templates:
         for named in read_all(res.props, ref.path):
             if named is UNKNOWN:
@@ -133,7 +145,8 @@ def templates_of(res: Registered, resources: Sequence[Registered]) -> tuple[list
                               and (x := read(named, key)) is not None), None)
             hits = [t for t in resources if t.type in ref.tokens and refers(res, value, ref.dependency, t)]
             found += [t for t in hits if t not in found]
-            missing = missing or not hits
+            if not hits:
+                absent.append(value)
         if not read_all(res.props, ref.path):
             # A plain reference to an output not known during preview (``launch_configuration=config.name``) is
             # absent from the inputs; the engine's property dependencies still name the template.
@@ -143,7 +156,7 @@ def templates_of(res: Registered, resources: Sequence[Registered]) -> tuple[list
         for t in resources:
             if t.type == attached.token and t not in found and refers(t, read(t.props, attached.link), attached.link, res):
                 found.append(t)
-    return found, missing
+    return found, absent
 
 
 def _types(form: ComputeForm, props: Mapping[str, Any]) -> list[Any]:
@@ -169,7 +182,8 @@ def unit_of(res: Registered, resources: Sequence[Registered]) -> ComputeUnit | N
     form = res.form
     if form is None or form.role != COMPUTE:
         return None
-    templates, missing = templates_of(res, resources)
+    templates, absent = _templates(res, resources)
+    missing = bool(absent)
     raw = _types(form, res.props)
     if not raw:
         raw = [t for tpl in templates if tpl.form is not None for t in _types(tpl.form, tpl.props)]
@@ -198,13 +212,42 @@ def unit_of(res: Registered, resources: Sequence[Registered]) -> ComputeUnit | N
         desired = None
     return ComputeUnit(
         resource=res, form=form, templates=templates, types=types,
-        types_unknown=missing or any(t is UNKNOWN for t in raw), capacity=capacity,
+        types_unknown=missing or any(t is UNKNOWN for t in raw), templates_named=absent, capacity=capacity,
         desired=desired, market=market, tags=tags,
     )
 
 
+def embedded(stack: Registered) -> list[Registered]:
+    """What a CloudFormation stack's template creates, as registered resources hosted by the stack (none when
+    the template cannot be read: the unjudged rule reports that). CloudFormation propagates the stack's tags to
+    the resources it creates (CreateStack ``Tags``, https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/
+    API_CreateStack.html), so they count as the resources' default tags."""
+    found = template_resources(stack.props, stack.urn)
+    if not isinstance(found, list):
+        return []
+    tags = {**stack.default_tags, **rt.tag_map(read(stack.props, "tags"))}
+    # A value the body interpolates from another resource (a launch configuration's id) is one of the body's
+    # property dependencies: each input of an embedded resource depends on what the body depends on.
+    body_deps = list(stack.dependencies.get("templateBody", ()))
+    return [Registered(type=e.token, name=f"{stack.name}/{e.logical_id}", urn=f"{stack.urn}/{e.logical_id}",
+                       props=e.props, dependencies={k: body_deps for k in e.props} if body_deps else {},
+                       default_tags=tags, host=stack.urn) for e in found]
+
+
+def expand(resources: Sequence[Registered]) -> list[Registered]:
+    """``resources`` with what their CloudFormation stacks create next to each stack."""
+    out: list[Registered] = []
+    for res in resources:
+        out.append(res)
+        if res.type == STACK:
+            out += embedded(res)
+    return out
+
+
 def compute_units(resources: Sequence[Registered]) -> list[ComputeUnit]:
-    """Every compute-form resource of the stack, resolved through its templates, in registration order."""
+    """Every compute-form resource of the stack, resolved through its templates, in registration order; the
+    compute a CloudFormation stack's template creates included (its ``host`` is the stack)."""
+    resources = expand(resources)
     return [unit for res in resources if (unit := unit_of(res, resources)) is not None]
 
 

@@ -33,6 +33,8 @@ class PricedResource:
     options: Mapping[str, Any]
     template_tags: Mapping[str, Any] = field(default_factory=dict)
     """For a form that takes no tags of its own (a Karpenter NodePool): the instance tags of its templates."""
+    hosted: list[Any] = field(default_factory=list)
+    """The compute units a CloudFormation stack's template creates (``gpulease.core.compute``), priced as its."""
 
     @property
     def tags(self) -> Mapping[str, str]:
