@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import sys
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path

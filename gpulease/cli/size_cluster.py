@@ -7,8 +7,8 @@ from typing import Any
 
 from rich.table import Table
 
-from gpulease.cli.conventions import error_entry, print_json
 from gpulease.cli.common import stale_json, stale_warning, wide_console
+from gpulease.cli.conventions import error_entry, print_json
 from gpulease.core import clock
 from gpulease.core.catalog import Catalog
 from gpulease.core.catalog.freshness import DatedPrice, describe_catalog, stale

@@ -16,8 +16,8 @@ from gpulease.core import clock
 from gpulease.core.cost import StackCost, configured_regions, estimate_resources
 from gpulease.core.errors import UserError
 from gpulease.review import isolation, stacks
-from gpulease.review.policy_runner import PolicyResult, PolicyRunner
 from gpulease.review.config_overrides import lay_over
+from gpulease.review.policy_runner import PolicyResult, PolicyRunner
 from gpulease.review.render import Rendering, load_stack_file, render
 from gpulease.review.stacks import DEFAULT_STACK, PROJECT_ROOT
 

@@ -14,9 +14,11 @@ import pytest
 
 from gpulease.cli import conventions
 from gpulease.cli.main import build_parser, main
-from tests.cli.test_down import STACK as DEPLOYED, deployed, review  # noqa: F401
+from tests.cli.test_down import STACK as DEPLOYED
+from tests.cli.test_down import deployed, review  # noqa: F401
 from tests.cli.test_init import _flags, key_file, reviewed  # noqa: F401
-from tests.live.test_logs import STACK as LOGGED, bucket  # noqa: F401
+from tests.live.test_logs import STACK as LOGGED
+from tests.live.test_logs import bucket  # noqa: F401
 
 MISSING = "/nonexistent/outputs.json"
 BAD_INPUT = {
