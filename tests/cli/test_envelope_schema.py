@@ -15,10 +15,8 @@ import pytest
 from gpulease.cli import conventions
 from gpulease.cli.main import build_parser, main
 from tests.cli.test_down import STACK as DEPLOYED
-from tests.cli.test_down import deployed, review  # noqa: F401
-from tests.cli.test_init import _flags, key_file, reviewed  # noqa: F401
+from tests.cli.test_init import _flags
 from tests.live.test_logs import STACK as LOGGED
-from tests.live.test_logs import bucket  # noqa: F401
 
 MISSING = "/nonexistent/outputs.json"
 BAD_INPUT = {
@@ -77,7 +75,7 @@ def test_a_user_mistake_is_the_one_envelope_with_bad_input(command, tmp_path, mo
     assert [e["code"] for e in doc["errors"]] == ["bad-input"]
 
 
-def test_the_journey_commands_answers_are_the_envelope(tmp_path, key_file, reviewed, bucket, deployed,  # noqa: F811
+def test_the_journey_commands_answers_are_the_envelope(tmp_path, key_file, reviewed, bucket, deployed,
                                                         capsys):
     runs = {
         "init": _flags(tmp_path / "Pulumi.llama8b-lora.yaml", key_file, "--json"),

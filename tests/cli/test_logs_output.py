@@ -9,14 +9,14 @@ import pytest
 from gpulease.cli.main import main
 from gpulease.cli.printable import printable
 from gpulease.live import logs
-from tests.live.test_logs import STACK, bucket  # noqa: F401  (the moto bucket with an instance's records)
+from tests.live.test_logs import STACK
 
 
 def _log_lines(out: str, name: str) -> list[str]:
     return [line for line in out.splitlines() if line.startswith(f"[{name}]")]
 
 
-def test_logs_show_the_last_lines_of_each_log_and_say_how_many_are_left_out(bucket, capsys):  # noqa: F811
+def test_logs_show_the_last_lines_of_each_log_and_say_how_many_are_left_out(bucket, capsys):
     bucket["put"]("logs/bootstrap.log", "".join(f"line {i}\n" for i in range(1, 251)).encode())
     assert main(["logs", STACK, "--outputs", bucket["outputs"]]) == 0
     assert _log_lines(capsys.readouterr().out, "bootstrap.log") == [
@@ -32,7 +32,7 @@ def test_logs_show_the_last_lines_of_each_log_and_say_how_many_are_left_out(buck
     assert len(_log_lines(capsys.readouterr().out, "bootstrap.log")) == 250
 
 
-def test_a_log_longer_than_one_read_is_read_from_its_end(bucket, monkeypatch, capsys):  # noqa: F811
+def test_a_log_longer_than_one_read_is_read_from_its_end(bucket, monkeypatch, capsys):
     monkeypatch.setattr(logs, "MAX_LOG_BYTES", 64)
     bucket["put"]("logs/bootstrap.log", "".join(f"line {i:03d}\n" for i in range(1, 101)).encode())  # 900 bytes
     assert main(["logs", STACK, "--outputs", bucket["outputs"]]) == 0
@@ -40,7 +40,7 @@ def test_a_log_longer_than_one_read_is_read_from_its_end(bucket, monkeypatch, ca
         "[bootstrap.log] ... (836 earlier bytes not read)", *[f"[bootstrap.log] line {i:03d}" for i in range(94, 101)]]
 
 
-def test_logs_escape_control_characters_visibly(bucket, capsys):  # noqa: F811
+def test_logs_escape_control_characters_visibly(bucket, capsys):
     bucket["put"]("logs/bootstrap.log", b"\x1b[2J\x1b]0;owned\x07cleared\rhidden\ttab \xe2\x80\xae rtl \xc2\x9b csi\n")
     assert main(["logs", STACK, "--outputs", bucket["outputs"]]) == 0
     out = capsys.readouterr().out
@@ -52,7 +52,7 @@ def test_logs_escape_control_characters_visibly(bucket, capsys):  # noqa: F811
     assert "[bootstrap.log] \x1b[2J\x1b]0;owned\x07cleared\rhidden\ttab \u202e rtl \x9b csi" in doc["data"]["lines"]
 
 
-def test_follow_tails_and_escapes_its_first_screen(bucket, monkeypatch, capsys):  # noqa: F811
+def test_follow_tails_and_escapes_its_first_screen(bucket, monkeypatch, capsys):
     bucket["put"]("logs/bootstrap.log", "".join(f"\x1bline {i}\n" for i in range(1, 6)).encode())
     monkeypatch.setattr(logs, "FOLLOW_POLL_SECONDS", 0.0)
     assert main(["logs", STACK, "--outputs", bucket["outputs"], "--follow", "--minutes", "0.0001", "-n", "1"]) == 0

@@ -10,8 +10,7 @@ import pytest
 import yaml
 
 from gpulease.cli.main import main
-from tests.cli.test_down import BUCKET, STACK, deployed, review  # noqa: F401
-from tests.cli.test_init import key_file, reviewed  # noqa: F401
+from tests.cli.test_down import BUCKET, STACK
 
 
 class Tty(io.StringIO):
@@ -19,7 +18,7 @@ class Tty(io.StringIO):
         return True
 
 
-def test_init_asks_on_stderr_and_prints_only_json_on_stdout(tmp_path, key_file, reviewed, monkeypatch,  # noqa: F811
+def test_init_asks_on_stderr_and_prints_only_json_on_stdout(tmp_path, key_file, reviewed, monkeypatch,
                                                              capsys):
     monkeypatch.setattr("sys.stdin", Tty("\n8B\nqlora\nus-west-2\n\nada@example.org\n45\n198.51.100.9/32\n"))
     out = tmp_path / "Pulumi.exp-8b-qlora.yaml"
@@ -32,7 +31,7 @@ def test_init_asks_on_stderr_and_prints_only_json_on_stdout(tmp_path, key_file, 
     assert yaml.safe_load(out.read_text())["config"]["gpulease:experiment"]["budgetUsd"] == 45
 
 
-def test_init_ctrl_d_at_a_question_is_one_line_exit_2(tmp_path, key_file, reviewed, monkeypatch,  # noqa: F811
+def test_init_ctrl_d_at_a_question_is_one_line_exit_2(tmp_path, key_file, reviewed, monkeypatch,
                                                       capsys):
     monkeypatch.setattr("sys.stdin", Tty(""))
     assert main(["init", "--public-key", str(key_file), "--output", str(tmp_path / "x.yaml")]) == 2
@@ -43,7 +42,7 @@ def test_init_ctrl_d_at_a_question_is_one_line_exit_2(tmp_path, key_file, review
     assert not (tmp_path / "x.yaml").exists()
 
 
-def test_down_all_confirms_on_stderr(deployed, monkeypatch, capsys):  # noqa: F811
+def test_down_all_confirms_on_stderr(deployed, monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", Tty(f"{STACK}\n"))
     assert main(["down", STACK, "--all", "--json"]) == 0
     captured = capsys.readouterr()
@@ -52,7 +51,7 @@ def test_down_all_confirms_on_stderr(deployed, monkeypatch, capsys):  # noqa: F8
 
 
 @pytest.mark.parametrize("typed", ["", "other\n"])
-def test_down_all_not_confirmed_changes_nothing(deployed, monkeypatch, capsys, typed):  # noqa: F811
+def test_down_all_not_confirmed_changes_nothing(deployed, monkeypatch, capsys, typed):
     monkeypatch.setattr("sys.stdin", Tty(typed))
     assert main(["down", STACK, "--all"]) == 2
     assert capsys.readouterr().out == ""

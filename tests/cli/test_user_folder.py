@@ -11,14 +11,12 @@ import yaml
 from gpulease.cli.main import main
 from gpulease.lifecycle import deploy
 from gpulease.review import stacks
-from tests.cli.test_init import key_file, reviewed  # noqa: F401
-from tests.cli.test_up import backend, passing_review  # noqa: F401
 
 FLAGS = ["init", "--name", "my-llama", "--owner", "ada@ml-team.io", "--params", "8B", "--method", "lora",
          "--region", "us-west-2", "--ssh-from", "203.0.113.7/32", "--budget", "60", "--no-review"]
 
 
-def test_init_writes_into_the_folder_it_runs_in(tmp_path, key_file, monkeypatch, capsys):  # noqa: F811
+def test_init_writes_into_the_folder_it_runs_in(tmp_path, key_file, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main([*FLAGS, "--public-key", str(key_file)]) == 0
     written = tmp_path / "Pulumi.my-llama.yaml"
@@ -33,7 +31,7 @@ def test_init_writes_into_the_folder_it_runs_in(tmp_path, key_file, monkeypatch,
 
 
 def test_a_stack_of_the_users_folder_is_found_by_name_and_reviewed_with_the_kits_program(
-        tmp_path, key_file, monkeypatch, capsys):  # noqa: F811
+        tmp_path, key_file, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main([*FLAGS, "--public-key", str(key_file)]) == 0
     capsys.readouterr()
@@ -44,8 +42,8 @@ def test_a_stack_of_the_users_folder_is_found_by_name_and_reviewed_with_the_kits
     assert stack["stackFile"] == str(tmp_path / "Pulumi.my-llama.yaml") and stack["status"] == "pass"
 
 
-def test_up_deploys_a_users_stack_with_its_file_as_the_config(tmp_path, key_file, monkeypatch, passing_review,  # noqa: F811
-                                                              backend, capsys):  # noqa: F811
+def test_up_deploys_a_users_stack_with_its_file_as_the_config(tmp_path, key_file, monkeypatch, passing_review,
+                                                              backend, capsys):
     monkeypatch.chdir(tmp_path)
     assert main([*FLAGS, "--public-key", str(key_file)]) == 0
     assert main(["up", "my-llama", "--no-wait", "--json"]) == 0
