@@ -27,3 +27,9 @@ def _no_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
     they set one; the narrow screens have tests of their own (``tests/cli/test_screens.py``)."""
     monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.delenv("LINES", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_user_catalog_folder(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The user's own catalog folder (~/.config/gpulease/catalog) never prices a test: an empty one instead."""
+    monkeypatch.setenv("GPULEASE_CATALOG_DIR", str(tmp_path_factory.getbasetemp() / "no-user-catalog"))

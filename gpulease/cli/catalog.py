@@ -27,6 +27,8 @@ from gpulease.cli.output_file import add_force_option, check_output
 from gpulease.core import clock
 from gpulease.core.catalog import Catalog, CatalogError, load_catalog
 from gpulease.core.catalog.freshness import describe_catalog
+from gpulease.core.catalog.loader import override_paths
+from gpulease.core.catalog.user_folder import USER_CATALOG_ENV, user_catalog_dir
 from gpulease.core.errors import UserError
 
 REGION = re.compile(r"^[a-z]{2}(?:-gov)?-[a-z]+(?:-\d+)?$")
@@ -101,10 +103,22 @@ def make_plan(args: argparse.Namespace, clouds: list[str], regions: dict[str, li
     return plan
 
 
+def default_output(now: datetime) -> Path:
+    """``<catalog folder>/gpulease-prices-<date>.yaml``: where every command finds it by itself (the folder is
+    made, private to the user, when it is not there yet)."""
+    folder = user_catalog_dir()
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RefreshInputError(f"the catalog folder {folder} cannot be made ({exc.strerror or exc}); accepted: "
+                                f"--output FILE, or {USER_CATALOG_ENV} naming a folder you can write") from None
+    return folder / f"gpulease-prices-{now.date().isoformat()}.yaml"
+
+
 def run(args: argparse.Namespace) -> int:
     now = clock.utcnow()
-    output = args.output or Path(f"gpulease-prices-{now.date().isoformat()}.yaml")
-    check_output(output, reads=[Path(f) for f in args.catalog or []], force=args.force)
+    output = args.output or default_output(now)
+    check_output(output, reads=[*override_paths(), *(Path(f) for f in args.catalog or [])], force=args.force)
     with catalog_overrides(args.catalog):
         catalog = load_catalog()
     clouds = list(dict.fromkeys(args.cloud or CLOUDS))
@@ -168,6 +182,10 @@ def print_report(console: Console, report: changes.Report, fetched: list[Fetched
     for line in (f for found in fetched for f in found.failures):
         console.print(f"[red]failed[/red]: {line}")
     if output is not None:
-        console.print(f"Wrote {output}. Use it: GPULEASE_CATALOG_OVERRIDES={output} (or --catalog {output}).")
+        if output.resolve().parent == user_catalog_dir().resolve():
+            console.print(f"Wrote {output}: in your catalog folder, so every command prices with it from now on.")
+        else:
+            console.print(f"Wrote {output}. Use it: move it to {user_catalog_dir()} (every command reads that "
+                          f"folder), or GPULEASE_CATALOG_OVERRIDES={output}, or --catalog {output}.")
     else:
         console.print("[red]Nothing written[/red]: some calls failed (retry, or pass --allow-partial to keep what was fetched).")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from gpulease.cli.envelope import EXIT_FAILED, EXIT_OK, add_parser, envelope, guarded, print_json
+from gpulease.cli.envelope import EXIT_FAILED, EXIT_OK, add_parser, envelope, error, guarded, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,8 +29,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     doc = check(args.stack)
     code = EXIT_OK if doc["ready"] else EXIT_FAILED
     if args.json:
-        failed = [{"code": f"{r['check']}Failed", "message": r["detail"]} for r in doc["checks"] if r["ok"] is False]
-        print_json(envelope(doc, failed))
+        failed = [error(f"{r['check']}-failed", r["detail"]) for r in doc["checks"] if r["ok"] is False]
+        print_json(envelope("check", doc, failed))
         return code
     for r in doc["checks"]:
         print(f"{MARK[r['ok']]} {r['check']:<12} {r['detail']}")

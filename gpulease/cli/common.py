@@ -18,7 +18,7 @@ from gpulease.core.catalog.freshness import (
     DEFAULT_MAX_PRICE_AGE_DAYS,
     REFRESH_HINT,
     DatedPrice,
-    describe_stale,
+    brief_stale,
     today_of,
 )
 
@@ -46,7 +46,7 @@ def stale_warning(found: list[DatedPrice], now: datetime, max_age_days: float) -
     """One line for the terminal, or None when every price is fresh enough."""
     if not found:
         return None
-    return f"stale prices: {describe_stale(found, now, max_age_days)}; {REFRESH_HINT}"
+    return f"stale {brief_stale(found, now, max_age_days)}; {REFRESH_HINT}"
 
 
 def stale_json(found: list[DatedPrice], now: datetime) -> list[dict[str, Any]]:

@@ -18,6 +18,7 @@ import difflib
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -83,11 +84,77 @@ def unknown_command(word: str, commands: Iterable[str]) -> str:
     return f"{word!r} is not a command{did_you_mean(word, names)} (commands: {', '.join(names)})"
 
 
+HELP_MAX_WIDTH = 80
+"""``--help`` is wrapped to the terminal, at most this wide (a wide terminal reads better at 80)."""
+_HANGING = re.compile(r"^(\s+\S+\s{2,})\S")
+
+
+def help_width() -> int:
+    """The terminal's columns (``COLUMNS`` first, as argparse reads them), at most ``HELP_MAX_WIDTH``, at least 20."""
+    import shutil
+
+    return max(20, min(shutil.get_terminal_size((HELP_MAX_WIDTH, 24)).columns, HELP_MAX_WIDTH))
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs wrapped to ``help_width()``; a line that starts indented (``  2    bad input ...``)
+    keeps its indent and wraps under its text, so the exit-code table stays a table at 40 columns too."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        width = width or help_width() - 1
+        super().__init__(prog, indent_increment, min(max_help_position, max(width // 3, 8)), width)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        out = []
+        for line in text.splitlines():
+            if not line.strip():
+                out.append("")
+                continue
+            lead = line[: len(line) - len(line.lstrip())]
+            hang = _HANGING.match(line)
+            under = " " * len(hang.group(1)) if hang and len(hang.group(1)) < width // 2 else lead + "  " * bool(lead)
+            out.append(textwrap.fill(line.strip(), width, initial_indent=indent + lead,
+                                     subsequent_indent=indent + under, break_on_hyphens=False))
+        return "\n".join(out)
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """A usage mistake is one line too (the usage is one ``--help`` away), exit 2."""
+    """A usage mistake is one line too (the usage is one ``--help`` away), exit 2; a mistyped flag or subcommand
+    gets the nearest one (``--lnies``: did you mean '--lines'?)."""
+
+    argv: list[str] | None = None
+    """The command line being parsed (set by ``gpulease.cli.main``): which command a stray flag was given to."""
 
     def error(self, message: str) -> Any:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message}; see {self.prog} --help\n")
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message}{self._near_miss(message)}; see {self.prog} --help\n")
+
+    def _command_parser(self) -> argparse.ArgumentParser:
+        """The (sub)command the command line names: its flags are the ones a stray flag was meant as."""
+        parser: argparse.ArgumentParser = self
+        for word in self.argv or []:
+            children = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+            if children is None or word not in children:
+                if children is None:
+                    break
+                continue
+            parser = children[word]
+        return parser
+
+    def _near_miss(self, message: str) -> str:
+        unknown = message.partition("unrecognized arguments: ")[2].split()
+        flags = [w.partition("=")[0] for w in unknown if w.startswith("-")]
+        if flags:
+            options = [o for o in self._command_parser()._option_string_actions if o.startswith("--")]
+            return "".join(did_you_mean(flag, options).replace("; did", f"; {flag}: did", 1) for flag in flags)
+        bad = message.partition("invalid choice: ")[2]
+        if bad and "(choose from" in bad:
+            word = bad.split(" ", 1)[0].strip("'\"")
+            choices = [c.strip("' ,") for c in bad.partition("(choose from")[2].rstrip(")").split(",")]
+            return did_you_mean(word, choices)
+        return ""
 
 
 # --- the parser tree ------------------------------------------------------------------------------------------------
@@ -117,10 +184,11 @@ def _format_type(choices: tuple[str, ...]) -> Any:
 
 def apply(parser: argparse.ArgumentParser) -> None:
     """Give every command the shared options and the exit codes in its ``--help``."""
+    parser.formatter_class = HelpFormatter
     for p in _subparsers(parser):
+        p.formatter_class = HelpFormatter
         if p.epilog is None:
             p.epilog = EXIT_CODES_EPILOG
-            p.formatter_class = argparse.RawDescriptionHelpFormatter
         if any(isinstance(a, argparse._SubParsersAction) for a in p._actions):
             continue  # a group of commands (``catalog``): its actions carry the options
         fmt, js = _option(p, "--format"), _option(p, "--json")
@@ -176,8 +244,22 @@ def completion_words(parser: argparse.ArgumentParser) -> dict[str, list[str]]:
 
 # --- JSON -----------------------------------------------------------------------------------------------------------
 
+BAD_INPUT = "bad-input"
+"""The error code of a user mistake (exit 2), in every command's envelope."""
+PARTIAL = "partial"
+ERROR_CODE = re.compile(r"^[a-z]+(-[a-z]+)*$")
+"""Error codes are kebab-case words (``bad-input``, ``deploy-failed``, ``quota-failed``), one spelling everywhere."""
+
+
+def check_code(code: str) -> str:
+    """``code`` when it is kebab-case; a camelCase spelling is a programming mistake, refused at once."""
+    if not ERROR_CODE.match(code):
+        raise ValueError(f"error code {code!r} is not kebab-case (e.g. bad-input)")
+    return code
+
+
 def error_entry(code: str, message: str, file: str | None = None, field: str | None = None) -> dict[str, str]:
-    entry = {"code": code, "message": message}
+    entry = {"code": check_code(code), "message": message}
     if file:
         entry["file"] = file
     if field:
@@ -186,6 +268,35 @@ def error_entry(code: str, message: str, file: str | None = None, field: str | N
 
 
 ENVELOPE_KEYS = ("report", "ok", "data", "errors")
+ENVELOPE_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "gpulease --json envelope",
+    "type": "object",
+    "required": list(ENVELOPE_KEYS),
+    "properties": {
+        "report": {"type": "string", "pattern": "^gpulease [a-z]+( [a-z]+)?$"},
+        "ok": {"type": "boolean"},
+        "data": {},
+        "errors": {"type": "array", "items": {
+            "type": "object", "required": ["code", "message"], "additionalProperties": False,
+            "properties": {"code": {"type": "string", "pattern": ERROR_CODE.pattern},
+                           "message": {"type": "string", "minLength": 1},
+                           "file": {"type": "string"}, "field": {"type": "string"}}}},
+    },
+    "if": {"properties": {"ok": {"const": True}}}, "then": {"properties": {"errors": {"maxItems": 0}}},
+}
+"""The shape every ``--json`` output has (the old top-level keys a command kept for one release aside)."""
+
+
+SUBCOMMAND_DESTS = ("action", "ephemeral_command")
+"""Where a group of commands (``catalog``, ``ephemeral``) keeps the one it runs."""
+
+
+def command_name(args: argparse.Namespace) -> str:
+    """``plan``, ``catalog refresh``, ``ephemeral run``: the command as the envelope's ``report`` names it."""
+    words = [getattr(args, "command", None) or "gpulease"]
+    words += [str(getattr(args, d)) for d in SUBCOMMAND_DESTS if isinstance(getattr(args, d, None), str)]
+    return " ".join(words)
 
 
 def envelope(command: str, data: Any, *, ok: bool, errors: list[dict[str, str]] | None = None,
@@ -198,9 +309,13 @@ def envelope(command: str, data: Any, *, ok: bool, errors: list[dict[str, str]] 
     return doc
 
 
+def dumps(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, default=str) + "\n"
+
+
 def json_text(command: str, data: Any, *, ok: bool, errors: list[dict[str, str]] | None = None,
               legacy: dict[str, Any] | None = None) -> str:
-    return json.dumps(envelope(command, data, ok=ok, errors=errors, legacy=legacy), indent=2, default=str) + "\n"
+    return dumps(envelope(command, data, ok=ok, errors=errors, legacy=legacy))
 
 
 def print_json(command: str, data: Any, *, ok: bool, errors: list[dict[str, str]] | None = None,

@@ -18,9 +18,10 @@ from gpulease.cli.envelope import (
     one_line,
     print_json,
 )
+from gpulease.cli.prompt import ask
 from gpulease.core.errors import UserError
 
-CONFIRM: Callable[[str], str] = input
+CONFIRM: Callable[[str], str] = ask
 """How ``--all`` asks on a terminal (a test replaces it)."""
 
 
@@ -63,13 +64,13 @@ def cmd_down(args: argparse.Namespace) -> int:
         result = down(args.stack, progress, remove_all=args.remove_all)
     except TeardownError as exc:
         if args.json:
-            print_json(envelope(None, [error("teardownFailed", one_line(exc))]))
+            print_json(envelope("down", None, [error("teardown-failed", one_line(exc))]))
         print(f"gpulease: {one_line(exc)}", file=sys.stderr)
         return EXIT_FAILED
     finally:
         progress.close()
     if args.json:
-        print_json(envelope(result.as_dict()))
+        print_json(envelope("down", result.as_dict()))
         return EXIT_OK
     print(f"{args.stack}: destroyed")
     for item in result.removed:

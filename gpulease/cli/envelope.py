@@ -1,33 +1,30 @@
-"""The JSON envelope every ``--json`` output of the journey commands (init, check, up, down, logs) shares, and
-the exit-code epilog their ``--help`` shows.
-
-``{"ok": bool, "data": <the command's document, camelCase keys>, "errors": [{"code": str, "message": str}]}``:
-``ok`` is true exactly when ``errors`` is empty. A user mistake is one error with code ``badInput`` (exit 2)."""
+"""What the journey commands (init, check, up, down, logs) share: the JSON envelope every ``--json`` output has
+(``gpulease.cli.conventions``: ``{"report": "gpulease <command>", "ok", "data", "errors": [{"code", "message"}]}``,
+camelCase keys, kebab-case error codes, a user mistake the code ``bad-input``), and the exit-code epilog their
+``--help`` shows."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from typing import Any
 
-from gpulease.cli.conventions import EXIT_CODES_EPILOG
+from gpulease.cli import conventions
+from gpulease.cli.conventions import BAD_INPUT, EXIT_BAD_INPUT, EXIT_CODES_EPILOG, EXIT_FAILED, EXIT_OK
 from gpulease.core.errors import UserError
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_BAD_INPUT = 2
-BAD_INPUT = "badInput"
+__all__ = ["BAD_INPUT", "EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_OK"]
 
 
-def envelope(data: Any, errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
+def envelope(command: str, data: Any, errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    """The one envelope; ``ok`` is true exactly when ``errors`` is empty."""
     errors = list(errors or [])
-    return {"ok": not errors, "data": data, "errors": errors}
+    return conventions.envelope(command, data, ok=not errors, errors=errors)
 
 
 def error(code: str, message: str) -> dict[str, str]:
-    return {"code": code, "message": message}
+    return conventions.error_entry(conventions.check_code(code), message)
 
 
 def one_line(exc: BaseException) -> str:
@@ -35,7 +32,7 @@ def one_line(exc: BaseException) -> str:
 
 
 def print_json(doc: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+    sys.stdout.write(conventions.dumps(doc))
 
 
 def minutes(text: str) -> float:
@@ -63,7 +60,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str, *, help: str, descrip
     """A subcommand parser whose ``--help`` ends with its exit codes; ``--json`` is added for every command."""
     p = sub.add_parser(name, help=help, description=description, usage=usage, epilog=exit_epilog(*codes),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--json", action="store_true", help='print {"ok", "data", "errors"} as JSON on stdout')
+    p.add_argument("--json", action="store_true",
+                   help='print the envelope {"report", "ok", "data", "errors"} as JSON on stdout')
     return p
 
 
@@ -77,7 +75,7 @@ def guarded(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
         except UserError as exc:
             if not getattr(args, "json", False):
                 raise
-            print_json(envelope(None, [error(getattr(exc, "code", BAD_INPUT), one_line(exc))]))
+            print_json(envelope(conventions.command_name(args), None, [error(getattr(exc, "code", BAD_INPUT), one_line(exc))]))
             print(f"gpulease: {one_line(exc)}", file=sys.stderr)
             return EXIT_BAD_INPUT
 

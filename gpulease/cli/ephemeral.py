@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
-import sys
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -15,6 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from gpulease.cli.conventions import error_entry, print_json
 from gpulease.core import clock
 from gpulease.core.errors import UserError
 from gpulease.ephemeral import gc, naming, orchestrator, preflight, rendering
@@ -162,7 +161,12 @@ def _prepare(args: argparse.Namespace) -> tuple[StackBackend, EphemeralConfig]:
 
 def _finish(args: argparse.Namespace, document: dict[str, Any], human: Callable[[Console], None]) -> int:
     if args.json:
-        sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")
+        # The envelope; the document's own keys stay at the top level too for one release (their old place).
+        code = int(document.get("exitCode", 0))
+        failed = document.get("error")
+        errors = [error_entry("run-failed", " ".join(str(failed).split()))] if failed else []
+        print_json(f"ephemeral {args.ephemeral_command}", document, ok=code == 0 and not errors, errors=errors,
+                   legacy=document)
     else:
         human(Console())
     return int(document.get("exitCode", 0))

@@ -9,11 +9,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from gpulease.cli.envelope import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, add_parser, envelope, guarded, print_json
+from gpulease.cli.envelope import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, add_parser, envelope, error, guarded, print_json
+from gpulease.cli.prompt import ask
 from gpulease.core.errors import UserError
 
 DEFAULT_PUBLIC_KEY = "~/.ssh/id_ed25519.pub"
-ASK: Callable[[str], str] = input
+ASK: Callable[[str], str] = ask
 """How a missing answer is asked for on a terminal (a test replaces it)."""
 
 
@@ -103,6 +104,8 @@ def gather(args: argparse.Namespace) -> object:
 def cmd_init(args: argparse.Namespace) -> int:
     from gpulease.lifecycle import answers as a
     from gpulease.lifecycle import stackfile, verdict
+    from gpulease.lifecycle.advice import config_advisories, lines
+    from gpulease.review import stacks
 
     found = gather(args)
     assert isinstance(found, a.Answers)
@@ -129,15 +132,19 @@ def cmd_init(args: argparse.Namespace) -> int:
             result = verdict.Verdict(stack=found.name, status="error", error=" ".join(str(exc).split()))
         data["review"] = result.as_dict()
         code = EXIT_FAILED if result.blocks else EXIT_OK
+    advice = config_advisories(found.name, stacks.load_stack_config(Path(path)))
+    data["advisories"] = advice
     if args.json:
-        print_json(envelope(data, [] if code == EXIT_OK else [{"code": "reviewFailed",
-                                                              "message": f"the review says {result.status}"}]))
+        print_json(envelope("init", data, [] if code == EXIT_OK else [
+            error("review-failed", f"the review says {result.status.upper()}: `gpulease plan {found.name}` shows why")]))
         return code
     print(f"wrote {path}: {found.params} {found.method} on {found.cloud} {found.region} -> {best.instance.type} "
           f"({data['gpu']}, about "
           f"{data['neededPerGpuGb']} GB needed per GPU), {found.ssh_mode} access")
     if result is not None:
         print("\n".join(result.lines()))
+    for line in lines(advice):
+        print(line)
     print(f"next: gpulease check {found.name}, then gpulease up {found.name}")
     return code
 

@@ -8,8 +8,20 @@ import contextlib
 import sys
 
 from gpulease.cli.envelope import EXIT_OK, add_parser, envelope, guarded, minutes, print_json
+from gpulease.cli.printable import printable, tail
 
 FOLLOW_MINUTES = 30.0
+DEFAULT_LINES = 100
+"""The last lines of each log shown by default: a screenful or two of where it ended."""
+RECORD_TAGS = ("[bootstrap]", "[verify]")
+"""The ready and verify records: a few lines each, always shown whole."""
+
+
+def _count(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or int(text) > 1_000_000:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of lines; accepted: 0 (all) to 1000000, "
+                                         f"e.g. {DEFAULT_LINES}")
+    return int(text)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--follow", "-f", action="store_true", help="keep printing what is new, until Ctrl-C or --minutes")
     p.add_argument("--minutes", type=minutes, default=FOLLOW_MINUTES,
                    help=f"with --follow, stop after this long (default {FOLLOW_MINUTES:g})")
+    p.add_argument("--lines", "-n", type=_count, default=None, metavar="N",
+                   help=f"the last N lines of each log (default {DEFAULT_LINES}; 0: all)")
     p.add_argument("--journal", action="store_true", help="the systemd journal over SSH/SSM (a running instance only)")
     p.add_argument("--print", dest="print_only", action="store_true", help="with --journal: show the command only")
     p.add_argument("--experiment", help="which run of a sweep")
@@ -41,22 +55,25 @@ def cmd_logs(args: argparse.Namespace) -> int:
     found = target.find(args.stack, outputs_file=args.outputs, experiment=args.experiment, region=args.region)
     found = nodes.node_target(found, args.node)
     if args.journal:
-        connection = connect.plan(found, logs.journal_command())
+        asked = {} if args.lines is None else {"lines": args.lines or 10_000}
+        connection = connect.plan(found, logs.journal_command(**asked))
         if args.print_only:
             print("\n".join(connection.lines()))
             return EXIT_OK
         return connect.RUNNER(connection)
+    count = DEFAULT_LINES if args.lines is None else args.lines
     if not found.region:
         raise target.LiveError(f"stack {args.stack!r}: no region (no stack file here); give --region")
     bucket, prefix = logs.control_prefix(found)
     reader = logs.LogReader(clients.CLIENTS(found.cloud, found.region).bucket, bucket, prefix, session=found.session)
     if args.follow and not args.json:
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends a follow; nothing to clean up
-            logs.follow(reader, lambda line: (print(line), sys.stdout.flush()), args.minutes)
+            logs.follow(reader, lambda line: (print(printable(line)), sys.stdout.flush()), args.minutes,
+                        first=lambda lines: tail(lines, count, keep=RECORD_TAGS))
         return EXIT_OK
-    lines = [*reader.records(), *reader.files(first=True), *reader.jobs()]
-    if args.json:
-        print_json(envelope({"stack": args.stack, "node": args.node, "prefix": f"{bucket}/{prefix}", "lines": lines}))
+    lines = tail([*reader.records(), *reader.files(first=True), *reader.jobs()], count, keep=RECORD_TAGS)
+    if args.json:  # JSON carries every character escaped already
+        print_json(envelope("logs", {"stack": args.stack, "node": args.node, "prefix": f"{bucket}/{prefix}", "lines": lines}))
     else:
-        print("\n".join(lines))
+        print("\n".join(printable(line) for line in lines))
     return EXIT_OK

@@ -78,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(parser: argparse.ArgumentParser, argv: list[str]) -> int:
+    if isinstance(parser, conventions.OneLineParser):
+        parser.argv = list(argv)
     args = parser.parse_args(argv)
     conventions.normalise(args)
     try:
@@ -100,6 +102,6 @@ def _refuse(args: argparse.Namespace, message: str) -> int:
     line = " ".join(part.strip() for part in message.splitlines() if part.strip())
     print(f"gpulease: {line}", file=sys.stderr)
     if getattr(args, "format", None) == "json":
-        conventions.print_json(getattr(args, "command", "gpulease"), None, ok=False,
-                               errors=[conventions.error_entry("bad-input", line)])
+        conventions.print_json(conventions.command_name(args), None, ok=False,
+                               errors=[conventions.error_entry(conventions.BAD_INPUT, line)])
     return EXIT_BAD_INPUT

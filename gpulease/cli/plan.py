@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import io
 import math
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -36,6 +37,8 @@ PIPED_WIDTH = 160
 """Columns of the terminal report when it is not written to a terminal (a CI log, a file, a pipe) and
 ``COLUMNS`` is unset."""
 CONFIG_VALUE_MAX_CHARS = 64 * 1024
+_PATH_PART = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+"""One field of a dotted ``--config`` path (a config key or a spec field: camelCase, or a key with - or _)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,7 +63,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_force_option(p)
     p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                    help="a config value for the program, over the stack file's (repeatable): `instanceType=g5.xlarge` "
-                   "is the project's key, `aws:region=us-west-2` another namespace's; values are YAML "
+                   "is the project's key, `aws:region=us-west-2` another namespace's, a dotted key a path inside one "
+                   "(`gpu.count=2`: the experiment's field, as `ephemeral --set` reads it; "
+                   "`gpulease:experiment.gpu.count=2` as `pulumi config set --path`); values are YAML "
                    "(3 is a number, true a boolean, [a, b] a list). A project without stack files is reviewed with "
                    "these and the program's own defaults")
     p.add_argument("--stack", metavar="NAME",
@@ -111,7 +116,8 @@ def finite_policy_config(config: Any, path: Path, where: str = "") -> Any:
 def parse_config(options: list[str]) -> dict[str, Any]:
     """``--config key=value`` options as config: keys as given (the project's namespace is added when the program
     runs, like a stack file's bare keys), values read as YAML (aliases and tags refused)."""
-    accepted = "key=value, e.g. instanceType=g5.xlarge, aws:region=us-west-2 or replicas=3"
+    accepted = ("key=value, e.g. instanceType=g5.xlarge, aws:region=us-west-2, replicas=3 or a dotted path "
+                "such as gpu.count=2")
     config: dict[str, Any] = {}
     for option in options:
         key, sep, raw = option.partition("=")
@@ -119,6 +125,12 @@ def parse_config(options: list[str]) -> dict[str, Any]:
         namespace, colon, name = key.rpartition(":")
         if not sep or not key or (colon and not (namespace and name)) or key.count(":") > 1 or " " in key:
             raise ConfigOptionError(f"--config {option!r}: accepted: {accepted}")
+        bad = [part for part in name.split(".") if not _PATH_PART.match(part)]
+        if "." in name and bad:
+            shown = repr(bad[0]) if bad[0] else "an empty part"
+            raise ConfigOptionError(f"--config {key}: {shown} is not a field name in the dotted path; accepted: "
+                                    "dotted camelCase field names, e.g. gpu.count=2 or dataDisk.sizeGb=300 "
+                                    "(list items are set whole: ssh.allowedCidrs=[203.0.113.7/32])")
         if len(raw) > CONFIG_VALUE_MAX_CHARS:
             raise ConfigOptionError(f"--config {key}: the value is longer than {CONFIG_VALUE_MAX_CHARS} characters")
         try:
@@ -133,11 +145,21 @@ def parse_config(options: list[str]) -> dict[str, Any]:
     return config
 
 
-def plan_json(reviews: list[Any], organizations: Iterable[Organization] = ()) -> str:
+def stack_advice(reviews: list[Any]) -> dict[str, list[str]]:
+    """The stack files' own advisories (``gpulease.lifecycle.advice``) by review name; stacks without any left out."""
+    from gpulease.lifecycle.advice import config_advisories
+
+    found = {r.name: config_advisories(r.rendering.stack, r.rendering.config) for r in reviews}
+    return {name: lines for name, lines in found.items() if lines}
+
+
+def plan_json(reviews: list[Any], organizations: Iterable[Organization] = (),
+              advice: dict[str, list[str]] | None = None) -> str:
     """The envelope; ``exitCode`` and ``stacks`` also stay at the top level for one release (their old place)."""
     doc = plan_report.to_json(reviews)
     found = list(organizations)
     legacy = dict(doc)
+    doc["stackFileAdvisories"] = dict(advice or {})
     doc["organizations"] = [{"name": o.name if o.known else None, "known": o.known, "foundBy": o.found_by}
                             for o in found]
     errors = [error_entry("bad-input" if s["status"] == "error" else "partial", str(s["error"]),
@@ -184,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
     reviews = review(args.stacks, policy_config=config, overrides=overrides, stack=args.stack, timeout=args.timeout,
                      organization=organization_of)
     names_note = organization_note(organizations.values())
+    advice = stack_advice(reviews)
     if args.format == "text":
         # Imported for the table only: rich is about a tenth of plan's start-up beyond the SDK it needs anyway.
         from rich.console import Console
@@ -194,12 +217,14 @@ def run(args: argparse.Namespace) -> int:
         buffer = io.StringIO()
         # A file or a CI log: as wide as COLUMNS says, else wide enough for the tables.
         console = Console(file=buffer, width=piped_width(PIPED_WIDTH)) if args.output else report_console(PIPED_WIDTH)
-        print_terminal(reviews, console, notes=[names_note] if names_note else [])
+        print_terminal(reviews, console, notes=[names_note] if names_note else [], advice=advice)
         text = f"{report_marker('plan')}\n{buffer.getvalue()}" if args.output else ""
     elif args.format == "markdown":
         text = plan_report.markdown(reviews) + (f"\n_{names_note}_\n" if names_note else "")
+        text += "".join(f"\n- advisory ({name}, stack file): {line}" for name, found in advice.items()
+                        for line in found) + ("\n" if advice else "")
     else:
-        text = plan_json(reviews, organizations.values())
+        text = plan_json(reviews, organizations.values(), advice)
     if args.output:
         try:
             args.output.write_text(text)

@@ -139,8 +139,12 @@ def _run(args: argparse.Namespace) -> int:
             "Try --method lora/qlora, --grad-checkpointing, a smaller --batch or --seq-len, or more GPUs."
         )
         return 1
-    console.print(_offers_table(shown, len(offers), args.cloud, region, console.width))
-    if console.width < 120:
+    if console.width < NARROW_WIDTH:
+        for line in offers_lines(shown, len(offers), args.cloud, region):
+            console.print(line, overflow="fold")
+    else:
+        console.print(_offers_table(shown, len(offers), args.cloud, region, console.width))
+    if console.width < DATED_WIDTH:
         console.print(price_dates_line(shown), overflow="fold")
     if (hint := smaller_gpu_hint(workload, catalog, args, region, offers)) is not None:
         console.print(hint, overflow="fold")
@@ -201,9 +205,9 @@ def offer_prices(offers: list[Any]) -> list[DatedPrice]:
 def _breakdown_table(est: Any, workload: Workload) -> Table:
     title = f"memory per GPU ({est.gpus} GPU{'s' if est.gpus > 1 else ''})"
     table = Table(title=title, title_justify="left")
-    table.add_column("component")
-    table.add_column("GB", justify="right")
-    table.add_column("formula")
+    table.add_column("component", overflow="fold")
+    table.add_column("GB", justify="right", no_wrap=True)
+    table.add_column("formula", overflow="fold")  # a long formula wraps, never ends in …
     for label, attr, formula in _INFERENCE_ROWS if workload.inference else _TRAINING_ROWS:
         table.add_row(label, f"{getattr(est, attr):.1f}", formula)
     trainable = "" if workload.inference else f"T = {est.trainable_params / 1e6:,.0f}M trainable parameters"
@@ -223,8 +227,9 @@ def _offers_table(offers: list[Any], total: int, cloud: str, region: str, width:
     if wide:
         columns += [("mem BW GB/s", "right", True), ("link", "left", True), ("vCPU", "right", True),
                     ("RAM GB", "right", True)]
-    columns += [("on-demand $/h", "right", True), ("spot $/h", "right", False)]
-    if wide:
+    columns += [("on-demand $/h", "right", True), ("spot $/h", "right", True)]
+    dated = width >= DATED_WIDTH
+    if dated:
         columns.append(("price date", "left", False))
     for col, justify, key in columns:
         table.add_column(col, justify=justify, no_wrap=key, overflow="fold")  # type: ignore[arg-type]
@@ -237,10 +242,30 @@ def _offers_table(offers: list[Any], total: int, cloud: str, region: str, width:
         if wide:
             row += [f"{it.memory_bandwidth_gbps:g}", link, str(it.vcpu), f"{it.ram_gb:g}"]
         row += [f"{o.on_demand_usd:.3f}", f"{o.spot_usd:.3f} {o.spot_zone}" if o.spot_zone else f"{o.spot_usd:.3f} est."]
-        if wide:
+        if dated:
             row.append(o.on_demand_as_of.isoformat() + (f" (spot {o.spot_as_of.isoformat()})" if o.spot_zone else ""))
         table.add_row(*row)
     return table
+
+
+NARROW_WIDTH = 64
+"""Below this many columns the offers are a list, one block per type: a table of six columns would cut them."""
+DATED_WIDTH = 150
+"""From this many columns the table has a price date column; below, the dates are one line under it."""
+
+
+def offers_lines(offers: list[Any], total: int, cloud: str, region: str) -> list[str]:
+    """The offers for a narrow terminal: the type and its GPUs on one line, its fit and prices indented below
+    (wrapped between words, never cut)."""
+    more = f", {total - len(offers)} more with --limit 0" if total > len(offers) else ""
+    out = [f"{cloud} instance types in {region} that fit, cheapest first{more}:"]
+    for o in offers:
+        it = o.instance
+        spot = f"{o.spot_usd:.3f} in {o.spot_zone}" if o.spot_zone else f"{o.spot_usd:.3f} est."
+        out += [f"{it.type}  {it.describe_gpus()}",
+                f"  need {o.estimate.total_gb:.1f} GB/GPU, {o.headroom_gb:.1f} GB free; $/h on-demand "
+                f"{o.on_demand_usd:.3f}, spot {spot}"]
+    return out
 
 
 def price_dates_line(offers: list[Any]) -> str:

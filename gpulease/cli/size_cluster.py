@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from rich.table import Table
 
 from gpulease.cli.common import stale_json, stale_warning, wide_console
+from gpulease.cli.conventions import error_entry, print_json
 from gpulease.core import clock
 from gpulease.core.catalog import Catalog
 from gpulease.core.catalog.freshness import DatedPrice, describe_catalog, stale
@@ -24,12 +24,15 @@ def run(args: argparse.Namespace, workload: Workload, catalog: Catalog, region: 
     old = stale([DatedPrice(f"{o.instance.type} on-demand in {o.region}", o.instance.price_date(o.region)) for o in shown],
                 now, args.max_price_age)
     if args.json:
-        print(json.dumps({
+        doc = {
             "workload": workload.describe(), "cloud": args.cloud, "region": region, "nodes": args.nodes,
             "parallel": args.parallel, "headroom": args.headroom, "mfu": MFU, "offers": [o.as_dict() for o in offers],
             "priceCatalog": describe_catalog(catalog), "maxPriceAgeDays": args.max_price_age,
             "stalePrices": stale_json(old, now),
-        }, indent=2))
+        }
+        errors = [] if offers else [error_entry("no-fit", f"no {args.cloud} instance type in {region} holds "
+                                                f"{workload.describe()} on {args.nodes} nodes")]
+        print_json("size", doc, ok=bool(offers), errors=errors, legacy=doc)
         return 0 if offers else 1
     console = wide_console()
     how = "ZeRO-3: states sharded over every GPU" if args.parallel == "zero3" else "data parallel: states on every GPU"

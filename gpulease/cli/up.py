@@ -47,15 +47,15 @@ def cmd_up(args: argparse.Namespace) -> int:
     try:
         result = up(args.stack, progress, wait_minutes=args.wait, wait=not args.no_wait)
     except (ReviewRefusedError, DeployError) as exc:
-        code = "reviewRefused" if isinstance(exc, ReviewRefusedError) else "deployFailed"
+        code = "review-refused" if isinstance(exc, ReviewRefusedError) else "deploy-failed"
         if args.json:
-            print_json(envelope(None, [error(code, one_line(exc))]))
+            print_json(envelope("up", None, [error(code, one_line(exc))]))
         print(f"gpulease: {one_line(exc)}", file=sys.stderr)
         return EXIT_FAILED
     finally:
         progress.close()
     if args.json:
-        print_json(envelope(result.as_dict()))
+        print_json(envelope("up", result.as_dict()))
         return EXIT_OK
     ready = "ready" if result.ready else "not waited for"
     verified = ", verified" if result.verify else ""

@@ -128,20 +128,38 @@ def why_none(exp: ExperimentSpec) -> str:
             "instead of instanceType, no pinned zone, or another region")
 
 
-def pinned_config(document: dict[str, Any], experiment_key: str, choice: Choice) -> dict[str, Any]:
+def pinned_gpu(gpu: dict[str, Any], choice: Choice, cloud: str) -> dict[str, Any]:
+    """The ``gpu`` section of a try: the chosen type, with the GPU count the user's ``fit`` (``gpus``) or
+    requirements (``count``) asked for kept as ``count``, which the program checks against the type (a pinned
+    type that disagreed would be refused offline, not deployed). The choice itself was taken from the types the
+    user's fit or requirements allow (``allowed_types``: the same workload, headroom, GPU count and model)."""
+    pinned: dict[str, Any] = {"instanceType": choice.instance_type}
+    fit = gpu.get("fit") if isinstance(gpu.get("fit"), dict) else {}
+    count = fit.get("gpus", gpu.get("count"))
+    if count is None and (fit or "gpuMemoryGb" in gpu or "model" in gpu):
+        known = load_catalog().get(cloud, choice.instance_type)
+        count = known.gpu_count if known is not None else None
+    if count is not None:
+        pinned["count"] = count
+    return pinned
+
+
+def pinned_config(document: dict[str, Any], experiment_key: str, choice: Choice,
+                  cloud: str = "aws") -> dict[str, Any]:
     """The stack file's document with ``choice`` pinned in the experiment (the document itself is not changed)."""
     out = copy.deepcopy(document)
     exp = out["config"][experiment_key]
-    exp["gpu"] = {"instanceType": choice.instance_type}
+    exp["gpu"] = pinned_gpu(exp.get("gpu") or {}, choice, cloud)
     if choice.zone:
         exp.setdefault("network", {})["availabilityZone"] = choice.zone
     return out
 
 
-def write_pinned(document: dict[str, Any], experiment_key: str, choice: Choice, folder: Path) -> Path:
+def write_pinned(document: dict[str, Any], experiment_key: str, choice: Choice, folder: Path,
+                 cloud: str = "aws") -> Path:
     """The pinned copy as a file for ``--config-file`` (JSON is YAML; the secrets' salt and provider come along)."""
     path = folder / f"pinned-{choice.instance_type}-{choice.zone or 'any'}.yaml"
-    path.write_text(json.dumps(pinned_config(document, experiment_key, choice), indent=2, default=str) + "\n")
+    path.write_text(json.dumps(pinned_config(document, experiment_key, choice, cloud), indent=2, default=str) + "\n")
     return path
 
 

@@ -18,7 +18,7 @@ from gpulease.core.errors import UserError
 from gpulease.ephemeral.backend import AutomationBackend, ResourceEvent, StackBackend, StackMissingError
 from gpulease.ephemeral.channel import ChannelError, InstanceChannel, open_channel
 from gpulease.ephemeral.progress import Progress
-from gpulease.lifecycle import capacity, verdict
+from gpulease.lifecycle import advice, capacity, verdict
 from gpulease.review import stacks
 
 READY_MINUTES = 30
@@ -41,6 +41,7 @@ class Stack:
     document: dict[str, Any]
     spec: StackSpec
     region: str
+    config_file: str | None = None
 
 
 def load(stack: str) -> Stack:
@@ -48,9 +49,11 @@ def load(stack: str) -> Stack:
     ``pulumi up``/``destroy`` run in this project's folder, so a stack file of another project is refused rather
     than reviewed there and deployed here."""
     path = stacks.resolve_one(stack)
-    if path.resolve().parent != (stacks.PROJECT_ROOT / "stacks").resolve():
-        raise UserError(f"{path}: not a stack of this project ({stacks.PROJECT_ROOT}/stacks); accepted: a stack in "
-                        "stacks/ (up and down run pulumi in this project's folder)")
+    kit = path.resolve().parent == (stacks.PROJECT_ROOT / "stacks").resolve()
+    if not kit and path.resolve() not in {f.resolve() for f in stacks.user_stack_files()}:
+        raise UserError(f"{path}: not a stack of this project ({stacks.PROJECT_ROOT}/stacks) nor of this folder; "
+                        "accepted: a stack in stacks/ or in the folder you run gpulease in (up and down run the "
+                        "kit's program)")
     stack = stacks.stack_name(path)
     config = stacks.load_stack_config(path)
     spec = load_stack_spec(stack, {k: v for k, v in config.items() if k.startswith("gpulease:")}, source=str(path))
@@ -58,7 +61,9 @@ def load(stack: str) -> Stack:
     if not isinstance(region, str):
         raise UserError(f"{path}: no region; accepted: {spec.cloud}:region in the stack file")
     doc = inputfile.load_yaml_document(path, what="stack file").data
-    return Stack(stack, path, dict(doc), spec, region)
+    # A stack of the user's folder: pulumi runs in the kit's folder and reads this file's config
+    # (`pulumi up --config-file`), so the file stays where the user keeps it.
+    return Stack(stack, path, dict(doc), spec, region, config_file=None if kit else str(path.resolve()))
 
 
 def default_backend() -> StackBackend:
@@ -113,7 +118,7 @@ def deploy(st: Stack, backend: StackBackend, progress: Progress, result: UpResul
     single = st.spec.kind == "experiment"
     options: list[capacity.Choice] | None = None
     tried: list[capacity.Choice] = []
-    config_file: str | None = None
+    config_file: str | None = st.config_file
     data_zone: str | None = None  # once a try made a data disk, its zone for good: a disk does not move
     with tempfile.TemporaryDirectory(prefix="gpulease-up-") as folder:
         while True:
@@ -163,7 +168,7 @@ def deploy(st: Stack, backend: StackBackend, progress: Progress, result: UpResul
             progress.note(f"{code}: trying {nxt.label()}, the next the spec allows (pinned for this update only)")
             tried.append(nxt)
             key = f"{CONFIG_NAMESPACE}:{EXPERIMENT_KEY}"
-            config_file = str(capacity.write_pinned(st.document, key, nxt, Path(folder)))
+            config_file = str(capacity.write_pinned(st.document, key, nxt, Path(folder), st.spec.cloud))
 
 
 def wait_for_instance(st: Stack, outputs: dict[str, Any], channel: InstanceChannel, progress: Progress,
@@ -196,7 +201,7 @@ def up(stack: str, progress: Progress, *, wait_minutes: float = READY_MINUTES, w
     st = load(stack)
     stack = st.name
     found = verdict.REVIEW(st.path, stack)
-    for line in found.lines():
+    for line in [*found.lines(), *advice.lines(advice.spec_advisories(st.spec))]:
         progress.note(line)
     if found.blocks:
         raise ReviewRefusedError(f"stack {stack!r}: the review says {found.status.upper()}; nothing was deployed "

@@ -29,6 +29,8 @@ def _q(value: Any) -> str:
 
 
 COMMENT_COLUMN = 40
+SCHEMA_URI = (stacks.PROJECT_ROOT / "schema" / "stack-config.schema.json").as_uri()
+"""The schema the editor checks the file with: by its full path, since the file may live outside the kit."""
 
 
 def _c(text: str, comment: str) -> str:
@@ -42,7 +44,7 @@ def render(answers: Answers, instance_type: str | None) -> str:
     mode = a.ssh_mode
     chosen = f" (today: {instance_type}, the cheapest type that holds it in {a.region})" if instance_type else ""
     lines = [
-        "# yaml-language-server: $schema=../schema/stack-config.schema.json",
+        f"# yaml-language-server: $schema={SCHEMA_URI}",
         f"# Written by `gpulease init`: {a.params} {a.method} on {a.cloud} {a.region}. Review it with",
         f"# `gpulease plan {a.name}`, check this machine and the account with `gpulease check {a.name}`, then",
         f"# `gpulease up {a.name}`. Every field is explained in docs/config.md.",
@@ -85,10 +87,16 @@ def render(answers: Answers, instance_type: str | None) -> str:
 
 
 def target_path(answers: Answers, output: str | None, project_dir: Path = stacks.PROJECT_ROOT) -> Path:
+    """``--output``; else the folder the command runs in: its ``stacks/`` when it has one (the kit's own folder
+    has), else the folder itself. ``gpulease plan NAME`` and ``up NAME`` find it there by its name."""
     if output:
         return Path(output)
-    _, config_dir = stacks.project_info(project_dir)
-    return config_dir / f"Pulumi.{answers.name}.yaml"
+    here = Path.cwd()
+    if here.resolve() == project_dir.resolve():
+        _, config_dir = stacks.project_info(project_dir)
+        return config_dir / f"Pulumi.{answers.name}.yaml"
+    folder = here / "stacks" if (here / "stacks").is_dir() else here
+    return folder / f"Pulumi.{answers.name}.yaml"
 
 
 def validate(path: Path, stack: str, named: Path | None = None) -> None:

@@ -50,6 +50,16 @@ def _missing(exc: Exception) -> bool:
     return code in ("NoSuchKey", "404", "NotFound")
 
 
+def _lines(body: bytes) -> list[str]:
+    """The lines of a log, split at line feeds only: a lone CR (or another separator ``splitlines`` knows) stays
+    in its line, where the command shows it escaped, instead of passing for a line end."""
+    text = body.decode("utf-8", "replace")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 @dataclass
 class LogReader:
     """Reads one node's logs; remembers how far each was read, so ``follow`` prints only what is new."""
@@ -59,13 +69,22 @@ class LogReader:
     prefix: str
     session: str | None = None
     seen: dict[str, int] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)
 
-    def _get(self, key: str, start: int = 0) -> bytes | None:
+    def _get(self, key: str, start: int = 0, *, tail: bool = False) -> bytes | None:
+        """The object from ``start`` (at most ``MAX_LOG_BYTES``); with ``tail``, its last ``MAX_LOG_BYTES``
+        (a suffix range: a long log's end is what matters), remembering its whole size in ``sizes``."""
         kwargs: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
         if start:
             kwargs["Range"] = f"bytes={start}-"
+        elif tail:
+            kwargs["Range"] = f"bytes=-{MAX_LOG_BYTES}"
         try:
-            return self.client.get_object(**kwargs)["Body"].read(MAX_LOG_BYTES)
+            answer = self.client.get_object(**kwargs)
+            body = answer["Body"].read(MAX_LOG_BYTES)
+            total = str(answer.get("ContentRange") or "").rpartition("/")[2]
+            self.sizes[key] = int(total) if total.isdigit() else start + len(body)
+            return body
         except Exception as exc:
             if _missing(exc):
                 return None
@@ -117,14 +136,19 @@ class LogReader:
         for name in names:
             key = f"{self.prefix}logs/{name}"
             start = self.seen.get(key, 0)
-            body = self._get(key, start)
+            body = self._get(key, start, tail=not start)
             if body is None:
                 if first:
                     out.append(f"[{name}] not in the bucket (the instance keeps it at /data/logs/{name}; "
                                "see it with --journal or gpulease ssh)")
                 continue
-            self.seen[key] = start + len(body)
-            out += [f"[{name}] {line}" for line in body.decode("utf-8", "replace").splitlines()]
+            size = self.sizes.get(key, start + len(body))
+            lines = _lines(body)
+            if not start and size > len(body) and lines:
+                # Read from its end: the first line is cut, and what came before is not shown.
+                lines[0] = f"... ({size - len(body)} earlier bytes not read)"
+            self.seen[key] = size
+            out += [f"[{name}] {line}" for line in lines]
         return out
 
     def jobs(self) -> list[str]:
@@ -136,14 +160,16 @@ class LogReader:
             job = key[len(f"{self.prefix}jobs/"):].split("/", 1)[0]
             body = self._get(key) or b""
             self.seen[key] = len(body)
-            out += [f"[job {job}] {line}" for line in body.decode("utf-8", "replace").splitlines()]
+            out += [f"[job {job}] {line}" for line in _lines(body)]
         return out
 
 
 def follow(reader: LogReader, emit: Callable[[str], None], minutes: float, *,
-           sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> bool:
-    """Print what is there, then what is new every few seconds, for at most ``minutes`` (True when it ran out)."""
-    for line in [*reader.records(), *reader.files(first=True), *reader.jobs()]:
+           sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
+           first: Callable[[list[str]], list[str]] = list) -> bool:
+    """Print what is there (through ``first``: the command's tail), then what is new every few seconds, for at
+    most ``minutes`` (True when it ran out)."""
+    for line in first([*reader.records(), *reader.files(first=True), *reader.jobs()]):
         emit(line)
     deadline = clock() + minutes * 60
     while clock() < deadline:

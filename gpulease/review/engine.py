@@ -16,6 +16,7 @@ from gpulease.core import clock
 from gpulease.core.cost import StackCost, configured_regions, estimate_resources
 from gpulease.core.errors import UserError
 from gpulease.review import isolation, stacks
+from gpulease.review.config_overrides import lay_over
 from gpulease.review.policy_runner import PolicyResult, PolicyRunner
 from gpulease.review.render import Rendering, load_stack_file, render
 from gpulease.review.stacks import DEFAULT_STACK, PROJECT_ROOT
@@ -134,10 +135,11 @@ def start_render(
     name = stacks.stack_name(stack_file) if stack_file is not None else (stack or DEFAULT_STACK)
     try:
         config = load_stack_file(stack_file) if stack_file is not None else {}
+        config = lay_over(config, overrides, project)
     except UserError as exc:
-        # A stack file that cannot be read is this stack's error; the other stacks are still reviewed.
+        # A stack file that cannot be read (or a --config path it cannot take) is this stack's error; the other
+        # stacks are still reviewed.
         return PendingRender(Rendering(project=project, stack=name, config={}, error=str(exc)))
-    config = {**config, **dict(overrides or {})}
     program_dir = None if project_dir.resolve() == PROJECT_ROOT else program_dir_of(project_dir)
 
     def work(sink: Any = None) -> Rendering:

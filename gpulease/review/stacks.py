@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -91,17 +92,40 @@ def resolve(target: str, project_dir: Path = PROJECT_ROOT) -> list[tuple[Path, P
         for parent in located.parents:
             if (parent / "Pulumi.yaml").exists():
                 return [(parent, located)]
+        if located.name.startswith("Pulumi.") and located.parent in {f.parent for f in user_stack_files(project_dir)}:
+            return [(project_dir, located)]  # a stack of the user's folder (gpulease init's): the kit's program
         raise StackNotFoundError(f"{path} is not inside a Pulumi project (no Pulumi.yaml above it)")
     if path.is_dir():
         files = stack_files(path)
         if not files:
             raise StackNotFoundError(f"{path} has no Pulumi.<stack>.yaml files")
         return [(path.resolve(), f) for f in files]
+    user = user_stack_files(project_dir)
+    for f in user:
+        if stack_name(f) == target:
+            return [(project_dir, f)]
     for f in stack_files(project_dir):
         if stack_name(f) == target:
             return [(project_dir, f)]
-    known = ", ".join(stack_name(f) for f in stack_files(project_dir)) or "none"
-    raise StackNotFoundError(f"no stack {target!r} in {project_dir / 'stacks'}; known stacks: {known}")
+    names = list(dict.fromkeys(stack_name(f) for f in [*user, *stack_files(project_dir)]))
+    close = difflib.get_close_matches(target, names, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    where = f"{project_dir / 'stacks'}" + (f" or {Path.cwd()}" if user or Path.cwd() != project_dir else "")
+    raise StackNotFoundError(f"no stack {target!r} in {where}{hint} (known stacks: {', '.join(names) or 'none'})")
+
+
+def user_stack_files(project_dir: Path = PROJECT_ROOT) -> list[Path]:
+    """The stack files of the folder the command runs in (``./Pulumi.NAME.yaml``, ``./stacks/Pulumi.NAME.yaml``),
+    where ``gpulease init`` writes them: a bare name is looked up there first, then in the kit's ``stacks/``. A
+    folder that is a Pulumi project of its own is not the kit's: its stacks are named by the folder (``plan .``)."""
+    here = Path.cwd()
+    if here.resolve() == project_dir.resolve() or os.path.lexists(here / "Pulumi.yaml"):
+        return []
+    found = []
+    for folder in (here, here / "stacks"):
+        if folder.is_dir():
+            found += sorted(p for p in folder.glob("Pulumi.*.y*ml") if p.name not in ("Pulumi.yaml", "Pulumi.yml"))
+    return found
 
 
 def resolve_one(target: str, project_dir: Path = PROJECT_ROOT) -> Path:

@@ -76,9 +76,10 @@ def _resources(console: Console, review: StackReview) -> None:
             console.print(Text.assemble("      ", (printable(notes), "dim")), overflow="fold")
 
 
-def print_terminal(reviews: list[StackReview], console: Console, notes: list[str] | None = None) -> None:
+def print_terminal(reviews: list[StackReview], console: Console, notes: list[str] | None = None,
+                   advice: dict[str, list[str]] | None = None) -> None:
     """The report of every stack, then ``notes`` (the organization the names hash, when unknown) and the exit
-    code."""
+    code; ``advice``: the stack file's own advisories (``gpulease.lifecycle.advice``) by review name."""
     for review in reviews:
         r = review.rendering
         console.rule(Text(printable(f"{review.name}  ({review.stack_file_label})"), style="bold"), characters="─")
@@ -95,6 +96,8 @@ def print_terminal(reviews: list[StackReview], console: Console, notes: list[str
         _findings(console, review, "mandatory")
         _cost(console, review)
         _findings(console, review, "advisory")
+        for line in (advice or {}).get(review.name, []):
+            _line(console, f"[yellow]advisory[/yellow] (stack file): {line}")
         _outputs(console, review)
         for note in notes or []:
             _line(console, f"[bold]names[/bold]: {note}")

@@ -20,6 +20,7 @@ is never silent either. Its message names the prices it used, with their dates.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -192,6 +193,24 @@ def _budgeted(estimate: Any) -> list[Any]:
     return [e for e in estimate.experiments if e.budget_usd is not None]
 
 
+def what_fits(budget: float, limit: float, worst: float, hourly: float, runtime: float | None,
+              margin: float) -> str:
+    """What the stack file's ``budgetUsd`` buys and the ways out: ``; budgetUsd 50 covers 11.2 h at $4.400/h
+    (storage $0.80); accepted: maxRuntimeHours 11.2 or less, an instance type (or maxSpotPriceUsd) at most
+    $2.050/h for the 24 h, or budgetUsd 106 or more``."""
+    needed = math.ceil(worst / (1 - margin / 100) * 100) / 100
+    if not hourly or not runtime:
+        return f"; budgetUsd {budget:g} is the stack file's field; accepted: budgetUsd {needed:g} or more"
+    storage = max(worst - hourly * runtime, 0.0)
+    covers = max((limit - storage) / hourly, 0.0)
+    per_hour = max((limit - storage) / runtime, 0.0)
+    shorter = math.floor(covers * 10) / 10
+    return (f"; budgetUsd {budget:g} covers {shorter:g} h at ${hourly:,.3f}/h (storage ${storage:,.2f}); accepted: "
+            + (f"maxRuntimeHours {shorter:g} or less, " if shorter > 0 else "")
+            + f"an instance type (or maxSpotPriceUsd) at most ${per_hour:,.3f}/h for the {runtime:g} h, or "
+            f"budgetUsd {needed:g} or more")
+
+
 def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> None:
     margin = float(c.config_value(args.get_config(), "headroomPercent", 0))
     estimate = estimate_stack(args.resources)
@@ -210,8 +229,9 @@ def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> No
             report(f"worst-case cost ${estimate.worst_case_usd:,.2f} of {names} (${estimate.max_hourly_usd:,.2f}/h "
                    f"until each deadline, storage included) exceeds the {v.TAG_BUDGET_USD} of ${budget:,.2f}"
                    + (f" less {margin:g}% headroom" if margin else "")
-                   + "; accepted: cheaper or shorter runs, a spot price cap, or a larger budget ("
-                   + prices_used(estimate, {exp.name for exp in estimate.experiments}) + ")")
+                   + what_fits(budget, limit, estimate.worst_case_usd, estimate.max_hourly_usd,
+                               max((e.runtime_hours or 0.0 for e in budgeted), default=0.0), margin)
+                   + " (" + prices_used(estimate, {exp.name for exp in estimate.experiments}) + ")")
         return
     for exp in budgeted:
         if unpriced_instances(estimate, exp.name, args.resources):
@@ -227,8 +247,9 @@ def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> No
             report(f"experiment {exp.name!r}: worst-case cost ${exp.worst_case_usd:,.2f} (${exp.max_hourly_usd:,.2f}/h "
                    f"for {runtime}, storage included) exceeds its {v.TAG_BUDGET_USD} of ${exp.budget_usd:,.2f}"
                    + (f" less {margin:g}% headroom" if margin else "")
-                   + "; accepted: a cheaper or shorter run, a spot price cap, or a larger budget ("
-                   + prices_used(estimate, {exp.name, cost.SHARED}) + ")", anchor)
+                   + what_fits(exp.budget_usd, limit, exp.worst_case_usd, exp.max_hourly_usd, exp.runtime_hours,
+                               margin)
+                   + " (" + prices_used(estimate, {exp.name, cost.SHARED}) + ")", anchor)
 
 
 def _budget_unpriced(args: StackValidationArgs, report: ReportViolation) -> None:

@@ -209,9 +209,11 @@ def test_missing_credentials_are_exit_2(monkeypatch, tmp_path, capsys):
 
 def test_default_output_is_dated_and_progress_goes_to_stderr(refresh_cli, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GPULEASE_CATALOG_DIR", str(tmp_path / "catalog"))
     assert main(["catalog", "refresh", "--cloud", "alicloud", "--regions", REGION]) == 0
-    assert (tmp_path / "gpulease-prices-2026-11-30.yaml").is_file()
+    assert (tmp_path / "catalog" / "gpulease-prices-2026-11-30.yaml").is_file()  # the user's catalog folder
     captured = capsys.readouterr()
     assert "alicloud" in captured.err and "done" in captured.err  # the progress bar's last state
-    assert "Wrote gpulease-prices-2026-11-30.yaml" in captured.out and "53/53" not in captured.out
+    assert "gpulease-prices-2026-11-30.yaml: in your catalog folder" in " ".join(captured.out.split())
+    assert "53/53" not in captured.out
     assert "53/53" in captured.err  # 2 steps for each of the 26 types (25 known, 1 new) and the disks

@@ -96,7 +96,7 @@ def test_check_names_a_zero_quota_with_the_request_that_raises_it(aws, pulumi_on
     need = doc["data"]["needs"][0]["vcpus"]
     assert quota["fix"] == ("aws service-quotas request-service-quota-increase --service-code ec2 --quota-code "
                             f"L-7212CCBC --desired-value {need} (approval takes hours to days)")
-    assert doc["ok"] is False and {"code": "quotaFailed", "message": quota["detail"]} in doc["errors"]
+    assert doc["ok"] is False and {"code": "quota-failed", "message": quota["detail"]} in doc["errors"]
 
 
 def test_check_table_shows_each_fix_and_an_unreadable_quota_as_unknown(aws, pulumi_on_path, ec2_quotas, capsys):

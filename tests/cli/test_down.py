@@ -69,7 +69,7 @@ def test_down_all_without_a_terminal_or_yes_refuses_before_anything(deployed, mo
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert main(["down", STACK, "--all", "--json"]) == 2
     doc = json.loads(capsys.readouterr().out)
-    assert doc["errors"] == [{"code": "badInput", "message": f"down --all {STACK}: removes the data disk and the "
+    assert doc["errors"] == [{"code": "bad-input", "message": f"down --all {STACK}: removes the data disk and the "
                               "bucket with every checkpoint; no terminal to confirm on: accepted: --yes"}]
     assert deployed["backend"].calls == []
 

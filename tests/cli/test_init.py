@@ -139,7 +139,7 @@ def test_init_without_a_terminal_names_the_missing_answer(tmp_path, monkeypatch,
     assert main(["init", "--params", "8B", "--output", str(tmp_path / "Pulumi.x.yaml"), "--json"]) == 2
     doc = json.loads(capsys.readouterr().out)
     assert doc["ok"] is False and doc["data"] is None
-    assert doc["errors"] == [{"code": "badInput", "message": "--owner is missing: your e-mail (stdin is not a "
+    assert doc["errors"] == [{"code": "bad-input", "message": "--owner is missing: your e-mail (stdin is not a "
                                                                "terminal, so nothing is asked)"}]
 
 

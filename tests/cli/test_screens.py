@@ -1,4 +1,4 @@
-"""What a person sees in a real terminal (tmux) at 80 and 120 columns: the answer in the first screen (24 lines),
+"""What a person sees in a real terminal (tmux) at 40, 80 and 120 columns: the answer in the first screen (24 lines),
 and no instance type, price or name cut short with an ellipsis (``…``): long values wrap instead.
 
 The commands run in detached tmux sessions of the given size, all at once, their whole output read back from
@@ -27,7 +27,9 @@ END = "__gpulease_screen_end__"
 def _start(argv: list[str], width: int, env: dict[str, str]) -> str:
     name = f"gpl-screen-{uuid.uuid4().hex[:8]}"
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    command = f"cd {shlex.quote(str(ROOT))} && env {exports} {shlex.quote(sys.executable)} -m gpulease " + " ".join(
+    # The width is the terminal's alone: a COLUMNS the tmux server inherited from whoever started it is dropped.
+    command = f"cd {shlex.quote(str(ROOT))} && env -u COLUMNS -u LINES {exports} {shlex.quote(sys.executable)} " \
+        "-m gpulease " + " ".join(
         shlex.quote(a) for a in argv) + f"; echo {END}$?; sleep 600"
     subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", str(width), "-y", str(FIRST_SCREEN),
                     "bash", "--norc", "-c", command], check=True, timeout=30)
@@ -58,7 +60,11 @@ def screens(tmp_path_factory) -> dict[tuple[str, int], tuple[list[str], int]]:
     env = {"TERM": "xterm-256color", "HOME": str(tmp), "PULUMI_HOME": str(tmp / "pulumi"), "NO_COLOR": "1",
            "GPULEASE_CATALOG_OVERRIDES": ""}
     runs = {
+        ("size", 40): ["size", "--params", "7B", "--method", "lora", "--batch", "4"],
         ("size", 80): ["size", "--params", "7B", "--method", "lora", "--batch", "4"],
+        ("help-up", 40): ["up", "--help"],
+        ("help-up", 80): ["up", "--help"],
+        ("help-init", 80): ["init", "--help"],
         ("size", 120): ["size", "--params", "7B", "--method", "lora", "--batch", "4"],
         ("cost", 80): ["cost", "aws-lora-7b"],
         ("cost", 120): ["cost", "aws-lora-7b"],
@@ -125,3 +131,27 @@ def test_plan_fail_puts_the_mandatory_finding_next_to_fail(screens):
     assert lines[2].startswith("mandatory budget-prices-fresh (stack):")
     first = " ".join(" ".join(lines[:FIRST_SCREEN]).split())
     assert "worst case $" in first and "of budget $40.00" in first
+
+
+def test_size_at_40_columns_lists_whole_types_and_prices(screens):
+    lines, code = screens[("size", 40)]
+    assert code == 0
+    _no_ellipsis(lines)
+    assert max(len(line) for line in lines) <= 40
+    assert "g6e.xlarge  1 x L40S 48 GB" in lines  # a block per type: never g6e.xlarg
+    text = " ".join(" ".join(lines).split())
+    assert "need 37.2 GB/GPU, 10.8 GB free; $/h on-demand 1.861, spot 0.837 est." in text
+
+
+@pytest.mark.parametrize(("key", "width"), [(("help-up", 40), 40), (("help-up", 80), 80), (("help-init", 80), 80)])
+def test_help_is_wrapped_to_the_terminal(screens, key, width):
+    lines, code = screens[key]
+    assert code == 0
+    # The usage block aside: argparse keeps an option with its value together ("[--format {text,json}]").
+    usage_end = lines.index("") if "" in lines else 0
+    long = [line for line in lines[usage_end:] if len(line.rstrip()) > width - 1]
+    assert not long, "wider than the terminal (the terminal wrapped it):\n" + "\n".join(long)
+    text = " ".join(" ".join(lines).split())
+    assert "On a capacity error at first creation" in text or "a comment on every field" in text
+    # The exit-code table keeps its shape: each code starts a line, its text wraps under the text.
+    assert any(line.startswith("  130 ") for line in lines)

@@ -53,5 +53,8 @@ def test_size_shows_current_spot_prices_dates_and_stale_warnings(capsys, fresh_g
         assert main([*args, "--limit", "3"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "0.298" in text and "us-east-1b" in text and "(spot" in text and "0.184 est." in text
-    assert "warning: stale prices: older than 30 days: 2025-06-01 (548 days old):" in text
+    # Once, briefly: how old, and how to clear it.
+    assert "warning: stale prices up to 548 days old (2025-06-01; " in text
+    assert " older than 30 days); `gpulease catalog refresh` writes fresh ones to your catalog folder" in text
+    assert text.count("stale") == 1
 

@@ -152,7 +152,9 @@ def test_capacity_error_tries_the_next_zone_pinned_for_that_update_only(passing_
     assert [t["outcome"] for t in tries] == ["InsufficientInstanceCapacity", "ok"]
     assert tries[1]["choice"].startswith("g6.xlarge in us-east-1b")
     exp = pinned[0]["config"]["gpulease:experiment"]
-    assert exp["gpu"] == {"instanceType": "g6.xlarge"} and exp["network"] == {"availabilityZone": "us-east-1b"}
+    # The requirements' GPU count stays: the program checks the pinned type against it.
+    assert exp["gpu"] == {"instanceType": "g6.xlarge", "count": 1}
+    assert exp["network"] == {"availabilityZone": "us-east-1b"}
     assert pinned[0]["config"]["aws:region"] == "us-east-1" and exp["budgetUsd"] == 40
     assert (stacks.PROJECT_ROOT / "stacks" / f"Pulumi.{STACK}.yaml").read_text() == before  # never written
     assert backend.config_files[0] is None and not Path(backend.config_files[1]).exists()  # removed after
@@ -215,7 +217,7 @@ def test_up_other_failures_and_an_instance_that_does_not_report(passing_review, 
     backend.up_failures = [([], RuntimeError("error: AccessDenied: not authorized to perform ec2:RunInstances"))]
     assert main(["up", STACK, "--json"]) == 1
     doc = _json(capsys)
-    assert doc["ok"] is False and doc["errors"][0]["code"] == "deployFailed"
+    assert doc["ok"] is False and doc["errors"][0]["code"] == "deploy-failed"
     assert "AccessDenied: not authorized to perform ec2:RunInstances" in doc["errors"][0]["message"]
     assert main(["up", STACK, "--wait", "0.001"]) == 1
     err = capsys.readouterr().err

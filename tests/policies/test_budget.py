@@ -145,3 +145,23 @@ def test_a_budget_tag_that_is_not_a_positive_finite_number_fails(budget):
     (hit,) = found(analyze(*_aws(aws_gpu(tags=tags(budget=budget)))), "budget-tags")
     assert hit[:3] == ("budget-tags", "mandatory", "gpu")
     assert f"{v.TAG_BUDGET_USD}={budget!r} is not a positive number of USD" in hit[3]
+
+
+def test_the_budget_verdict_names_budget_usd_and_what_fits():
+    def runs(budget_a: str, budget_b: str) -> list:
+        out = []
+        for name, budget in (("a", budget_a), ("b", budget_b)):
+            out += [res(AWS_INSTANCE, name, aws_gpu(tags=tags(budget=budget, experiment=name))),
+                    aws_schedule_for(name)]
+        return [*out, *checkpoint_bucket()]
+
+    # b: g5.xlarge at the on-demand cap $1.017/h for 8 h = $8.14 against 5 USD: 5 / 1.017 = 4.9 h; 5 / 8 h = $0.625/h.
+    (hit,) = found(analyze(*runs("12", "5")), "budget-worst-case")
+    assert ("exceeds its gpulease:budget-usd of $5.00; budgetUsd 5 covers 4.9 h at $1.017/h (storage $0.00); "
+            "accepted: maxRuntimeHours 4.9 or less, an instance type (or maxSpotPriceUsd) at most $0.625/h for the "
+            "8 h, or budgetUsd 8.14 or more (prices used in us-east-1: ") in hit[3]
+    # One budget shared by the stack: the same ways out for the stack as a whole.
+    # Both runs at $2.037/h together: 12 / 2.037 = 5.89 h each, 12 / 8 h = $1.500/h; $16.30 needed.
+    (hit,) = found(analyze(*runs("12", "12")), "budget-worst-case")
+    assert "; budgetUsd 12 covers 5.8 h at $2.037/h (storage $0.00); accepted: maxRuntimeHours 5.8 or less" in hit[3]
+    assert "at most $1.500/h for the 8 h, or budgetUsd 16.3 or more" in hit[3]

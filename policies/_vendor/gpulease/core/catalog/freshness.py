@@ -17,7 +17,8 @@ from gpulease.core.catalog.models import Catalog
 
 DEFAULT_MAX_PRICE_AGE_DAYS = 30
 """Spot prices move by the hour and list prices every few months; a month-old number is a reasonable bound."""
-REFRESH_HINT = "refresh them with `gpulease catalog refresh` and point GPULEASE_CATALOG_OVERRIDES at the file it writes"
+REFRESH_HINT = ("`gpulease catalog refresh` writes fresh ones to your catalog folder, where every command reads "
+                "them (docs/config.md#price-catalog)")
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,15 @@ def describe_stale(found: list[DatedPrice], now: datetime | date, max_age_days: 
     parts = [f"{when.isoformat()} ({(today - when).days} days old): {', '.join(names)}" for when, names in groups.items()]
     more = f"; and {len(found) - limit} more" if len(found) > limit else ""
     return f"older than {max_age_days:g} days: {'; '.join(parts)}{more}"
+
+
+def brief_stale(found: list[DatedPrice], now: datetime | date, max_age_days: float) -> str:
+    """``prices up to 548 days old (2025-06-01; 12 prices older than 30 days)``: how old, once, briefly."""
+    today = today_of(now)
+    oldest = min(found, key=lambda p: p.as_of)
+    count = len(found)
+    return (f"prices up to {oldest.age_days(today)} days old ({oldest.as_of.isoformat()}; {count} "
+            f"price{'s' if count != 1 else ''} older than {max_age_days:g} days)")
 
 
 def shipped_as_of() -> str:

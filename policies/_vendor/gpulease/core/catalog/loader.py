@@ -21,6 +21,12 @@ from pydantic import BaseModel, ValidationError
 from gpulease.core import inputfile
 from gpulease.core.catalog import dating
 from gpulease.core.catalog.models import Catalog, InstanceType, RegionPrices, Source
+from gpulease.core.catalog.user_folder import (
+    USER_CATALOG_ENV,
+    TooManyCatalogFilesError,
+    user_catalog_dir,
+    user_catalog_files,
+)
 from gpulease.core.errors import UserError
 
 DATA_DIR = Path(__file__).parent
@@ -51,8 +57,15 @@ class CatalogError(UserError):
 
 
 def override_paths() -> tuple[Path, ...]:
+    """The user's catalog folder's files (``user_folder``), then the files ``GPULEASE_CATALOG_OVERRIDES`` names."""
     raw = os.environ.get(OVERRIDES_ENV, "")
-    return tuple(Path(p).expanduser() for p in raw.split(os.pathsep) if p.strip())
+    try:
+        folder = user_catalog_files()
+    except (TooManyCatalogFilesError, OSError) as exc:
+        raise CatalogError(str(exc) if isinstance(exc, TooManyCatalogFilesError) else
+                           f"the catalog folder {user_catalog_dir()} cannot be read ({exc}); accepted: a folder "
+                           f"of price files, or {USER_CATALOG_ENV} pointing at one") from None
+    return (*folder, *(Path(p).expanduser() for p in raw.split(os.pathsep) if p.strip()))
 
 
 def load_catalog(overrides: Sequence[str | Path] | None = None) -> Catalog:

@@ -1,0 +1,62 @@
+"""``gpulease plan --config`` takes dotted paths (``gpu.count=2``, ``gpulease:experiment.dataDisk.sizeGb=300``)
+through the same strict YAML reader as ``ephemeral --set``, laid over a copy of the stack file's config."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpulease.cli.main import main
+from gpulease.cli.plan import ConfigOptionError, parse_config
+from gpulease.review.config_overrides import ConfigPathError, lay_over
+
+BASE = {"aws:region": "us-east-1", "gpulease:experiment": {"name": "x", "gpu": {"gpuMemoryGb": 24, "count": 1},
+                                                           "dataDisk": {"sizeGb": 200}}}
+
+
+def test_a_dotted_key_is_a_field_of_the_experiment_and_the_stack_file_is_not_changed():
+    out = lay_over(BASE, parse_config(["gpu.count=2", "dataDisk.sizeGb=300", "ssh.allowedCidrs=[203.0.113.7/32]"]),
+                   "gpulease")
+    exp = out["gpulease:experiment"]
+    assert exp["gpu"] == {"gpuMemoryGb": 24, "count": 2} and exp["dataDisk"] == {"sizeGb": 300}
+    assert exp["ssh"] == {"allowedCidrs": ["203.0.113.7/32"]} and exp["name"] == "x"
+    assert BASE["gpulease:experiment"]["gpu"]["count"] == 1 and "ssh" not in BASE["gpulease:experiment"]
+
+
+def test_a_namespaced_dotted_key_is_a_path_as_pulumi_config_set_path_reads_it():
+    out = lay_over(BASE, parse_config(["gpulease:experiment.gpu.count=4", "web:tags.team=ml"]), "web")
+    assert out["gpulease:experiment"]["gpu"]["count"] == 4 and out["web:tags"] == {"team": "ml"}
+    # A bare dotted key names the project's own key when the stack has it.
+    assert lay_over({"web:tags": {"a": 1}}, parse_config(["tags.team=ml"]), "web")["web:tags"] == {"a": 1, "team": "ml"}
+
+
+def test_a_path_through_a_value_that_is_not_a_mapping_is_one_line():
+    with pytest.raises(ConfigPathError, match=r"--config gpu.count.x: gpulease:experiment.gpu.count is not a mapping "
+                                              r"\(it is 1\), so it has no field 'x'"):
+        lay_over(BASE, parse_config(["gpu.count.x=2"]), "gpulease")
+
+
+@pytest.mark.parametrize(("option", "problem"), [
+    ("gpu..count=2", "an empty part is not a field name in the dotted path"),
+    ("gpu.count[0]=2", "'count[0]' is not a field name in the dotted path"),
+    ("gpu.=2", "an empty part is not a field name"),
+    ("gpu.count=&a 2", "YAML anchor &a is not accepted"),
+    ("gpu.count=!!python/name:os.system x", "gpu.count"),
+])
+def test_a_bad_dotted_option_is_refused_by_the_strict_reader(option, problem):
+    with pytest.raises(ConfigOptionError, match=problem.replace("[", r"\[").replace("]", r"\]")):
+        parse_config([option])
+
+
+def test_plan_reviews_the_dotted_value(capsys):
+    assert main(["plan", "aws-lora-7b", "--config", "dataDisk.sizeGb=300", "--format", "json"]) == 0
+    stack = json.loads(capsys.readouterr().out)["data"]["stacks"][0]
+    disks = [r for r in stack["resources"] if r["type"] == "aws:ebs/volume:Volume"]
+    assert [d["inputs"]["size"] for d in disks] == [300]
+
+
+def test_plan_names_a_misspelt_dotted_field(capsys):
+    assert main(["plan", "aws-lora-7b", "--config", "dataDisk.sizGb=300"]) == 2
+    out = " ".join(capsys.readouterr().out.split())
+    assert "gpulease:experiment.dataDisk.sizGb: unknown field; did you mean sizeGb?" in out
