@@ -147,7 +147,12 @@ def reads_for_cost(type_: str) -> bool:
 
 
 def estimate_stack(resources: list) -> cost.StackCost:
-    """The cost model's ``StackCost`` for the stack's resources, each in its provider's region."""
+    """The cost model's ``StackCost`` for the stack's resources, each in its provider's region: once per request for
+    the same resources (the three budget rules read the same types, ``reads_for_cost``)."""
+    return c.memoized("estimate_stack", resources, lambda: _estimate_stack(resources))
+
+
+def _estimate_stack(resources: list) -> cost.StackCost:
     plain = [
         (r.resource_type, _plain(r.props), {
             "name": r.name, "urn": r.urn, "region": _region_of(r),

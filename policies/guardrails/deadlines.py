@@ -90,7 +90,9 @@ def _holds(values: Mapping[str, Any], requires: Mapping[str, Any]) -> list[str]:
 
 
 class Stoppers:
-    """The stack's stopping resources, indexed once for every unit."""
+    """The stack's stopping resources, indexed once for every unit: each schedule's input parsed once, and the
+    schedules found by what they name (a dependency's URN, an id in their input), so that judging every unit of a
+    sweep is linear in the stack, not in its square."""
 
     def __init__(self, resources: list[Any], units: list[ComputeUnit]):
         self.resources = [c.registered(r) for r in resources if r.resource_type in STOPPER_TYPES]
@@ -99,22 +101,51 @@ class Stoppers:
             s for s in self.resources
             if s.type == rt.AWS_SCHEDULE and read(s.props, "state", "ENABLED") != "DISABLED"
         ]
+        self._inputs = [_schedule_input(s.props) for s in self.schedulers]
+        self._by_arn: dict[str, list[int]] = {}
+        for i, sched in enumerate(self.schedulers):
+            arn = read(sched.props, "target.arn")
+            if isinstance(arn, str):  # the deadline's target is a string: nothing else equals it
+                self._by_arn.setdefault(arn, []).append(i)
+        self._indexes: dict[tuple[str, str], tuple[list[int], dict[str, list[int]], dict[str, list[int]], list[int]]] = {}
+        self._needing: dict[int, int] = {}
+
+    def _index(self, d: Deadline) -> tuple[list[int], dict[str, list[int]], dict[str, list[int]], list[int]]:
+        """The schedules calling ``d.target`` (by position), by the URN they depend on for their target, by the ids
+        their input names under ``d.ids_key``, and those that name nothing (input unknown, no dependency)."""
+        key = (d.target, d.ids_key)
+        if key not in self._indexes:
+            mine = self._by_arn.get(d.target, [])
+            by_dependency: dict[str, list[int]] = {}
+            by_id: dict[str, list[int]] = {}
+            unmatched = []
+            for i in mine:
+                dependencies = self.schedulers[i].dependencies.get("target") or ()
+                ids = _named_ids(self._inputs[i], d.ids_key)
+                for urn in dict.fromkeys(dependencies):
+                    by_dependency.setdefault(urn, []).append(i)
+                for named in dict.fromkeys(ids or ()):
+                    by_id.setdefault(named, []).append(i)
+                if not dependencies and ids is None:
+                    unmatched.append(i)
+            self._indexes[key] = (mine, by_dependency, by_id, unmatched)
+        return self._indexes[key]
+
+    def _needing_count(self, d: Deadline) -> int:
+        """How many accelerated units this kind of deadline applies to."""
+        if id(d) not in self._needing:
+            self._needing[id(d)] = sum(1 for u in self.units if u.accelerated and d in u.form.deadlines)
+        return self._needing[id(d)]
 
     def _scheduler(self, unit: ComputeUnit, d: Deadline, expires: datetime | None, grace: timedelta,
                    verdict: Verdict) -> None:
-        mine = [s for s in self.schedulers if read(s.props, "target.arn") == d.target]
-        covering = []
-        for sched in mine:
-            data = _schedule_input(sched.props)
-            ids = _named_ids(data, d.ids_key)
-            if unit.resource.urn in sched.dependencies.get("target", ()) or (
-                    ids is not None and set(ids) & unit.resource.identities()):
-                covering.append((sched, data))
-        unmatched = [s for s in mine if not s.dependencies.get("target") and _named_ids(_schedule_input(s.props),
-                                                                                        d.ids_key) is None]
-        needing = [u for u in self.units if u.accelerated and d in u.form.deadlines]
-        if not covering and len(mine) == 1 and len(needing) == 1 and unmatched:
-            covering = [(unmatched[0], None)]  # input unknown during preview and no dependency: one and one
+        mine, by_dependency, by_id, unmatched = self._index(d)
+        hits = set(by_dependency.get(unit.resource.urn, ()))
+        for identity in unit.resource.identities():
+            hits.update(by_id.get(identity, ()))
+        covering = [(self.schedulers[i], self._inputs[i]) for i in sorted(hits)]
+        if not covering and len(mine) == 1 and self._needing_count(d) == 1 and unmatched:
+            covering = [(self.schedulers[unmatched[0]], None)]  # input unknown during preview and no dependency: one and one
         for sched, data in covering:
             fires, problem = schedule_fire_time(sched.props)
             wrong = _holds(data, d.requires) if data is not None else []

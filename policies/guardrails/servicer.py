@@ -30,6 +30,8 @@ from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 from pulumi_policy.version import VERSION as SDK_VERSION
 
+from . import common
+
 PINNED_SDK_VERSION = "1.21.0"
 _BASE = sdk._PolicyAnalyzerServicer
 _PRIVATE = "_PolicyAnalyzerServicer__"
@@ -111,6 +113,14 @@ class SharedConversionServicer(_BASE):
             response.not_applicable.append(proto.PolicyNotApplicable(policy_name=policy.name, reason=exc.reason or ""))
 
     def Analyze(self, request: Any, _context: Any) -> Any:  # noqa: N802 (the protocol's name)
+        with common.one_request():
+            return self._analyze(request)
+
+    def AnalyzeStack(self, request: Any, _context: Any) -> Any:  # noqa: N802 (the protocol's name)
+        with common.one_request():
+            return self._analyze_stack(request)
+
+    def _analyze(self, request: Any) -> Any:
         self._configure_runtime_settings()
         response = proto.AnalyzeResponse()
         props = None
@@ -132,7 +142,7 @@ class SharedConversionServicer(_BASE):
             self._guarded(response, policy, lambda p=policy, a=args, r=report: _run(p, a, r))
         return response
 
-    def AnalyzeStack(self, request: Any, _context: Any) -> Any:  # noqa: N802 (the protocol's name)
+    def _analyze_stack(self, request: Any) -> Any:
         self._configure_runtime_settings()
         response = proto.AnalyzeResponse()
         policies = self._enabled(sdk.StackValidationPolicy)
