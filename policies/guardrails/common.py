@@ -109,9 +109,14 @@ def items(props: Any, *path: str) -> list[Any]:
 
 
 def default_tags(provider: Any) -> dict[str, Any]:
-    """The tags an AWS provider adds to every resource (``default_tags``); {} for any other provider."""
+    """The tags an AWS provider adds to every resource (``default_tags``); {} for any other provider. Read once per
+    provider and request (every resource of a stack names one of a few providers); the caller gets its own copy."""
     if provider is None or getattr(provider, "resource_type", "") != "pulumi:providers:aws":
         return {}
+    return dict(memoized("default_tags", (provider,), lambda: _default_tags(provider)))
+
+
+def _default_tags(provider: Any) -> dict[str, Any]:
     defaults = known(provider.props, "defaultTags", "tags", default={})
     return {k: known(defaults, k) for k in defaults} if isinstance(defaults, Mapping) else {}
 
@@ -180,13 +185,25 @@ def memoized(kind: str, of: Sequence[Any], compute: Callable[[], Any]) -> Any:
     memo = getattr(_REQUEST, "memo", None)
     if memo is None:
         return compute()
-    key = (kind, *map(id, of))
+    key = ("id", kind, *map(id, of))
     found = memo.get(key)
     if found is not None and all(a is b for a, b in zip(found[0], of, strict=True)):
         return found[1]
     value = compute()
     memo[key] = (tuple(of), value)
     return value
+
+
+def memoized_by(kind: str, key: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per request for the same hashable ``key`` (by value); every call outside a request
+    computes."""
+    memo = getattr(_REQUEST, "memo", None)
+    if memo is None:
+        return compute()
+    full = ("value", kind, key)
+    if full not in memo:
+        memo[full] = compute()
+    return memo[full]
 
 
 def registered(r: Any) -> Registered:

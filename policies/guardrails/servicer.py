@@ -156,6 +156,16 @@ class SharedConversionServicer(_BASE):
             self._guarded(response, policy, lambda p=policy, a=args, r=report: _run(p, a, r))
         return response
 
+    def _get_provider_resource(self, request: Any) -> Any:
+        """The SDK's provider resource, built once per request for each distinct provider (every resource of a stack
+        names one of a few, and the SDK converts it again for each resource)."""
+        if not request.HasField("provider"):
+            return None
+        prov = request.provider
+        key = (prov.type, prov.urn, prov.name, prov.properties.SerializeToString(deterministic=True))
+        return common.memoized_by("provider", key, lambda: super(SharedConversionServicer, self)._get_provider_resource(
+            request))
+
     def _stack_resources(self, request: Any) -> list[Any]:
         """Every resource of the request as a ``PolicyResource``, converted once, with its parent, dependencies
         and property dependencies linked to the other resources as the SDK links them."""
