@@ -12,7 +12,7 @@ strings), of complete lines only (a line cut in the middle could hide a secret f
 ``MAX_UPLOAD_BYTES`` of it: the end of a longer file, after one line saying how much was left out. A file is read
 strictly (a regular file, not through a link, never a FIFO or a device). Never blocking training: a copy runs as a
 child process in its own group beside the loop, one at a time, killed after ``upload_timeout`` seconds; a failure
-is logged and the file is tried again at the next round.
+is logged and the file is tried again at the next round. The copy's bound is ``bounds.py``'s ``log_copy``.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from collections.abc import Callable
 from typing import Any
 
 try:
+    from instance import bounds, control, manifest
     from instance import cloud_access as ca
-    from instance import control, manifest
 except ImportError:  # on the instance: the other tools are installed next to this file
+    import bounds  # type: ignore[no-redef]
     import cloud_access as ca  # type: ignore[no-redef]
     import control  # type: ignore[no-redef]
     import manifest  # type: ignore[no-redef]
@@ -117,7 +118,7 @@ class LogUploader:
         self.dog = dog
         s = dog.s
         self.interval = 60 * float(s.get("log_upload_minutes") or DEFAULT_INTERVAL_MINUTES)
-        self.upload_timeout = float(s.get("log_upload_timeout_seconds") or 120)
+        self.upload_timeout = bounds.value("log_copy", s)
         self.enabled = bool(s.get("checkpoint_uri") and s.get("control_upload_command") and s.get("stack")
                             and s.get("experiment"))
         self.names = names(s)

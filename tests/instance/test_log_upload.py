@@ -74,7 +74,7 @@ def test_the_watchdog_uploads_the_logs_redacted_where_gpulease_logs_reads_them(t
     copier = s3_copier(tmp_path / "aws-cp", aws.url)
     rig = make_rig(tmp_path, stack="st", job={"session": "train", "command": "python train.py"},
                    control_upload_command=[str(copier), "s3", "cp", "{src}", "{dst}", "--region", "{region}"],
-                   log_upload_timeout_seconds=10**9)  # the virtual clock runs ahead of the real copy
+                   log_upload_timeout_seconds=10**8)  # the virtual clock runs ahead of the real copy
     data_logs = tmp_path / "data" / "logs"
     (data_logs / "bootstrap.log").write_text(f"staging hf://org/m with --token {TOKEN}\nready\n")
     (data_logs / "train.log").write_text("step 1 loss 2.31\nstep 2 lo")  # the last line is not complete yet
@@ -115,7 +115,7 @@ def test_a_long_file_is_uploaded_as_its_end_after_a_line_saying_what_was_left_ou
     assert len(lu.redacted(*lu.read_tail(str(path)), str(path))) <= lu.MAX_UPLOAD_BYTES + 200
 
 
-def test_links_fifos_and_directories_are_not_read(tmp_path: Path) -> None:
+def test_links_fifos_devices_and_directories_are_not_read(tmp_path: Path) -> None:
     secret = tmp_path / "secret"
     secret.write_text("root:x:0:0\n")
     (tmp_path / "link.log").symlink_to(secret)
@@ -124,6 +124,7 @@ def test_links_fifos_and_directories_are_not_read(tmp_path: Path) -> None:
     started = time.monotonic()
     for name in ("link.log", "fifo.log", "dir.log", "missing.log"):
         assert lu.read_tail(str(tmp_path / name)) is None, name
+    assert lu.read_tail("/dev/null") is None  # a device: only a regular file is read
     assert time.monotonic() - started < 2  # a FIFO with no writer never blocks the loop
 
 
