@@ -9,8 +9,8 @@ UPLOAD = "instance/log_upload.py"
 UPLOAD_TESTS = ("tests/instance/test_log_upload.py",)
 LAUNCH = "instance/gpulease_launch.py"
 CLUSTER = "instance/cluster.py"
-LAUNCH_TESTS = ("tests/instance/test_cluster_launch.py::test_rank_0_waits_for_its_peers_and_does_not_start_the_job_without_them",)
-BOUND_TESTS = ("tests/instance/test_cluster_launch.py::test_wait_for_peers_is_bounded_in_all_whatever_the_number_of_peers",)
+LAUNCH_TESTS = ("tests/instance/test_cluster_launch.py",)
+BOUND_TESTS = LAUNCH_TESTS
 LINEAR = ("tests/policies/test_linear_rules.py",)
 
 MUTATIONS = [
