@@ -74,6 +74,7 @@ TABLE: dict[str, Bound] = {
     "idle_sync_window": Bound(1800, "an idle shutdown's final sync"),
     "sync_min": Bound(600, "a periodic sync is killed after max(this, 2 x the interval)"),
     "heartbeat_copy": Bound(600, "a heartbeat copy (two beats)"),
+    "log_copy": Bound(120, "one log file's copy to the bucket (log_upload.py)", "log_upload_timeout_seconds"),
     "watchdog_stop": Bound(90, "gpulease-watchdog.service TimeoutStopSec: the last sync on SIGTERM",
                            inner=("final_sync_on_stop",), margin=10),
     "final_sync_on_stop": Bound(60, "the final sync when the service is stopped"),

@@ -9,6 +9,9 @@ address (rank 0's is the rendezvous), GPUs per node, ports, the fabric's variabl
 - installs the ``gpulease-launch`` command (``install_launcher``);
 - checks that the node sees its peers (``check_peers``): a TCP connection to every peer's watchdog, which listens on
   ``notice_port``, bounded in time; the bootstrap puts the result in the ready marker;
+- waits for its peers before the job starts (``wait_for_peers``, which ``gpulease-launch`` runs on every node, rank
+  0 included): every peer's watchdog, all at once, at most the join timeout in all, saying why it waits, who answered
+  and who did not;
 - carries a spot notice from the node that saw it to every other node (``ClusterNotices``): the watchdog that sees
   the notice tells each peer over the private network (a one-line JSON message to ``notice_port``, all peers at
   once, each tried at most ``NOTICE_ATTEMPTS`` times with ``NOTICE_CONNECT_SECONDS`` each) and leaves a marker in the bucket (the
@@ -60,6 +63,7 @@ def cluster_variables(cluster: dict[str, Any]) -> dict[str, str]:
         "GPULEASE_JOIN_TIMEOUT_SECONDS": str(cluster["join_timeout_seconds"]),
         "GPULEASE_MAX_RESTARTS": str(cluster.get("max_restarts", 0)),
         "GPULEASE_FABRIC": str(cluster["fabric"]),
+        "GPULEASE_NOTICE_PORT": str(cluster["notice_port"]),
     }
     for key, value in sorted((cluster.get("fabric_env") or {}).items()):
         values[str(key)] = str(value)
@@ -99,7 +103,7 @@ ENV_MAX_BYTES = 64 * 1024
 # What the launcher needs from cluster.env, and the shape of each (a whole number where it is one).
 LAUNCH_KEYS = {"GPULEASE_NODE_RANK": "int", "GPULEASE_NNODES": "int", "GPULEASE_GPUS_PER_NODE": "int",
                "MASTER_ADDR": "text", "MASTER_PORT": "int", "GPULEASE_CLUSTER_ID": "text",
-               "GPULEASE_JOIN_TIMEOUT_SECONDS": "int"}
+               "GPULEASE_JOIN_TIMEOUT_SECONDS": "int", "GPULEASE_NODE_ADDRESSES": "text", "GPULEASE_NOTICE_PORT": "int"}
 
 
 def read_env(path: str) -> dict[str, str]:
@@ -188,19 +192,41 @@ def wait_for_port(host: str, port: int, limit: float, *, interval: float = 1.0,
         time.sleep(interval)
 
 
+def wait_for_peers(addresses: list[str], rank: int, port: int, limit: float, *,
+                   log: Callable[[str], None] = lambda line: None) -> list[str]:
+    """Wait until every peer's watchdog accepts a connection on ``port``: all peers at once, at most ``limit``
+    seconds in all whatever their number. Logs why it waits and how it ended; returns the peers that did not answer
+    (``node N (address:port)``), [] when every one did."""
+    peers = [(peer, str(address)) for peer, address in enumerate(addresses) if peer != rank]
+    if not peers:
+        return []
+    log(f"node {rank}: waiting up to {limit:.0f} s for {len(peers)} peer(s) "
+        f"({', '.join(f'node {p} at {a}:{port}' for p, a in peers)}) before the job starts: every node must be up "
+        "for the rendezvous")
+    answered = {peer: False for peer, _ in peers}
+    end = time.monotonic() + limit
+
+    def wait(peer: int, address: str) -> None:
+        answered[peer] = wait_for_port(address, port, max(0.0, end - time.monotonic()))
+
+    threads = [threading.Thread(target=wait, args=peer, daemon=True) for peer in peers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:  # each wait ends by ``end`` plus one connection attempt
+        thread.join(max(0.0, end - time.monotonic()) + NOTICE_CONNECT_SECONDS + 1.0)
+    missing = [f"node {peer} ({address}:{port})" for peer, address in peers if not answered[peer]]
+    log(f"node {rank}: every peer answers" if not missing else
+        f"node {rank}: not reachable within {limit:.0f} s: {', '.join(missing)}")
+    return missing
+
+
 def check_peers(settings: dict[str, Any], limit: float | None = None) -> dict[str, Any]:
     """The readiness check of a node: every peer's watchdog accepts a connection on ``notice_port`` within
     ``limit`` seconds (the peers boot at about the same time). The launcher checks the rendezvous port itself."""
     cluster = settings["cluster"]
     port, rank = int(cluster["notice_port"]), int(cluster["rank"])
     wait = PEER_WAIT_SECONDS if limit is None else limit
-    end = time.monotonic() + wait
-    missing = []
-    for peer, address in enumerate(cluster["addresses"]):
-        if peer == rank:
-            continue
-        if not wait_for_port(str(address), port, max(0.0, end - time.monotonic())):
-            missing.append(f"node {peer} ({address}:{port})")
+    missing = wait_for_peers([str(a) for a in cluster["addresses"]], rank, port, wait)
     result: dict[str, Any] = {"ok": not missing, "rank": rank, "nodes": cluster["nodes"]}
     if missing:
         result["error"] = f"not reachable within {wait:.0f} s: {', '.join(missing)}"

@@ -3,9 +3,11 @@
 
 ``gpulease-launch train.py --your-args`` on every node (the same command everywhere; DeepSpeed and Accelerate read
 the same variables). It reads ``/etc/gpulease/cluster.env`` (``GPULEASE_CLUSTER_ENV`` points elsewhere), exports the
-fabric's variables, and on a node other than rank 0 first waits until rank 0's rendezvous port accepts a connection
-(at most ``GPULEASE_JOIN_TIMEOUT_SECONDS``; exit 3 with a message naming the address otherwise). Then it replaces
-itself with::
+fabric's variables, and waits for the other nodes before the job starts: on every node, rank 0 included, until each
+peer's watchdog accepts a connection on ``GPULEASE_NOTICE_PORT`` (``cluster.wait_for_peers``), then on a node other
+than rank 0 until rank 0's rendezvous port does, both within ``GPULEASE_JOIN_TIMEOUT_SECONDS`` in all, each wait and
+its end a line on stderr (exit 3 with a message naming the nodes or the address otherwise). Then it replaces itself
+with::
 
     torchrun --nnodes N --nproc-per-node G --node-rank R --master-addr <rank 0> --master-port P
              --rdzv-backend static --rdzv-id <stack/experiment> --rdzv-conf timeout=<join timeout>
@@ -25,6 +27,7 @@ import os
 import re
 import shlex
 import sys
+import time
 
 try:
     from instance import cluster as cl
@@ -53,6 +56,10 @@ def torchrun_argv(env: dict[str, str], script_and_args: list[str], torchrun: lis
     ]
 
 
+def _say(line: str) -> None:
+    print(f"gpulease-launch: {line}", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     mode = args.pop(0) if args and args[0] in ("--print", "--check") else None
@@ -73,6 +80,15 @@ def main(argv: list[str] | None = None) -> int:
     if mode == "--print":
         print(shlex.join(command))
         return 0
+    end = time.monotonic() + limit
+    addresses = [a for a in env["GPULEASE_NODE_ADDRESSES"].split(",") if a]
+    missing = cl.wait_for_peers(addresses, rank, int(env["GPULEASE_NOTICE_PORT"]), limit, log=_say)
+    if missing:
+        print(f"gpulease-launch: node {rank}: the job does not start: {', '.join(missing)} did not answer within "
+              f"{limit:.0f} s (is the node up and its gpulease-watchdog running? check the security group's cluster "
+              "rules)", file=sys.stderr)
+        return 3
+    limit = max(0.0, end - time.monotonic())
     if rank != 0:
         print(f"gpulease-launch: node {rank}: waiting up to {limit:.0f} s for the rendezvous at {host}:{port}",
               file=sys.stderr, flush=True)

@@ -45,7 +45,17 @@ import time
 from typing import Any
 
 try:
-    from instance import bounds, deadline_rule, heartbeat, idle_rule, manifest, spot_request, spot_rule, sync_rule
+    from instance import (
+        bounds,
+        deadline_rule,
+        heartbeat,
+        idle_rule,
+        log_upload,
+        manifest,
+        spot_request,
+        spot_rule,
+        sync_rule,
+    )
     from instance import cloud_access as ca
     from instance import cluster as cl
     from instance import instance_state as st
@@ -58,6 +68,7 @@ except ImportError:  # on the instance: the other tools are installed next to th
     import heartbeat  # type: ignore[no-redef]
     import idle_rule  # type: ignore[no-redef]
     import instance_state as st  # type: ignore[no-redef]
+    import log_upload  # type: ignore[no-redef]
     import manifest  # type: ignore[no-redef]
     import spot_request  # type: ignore[no-redef]
     import spot_rule  # type: ignore[no-redef]
@@ -183,6 +194,7 @@ class Watchdog:
         self.started = False
         self.done = False
         self.heartbeat = heartbeat.Heartbeat(self)  # heartbeat.json every few minutes, and the spend estimate
+        self.logs = log_upload.LogUploader(self)  # the log files to the bucket, beside the loop
         # A cluster node: peers' spot notices reach this watchdog, and its own reach them (instance/cluster.py). It
         # listens on its own private address only, never on a public one, whatever the security group allows.
         self.cluster: cl.ClusterNotices | None = None
@@ -291,6 +303,7 @@ class Watchdog:
         mono = self.clock.monotonic()
         self._check_sync()
         self.heartbeat.tick()
+        self.logs.tick()
         if mono - self.last_alive >= ALIVE_EVERY_SECONDS:
             self.last_alive = mono
             try:
@@ -744,6 +757,7 @@ class Watchdog:
             self.stop_background()
             self.sync_once("final-sync", 60)
         self.heartbeat.stop()
+        self.logs.stop()
         if self.cluster is not None:
             self.cluster.stop()
         self.done = True

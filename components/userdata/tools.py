@@ -21,8 +21,10 @@ STAGING_SCRIPT = INSTANCE_DIR / "staging.py"
 STAGING_PARTS = tuple(INSTANCE_DIR / name for name in ("staging_files.py", "staging_http.py", "staging_fetch.py",
                                                        "staging_hubs.py"))
 FETCH_SCRIPT = INSTANCE_DIR / "fetch_tools.py"
-# The run tools: the heartbeat and spend estimate (watchdog), the verification, the run manifest, the run unit.
-RUN_SCRIPTS = tuple(INSTANCE_DIR / name for name in ("control.py", "heartbeat.py", "verify.py", "manifest.py", "run_job.py"))
+# The run tools: the heartbeat and spend estimate (watchdog), the log files' upload (watchdog), the verification, the
+# run manifest, the run unit.
+RUN_SCRIPTS = tuple(INSTANCE_DIR / name for name in ("control.py", "heartbeat.py", "log_upload.py", "verify.py",
+                                                     "manifest.py", "run_job.py"))
 # A cluster node's part (cluster.env, peers, spot-notice fan-out) and the gpulease-launch command: shipped to every
 # instance, used where the settings carry a ``cluster`` (components/userdata/cluster.py).
 CLUSTER_SCRIPT = INSTANCE_DIR / "cluster.py"

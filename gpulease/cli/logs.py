@@ -65,7 +65,8 @@ def cmd_logs(args: argparse.Namespace) -> int:
     if not found.region:
         raise target.LiveError(f"stack {args.stack!r}: no region (no stack file here); give --region")
     bucket, prefix = logs.control_prefix(found)
-    reader = logs.LogReader(clients.CLIENTS(found.cloud, found.region).bucket, bucket, prefix, session=found.session)
+    reader = logs.LogReader(clients.CLIENTS(found.cloud, found.region).bucket, bucket, prefix, found.stack,
+                            found.experiment, session=found.session)
     if args.follow and not args.json:
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends a follow; nothing to clean up
             logs.follow(reader, lambda line: (print(printable(line)), sys.stdout.flush()), args.minutes,

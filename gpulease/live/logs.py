@@ -6,9 +6,10 @@ Read from the node's control area ``P = <checkpointUri>_gpulease/`` (rank N > 0:
 - ``P/ready.json``: the bootstrap's checks (``ready``, ``failed``, ``checks`` each with its ``detail``);
 - ``P/verify.json``: the verification's checks;
 - ``P/jobs/<job>/log/<seq>.txt``: a job run through the job agent (``gpulease ephemeral``), in chunks;
-- ``P/logs/<name>.log``: whole log files (``bootstrap.log``, ``verify-run.log``, ``verify-resume.log``,
-  ``<session>.log`` of the job's tmux session). The instance does not upload these today: they stay on the data
-  disk under ``/data/logs/``; each is shown when it is there and otherwise named as missing, with where it is.
+- ``P/logs/<stack>/<experiment>/<name>``: the log files (``bootstrap.log``, ``verify-run.log``,
+  ``verify-resume.log``, ``<session>.log`` of the job's tmux session; the layout is ``instance/log_upload.py``'s
+  ``LOG_KEY``, which the instance's watchdog uploads with, every few minutes, redacted, at most the last 4 MiB of
+  each); each is shown when it is there and otherwise named as missing, with where it is on the instance.
 
 ``--journal`` is what only a real instance shows: the systemd journal of the gpulease units, read over the stack's
 access mode (``gpulease ssh STACK -- sudo journalctl ...``)."""
@@ -22,8 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpulease.live.target import LiveError, Target
+from instance import log_upload
 
-LOG_FILES = ("bootstrap.log", "verify-run.log", "verify-resume.log")
+LOG_FILES = log_upload.LOG_FILES
 UNITS = ("gpulease-bootstrap.service", "gpulease-run.service", "gpulease-watchdog.service",
          "gpulease-job-agent.service")
 """The instance's units (``components/userdata/settings.py``, ``run_settings.py``; a test keeps them equal)."""
@@ -67,6 +69,8 @@ class LogReader:
     client: Any
     bucket: str
     prefix: str
+    stack: str
+    experiment: str
     session: str | None = None
     seen: dict[str, int] = field(default_factory=dict)
     sizes: dict[str, int] = field(default_factory=dict)
@@ -134,13 +138,13 @@ class LogReader:
         out: list[str] = []
         names = [*LOG_FILES, *([f"{self.session}.log"] if self.session else [])]
         for name in names:
-            key = f"{self.prefix}logs/{name}"
+            key = self.prefix + log_upload.log_key(self.stack, self.experiment, name)
             start = self.seen.get(key, 0)
             body = self._get(key, start, tail=not start)
             if body is None:
                 if first:
-                    out.append(f"[{name}] not in the bucket (the instance keeps it at /data/logs/{name}; "
-                               "see it with --journal or gpulease ssh)")
+                    out.append(f"[{name}] not in the bucket yet (the instance copies it every few minutes once it "
+                               f"is written; it is /data/logs/{name} there: --journal or gpulease ssh)")
                 continue
             size = self.sizes.get(key, start + len(body))
             lines = _lines(body)

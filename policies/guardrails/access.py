@@ -33,7 +33,7 @@ from pulumi_policy import (
 
 from gpulease.core import resources as rt
 from gpulease.core.compute import UNKNOWN, read, read_all
-from gpulease.core.compute.units import Registered, refers
+from gpulease.core.compute.units import Registered
 
 from . import common as c
 
@@ -186,48 +186,107 @@ def _role_names(role: Registered) -> set[str]:
     return {x for k in keys if isinstance(x := read(role.props, k), str)}
 
 
-def _linked(holder: Registered, key: str, role: Registered) -> bool:
-    value = read(holder.props, key)
-    values = value if isinstance(value, list) else [value]
-    return role.urn in holder.dependencies.get(key, ()) or any(
-        isinstance(x, str) and x in _role_names(role) for x in values)
+_HOLDERS = {rt.AWS_IAM_ROLE_POLICY: "role", rt.AWS_IAM_ROLE_POLICY_ATTACHMENT: "role",
+            rt.AWS_IAM_POLICY_ATTACHMENT: "roles", rt.ALI_RAM_ROLE_POLICY_ATTACHMENT: "roleName"}
+"""The resources that grant a role a policy, and the input naming the role (one name, or a list of them)."""
 
 
-def _grants(role: Registered, stack: list[Registered]) -> Iterable[tuple[str, Any]]:
+class _Grants:
+    """The stack's grants indexed once for every role: each role policy or attachment by the role it names (a
+    dependency's URN or a name, id or ARN in its input), and each managed policy by its ARN, so that judging every
+    role of a sweep is linear in the stack, not in its square. Stack order is kept (the messages depend on it)."""
+
+    def __init__(self, stack: list[Registered]):
+        self.stack = stack
+        self.by_dependency: dict[str, list[int]] = {}
+        self.by_name: dict[str, list[int]] = {}
+        self.policies = {t: [r for r in stack if r.type == t] for t in (rt.AWS_IAM_POLICY, rt.ALI_RAM_POLICY)}
+        # Per policy type: by URN (a dependency), by identity (refers), by the values an attachment's input is
+        # compared with (AWS: the ARN, a string; Alibaba Cloud: policyName and name, whatever they hold).
+        self.by_urn: dict[str, dict[str, list[int]]] = {t: {} for t in self.policies}
+        self.by_identity: dict[str, dict[str, list[int]]] = {t: {} for t in self.policies}
+        self.by_value: dict[str, dict[Any, list[int]]] = {t: {} for t in self.policies}
+        for t, policies in self.policies.items():
+            for i, policy in enumerate(policies):
+                self.by_urn[t].setdefault(policy.urn, []).append(i)
+                for identity in policy.identities():
+                    self.by_identity[t].setdefault(identity, []).append(i)
+                values = [read(policy.props, "arn")] if t == rt.AWS_IAM_POLICY else [
+                    read(policy.props, "policyName"), read(policy.props, "name")]
+                for value in dict.fromkeys(x for x in values if _hashable(x) and (t != rt.AWS_IAM_POLICY
+                                                                                   or isinstance(x, str))):
+                    self.by_value[t].setdefault(value, []).append(i)
+        for i, r in enumerate(stack):
+            key = _HOLDERS.get(r.type)
+            if key is None:
+                continue
+            for urn in dict.fromkeys(r.dependencies.get(key, ())):
+                self.by_dependency.setdefault(urn, []).append(i)
+            value = read(r.props, key)
+            for name in dict.fromkeys(x for x in (value if isinstance(value, list) else [value]) if isinstance(x, str)):
+                self.by_name.setdefault(name, []).append(i)
+
+    def holders(self, role: Registered) -> list[Registered]:
+        """The role policies and attachments linked to ``role``, in stack order."""
+        found = set(self.by_dependency.get(role.urn, ()))
+        for name in _role_names(role):
+            found.update(self.by_name.get(name, ()))
+        return [self.stack[i] for i in sorted(found)]
+
+    def managed(self, arn: Any) -> list[Registered]:
+        """The stack's managed policies whose ARN is ``arn``."""
+        policies = self.policies[rt.AWS_IAM_POLICY]
+        return [policies[i] for i in self.by_value[rt.AWS_IAM_POLICY].get(arn, ())] if isinstance(arn, str) else []
+
+    def attached(self, t: str, holder: Registered, value: Any, dependency: str) -> list[Registered]:
+        """The policies of type ``t`` that ``holder``'s input ``dependency`` (``value``) names: by a dependency on
+        it, by its identity (``refers``) or by its ARN / name, in stack order."""
+        found: set[int] = set()
+        for urn in holder.dependencies.get(dependency, ()):
+            found.update(self.by_urn[t].get(urn, ()))
+        if isinstance(value, str):
+            found.update(self.by_identity[t].get(value, ()))
+        if _hashable(value) and (t != rt.AWS_IAM_POLICY or isinstance(value, str)):
+            found.update(self.by_value[t].get(value, ()))
+        return [self.policies[t][i] for i in sorted(found)]
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _grants(role: Registered, grants: _Grants) -> Iterable[tuple[str, Any]]:
     """(where, policy document or managed policy name) for each policy the role is granted in the stack."""
     if role.type == rt.AWS_IAM_ROLE:
         for i, inline in enumerate(read_all(role.props, "inlinePolicies.*")):
             yield f"inlinePolicies[{i}]", read(inline, "policy")
-        policies = [r for r in stack if r.type == rt.AWS_IAM_POLICY]
         for arn in read_all(role.props, "managedPolicyArns.*"):
             if isinstance(arn, str) and ":aws:policy/" in arn and arn.split("/")[-1] in BROAD_MANAGED_POLICIES:
                 yield "managedPolicyArns", f"managed:{arn.split('/')[-1]}"
-            for policy in policies:
-                if isinstance(arn, str) and arn == read(policy.props, "arn"):
-                    yield f"Policy {policy.name!r}", read(policy.props, "policy")
-        for r in stack:
-            if r.type == rt.AWS_IAM_ROLE_POLICY and _linked(r, "role", role):
+            for policy in grants.managed(arn):
+                yield f"Policy {policy.name!r}", read(policy.props, "policy")
+        for r in grants.holders(role):
+            if r.type == rt.AWS_IAM_ROLE_POLICY:
                 yield f"RolePolicy {r.name!r}", read(r.props, "policy")
-            elif (r.type == rt.AWS_IAM_ROLE_POLICY_ATTACHMENT and _linked(r, "role", role)) or (
-                    r.type == rt.AWS_IAM_POLICY_ATTACHMENT and _linked(r, "roles", role)):
+            elif r.type in (rt.AWS_IAM_ROLE_POLICY_ATTACHMENT, rt.AWS_IAM_POLICY_ATTACHMENT):
                 arn = read(r.props, "policyArn")
                 if isinstance(arn, str) and arn.split("/")[-1] in BROAD_MANAGED_POLICIES and ":aws:policy/" in arn:
                     yield f"{r.name!r}", f"managed:{arn.split('/')[-1]}"
-                for policy in policies:
-                    if refers(r, arn, "policyArn", policy) or (isinstance(arn, str) and arn == read(policy.props, "arn")):
-                        yield f"Policy {policy.name!r}", read(policy.props, "policy")
+                for policy in grants.attached(rt.AWS_IAM_POLICY, r, arn, "policyArn"):
+                    yield f"Policy {policy.name!r}", read(policy.props, "policy")
     else:
-        policies = [r for r in stack if r.type == rt.ALI_RAM_POLICY]
-        for r in stack:
-            if r.type != rt.ALI_RAM_ROLE_POLICY_ATTACHMENT or not _linked(r, "roleName", role):
+        for r in grants.holders(role):
+            if r.type != rt.ALI_RAM_ROLE_POLICY_ATTACHMENT:
                 continue
             name = read(r.props, "policyName")
             if read(r.props, "policyType") == "System" and name in BROAD_MANAGED_POLICIES:
                 yield f"{r.name!r}", f"managed:{name}"
-            for policy in policies:
-                if refers(r, name, "policyName", policy) or name in {read(policy.props, "policyName"),
-                                                                       read(policy.props, "name")}:
-                    yield f"Policy {policy.name!r}", read(policy.props, "policyDocument") or read(policy.props, "document")
+            for policy in grants.attached(rt.ALI_RAM_POLICY, r, name, "policyName"):
+                yield f"Policy {policy.name!r}", read(policy.props, "policyDocument") or read(policy.props, "document")
 
 
 def _role_wildcard(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -235,11 +294,12 @@ def _role_wildcard(args: StackValidationArgs, report: ReportViolation) -> None:
     # the message must not.
     stack = sorted((c.registered(r) for r in args.resources), key=lambda r: r.urn)
     accepted = set(c.config_value(args.get_config(), "acceptRoles", []))
+    grants = _Grants(stack)
     for role in stack:
         if role.type not in (rt.AWS_IAM_ROLE, rt.ALI_RAM_ROLE) or role.name in accepted or not _trusts_instances(role):
             continue
         problems = []
-        for where, doc in _grants(role, stack):
+        for where, doc in _grants(role, grants):
             if isinstance(doc, str) and doc.startswith("managed:"):
                 problems.append(f"{where} attaches {doc.removeprefix('managed:')}")
             else:

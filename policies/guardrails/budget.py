@@ -107,13 +107,12 @@ budget_tags = c.judges(ResourceValidationPolicy(
 # --- stack level: the worst case against the budget -------------------------------------------------------
 
 
-def _plain(value: Any) -> Any:
-    """Proxied properties as plain data for the cost model; unknown values become None."""
-    value = c.plain(value)
+def _known_or_none(value: Any) -> Any:
+    """Plain data (``common.plain``'s) with every ``UNKNOWN`` as None."""
     if isinstance(value, Mapping):
-        return {k: _plain(x) for k, x in value.items()}
+        return {k: _known_or_none(x) for k, x in value.items()}
     if isinstance(value, list):
-        return [_plain(x) for x in value]
+        return [_known_or_none(x) for x in value]
     return None if value is c.UNKNOWN else value
 
 
@@ -148,9 +147,14 @@ def reads_for_cost(type_: str) -> bool:
 
 
 def estimate_stack(resources: list) -> cost.StackCost:
-    """The cost model's ``StackCost`` for the stack's resources, each in its provider's region."""
+    """The cost model's ``StackCost`` for the stack's resources, each in its provider's region: once per request for
+    the same resources (the three budget rules read the same types, ``reads_for_cost``)."""
+    return c.memoized("estimate_stack", resources, lambda: _estimate_stack(resources))
+
+
+def _estimate_stack(resources: list) -> cost.StackCost:
     plain = [
-        (r.resource_type, _plain(r.props), {
+        (r.resource_type, _known_or_none(c.registered(r).props), {  # the conversion every rule shares
             "name": r.name, "urn": r.urn, "region": _region_of(r),
             "dependencies": {k: [d.urn for d in deps] for k, deps in (r.property_dependencies or {}).items()},
         })

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -108,9 +110,14 @@ def items(props: Any, *path: str) -> list[Any]:
 
 
 def default_tags(provider: Any) -> dict[str, Any]:
-    """The tags an AWS provider adds to every resource (``default_tags``); {} for any other provider."""
+    """The tags an AWS provider adds to every resource (``default_tags``); {} for any other provider. Read once per
+    provider and request (every resource of a stack names one of a few providers); the caller gets its own copy."""
     if provider is None or getattr(provider, "resource_type", "") != "pulumi:providers:aws":
         return {}
+    return dict(memoized("default_tags", (provider,), lambda: _default_tags(provider)))
+
+
+def _default_tags(provider: Any) -> dict[str, Any]:
     defaults = known(provider.props, "defaultTags", "tags", default={})
     return {k: known(defaults, k) for k in defaults} if isinstance(defaults, Mapping) else {}
 
@@ -154,8 +161,59 @@ def _plain_proxied(value: Any) -> Any:
     return value
 
 
+# --- one conversion per request -----------------------------------------------------------------------------
+
+_REQUEST = threading.local()
+"""The memo of the request this thread answers (the analyzer serves each request on one thread of its pool)."""
+
+
+@contextmanager
+def one_request() -> Iterator[None]:
+    """While the servicer answers one request, what a rule derives from the request's resources (``registered``,
+    ``memoized``) is computed once and shared by every rule: the resources of one request never change while it is
+    answered. Outside a request (a rule called directly) nothing is kept."""
+    outer = getattr(_REQUEST, "memo", None)
+    _REQUEST.memo = {}
+    try:
+        yield
+    finally:
+        _REQUEST.memo = outer
+
+
+def memoized(kind: str, of: Sequence[Any], compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per request for the same objects ``of`` (by identity, kept alive with the value); every
+    call outside a request computes. The value is shared: callers read it and never change it."""
+    memo = getattr(_REQUEST, "memo", None)
+    if memo is None:
+        return compute()
+    key = ("id", kind, *map(id, of))
+    found = memo.get(key)
+    if found is not None and all(a is b for a, b in zip(found[0], of, strict=True)):
+        return found[1]
+    value = compute()
+    memo[key] = (tuple(of), value)
+    return value
+
+
+def memoized_by(kind: str, key: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per request for the same hashable ``key`` (by value); every call outside a request
+    computes."""
+    memo = getattr(_REQUEST, "memo", None)
+    if memo is None:
+        return compute()
+    full = ("value", kind, key)
+    if full not in memo:
+        memo[full] = compute()
+    return memo[full]
+
+
 def registered(r: Any) -> Registered:
-    """A policy resource (``PolicyResource``) as the compute readers take it (``gpulease.core.compute``)."""
+    """A policy resource (``PolicyResource``) as the compute readers take it (``gpulease.core.compute``); converted
+    once per request (``one_request``)."""
+    return memoized("registered", (r,), lambda: _registered(r))
+
+
+def _registered(r: Any) -> Registered:
     deps = getattr(r, "property_dependencies", None) or {}
     return Registered(
         type=r.resource_type, name=r.name, urn=r.urn, props=plain(r.props),

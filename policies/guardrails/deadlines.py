@@ -90,7 +90,9 @@ def _holds(values: Mapping[str, Any], requires: Mapping[str, Any]) -> list[str]:
 
 
 class Stoppers:
-    """The stack's stopping resources, indexed once for every unit."""
+    """The stack's stopping resources, indexed once for every unit: each schedule's input parsed once, and the
+    schedules found by what they name (a dependency's URN, an id in their input), so that judging every unit of a
+    sweep is linear in the stack, not in its square."""
 
     def __init__(self, resources: list[Any], units: list[ComputeUnit]):
         self.resources = [c.registered(r) for r in resources if r.resource_type in STOPPER_TYPES]
@@ -99,22 +101,60 @@ class Stoppers:
             s for s in self.resources
             if s.type == rt.AWS_SCHEDULE and read(s.props, "state", "ENABLED") != "DISABLED"
         ]
+        self._inputs = [_schedule_input(s.props) for s in self.schedulers]
+        self._by_arn: dict[str, list[int]] = {}
+        for i, sched in enumerate(self.schedulers):
+            arn = read(sched.props, "target.arn")
+            if isinstance(arn, str):  # the deadline's target is a string: nothing else equals it
+                self._by_arn.setdefault(arn, []).append(i)
+        self._indexes: dict[tuple[str, str], tuple[list[int], dict[str, list[int]], dict[str, list[int]], list[int]]] = {}
+        self._needing: dict[int, int] = {}
+        self._cancelling: dict[int, int] = {}
 
-    def _covering(self, unit: ComputeUnit, d: Deadline, needing: list[ComputeUnit]) -> list[tuple[Registered, Any]]:
+    def _index(self, d: Deadline) -> tuple[list[int], dict[str, list[int]], dict[str, list[int]], list[int]]:
+        """The schedules calling ``d.target`` (by position), by the URN they depend on for their target, by the ids
+        their input names under ``d.ids_key``, and those that name nothing (input unknown, no dependency)."""
+        key = (d.target, d.ids_key)
+        if key not in self._indexes:
+            mine = self._by_arn.get(d.target, [])
+            by_dependency: dict[str, list[int]] = {}
+            by_id: dict[str, list[int]] = {}
+            unmatched = []
+            for i in mine:
+                dependencies = self.schedulers[i].dependencies.get("target") or ()
+                ids = _named_ids(self._inputs[i], d.ids_key)
+                for urn in dict.fromkeys(dependencies):
+                    by_dependency.setdefault(urn, []).append(i)
+                for named in dict.fromkeys(ids or ()):
+                    by_id.setdefault(named, []).append(i)
+                if not dependencies and ids is None:
+                    unmatched.append(i)
+            self._indexes[key] = (mine, by_dependency, by_id, unmatched)
+        return self._indexes[key]
+
+    def _cancel_count(self, d: Deadline) -> int:
+        """How many accelerated units with a persistent request this cancelling deadline applies to."""
+        if id(d) not in self._cancelling:
+            self._cancelling[id(d)] = sum(1 for u in self.units if u.accelerated and u.form.cancels == d
+                                          and u.form.persistent(u.resource.props, None) is not None)
+        return self._cancelling[id(d)]
+
+    def _needing_count(self, d: Deadline) -> int:
+        """How many accelerated units this kind of deadline applies to."""
+        if id(d) not in self._needing:
+            self._needing[id(d)] = sum(1 for u in self.units if u.accelerated and d in u.form.deadlines)
+        return self._needing[id(d)]
+
+    def _covering(self, unit: ComputeUnit, d: Deadline, needing: int) -> list[tuple[Registered, Any]]:
         """The enabled schedules calling ``d.target`` for ``unit``: by dependency or by a named id; during preview
-        (input unknown, no dependency) the one such schedule when exactly one unit in ``needing`` needs one."""
-        mine = [s for s in self.schedulers if read(s.props, "target.arn") == d.target]
-        covering = []
-        for sched in mine:
-            data = _schedule_input(sched.props)
-            ids = _named_ids(data, d.ids_key)
-            if unit.resource.urn in sched.dependencies.get("target", ()) or (
-                    ids is not None and set(ids) & unit.resource.identities()):
-                covering.append((sched, data))
-        unmatched = [s for s in mine if not s.dependencies.get("target") and _named_ids(_schedule_input(s.props),
-                                                                                        d.ids_key) is None]
-        if not covering and len(mine) == 1 and len(needing) == 1 and unmatched:
-            covering = [(unmatched[0], None)]  # input unknown during preview and no dependency: one and one
+        (input unknown, no dependency) the one such schedule when exactly one unit (``needing``) needs one."""
+        mine, by_dependency, by_id, unmatched = self._index(d)
+        hits = set(by_dependency.get(unit.resource.urn, ()))
+        for identity in unit.resource.identities():
+            hits.update(by_id.get(identity, ()))
+        covering = [(self.schedulers[i], self._inputs[i]) for i in sorted(hits)]
+        if not covering and len(mine) == 1 and needing == 1 and unmatched:
+            covering = [(self.schedulers[unmatched[0]], None)]  # input unknown during preview and no dependency: one and one
         return covering
 
     def _fires(self, covering: list[tuple[Registered, Any]], d: Deadline, expires: datetime | None,
@@ -136,8 +176,7 @@ class Stoppers:
 
     def _scheduler(self, unit: ComputeUnit, d: Deadline, expires: datetime | None, grace: timedelta,
                    verdict: Verdict) -> list[Any]:
-        needing = [u for u in self.units if u.accelerated and d in u.form.deadlines]
-        return self._fires(self._covering(unit, d, needing), d, expires, grace, verdict)
+        return self._fires(self._covering(unit, d, self._needing_count(d)), d, expires, grace, verdict)
 
     def request_end(self, unit: ComputeUnit, expires: datetime | None, grace: timedelta) -> str | None:
         """Why the unit's persistent spot request would outlive its deadline, or None: no persistent request, one
@@ -148,10 +187,8 @@ class Stoppers:
         if problem is None or form.cancels is None:
             return problem
         d = form.cancels
-        needing = [u for u in self.units if u.accelerated and u.form.cancels == d
-                   and u.form.persistent(u.resource.props, None) is not None]
         verdict = Verdict()
-        cancels = self._fires(self._covering(unit, d, needing), d, expires, grace, verdict)
+        cancels = self._fires(self._covering(unit, d, self._cancel_count(d)), d, expires, grace, verdict)
         if not verdict.ok:
             late = f" ({'; '.join(verdict.late)})" if verdict.late else ""
             return f"{problem}, or {d.accepted}{late}"

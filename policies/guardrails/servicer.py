@@ -30,6 +30,8 @@ from pulumi_policy.deserialize import deserialize_properties
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 from pulumi_policy.version import VERSION as SDK_VERSION
 
+from . import common
+
 PINNED_SDK_VERSION = "1.21.0"
 _BASE = sdk._PolicyAnalyzerServicer
 _PRIVATE = "_PolicyAnalyzerServicer__"
@@ -111,6 +113,14 @@ class SharedConversionServicer(_BASE):
             response.not_applicable.append(proto.PolicyNotApplicable(policy_name=policy.name, reason=exc.reason or ""))
 
     def Analyze(self, request: Any, _context: Any) -> Any:  # noqa: N802 (the protocol's name)
+        with common.one_request():
+            return self._analyze(request)
+
+    def AnalyzeStack(self, request: Any, _context: Any) -> Any:  # noqa: N802 (the protocol's name)
+        with common.one_request():
+            return self._analyze_stack(request)
+
+    def _analyze(self, request: Any) -> Any:
         self._configure_runtime_settings()
         response = proto.AnalyzeResponse()
         props = None
@@ -132,7 +142,7 @@ class SharedConversionServicer(_BASE):
             self._guarded(response, policy, lambda p=policy, a=args, r=report: _run(p, a, r))
         return response
 
-    def AnalyzeStack(self, request: Any, _context: Any) -> Any:  # noqa: N802 (the protocol's name)
+    def _analyze_stack(self, request: Any) -> Any:
         self._configure_runtime_settings()
         response = proto.AnalyzeResponse()
         policies = self._enabled(sdk.StackValidationPolicy)
@@ -145,6 +155,16 @@ class SharedConversionServicer(_BASE):
             args = sdk.StackValidationArgs(mine, self._get_policy_config(policy.name), self._private("stack_tags"))
             self._guarded(response, policy, lambda p=policy, a=args, r=report: _run(p, a, r))
         return response
+
+    def _get_provider_resource(self, request: Any) -> Any:
+        """The SDK's provider resource, built once per request for each distinct provider (every resource of a stack
+        names one of a few, and the SDK converts it again for each resource)."""
+        if not request.HasField("provider"):
+            return None
+        prov = request.provider
+        key = (prov.type, prov.urn, prov.name, prov.properties.SerializeToString(deterministic=True))
+        return common.memoized_by("provider", key, lambda: super(SharedConversionServicer, self)._get_provider_resource(
+            request))
 
     def _stack_resources(self, request: Any) -> list[Any]:
         """Every resource of the request as a ``PolicyResource``, converted once, with its parent, dependencies

@@ -1,6 +1,8 @@
 """A cluster node's launch, for real: the settings the program renders for each node → the bootstrap's
 ``cluster.env`` → ``gpulease-launch`` → ``torchrun``. Two "nodes" are two processes on loopback: they form a gloo
-process group and complete an all-reduce; a node lost mid-job ends the job on the other instead of hanging it."""
+process group and complete an all-reduce; a node lost mid-job ends the job on the other instead of hanging it. Every
+node, rank 0 included, waits for its peers' watchdogs (the real listener, ``ClusterNotices``) before the job starts,
+bounded and saying why."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -56,9 +60,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def node_settings(rank: int, *, port: int, nodes: int = 2, gpus: int = 1, join: int = 60) -> dict[str, Any]:
+def node_settings(rank: int, *, port: int, nodes: int = 2, gpus: int = 1, join: int = 60,
+                  notice: int = 29400) -> dict[str, Any]:
     """What the program puts in node ``rank``'s settings (components/cluster.py), every node on loopback."""
-    spec = ExperimentSpec.model_validate(experiment(nodes=nodes, cluster={"rendezvousPort": port, "joinTimeoutSeconds": join}))
+    spec = ExperimentSpec.model_validate(experiment(nodes=nodes, cluster={
+        "rendezvousPort": port, "noticePort": notice, "joinTimeoutSeconds": join}))
     itype = load_catalog().get("aws", "g5.12xlarge")
     placed = PlacedExperiment(
         itype.model_copy(update={"gpu_count": gpus}), Placement("us-east-1a", "vpc-1", "subnet-1"), "ami-1",
@@ -74,6 +80,20 @@ def bootstrap_env(tmp_path: Path, rank: int, **kw: Any) -> Path:
     path = tmp_path / f"node{rank}" / "cluster.env"
     cl.write_cluster_env(node_settings(rank, **kw), str(path))
     return path
+
+
+@contextmanager
+def watchdogs(notice: int, *, nodes: int = 2) -> Iterator[None]:
+    """The peers' watchdogs listening for notices: every node is 127.0.0.1 here, so one listener (the watchdog's own,
+    ``ClusterNotices``) answers for all of them."""
+    notices = cl.ClusterNotices(node_settings(0, port=free_port(), nodes=nodes, notice=notice), log=lambda *_: None,
+                                bind="127.0.0.1")
+    notices.start()
+    assert notices.server is not None
+    try:
+        yield
+    finally:
+        notices.stop()
 
 
 def launch(env_file: Path, *args: str) -> subprocess.Popen:
@@ -135,12 +155,16 @@ def test_the_launcher_runs_torchrun_with_a_static_rendezvous_at_rank_0_and_no_re
 
 
 def test_a_node_whose_rendezvous_never_answers_gives_up_with_a_message(tmp_path: Path) -> None:
-    path = bootstrap_env(tmp_path, 1, port=free_port(), join=60)
+    notice = free_port()
+    path = bootstrap_env(tmp_path, 1, port=free_port(), join=60, notice=notice)
     lines = path.read_text().replace("GPULEASE_JOIN_TIMEOUT_SECONDS=60", "GPULEASE_JOIN_TIMEOUT_SECONDS=2")
     path.write_text(lines)
     started = time.monotonic()
-    code, out = finish(launch(path, "train.py"), 60)
+    with watchdogs(notice):
+        code, out = finish(launch(path, "train.py"), 60)
     assert code == 3
+    assert f"node 1: waiting up to 2 s for 1 peer(s) (node 0 at 127.0.0.1:{notice})" in out
+    assert "node 1: every peer answers" in out
     assert "rank 0's rendezvous 127.0.0.1:" in out and "did not answer within 2 s" in out
     assert time.monotonic() - started < 30
 
@@ -154,7 +178,7 @@ def test_the_launcher_without_a_cluster_env_says_so(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("content", "said"), [
     (b"", "GPULEASE_NODE_RANK, GPULEASE_NNODES, GPULEASE_GPUS_PER_NODE, MASTER_ADDR, MASTER_PORT, GPULEASE_CLUSTER_ID, "
-          "GPULEASE_JOIN_TIMEOUT_SECONDS missing"),
+          "GPULEASE_JOIN_TIMEOUT_SECONDS, GPULEASE_NODE_ADDRESSES, GPULEASE_NOTICE_PORT missing"),
     (b"\xff\xfe garbage\n", "not UTF-8 (byte 0)"),
     (b"just some words\n", ":1: not KEY=value"),
     (b"export A='unterminated\n", ":1: A: No closing quotation"),
@@ -186,14 +210,18 @@ def test_two_nodes_rendezvous_on_loopback_and_all_reduce(tmp_path: Path) -> None
     results.mkdir()
     script = tmp_path / "train.py"
     script.write_text(TRAIN)
-    env0, env1 = bootstrap_env(tmp_path, 0, port=port), bootstrap_env(tmp_path, 1, port=port)
-    node1 = launch(env1, str(script), str(results))  # the later node first: it waits for rank 0's port
-    time.sleep(0.5)
-    node0 = launch(env0, str(script), str(results))
-    code0, out0 = finish(node0, 240)
-    code1, out1 = finish(node1, 240)
+    notice = free_port()
+    env0, env1 = bootstrap_env(tmp_path, 0, port=port, notice=notice), bootstrap_env(tmp_path, 1, port=port, notice=notice)
+    with watchdogs(notice):
+        node1 = launch(env1, str(script), str(results))  # the later node first: it waits for rank 0's port
+        time.sleep(0.5)
+        node0 = launch(env0, str(script), str(results))
+        code0, out0 = finish(node0, 240)
+        code1, out1 = finish(node1, 240)
     assert (code0, code1) == (0, 0), out0[-3000:] + out1[-3000:]
     assert "node 1: waiting up to 60 s for the rendezvous at 127.0.0.1:" in out1 and "answers" in out1
+    assert f"node 0: waiting up to 60 s for 1 peer(s) (node 1 at 127.0.0.1:{notice}) before the job starts" in out0
+    assert "node 0: every peer answers" in out0
     seen = [json.loads((results / f"rank{r}.json").read_text()) for r in (0, 1)]
     assert [(s["rank"], s["world"], s["sum"], s["node"]) for s in seen] == [(0, 2, 3.0, "0"), (1, 2, 3.0, "1")]
     assert {s["master"] for s in seen} == {f"127.0.0.1:{port}"}
@@ -206,13 +234,50 @@ def test_a_lost_node_ends_the_job_on_the_other_instead_of_hanging(tmp_path: Path
     results.mkdir()
     script = tmp_path / "train.py"
     script.write_text(TRAIN)
-    node1 = launch(bootstrap_env(tmp_path, 1, port=port), str(script), str(results), "lose-node-1")
-    time.sleep(0.5)
-    started = time.monotonic()
-    node0 = launch(bootstrap_env(tmp_path, 0, port=port), str(script), str(results), "lose-node-1")
-    code0, out0 = finish(node0, 240)
-    code1, _ = finish(node1, 240)
+    notice = free_port()
+    with watchdogs(notice):
+        node1 = launch(bootstrap_env(tmp_path, 1, port=port, notice=notice), str(script), str(results), "lose-node-1")
+        time.sleep(0.5)
+        started = time.monotonic()
+        node0 = launch(bootstrap_env(tmp_path, 0, port=port, notice=notice), str(script), str(results), "lose-node-1")
+        code0, out0 = finish(node0, 240)
+        code1, _ = finish(node1, 240)
     # Both agents end with a failure (max-restarts 0): the collective with the lost peer errors, nothing hangs.
     assert code0 != 0 and code1 != 0, out0[-3000:]
     assert time.monotonic() - started < 200
     assert (results / "rank0.json").exists() and (results / "rank1.json").exists(), "the group had formed"
+
+
+def test_rank_0_waits_for_its_peers_and_does_not_start_the_job_without_them(tmp_path: Path) -> None:
+    """Rank 0 too: with no peer's watchdog answering, the job does not start (exit 3, the node named), within the
+    join timeout; once a peer's watchdog listens, the wait ends as soon as it answers."""
+    notice = free_port()
+    path = bootstrap_env(tmp_path, 0, port=free_port(), nodes=3, notice=notice)
+    path.write_text(path.read_text().replace("GPULEASE_JOIN_TIMEOUT_SECONDS=60", "GPULEASE_JOIN_TIMEOUT_SECONDS=2"))
+    started = time.monotonic()
+    code, out = finish(launch(path, "--check"), 60)
+    assert code == 3, out
+    assert (f"gpulease-launch: node 0: waiting up to 2 s for 2 peer(s) (node 1 at 127.0.0.1:{notice}, node 2 at "
+            f"127.0.0.1:{notice}) before the job starts: every node must be up for the rendezvous") in out
+    assert (f"gpulease-launch: node 0: the job does not start: node 1 (127.0.0.1:{notice}), node 2 (127.0.0.1:{notice}) "
+            "did not answer within 2 s") in out
+    assert time.monotonic() - started < 20  # the peers are waited for at once, not one after the other
+
+    path.write_text(path.read_text().replace("GPULEASE_JOIN_TIMEOUT_SECONDS=2", "GPULEASE_JOIN_TIMEOUT_SECONDS=60"))
+    node0 = launch(path, "--check")
+    time.sleep(1.0)  # the peers' watchdogs come up after rank 0 started waiting
+    with watchdogs(notice, nodes=3):
+        code, out = finish(node0, 60)
+    assert code == 0, out
+    assert "node 0: waiting up to 60 s for 2 peer(s)" in out and "node 0: every peer answers" in out
+
+
+def test_wait_for_peers_is_bounded_in_all_whatever_the_number_of_peers() -> None:
+    lines: list[str] = []
+    started = time.monotonic()
+    missing = cl.wait_for_peers(["10.0.0.1", "127.0.0.1", "127.0.0.1", "127.0.0.1"], 0, free_port(), 1.5,
+                                log=lines.append)
+    assert time.monotonic() - started < 6
+    assert [m.split(" (")[0] for m in missing] == ["node 1", "node 2", "node 3"]
+    assert lines[-1].startswith("node 0: not reachable within 2 s: node 1 (127.0.0.1:")
+    assert cl.wait_for_peers(["127.0.0.1"], 0, 1, 5.0, log=lines.append) == []  # alone: nothing to wait for

@@ -18,6 +18,7 @@ from gpulease.live import logs
 STACK = "aws-lora-7b"  # job session "train"
 BUCKET = "gpulease-lora-ckpt"
 IID = "i-0abc"
+LOGS = "logs/aws-lora-7b/llama7b-lora/"  # the instance's layout (instance/log_upload.py), literally
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def bucket(aws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, An
                        "checks": {"gpu": {"ok": True, "detail": "1 x A10G"},
                                   "data": {"ok": False, "detail": "hf://org/m: 401 Unauthorized"}}})
     put("jobs/ci-1/log/00000000.txt", b"step 1 loss 2.31\nstep 2 loss 1.97\n")
-    put("logs/bootstrap.log", b"staging hf://org/m -> /data/models/m\n")
+    put(LOGS + "bootstrap.log", b"staging hf://org/m -> /data/models/m\n")
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps({"instanceId": IID, "publicIp": "198.51.100.7",
                                    "checkpointUri": f"s3://{BUCKET}/llama7b-lora/"}))
@@ -50,12 +51,12 @@ def test_logs_show_the_checks_the_uploaded_files_and_say_what_is_not_there(bucke
         "[bootstrap]   FAIL data: hf://org/m: 401 Unauthorized",
         "[verify] no verify.json yet",
         "[bootstrap.log] staging hf://org/m -> /data/models/m",
-        "[verify-run.log] not in the bucket (the instance keeps it at /data/logs/verify-run.log; see it with --journal "
-        "or gpulease ssh)",
-        "[verify-resume.log] not in the bucket (the instance keeps it at /data/logs/verify-resume.log; see it with "
-        "--journal or gpulease ssh)",
-        "[train.log] not in the bucket (the instance keeps it at /data/logs/train.log; see it with --journal or "
-        "gpulease ssh)",
+        "[verify-run.log] not in the bucket yet (the instance copies it every few minutes once it is written; it is "
+        "/data/logs/verify-run.log there: --journal or gpulease ssh)",
+        "[verify-resume.log] not in the bucket yet (the instance copies it every few minutes once it is written; it "
+        "is /data/logs/verify-resume.log there: --journal or gpulease ssh)",
+        "[train.log] not in the bucket yet (the instance copies it every few minutes once it is written; it is "
+        "/data/logs/train.log there: --journal or gpulease ssh)",
         "[job ci-1] step 1 loss 2.31",
         "[job ci-1] step 2 loss 1.97",
     ]
@@ -76,7 +77,7 @@ def test_logs_json_and_a_node_s_own_area(bucket, capsys):
 
 
 def test_follow_prints_only_what_is_new_and_stops_at_its_bound(bucket):
-    reader = logs.LogReader(bucket["s3"], BUCKET, "llama7b-lora/_gpulease/", session="train")
+    reader = logs.LogReader(bucket["s3"], BUCKET, "llama7b-lora/_gpulease/", STACK, "llama7b-lora", session="train")
     seen: list[str] = []
     ticks = iter([0.0, 1.0, 2.0, 3.0, 10_000.0])
 
@@ -86,7 +87,7 @@ def test_follow_prints_only_what_is_new_and_stops_at_its_bound(bucket):
         naps.append(seconds)
         assert len(naps) < 10, "follow did not stop at its bound"
         if len(seen) < 20:  # between two polls the instance writes more
-            bucket["put"]("logs/bootstrap.log", b"staging hf://org/m -> /data/models/m\nready\n")
+            bucket["put"](LOGS + "bootstrap.log", b"staging hf://org/m -> /data/models/m\nready\n")
             bucket["put"]("jobs/ci-1/log/00000001.txt", b"step 3 loss 1.80\n")
 
     assert logs.follow(reader, seen.append, 1.0, sleep=nap, clock=lambda: next(ticks)) is True

@@ -1,0 +1,186 @@
+"""The log files' upload (instance/log_upload.py): the watchdog copies the bootstrap, verify and session logs to
+``<checkpoint_uri>_gpulease/logs/<stack>/<experiment>/``, redacted, complete lines, at most the end of a long file,
+where ``gpulease logs`` reads them (moto's S3 on 127.0.0.1, the storage CLI a stand-in that puts with boto3)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from gpulease.live import logs
+from instance import cloud_access as ca
+from instance import log_upload as lu
+from tests.support.instance import DEADLINE_EPOCH, make_rig, run_in_process
+
+TOKEN = "hf_" + "a1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuVwX"  # shaped like a Hugging Face token
+
+
+def s3_copier(path: Path, url: str) -> Path:
+    """``aws s3 cp SRC s3://bucket/key`` as a stand-in: the same arguments, a boto3 put to moto."""
+    path.write_text(f"""#!{sys.executable}
+import sys, boto3
+src, dst = sys.argv[3], sys.argv[4]
+bucket, key = dst[len("s3://"):].split("/", 1)
+s3 = boto3.client("s3", region_name="us-east-1", endpoint_url={url!r}, aws_access_key_id="testing",
+                  aws_secret_access_key="testing")
+with open(src, "rb") as fh:
+    s3.put_object(Bucket=bucket, Key=key, Body=fh.read())
+""")
+    path.chmod(0o755)
+    return path
+
+
+def shell_copier(path: Path, record: Path, code: int = 0) -> Path:
+    path.write_text(f'#!/bin/sh\necho "$4" >> {record}\ncp "$3" "{record}.last"\nexit {code}\n')
+    path.chmod(0o755)
+    return path
+
+
+def drain(uploader: lu.LogUploader, limit: float = 60.0) -> None:
+    """Let the copy that runs (and the queue behind it) finish, in real time."""
+    end = time.monotonic() + limit
+    while (uploader.job is not None or uploader.queue) and time.monotonic() < end:
+        time.sleep(0.02)
+        uploader.tick()
+    assert uploader.job is None and not uploader.queue, "the copies did not finish"
+
+
+class RealClock:
+    monotonic = staticmethod(time.monotonic)
+
+
+def uploader(tmp_path: Path, copier: Path, **overrides: Any) -> tuple[lu.LogUploader, list[str]]:
+    decided: list[str] = []
+    (tmp_path / "data" / "logs").mkdir(parents=True, exist_ok=True)
+    s = {"cloud": "aws", "region": "us-east-1", "stack": "st", "experiment": "exp1",
+         "checkpoint_uri": "s3://bucket/ckpt/", "mount_point": str(tmp_path / "data"),
+         "state_dir": str(tmp_path / "state"), "job": {"session": "train"},
+         "control_upload_command": [str(copier), "s3", "cp", "{src}", "{dst}"], **overrides}
+    metadata = ca.Metadata("aws", "http://127.0.0.1:9", 1.0)
+    dog = SimpleNamespace(s=s, clock=RealClock(), metadata=metadata, credentials=None,
+                          decide=lambda event, reason: decided.append(f"{event}: {reason}"))
+    return lu.LogUploader(dog), decided
+
+
+def test_the_watchdog_uploads_the_logs_redacted_where_gpulease_logs_reads_them(tmp_path: Path, aws) -> None:
+    s3 = aws.client("s3")
+    s3.create_bucket(Bucket="bucket")
+    copier = s3_copier(tmp_path / "aws-cp", aws.url)
+    rig = make_rig(tmp_path, stack="st", job={"session": "train", "command": "python train.py"},
+                   control_upload_command=[str(copier), "s3", "cp", "{src}", "{dst}", "--region", "{region}"],
+                   log_upload_timeout_seconds=10**8)  # the virtual clock runs ahead of the real copy
+    data_logs = tmp_path / "data" / "logs"
+    (data_logs / "bootstrap.log").write_text(f"staging hf://org/m with --token {TOKEN}\nready\n")
+    (data_logs / "train.log").write_text("step 1 loss 2.31\nstep 2 lo")  # the last line is not complete yet
+    dog, _ = run_in_process(rig, start=DEADLINE_EPOCH - 7 * 3600, max_ticks=3)
+    drain(dog.logs)
+    keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket="bucket")["Contents"])
+    assert [k for k in keys if "/logs/" in k] == ["ckpt/_gpulease/logs/st/exp1/bootstrap.log",
+                                                  "ckpt/_gpulease/logs/st/exp1/train.log"]
+    reader = logs.LogReader(s3, "bucket", "ckpt/_gpulease/", "st", "exp1", session="train")
+    assert reader.files(first=True) == [
+        "[bootstrap.log] staging hf://org/m with --token <redacted>",
+        "[bootstrap.log] ready",
+        "[verify-run.log] not in the bucket yet (the instance copies it every few minutes once it is written; it is "
+        "/data/logs/verify-run.log there: --journal or gpulease ssh)",
+        "[verify-resume.log] not in the bucket yet (the instance copies it every few minutes once it is written; it "
+        "is /data/logs/verify-resume.log there: --journal or gpulease ssh)",
+        "[train.log] step 1 loss 2.31",
+    ]
+    # The next round copies what changed (the line is complete now); ``follow`` prints only what is new.
+    (data_logs / "train.log").write_text("step 1 loss 2.31\nstep 2 loss 1.97\n")
+    dog.logs.last = float("-inf")
+    dog.logs.tick()
+    drain(dog.logs)
+    assert reader.files(first=False) == ["[train.log] step 2 loss 1.97"]
+    assert TOKEN not in str(s3.get_object(Bucket="bucket", Key="ckpt/_gpulease/logs/st/exp1/bootstrap.log")["Body"].read())
+
+
+def test_a_long_file_is_uploaded_as_its_end_after_a_line_saying_what_was_left_out(tmp_path: Path) -> None:
+    path = tmp_path / "big.log"
+    lines = [f"line {i:06d}\n" for i in range(2000)]  # 12 bytes each
+    path.write_text("".join(lines) + "partial")
+    data, skipped = lu.read_tail(str(path), limit=1000)
+    assert data.decode() == "".join(lines[-82:])  # whole lines of the last 1000 bytes; the partial one is held back
+    assert skipped == 12 * (2000 - 82)
+    out = lu.redacted(data, skipped, "/data/logs/big.log").decode().splitlines()
+    assert out[0] == f"[gpulease] the first {skipped} bytes are not uploaded; the whole file is /data/logs/big.log on the instance"
+    assert out[1:] == [line.strip() for line in lines[-82:]]
+    assert len(lu.redacted(*lu.read_tail(str(path)), str(path))) <= lu.MAX_UPLOAD_BYTES + 200
+
+
+def test_links_fifos_devices_and_directories_are_not_read(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("root:x:0:0\n")
+    (tmp_path / "link.log").symlink_to(secret)
+    os.mkfifo(tmp_path / "fifo.log")
+    (tmp_path / "dir.log").mkdir()
+    started = time.monotonic()
+    for name in ("link.log", "fifo.log", "dir.log", "missing.log"):
+        assert lu.read_tail(str(tmp_path / name)) is None, name
+    assert lu.read_tail("/dev/null") is None  # a device: only a regular file is read
+    assert time.monotonic() - started < 2  # a FIFO with no writer never blocks the loop
+
+
+def test_a_linked_log_is_never_uploaded(tmp_path: Path) -> None:
+    record = tmp_path / "copies.txt"
+    up, _ = uploader(tmp_path, shell_copier(tmp_path / "cp", record))
+    (tmp_path / "etc-shadow").write_text("root:secret\n")
+    (tmp_path / "data" / "logs" / "bootstrap.log").symlink_to(tmp_path / "etc-shadow")
+    up.tick()
+    drain(up)
+    assert not record.exists()
+
+
+def test_a_failed_copy_is_logged_and_tried_again_an_unchanged_file_is_not(tmp_path: Path) -> None:
+    record = tmp_path / "copies.txt"
+    copier = shell_copier(tmp_path / "cp", record, code=1)
+    up, decided = uploader(tmp_path, copier)
+    (tmp_path / "data" / "logs" / "bootstrap.log").write_text("ready\n")
+    up.tick()
+    drain(up)
+    assert decided == ["log-upload: bootstrap.log: the copy exited 1: "]
+    shell_copier(copier, record, code=0)
+    up.last = float("-inf")
+    up.tick()
+    drain(up)
+    up.last = float("-inf")
+    up.tick()  # nothing changed since the copy that worked: no copy
+    drain(up)
+    assert record.read_text().splitlines() == ["s3://bucket/ckpt/_gpulease/logs/st/exp1/bootstrap.log"] * 2
+    assert Path(f"{record}.last").read_text() == "ready\n"
+
+
+def test_a_copy_that_hangs_is_killed_at_its_bound_and_the_loop_never_waits(tmp_path: Path) -> None:
+    copier = tmp_path / "cp"
+    copier.write_text("#!/bin/sh\nsleep 60\n")
+    copier.chmod(0o755)
+    up, decided = uploader(tmp_path, copier, log_upload_timeout_seconds=0.5)
+    (tmp_path / "data" / "logs" / "bootstrap.log").write_text("ready\n")
+    started = time.monotonic()
+    up.tick()
+    assert time.monotonic() - started < 1 and up.job is not None  # started beside the loop
+    drain(up, limit=10)
+    assert decided == ["log-upload: bootstrap.log: the copy took longer than 0.5 s: killed"]
+    assert "bootstrap.log" not in up.sent
+
+
+@pytest.mark.parametrize("missing", ["checkpoint_uri", "control_upload_command"])
+def test_without_a_bucket_nothing_is_copied(tmp_path: Path, missing: str) -> None:
+    record = tmp_path / "copies.txt"
+    up, _ = uploader(tmp_path, shell_copier(tmp_path / "cp", record), **{missing: None})
+    (tmp_path / "data" / "logs" / "bootstrap.log").write_text("ready\n")
+    up.tick()
+    assert up.job is None and not record.exists()
+
+
+def test_the_reader_and_the_instance_share_the_layout() -> None:
+    assert logs.LOG_FILES == lu.LOG_FILES
+    assert lu.log_key("st", "exp1", "train.log") == "logs/st/exp1/train.log"
+    assert lu.log_names({"job": {"session": "sft"}}) == ["bootstrap.log", "verify-run.log", "verify-resume.log", "sft.log"]
