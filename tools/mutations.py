@@ -88,7 +88,7 @@ MUTATIONS: list[Mutation] = [
     Mutation("policy", "gpulease/core/resources.py", "return parsed if math.isfinite(parsed) else None",
              "return parsed", POLICY_TESTS, "nan/inf are not numbers"),
     Mutation("policy", "policies/guardrails/deadlines.py",
-             "if not covering and len(mine) == 1 and self._needing_count(d) == 1 and unmatched:",
+             "if not covering and len(mine) == 1 and needing == 1 and unmatched:",
              "if not covering and unmatched:", POLICY_TESTS,
              "one unmatched schedule covers a single GPU instance only"),
     Mutation("policy", "policies/guardrails/runtime.py", "        if expires > limit:", "        if False:", POLICY_TESTS,

@@ -9,7 +9,7 @@ RESUME = ("tests/cli/test_resume.py",)
 RECOVERY = ("tests/components/alicloud/test_spot_recovery.py",)
 
 MUTATIONS = [
-    Mutation("spot-recovery", "components/alicloud/spot_recovery.py", 'return spec.market == "spot" and getattr(spot, "recover", False) is True',
+    Mutation("spot-recovery", "components/alicloud/spot_recovery.py", 'return spec.market == "spot" and spec.spot.recover is True',
              'return spec.market == "spot"', RECOVERY, "only spot.recover keeps a reclaimed instance (stopped)"),
     Mutation("spot-recovery", "components/alicloud/spot_recovery.py", "    return STOP if recovers(spec) else TERMINATE",
              "    return TERMINATE", RECOVERY, "spot.recover stops the reclaimed instance in economical mode"),

@@ -42,7 +42,7 @@ MUTATIONS = [
              '                           "Resource": "*"})',
              AWS_TESTS, "the scheduler role cancels exactly the experiment's request"),
     Mutation("spot-aws", "components/userdata/settings.py",
-             'spot_recover=cloud == "aws" and spec.market == "spot" and spec.spot.recover is True,',
+             'spot_recover=spec.market == "spot" and spec.spot.recover is True,',
              "spot_recover=False,",
              AWS_TESTS, "the watchdog is told that a reclaim is the cloud's to stop"),
     Mutation("spot-aws", "components/spec/spot.py",

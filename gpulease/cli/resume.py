@@ -34,13 +34,13 @@ def cmd_resume(args: argparse.Namespace) -> int:
         result = resume(args.stack, progress)
     except (ResumeFailedError, ResumeCloudError) as exc:
         if args.json:
-            print_json(envelope(None, [error("resumeFailed", one_line(exc))]))
+            print_json(envelope("resume", None, [error("resume-failed", one_line(exc))]))
         print(f"gpulease: {one_line(exc)}", file=sys.stderr)
         return EXIT_FAILED
     finally:
         progress.close()
     if args.json:
-        print_json(envelope(result.as_dict()))
+        print_json(envelope("resume", result.as_dict()))
         return EXIT_OK
     until = f" (deadline {result.deadline})" if result.deadline else ""
     for iid in result.started:

@@ -24,6 +24,7 @@ BAD_INPUT = {
     "check": ["check", "no-such-stack"],
     "plan": ["plan", "no-such-stack", "--format", "json"],
     "up": ["up", "no-such-stack"],
+    "resume": ["resume", "no-such-stack"],
     "down": ["down", "no-such-stack"],
     "logs": ["logs", "no-such-stack", "--outputs", MISSING],
     "ls": ["ls", "--cloud", "aws"],

@@ -9,7 +9,7 @@ import pytest
 from gpulease.cli.main import main
 from gpulease.cli.printable import printable
 from gpulease.live import logs
-from tests.live.test_logs import STACK
+from tests.live.test_logs import LOGS, STACK
 
 
 def _log_lines(out: str, name: str) -> list[str]:
@@ -17,7 +17,7 @@ def _log_lines(out: str, name: str) -> list[str]:
 
 
 def test_logs_show_the_last_lines_of_each_log_and_say_how_many_are_left_out(bucket, capsys):
-    bucket["put"]("logs/bootstrap.log", "".join(f"line {i}\n" for i in range(1, 251)).encode())
+    bucket["put"](LOGS + "bootstrap.log", "".join(f"line {i}\n" for i in range(1, 251)).encode())
     assert main(["logs", STACK, "--outputs", bucket["outputs"]]) == 0
     assert _log_lines(capsys.readouterr().out, "bootstrap.log") == [
         "[bootstrap.log] ... 150 earlier lines not shown (--lines 0 shows all)",
@@ -34,14 +34,14 @@ def test_logs_show_the_last_lines_of_each_log_and_say_how_many_are_left_out(buck
 
 def test_a_log_longer_than_one_read_is_read_from_its_end(bucket, monkeypatch, capsys):
     monkeypatch.setattr(logs, "MAX_LOG_BYTES", 64)
-    bucket["put"]("logs/bootstrap.log", "".join(f"line {i:03d}\n" for i in range(1, 101)).encode())  # 900 bytes
+    bucket["put"](LOGS + "bootstrap.log", "".join(f"line {i:03d}\n" for i in range(1, 101)).encode())  # 900 bytes
     assert main(["logs", STACK, "--outputs", bucket["outputs"]]) == 0
     assert _log_lines(capsys.readouterr().out, "bootstrap.log") == [
         "[bootstrap.log] ... (836 earlier bytes not read)", *[f"[bootstrap.log] line {i:03d}" for i in range(94, 101)]]
 
 
 def test_logs_escape_control_characters_visibly(bucket, capsys):
-    bucket["put"]("logs/bootstrap.log", b"\x1b[2J\x1b]0;owned\x07cleared\rhidden\ttab \xe2\x80\xae rtl \xc2\x9b csi\n")
+    bucket["put"](LOGS + "bootstrap.log", b"\x1b[2J\x1b]0;owned\x07cleared\rhidden\ttab \xe2\x80\xae rtl \xc2\x9b csi\n")
     assert main(["logs", STACK, "--outputs", bucket["outputs"]]) == 0
     out = capsys.readouterr().out
     assert _log_lines(out, "bootstrap.log") == [
@@ -53,7 +53,7 @@ def test_logs_escape_control_characters_visibly(bucket, capsys):
 
 
 def test_follow_tails_and_escapes_its_first_screen(bucket, monkeypatch, capsys):
-    bucket["put"]("logs/bootstrap.log", "".join(f"\x1bline {i}\n" for i in range(1, 6)).encode())
+    bucket["put"](LOGS + "bootstrap.log", "".join(f"\x1bline {i}\n" for i in range(1, 6)).encode())
     monkeypatch.setattr(logs, "FOLLOW_POLL_SECONDS", 0.0)
     assert main(["logs", STACK, "--outputs", bucket["outputs"], "--follow", "--minutes", "0.0001", "-n", "1"]) == 0
     assert _log_lines(capsys.readouterr().out, "bootstrap.log") == [

@@ -83,6 +83,9 @@ def test_shipped_watchdog_acts_on_a_spot_notice_in_real_time(tmp_path: Path) -> 
                           tags=deadline_tags(now + 8 * 3600))
     with MetadataServer(state) as server:
         settings, rig = rig_settings(tmp_path, shipped, server.url)
+        # A one-time request ends on the notice; a recovering one waits for the cloud's stop
+        # (tests/instance/test_reclaim_journey.py plays that).
+        settings["spot_recover"] = False
         started = time.monotonic()
         proc = start(script, settings, tmp_path, speed=1, clock_start=now)
         out, _ = proc.communicate(timeout=60)
