@@ -15,8 +15,8 @@ from typing import Any
 from gpulease.core import clock
 from gpulease.core.cost import StackCost, configured_regions, estimate_resources
 from gpulease.core.errors import UserError
-from gpulease.review import isolation, stacks
-from gpulease.review.policy_runner import PolicyResult, PolicyRunner
+from gpulease.review import isolation, preconditions, stacks
+from gpulease.review.policy_runner import PolicyResult, PolicyRunner, Violation
 from gpulease.review.render import Rendering, load_stack_file, render
 from gpulease.review.stacks import DEFAULT_STACK, PROJECT_ROOT
 
@@ -94,7 +94,17 @@ def judge(rendering: Rendering, runner: PolicyRunner | None, now: datetime | Non
     if rendering.error is not None and not rendering.partial:
         return None, None
     verdict = runner.analyze(rendering, now=now) if runner else None
+    if verdict is not None:
+        verdict.violations.extend(quota_advisories(rendering))
     return verdict, estimate(rendering)
+
+
+def quota_advisories(rendering: Rendering) -> list[Violation]:
+    """The quotas the stack may exhaust (the advisory rows of ``preconditions``: Elastic IPs, GPU vCPUs), as
+    advisory findings of the plan: the account's own quota is not visible offline."""
+    rows = {p.name: p for p in preconditions.PRECONDITIONS}
+    return [Violation(policy=f"quota-{name}", level="advisory", message=f"{rows[name].rule}\n{line}", urn=None,
+                      stage="offline") for name, line in preconditions.advisories(rendering)]
 
 
 def start_render(
