@@ -99,12 +99,18 @@ def judge(rendering: Rendering, runner: PolicyRunner | None, now: datetime | Non
     return verdict, estimate(rendering)
 
 
+PLAN_QUOTAS = ("eip-quota",)
+"""The advisory rows of ``preconditions`` the plan shows: a quota a stack can use most of by itself (four nodes use
+four of the default five Elastic IPs). The GPU vCPU quota applies to every GPU stack alike; ``gpulease check``
+reads the account's own."""
+
+
 def quota_advisories(rendering: Rendering) -> list[Violation]:
-    """The quotas the stack may exhaust (the advisory rows of ``preconditions``: Elastic IPs, GPU vCPUs), as
-    advisory findings of the plan: the account's own quota is not visible offline."""
+    """The quotas of ``PLAN_QUOTAS`` the stack may exhaust, as advisory findings of the plan: the account's own
+    quota is not visible offline."""
     rows = {p.name: p for p in preconditions.PRECONDITIONS}
     return [Violation(policy=f"quota-{name}", level="advisory", message=f"{rows[name].rule}\n{line}", urn=None,
-                      stage="offline") for name, line in preconditions.advisories(rendering)]
+                      stage="offline") for name, line in preconditions.advisories(rendering) if name in PLAN_QUOTAS]
 
 
 def start_render(

@@ -75,7 +75,7 @@ def test_the_quota_advisories_are_in_the_plan_output(capsys) -> None:
     assert main(["plan", "aws-cluster-4x8", "--format", "json"]) == 0
     (stack,) = json.loads(capsys.readouterr().out)["stacks"]
     found = {v["policy"]: v for v in stack["violations"] if v["policy"].startswith("quota-")}
-    assert set(found) == {"quota-eip-quota", "quota-gpu-vcpu-quota"}
+    assert set(found) == {"quota-eip-quota"}
     eip = found["quota-eip-quota"]
     assert eip["level"] == "advisory" and "4 Elastic IPs: the default quota is 5 per Region" in eip["message"]
     assert stack["status"] == "pass"  # an advisory: the account's own quota is not visible offline
