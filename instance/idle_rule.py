@@ -13,11 +13,11 @@ instance alive). A GPU that cannot be read is reported, and counts as idle after
 The threshold: ``idle_gpu_percent`` of ``utilization.gpu``, which nvidia-smi's manual page defines as the "percent
 of time over the past sample period during which one or more kernels was executing on the GPU"
 (https://manpages.ubuntu.com/manpages/plucky/man1/nvidia-smi.1.html): a GPU is idle when every GPU reads below it.
-Under MIG, ``utilization.gpu`` is not reported (``[N/A]``) and a GPU may be split into slices that are used
-separately (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/); each slice is judged on its own
-(``gpu_query``: a slice whose used memory is above ``MIG_BUSY_MEMORY_PERCENT`` of its own memory is busy), and the
-instance is busy when any slice is: a job on one small slice of a large GPU holds far less than 5 % of the whole
-GPU's memory.
+Under MIG, ``utilization.gpu`` is not reported (``[N/A]``) and a GPU may be split into slices used separately
+(https://docs.nvidia.com/datacenter/tesla/mig-user-guide/). ``--query-gpu`` reports per physical GPU, so the rule
+judges the whole GPU: busy while more than ``gpu_query.MIG_BUSY_MEMORY_PERCENT`` (5 %) of its memory is in use. That
+threshold is the kit's own choice (no NVIDIA document gives one), and it is not judged per slice: a job holding less
+than 5 % of a large GPU's memory on one slice counts as idle.
 
 ``IdleRule.observe`` takes what was measured and the monotonic time, and answers what it concluded; the watchdog
 measures and acts. Everything it reads is passed in, so a test drives it with numbers."""

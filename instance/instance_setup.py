@@ -35,11 +35,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 try:
-    from instance import bounds
+    from instance import bounds, staging
     from instance import cloud_access as ca
     from instance import cluster as cl
     from instance import instance_state as st
-    from instance import staging
 except ImportError:  # on the instance: the other tools are installed next to this file
     import bounds  # type: ignore[no-redef]
     import cloud_access as ca  # type: ignore[no-redef]

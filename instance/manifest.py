@@ -31,9 +31,8 @@ import shlex
 from typing import Any
 
 try:
-    from instance import bounds
+    from instance import bounds, control
     from instance import cloud_access as ca
-    from instance import control
     from instance import instance_state as st
 except ImportError:  # on the instance: the other tools are installed next to this file
     import bounds  # type: ignore[no-redef]

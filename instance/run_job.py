@@ -29,9 +29,8 @@ import tempfile
 from typing import Any
 
 try:
-    from instance import bounds
+    from instance import bounds, control, manifest, verify
     from instance import cloud_access as ca
-    from instance import control, manifest, verify
     from instance import instance_state as st
 except ImportError:  # on the instance: the other tools are installed next to this file
     import bounds  # type: ignore[no-redef]

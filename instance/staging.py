@@ -47,16 +47,16 @@ from collections.abc import Callable
 from typing import Any
 
 try:
-    from instance import cloud_access as ca
     from instance import bounds
+    from instance import cloud_access as ca
     from instance.bounds import STAGE_DEFAULT, STAGE_SOURCE_DEFAULT
     from instance.staging_fetch import Engine, FileJob
     from instance.staging_files import ConfinementError, DigestMismatchError, Folder, StagingError
     from instance.staging_http import Client, Deadline, retrying
     from instance.staging_hubs import hf_files, modelscope_files
 except ImportError:  # on the instance: installed next to this file
-    import cloud_access as ca  # type: ignore[no-redef]
     import bounds  # type: ignore[no-redef]
+    import cloud_access as ca  # type: ignore[no-redef]
     from bounds import STAGE_DEFAULT, STAGE_SOURCE_DEFAULT  # type: ignore[no-redef]
     from staging_fetch import Engine, FileJob  # type: ignore[no-redef]
     from staging_files import ConfinementError, DigestMismatchError, Folder, StagingError  # type: ignore[no-redef]

@@ -41,9 +41,8 @@ import time
 from typing import Any
 
 try:
-    from instance import bounds
+    from instance import bounds, control, gpu_query, process_tree
     from instance import cloud_access as ca
-    from instance import control, gpu_query, process_tree
 except ImportError:  # on the instance: the other tools are installed next to this file
     import bounds  # type: ignore[no-redef]
     import cloud_access as ca  # type: ignore[no-redef]

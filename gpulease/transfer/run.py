@@ -12,8 +12,8 @@ from typing import Any
 from rich.console import Console
 
 from gpulease.core.errors import UserError
-from gpulease.transfer.bounded import PullBounds
 from gpulease.review.organization import check_name
+from gpulease.transfer.bounded import PullBounds
 from gpulease.transfer.files import (
     DEFAULT_CHECKPOINT_PREFIX,
     confined_target,

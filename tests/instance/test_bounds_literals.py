@@ -40,15 +40,15 @@ def literal_bounds(source: str) -> list[str]:
             at = BOUND_ARGUMENT.get(name)
             if at is not None and len(node.args) > at and _number(node.args[at]):
                 found.append(f"{node.lineno}: {name}(... {node.args[at].value})")  # type: ignore[attr-defined]
-            for before, after in zip(node.args, node.args[1:]):
+            for before, after in zip(node.args, node.args[1:], strict=False):
                 if isinstance(before, ast.Constant) and isinstance(before.value, str) and re.search(
                         r"timeout|deadline", before.value) and _number(after):
                     found.append(f"{node.lineno}: {name}({before.value!r}, {after.value})")  # type: ignore[attr-defined]
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             a = node.args
             positional = a.posonlyargs + a.args
-            pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
-            pairs += [(arg, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+            pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults, strict=True))
+            pairs += [(arg, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
             found += [f"{node.lineno}: def {node.name}({arg.arg}={d.value})" for arg, d in pairs  # type: ignore[attr-defined]
                       if "timeout" in arg.arg and _number(d)]
     return sorted(found, key=lambda f: int(f.split(":", 1)[0]))

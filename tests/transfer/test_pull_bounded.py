@@ -42,7 +42,8 @@ class TricklingStore:
 
     def download(self, key: str, target: str, progress) -> None:
         while True:
-            Path(target).open("ab").write(b"x")
+            with Path(target).open("ab") as out:
+                out.write(b"x")
             progress(1)
             time.sleep(0.01)
 
