@@ -32,14 +32,31 @@ STAGE_SOURCE_DEFAULT = 6 * HOUR
 """A staging source's own deadline when the settings give none (the bucket CLI's bound before deadlines existed)."""
 STAGE_DEFAULT = 8 * HOUR
 """The whole stage's deadline when the settings give none (``staging_deadline_seconds``)."""
+MAX_PAGES = 10_000
+"""The most pages one listing may take (a hub's file tree while staging, a bucket prefix in ``gpulease pull``)."""
 
 TABLE: dict[str, Bound] = {
     # -- reads and calls every tool makes --
     "metadata_read": Bound(3, "one metadata read (token and value), total", "metadata_timeout_seconds"),
-    "gpu_query": Bound(30, "one nvidia-smi query"),
+    "gpu_query": Bound(30, "one nvidia-smi query of the watchdog's heartbeat"),
+    "gpu_query_verify": Bound(15, "one nvidia-smi query of the verification"),
+    "nvidia_smi_setup": Bound(60, "one nvidia-smi call of the bootstrap (-L, the query, the header)"),
     "hook": Bound(120, "a checkpoint or warn hook", "hook_timeout_seconds"),
     "shutdown_command": Bound(60, "the shutdown command"),
-    "ecs_call": Bound(15, "one ECS API call (release, stop, DescribeInstances)"),
+    "ecs_call": Bound(15, "one ECS API call that acts (release, stop)"),
+    "ecs_read": Bound(10, "one ECS API read (DescribeInstances: the deadline tag, the spend estimate's tags)"),
+    "bucket_copy": Bound(120, "one copy to the bucket with the cloud CLI (a record, a marker)"),
+    "cluster_notice_copy": Bound(60, "a cluster node's copy of a spot notice to its peers"),
+    "kill_reap": Bound(5, "waiting for a killed process group's leader to be reaped"),
+    "setup_command": Bound(120, "a bootstrap command without a bound of its own"),
+    "as_user": Bound(30, "a tmux command run as the login user"),
+    "manifest_probe": Bound(15, "one probe of the run manifest (git, pip, nvidia-smi)"),
+    "rebalance_join": Bound(15, "the wait for a rebalance checkpoint cut short by the final sequence"),
+    "fstab_device_timeout": Bound(30, "x-systemd.device-timeout of the data disk's fstab line (nofail)"),
+    # -- fetch_tools.py, which runs before this table is on the instance, keeps these values as literals --
+    "tools_read": Bound(10, "fetch_tools: one metadata or credentials read"),
+    "tools_download": Bound(60, "fetch_tools: downloading the tools object"),
+    "watchdog_fetch": Bound(60, "the watchdog unit's wait for the tools object (ExecStartPre)"),
     # -- the bootstrap's steps --
     "device_wait": Bound(900, "the wait for the data disk to be attached", "device_wait_seconds"),
     "mkfs": Bound(1800, "formatting a blank data disk"),
@@ -48,9 +65,13 @@ TABLE: dict[str, Bound] = {
     "apt_update": Bound(600, "apt-get update for the driver", "apt_update_timeout_seconds"),
     "apt_install": Bound(1500, "apt-get install of the driver packages", "apt_install_timeout_seconds"),
     "modprobe": Bound(120, "modprobe nvidia and nvidia-smi after the install"),
+    "cli_install": Bound(900, "installing the bucket CLI where the image has none (ossutil), before staging"),
+    "secret_read": Bound(120, "reading the hub token's secret (Secrets Manager through the CLI, or KMS)"),
+    "staging_read": Bound(60, "one read of a staging download", "staging_read_timeout_seconds"),
     "stage": Bound(STAGE_DEFAULT, "staging the data sources (the whole stage's deadline)",
                    "staging_deadline_seconds"),
-    "torch_probe": Bound(300, "torch.cuda.is_available() in each Python"),
+    "torch_probe": Bound(300, "torch.cuda.is_available() in one Python"),
+    "torch_probes": Bound(0, "the torch probe in each Python of torch_pythons", inner=("torch_probe",)),
     "bucket_check": Bound(120, "listing the checkpoint bucket with the role"),
     "peer_wait": Bound(300, "a cluster node's wait for its peers", "peer_wait_seconds"),
     "publish": Bound(240, "copying ready.json and the ready record to the bucket (two copies of 120 s)"),
@@ -58,7 +79,8 @@ TABLE: dict[str, Bound] = {
     "bootstrap_unit": Bound(
         0, "gpulease-bootstrap.service TimeoutStartSec",
         inner=("fetch_tools", "device_wait", "mkfs", "udev_settle", "mount", "apt_update", "apt_install", "modprobe",
-               "stage", "torch_probe", "bucket_check", "peer_wait", "publish"),
+               "nvidia_smi_setup", "cli_install", "secret_read", "stage", "torch_probes", "bucket_check", "peer_wait",
+               "publish"),
         margin=600,
     ),
     # -- the run unit --
@@ -70,7 +92,8 @@ TABLE: dict[str, Bound] = {
     # -- the watchdog --
     "gpu_grace": Bound(600, "an unreadable GPU is not idle for this long", "gpu_grace_minutes", scale=60),
     "idle_setup_wait": Bound(0, "idle time counts from the end of the bootstrap and the verification, or from "
-                             "this long after boot when they never report", inner=("bootstrap_unit", "run_unit")),
+                             "this long after the bootstrap unit started when they never report",
+                             inner=("bootstrap_unit", "run_unit")),
     "idle_sync_window": Bound(1800, "an idle shutdown's final sync"),
     "sync_min": Bound(600, "a periodic sync is killed after max(this, 2 x the interval)"),
     "heartbeat_copy": Bound(600, "a heartbeat copy (two beats)"),
@@ -78,6 +101,7 @@ TABLE: dict[str, Bound] = {
     "watchdog_stop": Bound(90, "gpulease-watchdog.service TimeoutStopSec: the last sync on SIGTERM",
                            inner=("final_sync_on_stop",), margin=10),
     "final_sync_on_stop": Bound(60, "the final sync when the service is stopped"),
+    "job_agent_stop": Bound(90, "gpulease-job-agent.service TimeoutStopSec: the job stopped and reported"),
     "notice_minimum_aws": Bound(120, "an AWS spot notice whose time cannot be read"),
     "notice_minimum_alicloud": Bound(300, "an Alibaba Cloud spot notice whose time cannot be read"),
     # -- spot recovery (spot_recover) --
@@ -87,13 +111,21 @@ TABLE: dict[str, Bound] = {
     "manifest_update": Bound(30, "copying the run manifest to the bucket after recording the spot request's end"),
     "spot_stop_wait": Bound(600, "after a spot notice's window closes, the wait for the cloud's stop before the "
                             "watchdog carries on as on a normal boot"),
+    # -- the operator side, bounded the same way --
+    "pull": Bound(STAGE_DEFAULT, "gpulease pull, the whole pull (--deadline-seconds), as long as a stage"),
 }
+DEFAULT_TORCH_PYTHONS = 3
+"""How many Pythons the bootstrap probes for torch when the settings do not list them (``torch_pythons``)."""
 
 
 def value(name: str, settings: Mapping[str, Any] | None = None) -> float:
     """The bound in seconds: the setting when given (a finite number above 0), else the default; a composed bound
     is the sum of its inner ones plus its margin."""
     row = TABLE[name]
+    if name == "torch_probes":
+        pythons = (settings or {}).get("torch_pythons")
+        count = len(pythons) if isinstance(pythons, list) else DEFAULT_TORCH_PYTHONS
+        return count * value("torch_probe", settings)
     if row.inner and not row.seconds:
         return sum(value(inner, settings) for inner in row.inner) + row.margin
     given = (settings or {}).get(row.setting) if row.setting else None
@@ -120,3 +152,24 @@ def outer_covers_inner(settings: Mapping[str, Any] | None = None) -> list[str]:
 def systemd_seconds(name: str, settings: Mapping[str, Any] | None = None) -> int:
     """A unit's timeout as whole seconds, for ``TimeoutStartSec=``."""
     return int(-(-value(name, settings) // 1))
+
+
+class PageGuard:
+    """One listing's pages: a page already read (its URL or continuation token) means the pagination loops, and more
+    than ``max_pages`` pages is refused. ``problem(token)`` before each page read: None, or why not to read it."""
+
+    def __init__(self, what: str, max_pages: int = MAX_PAGES) -> None:
+        self.what, self.max_pages = what, max_pages
+        self.seen: set[str] = set()
+
+    @property
+    def pages(self) -> int:
+        return len(self.seen)
+
+    def problem(self, token: str) -> str | None:
+        if token in self.seen:
+            return f"{self.what}: the listing's next page {token} was already read (the pagination loops)"
+        if len(self.seen) >= self.max_pages:
+            return f"{self.what}: the listing has more than {self.max_pages} pages; refusing to read on"
+        self.seen.add(token)
+        return None

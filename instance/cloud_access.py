@@ -39,6 +39,11 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
+try:
+    from instance import bounds
+except ImportError:  # on the instance: installed next to this file
+    import bounds  # type: ignore[no-redef]
+
 UTC = timezone.utc  # noqa: UP017 - the instance may run Python 3.10 (Ubuntu 22.04), before datetime.UTC
 
 SETTINGS_MAX_BYTES = 256 * 1024
@@ -399,7 +404,7 @@ class Bounded:
         with contextlib.suppress(OSError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         try:
-            self.returncode = self.proc.wait(timeout=5)
+            self.returncode = self.proc.wait(timeout=bounds.value("kill_reap"))
         except subprocess.TimeoutExpired:  # pragma: no cover - a process in uninterruptible sleep
             self.returncode = -9
 
@@ -488,7 +493,7 @@ def rpc_signature(method: str, params: dict[str, str], secret: str) -> str:
 
 def ecs_call(
     action: str, params: dict[str, str], creds: dict[str, str], *, region: str, endpoint: str | None = None,
-    timeout: float = 10.0, now: float | None = None,
+    timeout: float = bounds.value("ecs_read"), now: float | None = None,
 ) -> tuple[int, dict[str, Any]]:
     """(HTTP status, decoded answer) of one ECS API call (version 2014-05-26) signed with STS credentials."""
     query = {
@@ -537,7 +542,7 @@ class InstanceDeadline:
     that state."""
 
     def __init__(self, metadata: Metadata, credentials: RoleCredentials | None, *, tag: str, region: str,
-                 api: bool = False, endpoint: str | None = None, timeout: float = 10.0, api_interval: float = 60.0,
+                 api: bool = False, endpoint: str | None = None, timeout: float = bounds.value("ecs_read"), api_interval: float = 60.0,
                  monotonic: Callable[[], float] = time.monotonic, real: Callable[[float], float] = lambda s: s):
         self.metadata = metadata
         self.credentials = credentials

@@ -15,9 +15,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 try:
+    from instance import bounds
     from instance import cloud_access as ca
     from instance import instance_state as st
 except ImportError:  # on the instance: cloud_access.py is installed next to this file
+    import bounds  # type: ignore[no-redef]
     import cloud_access as ca  # type: ignore[no-redef]
     import instance_state as st  # type: ignore[no-redef]
 
@@ -59,7 +61,7 @@ def read_json(path: str) -> dict[str, Any]:
 
 def metadata(settings: dict[str, Any]) -> ca.Metadata:
     return ca.Metadata(settings.get("cloud", "aws"), settings.get("metadata_url"),
-                       float(settings.get("metadata_timeout_seconds", 2)))
+                       bounds.value("metadata_read", settings))
 
 
 def instance_facts(settings: dict[str, Any], service: ca.Metadata | None = None) -> dict[str, str | None]:
@@ -94,7 +96,7 @@ def upload_call(settings: dict[str, Any], local: str, name: str, service: ca.Met
     )
 
 
-def publish(settings: dict[str, Any], local: str, name: str, timeout: float = 120) -> tuple[bool, str]:
+def publish(settings: dict[str, Any], local: str, name: str, timeout: float = bounds.value("bucket_copy")) -> tuple[bool, str]:
     """Copy ``local`` to the control area, bounded by ``timeout`` seconds: (copied, what happened)."""
     try:
         call = upload_call(settings, local, name)

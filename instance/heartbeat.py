@@ -29,9 +29,10 @@ import os
 from typing import Any, Protocol
 
 try:
-    from instance import budget_rule, control, disk_space, gpu_query, starved_rule
+    from instance import bounds, budget_rule, control, disk_space, gpu_query, starved_rule
     from instance import cloud_access as ca
 except ImportError:  # on the instance: the other tools are installed next to this file
+    import bounds  # type: ignore[no-redef]
     import budget_rule  # type: ignore[no-redef]
     import cloud_access as ca  # type: ignore[no-redef]
     import control  # type: ignore[no-redef]
@@ -151,7 +152,7 @@ class Heartbeat:
         return [{k: item.get(k) for k in INTERRUPTION_KEYS} for item in found[-MAX_INTERRUPTIONS_SHOWN:]]
 
     def gpus(self) -> tuple[list[dict[str, float]], str | None]:
-        code, out = ca.run_bounded([self.dog.s["nvidia_smi"], *GPU_QUERY], self.dog.clock.real(30))
+        code, out = ca.run_bounded([self.dog.s["nvidia_smi"], *GPU_QUERY], self.dog.clock.real(bounds.value("gpu_query")))
         if code != 0:
             return [], f"nvidia-smi {'did not answer' if code is None else f'exited {code}'}: {out[-200:]}"
         parsed = gpu_query.parse(out)
@@ -212,7 +213,7 @@ class Heartbeat:
             instance = self.dog.metadata.value("/latest/meta-data/instance-id")
             status, answer = ca.ecs_call(
                 "DescribeInstances", {"InstanceIds": json.dumps([instance])}, self.dog.credentials.get(),
-                region=self.dog.s["region"], endpoint=self.dog.s.get("ecs_endpoint"), timeout=self.dog.clock.real(10),
+                region=self.dog.s["region"], endpoint=self.dog.s.get("ecs_endpoint"), timeout=self.dog.clock.real(bounds.value("ecs_read")),
             )
         except (ca.MetadataError, ca.CredentialsError, ca.HttpError):
             return {}

@@ -4,9 +4,20 @@ Idle means: the GPU utilisation of every GPU (the CPU's on a preparation instanc
 the threshold for ``idle_minutes``, with no busy marker and no live SSH/SSM session, counted only **after the
 bootstrap (and the verification) finished on this boot**: the driver install and a long stage keep the GPU at 0 %
 on purpose. Where the settings say a bootstrap reports (``idle_after_setup``), the count starts when
-``boot-progress.json`` says so for this boot, or at the latest ``bounds.idle_setup_wait`` after the watchdog
-started (a bootstrap that never reports does not keep an instance alive). A GPU that cannot be read is reported,
-and counts as idle after ``gpu_grace_minutes``.
+``boot-progress.json`` says so for this boot; when the bootstrap that recorded its start there (its pid) is no
+longer running without having reported (it died early); or at the latest at the bound, counted from the bootstrap
+unit's own start: ``bounds.idle_setup_wait`` after ``bootstrap_started`` (``bounds.run_unit`` after the bootstrap's
+end while the verification runs), else after the watchdog started (a bootstrap that never reports does not keep an
+instance alive). A GPU that cannot be read is reported, and counts as idle after ``gpu_grace_minutes``.
+
+The threshold: ``idle_gpu_percent`` of ``utilization.gpu``, which nvidia-smi's manual page defines as the "percent
+of time over the past sample period during which one or more kernels was executing on the GPU"
+(https://manpages.ubuntu.com/manpages/plucky/man1/nvidia-smi.1.html): a GPU is idle when every GPU reads below it.
+Under MIG, ``utilization.gpu`` is not reported (``[N/A]``) and a GPU may be split into slices used separately
+(https://docs.nvidia.com/datacenter/tesla/mig-user-guide/). ``--query-gpu`` reports per physical GPU, so the rule
+judges the whole GPU: busy while more than ``gpu_query.MIG_BUSY_MEMORY_PERCENT`` (5 %) of its memory is in use. That
+threshold is the kit's own choice (no NVIDIA document gives one), and it is not judged per slice: a job holding less
+than 5 % of a large GPU's memory on one slice counts as idle.
 
 ``IdleRule.observe`` takes what was measured and the monotonic time, and answers what it concluded; the watchdog
 measures and acts. Everything it reads is passed in, so a test drives it with numbers."""
@@ -43,8 +54,14 @@ class Verdict:
 
 
 class IdleRule:
-    def __init__(self, settings: dict[str, Any], started: float, setup_done: Callable[[], bool] | None = None):
+    def __init__(self, settings: dict[str, Any], started: float, setup_done: Callable[[], bool] | None = None,
+                 progress: Callable[[], dict[str, Any]] | None = None, wall: Callable[[], float] | None = None,
+                 running: Callable[[int], bool] | None = None):
+        """``setup_done``: whether the setup reported its end; ``progress``: this boot's progress record (its
+        ``bootstrap_started`` time and ``bootstrap_pid``, and the ``bootstrap`` end), with ``wall`` the clock its
+        times are on and ``running(pid)`` whether that bootstrap still runs."""
         self.s = settings
+        self.progress, self.wall, self.running = progress, wall, running
         self.cpu = settings.get("idle_source") == "cpu"
         self.what = "CPU" if self.cpu else "GPU"
         self.threshold = float(settings["idle_cpu_percent" if self.cpu else "idle_gpu_percent"])
@@ -57,6 +74,34 @@ class IdleRule:
         self.unreadable_since: float | None = None
         self.last_busy = float("-inf")
 
+    def _bootstrap_seen(self, mono: float) -> Verdict | None:
+        """What this boot's progress record says beyond "finished": the bootstrap died early, or the bound counted
+        from the bootstrap unit's own start (or its end, while the verification runs) has passed."""
+        if self.progress is None or self.wall is None:
+            return None
+        seen = self.progress()
+        started, ended = _number(seen.get("bootstrap_started")), _number(seen.get("bootstrap"))
+        pid = seen.get("bootstrap_pid")
+        if ended is None and started is not None and isinstance(pid, int) and not isinstance(pid, bool) \
+                and self.running is not None and not self.running(pid):
+            return Verdict("setup-ended", f"the bootstrap (pid {pid}) ended without reporting: idle time counts "
+                           "from now")
+        due = self.setup_deadline_wall(started, ended)
+        if due is not None and self.wall() >= due:
+            return Verdict("setup-overdue", "the bootstrap or the verification has not reported within its bound "
+                           "from the bootstrap unit's start: idle time counts from now")
+        return None
+
+    def setup_deadline_wall(self, started: float | None, ended: float | None) -> float | None:
+        """When waiting for the setup ends, on the wall clock: the bootstrap unit's own start plus
+        ``idle_setup_wait``; after the bootstrap's end, that end plus the run unit's bound."""
+        found = []
+        if started is not None:
+            found.append(started + bounds.value("idle_setup_wait", self.s))
+        if ended is not None:
+            found.append(ended + bounds.value("run_unit", self.s))
+        return min(found) if found else None
+
     def _setup_over(self, mono: float) -> Verdict | None:
         if self.active:
             return None
@@ -64,6 +109,10 @@ class IdleRule:
         if self.setup_done():
             self.active = True
             return None
+        seen = self._bootstrap_seen(mono)
+        if seen is not None:
+            self.active = True
+            return seen
         if mono >= self.setup_deadline:
             self.active = True
             return Verdict("setup-overdue", "the bootstrap or the verification has not reported within "
@@ -113,6 +162,19 @@ class IdleRule:
                            "SSH session")]
         return [*notes, Verdict("idle", f"{self.what} utilization {top:g}% < {self.threshold:g}% for "
                                 f"{idle_for / 60:.1f} of {self.s['idle_minutes']} min")]
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def process_running(proc_root: str, pid: int, name: str = "instance_setup") -> bool:
+    """Whether ``pid`` is a running process whose command line names ``name`` (a reused pid is not the bootstrap)."""
+    try:
+        with open(os.path.join(proc_root, str(pid), "cmdline"), "rb") as fh:
+            return name.encode() in fh.read(64 * 1024)
+    except OSError:
+        return False
 
 
 # --- what the rule looks at -----------------------------------------------------------------------------------

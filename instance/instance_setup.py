@@ -35,11 +35,12 @@ from datetime import datetime, timezone
 from typing import Any
 
 try:
+    from instance import bounds, staging
     from instance import cloud_access as ca
     from instance import cluster as cl
     from instance import instance_state as st
-    from instance import staging
 except ImportError:  # on the instance: the other tools are installed next to this file
+    import bounds  # type: ignore[no-redef]
     import cloud_access as ca  # type: ignore[no-redef]
     import cluster as cl  # type: ignore[no-redef]
     import instance_state as st  # type: ignore[no-redef]
@@ -95,7 +96,7 @@ def log(message: str) -> None:
             fh.write(line + "\n")
 
 
-def run(argv: list[str], timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def run(argv: list[str], timeout: float = bounds.value("setup_command"), env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """A command's result; a missing tool or a timeout is an exit status too (127 / 124), never an exception.
 
     Bounded even when the command leaves a daemon behind (a CLI installer, say): its own process group, killed
@@ -250,7 +251,8 @@ def format_decision(ev: DiskEvidence) -> tuple[bool, str]:
 
 def fstab_entry(uuid: str, mount_point: str, fstype: str) -> str:
     # nofail: a detached or slow disk must not drop the instance into emergency mode at boot.
-    return f"UUID={uuid} {mount_point} {fstype} defaults,nofail,x-systemd.device-timeout=30s 0 2 {FSTAB_MARK}"
+    wait = bounds.systemd_seconds("fstab_device_timeout")
+    return f"UUID={uuid} {mount_point} {fstype} defaults,nofail,x-systemd.device-timeout={wait}s 0 2 {FSTAB_MARK}"
 
 
 def update_fstab(path: str, entry: str, mount_point: str) -> bool:
@@ -320,11 +322,11 @@ def mount_data_disk(settings: dict[str, Any]) -> dict[str, Any]:
             result["error"] = f"{device} is not mounted: it has no filesystem gpulease can mount and {why}"
             return result
         fstype = settings["new_filesystem"]
-        made = run([f"mkfs.{fstype}", "-q", "-L", "gpulease-data", device], timeout=1800)
+        made = run([f"mkfs.{fstype}", "-q", "-L", "gpulease-data", device], timeout=bounds.value("mkfs"))
         if made.returncode != 0:
             result["error"] = f"mkfs.{fstype} {device} failed: {made.stderr.strip()[-300:]}"
             return result
-        run(["udevadm", "settle"], timeout=60)
+        run(["udevadm", "settle"], timeout=bounds.value("udev_settle"))
         result["formatted"] = True
         target = device
         log(f"created a {fstype} filesystem on the blank disk {device}")
@@ -341,7 +343,7 @@ def mount_data_disk(settings: dict[str, Any]) -> dict[str, Any]:
     os.makedirs(mp, exist_ok=True)
     current = mounted_source(mp)
     if current is None:
-        mounted = run(["mount", "-t", fstype, target, mp], timeout=300)
+        mounted = run(["mount", "-t", fstype, target, mp], timeout=bounds.value("mount"))
         if mounted.returncode != 0:
             result["error"] = f"mount {target} {mp} failed: {mounted.stderr.strip()[-300:]}"
             return result
@@ -399,7 +401,7 @@ LOCK_MESSAGES = ("could not get lock", "unable to acquire the dpkg frontend lock
 
 def gpu_visible(nvidia_smi: str) -> tuple[bool, str]:
     """(nvidia-smi lists at least one GPU, what it said)."""
-    probe = run([nvidia_smi, "-L"], 60)
+    probe = run([nvidia_smi, "-L"], bounds.value("nvidia_smi_setup"))
     said = (probe.stdout + probe.stderr).strip()
     return probe.returncode == 0 and "GPU " in probe.stdout, said[-300:]
 
@@ -453,7 +455,7 @@ def ensure_driver(settings: dict[str, Any]) -> dict[str, Any]:
                            f"{installed.returncode}: {_tail(installed)}")
         return result
     result["installed"] = True
-    loaded = run(["modprobe", "nvidia"], 120)
+    loaded = run(["modprobe", "nvidia"], bounds.value("modprobe"))
     seen, said = gpu_visible(smi)
     if seen:
         result.update(ok=True, detail=f"installed {' '.join(packages)}; nvidia-smi sees the GPU")
@@ -481,7 +483,7 @@ def _read_text(path: str) -> str:
 def check_gpu(nvidia_smi: str) -> dict[str, Any]:
     """Every GPU nvidia-smi lists, with its name, memory and driver; a GPU instance where nvidia-smi is missing,
     fails, lists nothing or prints [N/A] is NOT ready (no driver, or a GPU the driver cannot read)."""
-    query = run([nvidia_smi, "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader,nounits"], 60)
+    query = run([nvidia_smi, "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader,nounits"], bounds.value("nvidia_smi_setup"))
     if query.returncode == 127:
         return {"ok": False, "error": f"nvidia-smi is not installed ({query.stderr.strip()[-200:]}): the image has no "
                 "NVIDIA driver, so training would run without a GPU"}
@@ -494,7 +496,7 @@ def check_gpu(nvidia_smi: str) -> dict[str, Any]:
             gpus.append({"name": parts[0], "memory_mib": _number(parts[1]), "driver_version": parts[2]})
             if not parts[0] or any(p.startswith("[") for p in parts[:3]):  # [N/A], [Unknown Error], ...
                 unreadable.append(line.strip())
-    header = run([nvidia_smi], 60).stdout
+    header = run([nvidia_smi], bounds.value("nvidia_smi_setup")).stdout
     cuda = re.search(r"CUDA Version:\s*([0-9.]+)", header)
     result = {"ok": bool(gpus) and not unreadable, "count": len(gpus), "gpus": gpus,
               "cuda_version": cuda.group(1) if cuda else None}
@@ -520,7 +522,7 @@ def check_torch(pythons: list[str]) -> dict[str, Any]:
     for python in pythons:
         if not shutil.which(python):
             continue
-        out = run([python, "-c", TORCH_PROBE], timeout=300)
+        out = run([python, "-c", TORCH_PROBE], timeout=bounds.value("torch_probe"))
         try:
             seen = json.loads(out.stdout.strip().splitlines()[-1])
         except (json.JSONDecodeError, IndexError):
@@ -566,7 +568,7 @@ def publish_marker(settings: dict[str, Any], marker_path: str) -> None:
     uri, template = settings["checkpoint_uri"], settings["ready_upload_command"]
     if not uri or not template:
         return
-    out = storage_run(settings, list(template), {"file": marker_path, "dst": uri}, 120)
+    out = storage_run(settings, list(template), {"file": marker_path, "dst": uri}, bounds.value("bucket_copy"))
     if out.returncode == 0:
         log(f"ready marker published to {uri}_gpulease/ready.json")
     else:
@@ -591,11 +593,26 @@ def publish_ready_record(settings: dict[str, Any], marker_path: str, instance_id
     uri, template = settings["checkpoint_uri"], settings.get("ready_record_command")
     if not uri or not template or not instance_id:
         return
-    out = storage_run(settings, list(template), {"file": marker_path, "dst": uri, "instance": instance_id}, 120)
+    out = storage_run(settings, list(template), {"file": marker_path, "dst": uri, "instance": instance_id},
+                      bounds.value("bucket_copy"))
     if out.returncode == 0:
         log(f"ready record published to {uri}_gpulease/ready/{instance_id}.json")
     else:
         log(f"publishing the ready record failed ({out.returncode}): {(out.stderr or out.stdout).strip()[-300:]}")
+
+
+def ensure_storage_cli(settings: dict[str, Any]) -> None:
+    """Install the bucket CLI (ossutil on Alibaba Cloud images) when it is missing: before staging, whose bucket
+    sources copy with it, and the bucket check (a no-op once it is there)."""
+    tools = {t[0] for t in (settings.get("bucket_check_command"), *(settings.get("stage_commands") or {}).values())
+             if t}
+    missing = sorted(t for t in tools if not shutil.which(t))
+    if not missing or not settings.get("cli_install_command"):
+        return
+    log(f"{', '.join(missing)} not installed; installing")
+    installed = run(list(settings["cli_install_command"]), timeout=bounds.value("cli_install"))
+    if installed.returncode != 0:
+        log(f"installing {', '.join(missing)} failed: {installed.stderr.strip()[-300:]}")
 
 
 def check_bucket(settings: dict[str, Any]) -> dict[str, Any]:
@@ -605,12 +622,8 @@ def check_bucket(settings: dict[str, Any]) -> dict[str, Any]:
     if not template:
         return {"ok": False, "uri": uri, "error": "no bucket check command configured"}
     tool = template[0]
-    if not shutil.which(tool) and settings["cli_install_command"]:
-        log(f"{tool} is not installed; installing it")
-        installed = run(list(settings["cli_install_command"]), timeout=900)
-        if installed.returncode != 0:
-            log(f"installing {tool} failed: {installed.stderr.strip()[-300:]}")
-    out = storage_run(settings, list(template), {"dst": uri}, 120)
+    ensure_storage_cli(settings)
+    out = storage_run(settings, list(template), {"dst": uri}, bounds.value("bucket_check"))
     result: dict[str, Any] = {"ok": out.returncode == 0, "uri": uri}
     if out.returncode != 0:
         result["error"] = f"{tool} exited {out.returncode}: {(out.stderr or out.stdout).strip()[-300:]}"
@@ -745,6 +758,8 @@ def main() -> int:
     _log_path = os.path.join(state_dir, "bootstrap.log")
     log(f"bootstrap for experiment {settings.get('experiment')} ({settings['cloud']} {settings['region']})")
     log(f"state: {claim_summary(claim)}")
+    # The idle rule's wait for this bootstrap counts from here, and ends when this process is gone unreported.
+    st.mark_progress(state_dir, claim.boot, "bootstrap_started", time.time(), bootstrap_pid=os.getpid())
     try:
         disk = mount_data_disk(settings)
     except Exception as exc:  # reported in the marker, not hidden in a traceback nobody reads
@@ -757,6 +772,7 @@ def main() -> int:
         driver = {"ok": False, "error": f"NVIDIA driver check failed: {type(exc).__name__}: {exc}"}
     if settings.get("cluster"):
         setup_cluster_node(settings)
+    ensure_storage_cli(settings)  # what staging needs exists first
     data = stage_data(settings, disk)
     report = readiness(settings, disk, driver, data)
     report["boot"] = claim.boot

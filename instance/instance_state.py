@@ -195,7 +195,7 @@ def claim(state_dir: str, instance: str | None, boot: str, boot_time: float, now
             identity["boots"] = _trim(identity, boots)
             write_state_file(path, identity)
             return Claim(instance, boot, "resumed", identity)
-        moved = _move_aside(state_dir, owner)
+        moved = _move_aside(state_dir, owner, boot)
         identity = {"instanceId": instance, "boots": [{"boot": boot, "bootTime": boot_time, "lastAlive": max(now, boot_time)}],
                     "interruptions": [], "firstBoot": boot_time, "earlierBootsSeconds": 0.0}
         if moved or owner is not None:
@@ -233,9 +233,13 @@ def _trim(identity: dict[str, Any], boots: list[dict[str, Any]]) -> list[dict[st
     return boots
 
 
-def _move_aside(state_dir: str, owner: str | None) -> list[str]:
-    """Move every file of another instance (or of no known instance) to ``previous/<owner>/``."""
-    names = [n for n in sorted(os.listdir(state_dir)) if n not in KEEP and not n.endswith(".tmp")]
+def _move_aside(state_dir: str, owner: str | None, boot: str | None = None) -> list[str]:
+    """Move every file of another instance (or of no known instance) to ``previous/<owner>/``; a record of this
+    boot (a JSON object whose ``boot`` is ``boot``: ``ready.json``, ``boot-progress.json``) stays: a bootstrap that
+    could not read the instance id claimed nothing and wrote them, and the watchdog that reads the id later must
+    not move them away."""
+    names = [n for n in sorted(os.listdir(state_dir)) if n not in KEEP and not n.endswith(".tmp")
+             and not (boot is not None and _of_boot(os.path.join(state_dir, n), boot))]
     if not names:
         return []
     label = owner if owner and _SAFE_ID.match(owner) else "unknown"
@@ -248,6 +252,15 @@ def _move_aside(state_dir: str, owner: str | None) -> list[str]:
     for name in names:
         shutil.move(os.path.join(state_dir, name), os.path.join(target, name))
     return names
+
+
+def _of_boot(path: str, boot: str) -> bool:
+    if not path.endswith(".json") or not os.path.isfile(path) or os.path.islink(path):
+        return False
+    try:
+        return read_state_file(path).get("boot") == boot
+    except (OSError, ValueError):
+        return False
 
 
 def alive(state_dir: str, claim_: Claim, now: float) -> None:
@@ -363,14 +376,22 @@ def claim_for(settings: dict[str, Any], read_id: Callable[[], str | None], now: 
 PROGRESS_FILE = "boot-progress.json"
 
 
-def mark_progress(state_dir: str, boot: str, step: str, now: float) -> None:
-    """Record that ``step`` (``bootstrap`` or ``verify``) finished on this boot (the idle rule starts counting then)."""
+def mark_progress(state_dir: str, boot: str, step: str, now: float, **extra: Any) -> None:
+    """Record that ``step`` (``bootstrap`` or ``verify``) finished on this boot (the idle rule starts counting then),
+    or that the bootstrap started (``bootstrap_started``, with its ``bootstrap_pid``)."""
     path = os.path.join(state_dir, PROGRESS_FILE)
     progress = read_or_empty(path)
     if progress.get("boot") != boot:
         progress = {"boot": boot}
     progress[step] = now
+    progress.update(extra)
     write_state_file(path, progress)
+
+
+def setup_progress(state_dir: str, boot: str) -> dict[str, Any]:
+    """This boot's progress record (``{}`` when there is none, or it is an earlier boot's)."""
+    progress = read_or_empty(os.path.join(state_dir, PROGRESS_FILE))
+    return progress if progress.get("boot") == boot else {}
 
 
 def setup_finished(state_dir: str, boot: str, needs_verify: bool) -> bool:

@@ -127,6 +127,36 @@ def read(path: str) -> str:
         return ""
 
 
+PHASES = ("started", "exited", "done")
+RECORD_FIELDS: dict[str, tuple[type, ...]] = {
+    "bootId": (str,), "pid": (int,), "offset": (int,), "seq": (int,), "exitCode": (int,), "finishedAt": (str,),
+    "note": (str,), "killed": (str,), "artifactsError": (str,), "failures": (int,), "noted": (bool,), "sent": (bool,),
+}
+"""The fields of a job's local state record and their types (what ``Agent.save`` writes)."""
+NEEDED = {"started": ("offset", "seq"), "exited": ("offset", "seq", "exitCode", "finishedAt"), "done": ()}
+
+
+def load_record(path: str) -> tuple[dict[str, Any] | None, str]:
+    """A job's state record through the strict reader (``cloud_access.load_settings``: a regular file, the size cap,
+    strict UTF-8, one JSON object, no duplicate keys) with each field of its type: the record, or None and why not."""
+    try:
+        st = ca.load_settings(path)
+    except ca.SettingsError as exc:
+        return None, str(exc)
+    if st.get("phase") not in PHASES:
+        return None, f"{path}: phase {st.get('phase')!r} is not one of {', '.join(PHASES)}"
+    for key in NEEDED[st["phase"]]:
+        if key not in st:
+            return None, f"{path}: {'an' if st['phase'] == 'exited' else 'a'} {st['phase']} record without {key}"
+    for key, kinds in RECORD_FIELDS.items():
+        value = st.get(key)
+        if key in st and (not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool))
+                          or (isinstance(value, int) and not isinstance(value, bool) and not 0 <= value < 2**62)):
+            return None, f"{path}: {key} is {value!r}; accepted: {' or '.join(k.__name__ for k in kinds)}" + (
+                ", 0 or more" if int in kinds else "")
+    return st, ""
+
+
 class Agent:
     def __init__(
         self, settings: dict[str, Any], now: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep
@@ -235,12 +265,11 @@ class Agent:
         except OSError:
             names = []
         for name in [n for n in names if n.endswith(".json")]:
-            try:
-                job, st = name[:-5], json.loads(read(f"{self.s['state_dir']}/{name}"))
-            except ValueError:
-                continue  # unreadable (a disk error): it must not keep the other jobs waiting
-            if not isinstance(st, dict) or st.get("phase") not in ("started", "exited", "done"):
-                say(f"job state {name}: not a job record; left alone")
+            job, (st, why) = name[:-5], load_record(f"{self.s['state_dir']}/{name}")
+            if st is None:
+                # Never run again (its record exists) nor reported from values it does not hold; the other jobs
+                # go on.
+                say(f"job state {name}: not a job record ({why}); left alone")
                 continue
             if st["phase"] == "started":
                 self.lost(job, st)
@@ -268,11 +297,11 @@ class Agent:
         if self.cli(f"get {job} request", "copy_command", prefix + "request.json", local) is None:
             return
         try:
-            request = json.loads(read(local))
-        except ValueError as exc:
-            request = {"error": f"request.json is not JSON ({exc})"}
+            request = ca.load_settings(local)
+        except ca.SettingsError as exc:
+            request = {"error": f"request.json is not a JSON object ({str(exc).removeprefix(local + ':').strip()})"}
         os.remove(local)
-        self.admit(job, request if isinstance(request, dict) else {"error": "request.json is not an object"})
+        self.admit(job, request)
 
     def admit(self, job: str, request: dict[str, Any]) -> None:
         try:

@@ -31,10 +31,11 @@ import shlex
 from typing import Any
 
 try:
+    from instance import bounds, control
     from instance import cloud_access as ca
-    from instance import control
     from instance import instance_state as st
 except ImportError:  # on the instance: the other tools are installed next to this file
+    import bounds  # type: ignore[no-redef]
     import cloud_access as ca  # type: ignore[no-redef]
     import control  # type: ignore[no-redef]
     import instance_state as st  # type: ignore[no-redef]
@@ -104,7 +105,7 @@ def redact_value(value: Any) -> Any:
     return redact(value) if isinstance(value, str) else value
 
 
-def _run(argv: list[str], timeout: float = 15) -> str | None:
+def _run(argv: list[str], timeout: float = bounds.value("manifest_probe")) -> str | None:
     """A command's stdout, bounded; None when it fails or is missing."""
     code, out, _ = ca.run_bounded_split(argv, timeout)
     return out.strip() if code == 0 else None

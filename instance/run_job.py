@@ -31,10 +31,11 @@ import tempfile
 from typing import Any
 
 try:
+    from instance import bounds, control, manifest, verify
     from instance import cloud_access as ca
-    from instance import control, manifest, verify
     from instance import instance_state as st
 except ImportError:  # on the instance: the other tools are installed next to this file
+    import bounds  # type: ignore[no-redef]
     import cloud_access as ca  # type: ignore[no-redef]
     import control  # type: ignore[no-redef]
     import instance_state as st  # type: ignore[no-redef]
@@ -252,7 +253,8 @@ def _resumed_this_boot(claim: st.Claim) -> bool:
     return len(boots) > 1
 
 
-def _as_user(argv: list[str], env: dict[str, str], ids: dict[str, Any], timeout: float = 30) -> tuple[int | None, str]:
+def _as_user(argv: list[str], env: dict[str, str], ids: dict[str, Any],
+            timeout: float = bounds.value("as_user")) -> tuple[int | None, str]:
     """``argv`` as the login user, bounded, its output in a file (tmux's client returns as soon as the detached
     server runs; the server leaves the client's process group and outlives it on purpose)."""
     with tempfile.TemporaryFile() as out:

@@ -47,6 +47,7 @@ from collections.abc import Callable
 from typing import Any
 
 try:
+    from instance import bounds
     from instance import cloud_access as ca
     from instance.bounds import STAGE_DEFAULT, STAGE_SOURCE_DEFAULT
     from instance.staging_fetch import Engine, FileJob
@@ -54,6 +55,7 @@ try:
     from instance.staging_http import Client, Deadline, retrying
     from instance.staging_hubs import hf_files, modelscope_files
 except ImportError:  # on the instance: installed next to this file
+    import bounds  # type: ignore[no-redef]
     import cloud_access as ca  # type: ignore[no-redef]
     from bounds import STAGE_DEFAULT, STAGE_SOURCE_DEFAULT  # type: ignore[no-redef]
     from staging_fetch import Engine, FileJob  # type: ignore[no-redef]
@@ -144,7 +146,7 @@ def _token_text(text: str, secret: str) -> str:
 def read_hub_token(settings: dict[str, Any], log: Log) -> str:
     """The token in ``hub_token_secret``, read with the instance role (never logged)."""
     secret = settings["hub_token_secret"]
-    metadata = ca.Metadata(settings["cloud"], settings.get("metadata_url"), float(settings.get("metadata_timeout_seconds", 3)))
+    metadata = ca.Metadata(settings["cloud"], settings.get("metadata_url"), bounds.value("metadata_read", settings))
     credentials = ca.RoleCredentials(metadata)
     if settings["cloud"] == "alicloud":
         token = _kms_secret(settings, secret, credentials)
@@ -155,7 +157,8 @@ def read_hub_token(settings: dict[str, Any], log: Log) -> str:
         call = ca.storage_command(list(template), {"secret": secret}, cloud=settings["cloud"],
                                   region=settings["region"], metadata=metadata, credentials=credentials)
         try:
-            code, out, err = ca.run_bounded_split(call.argv, 120, env=call.env, max_stdout=64 * 1024)
+            code, out, err = ca.run_bounded_split(call.argv, bounds.value("secret_read"), env=call.env,
+                                                  max_stdout=64 * 1024)
         finally:
             call.close()
         if code != 0:
@@ -184,7 +187,7 @@ def _kms_secret(settings: dict[str, Any], secret: str, credentials: ca.RoleCrede
     base = (settings.get("kms_endpoint") or KMS_ENDPOINT).format(region=region).rstrip("/")
     url = base + "/?" + "&".join(f"{ca.percent_encode(k)}={ca.percent_encode(v)}" for k, v in query.items())
     try:
-        status, body = ca.http_request("GET", url, {}, 30.0)
+        status, body = ca.http_request("GET", url, {}, bounds.value("secret_read"))
     except ca.HttpError as exc:
         raise StagingError(f"KMS GetSecretValue for {secret}: {exc}") from exc
     try:
@@ -236,7 +239,7 @@ class Stager:
         self._token: str | None = None
         self._token_error: str | None = None
         self.hubs = {**HUBS, **(settings.get("hub_endpoints") or {})}
-        self.timeout = _number(settings, "staging_read_timeout_seconds", 60)
+        self.timeout = _number(settings, "staging_read_timeout_seconds", bounds.value("staging_read"))
         self.attempts = int(_number(settings, "staging_attempts", 5))
         self.retry_pause = _number(settings, "staging_retry_seconds", 2)
         self.stage_seconds = _number(settings, "staging_deadline_seconds", DEFAULT_STAGE_DEADLINE)
@@ -417,7 +420,7 @@ class Stager:
         list(folder.files())  # the CLI follows links: a symlink, FIFO or device in the folder fails the source first
         if one_file:
             folder.regular_size(name)
-        metadata = ca.Metadata(self.s["cloud"], self.s.get("metadata_url"), float(self.s.get("metadata_timeout_seconds", 3)))
+        metadata = ca.Metadata(self.s["cloud"], self.s.get("metadata_url"), bounds.value("metadata_read", self.s))
         tool = template[0]
         if not shutil.which(tool):
             raise StagingError(f"{tool} is not installed")

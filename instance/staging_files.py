@@ -27,6 +27,16 @@ DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 BLOCK = 1024 * 1024
 JSON_LIMIT = 64 * 1024 * 1024
+NAME_MAX = 255
+"""The longest name of one path component on Linux file systems (ext4, xfs: NAME_MAX in <linux/limits.h>)."""
+PATH_MAX = 4096
+"""The longest path the kernel opens (PATH_MAX in <linux/limits.h>)."""
+LONGEST_SUFFIX = ".part.json"
+"""The longest name staging writes beside a file (its download record); a name must leave room for it."""
+TO_MAX_BYTES = 512
+"""The longest ``to:`` folder the spec accepts (``components/spec/workflow.py`` TO_MAX_LENGTH)."""
+NAME_LIMIT = NAME_MAX - len(LONGEST_SUFFIX)
+REL_LIMIT = PATH_MAX - TO_MAX_BYTES - len(LONGEST_SUFFIX) - 1
 
 
 class StagingError(Exception):
@@ -60,6 +70,15 @@ def rel_parts(rel: str) -> list[str]:
     if not rel or "\0" in rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
         raise ConfinementError(f"refusing the path {rel!r}: it leaves its folder (accepted: a relative path without "
                                "'.', '..' or empty parts)")
+    longest = max(parts, key=lambda p: len(p.encode()))
+    if len(longest.encode()) > NAME_LIMIT:
+        raise ConfinementError(f"refusing the path {rel[:80]!r}...: a name of {len(longest.encode())} bytes; accepted: "
+                               f"names of at most {NAME_LIMIT} bytes (NAME_MAX {NAME_MAX} less the {LONGEST_SUFFIX} "
+                               "staging writes beside a file)")
+    if len(rel.encode()) > REL_LIMIT:
+        raise ConfinementError(f"refusing the path {rel[:80]!r}...: {len(rel.encode())} bytes; accepted: at most "
+                               f"{REL_LIMIT} bytes below its folder (PATH_MAX {PATH_MAX} with a to: folder of up to "
+                               f"{TO_MAX_BYTES})")
     return parts
 
 

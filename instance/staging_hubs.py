@@ -21,15 +21,16 @@ from collections.abc import Callable
 from typing import Any
 
 try:
+    from instance.bounds import MAX_PAGES, PageGuard
     from instance.staging_fetch import FileJob
     from instance.staging_files import StagingError, rel_parts
 except ImportError:  # on the instance: installed next to this file
+    from bounds import MAX_PAGES, PageGuard  # type: ignore[no-redef]
     from staging_fetch import FileJob  # type: ignore[no-redef]
     from staging_files import StagingError, rel_parts  # type: ignore[no-redef]
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 SHA1 = re.compile(r"^[0-9a-f]{40}$")
-MAX_PAGES = 10_000
 
 GetJson = Callable[[str], tuple[Any, Any]]
 
@@ -80,15 +81,13 @@ def hf_files(get_json: GetJson, base: str, kind: str, repo: str, revision: str, 
              max_pages: int = MAX_PAGES) -> list[FileJob]:
     rev = urllib.parse.quote(revision, safe="")
     url: str | None = f"{base}/api/{kind}/{repo}/tree/{rev}?recursive=true"
-    seen: set[str] = set()
+    guard = PageGuard(uri, max_pages)
     jobs: list[FileJob] = []
     prefix = "" if kind == "models" else "datasets/"
     while url:
-        if url in seen:
-            raise StagingError(f"{uri}: the listing's next page {url} was already read (the pagination loops)")
-        if len(seen) >= max_pages:
-            raise StagingError(f"{uri}: the listing has more than {max_pages} pages; refusing to read on")
-        seen.add(url)
+        problem = guard.problem(url)
+        if problem:
+            raise StagingError(problem)
         items, resp = get_json(url)
         if not isinstance(items, list):
             raise StagingError(f"{uri}: the listing page {url} is {type(items).__name__}, not a list of entries")

@@ -41,9 +41,10 @@ import time
 from typing import Any
 
 try:
+    from instance import bounds, control, gpu_query, process_tree
     from instance import cloud_access as ca
-    from instance import control, gpu_query, process_tree
 except ImportError:  # on the instance: the other tools are installed next to this file
+    import bounds  # type: ignore[no-redef]
     import cloud_access as ca  # type: ignore[no-redef]
     import control  # type: ignore[no-redef]
     import gpu_query  # type: ignore[no-redef]
@@ -114,7 +115,7 @@ class GpuSampler:
         self.error: str | None = None
 
     def sample(self) -> None:
-        code, out = ca.run_bounded([self.nvidia_smi, *GPU_QUERY], 15)
+        code, out = ca.run_bounded([self.nvidia_smi, *GPU_QUERY], bounds.value("gpu_query_verify"))
         if code != 0:
             self.error = f"nvidia-smi {'did not answer' if code is None else f'exited {code}'}: {out[-200:]}"
             return

@@ -160,7 +160,8 @@ class Watchdog:
         self.deadline_reader = ca.InstanceDeadline(
             self.metadata, self.credentials, tag=self.s["deadline_tag"], region=self.s["region"],
             api=bool(self.s["deadline_api"]) and self.cloud == "alicloud", endpoint=self.s["ecs_endpoint"],
-            timeout=10.0, api_interval=float(self.s["deadline_api_seconds"]), monotonic=self.clock.monotonic,
+            timeout=bounds.value("ecs_read"), api_interval=float(self.s["deadline_api_seconds"]),
+            monotonic=self.clock.monotonic,
             real=self.clock.real,
         )
         mono = self.clock.monotonic()
@@ -168,11 +169,13 @@ class Watchdog:
         self.state = self._load_state()
         self.deadline_rule = deadline_rule.DeadlineRule(self.s, self.state, self.deadline_reader.read,
                                                         lambda: self._save_state(self.state), self.decide)
-        progress = None
+        progress = seen = None
         if self.s.get("idle_after_setup") and self.claim.instance_id is not None:
             needs_verify = bool(self.s.get("verify"))
             progress = lambda: st.setup_finished(self.s["state_dir"], self.claim.boot, needs_verify)  # noqa: E731
-        self.idle = idle_rule.IdleRule(self.s, mono, progress)
+            seen = lambda: st.setup_progress(self.s["state_dir"], self.claim.boot)  # noqa: E731
+        self.idle = idle_rule.IdleRule(self.s, mono, progress, seen, self.clock.now,
+                                       lambda pid: idle_rule.process_running(self.s["proc_root"], pid))
         self.cpu_meter = idle_rule.CpuMeter(self.s["proc_root"])
         self.sync = sync_rule.SyncSchedule(self.s, mono)
         self.last_idle_check = float("-inf")
@@ -496,7 +499,8 @@ class Watchdog:
             self.decide("cluster-notice", f"no credentials for the storage CLI: {exc}")
             return False
         try:
-            code, _ = ca.run_bounded(call.argv, self.clock.real(60), env=call.env)
+            code, _ = ca.run_bounded(call.argv, self.clock.real(bounds.value("cluster_notice_copy")),
+                                     env=call.env)
         finally:
             call.close()
         return code == 0
@@ -514,7 +518,7 @@ class Watchdog:
         thread = self.rebalance_thread
         if thread is not None and thread.is_alive():
             self.cancel.set()
-            thread.join(timeout=15)
+            thread.join(timeout=bounds.value("rebalance_join"))
             self.decide("spot-rebalance", "the rebalance checkpoint was cut short to make way for the final sequence")
         self.cancel = threading.Event()
         self._stop_periodic_sync()
@@ -726,7 +730,7 @@ class Watchdog:
             ):
                 try:
                     status, answer = ca.ecs_call(action, params, creds, region=region, endpoint=endpoint,
-                                                 timeout=self.clock.real(15))
+                                                 timeout=self.clock.real(bounds.value("ecs_call")))
                 except ca.HttpError as exc:
                     status, answer = 0, {"Message": str(exc)}
                 if status == 200:
@@ -755,7 +759,7 @@ class Watchdog:
         if self.shutdown_at is None and self.s["checkpoint_uri"]:
             self.decide("stopping", "the service is being stopped -> final sync")
             self.stop_background()
-            self.sync_once("final-sync", 60)
+            self.sync_once("final-sync", bounds.value("final_sync_on_stop"))
         self.heartbeat.stop()
         self.logs.stop()
         if self.cluster is not None:

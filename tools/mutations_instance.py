@@ -23,7 +23,7 @@ MUTATIONS = [
     # -- whose state: a new instance id starts clean, the same id resumes --
     Mutation("instance", "instance/instance_state.py", "        if owner == instance and boots:\n",
              "        if boots:\n", STATE, "a new instance id never resumes another instance's state"),
-    Mutation("instance", "instance/instance_state.py", "        moved = _move_aside(state_dir, owner)\n",
+    Mutation("instance", "instance/instance_state.py", "        moved = _move_aside(state_dir, owner, boot)\n",
              "        moved = []\n", STATE, "a new instance id moves the old instance's files aside"),
     Mutation("instance", "instance/instance_state.py",
              "        if on_new_instance is not None and (moved or owner is not None):",
@@ -74,8 +74,8 @@ MUTATIONS = [
     Mutation("instance", "instance/run_job.py", '    env["GPULEASE_RESUMED"] = "1"\n', "    return env\n", RUN,
              "a resumed boot gives the job its resume contract"),
     # -- the bounds --
-    Mutation("instance", "instance/bounds.py", '"stage", "torch_probe", "bucket_check", "peer_wait", "publish"),',
-             '"torch_probe", "bucket_check", "peer_wait", "publish"),', BOUNDS,
+    Mutation("instance", "instance/bounds.py", '"nvidia_smi_setup", "cli_install", "secret_read", "stage", "torch_probes", "bucket_check", "peer_wait",',
+             '"nvidia_smi_setup", "cli_install", "secret_read", "torch_probes", "bucket_check", "peer_wait",', BOUNDS,
              "the bootstrap unit's timeout covers the stage's own deadline"),
     Mutation("instance", "instance/bounds.py", "    if isinstance(given, (int, float)) and not isinstance(given, bool) and 0 < given < 1e9:",
              "    if given is not None:", BOUNDS, "a bound from the settings is a finite positive number"),

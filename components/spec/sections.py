@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from components.spec import keys
+from components.spec.cidr import CIDR_PATTERN
 from components.spec.clouds import all_key_types
 from components.spec.text import plain_command, plain_path
 from gpulease.core import vocabulary as v
@@ -34,10 +35,6 @@ PREFIX_MAX_LENGTH = 512
 
 
 MAX_FORWARDS = 10
-_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-CIDR_PATTERN = (rf"^({_OCTET}\.){{3}}{_OCTET}(/(3[0-2]|[12]?[0-9]))?$|"
-                r"^[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))?$")
-"""The shape of an IPv4 or IPv6 network (a bare address is its /32 or /128), for the JSON Schema."""
 # Address ranges no SSH client connects from (IANA special-purpose registries, RFC 6890; RFC 1122 3.2.1.3 for
 # 0.0.0.0/8, RFC 5771 multicast, RFC 1112 240.0.0.0/4 reserved, RFC 4291 for the IPv6 ones): a rule for them
 # opens nothing useful, and is a typo for another address.
@@ -134,6 +131,10 @@ class SshSpec(SpecModel):
                     f"[{i}] {raw!r} has a zone (%...): a link-local scope means nothing to a security group; "
                     "accepted: a global address such as 2001:db8::7/128"
                 )
+            _, slash, prefix = raw.partition("/")
+            if slash and len(prefix) > 1 and prefix.startswith("0"):
+                raise ValueError(f"[{i}] {raw!r} writes its prefix length with a leading zero; accepted: "
+                                 f"{raw.partition('/')[0]}/{prefix.lstrip('0') or '0'}")
             try:
                 net = ipaddress.ip_network(raw, strict=True)
             except ValueError:

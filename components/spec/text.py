@@ -4,6 +4,7 @@ shell or a log line would read differently."""
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _CONTROL_IN_COMMAND = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -35,3 +36,18 @@ def plain_command(command: str | None, what: str = "command") -> str | None:
         raise ValueError(f"holds {_control_name(bad.group())}; accepted: a {what} of printable characters (line "
                          "breaks and tabs allowed)")
     return command
+
+
+def hidden_character(text: str) -> str | None:
+    """Why ``text`` would not read as written (None: it does): a control or format character (U+202E RIGHT-TO-LEFT
+    OVERRIDE and the other bidirectional controls, zero-width spaces, NUL, ESC: Unicode categories Cc and Cf), a line
+    or paragraph separator, or a space at either end."""
+    for char in text:
+        kind = unicodedata.category(char)
+        if kind in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"):
+            name = _CONTROL_NAMES.get(char) or unicodedata.name(char, "")
+            return (f"holds U+{ord(char):04X}{f' ({name})' if name else ''}, a character that is not shown as "
+                    "itself (a control, format or unassigned character)")
+    if text != text.strip():
+        return "starts or ends with a space"
+    return None

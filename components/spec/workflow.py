@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from components.spec.text import plain_path
+from components.spec.text import hidden_character, plain_path
 from components.spec_rules import Problem
 from gpulease.core import datasources as ds
 from gpulease.core.model import SpecModel
@@ -34,6 +34,8 @@ TO_MAX_LENGTH = 512
 """A ``to:`` folder travels in user-data and in every log line of its source; a name part is at most 255 bytes
 (NAME_MAX on Linux file systems)."""
 NAME_MAX = 255
+STAGING_SUFFIX = ".part.json"
+"""The longest name staging writes beside a file it downloads (``instance/staging_files.py`` LONGEST_SUFFIX)."""
 MAX_SOURCES = 32
 """Every source travels in user-data; 32 keeps the largest spec a quarter under the smaller (AWS) limit."""
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -67,6 +69,9 @@ class DataSourceSpec(SpecModel):
     @classmethod
     def _to(cls, to: str) -> str:
         plain_path(to, "folder path")
+        hidden = hidden_character(to)
+        if hidden:
+            raise ValueError(f"{to!r} {hidden}; accepted: a folder path of visible characters, e.g. {MOUNT_POINT}/raw")
         if len(to) > TO_MAX_LENGTH or any(len(part.encode()) > NAME_MAX for part in to.split("/")):
             raise ValueError(f"is {len(to)} characters; accepted: a folder path of at most {TO_MAX_LENGTH} characters, "
                              f"each name at most {NAME_MAX} bytes")
@@ -108,7 +113,12 @@ class DataSourceSpec(SpecModel):
             raise ValueError("revision applies to hf:// and modelscope:// sources only; accepted: omit it here")
         if self.region is not None and not source.is_bucket:
             raise ValueError("region applies to s3:// and oss:// sources only; accepted: omit it here")
-        if self.sha256 is not None and ds.file_name(source) is None:
+        name = ds.file_name(source)
+        if name is not None and len(name.encode()) > NAME_MAX - len(STAGING_SUFFIX):
+            raise ValueError(f"the file name {name[:40]!r}... is {len(name.encode())} bytes; accepted: a file name of "
+                             f"at most {NAME_MAX - len(STAGING_SUFFIX)} bytes (NAME_MAX {NAME_MAX} per path component, "
+                             f"less the {STAGING_SUFFIX} staging writes beside the file)")
+        if self.sha256 is not None and name is None:
             raise ValueError("sha256 applies to one-file sources (https://host/file, or a bucket key not ending in /); "
                              "hub files are verified against the hub's own digests; accepted: omit it here")
         return self

@@ -60,7 +60,7 @@ StartLimitIntervalSec=0
 {{fetch}}ExecStart=/usr/bin/python3 {INSTALL_DIR}/watchdog.py
 Restart=always
 RestartSec=5
-TimeoutStopSec=90
+TimeoutStopSec={bounds.systemd_seconds('watchdog_stop')}
 
 [Install]
 WantedBy=multi-user.target
@@ -78,7 +78,7 @@ StartLimitIntervalSec=0
 Restart=always
 RestartSec=5
 KillMode=mixed
-TimeoutStopSec=90
+TimeoutStopSec={bounds.systemd_seconds('job_agent_stop')}
 
 [Install]
 WantedBy=multi-user.target
@@ -127,7 +127,8 @@ def cloud_config(settings: BootstrapSettings) -> dict:
         return {"path": path, "permissions": mode, "owner": "root:root", "content": _Literal(content)}
 
     # The watchdog retries the fetch through Restart=always; the bootstrap waits for it within its own timeout.
-    watchdog_fetch, setup_fetch = _fetch_line(60), _fetch_line(int(bounds.value("fetch_tools")))
+    watchdog_fetch, setup_fetch = _fetch_line(bounds.systemd_seconds("watchdog_fetch")), _fetch_line(
+        bounds.systemd_seconds("fetch_tools"))
     bound_settings = unit_bound_settings(settings)
     tools = [file(f"{INSTALL_DIR}/fetch_tools.py", shipped_source(FETCH_SCRIPT), "0755")]
     config = {

@@ -15,9 +15,9 @@ from typing import Any
 from gpulease.core import clock
 from gpulease.core.cost import StackCost, configured_regions, estimate_resources
 from gpulease.core.errors import UserError
-from gpulease.review import isolation, stacks
+from gpulease.review import isolation, preconditions, stacks
 from gpulease.review.config_overrides import lay_over
-from gpulease.review.policy_runner import PolicyResult, PolicyRunner
+from gpulease.review.policy_runner import PolicyResult, PolicyRunner, Violation
 from gpulease.review.render import Rendering, load_stack_file, render
 from gpulease.review.stacks import DEFAULT_STACK, PROJECT_ROOT
 
@@ -95,6 +95,8 @@ def judge(rendering: Rendering, runner: PolicyRunner | None, now: datetime | Non
     if rendering.error is not None and not rendering.partial:
         return None, None
     verdict = runner.analyze(rendering, now=now) if runner else None
+    if verdict is not None:
+        verdict.violations.extend(quota_advisories(rendering))
     return verdict, partial_cost(estimate(rendering), rendering)
 
 
@@ -111,6 +113,20 @@ def partial_cost(cost: StackCost, rendering: Rendering) -> StackCost:
             replace(e, worst_case_known=False, worst_case_reason="; ".join(x for x in (PARTIAL_COST, e.worst_case_reason) if x))
             for e in cost.experiments]
     return cost
+
+
+PLAN_QUOTAS = ("eip-quota",)
+"""The advisory rows of ``preconditions`` the plan shows: a quota a stack can use most of by itself (four nodes use
+four of the default five Elastic IPs). The GPU vCPU quota applies to every GPU stack alike; ``gpulease check``
+reads the account's own."""
+
+
+def quota_advisories(rendering: Rendering) -> list[Violation]:
+    """The quotas of ``PLAN_QUOTAS`` the stack may exhaust, as advisory findings of the plan: the account's own
+    quota is not visible offline."""
+    rows = {p.name: p for p in preconditions.PRECONDITIONS}
+    return [Violation(policy=f"quota-{name}", level="advisory", message=f"{rows[name].rule}\n{line}", urn=None,
+                      stage="offline") for name, line in preconditions.advisories(rendering) if name in PLAN_QUOTAS]
 
 
 def start_render(

@@ -87,6 +87,37 @@ def eip_through_interface(r: Rendering) -> list[str]:
     return found
 
 
+def eip_on_primary_interface(r: Rendering) -> list[str]:
+    """Every instance with several network interfaces (an EFA node) gets its public address from an Elastic IP on
+    its primary interface (RunInstances assigns none to an instance launched with more than one interface), and
+    every Elastic IP bound to a network interface is bound to an instance's primary one."""
+    aws_instances = _of(r, rt.AWS_INSTANCE)
+    primary = {x.outputs.get("primaryNetworkInterfaceId"): x for x in aws_instances
+               if x.outputs.get("primaryNetworkInterfaceId")}
+    bound: dict[str, list[str]] = {}
+    found = []
+    for eip in _of(r, rt.AWS_EIP, rt.AWS_EIP_ASSOCIATION):
+        eni = eip.inputs.get("networkInterface") or eip.inputs.get("networkInterfaceId")
+        if not eni:
+            continue
+        inst = primary.get(eni)
+        if inst is None:
+            found.append(f"{eip.name}: bound to network interface {eni}, which is no instance's primary interface; "
+                         "accepted: the node's primary network interface (primaryNetworkInterfaceId)")
+            continue
+        bound.setdefault(inst.name, []).append(eip.name)
+    for inst in aws_instances:
+        count = _interfaces(inst, r)
+        if count < 2:
+            continue
+        eips = bound.get(inst.name, [])
+        if len(eips) != 1:
+            what = "no Elastic IP" if not eips else f"{len(eips)} Elastic IPs ({', '.join(eips)})"
+            found.append(f"{inst.name}: {count} network interfaces and {what} on its primary interface; an instance "
+                         "launched with several interfaces gets no public address, so it needs exactly one")
+    return found
+
+
 def one_id_per_terminate_call(r: Rendering) -> list[str]:
     found = []
     for schedule in _of(r, rt.AWS_SCHEDULE):
@@ -239,6 +270,12 @@ PRECONDITIONS: tuple[Precondition, ...] = (
         "InstanceId: \"The instance must have exactly one attached network interface\"; NetworkInterfaceId: \"If the "
         "instance has more than one network interface, you must specify a network interface ID\"",
         AWS_API + "API_AssociateAddress.html", eip_through_interface,
+    ),
+    Precondition(
+        "eip-on-primary-interface", "RunInstances, AssociateAddress", (rt.AWS_INSTANCE, rt.AWS_EIP),
+        "AssociatePublicIpAddress: \"You cannot specify more than one network interface in the request\"; an "
+        "instance with several interfaces gets its public address from an Elastic IP on its primary interface",
+        AWS_API + "API_InstanceNetworkInterfaceSpecification.html", eip_on_primary_interface,
     ),
     Precondition(
         "terminate-one-id-per-call", "TerminateInstances (EventBridge Scheduler target)", (rt.AWS_SCHEDULE,),

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
+from components.spec.text import hidden_character
 from gpulease.core.errors import UserError
 
 AGAIN = ("Run the same command again to resume (what is already there is skipped); for a bucket that does not "
@@ -39,9 +40,10 @@ def key_prefix(to: str, reserved: tuple[str, ...] = (DEFAULT_CHECKPOINT_PREFIX,)
     """``--to data/raw`` as an object prefix ``data/raw/``: a relative folder, no ``..``, never inside the
     checkpoints (``reserved``: what the instance resumes from) or the control area (``_gpulease/``)."""
     accepted = "a folder in the bucket such as data/ or data/raw/"
-    text = to.strip()
-    if any(ord(c) < 32 or c == "\x7f" for c in to):
-        raise UserError(f"--to {to!r}: holds a control character; accepted: {accepted}")
+    hidden = hidden_character(to)
+    if hidden:
+        raise UserError(f"--to {to!r}: {hidden}; accepted: {accepted}")
+    text = to
     if text.startswith("/"):
         raise UserError(f"--to {to!r}: an absolute path; a folder in the bucket is relative; accepted: {accepted}")
     clean = posixpath.normpath(text) if text else ""

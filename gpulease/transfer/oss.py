@@ -72,16 +72,15 @@ class OssStore:
             uploader = self.client.uploader(part_size=PART_SIZE, enable_checkpoint=True, checkpoint_dir=self._folder())
             uploader.upload_file(request, filepath=str(f.path))
 
-    def objects(self, prefix: str) -> list[tuple[str, int]]:
+    def page(self, prefix: str, token: str | None) -> tuple[list[tuple[str, int]], str | None]:
+        """One ListObjectsV2 page under ``prefix`` and the next page's token (paged by ``bounded.PullBounds``)."""
         import alibabacloud_oss_v2 as oss
 
-        out = []
         with _explained(self.bucket):
-            for page in self.client.list_objects_v2_paginator().iter_page(
-                oss.ListObjectsV2Request(bucket=self.bucket, prefix=prefix)
-            ):
-                out.extend((o.key, int(o.size)) for o in page.contents or [] if not o.key.endswith("/"))
-        return out
+            page = self.client.list_objects_v2(oss.ListObjectsV2Request(bucket=self.bucket, prefix=prefix,
+                                                                        continuation_token=token))
+        found = [(o.key, int(o.size)) for o in page.contents or [] if not o.key.endswith("/")]
+        return found, (page.next_continuation_token if page.is_truncated else None)
 
     def download(self, key: str, target: str, progress: Callable[[int], None]) -> None:
         import alibabacloud_oss_v2 as oss

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from gpulease.core.errors import UserError
 from gpulease.review.organization import check_name
+from gpulease.transfer.bounded import PullBounds
 from gpulease.transfer.files import (
     DEFAULT_CHECKPOINT_PREFIX,
     confined_target,
@@ -100,24 +101,28 @@ def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, 
 
 
 def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, console: Console,
-         bar: bool = True) -> dict[str, Any]:
+         bar: bool = True, limits: PullBounds | None = None) -> dict[str, Any]:
+    """Every object under ``prefixes`` into ``dest``, within ``limits`` (an overall deadline and a page cap)."""
+    limits = limits or PullBounds()
     got, skipped = [], []
     dest.mkdir(parents=True, exist_ok=True)
     # Downloads land in a private folder of this pull first (0700, made by mkdtemp) and are renamed into place by
     # directory descriptor (files.put_in_place): the SDKs open paths, which would follow a link swapped in later.
     with progress_bar(console, bar) as progress, tempfile.TemporaryDirectory(dir=dest, prefix=".gpulease-pull-") as own:
         for prefix in prefixes:
-            for key, size in store.objects(prefix):
+            listing = limits.listing(f"{where.bucket}/{prefix}", lambda token, p=prefix: store.page(p, token))
+            for key, size in listing:
+                limits.check(f"starting {key}")
                 _, have = confined_target(dest, key, prefix, getattr(store, "temp_suffixes", ()))
                 if have == size:
                     skipped.append(key)
                     continue
                 task = progress.add_task(key, total=size)
                 landed = os.path.join(own, f"{len(got)}.download")
-                store.download(key, landed, lambda n, task=task: progress.advance(task, n))
+                store.download(key, landed, limits.progress(key, lambda n, task=task: progress.advance(task, n)))
                 put_in_place(dest, key, prefix, landed)
                 got.append(key)
     if not got and not skipped:
         raise UserError(f"stack {where.stack}: nothing under {', '.join(prefixes)} in {where.bucket}")
     return {"stack": where.stack, "bucket": where.bucket, "foundBy": where.found_by, "dest": os.fspath(dest),
-            "received": got, "skipped": skipped}
+            "received": got, "skipped": skipped, "bounds": limits.report()}

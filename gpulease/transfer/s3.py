@@ -58,12 +58,13 @@ class S3Store:
                 ExtraArgs={"Metadata": {MTIME_KEY: str(f.mtime)}},
             )
 
-    def objects(self, prefix: str) -> list[tuple[str, int]]:
-        out = []
+    def page(self, prefix: str, token: str | None) -> tuple[list[tuple[str, int]], str | None]:
+        """One ListObjectsV2 page under ``prefix`` and the next page's token (paged by ``bounded.PullBounds``)."""
+        extra = {"ContinuationToken": token} if token else {}
         with _explained(self.bucket):
-            for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):
-                out.extend((o["Key"], int(o["Size"])) for o in page.get("Contents", []) if not o["Key"].endswith("/"))
-        return out
+            page = self.client.list_objects_v2(Bucket=self.bucket, Prefix=prefix, **extra)
+        found = [(o["Key"], int(o["Size"])) for o in page.get("Contents", []) if not o["Key"].endswith("/")]
+        return found, (page.get("NextContinuationToken") if page.get("IsTruncated") else None)
 
     def download(self, key: str, target: str, progress: Any) -> None:
         with _explained(self.bucket):

@@ -4,6 +4,7 @@ role, how the log is cut into chunks, and exit codes."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -162,5 +163,52 @@ def test_a_job_state_file_that_is_not_a_job_record_is_left_alone(tmp_path: Path,
     except Exception as exc:  # the bucket listing may fail here; the state files must not be why
         assert "phase" not in repr(exc) and "list indices" not in repr(exc), exc
     out = capsys.readouterr().out
-    assert "job state ci-1.json: not a job record; left alone" in out
-    assert "job state ci-2.json: not a job record; left alone" in out
+    assert f"job state ci-1.json: not a job record ({state}/ci-1.json: expected a JSON object, found list); left " \
+        "alone" in out
+    assert f"job state ci-2.json: not a job record ({state}/ci-2.json: phase None is not one of started, exited, " \
+        "done); left alone" in out
+
+
+@pytest.mark.parametrize(("make", "why"), [
+    (lambda p: p.write_text('{"phase": "exited", "phase": "done"}'), "key 'phase' is written twice"),
+    (lambda p: p.write_bytes(b'{"phase": "done", "note": "\xff"}'), "not UTF-8 (byte 27)"),
+    (lambda p: p.write_text('{"phase": "done", "note": "' + "x" * 300_000 + '"}'), "bytes; at most 262144 accepted"),
+    (lambda p: os.mkfifo(p), "not a regular file"),
+    (lambda p: p.symlink_to("/dev/zero"), "cannot open"),
+    (lambda p: p.write_text('{"phase": "exited", "offset": "3", "seq": 1, "exitCode": 0, "finishedAt": "t"}'),
+     "offset is '3'; accepted: int, 0 or more"),
+    (lambda p: p.write_text('{"phase": "exited", "offset": 0, "seq": true, "exitCode": 0, "finishedAt": "t"}'),
+     "seq is True; accepted: int"),
+    (lambda p: p.write_text('{"phase": "started", "offset": -5, "seq": 1}'), "offset is -5; accepted: int, 0 or more"),
+    (lambda p: p.write_text('{"phase": "exited", "offset": 0, "seq": 1}'), "an exited record without exitCode"),
+])
+def test_job_state_files_are_read_through_the_strict_reader(tmp_path: Path, capsys, monkeypatch, make, why) -> None:
+    """A hostile or damaged record (a FIFO would block a plain open, a string offset crashes the log shipping on
+    every tick) is one line naming the file and the problem; the job is never run again, the others go on."""
+    agent = _agent(tmp_path)
+    state = tmp_path / "state"
+    state.mkdir(exist_ok=True)
+    make(state / "ci-1.json")
+    (state / "ci-2.json").write_text('{"phase": "exited", "offset": 0, "seq": 1, "exitCode": 0, "finishedAt": "t"}')
+    finished = []
+    monkeypatch.setattr(agent, "finish", lambda job, st: finished.append(job))
+    monkeypatch.setattr(agent, "listing", lambda uri: [])
+    agent.tick()
+    out = capsys.readouterr().out
+    assert f"job state ci-1.json: not a job record ({state}/ci-1.json" in out and why in out, out
+    assert finished == ["ci-2"]
+
+
+def test_a_request_that_is_not_one_json_object_is_reported_not_run(tmp_path: Path, monkeypatch) -> None:
+    agent = _agent(tmp_path)
+    admitted = []
+    monkeypatch.setattr(agent, "listing", lambda uri: ["request.json"])
+
+    def copy(what, template, src="", dst=""):
+        Path(dst).write_text('{"jobId": "ci-1", "command": "true", "command": "rm -rf /data"}')
+        return ""
+
+    monkeypatch.setattr(agent, "cli", copy)
+    monkeypatch.setattr(agent, "admit", lambda job, request: admitted.append(request))
+    agent.consider("ci-1")
+    assert admitted == [{"error": "request.json is not a JSON object (key 'command' is written twice)"}]

@@ -187,7 +187,7 @@ def test_a_bucket_name_the_sdk_would_refuse_is_refused_first(no_aws_credentials,
         ("data/_gpulease/x", "_gpulease/ is the instance's control area"),
         ("/etc/", "an absolute path"),
         ("data/../../x", "accepted: a folder in the bucket"),
-        ("data/\x1b[2J", "holds a control character"),
+        ("data/\x1b[2J", "holds U+001B (ESC)"),
     ],
 )
 def test_push_to_a_reserved_or_outside_folder_is_refused_before_any_lookup(no_aws_credentials, monkeypatch, capsys,

@@ -44,9 +44,41 @@ def test_an_elastic_ip_through_a_multi_interface_instance_is_caught() -> None:
         eip.inputs.pop("networkInterface")
         eip.inputs["instance"] = insts[f"{node}-instance"].id
 
-    found = pc.violations(edited(r, "aws:ec2/eip:Eip", through_instance))
+    found = [f for f in pc.violations(edited(r, "aws:ec2/eip:Eip", through_instance))
+             if f[0] != "eip-on-primary-interface"]  # the nodes then lack their address too: the next test
     assert [n for n, _ in found] == ["eip-through-interface"] * 4
     assert "has 4 network interfaces (AWS answers InvalidInstanceID)" in found[0][1]
+
+
+def test_an_elastic_ip_on_a_secondary_interface_or_none_for_an_efa_node_is_caught() -> None:
+    r = example(CLUSTER)
+    insts = {x.name: x for x in r.of_type("aws:ec2/instance:Instance")}
+    assert all(x.outputs["primaryNetworkInterfaceId"].startswith("eni-") for x in insts.values())
+
+    def secondary(eip: CapturedResource) -> None:
+        eip.inputs["networkInterface"] = "eni-0123456789abcdef0"  # an EFA-only card's interface, say
+
+    found = pc.violations(edited(r, "aws:ec2/eip:Eip", secondary))
+    assert [n for n, _ in found] == ["eip-on-primary-interface"] * 8
+    assert found[0][1].endswith("bound to network interface eni-0123456789abcdef0, which is no instance's primary "
+                                "interface; accepted: the node's primary network interface (primaryNetworkInterfaceId)")
+    assert "4 network interfaces and no Elastic IP on its primary interface" in found[4][1]
+    without = dataclasses.replace(r, resources=[x for x in r.resources if x.type != "aws:ec2/eip:Eip"])
+    assert [n for n, _ in pc.violations(without)] == ["eip-on-primary-interface"] * 4
+    doubled = dataclasses.replace(r, resources=[*r.resources, *r.of_type("aws:ec2/eip:Eip")])
+    assert "2 Elastic IPs" in dict(pc.violations(doubled))["eip-on-primary-interface"]
+
+
+def test_the_quota_advisories_are_in_the_plan_output(capsys) -> None:
+    from gpulease.cli import main
+
+    assert main(["plan", "aws-cluster-4x8", "--format", "json"]) == 0
+    (stack,) = json.loads(capsys.readouterr().out)["stacks"]
+    found = {v["policy"]: v for v in stack["violations"] if v["policy"].startswith("quota-")}
+    assert set(found) == {"quota-eip-quota"}
+    eip = found["quota-eip-quota"]
+    assert eip["level"] == "advisory" and "4 Elastic IPs: the default quota is 5 per Region" in eip["message"]
+    assert stack["status"] == "pass"  # an advisory: the account's own quota is not visible offline
 
 
 def test_one_terminate_call_with_every_node_is_caught() -> None:

@@ -19,7 +19,14 @@ from tests.support.paths import STACKS_DIR
 
 STACK_FILES = sorted(STACKS_DIR.glob("Pulumi.*.yaml"))
 VALIDATOR = jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text()))
-BAD_CIDRS = ("abc", "1.2.3.4/33", "300.1.1.1/32", "1.2.3/24", "203.0.113.7/", "2001:db8::/129", "1.2.3.4/032x")
+BAD_CIDRS = ("abc", "1.2.3.4/33", "300.1.1.1/32", "1.2.3/24", "203.0.113.7/", "2001:db8::/129", "1.2.3.4/032x",
+             # IPv6 edge cases the old pattern ([0-9A-Fa-f:.]* around a colon) accepted and the loader refuses
+             ":::", "1:2:3:4:5:6:7:8:9/128", "12345::/128", "2001:db8:::7/128", "1::2::3/128", "2001:db8::g/128",
+             "1:2:3:4:5:6:7/128", ":1::/128", "1::2:/128", "::ffff:300.1.1.1/128", "::ffff:1.2.3.04/128",
+             "2001:db8::7/0128", "1.2.3.4/032", "2001:db8::7/", ":/64")
+GOOD_IPV6 = ("2001:db8::7/128", "2001:DB8:0:0:0:0:0:7/128", "2001:db8::7", "2001:db8:0:1:2:3:4.5.6.7/128",
+             "2001:db8::5.6.7.8/128", "2001:db8:1:2:3:4:5:6/128", "2001:db8::/48")
+"""Networks both accept (as the only SSH CIDR: global, long enough, host bits clear)."""
 
 Path = tuple[Any, ...]
 
@@ -129,6 +136,14 @@ def test_schema_and_loader_give_every_mutation_the_same_verdict(path) -> None:
                                  f"{'accepts' if loader else 'refuses'}")
     assert count > 50
     assert not disagreements, "\n".join(disagreements)
+
+
+def test_ipv6_edge_cases_get_the_same_verdict_from_schema_and_loader() -> None:
+    stack, key, spec, others = _stack(STACKS_DIR / "Pulumi.aws-lora-7b.yaml")
+    for cidr, accepted in [*((c, False) for c in BAD_CIDRS), *((c, True) for c in GOOD_IPV6)]:
+        mutated = {**spec, "ssh": {**spec["ssh"], "allowedCidrs": [cidr]}}
+        assert _schema_accepts(key, mutated, others) is accepted, cidr
+        assert _loader_accepts(stack, key, mutated, others) is accepted, cidr
 
 
 def test_the_examples_of_the_issue_agree() -> None:
