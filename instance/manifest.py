@@ -283,7 +283,7 @@ def write(settings: dict[str, Any], *, command: str, cwd: str, job: str, params_
     return manifest
 
 
-def record(settings: dict[str, Any], key: str, value: Any, *, say: Any = print, timeout: float = 30) -> bool:
+def record(settings: dict[str, Any], key: str, value: Any, *, say: Any = print, timeout: float = bounds.value("manifest_update")) -> bool:
     """Add ``key`` to the run manifest written at the job's start (``<mount>/logs/manifest.json``) and copy it to
     the bucket again, bounded by ``timeout``; without a manifest (no job started) there is nothing to add to, and
     the caller keeps the value in its own state. Never raises; True when the local manifest holds it."""
