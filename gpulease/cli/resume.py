@@ -8,6 +8,7 @@ import argparse
 import sys
 
 from gpulease.cli.envelope import EXIT_FAILED, EXIT_OK, add_parser, envelope, error, guarded, one_line, print_json
+from gpulease.cli.printable import printable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,10 +17,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="For a spot stack whose instance a reclaim stopped or released: start the stopped instance "
         "again (Alibaba Cloud StartInstance, AWS StartInstances; an AWS instance stopped by a spot interruption is "
         "left to EC2, which alone restarts it), or run `pulumi up --refresh` (review first) when it is gone, on the "
-        "kept data disk. The instance resumes the job from its checkpoint. Refused, with nothing changed, when the "
-        "deadline has passed or the stack is not spot.",
+        "kept data disk. The instance resumes the job from its checkpoint. Only instances of the stack's own "
+        "experiments are touched; an Alibaba Cloud instance stopped without a reclaim (the watchdog's own stop) is "
+        "refused. Refused, with nothing changed, when the stack's recorded deadline (or an instance's) has passed or "
+        "the stack is not spot.",
         codes=((EXIT_OK, "started, recreated, or already running"),
-               (EXIT_FAILED, "the cloud refused the start (no stock, a price above the cap) or pulumi up failed")))
+               (EXIT_FAILED, "a cloud error (no stock, a price above the cap, throttling, unreachable) or pulumi up failed")))
     p.add_argument("stack")
     p.set_defaults(func=guarded(cmd_resume))
 
@@ -35,7 +38,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     except (ResumeFailedError, ResumeCloudError) as exc:
         if args.json:
             print_json(envelope("resume", None, [error("resume-failed", one_line(exc))]))
-        print(f"gpulease: {one_line(exc)}", file=sys.stderr)
+        print(f"gpulease: {printable(one_line(exc))}", file=sys.stderr)
         return EXIT_FAILED
     finally:
         progress.close()
@@ -49,6 +52,11 @@ def cmd_resume(args: argparse.Namespace) -> int:
         print(f"{args.stack}: {iid} is running already")
     for iid in result.cloud_restarts:
         print(f"{args.stack}: {iid} was stopped by a spot interruption; EC2 starts it again when capacity returns")
+    for iid, ended in result.requests_ended.items():
+        print(f"{args.stack}: {iid} was stopped by a spot interruption and its request ended ({printable(ended)}): "
+              "EC2 will not start it again; the deadline schedule terminates it; the data disk is kept")
+    for iid in result.foreign:
+        print(f"{args.stack}: {iid} carries the stack's tags but none of its experiments' names: not ours, left alone")
     if result.redeployed:
         print(f"{args.stack}: recreated by pulumi up{until}; status: gpulease status {args.stack}")
     return EXIT_OK

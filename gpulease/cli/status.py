@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from gpulease.cli.printable import printable
 from gpulease.core import clock
 
 WATCH_SECONDS = 30.0
@@ -53,7 +54,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
             print_json("status", doc, ok=True, legacy=doc)
         else:
-            view.print_status(doc, wide_console())
+            view.print_status(doc, wide_console(), printable)
         return 0
     return watch(lambda: status.collect(found, readers, clock.utcnow()), args.watch, args.json)
 
@@ -78,7 +79,7 @@ def watch(collect: Callable[[], dict], every: float, as_json: bool) -> int:
             else:
                 if console.is_terminal:
                     console.clear()
-                view.print_status(doc, console)
+                view.print_status(doc, console, printable)
                 console.print(f"every {every:g} s; Ctrl-C to stop", style="dim")
             if CLOCK() + every > deadline:
                 return 0

@@ -11,9 +11,15 @@ that is not spot or whose deadline has passed (before any call that changes anyt
   first), which creates the instance again on the kept data disk; the program itself refuses a recorded deadline
   that has passed (``components/deadline.py``).
 
-The deadline is each instance's ``gpulease:expires-at`` tag (what the cloud-side end and the watchdog keep), the
-stack's outputs' ``deadline`` when an instance is gone, and ``expiresAt`` when the spec pins it. A deadline that
-cannot be read is refused like a passed one (fail closed)."""
+Only instances of the stack's own experiments (their ``gpulease:experiment`` tag one of the stack file's experiment
+names) are considered; another instance that carries the stack's two tags is named as foreign and left alone, and
+never stands in for a missing one. The deadline is the earliest of the stack's recorded ``deadline`` (its outputs:
+the stack must be deployed), each instance's ``gpulease:expires-at`` tag (what the cloud-side end and the watchdog
+keep), and ``expiresAt`` when the spec pins it: an instance's own tag alone never lets it start. A deadline that
+cannot be read is refused like a passed one (fail closed). On Alibaba Cloud a stopped instance that the cloud does
+not show as reclaimed (``resume_clouds``: the ``Recycling`` lock) is refused: the watchdog stops its own instance
+at its deadline, idle or budget end when the release is refused, and that stop is meant to last.
+On AWS an interrupted instance whose spot request has ended is named as such: EC2 will not start it again."""
 
 from __future__ import annotations
 
@@ -48,12 +54,15 @@ class ResumeResult:
     started: list[str] = field(default_factory=list)
     running: list[str] = field(default_factory=list)
     cloud_restarts: list[str] = field(default_factory=list)
+    requests_ended: dict[str, str] = field(default_factory=dict)
+    foreign: list[str] = field(default_factory=list)
     redeployed: bool = False
     deadline: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"stack": self.stack, "cloud": self.cloud, "started": self.started, "running": self.running,
-                "cloudRestarts": self.cloud_restarts, "redeployed": self.redeployed, "deadline": self.deadline}
+                "cloudRestarts": self.cloud_restarts, "requestsEnded": self.requests_ended, "foreign": self.foreign,
+                "redeployed": self.redeployed, "deadline": self.deadline}
 
 
 def _refuse_deadline(stack: str, value: str | None, what: str, now: datetime) -> datetime:
@@ -96,32 +105,41 @@ def resume(stack: str, progress: Progress) -> ResumeResult:
     cloud = st.spec.cloud
     result = ResumeResult(stack, cloud)
     fleet = resume_clouds.FLEETS[cloud](st.region)
+    try:
+        outputs = deploy.BACKEND().outputs(stack)
+    except StackMissingError:
+        raise ResumeRefusedError(f"stack {stack!r} is not deployed; nothing was changed; accepted: gpulease up "
+                                 f"{stack}") from None
+    moments = [_refuse_deadline(stack, d, "the stack's outputs", now) for d in _output_deadlines(outputs)]
     with progress.step(f"find {stack}'s instances on {cloud} {st.region}"):
-        found = fleet.find(stack)
-    moments = [_refuse_deadline(stack, f.expires_at, f"instance {f.id}", now) for f in found]
+        listed = fleet.find(stack)
+    names = {e.name for e in exps}
+    found = [f for f in listed if f.experiment in names]
+    result.foreign = sorted(f.id for f in listed if f.experiment not in names)
+    moments += [_refuse_deadline(stack, f.expires_at, f"instance {f.id}", now) for f in found]
     expected = sum(e.nodes for e in exps)
     missing = expected - len(found)
-    if missing > 0:
-        backend = deploy.BACKEND()
-        try:
-            outputs = backend.outputs(stack)
-        except StackMissingError:
-            raise ResumeRefusedError(f"stack {stack!r} is not deployed; nothing was changed; accepted: gpulease up "
-                                     f"{stack}") from None
-        moments += [_refuse_deadline(stack, d, "the stack's outputs", now) for d in _output_deadlines(outputs)]
     result.deadline = v.rfc3339(min(moments)) if moments else None
     result.running = sorted(f.id for f in found if f.state in ("running", "pending", "starting"))
-    result.cloud_restarts = sorted(f.id for f in found if f.state == "stopped" and f.cloud_restarts)
+    result.cloud_restarts = sorted(f.id for f in found if f.state == "stopped" and f.cloud_restarts and not f.request_end)
+    result.requests_ended = {f.id: f.request_end for f in sorted(found, key=lambda f: f.id)
+                             if f.state == "stopped" and f.cloud_restarts and f.request_end}
     busy = sorted(f.id for f in found if f.state == "stopping")
     if busy:
         raise ResumeFailedError(f"stack {stack!r}: {', '.join(busy)} still stopping; run gpulease resume {stack} again "
                                 "once it has stopped")
+    held = sorted(f.id for f in found if f.state == "stopped" and f.reclaimed is False)
+    if held:
+        raise ResumeRefusedError(
+            f"stack {stack!r}: {', '.join(held)} stopped, but {cloud} does not show a reclaim (no OperationLocks "
+            "LockReason Recycling): the watchdog stops its own instance at its deadline, idle or budget end; nothing "
+            f"was started; accepted: a reclaimed instance; to run again on purpose, gpulease up {stack}")
     stopped = sorted(f.id for f in found if f.state == "stopped" and not f.cloud_restarts)
     if stopped:
         with progress.step(f"start {', '.join(stopped)}"):
             try:
                 fleet.start(stopped)
-            except Exception as exc:  # the cloud's refusal (no stock, a price above the cap): one line, exit 1
+            except resume_clouds.ResumeCloudError as exc:  # no stock, a price above the cap, throttling: one line
                 raise ResumeFailedError(f"stack {stack!r}: starting {', '.join(stopped)} failed: "
                                         f"{_one_line(exc)}; run gpulease resume {stack} again later") from None
         result.started = stopped
@@ -136,7 +154,4 @@ def resume(stack: str, progress: Progress) -> ResumeResult:
 
 
 def _one_line(exc: BaseException) -> str:
-    """The cloud's error code (``OperationDenied.NoStock``, botocore's ``Error.Code``) and message, on one line."""
-    text = " ".join(str(getattr(exc, "message", None) or exc).split())
-    code = getattr(exc, "code", None) or (getattr(exc, "response", None) or {}).get("Error", {}).get("Code")
-    return (f"{code}: {text}" if code and str(code) not in text else text)[:300]
+    return " ".join(str(exc).split())[:400]

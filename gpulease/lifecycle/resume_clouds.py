@@ -13,15 +13,33 @@ retries (botocore's standard mode; ``AlicloudClients``' retry options).
   restarts it when capacity returns, for a persistent request
   (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/interruption-behavior.html). Such an instance is told apart
   by its state reason ``Server.SpotInstanceShutdown`` (the EC2 ``StateReason`` codes:
-  https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_StateReason.html).
+  https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_StateReason.html). Its request is then read
+  (``DescribeSpotInstanceRequests`` by the instance's ``SpotInstanceRequestId``): once it is ``closed``,
+  ``cancelled`` or ``failed``, or its ``ValidUntil`` has passed, EC2 no longer starts the instance ("Amazon EC2
+  restarts the stopped instance" is said of a persistent request only; the request states:
+  https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-request-status.html).
+- Alibaba Cloud marks a preemptible instance that is being reclaimed with ``OperationLocks.LockReason``
+  ``Recycling`` ("recycling: the lock of a preemptible instance pending release", the ``OperationLocks`` data
+  type: https://www.alibabacloud.com/help/doc-detail/25632.htm). A stopped instance without it was stopped by
+  something else (the watchdog's own ``StopInstance`` after a refused release, at its deadline, idle or budget
+  end; a person): ``reclaimed`` is False and ``resume`` does not start it. Whether the lock stays on an instance
+  stopped in economical mode by a reclaim cannot be verified without a cloud; an instance without it is refused
+  (fail closed), never started.
+
+Every SDK error of a listing or a start (throttling after the SDK's retries, a 5xx, an endpoint that cannot be
+reached) is one ``ResumeCloudError`` line; a missing credential is left to the CLI's own one-line handler.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
+from gpulease.core import clock
 from gpulease.core import vocabulary as v
 
 MAX_PAGES = 5
@@ -31,6 +49,10 @@ PAGE_SIZE = 100
 
 SPOT_INTERRUPTION_STOP = "Server.SpotInstanceShutdown"
 """EC2's state reason of a spot instance it stopped on an interruption (API_StateReason)."""
+REQUEST_ENDED_STATES = ("closed", "cancelled", "failed")
+"""Spot request states after which EC2 starts no instance for the request (spot-request-status.html)."""
+RECLAIM_LOCK = "recycling"
+"""ECS ``OperationLocks.LockReason`` of a preemptible instance being reclaimed (compared case-insensitively)."""
 
 
 class ResumeCloudError(RuntimeError):
@@ -45,6 +67,13 @@ class Found:
     tags: dict[str, str]
     cloud_restarts: bool = False
     """The cloud itself starts it again (an interrupted AWS spot instance of a persistent request)."""
+    request_end: str | None = None
+    """AWS: an interrupted instance whose spot request has ended: ``"sir-... cancelled at ..."`` (EC2 will not
+    start it again)."""
+    reclaimed: bool | None = None
+    """Alibaba Cloud: whether the cloud shows the instance as reclaimed (None: the cloud does not say)."""
+    request_id: str | None = None
+    """AWS: the spot request of a spot instance (``SpotInstanceRequestId``)."""
 
     @property
     def experiment(self) -> str:
@@ -61,6 +90,42 @@ class Fleet(Protocol):
     def start(self, ids: list[str]) -> None: ...
 
 
+def _text(exc: BaseException) -> str:
+    """The cloud's error code and message (botocore's ``Error``, Tea's ``code``/``message``) on one line."""
+    error = (getattr(exc, "response", None) or {}).get("Error") or {}
+    code = error.get("Code") or getattr(exc, "code", None)
+    text = " ".join(str(error.get("Message") or getattr(exc, "message", None) or exc).split())
+    return (f"{code}: {text}" if code and str(code) not in text else text)[:300]
+
+
+@contextlib.contextmanager
+def cloud_call(what: str, errors: tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]) -> Iterator[None]:
+    """The SDK's ``errors[0]`` raised inside (but not ``errors[1]``: a missing credential, a value the SDK refuses
+    before any call, which the CLI reports as the user's) become one ``ResumeCloudError`` line naming the call."""
+    caught, passed = errors
+    try:
+        yield
+    except caught as exc:
+        if isinstance(exc, passed):
+            raise
+        raise ResumeCloudError(f"{what} failed: {_text(exc)}; nothing more was changed; run it again later") from None
+
+
+def _aws_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    from botocore import exceptions as be
+
+    return ((be.ClientError, be.BotoCoreError),
+            (be.NoCredentialsError, be.PartialCredentialsError, be.CredentialRetrievalError, be.NoRegionError,
+             be.ProfileNotFound, be.ParamValidationError))
+
+
+def _ali_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    from darabonba.exceptions import RetryError, UnretryableException
+    from Tea.exceptions import TeaException
+
+    return (TeaException, RetryError, UnretryableException), ()
+
+
 def _tags(pairs: Any, key: str, value: str) -> dict[str, str]:
     return {str(p.get(key)): str(p.get(value, "")) for p in pairs or [] if isinstance(p, dict) and p.get(key)}
 
@@ -73,6 +138,35 @@ class AwsFleet:
         self.ec2 = ec2
 
     def find(self, stack: str) -> list[Found]:
+        with cloud_call(f"DescribeInstances for stack {stack!r}", _aws_errors()):
+            found = self._find(stack)
+        ended = self._ended_requests([f for f in found if f.cloud_restarts])
+        return [dataclasses.replace(f, request_end=ended[f.id]) if f.id in ended else f for f in found]
+
+    def _ended_requests(self, interrupted: list[Found]) -> dict[str, str]:
+        """Per interrupted instance whose spot request has ended: what ended it, and when."""
+        ids = {f.request_id: f.id for f in interrupted if f.request_id}
+        if not ids:
+            return {}
+        with cloud_call("DescribeSpotInstanceRequests", _aws_errors()):
+            page = self.ec2.describe_spot_instance_requests(SpotInstanceRequestIds=sorted(ids))
+        now = clock.utcnow()
+        out: dict[str, str] = {}
+        for req in page.get("SpotInstanceRequests") or []:
+            iid = ids.get(req.get("SpotInstanceRequestId"))
+            if iid is None:
+                continue
+            state, status = str(req.get("State") or ""), req.get("Status") or {}
+            until = req.get("ValidUntil")
+            when = status.get("UpdateTime")
+            stamp = v.rfc3339(when) if isinstance(when, datetime) else "an unknown time"
+            if state in REQUEST_ENDED_STATES:
+                out[iid] = f"{req['SpotInstanceRequestId']} {state} ({status.get('Code') or 'no status code'}) at {stamp}"
+            elif isinstance(until, datetime) and until <= now:
+                out[iid] = f"{req['SpotInstanceRequestId']} valid only until {v.rfc3339(until)}"
+        return out
+
+    def _find(self, stack: str) -> list[Found]:
         filters = [
             {"Name": f"tag:{v.TAG_STACK}", "Values": [stack]},
             {"Name": f"tag:{v.TAG_MANAGED_BY}", "Values": [v.MANAGED_BY_VALUE]},
@@ -88,6 +182,7 @@ class AwsFleet:
                     found.append(Found(
                         id=item["InstanceId"], state=item["State"]["Name"], tags=_tags(item.get("Tags"), "Key", "Value"),
                         cloud_restarts=item.get("InstanceLifecycle") == "spot" and reason == SPOT_INTERRUPTION_STOP,
+                        request_id=str(item["SpotInstanceRequestId"]) if item.get("SpotInstanceRequestId") else None,
                     ))
             token = page.get("NextToken")
             if not token:
@@ -95,7 +190,8 @@ class AwsFleet:
         raise ResumeCloudError(f"DescribeInstances for stack {stack!r} went on past {MAX_PAGES} pages")
 
     def start(self, ids: list[str]) -> None:
-        self.ec2.start_instances(InstanceIds=ids)
+        with cloud_call(f"StartInstances of {', '.join(ids)}", _aws_errors()):
+            self.ec2.start_instances(InstanceIds=ids)
 
 
 def aws_fleet(region: str) -> AwsFleet:
@@ -125,13 +221,17 @@ class AlicloudFleet:
         request = ecs.DescribeInstancesRequest(region_id=self.region, tag=tag, max_results=PAGE_SIZE)
         found: list[Found] = []
         for _ in range(MAX_PAGES):
-            body = self.clients.ecs(self.region).describe_instances(request).body.to_map()
+            with cloud_call(f"DescribeInstances for stack {stack!r}", _ali_errors()):
+                body = self.clients.ecs(self.region).describe_instances(request).body.to_map()
             for item in (body.get("Instances") or {}).get("Instance") or []:
                 state = ALICLOUD_STATES.get(str(item.get("Status")))
                 if state is None:
                     raise ResumeCloudError(f"instance {item.get('InstanceId')}: status {item.get('Status')!r} is not one "
                                            "DescribeInstances documents")
-                found.append(Found(id=item["InstanceId"], state=state,
+                locks = (item.get("OperationLocks") or {}).get("LockReason") or []
+                reclaimed = any(isinstance(lock, dict) and str(lock.get("LockReason", "")).lower() == RECLAIM_LOCK
+                                for lock in locks)
+                found.append(Found(id=item["InstanceId"], state=state, reclaimed=reclaimed,
                                    tags=_tags((item.get("Tags") or {}).get("Tag"), "TagKey", "TagValue")))
             token = body.get("NextToken")
             if not token:
@@ -143,7 +243,8 @@ class AlicloudFleet:
         from alibabacloud_ecs20140526 import models as ecs
 
         for instance_id in ids:
-            self.clients.ecs(self.region).start_instance(ecs.StartInstanceRequest(instance_id=instance_id))
+            with cloud_call(f"StartInstance of {instance_id}", _ali_errors()):
+                self.clients.ecs(self.region).start_instance(ecs.StartInstanceRequest(instance_id=instance_id))
 
 
 def alicloud_fleet(region: str) -> AlicloudFleet:

@@ -162,6 +162,7 @@ def collect(target: Target, clients: Clients, now: datetime) -> dict[str, Any]:
                                               "seconds", "checks")} if verify else None,
         "manifest": _manifest_summary(manifest) if manifest else None,
         "interruptions": interruptions_view(manifest.get("interruptions"), beat.get("interruptions")),
+        "interruptionsLeftOut": left_out(manifest.get("interruptions"), beat.get("interruptions")),
         "spotRequest": spot_request_view(manifest.get("spotRequest")),
         "nodes": node_views(target, clients, now) if len(nodes.listed(target)) > 1 else None,
         "notes": [*control["stale"], *cloud["notes"]],
@@ -231,6 +232,9 @@ def _manifest_summary(manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 INTERRUPTION_KEYS = ("stoppedAt", "resumedAt", "stoppedSeconds", "resumedFromStep")
+INTERRUPTIONS_KEPT = 50
+"""The latest interruptions the document carries: what the instance keeps in its heartbeat (``instance/heartbeat``);
+a longer list (an old or tampered report) is cut to its latest ones, and ``interruptionsLeftOut`` says how many."""
 
 
 def _count(value: Any) -> int | None:
@@ -244,7 +248,7 @@ def interruptions_view(from_manifest: Any, from_heartbeat: Any) -> list[dict[str
     lists = [found for found in (from_heartbeat, from_manifest) if isinstance(found, list)]
     chosen = max(lists, key=len) if lists else []
     out = []
-    for item in chosen:
+    for item in chosen[-INTERRUPTIONS_KEPT:]:
         if not isinstance(item, dict):
             continue
         out.append({"stoppedAt": item.get("stoppedAt") if isinstance(item.get("stoppedAt"), str) else None,
@@ -252,6 +256,12 @@ def interruptions_view(from_manifest: Any, from_heartbeat: Any) -> list[dict[str
                     "stoppedSeconds": _count(item.get("stoppedSeconds")),
                     "resumedFromStep": _count(item.get("resumedFromStep"))})
     return out
+
+
+def left_out(from_manifest: Any, from_heartbeat: Any) -> int:
+    """How many interruptions ``interruptions_view`` leaves out beyond its ``INTERRUPTIONS_KEPT`` latest."""
+    lengths = [len(found) for found in (from_heartbeat, from_manifest) if isinstance(found, list)]
+    return max(0, max(lengths, default=0) - INTERRUPTIONS_KEPT)
 
 
 def spot_request_view(found: Any) -> dict[str, Any] | None:

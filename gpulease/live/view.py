@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -100,7 +101,7 @@ def _duration(seconds: int | None) -> str:
 INTERRUPTIONS_SHOWN = 3
 
 
-def interruptions_line(found: list[dict[str, Any]]) -> str:
+def interruptions_line(found: list[dict[str, Any]], left_out: int = 0) -> str:
     """``2: stopped 2026-...Z for 3 h 0 min, resumed 2026-...Z from step 1200; ...``, the latest few."""
     parts = []
     for item in found[-INTERRUPTIONS_SHOWN:]:
@@ -108,8 +109,8 @@ def interruptions_line(found: list[dict[str, Any]]) -> str:
         parts.append(f"stopped {item.get('stoppedAt') or '?'} for {_duration(item.get('stoppedSeconds'))}, resumed "
                      f"{item.get('resumedAt') or '?'} " + (f"from step {step}" if step is not None else
                                                           "(no checkpoint step reported)"))
-    earlier = f" (latest {INTERRUPTIONS_SHOWN} shown)" if len(found) > INTERRUPTIONS_SHOWN else ""
-    return f"{len(found)}{earlier}: " + "; ".join(parts)
+    earlier = f" (latest {INTERRUPTIONS_SHOWN} shown)" if len(found) + left_out > INTERRUPTIONS_SHOWN else ""
+    return f"{len(found) + left_out}{earlier}: " + "; ".join(parts)
 
 
 def spot_request_line(found: dict[str, Any]) -> str:
@@ -153,15 +154,17 @@ def _node(n: dict[str, Any]) -> str:
         f"; {'; '.join(extra)}" if extra else "")
 
 
-def print_status(doc: dict[str, Any], console: Console) -> None:
+def print_status(doc: dict[str, Any], console: Console, shown: Callable[[str], str] = str) -> None:
+    """The table; every value passes through ``shown`` (the CLI's ``printable``: text the instance wrote, made
+    safe for a terminal) before it is printed."""
     inst = doc["instance"]
-    table = Table(show_header=False, box=None, pad_edge=False, title=f"{doc['stack']} / {doc['experiment']} "
-                  f"({doc['cloud']} {doc.get('region') or ''})".rstrip(), title_justify="left")
+    table = Table(show_header=False, box=None, pad_edge=False, title=Text(shown(f"{doc['stack']} / {doc['experiment']} "
+                  f"({doc['cloud']} {doc.get('region') or ''})".rstrip())), title_justify="left")
     table.add_column(style="bold")
     table.add_column(overflow="fold")
 
     def row(label: str, value: str) -> None:  # plain text: a value with [brackets] is not rich markup
-        table.add_row(label, Text(value))
+        table.add_row(label, Text(shown(value)))
 
     if doc.get("phase"):
         row("phase", str(doc["phase"]))
@@ -182,7 +185,7 @@ def print_status(doc: dict[str, Any], console: Console) -> None:
     row("checks", _checks(doc))
     row("manifest", _manifest(doc))
     if doc.get("interruptions"):
-        row("interruptions", interruptions_line(doc["interruptions"]))
+        row("interruptions", interruptions_line(doc["interruptions"], doc.get("interruptionsLeftOut") or 0))
     if doc.get("spotRequest"):
         row("spot request", spot_request_line(doc["spotRequest"]))
     for note in doc.get("notes") or []:

@@ -177,3 +177,38 @@ def test_interruption_fields_that_are_not_numbers_are_shown_as_unknown(running, 
 def test_without_interruptions_status_shows_no_such_row(running, capsys) -> None:
     assert main(["status", STACK, "--outputs", running["outputs"]]) == 0
     assert "interruptions" not in capsys.readouterr().out
+
+
+HOSTILE = "2026-12-01T00:00:00Z\x1b]0;PWNED\x07\x1b[2J\rFAKE\u202etxt"
+
+
+def test_control_and_format_characters_from_the_reports_are_shown_escaped(running, capsys, monkeypatch) -> None:
+    _put(running, "manifest", {"spotRequest": {"requestId": "sir-x\x1b[2J", "cancelled": True, "state": "cancelled",
+                                               "cause": "dead\x1b]0;TITLE\x07line", "time": "t\u202e1"}})
+    _put(running, "heartbeat", {"interruptions": [{**STOPS[0], "stoppedAt": HOSTILE, "resumedAt": "\x9b31m"}]})
+    monkeypatch.setenv("COLUMNS", "300")
+    assert main(["status", STACK, "--outputs", running["outputs"]]) == 0
+    out = capsys.readouterr().out
+    assert not any(c in out for c in "\x1b\x07\r\x9b\u202e")
+    flat = " ".join(out.split())
+    assert ("stopped 2026-12-01T00:00:00Z\\e]0;PWNED\\a\\e[2J\\rFAKE\\u202etxt for 3 h 0 min, resumed \\x9b31m "
+            "from step 1200") in flat
+    assert "spot request sir-x\\e[2J cancelled at t\\u202e1 (dead\\e]0;TITLE\\aline)" in flat
+
+
+def test_a_long_interruptions_list_is_cut_to_the_latest_fifty_and_says_so(running, capsys, monkeypatch) -> None:
+    many = [{**STOPS[0], "resumedFromStep": step} for step in range(3000)]
+    _put(running, "heartbeat", {"interruptions": many})
+    assert main(["status", STACK, "--outputs", running["outputs"], "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [i["resumedFromStep"] for i in doc["interruptions"]] == list(range(2950, 3000))
+    assert doc["interruptionsLeftOut"] == 2950
+    monkeypatch.setenv("COLUMNS", "300")
+    assert main(["status", STACK, "--outputs", running["outputs"]]) == 0
+    assert "interruptions 3000 (latest 3 shown): " in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_short_interruptions_list_leaves_nothing_out(running, capsys) -> None:
+    _put(running, "heartbeat", {"interruptions": STOPS})
+    assert main(["status", STACK, "--outputs", running["outputs"], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["interruptionsLeftOut"] == 0

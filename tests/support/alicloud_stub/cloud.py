@@ -83,12 +83,14 @@ class Account:
         return f"{prefix}-{secrets.token_hex(8)}"
 
     def add_instance(self, region: str, tags: dict[str, str], *, status: str = "Running", spot: bool = False,
-                     release_time: datetime | None = None, instance_type: str = "ecs.gn7i-c8g1.2xlarge") -> str:
+                     release_time: datetime | None = None, instance_type: str = "ecs.gn7i-c8g1.2xlarge",
+                     locks: tuple[str, ...] = ()) -> str:
         rid = self._new("i")
         self.instances[rid] = Resource(rid, region, dict(tags), status, datetime.now(UTC), {
             "SpotStrategy": "SpotAsPriceGo" if spot else "NoSpot",
             "AutoReleaseTime": _time(release_time),
             "InstanceType": instance_type,
+            "OperationLocks": {"LockReason": [{"LockReason": lock} for lock in locks]},
         })
         return rid
 
@@ -207,6 +209,7 @@ def install(stub: AlicloudStub, account: Account) -> None:
                     "InstanceType": r.extra["InstanceType"], "SpotStrategy": r.extra["SpotStrategy"],
                     "CreationTime": _time(r.created), "StartTime": _time(r.created),
                     "AutoReleaseTime": r.extra["AutoReleaseTime"], "Tags": _ecs_tags(r),
+                    "OperationLocks": r.extra.get("OperationLocks") or {"LockReason": []},
                 }
                 for r in account.instances.values()
                 if _matches(r, req) and (ids is None or r.id in ids)
