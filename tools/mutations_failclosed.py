@@ -56,6 +56,7 @@ MUTATIONS: list[Mutation] = [
              "    if False:\n        cost.worst_case_known = False", COST, "a partial review's worst case is unknown"),
     Mutation(AREA, "gpulease/review/cost_text.py", 'return "; ".join(items) or None', "return None", COST,
              "the hourly cost is unknown while compute is unpriced"),
-    Mutation(AREA, "gpulease/review/printable.py", "return _UNSAFE.sub(_escape, str(text))", "return str(text)",
+    Mutation(AREA, "gpulease/core/printable.py",
+             'return "".join(_shown(c, named) if c not in keep and unsafe(c) else c for c in text)', "return text",
              PRINTABLE, "control characters in names are escaped in report lines"),
 ]
