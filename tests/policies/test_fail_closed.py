@@ -237,3 +237,16 @@ def test_accept_lists_name_a_resource_by_urn_or_exact_urn_tail_never_by_a_bare_n
     assert stopped(f"{rt.AWS_INSTANCE}::gpu", gpu) == []
     assert stopped(f"{rt.AWS_INSTANCE}::gpu", inner) == ["gpu"]  # the same name under a component: not accepted
     assert stopped(f"my:index:Team${rt.AWS_INSTANCE}::gpu", inner) == []
+
+
+def test_the_budget_region_is_the_default_providers_under_the_engines_name_too():
+    from types import SimpleNamespace
+
+    from policies.guardrails.budget import _region
+
+    def on(name: str, region: str) -> SimpleNamespace:
+        provider = SimpleNamespace(name=name, resource_type="pulumi:providers:aws", props={"region": region})
+        return SimpleNamespace(provider=provider)
+
+    assert _region([on("a-explicit", "ap-south-1"), on("default_6_50_0", "eu-west-1")]) == {"aws": "eu-west-1"}
+    assert _region([on("a-explicit", "ap-south-1"), on("default", "eu-west-1")]) == {"aws": "eu-west-1"}
