@@ -164,6 +164,10 @@ def parse(body: str) -> Mapping[str, Any] | Unreadable:
     return doc
 
 
+class _TransformError(Exception):
+    """An ``Fn::Transform`` inside a resource: a macro rewrites it when the stack runs."""
+
+
 class _OpaqueError(Exception):
     """An intrinsic function whose value the pack cannot enumerate."""
 
@@ -263,6 +267,8 @@ class _Resolver:
         if depth > MAX_DEPTH:
             self.opaque.add(path)
             return UNKNOWN
+        if isinstance(node, Mapping) and "Fn::Transform" in node:
+            raise _TransformError
         if _intrinsic(node) is not None:
             try:
                 found = self.candidates(node, depth)
@@ -298,16 +304,6 @@ def _intrinsic(node: Any) -> tuple[str, Any] | None:
         if key == "Ref" or (isinstance(key, str) and (key.startswith("Fn::") or key == "Condition")):
             return key, arg
     return None
-
-
-def _mentions_transform(node: Any, depth: int = 0) -> bool:
-    if depth > MAX_DEPTH:
-        return False
-    if isinstance(node, Mapping):
-        return "Fn::Transform" in node or any(_mentions_transform(v, depth + 1) for v in node.values())
-    if isinstance(node, list):
-        return any(_mentions_transform(v, depth + 1) for v in node)
-    return False
 
 
 def template_resources(props: Mapping[str, Any], ref_base: str) -> list[Embedded] | Unreadable | None:
@@ -349,14 +345,15 @@ def _read(doc: Mapping[str, Any], resolver: _Resolver, ref_base: str) -> list[Em
         if given is not None and (not isinstance(given, Mapping) or _intrinsic(given) is not None):
             return Unreadable(f"its template's resource {str(logical_id)!r} has Properties that are not a plain "
                               "mapping (an intrinsic function such as Fn::Transform), which the pack cannot read")
-        if _mentions_transform(given):
-            return Unreadable(f"its template's resource {str(logical_id)!r} uses Fn::Transform, a macro that "
-                              "rewrites the properties when the stack runs")
         raw = given or {}
         token = token_of(cfn_type) or cfn_type
         resolver.choices, resolver.opaque = {}, set()
-        converted = resolver.value(raw, keys=True)
-        converted = _raw_tags(converted, raw, resolver)
+        try:
+            converted = resolver.value(raw, keys=True)
+            converted = _raw_tags(converted, raw, resolver)
+        except _TransformError:
+            return Unreadable(f"its template's resource {str(logical_id)!r} uses Fn::Transform, a macro that "
+                              "rewrites the properties when the stack runs")
         converted.setdefault("id", f"{REF_PREFIX}{ref_base}/{logical_id}")
         out.append(Embedded(str(logical_id), token, cfn_type, converted, dict(resolver.choices),
                             frozenset(resolver.opaque)))
