@@ -19,8 +19,8 @@ FIT = ("tests/cli/test_capacity_fit.py",)
 BUDGET = ("tests/policies/test_budget.py",)
 
 MUTATIONS = [
-    Mutation("journey2", "gpulease/cli/printable.py", 'if c != "\\t" and unicodedata.category(c) in ("Cc", "Cf")',
-             'if c in "\\x00"', LOGS, "logs never send a control character an instance wrote to the terminal"),
+    Mutation("journey2", "gpulease/core/printable.py", "return unicodedata.category(char) in UNSAFE_CATEGORIES",
+             'return char == "\\x00"', LOGS, "logs never send a control character an instance wrote to the terminal"),
     Mutation("journey2", "gpulease/cli/printable.py", "if count and tag not in keep and len(group) > count:",
              "if False:", LOGS, "logs show the last lines of each log, not all of it"),
     Mutation("journey2", "gpulease/live/logs.py", '            kwargs["Range"] = f"bytes=-{MAX_LOG_BYTES}"',

@@ -5,24 +5,19 @@ and the last lines of each log rather than its first."""
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
+
+from gpulease.core.printable import escaped
 
 _NAMED = {"\x1b": "\\e", "\r": "\\r", "\x07": "\\a", "\b": "\\b", "\x0c": "\\f", "\x0b": "\\v", "\x00": "\\0"}
 _TAG = re.compile(r"^\[[^\]]*\]")
 
 
-def _shown(char: str) -> str:
-    if char in _NAMED:
-        return _NAMED[char]
-    code = ord(char)
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
-
-
 def printable(text: str) -> str:
     """``text`` with every control or format character except a tab written out (ESC as ``\\e``, CR ``\\r``,
-    BEL ``\\a``, others ``\\xNN`` / ``\\uNNNN``: C0 and C1 controls, bidirectional overrides, zero-width marks)."""
-    return "".join(_shown(c) if c != "\t" and unicodedata.category(c) in ("Cc", "Cf") else c for c in text)
+    BEL ``\\a``, others ``\\xNN`` / ``\\uNNNN``: C0 and C1 controls, bidirectional overrides, zero-width marks;
+    what is unsafe is ``gpulease.core.printable``'s one definition)."""
+    return escaped(text, _NAMED, keep="\t")
 
 
 def tail(lines: Iterable[str], count: int, *, keep: tuple[str, ...] = ()) -> list[str]:

@@ -108,6 +108,7 @@ def partial_cost(cost: StackCost, rendering: Rendering) -> StackCost:
     registered after its failure is not in it."""
     if rendering.partial:
         cost.worst_case_known = False
+        cost.hourly_unknown = PARTIAL_COST
         cost.worst_case_reason = "; ".join(x for x in (PARTIAL_COST, cost.worst_case_reason) if x)
         cost.experiments = [
             replace(e, worst_case_known=False, worst_case_reason="; ".join(x for x in (PARTIAL_COST, e.worst_case_reason) if x))

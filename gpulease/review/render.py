@@ -109,6 +109,9 @@ class Rendering:
         return [r for r in self.resources if r.custom]
 
 
+ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
+
+
 class CapturingMonitor(pulumi_mocks.MockMonitor):
     """The SDK's mock monitor, recording each registration request in full."""
 
@@ -123,6 +126,17 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         self.gaps: list[remote_components.Gap] = []  # remote components without a model
         self.duplicates: list[str] = []  # the engine refuses a second resource of one URN (a failed update)
         self._urns: set[str] = set()
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """The URN the engine gives: a child's type follows its parent's whole type chain (``my:C$aws:...``), a
+        top-level resource's none, the root stack being left out
+        (https://www.pulumi.com/docs/iac/concepts/resources/names/#urns; the SDK's ``create_urn`` builds the same
+        chain). The SDK's mock monitor keeps only the parent's last type and names the root stack; a URN copied
+        from the plan's output must name the resource ``pulumi up`` judges."""
+        qualified = parent.split("::")[2] if parent.count("::") >= 3 else ""
+        if qualified and qualified != ROOT_STACK_TYPE:
+            type_ = f"{qualified}${type_}"
+        return "urn:pulumi:" + "::".join([settings.get_stack(), settings.get_project(), type_, name])
 
     def _apply_ignore_changes(self, request) -> None:
         """What the engine does on an update: an ignored property keeps its value from the previous state."""

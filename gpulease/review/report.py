@@ -10,11 +10,11 @@ from typing import Any
 from gpulease.core import resources as rt
 from gpulease.core.catalog.freshness import to_date
 from gpulease.core.cost import ExperimentCost, StackCost, price_dates_used
-from gpulease.review.cost_text import cost_json, unpriced_compute, usd
+from gpulease.core.printable import printable
+from gpulease.review.cost_text import cost_json, hourly_unknown, usd
 from gpulease.review.engine import NO_STACK_FILE, StackReview, exit_code
 from gpulease.review.phases import phase_line, phase_prices
 from gpulease.review.policy_runner import Violation
-from gpulease.review.printable import printable
 
 COMMENT_MARKER = "<!-- gpulease-plan -->"
 """First line of the pull-request comment; the workflow finds and updates the comment carrying it."""
@@ -246,7 +246,7 @@ def _summary_row(review: StackReview) -> str:
     return (
         f"| `{printable(review.name)}` | {icon} | {len(review.rendering.custom_resources)} | "
         f"{len(groups.get('mandatory', []))} | {len(groups.get('advisory', []))} | "
-        f"{(usd(c.hourly_usd) if not unpriced_compute(c) else 'unknown') if c else 'n/a'} | "
+        f"{(usd(c.hourly_usd) if not hourly_unknown(c) else 'unknown') if c else 'n/a'} | "
         f"{_cell(worst(c, limit=60)) if c else 'n/a'} | "
         f"{usd(budget_total(c)) if c else 'n/a'} |"
     )
@@ -282,8 +282,11 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
         for e in c.experiments:
             runtime = f"{e.runtime_hours:g} h" if e.runtime_hours else "none"
             worst = "unbounded" if _unbounded(e) else usd(e.worst_case_usd) if e.worst_case_known else unknown_worst(e)
-            out.append(f"| {_cell(e.name)} | {usd(e.hourly_usd)} | {usd(e.max_hourly_usd)} | {runtime} | "
-                       f"{worst} | {usd(e.budget_usd)} | {prices_as_of(c, e.name)} |")
+            hidden = c.hourly_unknown or any(line.compute and line.hourly_usd is None and line.experiment == e.name
+                                             for line in c.lines)
+            per_hour, max_hour = ("unknown", "unknown") if hidden else (usd(e.hourly_usd), usd(e.max_hourly_usd))
+            out.append(f"| {_cell(e.name)} | {per_hour} | {max_hour} | {runtime} | "
+                       f"{_cell(worst)} | {usd(e.budget_usd)} | {prices_as_of(c, e.name)} |")
         out += ["", f"After destroy (retained disks and buckets): {usd(c.after_destroy_monthly_usd)}/month."
                 + f" Oldest price used: {aged(prices_as_of(c), review)}, from the {_cell(c.price_catalog)}."]
         if c.unknown_prices:

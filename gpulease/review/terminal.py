@@ -12,11 +12,11 @@ from collections import Counter
 from rich.console import Console
 from rich.text import Text
 
+from gpulease.core.printable import printable
 from gpulease.review import report
 from gpulease.review.cost_text import hourly
 from gpulease.review.engine import StackReview, exit_code
 from gpulease.review.phases import phase_line, phase_prices
-from gpulease.review.printable import printable
 
 OUTPUT_KEYS = ("deadline", "instanceType", "sshCommand", "checkpointUri", "imageFrom")
 VERDICTS = {"pass": "[bold green]PASS[/bold green]", "fail": "[bold red]FAIL[/bold red]",

@@ -112,7 +112,7 @@ def public_statements(raw: Any) -> list[str]:
 
 
 def _bucket_policy(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if args.resource_type not in BUCKET_POLICY_TYPES or args.name in c.config_value(args.get_config(), "acceptPublic", []):
+    if args.resource_type not in BUCKET_POLICY_TYPES or c.listed(args.get_config(), "acceptPublic", args.urn):
         return
     raw = c.plain(c.known(args.props, "policy"))
     if raw is UNKNOWN or raw is None:
@@ -132,7 +132,7 @@ bucket_policy_public = c.judges(ResourceValidationPolicy(
     config_schema=c.schema(
         {
             "acceptPublic": {"type": "array", "items": {"type": "string"}, "default": [],
-                             "description": "Bucket or bucket-policy resources accepted as public after review."},
+                             "description": "Bucket or bucket-policy resources accepted as public after review: " + c.ACCEPT_FORMS},
         }
     ),
 ), BUCKET_POLICY_TYPES)
@@ -293,10 +293,10 @@ def _role_wildcard(args: StackValidationArgs, report: ReportViolation) -> None:
     # In URN order: the engine hands resources over in the order their registrations completed, which varies, and
     # the message must not.
     stack = sorted((c.registered(r) for r in args.resources), key=lambda r: r.urn)
-    accepted = set(c.config_value(args.get_config(), "acceptRoles", []))
+    config = args.get_config()
     grants = _Grants(stack)
     for role in stack:
-        if role.type not in (rt.AWS_IAM_ROLE, rt.ALI_RAM_ROLE) or role.name in accepted or not _trusts_instances(role):
+        if role.type not in (rt.AWS_IAM_ROLE, rt.ALI_RAM_ROLE) or c.listed(config, "acceptRoles", role.urn) or not _trusts_instances(role):
             continue
         problems = []
         for where, doc in _grants(role, grants):
@@ -322,7 +322,7 @@ instance_role_wildcard = c.judges(StackValidationPolicy(
     config_schema=c.schema(
         {
             "acceptRoles": {"type": "array", "items": {"type": "string"}, "default": [],
-                            "description": "Role resources accepted with wide rights after review."},
+                            "description": "Role resources accepted with wide rights after review: " + c.ACCEPT_FORMS},
         }
     ),
 ), INSTANCE_ROLE_TYPES)

@@ -121,6 +121,12 @@ def _region_of(r: Any) -> str | None:
     return region if isinstance(region, str) and region else None
 
 
+def is_default_provider(name: str) -> bool:
+    """A default provider's name: ``default`` offline, ``default_<version>`` (``default_6_50_0``) as the engine
+    names the provider it creates from the stack config."""
+    return name == "default" or name.startswith("default_")
+
+
 def _region(resources: list) -> dict[str, str]:
     """Each cloud's region in the stack: its default provider's (the stack config's ``aws:region`` /
     ``alicloud:region``), else its first explicit provider's; a stack may use both clouds."""
@@ -130,7 +136,7 @@ def _region(resources: list) -> dict[str, str]:
         cloud = getattr(r.provider, "resource_type", "").removeprefix("pulumi:providers:")
         if region is None or cloud not in ("aws", "alicloud"):
             continue
-        rank = (getattr(r.provider, "name", "") != "default", region)
+        rank = (not is_default_provider(str(getattr(r.provider, "name", ""))), region)
         if cloud not in found or rank < found[cloud]:
             found[cloud] = rank
     return {cloud: region for cloud, (_, region) in found.items()}

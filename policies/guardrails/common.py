@@ -29,6 +29,7 @@ from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
 from gpulease.core.compute import FORMS, UNKNOWN, ComputeUnit, Registered, compute_units, form_of
 from gpulease.core.compute.cloudformation import STACK as CLOUDFORMATION_STACK
+from gpulease.core.compute.units import RESIZERS
 
 __all__ = ["UNKNOWN"]
 
@@ -81,6 +82,30 @@ def config_value(config: Mapping[str, Any], key: str, default: Any) -> Any:
     """A policy config value; the engine fills schema defaults, direct callers may pass nothing."""
     value = config.get(key) if config else None
     return default if value is None else value
+
+
+ROOT_STACK = "pulumi:pulumi:Stack$"
+ACCEPT_FORMS = ("each the resource's full URN, or its URN's tail '<type token>::<name>' (for a resource inside a "
+                "component, the tail names the parent types too: '<component type>$<type token>::<name>')")
+"""How every accept list (``acceptUnjudged``, ``acceptUnbounded``, ``acceptPublic`` ...) names a resource."""
+
+
+def urn_tail(urn: str) -> str:
+    """``<qualified type>::<name>`` of a URN (``urn:pulumi:dev::proj::my:C$aws:ec2/instance:Instance::gpu`` ->
+    ``my:C$aws:ec2/instance:Instance::gpu``); a root stack parent, which the engine leaves out of top-level URNs,
+    is dropped."""
+    parts = urn.split("::", 3)
+    if len(parts) < 4:
+        return urn
+    return f"{parts[2].removeprefix(ROOT_STACK)}::{parts[3]}"
+
+
+def listed(config: Mapping[str, Any], key: str, *urns: str) -> bool:
+    """Whether the accept list ``key`` names one of ``urns``: by the full URN or its exact tail
+    (``urn_tail``); a bare name matches nothing, nor does a same-named resource under another parent."""
+    names = config_value(config, key, [])
+    entries = {n for n in names if isinstance(n, str)} if isinstance(names, list) else set()
+    return any(urn in entries or urn_tail(urn) in entries for urn in urns)
 
 
 def known(props: Any, *path: str | int, default: Any = None) -> Any:
@@ -231,7 +256,7 @@ def units(resources: Iterable[Any]) -> list[tuple[ComputeUnit, Any]]:
     """The stack's compute units (``gpulease.core.compute.compute_units``), each with its policy resource."""
     policy_resources = list(resources)
     regs = [registered(r) for r in policy_resources if form_of(r.resource_type) is not None
-            or r.resource_type == CLOUDFORMATION_STACK]
+            or r.resource_type == CLOUDFORMATION_STACK or r.resource_type in RESIZERS]
     by_urn = {r.urn: r for r in policy_resources}
     return [(unit, by_urn[unit.resource.host or unit.resource.urn]) for unit in compute_units(regs)]
 

@@ -116,9 +116,9 @@ def _public_ip(args: StackValidationArgs, report: ReportViolation) -> None:
     groups = [r for r in stack if r.type in SECURITY_GROUPS]
     rules = [r for r in stack if r.type in RULES]
     addresses = [r for r in stack if r.type in ADDRESSES]
-    accepted = set(c.config_value(args.get_config(), "acceptInstances", []))
+    config = args.get_config()
     for inst in stack:
-        if inst.type not in INSTANCE_FORMS or inst.name in accepted:
+        if inst.type not in INSTANCE_FORMS or c.listed(config, "acceptInstances", inst.urn):
             continue
         how = _address(inst, addresses)
         mine = _groups(inst, groups)
@@ -142,7 +142,7 @@ public_ip_unneeded = c.judges(StackValidationPolicy(
     config_schema=c.schema(
         {
             "acceptInstances": {"type": "array", "items": {"type": "string"}, "default": [],
-                                "description": "Instances accepted with a public address (no NAT gateway in reach)."},
+                                "description": "Instances accepted with a public address (no NAT gateway in reach): " + c.ACCEPT_FORMS},
         }
     ),
 ), (*INSTANCE_FORMS, *SECURITY_GROUPS, *RULES, *ADDRESSES))

@@ -16,7 +16,8 @@ pool) is reported as unbounded, naming what would bound it; so is a setting that
 protection, a persistent spot request). A persistent spot request is accepted with a cloud-side end of its own: a
 ``valid_until`` no later than the deadline, or a schedule cancelling exactly that request
 (``ec2:cancelSpotInstanceRequests``) by the deadline and before the schedule that terminates its instance.
-``acceptUnbounded`` names resources accepted after review.
+``acceptUnbounded`` names resources accepted after review, each by its full URN or its URN's tail
+``<type token>::<name>`` (``common.listed``); a bare name matches nothing.
 """
 
 from __future__ import annotations
@@ -95,12 +96,11 @@ max_runtime = c.judges(StackValidationPolicy(
 def _cloud_stop(args: StackValidationArgs, report: ReportViolation) -> None:
     config = args.get_config()
     grace = timedelta(minutes=float(c.config_value(config, "stopGraceMinutes", 5)))
-    accepted = set(c.config_value(config, "acceptUnbounded", []))
     pairs = c.units(args.resources)
     stoppers = deadlines.Stoppers(args.resources, [u for u, _ in pairs])
     linked = [c.registered(r) for r in args.resources if r.resource_type == rt.AWS_ECS_CAPACITY_PROVIDER]
     for unit, resource in pairs:
-        if not unit.accelerated or unit.resource.name in accepted:
+        if not unit.accelerated or c.listed(config, "acceptUnbounded", unit.resource.urn, resource.urn):
             continue
         what = c.display(unit.resource.type, unit.resource.name)
         form = unit.form
@@ -144,7 +144,7 @@ max_runtime_cloud_stop = c.judges(StackValidationPolicy(
             "stopGraceMinutes": {"type": "number", "minimum": 0, "default": 5,
                                  "description": "How much later than expires-at the stop may fire."},
             "acceptUnbounded": {"type": "array", "items": {"type": "string"}, "default": [],
-                                "description": "Resource names accepted without a cloud-side stop, after review."},
+                                "description": "Resources accepted without a cloud-side stop, after review: " + c.ACCEPT_FORMS},
         }
     ),
 ), COMPUTE_TYPES)

@@ -8,6 +8,12 @@ requirement or selector on one (``node.kubernetes.io/instance-type``, ``karpente
 a GPU resource request (``nvidia.com/gpu``) — is reported as GPU compute the pack cannot judge, naming the
 resource, its type token and the input path: none of the other rules (deadline, market, budget) reads it.
 
+An EventBridge Scheduler schedule whose universal target calls a launching API (``ec2:runInstances``,
+``ec2:createFleet``, ``sagemaker:createTrainingJob`` ...) with a GPU type in its JSON ``input``, or with no type
+the pack can see, or a resizing API (``autoscaling:updateAutoScalingGroup``) raising a size above 0, and a
+``pulumi_command`` command running a launching CLI call or naming an accelerated type, are reported the same
+way (``gpulease.core.compute.launch_calls``): what they create is no resource of the stack.
+
 A CloudFormation stack (``aws:cloudformation/stack:Stack``) is read through its template
 (``gpulease.core.compute.cloudformation``): the compute forms among its resources are judged by the other rules,
 any other resource of it is scanned the same way, and a template the pack cannot read (a ``templateUrl``, a body
@@ -33,6 +39,7 @@ from gpulease.core import resources as rt
 from gpulease.core.compute import UNKNOWN, ComputeUnit, form_of
 from gpulease.core.compute.cloudformation import STACK, Unreadable, template_resources
 from gpulease.core.compute.components import MODELLED_COMPONENTS
+from gpulease.core.compute.launch_calls import COMMANDS, SCHEDULE, command_launch, schedule_launch
 from gpulease.core.compute.scan import gpu_mentions
 
 from . import common as c
@@ -47,11 +54,15 @@ def scanned(type_: str) -> bool:
             and type_ not in MODELLED_COMPONENTS)
 
 
+def read(type_: str) -> bool:
+    """The types this rule reads: the scanned ones, schedules (a launching call) and commands."""
+    return scanned(type_) or type_ == SCHEDULE or type_ in COMMANDS
+
+
 def accepted(config: object, urn: str, type_: str, name: str) -> bool:
-    """Whether ``acceptUnjudged`` names this resource: its full URN, or ``<type token>::<name>``."""
-    names = c.config_value(config, "acceptUnjudged", [])  # type: ignore[arg-type]
-    listed = {n for n in names if isinstance(n, str)} if isinstance(names, list) else set()
-    return urn in listed or f"{type_}::{name}" in listed
+    """Whether ``acceptUnjudged`` names this resource: its full URN, or its URN's tail ``<type token>::<name>``
+    (parent types included, ``common.urn_tail``)."""
+    return c.listed(config, "acceptUnjudged", urn)  # type: ignore[arg-type]
 
 
 def _stack(args: ResourceValidationArgs, report: ReportViolation, what: str) -> None:
@@ -66,19 +77,31 @@ def _stack(args: ResourceValidationArgs, report: ReportViolation, what: str) -> 
     for inner in found:
         if form_of(inner.token) is not None or rt.is_free_type(inner.token):
             continue
-        if hits := gpu_mentions(inner.props):
+        chosen = {where.rsplit(".", 1)[-1]: list(values) for where, values in inner.choices.items()}
+        if hits := gpu_mentions(inner.props) or gpu_mentions(chosen):
             where = "; ".join(f"{found_} at {path}" for path, found_ in hits)
             report(f"GPU compute the pack cannot judge: {what} ({STACK}) creates {inner.logical_id} "
                    f"({inner.cloudformation_type}), which asks for {where}; no compute form reads this type, so its "
                    f"deadline, market and cost go unchecked; {ACCEPTED}")
 
 
+def _launch(args: ResourceValidationArgs, report: ReportViolation, what: str) -> None:
+    props = c.plain(args.props)
+    why = schedule_launch(props) if args.resource_type == SCHEDULE else command_launch(props)
+    if why is not None:
+        report(f"compute the pack cannot judge: {what} ({args.resource_type}) {why}; the instances it creates are "
+               f"no resource of the stack, so their deadline, market and cost go unchecked; {ACCEPTED}")
+
+
 def _unjudged(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    if not scanned(args.resource_type):
+    if not read(args.resource_type):
         return
     if accepted(args.get_config(), args.urn, args.resource_type, args.name):
         return
     what = c.display(args.resource_type, args.name)
+    if not scanned(args.resource_type):
+        _launch(args, report, what)
+        return
     if args.resource_type == STACK:
         _stack(args, report, what)
         return
@@ -102,7 +125,7 @@ unjudged_gpu_compute = c.judges(ResourceValidationPolicy(
                                "their GPU compute: each a full URN or '<type token>::<name>'."},
         }
     ),
-), scanned)
+), read)
 
 
 
@@ -111,7 +134,15 @@ def unseen(unit: ComputeUnit) -> str | None:
     launch template by id or name, an endpoint configuration by name) and no type of its own, or it is a form
     whose requirements allow any type (a Karpenter NodePool without an instance-type or family requirement).
     None when the types are visible, or only not known yet during a preview."""
-    if unit.accelerated or unit.types:
+    if unit.types_opaque and not unit.accelerated:
+        return ("its instance type is a CloudFormation intrinsic function the pack cannot resolve (a pseudo "
+                "parameter, Fn::GetAtt, Fn::ImportValue, a parameter with neither value nor AllowedValues), so the "
+                "type it runs is not visible, not even when the stack runs")
+    if unit.accelerated:
+        return None
+    if unit.open_selection is not None:
+        return unit.open_selection
+    if unit.types:
         return None
     named = [t for t in unit.templates_named if t is not UNKNOWN]
     if named:

@@ -53,10 +53,13 @@ def test_oss_bucket_policy_allowing_everyone():
     assert hit[:3] == ("bucket-policy-public", "mandatory", "p") and "oss:GetObject to everyone" in hit[3]
 
 
-def test_accepted_bucket_policy_is_not_reported():
-    result = analyze(res(S3_POLICY, "p", {"bucket": "b", "policy": doc({**READ, "Principal": "*"})}),
-                     config={"bucket-policy-public": {"acceptPublic": ["p"]}})
-    assert found(result, "bucket-policy-public") == []
+def test_accepted_bucket_policy_is_not_reported_by_its_urn_or_urn_tail_and_a_bare_name_accepts_nothing():
+    policy = res(S3_POLICY, "p", {"bucket": "b", "policy": doc({**READ, "Principal": "*"})})
+    for entry in (policy.urn, f"{S3_POLICY}::p"):
+        result = analyze(policy, config={"bucket-policy-public": {"acceptPublic": [entry]}})
+        assert found(result, "bucket-policy-public") == [], entry
+    bare = analyze(policy, config={"bucket-policy-public": {"acceptPublic": ["p"]}})
+    assert [n for _, _, n, _ in found(bare, "bucket-policy-public")] == ["p"]
 
 
 EC2_TRUST = doc({"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"})
