@@ -5,11 +5,14 @@ a nested ``computeResources.instanceTypes``), a Kubernetes node requirement or s
 type or family (``node.kubernetes.io/instance-type``, ``karpenter.k8s.aws/instance-family`` ...), or a GPU
 resource request (``nvidia.com/gpu`` ...) is compute the pack cannot judge. ``gpu_mentions`` walks the inputs
 once, depth-first, and stops at the first few hits; a resource without any of these keys costs one pass over
-its keys.
+its keys. A text input holding JSON is read as what it holds; WorkSpaces' ``GRAPHICS*`` compute types count as GPU
+compute. Inputs nested deeper than ``MAX_DEPTH`` are a hit of their own ("too deep to scan"): what the scan
+cannot read is never passed.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,8 +43,30 @@ COUNT_KEYS = frozenset({*GPU_RESOURCES, "gpu", "gpuCount", "gpuAmount", "acceler
 """Names whose positive number asks for accelerators (a container's GPU request or limit, an ECI-style count)."""
 SKIPPED = frozenset({"tags", "tagsAll", "labels", "annotations"})
 """Free text: what tags say is no request for hardware."""
-MAX_DEPTH = 16
+GRAPHICS_KEYS = frozenset({"computeTypeName", "ComputeTypeName"})
+"""WorkSpaces' hardware bundle: ``GRAPHICS``, ``GRAPHICSPRO``, ``GRAPHICS_G4DN``, ``GRAPHICSPRO_G4DN`` run on GPUs
+(https://docs.aws.amazon.com/workspaces/latest/api/API_ComputeType.html)."""
+MAX_JSON = 1_000_000
+"""Text inputs holding JSON (a state machine's ``definition``, a SageMaker pipeline's ``pipelineDefinition``, a
+schedule's ``input``) up to this many characters are read as the values they hold."""
+MAX_DEPTH = 64
+"""Deeper inputs are not walked: the scan reports them as too deep to scan (never passed)."""
 MAX_HITS = 3
+
+
+def embedded_json(value: Any) -> Any:
+    """The value a JSON text input holds (None when ``value`` is no JSON object or list)."""
+    if not isinstance(value, str) or len(value) > MAX_JSON or not value.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        return json.loads(value)
+    except (ValueError, RecursionError):
+        return None
+
+
+def type_key(key: str) -> bool:
+    """Whether an input of this name holds an instance type (or a list of them)."""
+    return _type_key(key)
 
 
 def _accelerated_value(value: Any) -> list[str]:
@@ -72,6 +97,7 @@ def gpu_mentions(props: Any) -> list[tuple[str, str]]:
     while stack and len(hits) < MAX_HITS:
         path, node, depth = stack.pop()
         if depth > MAX_DEPTH:
+            hits.append((path, f"inputs nested more than {MAX_DEPTH} levels deep, too deep to scan"))
             continue
         if isinstance(node, Mapping):
             if "key" in node and (found := _requirement(node)):
@@ -85,6 +111,9 @@ def gpu_mentions(props: Any) -> list[tuple[str, str]]:
                     if found_types := _accelerated_value(child):
                         hits.append((where, ", ".join(found_types)))
                         continue
+                elif key in GRAPHICS_KEYS and isinstance(child, str) and child.upper().startswith("GRAPHICS"):
+                    hits.append((where, f"{key}={child}"))
+                    continue
                 elif key in COUNT_KEYS:
                     count = quantity(child)
                     if isinstance(count, float) and count > 0:
@@ -92,6 +121,8 @@ def gpu_mentions(props: Any) -> list[tuple[str, str]]:
                         continue
                 if isinstance(child, Mapping | list | tuple):
                     stack.append((where, child, depth + 1))
+                elif (held := embedded_json(child)) is not None:
+                    stack.append((f"{where}(JSON)", held, depth + 1))
         elif isinstance(node, Sequence) and not isinstance(node, str | bytes):
             for i, child in enumerate(node):
                 if isinstance(child, Mapping | list | tuple):

@@ -21,6 +21,7 @@ from gpulease.core.compute import (  # noqa: F401 - they register the forms
     aws_ml_forms,
     aws_native_forms,
     kubernetes_forms,
+    requirements,
 )
 from gpulease.core.compute.accelerators import is_accelerated_family
 from gpulease.core.compute.cloudformation import STACK, template_resources
@@ -42,6 +43,10 @@ class Registered:
     """Tags its provider adds (AWS ``default_tags``)."""
     host: str = ""
     """For a resource a CloudFormation stack's template creates: the stack's URN (what findings name)."""
+    choices: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    """For a template's resource: per dotted input path, the values an intrinsic there may take."""
+    opaque: frozenset[str] = frozenset()
+    """For a template's resource: the dotted input paths whose intrinsic the pack never sees resolved."""
 
     @property
     def form(self) -> ComputeForm | None:
@@ -91,6 +96,8 @@ class ComputeUnit:
     desired: Any
     market: Market
     tags: dict[str, Any]
+    types_opaque: bool = False
+    """Some type is a CloudFormation intrinsic the pack cannot resolve: not known even when the stack runs."""
     templates_named: list[Any] = field(default_factory=list)
     """The values by which it names templates that are not in the stack (an id, a name; ``UNKNOWN`` while not
     known during preview)."""
@@ -102,8 +109,15 @@ class ComputeUnit:
     @property
     def accelerator_request(self) -> str | None:
         """What asks for GPUs besides the types (an ECI container's ``gpu``, a NodePool's GPU limit)."""
-        return self.form.accelerator(self.resource.props) or next(
-            (hint for t in self.templates if t.form is not None and (hint := t.form.accelerator(t.props))), None)
+        sources = [(self.form, self.resource.props), *((t.form, t.props) for t in self.templates if t.form is not None)]
+        return next((hint for form, props in sources
+                     if (hint := form.accelerator(props) or requirements.accelerator_request(props))), None)
+
+    @property
+    def open_selection(self) -> str | None:
+        """Why its attribute-based type selection may launch accelerated types it does not ask for."""
+        sources = [self.resource.props, *(t.props for t in self.templates)]
+        return next((why for props in sources if (why := requirements.open_selection(props))), None)
 
     @property
     def accelerated(self) -> bool:
@@ -165,6 +179,31 @@ def _types(form: ComputeForm, props: Mapping[str, Any]) -> list[Any]:
     return _flatten(value for path in form.instance_types for value in read_all(props, path))
 
 
+def _matches(pattern: str, path: str) -> bool:
+    """Whether a dotted input path (list indices as numbers) is one a form's ``*`` path reaches."""
+    want, got = pattern.split("."), path.split(".")
+    if len(got) == len(want) + 1 and got[-1].isdigit():
+        got = got[:-1]  # one element of a list of types (``instanceTypes: [!Ref NodeType]``)
+    return len(want) == len(got) and all(w == g or (w == "*" and g.isdigit()) for w, g in zip(want, got, strict=True))
+
+
+def _resolved_types(res: Registered) -> tuple[list[Any], bool]:
+    """``res``'s instance types with a template intrinsic's possible values in place of ``UNKNOWN``, and whether
+    one of them is an intrinsic the pack cannot resolve."""
+    form = res.form
+    assert form is not None
+    raw = _types(form, res.props)
+    if not res.host or form.type_reader is not None:
+        return raw, False
+    paths = form.instance_types
+    chosen = [v for where, values in res.choices.items() if any(_matches(p, where) for p in paths)
+              for v in _flatten(values)]
+    opaque = any(_matches(p, where) for where in res.opaque for p in paths)
+    if chosen or opaque:
+        raw = [t for t in raw if t is not UNKNOWN] + chosen + ([UNKNOWN] if opaque else [])
+    return raw, opaque
+
+
 def _capacity(form: ComputeForm, props: Mapping[str, Any]) -> Any:
     capacity = form.capacity(props)
     if capacity is None:
@@ -177,6 +216,37 @@ def _capacity(form: ComputeForm, props: Mapping[str, Any]) -> Any:
     return float(math.ceil(capacity / smallest)) if smallest < 1 else capacity
 
 
+SCHEDULED_SIZES = {
+    "asg-schedule": (rt.AWS_AUTOSCALING_SCHEDULE, ("maxSize", "desiredCapacity", "minSize")),
+    "ess-task": (rt.ALI_SCHEDULED_TASK, ("maxValue", "desiredCapacity", "minValue")),
+}
+"""Per deadline kind, the scheduled action of the stack that resizes the group, and its size inputs."""
+RESIZERS = frozenset(token for token, _ in SCHEDULED_SIZES.values())
+"""Types ``compute_units`` reads besides the forms: a group's worst case runs at the largest size they set."""
+
+
+def _scheduled_size(res: Registered, resources: Sequence[Registered]) -> Any:
+    """The largest size a scheduled action of the stack gives ``res`` (``UNKNOWN`` when one is not known; None
+    when none resizes it): the group's worst case runs at it, whatever its own max size says."""
+    form = res.form
+    assert form is not None
+    largest: Any = None
+    for deadline in form.deadlines:
+        if deadline.kind not in SCHEDULED_SIZES:
+            continue
+        token, keys = SCHEDULED_SIZES[deadline.kind]
+        for action in resources:
+            if action.type != token or not refers(action, read(action.props, deadline.link), deadline.link, res):
+                continue
+            for key in keys:
+                size = number(read(action.props, key))
+                if size is UNKNOWN:
+                    return UNKNOWN
+                if isinstance(size, float) and (largest is None or size > largest):
+                    largest = size
+    return largest
+
+
 def unit_of(res: Registered, resources: Sequence[Registered]) -> ComputeUnit | None:
     """``res`` as a compute unit; None when it is not a compute form."""
     form = res.form
@@ -184,9 +254,13 @@ def unit_of(res: Registered, resources: Sequence[Registered]) -> ComputeUnit | N
         return None
     templates, absent = _templates(res, resources)
     missing = bool(absent)
-    raw = _types(form, res.props)
+    raw, opaque = _resolved_types(res)
     if not raw:
-        raw = [t for tpl in templates if tpl.form is not None for t in _types(tpl.form, tpl.props)]
+        for tpl in templates:
+            if tpl.form is not None:
+                found, hidden = _resolved_types(tpl)
+                raw += found
+                opaque = opaque or hidden
         if not raw and not templates and not missing:
             raw = list(form.default_types)
     types = [t for t in raw if isinstance(t, str) and t]
@@ -205,6 +279,11 @@ def unit_of(res: Registered, resources: Sequence[Registered]) -> ComputeUnit | N
     tags.update(res.tags())
     desired = form.desired(res.props)
     capacity = _capacity(form, res.props)
+    scheduled = _scheduled_size(res, resources)
+    if scheduled is UNKNOWN:
+        capacity = UNKNOWN
+    elif scheduled is not None and isinstance(own := form.capacity(res.props), float) and scheduled > own:
+        capacity = _capacity(form, {**res.props, "maxSize": scheduled})
     if form.capacity_from_templates:
         sizes = [_capacity(t.form, t.props) for t in templates if t.form is not None]
         known = [s for s in sizes if isinstance(s, int | float)]
@@ -212,7 +291,7 @@ def unit_of(res: Registered, resources: Sequence[Registered]) -> ComputeUnit | N
         desired = None
     return ComputeUnit(
         resource=res, form=form, templates=templates, types=types,
-        types_unknown=missing or any(t is UNKNOWN for t in raw), templates_named=absent, capacity=capacity,
+        types_unknown=missing or any(t is UNKNOWN for t in raw), types_opaque=opaque, templates_named=absent, capacity=capacity,
         desired=desired, market=market, tags=tags,
     )
 
@@ -231,7 +310,7 @@ def embedded(stack: Registered) -> list[Registered]:
     body_deps = list(stack.dependencies.get("templateBody", ()))
     return [Registered(type=e.token, name=f"{stack.name}/{e.logical_id}", urn=f"{stack.urn}/{e.logical_id}",
                        props=e.props, dependencies={k: body_deps for k in e.props} if body_deps else {},
-                       default_tags=tags, host=stack.urn) for e in found]
+                       default_tags=tags, host=stack.urn, choices=e.choices, opaque=e.opaque) for e in found]
 
 
 def expand(resources: Sequence[Registered]) -> list[Registered]:

@@ -43,6 +43,8 @@ from gpulease.core.catalog.freshness import describe_catalog
 from gpulease.core.compute import ComputeUnit, Registered, compute_units, form_of
 from gpulease.core.compute.cloudformation import STACK as CLOUDFORMATION_STACK
 from gpulease.core.compute.forms import COMPUTE
+from gpulease.core.compute.launch_calls import COMMANDS, SCHEDULE, command_launch, schedule_launch
+from gpulease.core.compute.units import RESIZERS
 from gpulease.core.cost.compute import group_instances
 from gpulease.core.cost.lines import CostLine, ExperimentCost, StackCost, price_dates_used
 from gpulease.core.cost.pricing import (
@@ -116,7 +118,8 @@ def _units(items: list[PricedResource]) -> dict[int, ComputeUnit]:
     ]
     index = {reg.urn: i for i, reg in enumerate(regs)}
     out: dict[int, ComputeUnit] = {}
-    for u in compute_units([reg for reg in regs if form_of(reg.type) is not None or reg.type == CLOUDFORMATION_STACK]):
+    for u in compute_units([reg for reg in regs if form_of(reg.type) is not None or reg.type == CLOUDFORMATION_STACK
+                            or reg.type in RESIZERS]):
         if u.resource.host:
             items[index[u.resource.host]].hosted.append(u)
         else:
@@ -148,6 +151,10 @@ def _price(pricer: Pricer, r: PricedResource, unit: ComputeUnit | None, data_gb:
         )
     elif r.type == rt.ALI_BUCKET:
         pricer.bucket(r, "alicloud", data_gb or DEFAULT_BUCKET_GB, basis)
+    elif (r.type == SCHEDULE or r.type in COMMANDS) and (
+            launch := schedule_launch(i) if r.type == SCHEDULE else command_launch(i)):
+        pricer.unknown_price(f"{r.name}: the instances it launches are not priced (it {launch})")
+        pricer.add(r, "instances it launches (price unknown)", None, compute=True)
     elif form_of(r.type) is None and not rt.is_free_type(r.type):
         size = next((x for key in SIZE_KEYS if isinstance(x := i.get(key), str) and x), None)
         pricer.unknown_price(f"not priced: {r.type} {r.name!r}{' ' + size if size else ''} (a resource type the "

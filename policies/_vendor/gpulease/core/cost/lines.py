@@ -94,6 +94,9 @@ class StackCost:
     is unknown with ``worst_case_reason`` (never $0)."""
     worst_case_reason: str | None = None
     """What makes the worst case unknown (None when it is known)."""
+    hourly_unknown: str | None = None
+    """Why the hourly figures are unknown besides unpriced compute (a partial review: what the program registers
+    after its failure is not in them); None when nothing else hides any."""
     stopped_hourly_usd: float | None = None
     """Per hour while the experiments whose spot instances a reclaim stops are stopped: their disks and addresses
     only (``gpulease.core.cost.stopped``); None when no instance of the stack is stopped by a reclaim."""
