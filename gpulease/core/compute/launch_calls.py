@@ -96,7 +96,9 @@ def schedule_launch(props: Mapping[str, Any]) -> str | None:
     call = str(target["arn"])[len(UNIVERSAL):]
     shown = call
     text = target.get("input")
-    if text is UNKNOWN:
+    if text is UNKNOWN or text is None:  # None: the engine form drops a value unknown during preview
+        if action in SIZING:  # a deadline's resize names an id known only at the update, where it is judged again
+            return None
         return f"calls {shown} with an input not known before the update runs"
     request = embedded_json(text) if isinstance(text, str) else text if isinstance(text, Mapping) else None
     if request is None:
