@@ -7,8 +7,9 @@ address (rank 0's is the rendezvous), GPUs per node, ports, the fabric's variabl
 - writes ``/etc/gpulease/cluster.env`` (``write_cluster_env``): ``KEY=value`` lines that ``gpulease-launch`` reads,
   that a shell can ``source`` and a systemd unit can name in ``EnvironmentFile``;
 - installs the ``gpulease-launch`` command (``install_launcher``);
-- checks that the node sees its peers (``check_peers``): a TCP connection to every peer's watchdog, which listens on
-  ``notice_port``, bounded in time; the bootstrap puts the result in the ready marker;
+- checks that the node sees its peers (``check_peers``): every peer's watchdog, which listens on ``notice_port``,
+  answers a hello as that node of this cluster (``{"cluster": ..., "rank": ...}``; a listener that never speaks or
+  names another node does not count), bounded in time; the bootstrap puts the result in the ready marker;
 - waits for its peers before the job starts (``wait_for_peers``, which ``gpulease-launch`` runs on every node, rank
   0 included): every peer's watchdog, all at once, at most the join timeout in all, saying why it waits, who answered
   and who did not;
@@ -42,6 +43,7 @@ NOTICE_CONNECT_SECONDS = 2.0
 NOTICE_ATTEMPTS = 3
 NOTICE_MAX_BYTES = 4096
 PEER_WAIT_SECONDS = 300.0
+HELLO = "hello"
 _PLAIN = re.compile(r"^[A-Za-z0-9._,/:@^+=-]*$")
 _KEY = re.compile(r"^[A-Z_][A-Z0-9_]*$")
 
@@ -180,23 +182,60 @@ def reachable(host: str, port: int, timeout: float) -> bool:
         return False
 
 
-def wait_for_port(host: str, port: int, limit: float, *, interval: float = 1.0,
-                  monotonic: Callable[[], float] = time.monotonic) -> bool:
-    """True once ``host:port`` accepts a connection; False when ``limit`` seconds pass first."""
+def hello_message(cluster_id: str, rank: int) -> dict[str, Any]:
+    """What a waiting node asks a peer's watchdog (never taken for a spot notice)."""
+    return {"kind": HELLO, "cluster": cluster_id, "from": rank}
+
+
+def identify(host: str, port: int, timeout: float, cluster_id: str, rank: int) -> dict[str, Any] | None:
+    """The watchdog's answer at ``host:port`` to a hello (``{"cluster": ..., "rank": ...}``); None when nothing
+    there answers so (no listener, a listener that never speaks, a reply that is not one), within ``timeout``."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as conn:
+            conn.settimeout(timeout)
+            conn.sendall(json.dumps(hello_message(cluster_id, rank)).encode() + b"\n")
+            reply = conn.makefile("rb").readline(NOTICE_MAX_BYTES)
+        found = json.loads(reply.decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _wait(attempt: Callable[[float], bool], limit: float, interval: float, monotonic: Callable[[], float]) -> bool:
+    """``attempt(timeout)`` until it is True or ``limit`` seconds have passed: the whole bound, never less."""
     end = monotonic() + limit
     while True:
-        if reachable(host, port, min(NOTICE_CONNECT_SECONDS, max(0.1, end - monotonic()))):
+        if attempt(min(NOTICE_CONNECT_SECONDS, max(0.1, end - monotonic()))):
             return True
-        if monotonic() + interval >= end:
+        left = end - monotonic()
+        if left <= 0:
             return False
-        time.sleep(interval)
+        time.sleep(min(interval, left))
 
 
-def wait_for_peers(addresses: list[str], rank: int, port: int, limit: float, *,
+def wait_for_port(host: str, port: int, limit: float, *, interval: float = 1.0,
+                  monotonic: Callable[[], float] = time.monotonic) -> bool:
+    """True once ``host:port`` accepts a connection; False when ``limit`` seconds pass first (rank 0's rendezvous,
+    torchrun's store, whose protocol this does not speak)."""
+    return _wait(lambda timeout: reachable(host, port, timeout), limit, interval, monotonic)
+
+
+def wait_for_watchdog(host: str, port: int, cluster_id: str, rank: int, limit: float, *, asking: int = -1,
+                      interval: float = 1.0, monotonic: Callable[[], float] = time.monotonic) -> bool:
+    """True once the watchdog at ``host:port`` answers a hello as node ``rank`` of cluster ``cluster_id``; a
+    listener that accepts and never answers, or answers as another node or cluster, does not count."""
+    def attempt(timeout: float) -> bool:
+        found = identify(host, port, timeout, cluster_id, asking)
+        return found is not None and found.get("cluster") == cluster_id and found.get("rank") == rank
+
+    return _wait(attempt, limit, interval, monotonic)
+
+
+def wait_for_peers(addresses: list[str], rank: int, port: int, limit: float, *, cluster_id: str,
                    log: Callable[[str], None] = lambda line: None) -> list[str]:
-    """Wait until every peer's watchdog accepts a connection on ``port``: all peers at once, at most ``limit``
-    seconds in all whatever their number. Logs why it waits and how it ended; returns the peers that did not answer
-    (``node N (address:port)``), [] when every one did."""
+    """Wait until every peer's watchdog answers on ``port`` as that node of ``cluster_id``: all peers at once, at
+    most ``limit`` seconds in all whatever their number. Logs why it waits and how it ended; returns the peers that
+    did not answer (``node N (address:port)``), [] when every one did."""
     peers = [(peer, str(address)) for peer, address in enumerate(addresses) if peer != rank]
     if not peers:
         return []
@@ -207,7 +246,8 @@ def wait_for_peers(addresses: list[str], rank: int, port: int, limit: float, *,
     end = time.monotonic() + limit
 
     def wait(peer: int, address: str) -> None:
-        answered[peer] = wait_for_port(address, port, max(0.0, end - time.monotonic()))
+        answered[peer] = wait_for_watchdog(address, port, cluster_id, peer, max(0.0, end - time.monotonic()),
+                                           asking=rank)
 
     threads = [threading.Thread(target=wait, args=peer, daemon=True) for peer in peers]
     for thread in threads:
@@ -221,12 +261,13 @@ def wait_for_peers(addresses: list[str], rank: int, port: int, limit: float, *,
 
 
 def check_peers(settings: dict[str, Any], limit: float | None = None) -> dict[str, Any]:
-    """The readiness check of a node: every peer's watchdog accepts a connection on ``notice_port`` within
+    """The readiness check of a node: every peer's watchdog answers on ``notice_port`` as that node within
     ``limit`` seconds (the peers boot at about the same time). The launcher checks the rendezvous port itself."""
     cluster = settings["cluster"]
     port, rank = int(cluster["notice_port"]), int(cluster["rank"])
     wait = PEER_WAIT_SECONDS if limit is None else limit
-    missing = wait_for_peers([str(a) for a in cluster["addresses"]], rank, port, wait)
+    missing = wait_for_peers([str(a) for a in cluster["addresses"]], rank, port, wait,
+                             cluster_id=str(cluster["cluster_id"]))
     result: dict[str, Any] = {"ok": not missing, "rank": rank, "nodes": cluster["nodes"]}
     if missing:
         result["error"] = f"not reachable within {wait:.0f} s: {', '.join(missing)}"
@@ -286,6 +327,10 @@ class _Handler(socketserver.StreamRequestHandler):
             message = json.loads(line.decode("utf-8"))
         except (OSError, ValueError):
             return
+        if isinstance(message, dict) and message.get("kind") == HELLO:  # a peer waiting for this node: who it is
+            with contextlib.suppress(OSError):
+                self.wfile.write(json.dumps(self.server.identity()).encode() + b"\n")  # type: ignore[attr-defined]
+            return
         if self.server.accept(message):  # type: ignore[attr-defined]
             with contextlib.suppress(OSError):
                 self.wfile.write(b"ok\n")
@@ -295,8 +340,10 @@ class _Server(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], accept: Callable[[dict[str, Any]], bool]):
+    def __init__(self, address: tuple[str, int], accept: Callable[[dict[str, Any]], bool],
+                 identity: Callable[[], dict[str, Any]]):
         self.accept = accept
+        self.identity = identity
         super().__init__(address, _Handler)
 
 
@@ -327,10 +374,16 @@ class ClusterNotices:
     def rank(self) -> int:
         return int(self.cluster["rank"])
 
+    def identity(self) -> dict[str, Any]:
+        """This watchdog's answer to a peer's hello (``wait_for_peers``): its cluster and rank."""
+        return {"cluster": self.cluster["cluster_id"], "rank": self.rank}
+
     def accept(self, message: Any) -> bool:
         """A peer's message: heeded when it names this cluster and another node; the first one is kept."""
         if not isinstance(message, dict) or message.get("cluster") != self.cluster["cluster_id"]:
             return False
+        if message.get("kind") == HELLO:
+            return False  # a peer's wait, not a notice
         sender = message.get("from")
         if not isinstance(sender, int) or sender == self.rank or not 0 <= sender < int(self.cluster["nodes"]):
             return False
@@ -342,7 +395,7 @@ class ClusterNotices:
     def start(self) -> None:
         """Listen on ``notice_port``; a port that cannot be bound is logged (the bucket marker still reaches us)."""
         try:
-            self.server = _Server((self.bind, int(self.cluster["notice_port"])), self.accept)
+            self.server = _Server((self.bind, int(self.cluster["notice_port"])), self.accept, self.identity)
         except OSError as exc:
             self.log("cluster-notice", f"cannot listen on port {self.cluster['notice_port']}: {exc}; peers' notices "
                      "reach this node through the bucket marker only")

@@ -4,7 +4,7 @@
 ``gpulease-launch train.py --your-args`` on every node (the same command everywhere; DeepSpeed and Accelerate read
 the same variables). It reads ``/etc/gpulease/cluster.env`` (``GPULEASE_CLUSTER_ENV`` points elsewhere), exports the
 fabric's variables, and waits for the other nodes before the job starts: on every node, rank 0 included, until each
-peer's watchdog accepts a connection on ``GPULEASE_NOTICE_PORT`` (``cluster.wait_for_peers``), then on a node other
+peer's watchdog answers on ``GPULEASE_NOTICE_PORT`` as that node (``cluster.wait_for_peers``), then on a node other
 than rank 0 until rank 0's rendezvous port does, both within ``GPULEASE_JOIN_TIMEOUT_SECONDS`` in all, each wait and
 its end a line on stderr (exit 3 with a message naming the nodes or the address otherwise). Then it replaces itself
 with::
@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     end = time.monotonic() + limit
     addresses = [a for a in env["GPULEASE_NODE_ADDRESSES"].split(",") if a]
-    missing = cl.wait_for_peers(addresses, rank, int(env["GPULEASE_NOTICE_PORT"]), limit, log=_say)
+    missing = cl.wait_for_peers(addresses, rank, int(env["GPULEASE_NOTICE_PORT"]), limit,
+                                cluster_id=env["GPULEASE_CLUSTER_ID"], log=_say)
     if missing:
         print(f"gpulease-launch: node {rank}: the job does not start: {', '.join(missing)} did not answer within "
               f"{limit:.0f} s (is the node up and its gpulease-watchdog running? check the security group's cluster "

@@ -89,13 +89,17 @@ def read_tail(path: str, limit: int = MAX_UPLOAD_BYTES) -> tuple[bytes, int] | N
 
 
 def redacted(data: bytes, skipped: int, path: str) -> bytes:
-    """What is uploaded of a file: every line through ``manifest.redact``, after a line for what was left out."""
-    text = data.decode("utf-8", "replace")
-    lines = [manifest.redact(line) for line in text.splitlines()]
+    """What is uploaded of a file: the same bytes, after a line for what was left out, except what
+    ``manifest.redact`` removes from each line. Lines end at a line feed only, as ``gpulease logs`` reads them: a
+    CR (a progress bar), a form feed or another character ``str.splitlines`` takes for a line end stays inside its
+    line, which is redacted whole (so a flag and its value around such a character are seen together), and goes to
+    the bucket as it was. Bytes that are not UTF-8 pass through unchanged (``surrogateescape``)."""
+    text = data.decode("utf-8", "surrogateescape")
+    out = "\n".join(manifest.redact(line) for line in text.split("\n"))
     if skipped:
-        lines.insert(0, f"[gpulease] the first {skipped} bytes are not uploaded; the whole file is {path} on the "
-                        "instance")
-    return ("\n".join(lines) + "\n").encode() if lines else b""
+        out = (f"[gpulease] the first {skipped} bytes are not uploaded; the whole file is {path} on the instance\n"
+               + out)
+    return out.encode("utf-8", "surrogateescape")
 
 
 def write_private(path: str, data: bytes) -> None:

@@ -17,7 +17,8 @@ the job. ``manifest.json`` goes to ``<mount>/logs/manifest.json`` and, beside th
 Nothing secret goes in: no environment variable is read into it; every text that comes from the user (the
 command, the params file, URIs, the git remote) passes ``redact``, which removes the credentials in URLs
 (``scheme://user:secret@host``), the values of keys and flags named like secrets (token, secret, password,
-passwd, api key, access key, credential, auth) and strings shaped like well-known tokens (AWS access keys,
+passwd, api key, access key, credential, auth, signature; also after ``is``), a URL's credential query parameters
+(presigned S3 and OSS URLs, ``sig``, ``token``) and strings shaped like well-known tokens (AWS access keys,
 Hugging Face, GitHub, OpenAI-style ``sk-`` keys, Slack, JWTs).
 """
 
@@ -43,15 +44,21 @@ except ImportError:  # on the instance: the other tools are installed next to th
 MANIFEST_FILE = "manifest.json"
 PARAMS_MAX_BYTES = 64 * 1024
 REDACTED = "<redacted>"
-_SECRET_WORD = r"(?:token|secret|password|passwd|passphrase|(?<=[-_])pass\b|pwd|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|auth)"
-# key=value, key: value, "key": "value", --key value / --key=value: the value goes, the key stays readable.
+_SECRET_WORD = r"(?:token|secret|password|passwd|passphrase|(?<=[-_])pass\b|pwd|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|auth|signature)"
+# key=value, key: value, "key": "value", --key value / --key=value, "password is: value": the value goes, the key
+# stays readable. A key starts where a word does (the lookbehind): one try per word, not per character, so a long
+# line (a progress bar's thousands of updates between two line feeds) takes linear time, not quadratic.
 _SECRET_ASSIGNMENT = re.compile(
     r"""(?ix)
-    (?P<key>["']?[\w.-]*""" + _SECRET_WORD + r"""[\w.-]*["']?)
-    (?P<sep>\s*[:=]\s*|\s+)
+    (?<![\w.-])(?P<key>["']?[\w.-]*""" + _SECRET_WORD + r"""[\w.-]*["']?)
+    (?P<sep>\s*[:=]\s*|\s+(?:(?:is|was|are)\b\s*[:=]?\s*)?)
     (?P<value>"[^"]*"|'[^']*'|[^\s,;}\]]+)
     """
 )
+# A URL's query parameters that carry a credential: a presigned URL's X-Amz-Signature, X-Amz-Credential and
+# X-Amz-Security-Token (S3), Signature and OSSAccessKeyId (OSS), sig (an Azure SAS), token, key-named ones. Each
+# value goes up to the next "&", the rest of the URL stays readable.
+_QUERY_SECRET = re.compile(r"(?i)([?&;](?:[\w.-]*" + _SECRET_WORD + r"[\w.-]*|sig)=)(?!<redacted>)[^&#\s\"'<>]+")
 # The userinfo of a URL goes up to the LAST "@" before the path ("postgres://user:pa@ss@host/db": all of "user:pa@ss").
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s?#]*@")
 # An Authorization header (or a bare "Bearer <token>"): the scheme stays readable, the credential goes.
@@ -81,6 +88,7 @@ _COOKIE_HEADER = re.compile(r"(?i)\b((?:set-)?cookie\s*:\s*)([^\"'\n]+)")
 def redact(text: str) -> str:
     """``text`` without the credentials it may hold (see the module docstring)."""
     text = _URL_USERINFO.sub(rf"\1{REDACTED}@", text)
+    text = _QUERY_SECRET.sub(rf"\1{REDACTED}", text)
     text = _USER_OPTION.sub(rf"\1\2\3:{REDACTED}", text)
     text = _PASSWORD_OPTION.sub(rf"\1\2{REDACTED}", text)
     text = _COOKIE_HEADER.sub(rf"\1{REDACTED}", text)

@@ -14,8 +14,8 @@ BOUND_TESTS = LAUNCH_TESTS
 LINEAR = ("tests/policies/test_linear_rules.py",)
 
 MUTATIONS = [
-    Mutation("instance", UPLOAD, "    lines = [manifest.redact(line) for line in text.splitlines()]",
-             "    lines = list(text.splitlines())", UPLOAD_TESTS,
+    Mutation("instance", UPLOAD, '    out = "\\n".join(manifest.redact(line) for line in text.split("\\n"))',
+             '    out = text', UPLOAD_TESTS,
              "an uploaded log line passes the manifest's redaction"),
     Mutation("instance", UPLOAD, "    return data[: end + 1], start", "    return data, start", UPLOAD_TESTS,
              "only complete lines are uploaded (a cut line could hide a secret from the redaction)"),

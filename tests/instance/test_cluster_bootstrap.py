@@ -22,7 +22,11 @@ def free_port() -> int:
 
 def boot(tmp_path: Path, port: int, listening: list[str]):
     image = ext4_image(tmp_path / "disk.img", {"model.pt": "weights"})
-    servers = [socket.create_server((address, port)) for address in listening]
+    servers = [cl.ClusterNotices({"cluster": {"cluster_id": "test.exp1", "rank": ADDRESSES.index(address), "nodes": 3,
+                                             "notice_port": port}}, log=lambda *_: None, bind=address)
+               for address in listening]  # the peers' watchdogs, each answering as its node
+    for s in servers:
+        s.start()
     try:
         with MetadataServer(MetadataState(cloud="aws")) as server:
             rig = make_boot_rig(tmp_path, image, metadata_url=server.url)
@@ -39,7 +43,7 @@ def boot(tmp_path: Path, port: int, listening: list[str]):
             done = rig.run(SCRIPT)
     finally:
         for s in servers:
-            s.close()
+            s.stop()
     return rig, done
 
 

@@ -68,7 +68,7 @@ def node_settings(rank: int, *, port: int, nodes: int = 2, gpus: int = 1, join: 
     itype = load_catalog().get("aws", "g5.12xlarge")
     placed = PlacedExperiment(
         itype.model_copy(update={"gpu_count": gpus}), Placement("us-east-1a", "vpc-1", "subnet-1"), "ami-1",
-        ClusterPlacement(nodes=nodes, addresses=("127.0.0.1",) * nodes, fabric=fabric_of("aws", "g5.12xlarge"),
+        ClusterPlacement(nodes=nodes, addresses=tuple(f"127.0.0.{r + 1}" for r in range(nodes)), fabric=fabric_of("aws", "g5.12xlarge"),
                          fabric_interfaces=0, low_latency=False),
     )
     cluster = cluster_settings(spec, placed, rank, stack="test", shared_uri="s3://bucket/ckpt/")
@@ -84,16 +84,18 @@ def bootstrap_env(tmp_path: Path, rank: int, **kw: Any) -> Path:
 
 @contextmanager
 def watchdogs(notice: int, *, nodes: int = 2) -> Iterator[None]:
-    """The peers' watchdogs listening for notices: every node is 127.0.0.1 here, so one listener (the watchdog's own,
-    ``ClusterNotices``) answers for all of them."""
-    notices = cl.ClusterNotices(node_settings(0, port=free_port(), nodes=nodes, notice=notice), log=lambda *_: None,
-                                bind="127.0.0.1")
-    notices.start()
-    assert notices.server is not None
+    """The nodes' watchdogs listening for notices (``ClusterNotices``, the watchdog's own listener): node r on
+    127.0.0.(r+1), each answering a peer's hello as itself."""
+    listeners = [cl.ClusterNotices(node_settings(rank, port=free_port(), nodes=nodes, notice=notice),
+                                   log=lambda *_: None, bind=f"127.0.0.{rank + 1}") for rank in range(nodes)]
+    for notices in listeners:
+        notices.start()
+        assert notices.server is not None
     try:
         yield
     finally:
-        notices.stop()
+        for notices in listeners:
+            notices.stop()
 
 
 def launch(env_file: Path, *args: str) -> subprocess.Popen:
@@ -220,7 +222,7 @@ def test_two_nodes_rendezvous_on_loopback_and_all_reduce(tmp_path: Path) -> None
         code1, out1 = finish(node1, 240)
     assert (code0, code1) == (0, 0), out0[-3000:] + out1[-3000:]
     assert "node 1: waiting up to 60 s for the rendezvous at 127.0.0.1:" in out1 and "answers" in out1
-    assert f"node 0: waiting up to 60 s for 1 peer(s) (node 1 at 127.0.0.1:{notice}) before the job starts" in out0
+    assert f"node 0: waiting up to 60 s for 1 peer(s) (node 1 at 127.0.0.2:{notice}) before the job starts" in out0
     assert "node 0: every peer answers" in out0
     seen = [json.loads((results / f"rank{r}.json").read_text()) for r in (0, 1)]
     assert [(s["rank"], s["world"], s["sum"], s["node"]) for s in seen] == [(0, 2, 3.0, "0"), (1, 2, 3.0, "1")]
@@ -257,9 +259,9 @@ def test_rank_0_waits_for_its_peers_and_does_not_start_the_job_without_them(tmp_
     started = time.monotonic()
     code, out = finish(launch(path, "--check"), 60)
     assert code == 3, out
-    assert (f"gpulease-launch: node 0: waiting up to 2 s for 2 peer(s) (node 1 at 127.0.0.1:{notice}, node 2 at "
-            f"127.0.0.1:{notice}) before the job starts: every node must be up for the rendezvous") in out
-    assert (f"gpulease-launch: node 0: the job does not start: node 1 (127.0.0.1:{notice}), node 2 (127.0.0.1:{notice}) "
+    assert (f"gpulease-launch: node 0: waiting up to 2 s for 2 peer(s) (node 1 at 127.0.0.2:{notice}, node 2 at "
+            f"127.0.0.3:{notice}) before the job starts: every node must be up for the rendezvous") in out
+    assert (f"gpulease-launch: node 0: the job does not start: node 1 (127.0.0.2:{notice}), node 2 (127.0.0.3:{notice}) "
             "did not answer within 2 s") in out
     assert time.monotonic() - started < 20  # the peers are waited for at once, not one after the other
 
@@ -276,8 +278,8 @@ def test_wait_for_peers_is_bounded_in_all_whatever_the_number_of_peers() -> None
     lines: list[str] = []
     started = time.monotonic()
     missing = cl.wait_for_peers(["10.0.0.1", "127.0.0.1", "127.0.0.1", "127.0.0.1"], 0, free_port(), 1.5,
-                                log=lines.append)
+                                cluster_id="test.exp1", log=lines.append)
     assert time.monotonic() - started < 6
     assert [m.split(" (")[0] for m in missing] == ["node 1", "node 2", "node 3"]
     assert lines[-1].startswith("node 0: not reachable within 2 s: node 1 (127.0.0.1:")
-    assert cl.wait_for_peers(["127.0.0.1"], 0, 1, 5.0, log=lines.append) == []  # alone: nothing to wait for
+    assert cl.wait_for_peers(["127.0.0.1"], 0, 1, 5.0, cluster_id="test.exp1", log=lines.append) == []  # alone: nothing to wait for

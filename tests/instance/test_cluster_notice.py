@@ -175,6 +175,7 @@ def test_only_a_notice_naming_this_cluster_and_another_node_is_heeded(tmp_path: 
     assert not notices.accept({"cluster": "test.exp1", "from": 0})  # itself
     assert not notices.accept({"cluster": "test.exp1", "from": 7})  # no such node
     assert not notices.accept(["test.exp1"])
+    assert not notices.accept(cl.hello_message("test.exp1", 2))  # a peer's wait, not a notice
     assert notices.pending() is None
     assert notices.accept({"cluster": "test.exp1", "from": 2, "reason": "r"})
     assert notices.pending()["from"] == 2
@@ -216,21 +217,63 @@ def test_peers_that_accept_but_never_answer_are_told_at_once_not_one_after_anoth
     assert took < 6, f"{took:.1f} s: one peer after another would take 10 x 2 x 0.6 = 12 s"
 
 
+def listening(rank: int, port: int, **extra: Any) -> cl.ClusterNotices:
+    """Node ``rank``'s watchdog listener on its own loopback address."""
+    notices = cl.ClusterNotices({"cluster": cluster(rank, port, **extra)}, log=lambda e, m: None,
+                                bind=ADDRESSES[rank])
+    notices.start()
+    assert notices.server is not None
+    return notices
+
+
 def test_the_peers_check_names_the_node_it_cannot_reach(tmp_path: Path) -> None:
     port = free_port()
-    server = socket.create_server((ADDRESSES[0], port))
+    node0 = listening(0, port)
     try:
         result = cl.check_peers({"cluster": cluster(1, port)}, limit=1.5)
+        assert result["ok"] is False
+        assert result["error"] == f"not reachable within 2 s: node 2 ({ADDRESSES[2]}:{port})"
+        node2 = listening(2, port)
+        try:
+            assert cl.check_peers({"cluster": cluster(1, port)}, limit=5)["ok"] is True
+        finally:
+            node2.stop()
     finally:
-        server.close()
-    assert result["ok"] is False
-    assert result["error"] == f"not reachable within 2 s: node 2 (127.0.0.3:{port})"
-    listeners = [socket.create_server((a, port)) for a in ADDRESSES]
+        node0.stop()
+    assert node0.pending() is None, "a peer's wait is not a spot notice"
+
+
+def test_a_listener_that_never_speaks_or_answers_as_another_node_is_not_a_peer() -> None:
+    """Any program on the notice port (a plain socket that accepts and stays silent, another cluster's watchdog, a
+    node with another rank) is not the peer's watchdog: the wait goes on to its bound and names the node."""
+    port = free_port()
+    silent = socket.create_server((ADDRESSES[0], port))  # accepts, never answers
+    other = listening(2, port, cluster_id="other.stack")  # node 2's address, another cluster's watchdog
     try:
-        assert cl.check_peers({"cluster": cluster(1, port)}, limit=5)["ok"] is True
+        started = time.monotonic()
+        result = cl.check_peers({"cluster": cluster(1, port)}, limit=1.5)
+        took = time.monotonic() - started
     finally:
-        for s in listeners:
-            s.close()
+        silent.close()
+        other.stop()
+    assert result["error"] == (f"not reachable within 2 s: node 0 ({ADDRESSES[0]}:{port}), "
+                               f"node 2 ({ADDRESSES[2]}:{port})")
+    assert 1.5 <= took < 8
+    wrong_rank = listening(0, port)  # node 0's watchdog where node 2 is expected
+    try:
+        assert not cl.wait_for_watchdog(ADDRESSES[0], port, "test.exp1", 2, 0.5)
+        assert cl.wait_for_watchdog(ADDRESSES[0], port, "test.exp1", 0, 0.5)
+    finally:
+        wrong_rank.stop()
+
+
+def test_a_port_wait_takes_its_whole_bound_before_it_gives_up() -> None:
+    port = free_port()  # nobody listens there
+    for wait in (cl.wait_for_port, lambda h, p, limit: cl.wait_for_watchdog(h, p, "test.exp1", 0, limit)):
+        started = time.monotonic()
+        assert not wait("127.0.0.1", port, 2.5)
+        took = time.monotonic() - started
+        assert 2.5 <= took < 4.5, f"gave up after {took:.2f} s of 2.5"
 
 
 def test_the_launcher_is_installed_as_a_command(tmp_path: Path) -> None:

@@ -184,3 +184,52 @@ def test_the_reader_and_the_instance_share_the_layout() -> None:
     assert logs.LOG_FILES == lu.LOG_FILES
     assert lu.log_key("st", "exp1", "train.log") == "logs/st/exp1/train.log"
     assert lu.log_names({"job": {"session": "sft"}}) == ["bootstrap.log", "verify-run.log", "verify-resume.log", "sft.log"]
+
+
+SECRET = "hunter2-very-secret"
+
+
+@pytest.mark.parametrize("separator", ["\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"])
+@pytest.mark.parametrize("template", ["--password{sep}{secret}", "password:{sep}{secret}",
+                                      "curl -H 'Authorization: Bearer{sep}{secret}'"])
+def test_a_secret_after_a_character_splitlines_takes_for_a_line_end_is_redacted(separator: str, template: str) -> None:
+    """Lines end at a line feed only (as ``gpulease logs`` reads them): a flag and its value around a CR, a form
+    feed or a Unicode separator are one line, redacted whole."""
+    data = (template.format(sep=separator, secret=SECRET) + "\nnext\n").encode()
+    out = lu.redacted(data, 0, "/data/logs/train.log")
+    assert SECRET.encode() not in out
+    assert out.count(b"<redacted>") == 1 and out.endswith(b"\nnext\n") and out.count(b"\n") == 2
+
+
+def test_the_bucket_copy_keeps_the_bytes_of_the_file_but_the_redactions() -> None:
+    """A progress bar's CRs stay CRs (not line feeds); bytes that are not UTF-8 pass unchanged."""
+    data = b"Downloading: 50%\rDownloading: 100%\r\n\xff\xfe raw \xc3\xa9\n--password\rp4ss\x0cmore\n"
+    assert lu.redacted(data, 0, "/x") == b"Downloading: 50%\rDownloading: 100%\r\n\xff\xfe raw \xc3\xa9\n" \
+                                         b"--password\r<redacted>\x0cmore\n"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("db password is: s3cr3tP@ss", "db password is: <redacted>"),
+    ("the password is s3cr3tP@ss", "the password is <redacted>"),
+    ("https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20250101%2Fus-east-1"
+     "%2Fs3%2Faws4_request&X-Amz-Date=20250101T000000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host"
+     "&X-Amz-Signature=abcdef0123456789abcdef0123456789",
+     "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=<redacted>"
+     "&X-Amz-Date=20250101T000000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Signature=<redacted>"),
+    ("https://b.oss-cn-hangzhou.aliyuncs.com/k?OSSAccessKeyId=STS.abcdefgh&Expires=1700000000&Signature=ab%2Bcd%3D",
+     "https://b.oss-cn-hangzhou.aliyuncs.com/k?OSSAccessKeyId=<redacted>&Expires=1700000000&Signature=<redacted>"),
+    ("GET https://a.blob.core.windows.net/c/f?sv=2022-11-02&sp=r&sig=AbCdEf%2B012 200",
+     "GET https://a.blob.core.windows.net/c/f?sv=2022-11-02&sp=r&sig=<redacted> 200"),
+    ("fetch https://h/x?token=opaque123&page=2 done", "fetch https://h/x?token=<redacted>&page=2 done"),
+    ("x-amz-signature: deadbeefcafe", "x-amz-signature: <redacted>"),
+])
+def test_redact_removes_a_value_after_is_and_the_credentials_of_a_presigned_url(text: str, expected: str) -> None:
+    assert lu.manifest.redact(text) == expected
+
+
+def test_a_long_line_is_redacted_in_linear_time() -> None:
+    """A progress bar writes thousands of CR-separated updates into one line: redacting it whole stays fast."""
+    started = time.monotonic()
+    out = lu.redacted(b"a" * 200_000 + b"\n" + b"--password\r" + b"x" * 200_000 + b"\n", 0, "/x")
+    assert out == b"a" * 200_000 + b"\n--password\r<redacted>\n"
+    assert time.monotonic() - started < 5
