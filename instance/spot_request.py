@@ -130,11 +130,10 @@ def powering_off(argv: list[str], timeout: float) -> tuple[bool, str]:
     if code != 0:
         return True, f"{' '.join(argv[:2])} {_failed(code, err, timeout)}; taken as a power-off"
     units = {fields[1] for fields in (line.split() for line in out.splitlines()) if len(fields) >= 2}
-    if units & set(REBOOT_UNITS):
-        return False, f"{', '.join(sorted(units & set(REBOOT_UNITS)))} queued"
-    if units & set(POWER_OFF_UNITS):
-        return True, f"{', '.join(sorted(units & set(POWER_OFF_UNITS)))} queued"
-    return False, "no poweroff.target or halt.target job queued"
+    power, reboot = units & set(POWER_OFF_UNITS), units & set(REBOOT_UNITS)
+    if power:
+        return True, f"{', '.join(sorted(power))} queued"
+    return False, f"{', '.join(sorted(reboot))} queued" if reboot else "no poweroff.target or halt.target job queued"
 
 
 def _failed(code: int | None, err: str, timeout: float) -> str:

@@ -44,8 +44,8 @@ MUTATIONS = [
     # -- E: a power-off from inside --
     Mutation(AREA, DOG, '        if self.shutdown_at is None and self.recover and self.cloud == "aws" and self.handled_notice is None:',
              "        if False:", END, "a power-off from inside cancels the own request before the final sync"),
-    Mutation(AREA, REQUEST, "    if units & set(REBOOT_UNITS):\n        return False,",
-             "    if False:\n        return False,", END, "a reboot keeps the request"),
+    Mutation(AREA, REQUEST, "    if power:\n        return True,", "    if False:\n        return True,", END,
+             "a power-off (poweroff.target, halt.target queued) is told from a reboot"),
     Mutation(AREA, REQUEST, "    if code != 0:\n        return True,", "    if code != 0:\n        return False,", END,
              "a power-off check that cannot answer cancels the request"),
     # -- F: only None means no request; another id is recorded --

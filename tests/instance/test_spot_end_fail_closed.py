@@ -114,6 +114,7 @@ def test_sigterm_on_a_power_off_cancels_the_own_request_before_the_final_sync(tm
         assert "-> cancel this instance's spot request first" in rig.log_text()
     else:
         assert "the spot request is kept" in rig.log_text()
+        assert ("(reboot.target queued)" in rig.log_text()) is ("reboot.target" in printed)
 
 
 def test_sigterm_after_a_handled_notice_leaves_the_request_alone(tmp_path: Path) -> None:
