@@ -98,8 +98,10 @@ TABLE: dict[str, Bound] = {
     "sync_min": Bound(600, "a periodic sync is killed after max(this, 2 x the interval)"),
     "heartbeat_copy": Bound(600, "a heartbeat copy (two beats)"),
     "log_copy": Bound(120, "one log file's copy to the bucket (log_upload.py)", "log_upload_timeout_seconds"),
-    "watchdog_stop": Bound(90, "gpulease-watchdog.service TimeoutStopSec: the last sync on SIGTERM",
-                           inner=("final_sync_on_stop",), margin=10),
+    "watchdog_stop": Bound(0, "gpulease-watchdog.service TimeoutStopSec: on SIGTERM, the power-off check and the "
+                           "own spot request's cancel (spot recovery, AWS), then the last sync",
+                           inner=("final_sync_on_stop", "system_jobs_query", "spot_cancel_on_stop"),
+                           margin=10),
     "final_sync_on_stop": Bound(60, "the final sync when the service is stopped"),
     "job_agent_stop": Bound(90, "gpulease-job-agent.service TimeoutStopSec: the job stopped and reported"),
     "notice_minimum_aws": Bound(120, "an AWS spot notice whose time cannot be read"),
@@ -109,6 +111,12 @@ TABLE: dict[str, Bound] = {
     "spot_cancel": Bound(90, "finding and cancelling this instance's own spot request before its own end, retries "
                          "included", "spot_cancel_seconds"),
     "manifest_update": Bound(30, "copying the run manifest to the bucket after recording the spot request's end"),
+    "spot_cancel_retry": Bound(300, "the pause before the own spot request's cancel is tried again after an end "
+                               "before the deadline (idle, budget) that could not cancel it (no shutdown meanwhile)"),
+    "system_jobs_query": Bound(5, "systemctl list-jobs on SIGTERM: is the system powering off or rebooting?",
+                               "system_jobs_seconds"),
+    "spot_cancel_on_stop": Bound(15, "cancelling the own spot request on a power-off from inside, retries included "
+                                 "(recorded in the watchdog's state; the run manifest's copy is left out for time)"),
     "spot_stop_wait": Bound(600, "after a spot notice's window closes, the wait for the cloud's stop before the "
                             "watchdog carries on as on a normal boot"),
     # -- the operator side, bounded the same way --

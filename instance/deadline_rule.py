@@ -31,7 +31,7 @@ class DeadlineRule:
         self.warned = False
 
     def fallback(self) -> tuple[float, str]:
-        kept = st.number(self.state.get("deadline"))
+        kept = st.epoch(self.state.get("deadline"))  # a kept value that is not a time is unknown
         if kept is not None:
             return kept, "the last value read from the tag"
         first = float(self.state["first_boot"])

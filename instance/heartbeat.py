@@ -71,7 +71,7 @@ TAG_BUDGET = "gpulease:budget-usd"
 TAG_MAX_HOURLY = "gpulease:max-hourly-usd"
 HEARTBEAT_FILE = "heartbeat.json"
 GPU_QUERY = gpu_query.QUERY
-INTERRUPTION_KEYS = ("stoppedAt", "resumedAt", "stoppedSeconds", "resumedFromStep")
+INTERRUPTION_KEYS = ("kind", "stoppedAt", "resumedAt", "stoppedSeconds", "resumedFromStep", "previousInstance")
 MAX_INTERRUPTIONS_SHOWN = 50
 """The latest interruptions the heartbeat carries (the run manifest and identity.json keep them all)."""
 

@@ -10,11 +10,17 @@ names that instance and lists its boots:
   lists (the old instance's key is not trusted);
 - **the same instance id on a new boot** (a reboot, or a spot instance stopped by a reclaim and started again) is a
   resumption of the same experiment: the deadline and the spend continue, the verification that passed here is
-  not run again, and the interval between the last sign of life of the previous boot and this boot is recorded as
-  an interruption (``stoppedAt``, ``resumedAt``, ``stoppedSeconds``; the run manifest adds ``resumedFromStep``).
+  not run again. When the previous boot had handled a spot notice (``stopExpected``, written by the watchdog), the
+  interval between its last sign of life and this boot is recorded as an interruption (``kind`` spot-reclaim,
+  ``stoppedAt``, ``resumedAt``, ``stoppedSeconds``; the run manifest adds ``resumedFromStep``). Without one (a
+  reboot, or a watchdog that died or was stopped while the instance ran on) the interval counts as running and no
+  interruption is recorded (the boot is marked ``after: reboot``);
+- **this instance's own record, damaged** (over the size cap, not JSON, a link, its boots not a list) is never taken
+  for another instance's: it is kept as ``previous/damaged-identity.json``, rebuilt, and nothing else is moved;
+  a time in it that is not one (``1e300``, negative) is reported in one line and treated as unknown.
 
 The spend estimate counts running time only: the sum over the boots of (last sign of life - boot), never the
-stopped intervals. The watchdog refreshes its boot's ``lastAlive`` about once a minute.
+stopped intervals known as such. The watchdog refreshes its boot's ``lastAlive`` about once a minute.
 
 Every tool that starts at boot (the bootstrap, the watchdog, the run unit) claims the state first, under a lock,
 so whichever starts first does it once. An instance id that cannot be read (no metadata, no cloud-init record)
@@ -100,7 +106,21 @@ def number(value: Any) -> float | None:
     """A finite number from a state file (never a boolean), else None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if value == value and abs(value) != float("inf") else None
+    try:
+        found = float(value)
+    except OverflowError:  # an integer too large for a float
+        return None
+    return found if found == found and abs(found) != float("inf") else None
+
+
+LATEST_EPOCH = 253402300799.0
+"""9999-12-31T23:59:59Z, the last instant a UTC stamp can name: a time past it (or before 1970) is not a time."""
+
+
+def epoch(value: Any) -> float | None:
+    """A point in time from a state file (seconds since 1970, up to ``LATEST_EPOCH``), else None (unknown)."""
+    found = number(value)
+    return found if found is not None and 0.0 <= found <= LATEST_EPOCH else None
 
 
 # --- who and which boot ---------------------------------------------------------------------------------------
@@ -144,7 +164,15 @@ class Claim:
     boot: str
     kind: str
     """``first-boot`` (a new instance, or a new id: clean state), ``resumed`` (same id, new boot), ``same-boot``
-    (claimed earlier in this boot by another tool), ``unknown-id`` (nothing moved, nothing recorded)."""
+    (claimed earlier in this boot by another tool), ``repaired`` (this instance's own record was damaged: rebuilt,
+    nothing moved), ``unknown-id`` (nothing moved, nothing recorded)."""
+
+    @property
+    def after(self) -> str | None:
+        """What ended the boot before this one: ``spot-reclaim`` (a stop was known to come) or ``reboot``."""
+        boots = self.identity.get("boots")
+        last = boots[-1] if isinstance(boots, list) and boots and isinstance(boots[-1], dict) else {}
+        return last.get("after") if last.get("boot") == self.boot else None
     identity: dict[str, Any] = field(default_factory=dict)
     moved: list[str] = field(default_factory=list)
     previous_id: str | None = None
@@ -173,28 +201,28 @@ def _locked(state_dir: str) -> Iterator[None]:
 def claim(state_dir: str, instance: str | None, boot: str, boot_time: float, now: float,
           warn: Callable[[str], None] | None = None, on_new_instance: Callable[[str | None], None] | None = None) -> Claim:
     """Claim ``state_dir`` for this instance and boot (idempotent within a boot). ``on_new_instance`` runs once,
-    under the lock, when the state was another instance's (or had no owner) and has just been moved aside."""
+    under the lock, when the state was another instance's (or had no owner) and has just been moved aside.
+
+    A record that names this instance, or that exists but cannot be read (damaged, a link, too large), is never
+    taken for another instance's: nothing is moved, it is rebuilt for this instance (``_rebuild``)."""
     path = os.path.join(state_dir, IDENTITY_FILE)
+    say = warn or (lambda _m: None)
     if instance is None:
         return Claim(None, boot, "unknown-id", read_or_empty(path, warn))
     with _locked(state_dir):
-        identity = read_or_empty(path, warn)
+        try:
+            identity, damage = read_state_file(path), None
+        except StateFileError as exc:
+            identity, damage = {}, str(exc)
         owner = identity.get("instanceId") if isinstance(identity.get("instanceId"), str) else None
-        boots = [b for b in identity.get("boots") or [] if isinstance(b, dict)] if isinstance(identity.get("boots"), list) else []
-        if owner == instance and boots and boots[-1].get("boot") == boot:
+        boots = _usable_boots(path, identity, say)
+        if damage is None and owner == instance and boots and boots[-1].get("boot") == boot:
             return Claim(instance, boot, "same-boot", identity)
-        if owner == instance and boots:
-            last = boots[-1]
-            stopped_at = number(last.get("lastAlive")) or number(last.get("bootTime")) or boot_time
-            resumed_at = max(boot_time, stopped_at)
-            interruptions = identity.get("interruptions") if isinstance(identity.get("interruptions"), list) else []
-            interruptions.append({"stoppedAt": stamp(stopped_at), "resumedAt": stamp(resumed_at),
-                                  "stoppedSeconds": round(resumed_at - stopped_at), "resumedFromStep": None})
-            identity["interruptions"] = interruptions[-MAX_BOOTS:]
-            boots.append({"boot": boot, "bootTime": boot_time, "lastAlive": max(now, boot_time)})
-            identity["boots"] = _trim(identity, boots)
-            write_state_file(path, identity)
-            return Claim(instance, boot, "resumed", identity)
+        if damage is None and owner == instance and boots:
+            return _resume(path, identity, boots, instance, boot, boot_time, now, say)
+        if damage is not None or owner == instance:
+            return _rebuild(state_dir, path, instance, boot, boot_time, now,
+                            damage or f"{path}: boots: not a list of this instance's boots", say)
         moved = _move_aside(state_dir, owner, boot)
         identity = {"instanceId": instance, "boots": [{"boot": boot, "bootTime": boot_time, "lastAlive": max(now, boot_time)}],
                     "interruptions": [], "firstBoot": boot_time, "earlierBootsSeconds": 0.0}
@@ -206,6 +234,102 @@ def claim(state_dir: str, instance: str | None, boot: str, boot_time: float, now
         if on_new_instance is not None and (moved or owner is not None):
             on_new_instance(owner)
         return Claim(instance, boot, "first-boot", identity, moved, owner)
+
+
+def _usable_boots(path: str, identity: dict[str, Any], say: Callable[[str], None]) -> list[dict[str, Any]]:
+    """The boots of ``identity`` (rewritten in place), each time checked: a value that is not a point in time
+    (``epoch``) is reported in one line naming the file and the field, and dropped (unknown)."""
+    found = identity.get("boots")
+    boots = [b for b in found if isinstance(b, dict)] if isinstance(found, list) else []
+    for n, entry in enumerate(boots):
+        for key in ("bootTime", "lastAlive"):
+            if key in entry and epoch(entry[key]) is None:
+                say(f"{path}: boots[{n}].{key}: {str(entry.pop(key))[:40]!r} is not a time (seconds since 1970, "
+                    "up to 9999-12-31); treated as unknown")
+    earlier = identity.get("earlierBootsSeconds")
+    if earlier is not None and (number(earlier) is None or not 0.0 <= float(earlier) <= LATEST_EPOCH):
+        say(f"{path}: earlierBootsSeconds: {str(earlier)[:40]!r} is not a duration in seconds; treated as 0")
+        identity["earlierBootsSeconds"] = 0.0
+    if "firstBoot" in identity and epoch(identity["firstBoot"]) is None:
+        say(f"{path}: firstBoot: {str(identity.pop('firstBoot'))[:40]!r} is not a time; treated as unknown")
+    if isinstance(found, list):
+        identity["boots"] = boots
+    return boots
+
+
+def _resume(path: str, identity: dict[str, Any], boots: list[dict[str, Any]], instance: str, boot: str,
+            boot_time: float, now: float, say: Callable[[str], None]) -> Claim:
+    """The same instance on a new boot. The time between the last sign of life and this boot counts as stopped only
+    when a stop was known before it (a handled spot notice: ``stopExpected``); otherwise (a reboot, a watchdog that
+    died while the instance ran) it counts as running, and no interruption is recorded."""
+    last = boots[-1]
+    stopped_at = epoch(last.get("lastAlive")) or epoch(last.get("bootTime")) or boot_time
+    resumed_at = max(boot_time, stopped_at)
+    expected = last.get("stopExpected") if isinstance(last.get("stopExpected"), str) else None
+    if expected is not None:
+        found = identity.get("interruptions")
+        interruptions = found if isinstance(found, list) else []
+        interruptions.append({"kind": "spot-reclaim", "cause": expected[:200], "boot": boot, "stoppedAt": stamp(stopped_at),
+                              "resumedAt": stamp(resumed_at), "stoppedSeconds": round(resumed_at - stopped_at),
+                              "resumedFromStep": None})
+        identity["interruptions"] = interruptions[-MAX_BOOTS:]
+        after = "spot-reclaim"
+    else:
+        last["lastAlive"] = resumed_at  # the gap counts as running: the spend estimate is an upper bound
+        after = "reboot"
+    boots.append({"boot": boot, "bootTime": boot_time, "lastAlive": max(now, boot_time), "after": after})
+    identity["boots"] = _trim(identity, boots)
+    write_state_file(path, identity)
+    return Claim(instance, boot, "resumed", identity)
+
+
+def _rebuild(state_dir: str, path: str, instance: str, boot: str, boot_time: float, now: float, why: str,
+             say: Callable[[str], None]) -> Claim:
+    """This instance's own record, damaged: kept aside (``previous/damaged-identity.json``), rebuilt for this
+    instance; everything beside it (the watchdog's first boot and deadline) stays. The time since the watchdog's
+    first boot counts as running (the spend estimate stays an upper bound)."""
+    kept = _keep_damaged(state_dir, path)
+    watchdog = read_or_empty(os.path.join(state_dir, "watchdog-state.json"), say)
+    first = epoch(watchdog.get("first_boot"))
+    identity: dict[str, Any] = {
+        "instanceId": instance, "boots": [{"boot": boot, "bootTime": boot_time, "lastAlive": max(now, boot_time)}],
+        "interruptions": [], "earlierBootsSeconds": max(0.0, boot_time - first) if first is not None else 0.0}
+    if first is not None:
+        identity["firstBoot"] = min(first, boot_time)
+    say(f"{why}; this instance's record ({instance}) is rebuilt" + (f", the damaged one kept as {kept}" if kept else "")
+        + "; nothing else is moved (the deadline, first boot and records stay)")
+    write_state_file(path, identity)
+    return Claim(instance, boot, "repaired", identity)
+
+
+def _keep_damaged(state_dir: str, path: str) -> str | None:
+    """Rename the damaged record (a link itself, never what it points at) under ``previous/``; None when absent."""
+    if not os.path.lexists(path):
+        return None
+    folder = os.path.join(state_dir, PREVIOUS_DIR)
+    os.makedirs(folder, exist_ok=True)
+    target, n = os.path.join(folder, "damaged-identity.json"), 0
+    while os.path.lexists(target):
+        n += 1
+        target = os.path.join(folder, f"damaged-identity.{n}.json")
+    os.rename(path, target)
+    return target
+
+
+def expect_stop(state_dir: str, claim_: Claim, cause: str) -> None:
+    """A stop of this boot is known to come (a spot notice was handled): the next boot's gap counts as stopped."""
+    if claim_.instance_id is None:
+        return
+    path = os.path.join(state_dir, IDENTITY_FILE)
+    with _locked(state_dir):
+        identity = read_or_empty(path)
+        boots = identity.get("boots") if isinstance(identity.get("boots"), list) else []
+        if identity.get("instanceId") != claim_.instance_id or not boots or not isinstance(boots[-1], dict) \
+                or boots[-1].get("boot") != claim_.boot:
+            return
+        boots[-1]["stopExpected"] = cause[:200]
+        write_state_file(path, identity)
+        claim_.identity = identity
 
 
 def keys_pending(state_dir: str, instance: str, warn: Callable[[str], None] | None = None) -> str | None:
@@ -228,7 +352,7 @@ def _trim(identity: dict[str, Any], boots: list[dict[str, Any]]) -> list[dict[st
     """At most ``MAX_BOOTS`` boots; the running time of those dropped is added to ``earlierBootsSeconds``."""
     while len(boots) > MAX_BOOTS:
         gone = boots.pop(0)
-        ran = (number(gone.get("lastAlive")) or 0.0) - (number(gone.get("bootTime")) or 0.0)
+        ran = (epoch(gone.get("lastAlive")) or 0.0) - (epoch(gone.get("bootTime")) or 0.0)
         identity["earlierBootsSeconds"] = (number(identity.get("earlierBootsSeconds")) or 0.0) + max(0.0, ran)
     return boots
 
@@ -274,32 +398,55 @@ def alive(state_dir: str, claim_: Claim, now: float) -> None:
         if identity.get("instanceId") != claim_.instance_id or not boots or not isinstance(boots[-1], dict) \
                 or boots[-1].get("boot") != claim_.boot:
             return
-        boots[-1]["lastAlive"] = max(number(boots[-1].get("lastAlive")) or 0.0, now)
+        boots[-1]["lastAlive"] = max(epoch(boots[-1].get("lastAlive")) or 0.0, now)
         write_state_file(path, identity)
         claim_.identity = identity
 
 
 def running_seconds(identity: dict[str, Any], boot: str, now: float) -> float:
-    total = number(identity.get("earlierBootsSeconds")) or 0.0
+    total = max(0.0, min(number(identity.get("earlierBootsSeconds")) or 0.0, LATEST_EPOCH))
     boots = identity.get("boots") if isinstance(identity.get("boots"), list) else []
     for entry in boots:
         if not isinstance(entry, dict):
             continue
-        start = number(entry.get("bootTime"))
+        start = epoch(entry.get("bootTime"))
         if start is None:
             continue
-        end = now if entry.get("boot") == boot else number(entry.get("lastAlive")) or start
+        end = now if entry.get("boot") == boot else epoch(entry.get("lastAlive")) or start
         total += max(0.0, end - start)
     return total
 
 
-def record_resumed_step(state_dir: str, step: int | None) -> list[dict[str, Any]]:
-    """The step the job resumed from, on the latest interruption without one; the interruptions as recorded."""
+def record_new_instance(state_dir: str, claim_: Claim, previous: str, now: float) -> None:
+    """A new instance on this experiment's data disk (the disk's manifest names ``previous``): an interruption of
+    kind ``new-instance`` (when the previous one stopped is not known here: ``stoppedAt``/``stoppedSeconds`` null),
+    once per boot."""
+    if claim_.instance_id is None:
+        return
+    path = os.path.join(state_dir, IDENTITY_FILE)
+    with _locked(state_dir):
+        identity = read_or_empty(path)
+        if identity.get("instanceId") != claim_.instance_id:
+            return
+        found = identity.get("interruptions") if isinstance(identity.get("interruptions"), list) else []
+        if any(isinstance(i, dict) and i.get("boot") == claim_.boot for i in found):
+            return
+        found.append({"kind": "new-instance", "previousInstance": previous[:128], "boot": claim_.boot,
+                      "stoppedAt": None, "resumedAt": stamp(now), "stoppedSeconds": None, "resumedFromStep": None})
+        identity["interruptions"] = found[-MAX_BOOTS:]
+        write_state_file(path, identity)
+        claim_.identity = identity
+
+
+def record_resumed_step(state_dir: str, step: int | None, boot: str | None = None) -> list[dict[str, Any]]:
+    """The step the job resumed from, on the latest interruption without one (of ``boot`` when given: a reboot
+    adds none, and must not write its step on an earlier one); the interruptions as recorded."""
     path = os.path.join(state_dir, IDENTITY_FILE)
     with _locked(state_dir):
         identity = read_or_empty(path)
         found = identity.get("interruptions") if isinstance(identity.get("interruptions"), list) else []
-        if found and isinstance(found[-1], dict) and found[-1].get("resumedFromStep") is None and step is not None:
+        if found and isinstance(found[-1], dict) and found[-1].get("resumedFromStep") is None and step is not None \
+                and (boot is None or found[-1].get("boot") == boot):
             found[-1]["resumedFromStep"] = step
             write_state_file(path, identity)
         return [i for i in found if isinstance(i, dict)]
@@ -365,7 +512,7 @@ def claim_for(settings: dict[str, Any], read_id: Callable[[], str | None], now: 
     instance = instance_id(read_id, settings.get("instance_id_file") or CLOUD_INIT_INSTANCE_ID)
     try:
         return claim(settings.get("state_dir") or "/var/lib/gpulease", instance, boot, start, now, warn, on_new_instance)
-    except OSError as exc:
+    except (OSError, ValueError, OverflowError, TypeError) as exc:  # the guard must start whatever the folder holds
         if warn is not None:
             warn(f"cannot claim the state folder: {exc}; keeping what is there")
         return Claim(None, boot, "unknown-id")

@@ -266,7 +266,9 @@ def build(settings: dict[str, Any], *, command: str, cwd: str, job: str, params_
     }
 
 
-INTERRUPTION_KEYS = ("stoppedAt", "resumedAt", "stoppedSeconds", "resumedFromStep")
+INTERRUPTION_KEYS = ("kind", "stoppedAt", "resumedAt", "stoppedSeconds", "resumedFromStep", "previousInstance")
+"""``kind``: ``spot-reclaim`` (the same instance stopped after a spot notice and started again) or ``new-instance``
+(another instance on this experiment's data disk, ``previousInstance``; when that one stopped is not known)."""
 
 
 def interruptions(state_dir: str) -> list[dict[str, Any]]:

@@ -61,12 +61,16 @@ def say(message: str) -> None:
     print(f"{control.now_stamp()} gpulease-run: {message}", flush=True)
 
 
-def verification_fingerprint(s: dict[str, Any], instance_type: str | None) -> str:
-    """What a passed verification vouches for: the stack, the experiment, the verification, the job's command and
-    the instance type. A pass on the data disk counts for another instance only when all of them are the same."""
+def verification_fingerprint(s: dict[str, Any], instance_type: str | None, image_id: str | None = None) -> str:
+    """What a passed verification vouches for: the stack, the experiment, the verification, the job's command, the
+    instance type, the image and the kit's tools bundle (``tools.sha256``). A pass on the data disk counts for
+    another instance only when all of them are the same: a replacement with a new image, or new tools, verifies
+    again. (The record is on the data disk, which the login user owns: a convenience, not a security boundary.)"""
     job = s.get("job") if isinstance(s.get("job"), dict) else {}
+    tools = s.get("tools") if isinstance(s.get("tools"), dict) else {}
     basis = {"stack": s.get("stack"), "experiment": s.get("experiment"), "verify": s.get("verify"),
-             "job": job.get("command"), "instanceType": instance_type}
+             "job": job.get("command"), "instanceType": instance_type, "imageId": image_id,
+             "tools": tools.get("sha256")}
     return hashlib.sha256(json.dumps(basis, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -77,7 +81,7 @@ def run_verification(s: dict[str, Any]) -> bool:
     disk_file = os.path.join(s["mount_point"], "logs", "verify.json")
     facts = control.instance_facts(s)
     instance = facts.get("id")
-    fingerprint = verification_fingerprint(s, facts.get("type"))
+    fingerprint = verification_fingerprint(s, facts.get("type"), facts.get("imageId"))
     earlier = control.read_json(state_file)
     if earlier.get("passed") is True and instance and earlier.get("instanceId") == instance:
         say(f"verification passed earlier on {instance} ({earlier.get('time')}); not run again")
@@ -85,7 +89,7 @@ def run_verification(s: dict[str, Any]) -> bool:
     on_disk = control.read_json(disk_file)
     if on_disk.get("passed") is True and instance and on_disk.get("fingerprint") == fingerprint:
         say(f"verification passed on this experiment's data disk ({on_disk.get('instanceId')}, {on_disk.get('time')}) "
-            "with the same stack, experiment, verification, job and instance type; not run again")
+            "with the same stack, experiment, verification, job, instance type, image and tools; not run again")
         return True
     try:
         result = verify.verify(s)
@@ -228,7 +232,9 @@ def resume_environment(s: dict[str, Any], session: str) -> dict[str, str]:
     if step is not None:
         env["GPULEASE_RESUME_FROM_STEP"] = str(step)
     try:
-        st.record_resumed_step(s["state_dir"], step)
+        if earlier is not None:  # a new instance on the same disk: recorded as a resumption of its own kind
+            st.record_new_instance(s["state_dir"], claim, earlier, control.now_epoch())
+        st.record_resumed_step(s["state_dir"], step, claim.boot)
     except OSError as exc:
         say(f"the resumed step is not recorded: {exc}")
     say("resuming after an interruption: the job starts again" + (f" from the checkpoint at step {step}"

@@ -11,8 +11,9 @@ cancel-spot-instance-requests --spot-instance-request-ids <id>``), which does no
 Both calls go through the AWS CLI with the instance role only (``cloud_access.storage_command``: the metadata
 endpoint given, the tokenless fallback and every other credential source taken away), each bounded, retried with
 a pause until the ``spot_cancel`` bound (``bounds``) runs out. The outcome is returned for the state and the run
-manifest; the shutdown follows whatever it is (the stack's cloud-side schedule cancels the request at the deadline
-in any case).
+manifest; the watchdog shuts down on it only when the request is cancelled (or there is none), or at the deadline
+(when the stack's cloud-side schedule has cancelled it). ``powering_off`` tells a power-off from a reboot on
+SIGTERM (a power-off from inside terminates the instance, and the request would open again).
 """
 
 from __future__ import annotations
@@ -51,14 +52,18 @@ def _tail(text: str) -> str:
 def cancel_own_request(settings: dict[str, Any], instance_id: str | None, metadata: ca.Metadata,
                        credentials: ca.RoleCredentials | None, *, real: Callable[[float], float] = _same,
                        virtual: Callable[[float], float] = _same,
-                       sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+                       sleep: Callable[[float], None] = time.sleep, known: str | None = None) -> dict[str, Any]:
     """Find and cancel the spot request of ``instance_id``; the outcome ``{requestId, cancelled, state, detail,
     attempts}`` (``cancelled`` True only when EC2 answered that the request is cancelled, closed or completed;
-    ``state`` "none" when the instance has no request).
+    ``state`` "none" only when the CLI printed ``None``/``null`` for the field: an empty or any other answer is not
+    cancelled, retried). ``known``: the request id recorded before; another one named now is recorded
+    (``otherRequestId``, ``suspicious``).
 
     The whole is bounded by ``spot_cancel``, each call by ``aws_call`` (``bounds``), in the watchdog's seconds:
     ``real`` / ``virtual`` convert them to and from real ones (its accelerated clock in tests)."""
     outcome: dict[str, Any] = {"requestId": None, "cancelled": False, "state": None, "detail": "", "attempts": 0}
+    if known is not None:
+        outcome["knownRequestId"] = known
     if not instance_id:
         outcome["detail"] = "this instance's id is not known: its spot request cannot be looked up"
         return outcome
@@ -90,11 +95,16 @@ def _attempt(settings: dict[str, Any], fill: dict[str, str], outcome: dict[str, 
         if code != 0:
             return False, f"describe-instances {_failed(code, err, timeout)}"
         found = out.strip()
-        if found in ("", "None", "null"):
+        if found in ("None", "null"):  # the CLI's text for a field the answer does not have: no request
             outcome["state"] = "none"
             return True, f"instance {fill['instance']} has no spot request (on-demand, or launched without one)"
-        if not REQUEST_ID.match(found):
+        if not REQUEST_ID.match(found):  # an empty answer too: not known, so not cancelled
             return False, f"describe-instances printed {_tail(found)!r}, not a spot request id"
+        known = outcome.get("knownRequestId")
+        if isinstance(known, str) and known != found:
+            outcome["otherRequestId"] = known
+            outcome["suspicious"] = (f"describe-instances names {found}, not {known} as recorded before: both "
+                                     "are recorded; the one EC2 names for this instance is cancelled")
         outcome["requestId"] = found
     code, out, err = _aws(settings, CANCEL, {**fill, "request": outcome["requestId"]}, metadata, credentials, timeout)
     if code != 0:
@@ -105,6 +115,25 @@ def _attempt(settings: dict[str, Any], fill: dict[str, str], outcome: dict[str, 
         outcome["cancelled"] = True
         return True, f"spot request {outcome['requestId']} is {state}: it launches nothing more"
     return False, f"cancel-spot-instance-requests {outcome['requestId']} answered state {state or 'unknown'}"
+
+
+POWER_OFF_UNITS = ("poweroff.target", "halt.target")
+REBOOT_UNITS = ("reboot.target", "kexec.target", "soft-reboot.target")
+
+
+def powering_off(argv: list[str], timeout: float) -> tuple[bool, str]:
+    """Is the system powering off (True) rather than rebooting or stopping one service (False)? systemd queues a
+    ``start`` job for poweroff.target / halt.target (reboot.target on a reboot) while the units stop, and
+    ``systemctl list-jobs`` lists it (systemctl(1), list-jobs; systemd.special(7)). A query that fails or does not
+    answer within ``timeout`` counts as a power-off: the request is cancelled rather than left to re-open."""
+    code, out, err = ca.run_bounded_split(argv, timeout)
+    if code != 0:
+        return True, f"{' '.join(argv[:2])} {_failed(code, err, timeout)}; taken as a power-off"
+    units = {fields[1] for fields in (line.split() for line in out.splitlines()) if len(fields) >= 2}
+    power, reboot = units & set(POWER_OFF_UNITS), units & set(REBOOT_UNITS)
+    if power:
+        return True, f"{', '.join(sorted(power))} queued"
+    return False, f"{', '.join(sorted(reboot))} queued" if reboot else "no poweroff.target or halt.target job queued"
 
 
 def _failed(code: int | None, err: str, timeout: float) -> str:

@@ -17,7 +17,9 @@ Runs as a systemd service (``Restart=always``) and reads its settings from the J
    (``spot_recover``: a persistent request that stops on a reclaim) the notice runs the hook and the sync and
    never shuts down: the cloud stops the instance and starts it again; past ``spot_stop_wait`` after the window
    it carries on as on a normal boot. The watchdog's own end then cancels its own spot request first on AWS
-   (``spot_request``), whatever the answer followed by the shutdown;
+   (``spot_request``): at the deadline the shutdown follows whatever the answer; before it (idle, budget) a cancel
+   that failed means no shutdown, the cancel retried every ``spot_cancel_retry`` until it succeeds or the deadline
+   comes. A SIGTERM while the system powers off (not a reboot), with no notice handled, cancels it too;
 3. idle: GPU utilization (CPU on a preparation instance, ``idle_source = cpu``) below ``idle_gpu_percent``
    (``idle_cpu_percent``) for ``idle_minutes`` with no busy marker and no live SSH
    session: sync, then shutdown. A GPU that cannot be read (nvidia-smi missing, failing, printing [N/A]) is
@@ -124,6 +126,8 @@ DEFAULTS: dict[str, Any] = {
     # the watchdog's own end cancels its own request first (AWS). Only a JSON true turns it on.
     "spot_recover": False,
     "aws_command": "aws",
+    # Asked on SIGTERM with spot recovery on AWS: is the system powering off (not rebooting)? (spot_request)
+    "system_jobs_command": ["systemctl", "list-jobs", "--no-legend"],
 }
 
 # A notice whose time cannot be read still leaves the documented minimum: two minutes on AWS, five on Alibaba.
@@ -191,7 +195,11 @@ class Watchdog:
         # Spot recovery: on only for a spot instance whose settings say exactly true (a string "false" is not true).
         self.recover = self.s["spot_recover"] is True and self.s["market"] == "spot"
         self.awaiting_stop: float | None = None
-        """After a notice with recovery on: until when the cloud's stop is waited for (nothing else runs)."""
+        """After a notice with recovery on: until when (monotonic) the cloud's stop is waited for (nothing else
+        runs but the deadline)."""
+        self.pending_end: tuple[str, str, float] | None = None
+        """An end before the deadline whose spot request could not be cancelled: (cause, reason, next try at,
+        monotonic). No shutdown until the cancel succeeds or the deadline comes."""
         self.notice_end: float | None = None
         self.handled_notice: str | None = None
         self.started = False
@@ -240,10 +248,13 @@ class Watchdog:
         elif claim.kind == "first-boot" and claim.moved:
             self.decide("state", f"new instance {instance}: the state of {claim.previous_id or 'an unknown instance'} "
                         f"moved to {st.PREVIOUS_DIR}/ ({', '.join(claim.moved)}); starting clean")
-        elif claim.kind == "resumed":
+        elif claim.kind == "resumed" and claim.after == "spot-reclaim":
             last = claim.interruptions[-1] if claim.interruptions else {}
             self.decide("resumed", f"instance {instance} booted again: stopped {last.get('stoppedAt')} for "
                         f"{last.get('stoppedSeconds')} s; the deadline and the spend continue")
+        elif claim.kind == "resumed":
+            self.decide("resumed", f"instance {instance} booted again with no stop announced before (a reboot): the "
+                        "time since its last sign of life counts as running; the deadline and the spend continue")
         return claim
 
     def _state_path(self) -> str:
@@ -251,8 +262,11 @@ class Watchdog:
 
     def _load_state(self) -> dict[str, Any]:
         state = st.read_or_empty(self._state_path(), warn=lambda m: self.decide("state", m))
-        if st.number(state.get("first_boot")) is None:
-            first = st.number(self.claim.identity.get("firstBoot"))
+        if st.epoch(state.get("first_boot")) is None:
+            if "first_boot" in state:
+                self.decide("state", f"{self._state_path()}: first_boot: {str(state['first_boot'])[:40]!r} is not a "
+                            "time; treated as unknown")
+            first = st.epoch(self.claim.identity.get("firstBoot"))
             state["first_boot"] = first if first is not None else self._boot_time()
             self._save_state(state)
         return state
@@ -331,7 +345,10 @@ class Watchdog:
                 window_end=self.deadline,
             )
             return
-        if self.awaiting_stop is not None and self.waiting_for_stop(now):
+        if self.awaiting_stop is not None and self.waiting_for_stop(mono):
+            return
+        if self.pending_end is not None:
+            self.retry_pending_end(mono)
             return
         if self.deadline_rule.due_warning(now):
             self.decide("deadline-warning", f"deadline {stamp(self.deadline)} is {(self.deadline - now) / 60:.1f} min away")
@@ -360,13 +377,21 @@ class Watchdog:
         self.decide(cause, reason + " -> " + ("cancel this instance's spot request, " if cancel else "")
                     + ("checkpoint hook, " if hook else "") + "final sync, shutdown")
         self.stop_background()
+        settled = True
         if cancel:
-            self.cancel_spot_request(cause)
+            outcome = self.cancel_spot_request(cause, before_deadline=cause != "deadline")
+            settled = outcome["cancelled"] or outcome["state"] == "none" or cause == "deadline"
         if hook:
             self.checkpoint_hook(cause, window_end)
         if window_end is None:
             window_end = min(self.deadline, self.clock.now() + IDLE_SYNC_WINDOW_SECONDS)
         self.final_sync(window_end)
+        if not settled:
+            # A shutdown from inside terminates the instance, and a persistent request whose instance is terminated
+            # opens again and launches a new one that nothing of this experiment ends but the stack's schedule at
+            # the deadline: so no shutdown until the request is cancelled, or the deadline comes.
+            self.pending_end = (cause, reason, self.clock.monotonic() + bounds.value("spot_cancel_retry", self.s))
+            return
         if self.s["self_release"] and self.cloud == "alicloud":
             self.release(reason)
         else:
@@ -445,45 +470,80 @@ class Watchdog:
             window_end = self.clock.now() + NOTICE_WINDOW_SECONDS.get(self.cloud, 120)
         self.final_sync(window_end)
         self.notice_end = window_end
-        self.awaiting_stop = window_end + bounds.value("spot_stop_wait", self.s)
+        wait = max(0.0, window_end - self.clock.now()) + bounds.value("spot_stop_wait", self.s)
+        self.awaiting_stop = self.clock.monotonic() + wait  # timed on the monotonic clock: a clock step cannot stretch it
         self.state["spot_notice"] = {"seen": stamp(self.clock.now()), "detail": detail, "windowEnd": stamp(window_end)}
         self._save_state(self.state)
-        self.decide("spot-recover", f"saved; waiting for the cloud to stop this instance (until {stamp(self.awaiting_stop)}, "
-                    "then carrying on as on a normal boot)")
+        try:  # the next boot's gap is a stop, not running time
+            st.expect_stop(self.s["state_dir"], self.claim, f"{cause}: {detail}")
+        except OSError as exc:
+            self.decide("state", f"cannot record the expected stop: {exc}")
+        self.decide("spot-recover", f"saved; waiting for the cloud to stop this instance (until "
+                    f"{stamp(self.clock.now() + wait)}, then carrying on as on a normal boot)")
 
-    def waiting_for_stop(self, now: float) -> bool:
-        """True while the cloud's stop is awaited (only the deadline is watched meanwhile); past the bound, the
-        instance carries on as on a normal boot: idle, periodic syncs and notices again."""
+    def waiting_for_stop(self, mono: float) -> bool:
+        """True while the cloud's stop is awaited (only the deadline is watched meanwhile); past the bound (on the
+        monotonic clock), the instance carries on as on a normal boot: idle, periodic syncs and notices again."""
         assert self.awaiting_stop is not None
-        if now < self.awaiting_stop:
+        if mono < self.awaiting_stop:
             return True
-        late = now - (self.notice_end if self.notice_end is not None else now)
+        late = bounds.value("spot_stop_wait", self.s)
         self.decide("spot-recover", f"still running {late:.0f} s after the notice window closed: the cloud has not "
                     "stopped this instance; carrying on as on a normal boot (deadline, idle, periodic syncs)")
         self.awaiting_stop = None
         self.last_idle_check = float("-inf")
         return False
 
-    def cancel_spot_request(self, cause: str) -> dict[str, Any]:
+    def retry_pending_end(self, mono: float) -> None:
+        """An end whose cancel failed: try the cancel again every ``spot_cancel_retry``; shut down once it is done."""
+        assert self.pending_end is not None
+        cause, reason, at = self.pending_end
+        if mono < at:
+            return
+        outcome = self.cancel_spot_request(cause, before_deadline=True)
+        if outcome["cancelled"] or outcome["state"] == "none":
+            self.pending_end = None
+            self.shutdown(reason)
+        else:
+            self.pending_end = (cause, reason, mono + bounds.value("spot_cancel_retry", self.s))
+
+    def cancel_spot_request(self, cause: str, before_deadline: bool = False,
+                            budget: float | None = None, to_manifest: bool = True) -> dict[str, Any]:
         """Cancel this instance's own spot request (AWS, ``spot_request``), record the outcome in the state and the
-        run manifest; the shutdown follows whatever it is."""
+        run manifest. Not cancelled before the deadline: no shutdown, retried (``retry_pending_end``); at the
+        deadline the shutdown follows whatever it is (the stack's schedule has cancelled it two minutes before)."""
         instance = self.claim.instance_id
         if instance is None:
             try:
                 instance = self.metadata.value("/latest/meta-data/instance-id")
             except ca.MetadataError:
                 instance = None
-        outcome = spot_request.cancel_own_request(self.s, instance, self.metadata, self.credentials,
+        earlier = self.state.get("spot_request")
+        known = earlier.get("requestId") if isinstance(earlier, dict) else None
+        settings = self.s if budget is None else {**self.s, "spot_cancel_seconds": budget}
+        outcome = spot_request.cancel_own_request(settings, instance, self.metadata, self.credentials,
                                                   real=self.clock.real, virtual=self.clock.virtual,
-                                                  sleep=self.clock.sleep)
+                                                  sleep=self.clock.sleep,
+                                                  known=known if isinstance(known, str) else None)
         outcome.update(time=stamp(self.clock.now()), cause=cause)
         settled = outcome["cancelled"] or outcome["state"] == "none"
-        self.decide("spot-request", outcome["detail"] + ("" if settled else
-                    " -> shutting down anyway: the stack's schedule cancels the request at the deadline"))
+        if outcome.get("suspicious"):
+            self.decide("spot-request", outcome["suspicious"])
+        if settled:
+            then = ""
+        elif before_deadline:
+            retry = bounds.value("spot_cancel_retry", self.s)
+            then = (f" -> NOT shutting down (a shutdown would terminate this instance and open the request again): "
+                    f"the cancel is retried every {retry:.0f} s, the shutdown follows it, or the deadline")
+            outcome["outcome"] = "not cancelled: no shutdown, retrying"
+        else:
+            then = " -> shutting down anyway: the stack's schedule cancels the request at the deadline"
+        self.decide("spot-request", outcome["detail"] + then)
         self.state["spot_request"] = outcome
         self._save_state(self.state)
-        manifest.record(self.s, "spotRequest", outcome, say=lambda m: self.decide("manifest", m),
-                        timeout=self.clock.real(bounds.value("manifest_update")))
+        if to_manifest:
+            manifest.record(self.s, "spotRequest", outcome, say=lambda m: self.decide("manifest", m),
+                            timeout=self.clock.real(bounds.value("manifest_update")))
         return outcome
 
     def marker_io(self, direction: str, src: str, dst: str) -> bool:
@@ -754,8 +814,23 @@ class Watchdog:
         if ok and self.s["exit_after_shutdown"]:
             self.done = True
 
+    def cancel_on_power_off(self) -> None:
+        """SIGTERM with no spot notice handled: a power-off from inside (``shutdown -h``, a job's poweroff) ends
+        this instance (``instance_initiated_shutdown_behavior = terminate``) and would open its persistent
+        request again, so the request is cancelled before the final sync; a reboot, or the service alone being
+        stopped, keeps it (``spot_request.powering_off``)."""
+        verdict, seen = spot_request.powering_off(list(self.s["system_jobs_command"]),
+                                                  self.clock.real(bounds.value("system_jobs_query")))
+        if not verdict:
+            self.decide("stopping", f"not a power-off ({seen}): the spot request is kept")
+            return
+        self.decide("stopping", f"the system is powering off ({seen}) -> cancel this instance's spot request first")
+        self.cancel_spot_request("power-off", budget=bounds.value("spot_cancel_on_stop", self.s), to_manifest=False)
+
     def stop(self) -> None:
         """SIGTERM (a shutdown from elsewhere, a restart): one last sync of what is there."""
+        if self.shutdown_at is None and self.recover and self.cloud == "aws" and self.handled_notice is None:
+            self.cancel_on_power_off()
         if self.shutdown_at is None and self.s["checkpoint_uri"]:
             self.decide("stopping", "the service is being stopped -> final sync")
             self.stop_background()

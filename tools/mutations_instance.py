@@ -21,8 +21,8 @@ HOOKS = ("tests/instance/test_example_hooks.py",)
 
 MUTATIONS = [
     # -- whose state: a new instance id starts clean, the same id resumes --
-    Mutation("instance", "instance/instance_state.py", "        if owner == instance and boots:\n",
-             "        if boots:\n", STATE, "a new instance id never resumes another instance's state"),
+    Mutation("instance", "instance/instance_state.py", "        if damage is None and owner == instance and boots:\n",
+             "        if damage is None and boots:\n", STATE, "a new instance id never resumes another instance's state"),
     Mutation("instance", "instance/instance_state.py", "        moved = _move_aside(state_dir, owner, boot)\n",
              "        moved = []\n", STATE, "a new instance id moves the old instance's files aside"),
     Mutation("instance", "instance/instance_state.py",
@@ -35,7 +35,7 @@ MUTATIONS = [
     Mutation("instance", "instance/instance_state.py", "    if info.st_mode & 0o170000 != 0o100000:\n        raise OSError",
              "    if False:\n        raise OSError", STATE, "authorized_keys is never written through a link"),
     Mutation("instance", "instance/instance_state.py",
-             "        end = now if entry.get(\"boot\") == boot else number(entry.get(\"lastAlive\")) or start",
+             "        end = now if entry.get(\"boot\") == boot else epoch(entry.get(\"lastAlive\")) or start",
              "        end = now", STATE, "the spend counts running time only, not the stopped interval"),
     Mutation("instance", "instance/instance_state.py", "    if instance is None:\n        return Claim(None, boot,",
              "    if False:\n        return Claim(None, boot,", STATE, "an unreadable instance id moves nothing"),

@@ -23,10 +23,10 @@ MUTATIONS = [
     Mutation(AREA, "instance/watchdog.py", "            if self.recover and detail == self.handled_notice:\n"
              "                return False", "            if False:\n                return False", RECOVERY,
              "a notice already saved for is not acted on again"),
-    Mutation(AREA, "instance/watchdog.py", "        if now < self.awaiting_stop:\n            return True",
+    Mutation(AREA, "instance/watchdog.py", "        if mono < self.awaiting_stop:\n            return True",
              "        if True:\n            return True", RECOVERY,
              "the wait for the cloud's stop ends: the instance carries on as on a normal boot"),
-    Mutation(AREA, "instance/watchdog.py", "        if self.awaiting_stop is not None and self.waiting_for_stop(now):",
+    Mutation(AREA, "instance/watchdog.py", "        if self.awaiting_stop is not None and self.waiting_for_stop(mono):",
              "        if self.awaiting_stop is not None:", RECOVERY,
              "the deadline is watched while the cloud's stop is waited for"),
     # -- the watchdog's own end: cancel its own request first, judge the answer, bounded, shut down anyway --

@@ -64,7 +64,10 @@ def test_the_run_unit_covers_the_verification_and_starts_after_a_failed_bootstra
 
 
 def test_the_watchdog_unit_lets_the_last_sync_finish() -> None:
-    assert _unit_timeout(WATCHDOG_UNIT_TEXT, "TimeoutStopSec") >= bounds.value("final_sync_on_stop") + 10
+    # On SIGTERM: the power-off check and the own spot request's cancel (spot recovery, AWS), then the last sync.
+    assert bounds.value("watchdog_stop") == bounds.value("final_sync_on_stop") + bounds.value("system_jobs_query") \
+        + bounds.value("spot_cancel_on_stop") + 10
+    assert _unit_timeout(WATCHDOG_UNIT_TEXT, "TimeoutStopSec") >= bounds.value("watchdog_stop")
 
 
 def test_the_tools_wait_what_the_table_says() -> None:

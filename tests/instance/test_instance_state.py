@@ -120,8 +120,11 @@ def test_the_same_instance_id_on_a_new_boot_resumes_deadline_and_spend(tmp_path:
     last_alive = identity["boots"][-1]["lastAlive"]
     assert boot1 + 2 * HOUR - 2 * MIN <= last_alive <= boot1 + 2 * HOUR
 
-    # Reclaimed and stopped for 3 hours; started again by the cloud: a new boot of the same instance, whose tag
-    # reads now fail. The deadline is the one read before (not this boot + max runtime), the spend 2 h + what runs.
+    # A spot notice handled (the watchdog records that a stop comes), then reclaimed and stopped for 3 hours;
+    # started again by the cloud: a new boot of the same instance, whose tag reads now fail. The deadline is the
+    # one read before (not this boot + max runtime), the spend 2 h + what runs.
+    first = st.Claim(OLD_ID, identity["boots"][-1]["boot"], "same-boot", identity)
+    st.expect_stop(str(state_dir), first, "spot-interruption: spot instance-action stop")
     boot2 = last_alive + 3 * HOUR
     (tmp_path / "proc").mkdir(exist_ok=True)
     dog, rig, _ = _boot(tmp_path, OLD_ID, boot2, boot2 + 30 * MIN, 6, _tags(deadline=False), state_dir=str(state_dir))
@@ -131,13 +134,17 @@ def test_the_same_instance_id_on_a_new_boot_resumes_deadline_and_spend(tmp_path:
     identity = json.loads((state_dir / "identity.json").read_text())
     assert [b["bootTime"] for b in identity["boots"]] == [boot1, boot2]
     [stop] = identity["interruptions"]
-    assert stop == {"stoppedAt": iso(last_alive), "resumedAt": iso(boot2), "stoppedSeconds": round(3 * HOUR),
-                    "resumedFromStep": None}
-    assert "resumed: instance i-0aaaaaaaaaaaaaaa1 booted again" in rig.log_text()
+    assert stop == {"kind": "spot-reclaim", "cause": "spot-interruption: spot instance-action stop",
+                    "boot": identity["boots"][-1]["boot"], "stoppedAt": iso(last_alive), "resumedAt": iso(boot2),
+                    "stoppedSeconds": round(3 * HOUR), "resumedFromStep": None}
+    assert identity["boots"][-1]["after"] == "spot-reclaim"
+    assert "resumed: instance i-0aaaaaaaaaaaaaaa1 booted again: stopped" in rig.log_text()
 
     # The run unit records the step it resumed from; the manifest lists the interruption.
     st.record_resumed_step(str(state_dir), 120)
-    assert manifest.interruptions(str(state_dir)) == [{**stop, "resumedFromStep": 120}]
+    assert manifest.interruptions(str(state_dir)) == [
+        {"kind": "spot-reclaim", "stoppedAt": iso(last_alive), "resumedAt": iso(boot2),
+         "stoppedSeconds": round(3 * HOUR), "resumedFromStep": 120, "previousInstance": None}]
 
 
 def test_a_state_folder_with_no_owner_is_moved_aside_once_the_id_is_known(tmp_path: Path) -> None:
@@ -205,3 +212,31 @@ def test_the_reports_reader_never_blocks_on_a_fifo(tmp_path: Path) -> None:
     fifo = tmp_path / "ready.json"
     os.mkfifo(fifo)
     assert control.read_json(str(fifo)) == {}  # returns at once: a FIFO is not a report
+
+
+def test_a_boot_with_no_stop_announced_counts_the_gap_as_running_and_records_no_interruption(tmp_path: Path) -> None:
+    # The watchdog died (or was stopped) 1 h into the boot while the instance ran on for 8 h more, then a reboot:
+    # those 8 h were billed, so the spend counts them; no spot interruption is recorded for a reboot.
+    state_dir = str(tmp_path / "state")
+    boot1 = DEADLINE_EPOCH - 20 * HOUR
+    first = st.claim(state_dir, OLD_ID, "b1", boot1, boot1)
+    st.alive(state_dir, first, boot1 + 1 * HOUR)
+    boot2 = boot1 + 9 * HOUR
+    claim = st.claim(state_dir, OLD_ID, "b2", boot2, boot2)
+    assert claim.kind == "resumed" and claim.after == "reboot" and claim.interruptions == []
+    assert claim.running_seconds(boot2 + 60) == 9 * HOUR + 60
+    # The run unit's step after a reboot is written on no earlier interruption.
+    assert st.record_resumed_step(state_dir, 50, "b2") == []
+
+
+def test_a_stop_announced_by_a_handled_notice_is_not_counted_as_running(tmp_path: Path) -> None:
+    state_dir = str(tmp_path / "state")
+    boot1 = DEADLINE_EPOCH - 20 * HOUR
+    first = st.claim(state_dir, OLD_ID, "b1", boot1, boot1)
+    st.alive(state_dir, first, boot1 + 1 * HOUR)
+    st.expect_stop(state_dir, first, "spot-interruption: spot instance-action stop")
+    claim = st.claim(state_dir, OLD_ID, "b2", boot1 + 9 * HOUR, boot1 + 9 * HOUR)
+    assert claim.after == "spot-reclaim" and claim.running_seconds(boot1 + 9 * HOUR + 60) == 1 * HOUR + 60
+    [stop] = claim.interruptions
+    assert (stop["kind"], stop["stoppedSeconds"], stop["boot"]) == ("spot-reclaim", round(8 * HOUR), "b2")
+    assert st.record_resumed_step(state_dir, 50, "b2")[-1]["resumedFromStep"] == 50

@@ -92,8 +92,9 @@ def test_a_reclaimed_spot_instance_comes_back_to_the_same_experiment(tmp_path: P
         env = run_job.resume_environment(run_settings, "train")
         assert (env["GPULEASE_RESUMED"], env["GPULEASE_RESUME_FROM_STEP"]) == ("1", "100")
         doc = manifest.build(run_settings, command="python train.py --resume", cwd=str(data), job="train")
-        assert doc["interruptions"] == [{"stoppedAt": iso(last_alive), "resumedAt": iso(boot2),
-                                         "stoppedSeconds": round(boot2 - last_alive), "resumedFromStep": 100}]
+        assert doc["interruptions"] == [{"kind": "spot-reclaim", "stoppedAt": iso(last_alive), "resumedAt": iso(boot2),
+                                         "stoppedSeconds": round(boot2 - last_alive), "resumedFromStep": 100,
+                                         "previousInstance": None}]
 
         # The watchdog of boot 2: the same deadline (kept from before: the tag is unread), the spend counts the
         # running time of boot 1 and this boot's minute, never the three stopped hours.

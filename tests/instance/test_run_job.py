@@ -137,7 +137,8 @@ def test_a_resumed_boot_gives_the_job_its_resume_contract_and_records_the_step(t
     from instance import instance_state as st
 
     state = tmp_path / "state"
-    st.claim(str(state), "i-0abc", "boot-1", 1_796_000_000, 1_796_003_600)
+    first = st.claim(str(state), "i-0abc", "boot-1", 1_796_000_000, 1_796_003_600)
+    st.expect_stop(str(state), first, "spot-interruption: spot instance-action stop")  # the notice was handled
     st.claim(str(state), "i-0abc", "btime-1796010000", 1_796_010_000, 1_796_010_000)  # stopped, started again
     logs = tmp_path / "logs"
     logs.mkdir()

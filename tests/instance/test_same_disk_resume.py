@@ -5,6 +5,7 @@ stack, experiment, verification, job and instance type are the same, and the job
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,23 @@ def test_a_pass_on_the_disk_for_anything_else_is_not_trusted(tmp_path: Path, cap
     assert written["fingerprint"] == run_job.verification_fingerprint(s, "g5.xlarge") and written["stack"] == "s1"
 
 
+IMAGE_PATH = "/latest/meta-data/ami-id"
+TOOLS = "a" * 64
+
+
+@pytest.mark.parametrize(("image", "tools", "trusted"), [("ami-0same", TOOLS, True), ("ami-0old", TOOLS, False),
+                                                         ("ami-0same", "b" * 64, False)])
+def test_a_pass_on_the_disk_counts_only_for_the_same_image_and_tools(tmp_path: Path, capsys, image: str,
+                                                                      tools: str, trusted: bool) -> None:
+    with MetadataServer(MetadataState(values={TYPE_PATH: "g5.xlarge", IMAGE_PATH: "ami-0same"})) as server:
+        s = _settings(tmp_path, server.url, tools={"sha256": TOOLS})
+        record = {"passed": True, "instanceId": EARLIER, "time": "2026-12-01T01:00:00Z",
+                  "fingerprint": run_job.verification_fingerprint({**s, "tools": {"sha256": tools}}, "g5.xlarge", image)}
+        (Path(s["mount_point"]) / "logs" / "verify.json").write_text(json.dumps(record))
+        assert run_job.run_verification(s) is trusted
+    assert ("not run again" in capsys.readouterr().out) is trusted
+
+
 def _manifest(s: dict[str, Any], **changes: Any) -> None:
     doc = {"stack": s["stack"], "experiment": s["experiment"], "job": "train", "instance": {"id": EARLIER}, **changes}
     (Path(s["mount_point"]) / "logs" / "manifest.json").write_text(json.dumps(doc))
@@ -76,6 +94,13 @@ def test_a_replacement_on_the_same_disk_resumes_the_job_from_its_checkpoint(tmp_
         env = run_job.resume_environment(s, "train")
     assert (env["GPULEASE_RESUMED"], env["GPULEASE_RESUME_FROM_STEP"]) == ("1", "300")
     assert f"carries this experiment's job from instance {EARLIER}: a resumption on the same disk" in capsys.readouterr().out
+    # The new instance on the same disk is recorded as a resumption (the manifest and status list it), once a boot.
+    run_job.resume_environment(s, "train")
+    [entry] = json.loads((Path(s["state_dir"]) / "identity.json").read_text())["interruptions"]
+    assert {k: entry[k] for k in ("kind", "previousInstance", "stoppedAt", "stoppedSeconds", "resumedFromStep")} == {
+        "kind": "new-instance", "previousInstance": EARLIER, "stoppedAt": None, "stoppedSeconds": None,
+        "resumedFromStep": 300}
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", entry["resumedAt"])
 
 
 @pytest.mark.parametrize("changes", [{"experiment": "e2"}, {"stack": "other"}, {"job": "eval"},
