@@ -6,6 +6,8 @@ import argparse
 import os
 import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ from rich.console import Console
 
 from gpulease.core.errors import UserError
 from gpulease.review.organization import check_name
-from gpulease.transfer.bounded import PullBounds
+from gpulease.transfer.bounded import PullBounds, PullDeadlineError
 from gpulease.transfer.files import (
     DEFAULT_CHECKPOINT_PREFIX,
     confined_target,
@@ -74,7 +76,9 @@ def store_for(where: StackBucket, profile: str | None = None) -> Any:
         if session.get_credentials() is None:  # before the bar starts: the refusal stays one line
             raise UserError("no AWS credentials found; configure them (aws configure, AWS_PROFILE or --profile, or "
                             "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)")
-        return S3Store(session.client("s3"), where.bucket)
+        from gpulease.transfer.s3 import client_config
+
+        return S3Store(session.client("s3", config=client_config()), where.bucket)
     from gpulease.inventory.alicloud_clients import AlicloudClients
     from gpulease.transfer.oss import OssStore
 
@@ -100,6 +104,19 @@ def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, 
             "uri": f"{scheme}://{where.bucket}/{key_prefix(to, reserved)}", "sent": sent, "skipped": skipped}
 
 
+@contextmanager
+def _deadline_first(limits: PullBounds) -> Iterator[None]:
+    """Past the deadline, whatever a cut read raised (the SDK's errors, urllib3's) is the deadline's one line."""
+    try:
+        yield
+    except PullDeadlineError:
+        raise
+    except Exception:
+        if limits.past():
+            limits.check("reading from the bucket")
+        raise
+
+
 def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, console: Console,
          bar: bool = True, limits: PullBounds | None = None) -> dict[str, Any]:
     """Every object under ``prefixes`` into ``dest``, within ``limits`` (an overall deadline and a page cap)."""
@@ -108,7 +125,10 @@ def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, consol
     dest.mkdir(parents=True, exist_ok=True)
     # Downloads land in a private folder of this pull first (0700, made by mkdtemp) and are renamed into place by
     # directory descriptor (files.put_in_place): the SDKs open paths, which would follow a link swapped in later.
-    with progress_bar(console, bar) as progress, tempfile.TemporaryDirectory(dir=dest, prefix=".gpulease-pull-") as own:
+    if hasattr(store, "bound_by"):
+        store.bound_by(limits)
+    with progress_bar(console, bar) as progress, tempfile.TemporaryDirectory(dir=dest, prefix=".gpulease-pull-") as own, \
+            limits.armed(), _deadline_first(limits):
         for prefix in prefixes:
             listing = limits.listing(f"{where.bucket}/{prefix}", lambda token, p=prefix: store.page(p, token))
             for key, size in listing:
