@@ -1,6 +1,6 @@
-"""The bounds of ``gpulease pull``, the same pieces staging uses on the instance: an overall
-deadline (``instance.staging_http.Deadline``, default the ``pull`` row of ``instance/bounds.py``, as long as a stage) and
-a page cap with loop detection on each prefix's listing (``instance.bounds.PageGuard``, ``MAX_PAGES``).
+"""The bounds of ``gpulease pull``, the same pieces staging uses on the instance: an overall deadline
+(``instance.staging_http.Deadline``, default the ``pull`` row of ``instance/bounds.py``, as long as a stage) and a
+page cap with loop detection on each prefix's listing (``instance.bounds.PageGuard``, ``MAX_PAGES``).
 
 The deadline is checked before each listing page, before each file and on every progress report of a download, and
 it also holds inside one read: a store hands each HTTP answer it reads to ``watch`` while ``armed``, and a timer
@@ -8,7 +8,8 @@ shuts the socket of every answer still being read down at the deadline (``urllib
 ends a read blocked in another thread), so a server that trickles a byte at a time or stalls mid-body is cut off,
 and the request the SDK retries after that is refused before it is sent. A pull therefore ends within moments of
 its deadline (``tests/transfer/test_pull_trickle.py`` measures it against a loopback server that trickles and one
-that stalls)."""
+that stalls). The OSS store does not hand its answers over yet: on Alibaba Cloud one read is bounded by the OSS SDK's
+own timeouts, and the deadline holds between pages, files and progress reports."""
 
 from __future__ import annotations
 
@@ -45,8 +46,8 @@ class PullBounds:
         try:
             self.deadline.check(doing)
         except DeadlineError as exc:
-            raise PullDeadlineError(f"pull: {exc}; the files received in full are kept (the one cut off is not): run the "
-                            "same command again to go on, or give a longer --deadline-seconds") from None
+            raise PullDeadlineError(f"pull: {exc}; the files received in full are kept (the one cut off is not): "
+                                    "run the same command again to go on, or give a longer --deadline-seconds") from None
 
     def past(self) -> bool:
         return self.deadline.left() <= 0
