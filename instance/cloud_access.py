@@ -1,7 +1,8 @@
 """How the instance-side tools reach their cloud, shared by all of them (standard library only, Python 3.10).
 
 - ``load_settings``: the settings file read strictly (a regular file, at most ``SETTINGS_MAX_BYTES``, strict
-  UTF-8, a JSON object, no key written twice);
+  UTF-8, a JSON object, no key written twice, nested at most ``SETTINGS_MAX_DEPTH`` deep, numbers of at most
+  ``SETTINGS_MAX_NUMBER_CHARS`` characters);
 - ``Metadata``: the metadata service in its hardened mode on both clouds (AWS IMDSv2, Alibaba Cloud's security
   hardening mode): a token from ``PUT /latest/api/token`` with a TTL header, sent with every GET; every request
   bounded by a total deadline, however slowly the service answers;
@@ -27,6 +28,7 @@ import hmac
 import http.client
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -47,6 +49,10 @@ except ImportError:  # on the instance: installed next to this file
 UTC = timezone.utc  # noqa: UP017 - the instance may run Python 3.10 (Ubuntu 22.04), before datetime.UTC
 
 SETTINGS_MAX_BYTES = 256 * 1024
+# Under the byte cap a file can still nest past the JSON decoder's recursion limit or hold an integer past Python's
+# int-from-text limit (4,300 digits), each of which escapes as an exception that is not a SettingsError.
+SETTINGS_MAX_DEPTH = 64
+SETTINGS_MAX_NUMBER_CHARS = 100
 METADATA_URLS = {"aws": "http://169.254.169.254", "alicloud": "http://100.100.100.200"}
 # https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/configuring-instance-metadata-service.html (IMDSv2);
 # https://www.alibabacloud.com/help/en/ecs/user-guide/view-instance-metadata (security hardening mode).
@@ -102,6 +108,29 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _nesting_depth(text: str) -> int:
+    """The deepest nesting of arrays and objects in JSON text (brackets inside strings do not count)."""
+    depth = deepest = 0
+    for match in _BRACKET.finditer(_STRING.sub('""', text)):
+        depth += 1 if match.group() in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _number(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    def bounded(literal: str) -> Any:
+        if len(literal) > SETTINGS_MAX_NUMBER_CHARS:
+            raise SettingsError(
+                f"a number of {len(literal)} characters; at most {SETTINGS_MAX_NUMBER_CHARS} accepted")
+        return parse(literal)
+
+    return bounded
+
+
 def load_settings(path: str, required: tuple[str, ...] = ()) -> dict[str, Any]:
     """The settings object, read strictly; ``SettingsError`` names the file and what is wrong."""
     try:
@@ -123,8 +152,14 @@ def load_settings(path: str, required: tuple[str, ...] = ()) -> dict[str, Any]:
         text = raw.decode("utf-8", "strict")
     except UnicodeDecodeError as exc:
         raise SettingsError(f"{path}: not UTF-8 (byte {exc.start})") from exc
+    depth = _nesting_depth(text)
+    if depth > SETTINGS_MAX_DEPTH:
+        raise SettingsError(f"{path}: nested {depth} deep; at most {SETTINGS_MAX_DEPTH} accepted")
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates)
+        value = json.loads(
+            text, object_pairs_hook=_no_duplicates, parse_int=_number(int), parse_float=_number(float))
+    except RecursionError as exc:  # the depth check above should have caught it; never escape as another error
+        raise SettingsError(f"{path}: nested too deep; at most {SETTINGS_MAX_DEPTH} accepted") from exc
     except SettingsError as exc:
         raise SettingsError(f"{path}: {exc}") from exc
     except json.JSONDecodeError as exc:

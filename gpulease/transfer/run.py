@@ -6,14 +6,17 @@ import argparse
 import os
 import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from components.spec.text import hidden_character
 from gpulease.core.errors import UserError
 from gpulease.review.organization import check_name
-from gpulease.transfer.bounded import PullBounds
+from gpulease.transfer.bounded import PullBounds, PullDeadlineError
 from gpulease.transfer.files import (
     DEFAULT_CHECKPOINT_PREFIX,
     confined_target,
@@ -74,7 +77,9 @@ def store_for(where: StackBucket, profile: str | None = None) -> Any:
         if session.get_credentials() is None:  # before the bar starts: the refusal stays one line
             raise UserError("no AWS credentials found; configure them (aws configure, AWS_PROFILE or --profile, or "
                             "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)")
-        return S3Store(session.client("s3"), where.bucket)
+        from gpulease.transfer.s3 import client_config
+
+        return S3Store(session.client("s3", config=client_config()), where.bucket)
     from gpulease.inventory.alicloud_clients import AlicloudClients
     from gpulease.transfer.oss import OssStore
 
@@ -100,19 +105,50 @@ def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, 
             "uri": f"{scheme}://{where.bucket}/{key_prefix(to, reserved)}", "sent": sent, "skipped": skipped}
 
 
+def _destination_folder(dest: Path) -> None:
+    """``--dest`` made if absent; an existing name that is not a folder (a file, FIFO, device) is refused."""
+    accepted = "accepted: a folder, or a name not yet taken"
+    if os.path.lexists(dest) and not dest.is_dir():
+        raise UserError(f"--dest {os.fspath(dest)!r}: exists and is not a folder; {accepted}")
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--dest {os.fspath(dest)!r}: cannot make the folder ({exc.strerror or exc}); "
+                        f"{accepted}") from None
+
+
+@contextmanager
+def _deadline_first(limits: PullBounds) -> Iterator[None]:
+    """Past the deadline, whatever a cut read raised (the SDK's errors, urllib3's) is the deadline's one line."""
+    try:
+        yield
+    except PullDeadlineError:
+        raise
+    except Exception:
+        if limits.past():
+            limits.check("reading from the bucket")
+        raise
+
+
 def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, console: Console,
          bar: bool = True, limits: PullBounds | None = None) -> dict[str, Any]:
     """Every object under ``prefixes`` into ``dest``, within ``limits`` (an overall deadline and a page cap)."""
     limits = limits or PullBounds()
-    got, skipped = [], []
-    dest.mkdir(parents=True, exist_ok=True)
+    got, skipped, refused = [], [], []
+    _destination_folder(dest)
     # Downloads land in a private folder of this pull first (0700, made by mkdtemp) and are renamed into place by
     # directory descriptor (files.put_in_place): the SDKs open paths, which would follow a link swapped in later.
-    with progress_bar(console, bar) as progress, tempfile.TemporaryDirectory(dir=dest, prefix=".gpulease-pull-") as own:
+    if hasattr(store, "bound_by"):
+        store.bound_by(limits)
+    with progress_bar(console, bar) as progress, tempfile.TemporaryDirectory(dir=dest, prefix=".gpulease-pull-") as own, \
+            limits.armed(), _deadline_first(limits):
         for prefix in prefixes:
             listing = limits.listing(f"{where.bucket}/{prefix}", lambda token, p=prefix: store.page(p, token))
             for key, size in listing:
-                limits.check(f"starting {key}")
+                limits.check(f"starting {key!r}")
+                if hidden_character(key):  # never a local name (nor a line on the terminal) that reads otherwise
+                    refused.append(f"{key!r} ({hidden_character(key)})")
+                    continue
                 _, have = confined_target(dest, key, prefix, getattr(store, "temp_suffixes", ()))
                 if have == size:
                     skipped.append(key)
@@ -122,6 +158,10 @@ def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, consol
                 store.download(key, landed, limits.progress(key, lambda n, task=task: progress.advance(task, n)))
                 put_in_place(dest, key, prefix, landed)
                 got.append(key)
+    if refused:
+        raise UserError(f"pull: refused {len(refused)} object(s) whose names would not read as written: "
+                        f"{', '.join(refused[:5])}{' ...' if len(refused) > 5 else ''}; the other "
+                        f"{len(got) + len(skipped)} are in {os.fspath(dest)}; rename them in the bucket to pull them")
     if not got and not skipped:
         raise UserError(f"stack {where.stack}: nothing under {', '.join(prefixes)} in {where.bucket}")
     return {"stack": where.stack, "bucket": where.bucket, "foundBy": where.found_by, "dest": os.fspath(dest),

@@ -181,6 +181,11 @@ def test_a_job_state_file_that_is_not_a_job_record_is_left_alone(tmp_path: Path,
      "seq is True; accepted: int"),
     (lambda p: p.write_text('{"phase": "started", "offset": -5, "seq": 1}'), "offset is -5; accepted: int, 0 or more"),
     (lambda p: p.write_text('{"phase": "exited", "offset": 0, "seq": 1}'), "an exited record without exitCode"),
+    # Under the byte cap, each escaped the strict reader (int-from-text limit, the decoder's recursion limit).
+    (lambda p: p.write_text('{"phase": "done", "note": 1' + "0" * 5000 + "}"),
+     "a number of 5001 characters; at most 100 accepted"),
+    (lambda p: p.write_text('{"phase": "done", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+     "nested 100001 deep; at most 64 accepted"),
 ])
 def test_job_state_files_are_read_through_the_strict_reader(tmp_path: Path, capsys, monkeypatch, make, why) -> None:
     """A hostile or damaged record (a FIFO would block a plain open, a string offset crashes the log shipping on
@@ -212,3 +217,32 @@ def test_a_request_that_is_not_one_json_object_is_reported_not_run(tmp_path: Pat
     monkeypatch.setattr(agent, "admit", lambda job, request: admitted.append(request))
     agent.consider("ci-1")
     assert admitted == [{"error": "request.json is not a JSON object (key 'command' is written twice)"}]
+
+
+@pytest.mark.parametrize(("body", "why"), [
+    ("[" * 100_000 + "]" * 100_000, "nested 100001 deep; at most 64 accepted"),
+    ("1" * 4301, "a number of 4301 characters; at most 100 accepted"),
+    ("-1." + "5" * 200, "a number of 203 characters; at most 100 accepted"),
+])
+def test_a_request_nested_too_deep_or_with_a_huge_number_is_reported_not_run(
+        tmp_path: Path, monkeypatch, body: str, why: str) -> None:
+    agent = _agent(tmp_path)
+    admitted = []
+    monkeypatch.setattr(agent, "listing", lambda uri: ["request.json"])
+
+    def copy(what, template, src="", dst=""):
+        Path(dst).write_text('{"jobId": "ci-1", "command": "true", "x": ' + body + "}")
+        return ""
+
+    monkeypatch.setattr(agent, "cli", copy)
+    monkeypatch.setattr(agent, "admit", lambda job, request: admitted.append(request))
+    agent.consider("ci-1")
+    assert admitted == [{"error": f"request.json is not a JSON object ({why})"}]
+
+
+def test_the_depth_and_number_bounds_leave_ordinary_settings_alone(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    nested = "[" * 63 + "]" * 63
+    path.write_text('{"a": "[[[[\\"{{", "b": [1, 2.5, {"c": -1e5}], "d": ' + nested + ', "e": ' + "9" * 100 + "}")
+    value = job_agent.ca.load_settings(str(path))
+    assert value["a"] == '[[[["{{' and value["b"] == [1, 2.5, {"c": -100000.0}] and value["e"] == int("9" * 100)

@@ -54,7 +54,7 @@ def _pull(store, tmp_path: Path, limits: PullBounds) -> dict:
 
 def test_a_listing_whose_next_page_loops_is_refused(tmp_path: Path) -> None:
     store = LoopingStore(same=True)
-    with pytest.raises(UserError, match=r"^gpulease pull: b12/final/: the listing's next page again was already read "
+    with pytest.raises(UserError, match=r"^pull: b12/final/: the listing's next page again was already read "
                                         r"\(the pagination loops\)$"):
         _pull(store, tmp_path, PullBounds())
     assert store.reads == 2
@@ -62,15 +62,15 @@ def test_a_listing_whose_next_page_loops_is_refused(tmp_path: Path) -> None:
 
 def test_a_listing_past_the_page_cap_is_refused(tmp_path: Path) -> None:
     store = LoopingStore(same=False)
-    with pytest.raises(UserError, match=r"^gpulease pull: b12/final/: the listing has more than 5 pages; refusing"):
+    with pytest.raises(UserError, match=r"^pull: b12/final/: the listing has more than 5 pages; refusing"):
         _pull(store, tmp_path, PullBounds(max_pages=5))
     assert store.reads == 5
 
 
 def test_a_trickling_download_ends_at_the_pulls_deadline(tmp_path: Path) -> None:
     start = time.monotonic()
-    with pytest.raises(UserError, match=r"^gpulease pull: past the pull's deadline \(--deadline-seconds\) \(0.3 s\) "
-                                        r"while downloading final/model.bin; what was received is kept"):
+    with pytest.raises(UserError, match=r"^pull: past the pull's deadline \(--deadline-seconds\) \(0.3 s\) "
+                                        r"while downloading final/model.bin; the files received in full are kept"):
         _pull(TricklingStore(), tmp_path, PullBounds(seconds=0.3))
     assert 0.3 <= time.monotonic() - start < 2
 
@@ -100,7 +100,7 @@ def test_the_deadline_cuts_a_real_s3_download_through_its_progress_callback(aws,
             raise DeadlineError(f"past the pull's deadline (1 s) while {doing}")
 
     monkeypatch.setattr(limits.deadline, "check", past)
-    with pytest.raises(UserError, match=r"while downloading final/model.safetensors; what was received is kept"):
+    with pytest.raises(UserError, match=r"while downloading final/model.safetensors; the files received in full are kept"):
         _pull(S3Store(s3, "named-bucket"), tmp_path, limits)
     assert not (tmp_path / "dest" / "final" / "model.safetensors").exists()
 

@@ -92,3 +92,54 @@ def test_a_symlink_swapped_in_while_the_object_downloads_is_not_written_through(
     assert f"{dest}/final is a symlink; refusing to write through it" in capsys.readouterr().err
     assert (outside / "model.safetensors").read_bytes() == VICTIM and sorted(os.listdir(outside)) == ["model.safetensors"]
     assert not [p for p in dest.iterdir() if p.name.startswith(".gpulease-pull-")]  # the private folder is gone
+
+
+@pytest.mark.parametrize("make", ["file", "fifo", "dev-null"])
+def test_a_destination_that_exists_and_is_not_a_folder_is_one_line(bucket, tmp_path, capsys, monkeypatch, make):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    dest = Path("/dev/null") if make == "dev-null" else tmp_path / "results"
+    if make == "file":
+        dest.write_bytes(VICTIM)
+    elif make == "fifo":
+        os.mkfifo(dest)
+    assert main(["pull", STACK, "--bucket", bucket, "--dest", str(dest)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"gpulease: --dest {str(dest)!r}: exists and is not a folder; accepted: a folder, or a name not yet "
+                   "taken"]
+    if make == "file":
+        assert dest.read_bytes() == VICTIM
+
+
+class NamedStore:
+    """Objects whose names hold a control or format character, beside one that reads as written."""
+
+    KEYS = ("final/ok.txt", "final/red\x1b[31m.txt", "final/cod.\u202etxt.exe", "final/two\nlines.txt",
+            "final/trailing ")
+
+    def page(self, prefix: str, token: str | None) -> tuple[list[tuple[str, int]], str | None]:
+        return ([(k, 2) for k in self.KEYS if k.startswith(prefix)], None)
+
+    def download(self, key: str, target: str, progress) -> None:
+        Path(target).write_bytes(b"ok")
+        progress(2)
+
+
+def test_object_names_that_would_not_read_as_written_are_refused_by_name_escaped(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from gpulease.core.errors import UserError
+    from gpulease.transfer.locate import StackBucket
+    from gpulease.transfer.run import pull as pull_objects
+
+    where = StackBucket(stack=STACK, cloud="aws", bucket="b12", region="us-west-2", found_by="--bucket")
+    dest = tmp_path / "dest"
+    with pytest.raises(UserError) as exc:
+        pull_objects(where, NamedStore(), ["final/"], dest, Console(quiet=True), bar=False)
+    message = str(exc.value)
+    assert message.startswith("pull: refused 4 object(s) whose names would not read as written: "
+                              "'final/red\\x1b[31m.txt' (holds U+001B")
+    assert "'final/cod.\\u202etxt.exe' (holds U+202E" in message and "'final/two\\nlines.txt' (holds U+000A" in message
+    assert "'final/trailing ' (starts or ends with a space)" in message
+    assert message.endswith(f"the other 1 are in {dest}; rename them in the bucket to pull them")
+    assert message.isprintable() and "\x1b" not in message and "\u202e" not in message
+    assert sorted(os.listdir(dest / "final")) == ["ok.txt"]

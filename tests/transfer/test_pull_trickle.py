@@ -1,0 +1,143 @@
+"""The pull's deadline holds inside one read: a loopback S3 server that trickles an object's body a byte at a time,
+stalls in the middle of it, trickles a listing, or answers a truncated listing without a continuation token. Each
+pull ends within moments of its deadline (not after botocore's read timeout times its retries) with one line."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import boto3
+import pytest
+from botocore.config import Config
+from rich.console import Console
+
+from gpulease.core.errors import UserError
+from gpulease.transfer.bounded import PullBounds
+from gpulease.transfer.locate import StackBucket
+from gpulease.transfer.run import pull
+from gpulease.transfer.s3 import S3Store, client_config
+
+SIZE = 1_000_000
+GIVE_UP_SECONDS = 4
+WHERE = StackBucket(stack="aws-prep-7b", cloud="aws", bucket="bkt", region="us-east-1", found_by="--bucket")
+
+
+def _listing(prefix: str, truncated: bool = False) -> bytes:
+    row = f"<Contents><Key>{prefix}model.bin</Key><Size>{SIZE}</Size></Contents>" if prefix == "final/" else ""
+    flag = "true" if truncated else "false"
+    return (f'<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>bkt</Name><Prefix>{prefix}</Prefix>'
+            f"<IsTruncated>{flag}</IsTruncated>{row}</ListBucketResult>").encode()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    mode = "trickle"
+    done = threading.Event()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", str(SIZE))
+        self.send_header("ETag", '"e"')
+        self.end_headers()
+
+    def do_GET(self) -> None:
+        mode = self.server.mode
+        if "list-type=2" in self.path:
+            body = _listing("final/" if "prefix=final" in self.path else "logs/", truncated=mode == "no-token")
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if mode == "trickle-listing":
+                return self._trickle(body)
+            self.wfile.write(body)
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(SIZE))
+        self.end_headers()
+        if mode == "stall":
+            self.wfile.write(b"x" * 1000)
+            self.wfile.flush()
+            self.server.done.wait(GIVE_UP_SECONDS)
+            self.close_connection = True
+            return
+        self._trickle(b"x" * SIZE)
+
+    def _trickle(self, body: bytes) -> None:
+        end = time.monotonic() + GIVE_UP_SECONDS  # a bound of the server's own, so a regression fails, not hangs
+        for byte in body:
+            if self.server.done.is_set() or time.monotonic() > end:
+                self.close_connection = True
+                return
+            try:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+            except OSError:
+                return
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def server() -> Iterator[_Server]:
+    srv = _Server(("127.0.0.1", 0), _Handler)
+    srv.done = threading.Event()
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.done.set()
+    srv.shutdown()
+    srv.server_close()
+
+
+def _store(srv: _Server, config: Config | None = None) -> S3Store:
+    client = boto3.session.Session(aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1").client(
+        "s3", endpoint_url=f"http://127.0.0.1:{srv.server_address[1]}", config=config or client_config())
+    return S3Store(client, "bkt")
+
+
+@pytest.mark.parametrize("mode", ["trickle", "stall", "trickle-listing"])
+def test_a_slow_or_stalling_server_is_cut_off_at_the_pulls_deadline(server: _Server, tmp_path: Path,
+                                                                     mode: str) -> None:
+    server.mode = mode
+    store = _store(server)
+    start = time.monotonic()
+    with pytest.raises(UserError, match=r"^pull: past the pull's deadline \(--deadline-seconds\) \(0.5 s\) while .*; "
+                                        r"the files received in full are kept \(the one cut off is not\)"):
+        pull(WHERE, store, ["final/"], tmp_path / "dest", Console(quiet=True), bar=False,
+             limits=PullBounds(seconds=0.5))
+    assert 0.5 <= time.monotonic() - start < 3  # botocore's own retries would take minutes
+    assert not (tmp_path / "dest" / "final" / "model.bin").exists()
+
+
+def test_a_truncated_listing_without_a_continuation_token_is_refused(server: _Server, tmp_path: Path) -> None:
+    server.mode = "no-token"
+    with pytest.raises(UserError, match=r"^bucket bkt: the listing under 'final/' says it is truncated but gives no "
+                                        r"NextContinuationToken; refusing to take it as complete$"):
+        pull(WHERE, _store(server), ["final/"], tmp_path / "dest", Console(quiet=True), bar=False)
+
+
+def test_the_s3_client_bounds_each_read_and_its_retries() -> None:
+    config = client_config()
+    assert (config.connect_timeout, config.read_timeout, config.retries) == (
+        10, 20, {"max_attempts": 3, "mode": "standard"})
+
+
+def test_a_read_that_times_out_on_every_attempt_is_one_line_naming_the_last_error(server: _Server,
+                                                                                   tmp_path: Path) -> None:
+    server.mode = "stall"
+    quick = client_config().merge(Config(read_timeout=0.2, retries={"max_attempts": 1}))
+    with pytest.raises(UserError, match=r"^bucket bkt: 3 attempts failed, the last with: Read timeout on endpoint "
+                                        r"URL: .*Run the same command again to resume"):
+        pull(WHERE, _store(server, quick), ["final/"], tmp_path / "dest", Console(quiet=True), bar=False,
+             limits=PullBounds(seconds=60))
