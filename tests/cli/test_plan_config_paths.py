@@ -60,3 +60,37 @@ def test_plan_names_a_misspelt_dotted_field(capsys):
     assert main(["plan", "aws-lora-7b", "--config", "dataDisk.sizGb=300"]) == 2
     out = " ".join(capsys.readouterr().out.split())
     assert "gpulease:experiment.dataDisk.sizGb: unknown field; did you mean sizeGb?" in out
+
+
+@pytest.mark.parametrize("parts", [33, 1000, 5000])
+def test_a_deep_dotted_key_is_one_line_exit_2_with_the_envelope(parts, capsys):
+    key = ".".join(["gpu"] + ["a"] * (parts - 1))
+    assert main(["plan", "aws-lora-7b", "--config", f"{key}=1"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (f"gpulease: --config {key[:60]}...: a dotted path of {parts} parts, more than 32; "
+                            "accepted: a path of at most 32 field names, e.g. gpu.count=2\n")
+    assert main(["plan", "aws-lora-7b", "--json", "--config", f"{key}=1"]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] is False and doc["errors"][0]["code"] == "bad-input"
+    assert doc["errors"][0]["message"].startswith(f"--config {key[:60]}...: a dotted path of {parts} parts")
+
+
+def test_a_path_of_32_parts_is_still_a_path():
+    assert len(parse_config([".".join(["gpu"] * 32) + "=1"])) == 1
+
+
+def test_a_bare_experiment_field_is_the_experiment_s_as_ephemeral_set_reads_it():
+    out = lay_over(BASE, parse_config(["budgetUsd=1", "maxRuntimeHours=2"]), "gpulease")
+    assert out["gpulease:experiment"]["budgetUsd"] == 1 and out["gpulease:experiment"]["maxRuntimeHours"] == 2
+    assert "budgetUsd" not in out and "gpulease:budgetUsd" not in out
+    # Another project's own bare key stays that project's key.
+    assert lay_over({**BASE, "web:replicas": 1}, parse_config(["replicas=3"]), "web")["replicas"] == 3
+
+
+def test_plan_reviews_a_bare_experiment_field_and_names_a_misspelt_one(capsys):
+    assert main(["plan", "aws-lora-7b", "--config", "budgetUsd=1", "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert "budgetUsd" in json.dumps(doc["data"]["stacks"][0]["violations"])
+    assert main(["plan", "aws-lora-7b", "--config", "budgtUsd=1"]) == 2
+    out = " ".join(capsys.readouterr().out.split())
+    assert "gpulease:experiment.budgtUsd: unknown field; did you mean budgetUsd?" in out
