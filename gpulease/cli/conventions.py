@@ -190,9 +190,9 @@ def _flag_hint(flag: str, options: list[str]) -> str:
     return f"; {flag}: did you mean {names[close[0]]!r}?" if close else ""
 
 
-FLAG_CUTOFF = 0.7
+FLAG_CUTOFF = 0.6
 """How alike a mistyped flag and an option must be (``difflib`` ratio of their names) to suggest it: ``lnies`` and
-``lines`` are 0.8 alike, ``bogus`` and ``org`` 0.5."""
+``lines`` are 0.8 alike, ``yse`` and ``yes`` 0.67, ``bogus`` and ``org`` 0.5."""
 
 
 # --- the parser tree ------------------------------------------------------------------------------------------------
