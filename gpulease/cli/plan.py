@@ -231,6 +231,9 @@ def run(args: argparse.Namespace) -> int:
                         for line in found) + ("\n" if advice else "")
     else:
         text = plan_json(reviews, organizations.values(), advice)
+        for r in reviews:  # the envelope on stdout, and the one line a CI log or a wrapper reads on stderr
+            if r.rendering.error and not r.rendering.partial:
+                print(f"gpulease: {r.name}: {' '.join(str(r.rendering.error).split())}", file=sys.stderr)
     if args.output:
         try:
             args.output.write_text(text)

@@ -84,7 +84,11 @@ def print_terminal(reviews: list[StackReview], console: Console, notes: list[str
         r = review.rendering
         console.rule(Text(printable(f"{review.name}  ({review.stack_file_label})"), style="bold"), characters="─")
         if r.error and not r.partial:
-            _line(console, f"[bold red]ERROR[/bold red] (not reviewed): {r.error}")
+            # Its own lines (a spec error lists one problem per line), each escaped on its own.
+            first, *rest = [line for line in str(r.error).splitlines() if line.strip()] or [""]
+            _line(console, f"[bold red]ERROR[/bold red] (not reviewed): {first}")
+            for line in rest:
+                _line(console, f"  {line}")
             continue
         counts = Counter(v.level for v in review.policy.violations) if review.policy else Counter()
         mandatory = counts.get("mandatory", 0) + counts.get("remediate", 0)

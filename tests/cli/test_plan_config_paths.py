@@ -94,3 +94,26 @@ def test_plan_reviews_a_bare_experiment_field_and_names_a_misspelt_one(capsys):
     assert main(["plan", "aws-lora-7b", "--config", "budgtUsd=1"]) == 2
     out = " ".join(capsys.readouterr().out.split())
     assert "gpulease:experiment.budgtUsd: unknown field; did you mean budgetUsd?" in out
+
+
+def test_an_invalid_spec_is_shown_as_its_lines_naming_the_stack_file_not_the_program(capsys):
+    assert main(["plan", "aws-lora-7b", "--config", "maxRuntimeHours=-1", "--config", "budgetUsd=abc"]) == 2
+    out = capsys.readouterr().out
+    assert "\\n" not in out and "program.py" not in out
+    lines = [line.strip() for line in out.splitlines()]
+    at = lines.index("ERROR (not reviewed): invalid gpulease config in stack 'aws-lora-7b' "
+                     "(stacks/Pulumi.aws-lora-7b.yaml):")
+    assert lines[at + 1:at + 4] == [
+        '- gpulease:experiment.budgetUsd: "abc" is text; accepted: a number',
+        "- gpulease:experiment.maxRuntimeHours: -1 is out of range; accepted: a number greater than 0",
+        "Nothing was created. The fields are documented in docs/config.md."]
+
+
+def test_plan_json_of_an_invalid_spec_also_says_it_on_stderr(capsys):
+    assert main(["plan", "aws-lora-7b", "--json", "--config", "budgetUsd=abc"]) == 2
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["ok"] is False and doc["errors"][0]["code"] == "bad-input"
+    assert captured.err == ("gpulease: gpulease/aws-lora-7b: invalid gpulease config in stack 'aws-lora-7b' "
+                            "(stacks/Pulumi.aws-lora-7b.yaml): - gpulease:experiment.budgetUsd: \"abc\" is text; "
+                            "accepted: a number Nothing was created. The fields are documented in docs/config.md.\n")
