@@ -90,7 +90,8 @@ def test_a_bare_experiment_field_is_the_experiment_s_as_ephemeral_set_reads_it()
 def test_plan_reviews_a_bare_experiment_field_and_names_a_misspelt_one(capsys):
     assert main(["plan", "aws-lora-7b", "--config", "budgetUsd=1", "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
-    assert "budgetUsd" in json.dumps(doc["data"]["stacks"][0]["violations"])
+    [detail] = [v["message"] for v in doc["data"]["stacks"][0]["violations"] if v["policy"] == "budget-worst-case"]
+    assert "exceeds budgetUsd $1.00 (the gpulease:budget-usd tag); budgetUsd 1 covers " in detail
     assert main(["plan", "aws-lora-7b", "--config", "budgtUsd=1"]) == 2
     out = " ".join(capsys.readouterr().out.split())
     assert "gpulease:experiment.budgtUsd: unknown field; did you mean budgetUsd?" in out
@@ -117,3 +118,16 @@ def test_plan_json_of_an_invalid_spec_also_says_it_on_stderr(capsys):
     assert captured.err == ("gpulease: gpulease/aws-lora-7b: invalid gpulease config in stack 'aws-lora-7b' "
                             "(stacks/Pulumi.aws-lora-7b.yaml): - gpulease:experiment.budgetUsd: \"abc\" is text; "
                             "accepted: a number Nothing was created. The fields are documented in docs/config.md.\n")
+
+
+def test_plan_says_stale_prices_once_briefly_and_lists_them_in_json(capsys):
+    assert main(["plan", "aws-lora-7b"]) == 0
+    out = capsys.readouterr().out
+    [advisory] = [" ".join(line.split()) for line in out.split("\nadvisory ")[1:2]]
+    assert advisory.startswith("budget-prices-fresh (stack): prices older than 30 days (their dates: the prices "
+                               "line; each one: --format json); `gpulease catalog refresh` writes fresh ones")
+    assert "root disk gp3 100 GB" not in out
+    assert main(["plan", "aws-lora-7b", "--format", "json"]) == 0
+    stack = json.loads(capsys.readouterr().out)["data"]["stacks"][0]
+    [fresh] = [v["message"] for v in stack["violations"] if v["policy"] == "budget-prices-fresh"]
+    assert "root disk gp3 100 GB in us-east-1" in fresh
