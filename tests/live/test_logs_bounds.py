@@ -195,3 +195,20 @@ def test_the_newest_job_chunks_are_read_and_the_rest_is_named(bucket, monkeypatc
     assert out[1:] == [*(f"[job a-old] old job chunk {i}" for i in range(5, 15)),
                        *(f"[job b-new] new job chunk {i}" for i in range(10))]
     assert reader.jobs() == []  # read once, named once
+
+
+def test_a_bucket_that_cannot_be_reached_is_read_failed_exit_1(tmp_path, monkeypatch, capsys):
+    import socket
+
+    with socket.socket() as closed:  # a loopback port nobody listens on once this socket is closed
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    client = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
+                          aws_access_key_id="x", aws_secret_access_key="y", config=Config(**live_clients.TIMEOUTS))
+    monkeypatch.setattr(live_clients, "CLIENTS", lambda cloud, region: live_clients.Clients(bucket=client))
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"instanceId": "i-0", "checkpointUri": f"s3://{BUCKET}/llama7b-lora/"}))
+    assert main(["logs", STACK, "--outputs", str(outputs)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"gpulease: cannot read s3://{BUCKET}/{CONTROL}ready.json: Could not connect to the "
+                          "endpoint URL") and err.count("\n") == 1
