@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
-
 import re
+import sys
 
 from gpulease.cli.envelope import (
     EXIT_FAILED,

@@ -18,7 +18,7 @@ from botocore.config import Config
 from gpulease.cli.main import main
 from gpulease.live import clients as live_clients
 from gpulease.live import logs
-from tests.live.test_logs import BUCKET, LOGS, STACK, bucket  # noqa: F401 (the moto bucket fixture)
+from tests.live.test_logs import BUCKET, LOGS, STACK
 
 CONTROL = "llama7b-lora/_gpulease/"
 
@@ -36,7 +36,7 @@ class Misbehaving:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802 (the http.server name)
+            def do_GET(self) -> None:
                 if mode == "503":
                     body = b"<Error><Code>SlowDown</Code><Message>slow down</Message></Error>"
                     self.send_response(503)
