@@ -32,4 +32,6 @@ def _no_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(autouse=True)
 def _no_user_catalog_folder(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """The user's own catalog folder (~/.config/gpulease/catalog) never prices a test: an empty one instead."""
-    monkeypatch.setenv("GPULEASE_CATALOG_DIR", str(tmp_path_factory.getbasetemp() / "no-user-catalog"))
+    empty = tmp_path_factory.getbasetemp() / "no-user-catalog"
+    empty.mkdir(exist_ok=True)
+    monkeypatch.setenv("GPULEASE_CATALOG_DIR", str(empty))

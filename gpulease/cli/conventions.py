@@ -121,15 +121,37 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return "\n".join(out)
 
 
+JSON_ASKED = ("--json", "--format=json")
+
+
+def json_asked(argv: Iterable[str]) -> bool:
+    """Whether a command line asks for JSON (``--json``, ``--format json``, ``--format=json``)."""
+    words = list(argv)
+    return any(w in JSON_ASKED or (w == "--format" and words[i + 1:i + 2] == ["json"]) for i, w in enumerate(words))
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """A usage mistake is one line too (the usage is one ``--help`` away), exit 2; a mistyped flag or subcommand
-    gets the nearest one (``--lnies``: did you mean '--lines'?)."""
+    """A usage mistake is one line too (the usage is one ``--help`` away: the command's own), exit 2; with
+    ``--json`` on the command line, also the envelope on stdout. A flag is never taken from its first letters
+    (``--e`` is not ``--execute``, ``--a --y`` not ``--all --yes``): a mistyped or shortened flag or subcommand gets
+    the nearest one instead (``--lnies``: did you mean '--lines'?)."""
 
     argv: list[str] | None = None
-    """The command line being parsed (set by ``gpulease.cli.main``): which command a stray flag was given to."""
+    """The command line being parsed (set by ``gpulease.cli.main`` on the class, so that the parser of a
+    subcommand sees it too): which command a stray flag was given to, and whether JSON was asked for."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> Any:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message}{self._near_miss(message)}; see {self.prog} --help\n")
+        command = self._command_parser()
+        line = f"{command.prog}: {message}{self._near_miss(message)}; see {command.prog} --help"
+        if json_asked(self.argv or []):
+            words = command.prog.split()
+            report = " ".join(words[1:3]) if len(words) > 1 else "usage"
+            sys.stdout.write(json_text(report, None, ok=False, errors=[error_entry(BAD_INPUT, line)]))
+        self.exit(EXIT_BAD_INPUT, line + "\n")
 
     def _command_parser(self) -> argparse.ArgumentParser:
         """The (sub)command the command line names: its flags are the ones a stray flag was meant as."""
@@ -148,13 +170,29 @@ class OneLineParser(argparse.ArgumentParser):
         flags = [w.partition("=")[0] for w in unknown if w.startswith("-")]
         if flags:
             options = [o for o in self._command_parser()._option_string_actions if o.startswith("--")]
-            return "".join(did_you_mean(flag, options).replace("; did", f"; {flag}: did", 1) for flag in flags)
+            return "".join(_flag_hint(flag, options) for flag in flags)
         bad = message.partition("invalid choice: ")[2]
         if bad and "(choose from" in bad:
             word = bad.split(" ", 1)[0].strip("'\"")
             choices = [c.strip("' ,") for c in bad.partition("(choose from")[2].rstrip(")").split(",")]
             return did_you_mean(word, choices)
         return ""
+
+
+def _flag_hint(flag: str, options: list[str]) -> str:
+    """``; --lnies: did you mean '--lines'?``: the one option the flag begins (``--e``: '--execute'), else the
+    nearest by their names without the dashes (the shared ``--`` alone makes ``--bogus`` look like ``--org``)."""
+    starting = [o for o in options if o.startswith(flag) and len(flag) > 2]
+    if len(starting) == 1:
+        return f"; {flag}: did you mean {starting[0]!r}?"
+    names = {o.lstrip("-"): o for o in options}
+    close = difflib.get_close_matches(flag.lstrip("-"), list(names), n=1, cutoff=FLAG_CUTOFF)
+    return f"; {flag}: did you mean {names[close[0]]!r}?" if close else ""
+
+
+FLAG_CUTOFF = 0.6
+"""How alike a mistyped flag and an option must be (``difflib`` ratio of their names) to suggest it: ``lnies`` and
+``lines`` are 0.8 alike, ``yse`` and ``yes`` 0.67, ``bogus`` and ``org`` 0.5."""
 
 
 # --- the parser tree ------------------------------------------------------------------------------------------------

@@ -145,7 +145,10 @@ def cmd_init(args: argparse.Namespace) -> int:
         print("\n".join(result.lines()))
     for line in lines(advice):
         print(line)
-    print(f"next: gpulease check {found.name}, then gpulease up {found.name}")
+    if result is not None and result.blocks:
+        print(f"next: gpulease plan {found.name} shows what the review found; fix that first")
+    else:
+        print(f"next: gpulease check {found.name}, then gpulease up {found.name}")
     return code
 
 

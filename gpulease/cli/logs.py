@@ -5,16 +5,61 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
 
-from gpulease.cli.envelope import EXIT_OK, add_parser, envelope, guarded, minutes, print_json
-from gpulease.cli.printable import printable, tail
+from gpulease.cli.envelope import (
+    EXIT_FAILED,
+    EXIT_OK,
+    add_parser,
+    envelope,
+    error,
+    guarded,
+    minutes,
+    one_line,
+    print_json,
+)
+from gpulease.cli.printable import printable
 
 FOLLOW_MINUTES = 30.0
 DEFAULT_LINES = 100
 """The last lines of each log shown by default: a screenful or two of where it ended."""
 RECORD_TAGS = ("[bootstrap]", "[verify]")
 """The ready and verify records: a few lines each, always shown whole."""
+
+
+_TAG = re.compile(r"^\[[^\]]*\]")
+_UNREAD = re.compile(r"^(\[[^\]]*\]) \.\.\. \((\d+) earlier bytes not read\)$")
+
+
+def log_tail(lines: list[str], count: int) -> list[str]:
+    """The last ``count`` lines of each log (all with 0), the records whole. A log read from its end (its first
+    line names the bytes not read) gets one note that says both what was not read and what was not shown, so
+    ``--lines 0`` is never taken for the whole log."""
+    from gpulease.live.logs import MAX_LOG_BYTES
+
+    groups: list[tuple[str, list[str]]] = []
+    for line in lines:
+        found = _TAG.match(line)
+        tag = found.group(0) if found else ""
+        if groups and groups[-1][0] == tag:
+            groups[-1][1].append(line)
+        else:
+            groups.append((tag, [line]))
+    out: list[str] = []
+    for tag, group in groups:
+        unread = _UNREAD.match(group[0])
+        if unread:
+            group = group[1:]
+        hidden = len(group) - count if count and tag not in RECORD_TAGS and len(group) > count else 0
+        if unread:
+            note = f"{tag} ... {unread.group(2)} earlier bytes not read (only the last {MAX_LOG_BYTES} bytes are read)"
+            out.append(note + (f" and {hidden} earlier lines of those not shown (--lines 0 shows every line "
+                               "read)" if hidden else ""))
+        elif hidden:
+            out.append(f"{tag} ... {hidden} earlier lines not shown (--lines 0 shows all)".strip())
+        out += group[hidden:]
+    return out
 
 
 def _count(text: str) -> int:
@@ -67,12 +112,18 @@ def cmd_logs(args: argparse.Namespace) -> int:
     bucket, prefix = logs.control_prefix(found)
     reader = logs.LogReader(clients.CLIENTS(found.cloud, found.region).bucket, bucket, prefix, found.stack,
                             found.experiment, session=found.session)
-    if args.follow and not args.json:
-        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends a follow; nothing to clean up
-            logs.follow(reader, lambda line: (print(printable(line)), sys.stdout.flush()), args.minutes,
-                        first=lambda lines: tail(lines, count, keep=RECORD_TAGS))
-        return EXIT_OK
-    lines = tail([*reader.records(), *reader.files(first=True), *reader.jobs()], count, keep=RECORD_TAGS)
+    try:
+        if args.follow and not args.json:
+            with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends a follow; nothing to clean up
+                logs.follow(reader, lambda line: (print(printable(line)), sys.stdout.flush()), args.minutes,
+                            first=lambda lines: log_tail(lines, count))
+            return EXIT_OK
+        lines = log_tail(logs.read_all(reader), count)
+    except logs.ReadFailedError as exc:
+        if args.json:
+            print_json(envelope("logs", None, [error(exc.code, one_line(exc))]))
+        print(f"gpulease: {one_line(exc)}", file=sys.stderr)
+        return EXIT_FAILED
     if args.json:  # JSON carries every character escaped already
         print_json(envelope("logs", {"stack": args.stack, "node": args.node, "prefix": f"{bucket}/{prefix}", "lines": lines}))
     else:

@@ -66,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
     whole_process = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
-        print(f"gpulease: {conventions.unknown_command(argv[0], COMMANDS)}", file=sys.stderr)
+        line = conventions.unknown_command(argv[0], COMMANDS)
+        if conventions.json_asked(argv):
+            conventions.print_json("usage", None, ok=False, errors=[conventions.error_entry(conventions.BAD_INPUT, line)])
+        print(f"gpulease: {line}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
         with imports_frozen():
@@ -78,8 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(parser: argparse.ArgumentParser, argv: list[str]) -> int:
-    if isinstance(parser, conventions.OneLineParser):
-        parser.argv = list(argv)
+    conventions.OneLineParser.argv = list(argv)  # every (sub)command's parser: which command, JSON or not
     args = parser.parse_args(argv)
     conventions.normalise(args)
     try:

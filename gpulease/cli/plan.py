@@ -23,7 +23,7 @@ import yaml
 from gpulease.cli.conventions import error_entry, json_text, piped_width
 from gpulease.cli.output_file import OutputPathError, add_force_option, check_output, report_marker
 from gpulease.core.errors import UserError
-from gpulease.core.inputfile import StrictLoader
+from gpulease.core.inputfile import MAX_DEPTH, StrictLoader
 from gpulease.review import report as plan_report
 from gpulease.review import stacks
 from gpulease.review.engine import exit_code, review
@@ -37,6 +37,8 @@ PIPED_WIDTH = 160
 """Columns of the terminal report when it is not written to a terminal (a CI log, a file, a pipe) and
 ``COLUMNS`` is unset."""
 CONFIG_VALUE_MAX_CHARS = 64 * 1024
+MAX_PATH_PARTS = MAX_DEPTH
+"""The most parts of a dotted ``--config`` path: as deep as a stack file's values may nest."""
 _PATH_PART = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 """One field of a dotted ``--config`` path (a config key or a spec field: camelCase, or a key with - or _)."""
 
@@ -125,6 +127,10 @@ def parse_config(options: list[str]) -> dict[str, Any]:
         namespace, colon, name = key.rpartition(":")
         if not sep or not key or (colon and not (namespace and name)) or key.count(":") > 1 or " " in key:
             raise ConfigOptionError(f"--config {option!r}: accepted: {accepted}")
+        if name.count(".") >= MAX_PATH_PARTS:
+            raise ConfigOptionError(f"--config {key[:60]}...: a dotted path of {name.count('.') + 1} parts, more than "
+                                    f"{MAX_PATH_PARTS}; accepted: a path of at most {MAX_PATH_PARTS} field names, "
+                                    "e.g. gpu.count=2")
         bad = [part for part in name.split(".") if not _PATH_PART.match(part)]
         if "." in name and bad:
             shown = repr(bad[0]) if bad[0] else "an empty part"
@@ -225,6 +231,9 @@ def run(args: argparse.Namespace) -> int:
                         for line in found) + ("\n" if advice else "")
     else:
         text = plan_json(reviews, organizations.values(), advice)
+        for r in reviews:  # the envelope on stdout, and the one line a CI log or a wrapper reads on stderr
+            if r.rendering.error and not r.rendering.partial:
+                print(f"gpulease: {r.name}: {' '.join(str(r.rendering.error).split())}", file=sys.stderr)
     if args.output:
         try:
             args.output.write_text(text)

@@ -106,8 +106,29 @@ def validate(path: Path, stack: str, named: Path | None = None) -> None:
     load_stack_spec(stack, {k: v for k, v in config.items() if k.startswith("gpulease:")}, source=str(named or path))
 
 
+def foreign_project(path: Path) -> str | None:
+    """Why ``path`` would be another program's stack: its folder (or the folder above, for a ``stacks/`` folder)
+    holds a Pulumi.yaml whose runtime is not Python (``pulumi up`` there would run that program with this config)."""
+    folder = path.parent if str(path.parent) else Path(".")
+    for candidate in (folder, folder.parent) if folder.resolve().name == "stacks" else (folder,):
+        if not any((candidate / name).is_file() for name in ("Pulumi.yaml", "Pulumi.yml")):
+            continue
+        raw = stacks.project_meta(candidate)
+        runtime = raw.get("runtime")
+        runtime = runtime.get("name") if isinstance(runtime, dict) else runtime
+        if str(runtime).strip().lower() != "python":
+            return (f"{candidate / 'Pulumi.yaml'} is the Pulumi project {str(raw.get('name'))!r} (runtime {runtime}), "
+                    "not a gpulease program: a stack file there would configure that program")
+        return None
+    return None
+
+
 def write(text: str, path: Path, stack: str, *, force: bool) -> None:
-    """Validate ``text`` as the stack ``stack`` in a temporary file beside ``path``, then put it in place."""
+    """Validate ``text`` as the stack ``stack`` in a temporary file beside ``path``, then put it in place; never
+    into another program's project."""
+    if (foreign := foreign_project(path)) is not None:
+        raise StackFileExistsError(f"{path}: not written; {foreign}; accepted: an empty folder, a gpulease project "
+                                   "(runtime python), or --output FILE elsewhere")
     if os.path.lexists(path) and not force:
         raise StackFileExistsError(f"{path}: exists already; accepted: another --name, or --force to replace it")
     if os.path.lexists(path) and not path.is_file():

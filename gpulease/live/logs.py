@@ -17,10 +17,11 @@ access mode (``gpulease ssh STACK -- sudo journalctl ...``)."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from gpulease.live.target import LiveError, Target
 from instance import log_upload
@@ -31,7 +32,16 @@ UNITS = ("gpulease-bootstrap.service", "gpulease-run.service", "gpulease-watchdo
 """The instance's units (``components/userdata/settings.py``, ``run_settings.py``; a test keeps them equal)."""
 MAX_LOG_BYTES = 4 * 1024 * 1024
 """The most of one log object read at once (its tail): a terminal is not the place for more."""
-MAX_KEYS = 10_000
+MAX_LISTED = 10_000
+"""The most job-log objects listed per read."""
+MAX_JOB_CHUNKS = 1_000
+MAX_JOB_BYTES = 8 * 1024 * 1024
+"""The most job-log chunks, and bytes of them, read per read: the newest."""
+ANCHOR_BYTES = 1024
+"""The bytes before where the last read of a log ended, that the next read looks for."""
+READ_SECONDS = 120.0
+"""The overall bound on one command's reads (one round of ``--follow``); each socket read has its own, shorter
+timeout (``clients.TIMEOUTS``)."""
 FOLLOW_POLL_SECONDS = 5.0
 
 
@@ -47,9 +57,54 @@ def control_prefix(target: Target) -> tuple[str, str]:
     return bucket, f"{prefix}_gpulease/"
 
 
+def _code(exc: BaseException) -> str | None:
+    return (getattr(exc, "response", None) or {}).get("Error", {}).get("Code")
+
+
 def _missing(exc: Exception) -> bool:
-    code = (getattr(exc, "response", None) or {}).get("Error", {}).get("Code")
-    return code in ("NoSuchKey", "404", "NotFound")
+    return _code(exc) in ("NoSuchKey", "404", "NotFound")
+
+
+class ReadFailedError(Exception):
+    """A call to the bucket failed (an error answer, a redirect, a body cut short, a stall, the overall bound):
+    the command's answer is "failed", exit 1 with the code ``read-failed``, never a user mistake."""
+
+    code = "read-failed"
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """What a failed transfer raises (botocore's connection, timeout and stream errors, a socket's OSError); a
+    missing credential or region is not one of them and stays the user's to fix (exit 2)."""
+    from botocore import exceptions as bce
+
+    return (bce.HTTPClientError, bce.ConnectionError, bce.ResponseStreamingError, bce.IncompleteReadError, OSError)
+
+
+T = TypeVar("T")
+
+
+def within(seconds: float, work: Callable[[], T], what: str) -> T:
+    """``work()``'s result, or ``ReadFailedError`` when it is not done within ``seconds``: the overall bound over
+    every read a command makes (a bucket that trickles one byte every half second never trips a per-read timeout).
+    The work runs in a daemon thread, left behind when the bound is hit (the command ends right after)."""
+    done: list[T] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(work())
+        except BaseException as exc:  # handed to the caller's thread as it is
+            failed.append(exc)
+
+    worker = threading.Thread(target=run, name="gpulease-logs-read", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise ReadFailedError(f"{what}: the bucket did not answer in full within {seconds:g} s (a slow or stalled "
+                              "connection); nothing more was read")
+    if failed:
+        raise failed[0]
+    return done[0]
 
 
 def _lines(body: bytes) -> list[str]:
@@ -62,9 +117,21 @@ def _lines(body: bytes) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+UNREAD_NOTE = "earlier bytes not read"
+"""The first line of a log read from its end names how many bytes came before (``cli/logs.py`` words its tail
+note by it)."""
+
+
 @dataclass
 class LogReader:
-    """Reads one node's logs; remembers how far each was read, so ``follow`` prints only what is new."""
+    """Reads one node's logs; remembers how far each was read, so ``follow`` prints only what is new.
+
+    The instance uploads each log whole every few minutes (past ``MAX_LOG_BYTES`` only its last ``MAX_LOG_BYTES``,
+    a window that moves), so a later read is checked against the bytes just before where the last one ended (its
+    ``anchors``): the same bytes there, the log grew and what follows is new; found further back in the object's
+    tail, the window moved and what follows them is new; nowhere, the log was rewritten (a rerun, a rotation) and
+    its tail is shown again under a note. With ``whole_lines`` (``follow``), a last line without its line feed
+    waits for the next round, so no line is ever printed in pieces."""
 
     client: Any
     bucket: str
@@ -74,28 +141,40 @@ class LogReader:
     session: str | None = None
     seen: dict[str, int] = field(default_factory=dict)
     sizes: dict[str, int] = field(default_factory=dict)
+    anchors: dict[str, bytes] = field(default_factory=dict)
+    whole_lines: bool = False
+    rewritten_lines: int = 100
+    """The last lines of a rewritten log shown again."""
 
-    def _get(self, key: str, start: int = 0, *, tail: bool = False) -> bytes | None:
+    def _get(self, key: str, start: int | None = None, *, tail: bool = False) -> bytes | None:
         """The object from ``start`` (at most ``MAX_LOG_BYTES``); with ``tail``, its last ``MAX_LOG_BYTES``
         (a suffix range: a long log's end is what matters), remembering its whole size in ``sizes``."""
         kwargs: dict[str, Any] = {"Bucket": self.bucket, "Key": key}
-        if start:
+        if start is not None:
             kwargs["Range"] = f"bytes={start}-"
         elif tail:
             kwargs["Range"] = f"bytes=-{MAX_LOG_BYTES}"
+        where = f"s3://{self.bucket}/{key}"
         try:
             answer = self.client.get_object(**kwargs)
             body = answer["Body"].read(MAX_LOG_BYTES)
-            total = str(answer.get("ContentRange") or "").rpartition("/")[2]
-            self.sizes[key] = int(total) if total.isdigit() else start + len(body)
-            return body
         except Exception as exc:
             if _missing(exc):
                 return None
-            code = (getattr(exc, "response", None) or {}).get("Error", {}).get("Code")
-            if code == "InvalidRange":  # nothing beyond what was read
+            code = _code(exc)
+            if code == "InvalidRange":  # nothing at or beyond ``start``
                 return b""
-            raise LiveError(f"cannot read s3://{self.bucket}/{key}: {code or ' '.join(str(exc).split())[:200]}") from None
+            if code is None and not isinstance(exc, _transport_errors()):
+                raise
+            detail = code or " ".join(str(exc).split())[:200]
+            raise ReadFailedError(f"cannot read {where}: {detail}") from None
+        promised = answer.get("ContentLength")
+        if isinstance(promised, int) and len(body) < min(promised, MAX_LOG_BYTES):
+            # botocore checks the length only when a body is read to its end, not a capped read.
+            raise ReadFailedError(f"cannot read {where}: the answer was cut short ({len(body)} of {promised} bytes)")
+        total = str(answer.get("ContentRange") or "").rpartition("/")[2]
+        self.sizes[key] = int(total) if total.isdigit() else (start or 0) + len(body)
+        return body
 
     def _record(self, name: str) -> dict[str, Any] | None:
         body = self._get(f"{self.prefix}{name}")
@@ -107,12 +186,19 @@ class LogReader:
             return {"unreadable": f"{name} is not JSON"}
         return doc if isinstance(doc, dict) else {"unreadable": f"{name} is not a JSON object"}
 
-    def _keys(self, prefix: str) -> list[str]:
-        keys: list[str] = []
-        for page in self.client.get_paginator("list_objects_v2").paginate(
-                Bucket=self.bucket, Prefix=prefix, PaginationConfig={"MaxItems": MAX_KEYS}):
-            keys += [item["Key"] for item in page.get("Contents", [])]
-        return sorted(keys)
+    def _listing(self, prefix: str) -> tuple[list[dict[str, Any]], bool]:
+        """Up to ``MAX_LISTED`` objects under ``prefix`` (key, size, time), and whether there were more."""
+        items: list[dict[str, Any]] = []
+        try:
+            for page in self.client.get_paginator("list_objects_v2").paginate(
+                    Bucket=self.bucket, Prefix=prefix, PaginationConfig={"MaxItems": MAX_LISTED + 1}):
+                items += page.get("Contents", [])
+        except Exception as exc:
+            if _code(exc) is None and not isinstance(exc, _transport_errors()):
+                raise
+            raise ReadFailedError(f"cannot list s3://{self.bucket}/{prefix}: "
+                                  f"{_code(exc) or ' '.join(str(exc).split())[:200]}") from None
+        return items[:MAX_LISTED], len(items) > MAX_LISTED
 
     def records(self) -> list[str]:
         """The ready and verify records as lines (each check with its detail)."""
@@ -133,52 +219,119 @@ class LogReader:
                     out.append(f"[{title}]   {mark} {check}: {' '.join(str(result.get('detail', '')).split())}")
         return out
 
+    def _take(self, key: str, body: bytes, offset: int, anchor: bytes) -> bytes:
+        """The part of ``body`` (which starts at byte ``offset`` of the object) to show now; remembers where it
+        ends and the bytes before that end."""
+        used = body
+        if self.whole_lines and len(body) < MAX_LOG_BYTES:
+            used = body[: body.rfind(b"\n") + 1]  # an unfinished last line waits for its line feed
+        self.seen[key] = offset + len(used)
+        self.anchors[key] = (anchor + used)[-ANCHOR_BYTES:]
+        return used
+
+    def _log(self, key: str) -> list[str] | None:
+        start = self.seen.get(key)
+        if start is None:
+            body = self._get(key, tail=True)
+            if body is None:
+                return None
+            size = self.sizes.get(key, len(body))
+            used = self._take(key, body, size - len(body), b"")
+            lines = _lines(used)
+            if size > len(body) and lines:
+                # Read from its end: the first line is cut, and what came before is not shown.
+                lines[0] = f"... ({size - len(body)} {UNREAD_NOTE})"
+            return lines
+        anchor = self.anchors.get(key, b"")
+        body = self._get(key, start - len(anchor))
+        if body is None:
+            return []
+        if body.startswith(anchor):  # the log grew (or did not change)
+            return _lines(self._take(key, body[len(anchor):], start, anchor))
+        body = self._get(key, tail=True) or b""
+        size = self.sizes.get(key, len(body))
+        at = body.find(anchor) if len(anchor) == ANCHOR_BYTES else -1
+        if at >= 0:  # the window moved on: what follows the anchor is new
+            offset = size - len(body) + at + len(anchor)
+            return _lines(self._take(key, body[at + len(anchor):], offset, anchor))
+        lines = _lines(self._take(key, body, size - len(body), b""))
+        if size > len(body) and lines:
+            lines = lines[1:]  # cut by the tail read
+        hidden = max(0, len(lines) - self.rewritten_lines)
+        return [f"... rewritten since the last read (the log started again or was rotated); its last "
+                f"{len(lines) - hidden} lines follow" + (f", {hidden} earlier ones not shown" if hidden else ""),
+                *lines[hidden:]]
+
     def files(self, *, first: bool) -> list[str]:
         """New lines of the whole log files; on the first read, a line for each that is not uploaded."""
         out: list[str] = []
         names = [*LOG_FILES, *([f"{self.session}.log"] if self.session else [])]
         for name in names:
             key = self.prefix + log_upload.log_key(self.stack, self.experiment, name)
-            start = self.seen.get(key, 0)
-            body = self._get(key, start, tail=not start)
-            if body is None:
+            lines = self._log(key)
+            if lines is None:
                 if first:
                     out.append(f"[{name}] not in the bucket yet (the instance copies it every few minutes once it "
                                f"is written; it is /data/logs/{name} there: --journal or gpulease ssh)")
                 continue
-            size = self.sizes.get(key, start + len(body))
-            lines = _lines(body)
-            if not start and size > len(body) and lines:
-                # Read from its end: the first line is cut, and what came before is not shown.
-                lines[0] = f"... ({size - len(body)} earlier bytes not read)"
-            self.seen[key] = size
             out += [f"[{name}] {line}" for line in lines]
         return out
 
     def jobs(self) -> list[str]:
-        """New chunks of every job-agent job, in order."""
+        """New chunks of every job-agent job, in order: the newest chunks first chosen (at most
+        ``MAX_JOB_BYTES`` in all, ``MAX_JOB_CHUNKS`` chunks), each read once; a line says what was left out."""
+        base = f"{self.prefix}jobs/"
+        listed, more = self._listing(base)
+        chunks = [item for item in listed if "/log/" in item["Key"] and item["Key"] not in self.seen]
+        chunks.sort(key=lambda item: (str(item.get("LastModified", "")), item["Key"]), reverse=True)
+        chosen: list[dict[str, Any]] = []
+        budget = MAX_JOB_BYTES
+        for item in chunks:
+            size = int(item.get("Size") or 0)
+            if len(chosen) >= MAX_JOB_CHUNKS or size > budget:
+                break
+            chosen.append(item)
+            budget -= size
         out: list[str] = []
-        for key in self._keys(f"{self.prefix}jobs/"):
-            if "/log/" not in key or key in self.seen:
-                continue
-            job = key[len(f"{self.prefix}jobs/"):].split("/", 1)[0]
+        left = chunks[len(chosen):]
+        if left:
+            skipped = sum(int(item.get("Size") or 0) for item in left)
+            out.append(f"[jobs] ... {len(left)} older job log chunks ({skipped} bytes) not read (at most "
+                       f"{MAX_JOB_CHUNKS} chunks, {MAX_JOB_BYTES} bytes per read; the newest are shown)")
+            for item in left:  # said once, not read again on the next round
+                self.seen[item["Key"]] = -1
+        if more:
+            out.append(f"[jobs] ... more than {MAX_LISTED} objects under {base}: only the first {MAX_LISTED} in key "
+                       "order were listed, later ones are not shown")
+        for item in sorted(chosen, key=lambda item: item["Key"]):
+            key = item["Key"]
+            job = key[len(base):].split("/", 1)[0]
             body = self._get(key) or b""
             self.seen[key] = len(body)
             out += [f"[job {job}] {line}" for line in _lines(body)]
         return out
 
 
+def read_all(reader: LogReader, seconds: float | None = None) -> list[str]:
+    """The records, the log files and the jobs, within ``READ_SECONDS`` in all."""
+    bound = READ_SECONDS if seconds is None else seconds
+    return within(bound, lambda: [*reader.records(), *reader.files(first=True), *reader.jobs()],
+                  f"reading the logs of {reader.stack!r}")
+
+
 def follow(reader: LogReader, emit: Callable[[str], None], minutes: float, *,
            sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic,
            first: Callable[[list[str]], list[str]] = list) -> bool:
     """Print what is there (through ``first``: the command's tail), then what is new every few seconds, for at
-    most ``minutes`` (True when it ran out)."""
-    for line in first([*reader.records(), *reader.files(first=True), *reader.jobs()]):
+    most ``minutes`` (True when it ran out); each round of reads within ``READ_SECONDS``."""
+    reader.whole_lines = True
+    for line in first(read_all(reader)):
         emit(line)
     deadline = clock() + minutes * 60
     while clock() < deadline:
         sleep(FOLLOW_POLL_SECONDS)
-        for line in [*reader.files(first=False), *reader.jobs()]:
+        for line in within(READ_SECONDS, lambda: [*reader.files(first=False), *reader.jobs()],
+                           f"reading the logs of {reader.stack!r}"):
             emit(line)
     return True
 

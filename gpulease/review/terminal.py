@@ -7,11 +7,13 @@ instance types, prices and names wrap (``overflow="fold"``), never end in ``…`
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from rich.console import Console
 from rich.text import Text
 
+from gpulease.core.catalog.freshness import REFRESH_HINT
 from gpulease.core.printable import printable
 from gpulease.review import report
 from gpulease.review.cost_text import hourly
@@ -27,11 +29,25 @@ def _line(console: Console, markup: str) -> None:
     console.print(printable(markup), overflow="fold", highlight=False)
 
 
+STALE_POLICY = "budget-prices-fresh"
+_OLDER = re.compile(r"older than ([0-9.]+) days")
+
+
+def _brief(policy: str, detail: str) -> str:
+    """The stale-price advisory in one short line: the dates are on the ``prices:`` line just above, the list of
+    every stale price in ``--format json``."""
+    if policy != STALE_POLICY:
+        return detail
+    days = _OLDER.search(detail)
+    return (f"prices older than {days.group(1) if days else 'the allowed'} days (their dates: the prices line; each "
+            f"one: --format json); {REFRESH_HINT}")
+
+
 def _findings(console: Console, review: StackReview, level: str) -> None:
     style = "red" if level == "mandatory" else "yellow"
     for v in report.grouped(review).get(level, []):
         text = Text.assemble((f"{level} ", f"bold {style}"), (v.policy, "bold"),
-                             f" ({printable(v.resource_name or 'stack')}): {printable(v.detail)}")
+                             f" ({printable(v.resource_name or 'stack')}): {printable(_brief(v.policy, v.detail))}")
         console.print(text, overflow="fold")
 
 
@@ -84,7 +100,11 @@ def print_terminal(reviews: list[StackReview], console: Console, notes: list[str
         r = review.rendering
         console.rule(Text(printable(f"{review.name}  ({review.stack_file_label})"), style="bold"), characters="─")
         if r.error and not r.partial:
-            _line(console, f"[bold red]ERROR[/bold red] (not reviewed): {r.error}")
+            # Its own lines (a spec error lists one problem per line), each escaped on its own.
+            first, *rest = [line for line in str(r.error).splitlines() if line.strip()] or [""]
+            _line(console, f"[bold red]ERROR[/bold red] (not reviewed): {first}")
+            for line in rest:
+                _line(console, f"  {line}")
             continue
         counts = Counter(v.level for v in review.policy.violations) if review.policy else Counter()
         mandatory = counts.get("mandatory", 0) + counts.get("remediate", 0)

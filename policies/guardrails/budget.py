@@ -237,7 +237,7 @@ def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> No
         if estimate.worst_case_usd > limit:
             names = ", ".join(repr(exp.name) for exp in budgeted)
             report(f"worst-case cost ${estimate.worst_case_usd:,.2f} of {names} (${estimate.max_hourly_usd:,.2f}/h "
-                   f"until each deadline, storage included) exceeds the {v.TAG_BUDGET_USD} of ${budget:,.2f}"
+                   f"until each deadline, storage included) exceeds budgetUsd ${budget:,.2f} (the {v.TAG_BUDGET_USD} tag)"
                    + (f" less {margin:g}% headroom" if margin else "")
                    + what_fits(budget, limit, estimate.worst_case_usd, estimate.max_hourly_usd,
                                max((e.runtime_hours or 0.0 for e in budgeted), default=0.0), margin)
@@ -255,7 +255,7 @@ def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> No
             )
             runtime = f"{exp.runtime_hours:g} h" if exp.runtime_hours else "its max runtime"
             report(f"experiment {exp.name!r}: worst-case cost ${exp.worst_case_usd:,.2f} (${exp.max_hourly_usd:,.2f}/h "
-                   f"for {runtime}, storage included) exceeds its {v.TAG_BUDGET_USD} of ${exp.budget_usd:,.2f}"
+                   f"for {runtime}, storage included) exceeds its budgetUsd ${exp.budget_usd:,.2f} (the {v.TAG_BUDGET_USD} tag)"
                    + (f" less {margin:g}% headroom" if margin else "")
                    + what_fits(exp.budget_usd, limit, exp.worst_case_usd, exp.max_hourly_usd, exp.runtime_hours,
                                margin)

@@ -222,3 +222,25 @@ def test_the_template_refuses_a_bad_prompt_answer_with_the_spec_s_line(tmp_path)
                                                   "gpulease-new:budgetUsd": "lots"})
     [found] = review([str(project)])
     assert found.status == "error" and "budgetUsd" in (found.rendering.error or "")
+
+
+def test_init_refuses_a_folder_that_is_another_program_s_project(tmp_path, key_file, reviewed, capsys):
+    (tmp_path / "Pulumi.yaml").write_text("name: webshop\nruntime: nodejs\ndescription: not gpulease\n")
+    out = tmp_path / "Pulumi.llama8b-lora.yaml"
+    assert main(_flags(out, key_file)) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and not out.exists() and reviewed == []
+    assert captured.err == (f"gpulease: {out}: not written; {tmp_path / 'Pulumi.yaml'} is the Pulumi project 'webshop' "
+                            "(runtime nodejs), not a gpulease program: a stack file there would configure that "
+                            "program; accepted: an empty folder, a gpulease project (runtime python), or --output "
+                            "FILE elsewhere\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["Pulumi.yaml", "id_ed25519.pub"]
+
+
+def test_init_after_a_review_error_does_not_say_next_up(tmp_path, key_file, monkeypatch, capsys):
+    monkeypatch.setattr(verdict, "REVIEW", lambda path, stack: verdict.Verdict(stack=stack, status="error",
+                                                                               error="the program failed"))
+    assert main(_flags(tmp_path / "Pulumi.llama8b-lora.yaml", key_file)) == 1
+    out = capsys.readouterr().out
+    assert "gpulease up" not in out
+    assert out.splitlines()[-1] == "next: gpulease plan llama8b-lora shows what the review found; fix that first"

@@ -37,7 +37,20 @@ def test_a_log_longer_than_one_read_is_read_from_its_end(bucket, monkeypatch, ca
     bucket["put"](LOGS + "bootstrap.log", "".join(f"line {i:03d}\n" for i in range(1, 101)).encode())  # 900 bytes
     assert main(["logs", STACK, "--outputs", bucket["outputs"]]) == 0
     assert _log_lines(capsys.readouterr().out, "bootstrap.log") == [
-        "[bootstrap.log] ... (836 earlier bytes not read)", *[f"[bootstrap.log] line {i:03d}" for i in range(94, 101)]]
+        "[bootstrap.log] ... 836 earlier bytes not read (only the last 64 bytes are read)",
+        *[f"[bootstrap.log] line {i:03d}" for i in range(94, 101)]]
+
+
+def test_the_tail_note_of_a_log_read_from_its_end_says_bytes_were_not_read(bucket, monkeypatch, capsys):
+    monkeypatch.setattr(logs, "MAX_LOG_BYTES", 64)
+    bucket["put"](LOGS + "bootstrap.log", "".join(f"line {i:03d}\n" for i in range(1, 101)).encode())
+    assert main(["logs", STACK, "--outputs", bucket["outputs"], "--lines", "2"]) == 0
+    assert _log_lines(capsys.readouterr().out, "bootstrap.log") == [
+        "[bootstrap.log] ... 836 earlier bytes not read (only the last 64 bytes are read) and 5 earlier lines of "
+        "those not shown (--lines 0 shows every line read)", "[bootstrap.log] line 099", "[bootstrap.log] line 100"]
+    assert main(["logs", STACK, "--outputs", bucket["outputs"], "--lines", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "shows all" not in out and len(_log_lines(out, "bootstrap.log")) == 8
 
 
 def test_logs_escape_control_characters_visibly(bucket, capsys):

@@ -70,3 +70,26 @@ def test_the_stale_warning_is_said_once_and_briefly(capsys):
     warning = out[out.index("warning: stale prices"):]
     assert warning.startswith("warning: stale prices up to 548 days old (2025-06-01; ")
     assert "docs/config.md#price-catalog" in warning and len(warning) < 260
+
+
+@pytest.mark.parametrize(("make", "problem"), [
+    (lambda p: p.write_text("x\n"), "is not a folder"),
+    (lambda p: p.symlink_to(p), "cannot be read (Too many levels of symbolic links)"),
+    (lambda p: None, "does not exist"),
+])
+def test_a_catalog_dir_that_is_not_a_readable_folder_is_one_line_exit_2(tmp_path, monkeypatch, capsys, make, problem):
+    named = tmp_path / "catalgo"
+    make(named)
+    monkeypatch.setenv("GPULEASE_CATALOG_DIR", str(named))
+    assert main(["size", "--params", "1B", "--method", "lora"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (f"gpulease: GPULEASE_CATALOG_DIR={named}: {problem}; accepted: a folder of price files "
+                            "(gpulease catalog refresh makes one), or GPULEASE_CATALOG_DIR unset for "
+                            "~/.config/gpulease/catalog\n")
+
+
+def test_the_default_folder_may_be_missing(tmp_path, monkeypatch):
+    monkeypatch.delenv("GPULEASE_CATALOG_DIR")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nothing-here"))
+    assert load_catalog().get("aws", "g6.xlarge") is not None

@@ -167,7 +167,7 @@ def test_budget_violation_says_which_prices_it_used(fresh_g6, monkeypatch):
     result = analyze(res(AWS_INSTANCE, "gpu", gpu), aws_schedule_for("gpu", 8), *checkpoint_bucket())
     [hit] = [h for h in found(result) if h[0] == "budget-worst-case"]
     detail = hit[3]
-    assert "exceeds the gpulease:budget-usd of $1.00" in detail
+    assert "exceeds budgetUsd $1.00 (the gpulease:budget-usd tag)" in detail
     assert "prices used in us-east-1: g6.xlarge spot ($0.4102/h, the highest of 3 zone(s) in us-east-1 on 2026-11-30)" \
            " (2026-11-30)" in detail
     assert "storage and addresses (2025-06-01)" in detail

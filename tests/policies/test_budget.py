@@ -75,7 +75,7 @@ def test_worst_case_over_budget_is_mandatory_when_prices_are_known():
     (hit,) = found(result, "budget-worst-case")
     assert hit[:3] == ("budget-worst-case", "mandatory", None)
     assert hit[3].startswith("worst-case cost $")
-    assert "of 'exp1' ($" in hit[3] and f"exceeds the {v.TAG_BUDGET_USD} of $1.00;" in hit[3]
+    assert "of 'exp1' ($" in hit[3] and f"exceeds budgetUsd $1.00 (the {v.TAG_BUDGET_USD} tag);" in hit[3]
     assert found(result, "budget-unpriced") == []
 
 
@@ -91,10 +91,10 @@ def test_a_shared_budget_holds_the_whole_stack_and_distinct_budgets_each_experim
     assert one == []
     # 8.16 USD each: together over a shared 12 USD budget, each alone under it.
     (hit,) = found(analyze(*runs("12", "12")), "budget-worst-case")
-    assert "of 'a', 'b'" in hit[3] and f"exceeds the {v.TAG_BUDGET_USD} of $12.00" in hit[3]
+    assert "of 'a', 'b'" in hit[3] and f"exceeds budgetUsd $12.00 (the {v.TAG_BUDGET_USD} tag)" in hit[3]
     (hit,) = found(analyze(*runs("12", "5")), "budget-worst-case")
     assert hit[2] == "b" and hit[3].startswith("experiment 'b': worst-case cost $")
-    assert f"exceeds its {v.TAG_BUDGET_USD} of $5.00" in hit[3]
+    assert f"exceeds its budgetUsd $5.00 (the {v.TAG_BUDGET_USD} tag)" in hit[3]
 
 
 def test_worst_case_within_budget_passes():
@@ -117,7 +117,7 @@ def test_headroom_and_accepted_unpriced_types_come_from_config():
     # g5.xlarge for 8 h stays under a 1000 USD budget, but not under a 0.1% slice of it.
     result = analyze(*_aws(aws_gpu(tags=tags(budget="1000"))), config={"budget-worst-case": {"headroomPercent": 99.9}})
     (hit,) = found(result, "budget-worst-case")
-    assert f"exceeds the {v.TAG_BUDGET_USD} of $1,000.00 less 99.9% headroom" in hit[3]
+    assert f"exceeds budgetUsd $1,000.00 (the {v.TAG_BUDGET_USD} tag) less 99.9% headroom" in hit[3]
     unpriced = [res(ALI_INSTANCE, "gpu", ali_gpu(tags=tags(checkpoint="oss://ali-ckpt/exp1/"))),
                 *ali_checkpoint_bucket()]
     config = {"budget-unpriced": {"acceptUnpriced": ["ecs.gn7i-c8g1.2xlarge"]}}
@@ -157,7 +157,7 @@ def test_the_budget_verdict_names_budget_usd_and_what_fits():
 
     # b: g5.xlarge at the on-demand cap $1.017/h for 8 h = $8.14 against 5 USD: 5 / 1.017 = 4.9 h; 5 / 8 h = $0.625/h.
     (hit,) = found(analyze(*runs("12", "5")), "budget-worst-case")
-    assert ("exceeds its gpulease:budget-usd of $5.00; budgetUsd 5 covers 4.9 h at $1.017/h (storage $0.00); "
+    assert ("exceeds its budgetUsd $5.00 (the gpulease:budget-usd tag); budgetUsd 5 covers 4.9 h at $1.017/h (storage $0.00); "
             "accepted: maxRuntimeHours 4.9 or less, an instance type (or maxSpotPriceUsd) at most $0.625/h for the "
             "8 h, or budgetUsd 8.14 or more (prices used in us-east-1: ") in hit[3]
     # One budget shared by the stack: the same ways out for the stack as a whole.

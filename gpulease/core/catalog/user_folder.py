@@ -9,6 +9,7 @@ through the same boundary as an override file (regular files only, a size cap)."
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 USER_CATALOG_ENV = "GPULEASE_CATALOG_DIR"
@@ -20,6 +21,10 @@ class TooManyCatalogFilesError(ValueError):
     pass
 
 
+class CatalogFolderError(TooManyCatalogFilesError):
+    """``GPULEASE_CATALOG_DIR`` does not name a folder that can be read: refused by name, like too many files."""
+
+
 def user_catalog_dir() -> Path:
     explicit = os.environ.get(USER_CATALOG_ENV, "").strip()
     if explicit:
@@ -28,10 +33,31 @@ def user_catalog_dir() -> Path:
     return (Path(base) if base else Path.home() / ".config") / "gpulease" / "catalog"
 
 
+def named_folder_problem(folder: Path) -> str | None:
+    """Why ``folder``, named by ``GPULEASE_CATALOG_DIR``, is not a folder that can be read (None when it is)."""
+    try:
+        if not stat.S_ISDIR(os.stat(folder).st_mode):
+            return "is not a folder"
+        os.listdir(folder)
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as exc:  # a symlink loop, a name too long, no permission
+        return f"cannot be read ({exc.strerror or exc})"
+    return None
+
+
 def user_catalog_files() -> tuple[Path, ...]:
-    """The folder's price files in name order (none when the folder does not exist)."""
+    """The folder's price files in name order. None when the default folder does not exist; the folder named by
+    ``GPULEASE_CATALOG_DIR`` must be one that can be read (a mistyped name, a file or a symlink loop there would
+    otherwise leave every command pricing with the shipped catalog, silently)."""
     folder = user_catalog_dir()
-    if not folder.is_dir():
+    if os.environ.get(USER_CATALOG_ENV, "").strip():
+        problem = named_folder_problem(folder)
+        if problem:
+            raise CatalogFolderError(f"{USER_CATALOG_ENV}={folder}: {problem}; accepted: a folder of price files "
+                                     f"(gpulease catalog refresh makes one), or {USER_CATALOG_ENV} unset for "
+                                     "~/.config/gpulease/catalog")
+    elif not folder.is_dir():
         return ()
     found = sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and not p.name.startswith("."))
     if len(found) > MAX_USER_FILES:
