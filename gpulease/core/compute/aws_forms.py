@@ -94,7 +94,7 @@ CANCEL_SCHEDULE = Deadline(
     target=rt.CANCEL_SPOT_TARGET,
     ids_key="SpotInstanceRequestIds",
     accepted=f"a one-time at(...) EventBridge Scheduler schedule calling ec2:cancelSpotInstanceRequests for that "
-    f"request, no later than its {v.TAG_EXPIRES_AT} tag and before the one terminating its instance",
+    f"request, no later than its {v.TAG_EXPIRES_AT} tag and at least 60 s before the one terminating its instance",
     source=SCHEDULER_DOC,
 )
 

@@ -129,6 +129,8 @@ def test_the_request_carries_the_instance_tags(recovering) -> None:
         assert inst.urn in tag.property_dependencies["resourceId"]
     assert tags[v.TAG_EXPIRES_AT].inputs["value"] == DEADLINE
     assert tags[v.TAG_STACK].inputs["value"] == "test"
+    # Kept on the request when the stack deletes them: a request a replacement or destroy left open stays findable.
+    assert [t.retain_on_delete for t in tags.values()] == [True, True, True]
 
 
 def test_the_watchdog_is_told_to_leave_a_reclaim_to_the_cloud(recovering) -> None:
