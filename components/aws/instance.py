@@ -32,7 +32,6 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING, cast
 
-import pulumi
 import pulumi_aws as aws
 
 from components.aws.cluster import instance_network_args

@@ -323,7 +323,7 @@ def test_turning_recovery_off_or_on_replaces_the_instance_and_keeps_the_disk(pat
 
 @pytest.mark.parametrize("path", RECOVERING, ids=stack_id)
 def test_a_renewal_moves_the_cancel_schedule_and_never_replaces_a_recovering_instance(path: Path) -> None:
-    before, after, changes = rehearse(path, renew)
+    _, after, changes = rehearse(path, renew)
     for name, out in after.outputs["experiments"].items():
         (cancel,) = [s for s in after.of_type(SCHEDULE) if s.name == f"{name}-spot-cancel"]
         assert cancel.inputs["scheduleExpression"] == at_expression(out["deadline"], timedelta(minutes=2))
