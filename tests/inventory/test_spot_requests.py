@@ -156,7 +156,7 @@ def test_ls_prices_a_stopped_instance_at_its_volumes_and_address(aws, capsys):
 
     assert main(["ls", "--region", REGION, "--no-buckets"]) == 0
     table = capsys.readouterr().out
-    assert "stopped instances $0.027/h (volumes and address only)" in table
+    assert "stopped instances $0.028/h (volumes and address only)" in table
     assert "stopped by a reclaim: volumes and address only" in table
 
 
