@@ -12,14 +12,6 @@ REHEARSAL_TESTS = ("tests/integration/test_rehearsal.py",)
 PRECONDITION_TESTS = ("tests/review/test_replacement_preconditions.py",)
 
 MUTATIONS = [
-    Mutation("spot-aws", "components/aws/instance.py",
-             '"instance_interruption_behavior": "stop", "spot_instance_type": "persistent", "valid_until": deadline}',
-             '"instance_interruption_behavior": "stop", "spot_instance_type": "persistent"}',
-             AWS_TESTS, "a persistent request ends at its valid_until, the deadline"),
-    Mutation("spot-aws", "components/aws/instance.py",
-             "    ignored = (['ami'] if from_family else []) + ([VALID_UNTIL] if persistent else [])".replace("'", '"'),
-             '    ignored = ["ami"] if from_family else []',
-             AWS_TESTS, "a renewal never replaces a recovering instance (valid_until ignored after the first run)"),
     Mutation("spot-aws", "components/aws/lifetime.py",
              "schedule_expression=deadline.apply(lambda d: at_expression(d, CANCEL_LEAD)),",
              "schedule_expression=deadline.apply(at_expression),",

@@ -38,7 +38,7 @@ class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifet
         ),
         "spot-recovery": Support(
             "with `spot.recover` (the default on spot with checkpoints and one node): a persistent spot request with "
-            "`instance_interruption_behavior = stop` and `valid_until` the deadline: an interruption stops the "
+            "`instance_interruption_behavior = stop` (no `valid_until`: the deadline's schedules end it): an interruption stops the "
             "instance and keeps its volumes, and EC2 starts it again when capacity returns; the deadline cancels "
             "the request (`ec2:cancelSpotInstanceRequests`, two minutes early) before it terminates the instance, "
             "and the watchdog's own end cancels it before its shutdown",
@@ -90,8 +90,8 @@ class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifet
             "`ignore_changes: [ami]` for family images; a pinned `image.id` that changes replaces on purpose; a "
             "user-data change replaces the instance (`user_data_replace_on_change`: a one-time spot instance cannot "
             "be stopped); turning `spot.recover` on or off replaces it (`instance_market_options` is ForceNew; the "
-            "provider cancels the old request first), a renewal does not (`valid_until` ignored after the first "
-            "run); the data volume grows in place",
+            "old request's tags stay on it, and `reap` cancels it past its deadline if the provider's delete did not), "
+            "a renewal does not (no spot option holds the deadline); the data volume grows in place",
         ),
         "nvidia-driver": Support(
             "the DLAMI families (`dlami-base-ubuntu22`, the default, and `dlami-pytorch-ubuntu22`) have the driver "

@@ -8,17 +8,21 @@ Replacement rules (see docs/provider-facts.md for the sources):
 - Every replacement, for whatever input, is delete-before-replace: the old instance is terminated (its data
   volume detached by the termination) before the new one is created and the volume attached to it, so two GPU
   instances never run at once and the new attachment never meets ``VolumeInUse``.
-- ``instance_market_options`` and each of its spot options (``valid_until`` too) are ``ForceNew``: turning
-  ``spot.recover`` on or off replaces the instance (delete-before-replace, as above). ``valid_until`` is the first
-  recorded deadline and then ignored (``ignore_changes``), so that a deadline renewal never replaces a running
-  experiment; the deadline's schedules move with the renewal (``lifetime``).
+- ``instance_market_options`` and each of its spot options are ``ForceNew``: turning ``spot.recover`` on or off
+  replaces the instance (delete-before-replace, as above). No option holds the deadline (no ``valid_until``): one
+  that did would either replace the instance on every renewal or, ignored, keep the first deadline on a replacement
+  (``ignore_changes`` hands a replacement the old value, or none at all when recovery was off before). The request
+  ends with the deadline's cancelling schedule, which moves with a renewal (``lifetime``).
 
 Spot recovery (``spot.recover``): a persistent request, stopped on interruption, which EC2 starts again when capacity
 returns ("Behavior of Spot Instance interruptions",
 https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/interruption-behavior.html; RunInstances accepts a persistent
 request only with ``stop`` or ``hibernate``: SpotMarketOptions.SpotInstanceType in the pulumi_aws docstring and
 https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_SpotMarketOptions.html). The request ends at the latest
-at its ``valid_until`` (the deadline); the provider cancels it before terminating the instance on delete
+by the cancelling schedule, two minutes before the deadline terminates the instance, and by itself after EC2's
+default end, 7 days after its creation (SpotMarketOptions.ValidUntil "Default: 7 days from the current date"); a
+deadline is never more than 168 hours after the instance's launch, so only a renewal reaches past it, and then
+recovery ends there (docs/run.md). The provider cancels it before terminating the instance on delete
 (terraform-provider-aws ``resourceInstanceDelete``: ``CancelSpotInstanceRequests`` on ``spot_instance_request_id``
 when ``instance_lifecycle`` is ``spot``); docs/provider-facts.md has the sources.
 """
@@ -28,7 +32,6 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING, cast
 
-import pulumi
 import pulumi_aws as aws
 
 from components.aws.cluster import instance_network_args
@@ -46,30 +49,23 @@ def plain_price(value: float) -> str:
     return format(Decimal(str(value)).normalize(), "f")
 
 
-VALID_UNTIL = "instanceMarketOptions.spotOptions.validUntil"
-"""The engine path of the request's end, ignored after the first run (a renewal must not replace the instance)."""
-
-
-def market_options(spec: ExperimentSpec, deadline: pulumi.Input[str] | None = None) -> dict | None:
+def market_options(spec: ExperimentSpec) -> dict | None:
     """Spot: a one-time request, terminated on interruption; with ``spot.recover`` a persistent request, stopped
-    on interruption and valid until the deadline. None means on-demand."""
+    on interruption, ended by the deadline's cancelling schedule (no ``valid_until``, see the module). None means
+    on-demand."""
     if spec.market != "spot":
         return None
     spot: dict = {"instance_interruption_behavior": "terminate", "spot_instance_type": "one-time"}
     if recovers(spec):
-        if deadline is None:
-            raise ValueError("a persistent spot request needs the deadline as its valid_until")
-        spot = {"instance_interruption_behavior": "stop", "spot_instance_type": "persistent", "valid_until": deadline}
+        spot = {"instance_interruption_behavior": "stop", "spot_instance_type": "persistent"}
     if spec.max_spot_price_usd is not None:
         spot["max_price"] = plain_price(spec.max_spot_price_usd)
     return {"market_type": "spot", "spot_options": spot}
 
 
-def replacement_options(*, from_family: bool, persistent: bool = False) -> dict:
-    """How the engine may replace the instance: only ever delete-before-replace, never for a newer family image
-    nor for a renewed deadline (a persistent request's ``valid_until``)."""
-    ignored = (["ami"] if from_family else []) + ([VALID_UNTIL] if persistent else [])
-    return {"delete_before_replace": True, "ignore_changes": ignored or None}
+def replacement_options(*, from_family: bool) -> dict:
+    """How the engine may replace the instance: only ever delete-before-replace, never for a newer family image."""
+    return {"delete_before_replace": True, "ignore_changes": ["ami"] if from_family else None}
 
 
 class AwsInstance:
@@ -100,7 +96,7 @@ class AwsInstance:
             **instance_network_args(exp, launch),
             key_name=launch.network.key_name,
             iam_instance_profile=cast(aws.iam.InstanceProfile, launch.identity).name,
-            instance_market_options=market_options(exp.spec, exp.deadline),
+            instance_market_options=market_options(exp.spec),
             # Shutting down from inside (watchdog, idle, deadline) must end billing, not leave a stopped instance. With
             # a persistent request the watchdog cancels the request first (terminating re-opens it, see lifetime).
             instance_initiated_shutdown_behavior="terminate",
@@ -126,5 +122,5 @@ class AwsInstance:
             # Terminating the instance before the data volume is deleted keeps destroy ordered: the attachment is
             # skipped, the instance goes, the disk is detached, then a non-retained disk can be deleted.
             opts=exp.opts(depends_on=launch.depends_on, **replacement_options(
-                from_family=exp.spec.image_family is not None, persistent=recovers(exp.spec))),
+                from_family=exp.spec.image_family is not None)),
         )

@@ -54,8 +54,10 @@ class AwsLifetime:
     def after_instance(self, exp: ExperimentParts, instance: pulumi.CustomResource, identity: pulumi.Resource) -> None:
         requests = None
         if recovers(exp.spec):
-            # A spot instance always has its request's id once it runs (unknown during a preview).
-            request = cast(aws.ec2.Instance, instance).spot_instance_request_id.apply(lambda rid: rid or "")
+            # A spot instance always has its request's id once it runs (unknown during a preview, when this is not
+            # called); an empty one would make the cancel name nothing (``[""]``) and the ARNs end in ``/``.
+            request = cast(aws.ec2.Instance, instance).spot_instance_request_id.apply(
+                lambda rid: own_request_id(exp.name, rid))
             tag_spot_request(exp, request)
             allow_own_spot_cancel(exp.name, identity, request, exp.ctx, exp.opts())
             requests = [request]
@@ -64,12 +66,25 @@ class AwsLifetime:
                                     spot_requests=requests)
 
 
+def own_request_id(name: str, rid: str | None) -> str:
+    """The instance's spot request id, or the deployment fails with one line: without it nothing could cancel the
+    persistent request, which would then relaunch what the deadline terminates."""
+    if not rid:
+        raise pulumi.RunError(
+            f"experiment {name!r}: the spot instance came back without its spot request id (spot_instance_request_id "
+            "is empty): the deadline could not cancel its persistent request. Run `gpulease down`, then check "
+            "`gpulease ls` for an open spot request.")
+    return rid
+
+
 def tag_spot_request(exp: ExperimentParts, request: pulumi.Output[str]) -> list[aws.ec2.Tag]:
     """The request's own tags, the instance's values (``aws.ec2.Tag`` per key: the instance resource tags only the
-    instance and its volumes, ``resourceInstanceCreate`` in terraform-provider-aws)."""
+    instance and its volumes, ``resourceInstanceCreate`` in terraform-provider-aws). Kept on the request when the
+    stack deletes them (``retain_on_delete``): a request a replacement or a destroy left open still says whose it is
+    and when it ends, for ``gpulease down``'s check, ``ls`` and ``reap``."""
     return [
         aws.ec2.Tag(f"{exp.name}-spot-request-{key.removeprefix(v.TAG_PREFIX)}", resource_id=request, key=key,
-                    value=exp.tags[key], opts=exp.opts())
+                    value=exp.tags[key], opts=exp.opts(retain_on_delete=True))
         for key in REQUEST_TAGS if key in exp.tags
     ]
 

@@ -72,7 +72,9 @@ def row(resource: Resource, now: datetime, cloud: str = "aws", inventory: Region
             request = next((r for r in inventory.spot_requests if r.instance_id == resource.id
                             or r.id == resource.spot_request_id), None)
             # Stopped: no instance hours, only its volumes and addresses (gpulease.core.cost.stopped).
-            base.update(hourlyUsd=stopped_hourly(resource, inventory.volumes, inventory.addresses, cloud),
+            # Every volume attached to it counts, tagged or not (``attached_volumes``), each once.
+            volumes = list({vol.id: vol for vol in (*inventory.volumes, *inventory.attached_volumes)}.values())
+            base.update(hourlyUsd=stopped_hourly(resource, volumes, inventory.addresses, cloud),
                         stoppedBilling="volumes and address only" if cloud == "aws" else "depends on the stop mode",
                         stoppedByReclaim=bool(request and request.stopped_by_reclaim))
     elif isinstance(resource, SpotRequest):
@@ -192,14 +194,17 @@ def print_table(inventories: list[RegionInventory], now: datetime, console: Cons
         table.add_column(column, justify="right" if column in ("age", "$/h", "spent", "$/month") else "left")
     total_monthly = 0.0
     total_hourly = 0.0
-    total_stopped = 0.0
+    total_stopped: float | None = 0.0
+    any_stopped = False
     total_spent = 0.0
     records = rows(inventories, now, cloud)
     for r in records:
         if r.get("state") == "running":
             total_hourly += r.get("hourlyUsd") or 0.0
-        if r["kind"] == "instance" and r.get("stoppedBilling"):
-            total_stopped += r.get("hourlyUsd") or 0.0
+        if r["kind"] == "instance" and r.get("stoppedBilling") and cloud == "aws":
+            any_stopped = True
+            # One stopped instance of unknown cost makes the total unknown, never a smaller number.
+            total_stopped = None if total_stopped is None or r.get("hourlyUsd") is None else total_stopped + r["hourlyUsd"]
         total_spent += r.get("spendUsd") or 0.0
         age = r.get("ageHours")
         state = r.get("state") or ""
@@ -220,8 +225,8 @@ def print_table(inventories: list[RegionInventory], now: datetime, console: Cons
         total_monthly += r.get("monthlyUsd") or 0.0
     console.print(table)
     console.print(f"running instances cost {_money(total_hourly, 3)}/h; spent so far {_money(total_spent)} (estimate)"
-                  + (f"; stopped instances {_money(total_stopped, 3)}/h (volumes and address only)"
-                     if total_stopped else "")
+                  + (f"; stopped instances {_money(total_stopped, 3) + '/h' if total_stopped is not None else 'unknown'}"
+                     " (volumes and address only)" if any_stopped else "")
                   + (f"; images and snapshots store for {_money(total_monthly)}/month" if total_monthly else ""))
     if (warning := orphan_warning(records)) is not None:
         console.print(f"[bold red]warning[/bold red]: {warning}", soft_wrap=True)

@@ -132,12 +132,13 @@ def list_volumes(ec2: Any, region: str) -> list[Volume]:
     return volumes_from(pages(ec2, "describe_volumes", "Volumes", Filters=managed_filter()), region)
 
 
-def volumes_from(volumes: list[dict], region: str) -> list[Volume]:
-    """The managed volumes of a DescribeVolumes answer (the managed-by tag checked on the answer itself)."""
+def volumes_from(volumes: list[dict], region: str, *, managed_only: bool = True) -> list[Volume]:
+    """The managed volumes of a DescribeVolumes answer (the managed-by tag checked on the answer itself); every one
+    with ``managed_only=False``."""
     found = []
     for raw in volumes:
         tags = tags_from_list(raw.get("Tags"))
-        if not is_managed(tags):
+        if managed_only and not is_managed(tags):
             continue
         attached = tuple(a["InstanceId"] for a in raw.get("Attachments", []) if a.get("InstanceId"))
         found.append(
@@ -274,11 +275,26 @@ def fill(inventory: RegionInventory, client: Any, listers: dict[str, Lister]) ->
     return True
 
 
+def list_attached_volumes(ec2: Any, region: str, instance_ids: list[str]) -> list[Volume]:
+    """Every volume attached to these instances, tagged or not (DescribeVolumes ``attachment.instance-id``)."""
+    found: list[Volume] = []
+    for start in range(0, len(instance_ids), FILTER_VALUES_PER_CALL):
+        chunk = instance_ids[start : start + FILTER_VALUES_PER_CALL]
+        found += volumes_from(pages(ec2, "describe_volumes", "Volumes",
+                                    Filters=[{"Name": "attachment.instance-id", "Values": chunk}]), region,
+                              managed_only=False)
+    return found
+
+
 def collect_region(clients: AwsClients, region: str, *, buckets: bool = True, snapshots: bool = True) -> RegionInventory:
     """List one region, one listing after the other: EC2 throttles describe calls per account, and a listing is
     a handful of calls. A listing that fails is recorded and the others go on."""
     inventory = RegionInventory(region=region)
-    reached = fill(inventory, clients.ec2(region), {k: f for k, f in EC2_LISTERS.items() if snapshots or k != "snapshots"})
+    ec2 = clients.ec2(region)
+    reached = fill(inventory, ec2, {k: f for k, f in EC2_LISTERS.items() if snapshots or k != "snapshots"})
+    stopped = sorted(i.id for i in inventory.instances if i.state == "stopped")
+    if reached and stopped:
+        fill(inventory, ec2, {"attached_volumes": lambda client, where: list_attached_volumes(client, where, stopped)})
     if buckets and reached:
         fill(inventory, clients.tagging(region), {"buckets": list_buckets})
     return inventory

@@ -228,6 +228,9 @@ def decide_spot_requests(
       terminates, and terminates nothing whose cancel failed): a persistent request would launch a replacement.
     - An instance whose request is listed but not managed is not terminated either: the request is not ours to
       cancel, and without the cancel a persistent request would launch another instance.
+    - A request managed by its own tags whose deadline plus the grace period has passed is cancelled even while an
+      instance without gpulease tags holds it (what a re-opened persistent request launches: RunInstances' tags
+      are not on it), and that instance is terminated after the cancel, judged by the request's tags.
     - Any other managed request is kept while an instance holds it, and cancelled once its deadline (its own
       tags', else its instance's) plus the grace period has passed. ``retain`` does not apply: a request holds no
       data, and keeping it past its deadline only launches instances (an instance follows its deadline too).
@@ -259,6 +262,19 @@ def decide_spot_requests(
         if request.id in cancelled or not is_managed(tags):
             continue
         holds = request.instance_id in live_ids or (request.instance_state is not None and not request.instance_gone)
+        if holds and request.instance_id not in live_ids and request.managed_by_tags_of == "request" \
+                and not is_managed(request.instance_tags):
+            expired, why = expiry_check(tags, settings)
+            if expired:
+                cancelled.add(request.id)
+                request_decisions.append(Decision(request, CANCEL, f"{why}; its instance {request.instance_id} has no "
+                                                  "gpulease tags (launched by the request itself): cancelled, then "
+                                                  "the instance terminated"))
+                holder = Instance(request.instance_id or "", request.region, request.instance_state or "", "", "spot",
+                                  None, request.id, dict(request.tags))
+                amended.append(Decision(holder, TERMINATE, f"launched by managed spot request {request.id}, judged by "
+                                        f"its tags: {why}"))
+                continue
         if holds:
             request_decisions.append(Decision(request, KEEP, f"serves instance {request.instance_id}"))
             continue

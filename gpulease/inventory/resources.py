@@ -181,6 +181,9 @@ class RegionInventory:
     images: list[Image] = field(default_factory=list)
     buckets: list[Bucket] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    attached_volumes: list[Volume] = field(default_factory=list)
+    """Every volume attached to a listed stopped instance, whatever its tags: what the instance still bills for
+    (never acted on, so not among ``resources``)."""
 
     def resources(self) -> list[Resource]:
         return [

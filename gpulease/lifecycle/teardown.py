@@ -103,6 +103,39 @@ def aws_remove_bucket(s3: Any, bucket: str, stack: str) -> str:
     return f"bucket {bucket}"
 
 
+LIVE_REQUEST_STATES = ("open", "active", "disabled")
+"""Spot request states that can still launch an instance (DescribeSpotInstanceRequests ``State``)."""
+
+
+def aws_open_spot_requests(ec2: Any, stack: str) -> list[str]:
+    """The live spot requests tagged as this stack's (``gpulease:managed-by`` and ``gpulease:stack``, which the
+    stack gives each persistent request it makes and keeps on it after a destroy: ``retain_on_delete``)."""
+    filters = [{"Name": f"tag:{v.TAG_MANAGED_BY}", "Values": [v.MANAGED_BY_VALUE]},
+               {"Name": f"tag:{v.TAG_STACK}", "Values": [stack]},
+               {"Name": "state", "Values": list(LIVE_REQUEST_STATES)}]
+    found: list[str] = []
+    for page in ec2.get_paginator("describe_spot_instance_requests").paginate(Filters=filters):
+        for raw in page.get("SpotInstanceRequests", []):
+            tags = {t["Key"]: t["Value"] for t in raw.get("Tags") or []}
+            if raw.get("State") in LIVE_REQUEST_STATES and _owned(tags, stack):
+                found.append(raw["SpotInstanceRequestId"])
+    return sorted(set(found))
+
+
+def aws_cancel_spot_requests(ec2: Any, stack: str) -> list[str]:
+    """Cancel the stack's live spot requests (the destroy's own cancel is the provider's, not verified here:
+    docs/provider-facts.md), so that no persistent request relaunches what the destroy terminates."""
+    ids = aws_open_spot_requests(ec2, stack)
+    if ids:
+        ec2.cancel_spot_instance_requests(SpotInstanceRequestIds=ids)
+    return ids
+
+
+def recovers_on_aws(st: deploy.Stack) -> bool:
+    """Whether the stack runs an AWS instance on a persistent spot request (``spot.recover``)."""
+    return st.spec.cloud == "aws" and any(e.spot.recover for e in st.spec.experiments)
+
+
 def aws_clients(region: str) -> tuple[Any, Any]:
     import boto3
     from botocore.config import Config
@@ -150,6 +183,17 @@ def down(stack: str, progress: Progress, *, remove_all: bool, backend: StackBack
             except Exception as exc:
                 raise TeardownError(f"stack {stack!r}: --all needs working AWS credentials to remove the disk and "
                                     f"the bucket ({type(exc).__name__}); nothing was changed") from None
+    requests = recovers_on_aws(st)
+    if requests:
+        clients = clients or CLIENTS(st.region)
+        with progress.step("cancel the stack's spot requests") as record:
+            try:
+                cancelled = aws_cancel_spot_requests(clients[0], stack)
+            except Exception as exc:
+                raise TeardownError(f"stack {stack!r}: cancelling its spot requests failed ({type(exc).__name__}: "
+                                    f"{' '.join(str(exc).split())[:300]}); nothing was destroyed (gpulease down "
+                                    "again)") from None
+            record.detail = ", ".join(cancelled) or "none open"
     with progress.step("pulumi destroy") as record:
         try:
             backend.destroy(stack, lambda line: progress.line("pulumi", line), progress.resource)
@@ -159,6 +203,12 @@ def down(stack: str, progress: Progress, *, remove_all: bool, backend: StackBack
             raise TeardownError(f"stack {stack!r}: pulumi destroy failed: {' '.join(str(exc).split())[:500]}; "
                                 "everything it did not delete is still there (gpulease down again)") from None
     result.destroyed = True
+    if requests and clients is not None:
+        still = aws_open_spot_requests(clients[0], stack)
+        if still:
+            raise TeardownError(f"stack {stack!r}: destroyed, but its spot request(s) {', '.join(still)} are still "
+                                "open and may launch an instance; cancel them: aws ec2 cancel-spot-instance-requests "
+                                f"--region {st.region} --spot-instance-request-ids {' '.join(still)}")
     result.stays = stays(st, found)
     result.monthly_usd = found.retained_monthly_usd
     if not remove_all:

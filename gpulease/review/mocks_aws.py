@@ -243,6 +243,7 @@ RESOURCES: dict[str, Any] = {
     "aws:iam/instanceProfile:InstanceProfile": _profile,
     rt.AWS_SCHEDULE: _schedule,
     rt.AWS_LAUNCH_TEMPLATE: _launch_template,
+    rt.AWS_SPOT_REQUEST: _prefixed("sir", "spot-instances-request"),  # EC2's request ids: sir-...
     "aws:ec2/placementGroup:PlacementGroup": _placement_group,
     rt.AWS_EIP: _eip,
     "aws:ec2/vpc:Vpc": _prefixed("vpc", "vpc"),

@@ -27,6 +27,14 @@ from gpulease.core.compute.units import refers
 from . import common as c
 
 STOPPER_TYPES = (rt.AWS_SCHEDULE, rt.AWS_AUTOSCALING_SCHEDULE, rt.ALI_SCHEDULED_TASK)
+SCHEDULER_PRECISION = timedelta(seconds=60)
+"""EventBridge Scheduler "invoke[s] their targets with 60 second precision" (a schedule at 1:00 calls between
+1:00:00 and 1:00:59, https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html): a cancel less
+than this before the termination may come after it."""
+REQUEST_IDS = "SpotInstanceRequestIds"
+REQUEST_ID = re.compile(r"^sir-[0-9a-z]+$")
+OWN_REQUEST = {rt.AWS_INSTANCE: "spotInstanceRequestId", rt.AWS_SPOT_REQUEST: "id"}
+"""Where a unit holds the id of its own spot request (an instance's output, a spot request's own id)."""
 
 
 @dataclass
@@ -74,6 +82,37 @@ def _named_ids(data: Mapping[str, Any] | None, key: str) -> list[str] | None:
         return None
     ids = data[key]
     return [str(i) for i in ids] if isinstance(ids, list) else [str(ids)]
+
+
+def _cancel_input_problem(data: Mapping[str, Any] | None, own: Any) -> str | None:
+    """Why a cancelling schedule's input does not cancel exactly the unit's own request, or None. The input is the
+    call's parameters (botocore ``CancelSpotInstanceRequests``: ``SpotInstanceRequestIds``, and ``DryRun``, which
+    cancels nothing); unknown during a preview, when nothing is held against it."""
+    if data is None:
+        return None
+    accepted = (f"accepted: exactly {{\"{REQUEST_IDS}\": [\"{own if isinstance(own, str) and own else '<its request id>'}"
+                "\"]}, nothing else (no DryRun)")
+    if set(data) != {REQUEST_IDS}:
+        return f"its input has {', '.join(sorted(map(str, data))) or 'no keys'}; {accepted}"
+    ids = data[REQUEST_IDS]
+    if not (isinstance(ids, list) and len(ids) == 1 and isinstance(ids[0], str) and REQUEST_ID.match(ids[0])):
+        return f"its input names {REQUEST_IDS}={ids!r}, not one spot request id (sir-...); {accepted}"
+    if isinstance(own, str) and own and ids[0] != own:
+        return f"its input names {ids[0]}, not this unit's request {own}; {accepted}"
+    return None
+
+
+def persistent_request(unit: ComputeUnit, expires: datetime | None) -> str | None:
+    """Why the unit runs on a persistent spot request with no end of its own, or None: read on the unit, and for a
+    form whose request a schedule may cancel (an instance) on the launch templates it launches from when it sets no
+    market options itself (an ``aws.ec2.Instance(launch_template=...)`` takes the template's)."""
+    problem = unit.form.persistent(unit.resource.props, expires)
+    if problem is not None or unit.form.cancels is None or read(unit.resource.props, "instanceMarketOptions") is not None:
+        return problem
+    for tpl in unit.templates:
+        if tpl.form is not None and (found := tpl.form.persistent(tpl.props, expires)) is not None:
+            return f"its launch template {tpl.name}'s {found}"
+    return None
 
 
 def _holds(values: Mapping[str, Any], requires: Mapping[str, Any]) -> list[str]:
@@ -136,7 +175,7 @@ class Stoppers:
         """How many accelerated units with a persistent request this cancelling deadline applies to."""
         if id(d) not in self._cancelling:
             self._cancelling[id(d)] = sum(1 for u in self.units if u.accelerated and u.form.cancels == d
-                                          and u.form.persistent(u.resource.props, None) is not None)
+                                          and persistent_request(u, None) is not None)
         return self._cancelling[id(d)]
 
     def _needing_count(self, d: Deadline) -> int:
@@ -183,12 +222,20 @@ class Stoppers:
         that ends by itself in time (its form's ``persistent`` reader), or a schedule cancelling exactly that request
         (``cancels``) by the deadline and before any schedule terminating the unit (terminating first re-opens it)."""
         form = unit.form
-        problem = form.persistent(unit.resource.props, expires)
+        problem = persistent_request(unit, expires)
         if problem is None or form.cancels is None:
             return problem
         d = form.cancels
         verdict = Verdict()
-        cancels = self._fires(self._covering(unit, d, self._cancel_count(d)), d, expires, grace, verdict)
+        own = read(unit.resource.props, OWN_REQUEST.get(unit.resource.type, "spotInstanceRequestId"))
+        covering = []
+        for sched, data in self._covering(unit, d, self._cancel_count(d)):
+            wrong = _cancel_input_problem(data, own)
+            if wrong:
+                verdict.late.append(f"{sched.name}: {wrong}")
+            else:
+                covering.append((sched, data))
+        cancels = self._fires(covering, d, expires, grace, verdict)
         if not verdict.ok:
             late = f" ({'; '.join(verdict.late)})" if verdict.late else ""
             return f"{problem}, or {d.accepted}{late}"
@@ -196,11 +243,13 @@ class Stoppers:
                       for t in self._scheduler(unit, dl, expires, grace, Verdict())]
         first_cancel = min((t for t in cancels if isinstance(t, datetime)), default=None)
         first_stop = min((t for t in terminates if isinstance(t, datetime)), default=None)
-        if first_cancel is not None and first_stop is not None and first_cancel >= first_stop:
-            return (f"its request is cancelled at {v.rfc3339(first_cancel)}, not before its termination at "
-                    f"{v.rfc3339(first_stop)}: terminating first re-opens a persistent request, which launches a new "
+        if first_cancel is not None and first_stop is not None and first_stop - first_cancel < SCHEDULER_PRECISION:
+            return (f"its request is cancelled at {v.rfc3339(first_cancel)}, not at least 60 s before its termination "
+                    f"at {v.rfc3339(first_stop)}: terminating first re-opens a persistent request, which launches a new "
                     "instance (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/using-spot-instances-request.html"
-                    "#terminating-a-spot-instance); accepted: the cancelling schedule earlier than the terminating one")
+                    "#terminating-a-spot-instance), and EventBridge Scheduler calls a target anywhere in the 60 s after "
+                    "its time (https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html); accepted: "
+                    "the cancelling schedule at least 60 s earlier than the terminating one")
         return None
 
     def _group_schedule(self, unit: ComputeUnit, d: Deadline, expires: datetime | None, grace: timedelta,

@@ -15,7 +15,8 @@ with termination, an Alibaba release time, an ESS scheduled task to zero. A form
 pool) is reported as unbounded, naming what would bound it; so is a setting that defeats the stop (scale-in
 protection, a persistent spot request). A persistent spot request is accepted with a cloud-side end of its own: a
 ``valid_until`` no later than the deadline, or a schedule cancelling exactly that request
-(``ec2:cancelSpotInstanceRequests``) by the deadline and before the schedule that terminates its instance.
+(``ec2:cancelSpotInstanceRequests``, its input exactly that request's id) by the deadline and at least 60 s
+before the schedule that terminates its instance (``deadlines.request_end``).
 ``acceptUnbounded`` names resources accepted after review, each by its full URN or its URN's tail
 ``<type token>::<name>`` (``common.listed``); a bare name matches nothing.
 """

@@ -124,3 +124,39 @@ def test_down_on_alicloud_prints_the_commands_for_all(review, monkeypatch, capsy
     out = capsys.readouterr().out
     assert "to remove on Alibaba Cloud: aliyun ecs DeleteDisk --DiskId d-bp1abc" in out
     assert Path  # the commands are printed, nothing is removed from here
+
+
+def _spot_request(ec2: Any, stack: str = STACK) -> str:
+    """A live persistent request tagged as the stack's (what the stack's aws.ec2.Tag resources give it)."""
+    from tests.support.inventory import IMAGE
+    answer = ec2.request_spot_instances(
+        InstanceCount=1, Type="persistent", InstanceInterruptionBehavior="stop",
+        LaunchSpecification={"ImageId": IMAGE, "InstanceType": "g5.xlarge", "Placement": {"AvailabilityZone": ZONE}},
+        TagSpecifications=[{"ResourceType": "spot-instances-request", "Tags": _tags(stack)}])
+    return answer["SpotInstanceRequests"][0]["SpotInstanceRequestId"]
+
+
+def _live(ec2: Any) -> list[str]:
+    found = ec2.describe_spot_instance_requests(Filters=[{"Name": "state", "Values": ["open", "active", "disabled"]}])
+    return sorted(r["SpotInstanceRequestId"] for r in found["SpotInstanceRequests"])
+
+
+def test_down_cancels_the_stack_s_spot_requests_before_the_destroy(deployed, capsys):
+    """The destroy's own cancel (the provider's) is not relied on: the stack's requests, found by their tags, are
+    cancelled first; another stack's are left alone."""
+    ec2 = deployed["ec2"]
+    ours, theirs = _spot_request(ec2), _spot_request(ec2, "someone-else")
+    assert main(["down", STACK]) == 0
+    assert _live(ec2) == [theirs]
+    assert ours not in _live(ec2)
+    assert deployed["backend"].ops() == ["outputs", "destroy"]
+
+
+def test_down_fails_when_a_spot_request_is_still_open_after_the_destroy(deployed, monkeypatch, capsys):
+    ec2 = deployed["ec2"]
+    ours = _spot_request(ec2)
+    monkeypatch.setattr(teardown, "aws_cancel_spot_requests", lambda client, stack: [])  # a cancel that did nothing
+    assert main(["down", STACK]) == 1
+    err = capsys.readouterr().err
+    assert f"stack {STACK!r}: destroyed, but its spot request(s) {ours} are still open and may launch an instance" in err
+    assert f"aws ec2 cancel-spot-instance-requests --region us-east-1 --spot-instance-request-ids {ours}" in err

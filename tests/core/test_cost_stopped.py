@@ -89,7 +89,7 @@ def test_an_unpriced_disk_makes_the_stopped_figure_unknown_never_smaller():
     stack[1][1]["type"] = "gp9"
     cost = estimate_resources(stack, "us-east-1")
     assert cost.stopped_hourly_usd is None
-    assert "while stopped by a reclaim: unknown (a disk or address is unpriced) (volumes and address only)" in cost.notes
+    assert "while stopped by a reclaim: unknown (a disk or address is unpriced or of unknown size) (volumes and address only)" in cost.notes
 
 
 def test_alibaba_economical_stop_on_interruption_costs_the_disks():
@@ -106,3 +106,46 @@ def test_alibaba_economical_stop_on_interruption_costs_the_disks():
     released = estimate_resources([(ALI_INSTANCE, {"instanceType": "ecs.gn7i-c8g1.2xlarge",
                                                    "spotStrategy": "SpotAsPriceGo", "tags": tags()})], "cn-hangzhou")
     assert released.stopped_hourly_usd is None
+
+
+def test_a_disk_of_unknown_size_makes_the_stopped_figure_unknown_never_zero():
+    """A root disk sized by its image and a data disk made from a snapshot: not in the inputs, so the figure while
+    stopped is unknown (it was a known $0.0000/h)."""
+    stack = aws_stack(spot())
+    stack[0][1]["rootBlockDevice"] = {"encrypted": True}
+    stack[1] = (AWS_VOLUME, {"snapshotId": "snap-0123456789abcdef0", "availabilityZone": "us-east-1a",
+                             "tags": tags()})
+    del stack[2]  # no address: nothing at all would be counted
+    cost = estimate_resources(stack, "us-east-1")
+    assert cost.stopped_hourly_usd is None
+    (exp,) = cost.experiments
+    assert exp.stopped_hourly_usd is None
+    assert "while stopped by a reclaim: unknown (a disk or address is unpriced or of unknown size) (volumes and " \
+           "address only)" in cost.notes
+
+
+@pytest.mark.parametrize("market", [
+    {"marketType": "Spot", "spotOptions": {"spotInstanceType": "persistent", "instanceInterruptionBehavior": "stop"}},
+    {"marketType": "spot", "spotOptions": {"spotInstanceType": "Persistent", "instanceInterruptionBehavior": "Stop"}},
+], ids=["Spot", "Persistent-Stop"])
+def test_the_market_options_are_read_in_any_case(market):
+    assert stopped_by_reclaim(AWS_INSTANCE, {"instanceMarketOptions": market})
+    assert estimate_resources(aws_stack(market), "us-east-1").stopped_hourly_usd == pytest.approx(
+        (100 + 200) * 0.08 / 730 + 0.005)
+
+
+def test_an_instance_takes_a_persistent_stop_request_from_its_launch_template():
+    template_urn = "urn:pulumi:s::p::aws:ec2/launchTemplate:LaunchTemplate::lt"
+    template = ("aws:ec2/launchTemplate:LaunchTemplate", {"instanceType": "g6.xlarge", "instanceMarketOptions": spot()},
+                {"urn": template_urn})
+    stack = aws_stack({})
+    instance = dict(stack[0][1])
+    del instance["instanceMarketOptions"]
+    instance["launchTemplate"] = {"id": "lt-0123456789abcdef0"}
+    stack[0] = (AWS_INSTANCE, instance, {"urn": "urn:pulumi:s::p::aws:ec2/instance:Instance::i",
+                                         "dependencies": {"launchTemplate": [template_urn]}})
+    cost = estimate_resources([template, *stack], "us-east-1")
+    assert cost.stopped_hourly_usd == pytest.approx((100 + 200) * 0.08 / 730 + 0.005)
+    # Market options of its own win over the template's (RunInstances): one-time, terminated, no stopped line.
+    stack[0][1]["instanceMarketOptions"] = spot("one-time", "terminate")
+    assert estimate_resources([template, *stack], "us-east-1").stopped_hourly_usd is None

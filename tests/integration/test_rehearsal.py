@@ -285,6 +285,8 @@ def set_recover(value: bool) -> Callable[[dict[str, Any]], dict[str, Any] | None
 
 
 RECOVERING = [p for p in STACKS if recovers(load_stack_file(p))]
+PERSISTENT = {"instanceInterruptionBehavior": "stop", "spotInstanceType": "persistent"}
+"""A recovering instance's spot options: no ``validUntil``, on every path (created, renewed, replaced, turned on)."""
 
 
 def request_parts(r: Rendering) -> set[str]:
@@ -321,15 +323,47 @@ def test_turning_recovery_off_or_on_replaces_the_instance_and_keeps_the_disk(pat
 
 @pytest.mark.parametrize("path", RECOVERING, ids=stack_id)
 def test_a_renewal_moves_the_cancel_schedule_and_never_replaces_a_recovering_instance(path: Path) -> None:
-    before, after, changes = rehearse(path, renew)
+    _, after, changes = rehearse(path, renew)
     for name, out in after.outputs["experiments"].items():
         (cancel,) = [s for s in after.of_type(SCHEDULE) if s.name == f"{name}-spot-cancel"]
         assert cancel.inputs["scheduleExpression"] == at_expression(out["deadline"], timedelta(minutes=2))
         assert changes[cancel.urn].action == "update"
         inst = after.by_name(f"{name}-instance")
         assert changes[inst.urn].action in ("same", "update"), summary(changes)
-        # The request's end stays as first recorded (ignore_changes), now before the renewed deadline.
-        first = before.by_name(f"{name}-instance").inputs["instanceMarketOptions"]["spotOptions"]["validUntil"]
-        assert inst.inputs["instanceMarketOptions"]["spotOptions"]["validUntil"] == first < out["deadline"]
+        # The request holds no end of its own (a stale one would outlive a renewal or cut it short).
+        assert inst.inputs["instanceMarketOptions"]["spotOptions"] == PERSISTENT, summary(changes)
         tag = after.by_name(f"{name}-spot-request-expires-at")
         assert tag.inputs["value"] == out["deadline"] and changes[tag.urn].action == "update", summary(changes)
+
+
+def assert_request_ends_at_the_current_deadline(after: Rendering, changes: dict[str, Change]) -> None:
+    """Each recovering instance, whatever happened to it, holds no end of its own, and its request is cancelled two
+    minutes before the deadline now in force."""
+    for name, out in after.outputs["experiments"].items():
+        inst = after.by_name(f"{name}-instance")
+        assert inst.inputs["instanceMarketOptions"]["spotOptions"] == PERSISTENT, summary(changes)
+        (cancel,) = [s for s in after.of_type(SCHEDULE) if s.name == f"{name}-spot-cancel"]
+        assert cancel.inputs["scheduleExpression"] == at_expression(out["deadline"], timedelta(minutes=2))
+
+
+@pytest.mark.parametrize("path", RECOVERING, ids=stack_id)
+def test_a_replacement_after_a_renewal_ends_its_request_at_the_renewed_deadline(path: Path) -> None:
+    """A renewal and a hook edit together replace the instance: the new request must end at the renewed deadline,
+    not at the first one (which a replacement inherits when the end is ignored)."""
+    def both(config: dict[str, Any]) -> None:
+        renew(config)
+        edit_hook(config)
+
+    before, after, changes = rehearse(path, both)
+    for name, out in after.outputs["experiments"].items():
+        inst = after.by_name(f"{name}-instance")
+        assert changes[inst.urn].action == "replace", summary(changes)
+        assert out["deadline"] > before.outputs["experiments"][name]["deadline"]
+    assert_request_ends_at_the_current_deadline(after, changes)
+
+
+@pytest.mark.parametrize("path", RECOVERING, ids=stack_id)
+def test_recovery_turned_on_ends_its_request_at_the_deadline(path: Path) -> None:
+    """Turning recovery on from off creates the persistent request with the cancelling schedule at the deadline."""
+    _, after, changes = rehearse(path, set_recover(True), start=set_recover(False))
+    assert_request_ends_at_the_current_deadline(after, changes)

@@ -143,8 +143,9 @@ def test_ls_prices_a_stopped_instance_at_its_volumes_and_address(aws, capsys):
     assert main(["ls", "--region", REGION, "--json", "--no-buckets"]) == 0
     rows = {r["id"]: r for r in json.loads(capsys.readouterr().out)["resources"]}
     # 200 GB gp3 at $0.08/GB-month (3,000 IOPS and 125 MB/s are included) over 730 h, plus $0.005/h for the
-    # Elastic IP; no instance hours. (moto's untagged root volume is not a managed resource, so not listed.)
-    assert rows[inst]["hourlyUsd"] == round(200 * 0.08 / 730 + 0.005, 4) == 0.0269
+    # Elastic IP, and moto's untagged 8 GB gp2 root at $0.10 (every attached volume bills, tagged or not); no
+    # instance hours.
+    assert rows[inst]["hourlyUsd"] == round((200 * 0.08 + 8 * 0.10) / 730 + 0.005, 4) == 0.028
     assert (rows[inst]["stoppedBilling"], rows[inst]["stoppedByReclaim"]) == ("volumes and address only", True)
     assert rows[inst]["spendUsd"] is None
     assert (rows[sir]["state"], rows[sir]["statusCode"], rows[sir]["instanceGone"]) == (
@@ -155,7 +156,7 @@ def test_ls_prices_a_stopped_instance_at_its_volumes_and_address(aws, capsys):
 
     assert main(["ls", "--region", REGION, "--no-buckets"]) == 0
     table = capsys.readouterr().out
-    assert "stopped instances $0.027/h (volumes and address only)" in table
+    assert "stopped instances $0.028/h (volumes and address only)" in table
     assert "stopped by a reclaim: volumes and address only" in table
 
 

@@ -60,13 +60,19 @@ _INSTANCE_DISKS = (
 _INSTANCE_USER_DATA = (UserData("userData"), UserData("userDataBase64", encoded=True))
 
 
+def _folded(value: Any) -> Any:
+    """An enum value as EC2 compares it, case aside: ``Spot`` and ``Persistent`` are read as ``spot`` and
+    ``persistent`` (fail closed: a spelling the reader took for something else would hide a request)."""
+    return value.strip().lower() if isinstance(value, str) else value
+
+
 def _instance_market(props: Mapping[str, Any]) -> Market:
     market = read(props, "instanceMarketOptions.marketType")
     if market is UNKNOWN:
         return Market(UNKNOWN)
     if market is None:
         return Market(None)
-    return Market(SPOT if market == "spot" else ON_DEMAND, f"instanceMarketOptions.marketType={market}")
+    return Market(SPOT if _folded(market) == "spot" else ON_DEMAND, f"instanceMarketOptions.marketType={market}")
 
 
 def _terminate_schedule(accepted_for: str) -> Deadline:
@@ -88,7 +94,7 @@ CANCEL_SCHEDULE = Deadline(
     target=rt.CANCEL_SPOT_TARGET,
     ids_key="SpotInstanceRequestIds",
     accepted=f"a one-time at(...) EventBridge Scheduler schedule calling ec2:cancelSpotInstanceRequests for that "
-    f"request, no later than its {v.TAG_EXPIRES_AT} tag and before the one terminating its instance",
+    f"request, no later than its {v.TAG_EXPIRES_AT} tag and at least 60 s before the one terminating its instance",
     source=SCHEDULER_DOC,
 )
 
@@ -106,7 +112,7 @@ def _ends_in_time(until: Any, expires: datetime | None) -> bool:
 def _persistent_spot_request(props: Mapping[str, Any], expires: datetime | None) -> str | None:
     """A persistent request relaunches what a deadline terminated, until the request itself ends (its valid_until,
     or a schedule cancelling it: ``CANCEL_SCHEDULE``)."""
-    spot_type = read(props, "spotType", "persistent")  # pulumi_aws creates persistent requests by default
+    spot_type = _folded(read(props, "spotType", "persistent"))  # pulumi_aws creates persistent requests by default
     if spot_type is UNKNOWN or spot_type == "one-time" or _ends_in_time(read(props, "validUntil"), expires):
         return None
     return (f"spot_type is persistent (pulumi_aws's default): {REOPENS}; accepted: spot_type='one-time', or "
@@ -116,9 +122,9 @@ def _persistent_spot_request(props: Mapping[str, Any], expires: datetime | None)
 def _persistent_market_options(props: Mapping[str, Any], expires: datetime | None) -> str | None:
     """An instance's own persistent request (instance_market_options): the same hazard as a spot request's, read
     where the instance keeps it (one-time is RunInstances' default, SpotMarketOptions.SpotInstanceType)."""
-    if read(props, "instanceMarketOptions.marketType") != "spot":
+    if _folded(read(props, "instanceMarketOptions.marketType")) != "spot":
         return None
-    spot_type = read(props, "instanceMarketOptions.spotOptions.spotInstanceType", "one-time")
+    spot_type = _folded(read(props, "instanceMarketOptions.spotOptions.spotInstanceType", "one-time"))
     until = read(props, "instanceMarketOptions.spotOptions.validUntil")
     if spot_type is UNKNOWN or spot_type != "persistent" or _ends_in_time(until, expires):
         return None
@@ -254,6 +260,9 @@ register(
         disks=(Disk("blockDeviceMappings", "blockDeviceMappings.*", "ebs.encrypted", "ebs.kmsKeyId",
                     name_key="deviceName", only_with="ebs", missing=NO_MAPPINGS),),
         instance_tags=_lt_instance_tags, identity=("id", "name", "arn"),
+        # An instance launched from it without market options of its own takes these (RunInstances: what the call
+        # gives overrides the template): its persistent request is the instance's (``deadlines.persistent_request``).
+        persistent=_persistent_market_options,
         public_ip=("networkInterfaces.*.associatePublicIpAddress",),
         security_groups=("vpcSecurityGroupIds", "securityGroupNames", "networkInterfaces.*.securityGroups"),
         source="pulumi_aws ec2.LaunchTemplate",

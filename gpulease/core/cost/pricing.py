@@ -116,6 +116,9 @@ class Pricer:
         self.unknown: list[str] = []
         self.unknown_of: dict[str | None, list[str]] = {}
         """What could not be priced, per experiment (None: the whole stack)."""
+        self.unsized: set[str | None] = set()
+        """The experiments with a disk of unknown size: not counted in the running figure (a note says so), but
+        their figure while stopped, disks only, is then unknown, never a known $0."""
         self.experiment: str | None = None
         """The experiment of the resource being priced (None outside one: what is unknown concerns the stack)."""
         self.zones: dict[str, str] = {}
@@ -196,6 +199,7 @@ class Pricer:
         prices = self.region_prices(cloud)
         if size is None:
             self.note(f"{r.name}: {label} size is not in the inputs (taken from an image or snapshot); not counted")
+            self.unsized.add(self.experiment)
             return
         shown = f"{label} {disk_type}{' ' + performance_level if performance_level else ''} {size:g} GB"
         if prices is None:

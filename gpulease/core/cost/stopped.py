@@ -33,16 +33,30 @@ AWS_STOPPING_BEHAVIOURS = ("stop", "hibernate")
 ALICLOUD_STOPPING_BEHAVIOURS = ("Stop",)
 
 
-def stopped_by_reclaim(type_: str, inputs: Mapping[str, Any]) -> bool:
-    """True when a reclaim stops this instance (it keeps its disks, and the cloud may start it again)."""
+def _folded(value: Any) -> Any:
+    """EC2's enum values read case aside (``Spot``, ``Persistent``, ``Stop``), so no spelling hides a request."""
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def _market_stops(market: Mapping[str, Any]) -> bool:
+    spot = market.get("spotOptions") or {}
+    return (_folded(market.get("marketType")) == "spot" and _folded(spot.get("spotInstanceType")) == "persistent"
+            and _folded(spot.get("instanceInterruptionBehavior")) in AWS_STOPPING_BEHAVIOURS)
+
+
+def stopped_by_reclaim(type_: str, inputs: Mapping[str, Any],
+                       templates: Iterable[Mapping[str, Any]] = ()) -> bool:
+    """True when a reclaim stops this instance (it keeps its disks, and the cloud may start it again).
+    ``templates``: the inputs of the launch templates an AWS instance launches from, whose market options it takes
+    when it sets none of its own (RunInstances: parameters given override the template's)."""
     if type_ == rt.AWS_INSTANCE:
-        market = inputs.get("instanceMarketOptions") or {}
-        spot = market.get("spotOptions") or {}
-        return (market.get("marketType") == "spot" and spot.get("spotInstanceType") == "persistent"
-                and spot.get("instanceInterruptionBehavior") in AWS_STOPPING_BEHAVIOURS)
+        market = inputs.get("instanceMarketOptions")
+        if not market:
+            return any(_market_stops(t.get("instanceMarketOptions") or {}) for t in templates)
+        return _market_stops(market)
     if type_ == rt.AWS_SPOT_REQUEST:
-        return (inputs.get("spotType") == "persistent"
-                and inputs.get("instanceInterruptionBehavior") in AWS_STOPPING_BEHAVIOURS)
+        return (_folded(inputs.get("spotType") or "persistent") == "persistent"
+                and _folded(inputs.get("instanceInterruptionBehavior")) in AWS_STOPPING_BEHAVIOURS)
     if type_ == rt.ALI_INSTANCE:
         return (str(inputs.get("spotStrategy") or "NoSpot") != "NoSpot"
                 and inputs.get("spotInterruptionBehavior") in ALICLOUD_STOPPING_BEHAVIOURS)
@@ -64,7 +78,7 @@ def stopped_hourly(lines: Iterable[CostLine]) -> float | None:
 def stopped_note(figures: Mapping[str, float | None]) -> list[str]:
     """The report's line(s): one for a single experiment, one per experiment in a sweep."""
     def usd(value: float | None) -> str:
-        return "unknown (a disk or address is unpriced)" if value is None else f"${value:,.4f}/h"
+        return "unknown (a disk or address is unpriced or of unknown size)" if value is None else f"${value:,.4f}/h"
 
     if len(figures) == 1:
         (value,) = figures.values()

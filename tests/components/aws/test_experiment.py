@@ -96,8 +96,7 @@ def test_spot_instance_inputs(spot) -> None:
     # Spot with checkpoints recovers by default (tests/components/aws/test_spot_recovery.py has the rest).
     assert inputs["instanceMarketOptions"] == {
         "marketType": "spot",
-        "spotOptions": {"instanceInterruptionBehavior": "stop", "spotInstanceType": "persistent",
-                        "validUntil": DEADLINE},
+        "spotOptions": {"instanceInterruptionBehavior": "stop", "spotInstanceType": "persistent"},
     }
     assert inputs["instanceInitiatedShutdownBehavior"] == "terminate"
     assert inputs["metadataOptions"]["httpTokens"] == "required"
@@ -153,13 +152,13 @@ def test_a_newer_family_image_never_replaces_the_instance_and_every_replacement_
     """``ami`` is replace-triggering: a looked-up image is ignored after the first run, a pinned one is not; any
     replacement deletes the old instance and its attachment first (no two GPUs, no VolumeInUse)."""
     instance = spot.one(INSTANCE)
-    assert instance.ignore_changes == ["ami", "instanceMarketOptions.spotOptions.validUntil"]
+    assert instance.ignore_changes == ["ami"]
     assert instance.delete_before_replace is True
     attachment = spot.one("aws:ec2/volumeAttachment:VolumeAttachment")
     assert attachment.delete_before_replace is True
     assert attachment.property_dependencies["instanceId"] == [instance.urn]
     pinned = render_experiment(experiment(image={"id": "ami-0123456789abcdef0"})).one(INSTANCE)
-    assert pinned.ignore_changes == ["instanceMarketOptions.spotOptions.validUntil"]
+    assert pinned.ignore_changes == []
     assert pinned.delete_before_replace is True
 
 

@@ -50,11 +50,11 @@ def test_persistent_request_stopped_on_interruption_until_the_deadline(recoverin
     inst = recovering.one(INSTANCE)
     assert inst.inputs["instanceMarketOptions"] == {
         "marketType": "spot",
-        "spotOptions": {"instanceInterruptionBehavior": "stop", "spotInstanceType": "persistent",
-                        "validUntil": DEADLINE},
+        "spotOptions": {"instanceInterruptionBehavior": "stop", "spotInstanceType": "persistent"},
     }
-    # A renewal moves the deadline; the request's end stays as first recorded (ForceNew would replace the instance).
-    assert inst.ignore_changes == ["ami", "instanceMarketOptions.spotOptions.validUntil"]
+    # No valid_until: ForceNew, it would replace on a renewal or, ignored, keep a stale end on a replacement. The
+    # request ends with the cancelling schedule, which follows the deadline.
+    assert inst.ignore_changes == ["ami"]
     assert inst.delete_before_replace is True
     assert inst.inputs["instanceInitiatedShutdownBehavior"] == "terminate"
 
@@ -62,8 +62,7 @@ def test_persistent_request_stopped_on_interruption_until_the_deadline(recoverin
 def test_max_price_kept_on_a_persistent_request() -> None:
     inst = render_experiment(experiment(maxSpotPriceUsd=0.45)).one(INSTANCE)
     assert inst.inputs["instanceMarketOptions"]["spotOptions"] == {
-        "instanceInterruptionBehavior": "stop", "spotInstanceType": "persistent", "validUntil": DEADLINE,
-        "maxPrice": "0.45"}
+        "instanceInterruptionBehavior": "stop", "spotInstanceType": "persistent", "maxPrice": "0.45"}
 
 
 def test_opted_out_is_the_one_time_request_as_before(one_time) -> None:
@@ -130,6 +129,8 @@ def test_the_request_carries_the_instance_tags(recovering) -> None:
         assert inst.urn in tag.property_dependencies["resourceId"]
     assert tags[v.TAG_EXPIRES_AT].inputs["value"] == DEADLINE
     assert tags[v.TAG_STACK].inputs["value"] == "test"
+    # Kept on the request when the stack deletes them: a request a replacement or destroy left open stays findable.
+    assert [t.retain_on_delete for t in tags.values()] == [True, True, True]
 
 
 def test_the_watchdog_is_told_to_leave_a_reclaim_to_the_cloud(recovering) -> None:
@@ -146,3 +147,18 @@ def test_on_demand_and_clusters_never_recover() -> None:
     for inst in cluster.of_type(INSTANCE):
         assert inst.inputs["instanceMarketOptions"]["spotOptions"]["spotInstanceType"] == "one-time"
     assert all(s.inputs["target"]["arn"].endswith("terminateInstances") for s in cluster.of_type(SCHEDULE))
+
+
+def test_an_empty_spot_request_id_fails_the_deployment_with_one_line() -> None:
+    """Without its request's id the cancel would name ``[""]`` and the ARNs end in ``/``: fail, never deploy that."""
+    from gpulease.review.mocks import CloudMocks
+
+    class NoRequestId(CloudMocks):
+        def new_resource(self, args):
+            rid, outputs = super().new_resource(args)
+            return rid, ({**outputs, "spotInstanceRequestId": ""} if args.typ == INSTANCE else outputs)
+
+    r = render_experiment(experiment(), mocks=NoRequestId(region="us-east-1"))
+    assert r.error is not None
+    assert "experiment 'exp1': the spot instance came back without its spot request id" in r.error
+    assert "\n" not in r.error.strip()

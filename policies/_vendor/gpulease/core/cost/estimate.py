@@ -100,7 +100,10 @@ def estimate_resources(
         for hosted in r.hosted:  # what a CloudFormation stack's template runs, priced as the stack's lines
             group_instances(pricer, r, hosted)
     pricer.region, pricer.experiment = default, None
-    return _summarise(pricer, items, catalog)
+    # An instance stopped by a reclaim: its own market options, else the launch template's it takes them from.
+    reclaim_stops = {r.experiment for index, r in enumerate(items) if stopped_by_reclaim(
+        r.type, r.inputs, [t.props for t in units[index].templates] if index in units else ())}
+    return _summarise(pricer, items, catalog, reclaim_stops)
 
 
 def is_compute(type_: str) -> bool:
@@ -161,7 +164,7 @@ def _price(pricer: Pricer, r: PricedResource, unit: ComputeUnit | None, data_gb:
                              "estimate does not price)")
 
 
-def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog) -> StackCost:
+def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog, reclaim_stops: set[str]) -> StackCost:
     lines = pricer.lines
     runtimes = [hours for r in items if (hours := r.runtime_hours) is not None]
     stack_runtime = max(runtimes) if runtimes else None
@@ -184,8 +187,8 @@ def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog) ->
     lines = sorted(lines, key=lambda line: (order.index(line.experiment), not is_compute(line.type)))
     unknown = {line.experiment for line in lines if line.compute and line.worst_case_usd is None}
     stack_wide = pricer.unknown_of.get(None, [])
-    reclaim_stops = {r.experiment for r in items if stopped_by_reclaim(r.type, r.inputs)}
-    stopped = {name: stopped_hourly(line for line in lines if line.experiment == name) for name in sorted(reclaim_stops)}
+    stopped = {name: None if name in pricer.unsized else stopped_hourly(line for line in lines if line.experiment == name)
+               for name in sorted(reclaim_stops)}
     for text in stopped_note(stopped) if stopped else []:
         pricer.note(text)
     experiments = []
