@@ -46,7 +46,7 @@ MUTATIONS = [
              'as_of=prices.item_date("publicIpv4Hour") if prices else None)', STOPPED,
              "an address keeps billing while its instance is stopped"),
     Mutation("prices", "gpulease/core/cost/stopped.py",
-             '        return (market.get("marketType") == "spot" and spot.get("spotInstanceType") == "persistent"',
-             '        return (market.get("marketType") == "spot"', STOPPED,
+             'return (_folded(market.get("marketType")) == "spot" and _folded(spot.get("spotInstanceType")) == "persistent"',
+             'return (_folded(market.get("marketType")) == "spot"', STOPPED,
              "only a persistent request's instance is stopped (not terminated) by a reclaim"),
 ]
