@@ -318,17 +318,8 @@ def _keep_damaged(state_dir: str, path: str) -> str | None:
 
 def expect_stop(state_dir: str, claim_: Claim, cause: str) -> None:
     """A stop of this boot is known to come (a spot notice was handled): the next boot's gap counts as stopped."""
-    if claim_.instance_id is None:
-        return
-    path = os.path.join(state_dir, IDENTITY_FILE)
-    with _locked(state_dir):
-        identity = read_or_empty(path)
-        boots = identity.get("boots") if isinstance(identity.get("boots"), list) else []
-        if identity.get("instanceId") != claim_.instance_id or not boots or not isinstance(boots[-1], dict) \
-                or boots[-1].get("boot") != claim_.boot:
-            return
-        boots[-1]["stopExpected"] = cause[:200]
-        write_state_file(path, identity)
+    identity = _update_this_boot(state_dir, claim_, lambda boot: boot.__setitem__("stopExpected", cause[:200]))
+    if identity is not None:
         claim_.identity = identity
 
 
@@ -389,17 +380,25 @@ def _of_boot(path: str, boot: str) -> bool:
 
 def alive(state_dir: str, claim_: Claim, now: float) -> None:
     """This boot is still running at ``now`` (the watchdog calls it about once a minute)."""
+    _update_this_boot(state_dir, claim_,
+                      lambda boot: boot.__setitem__("lastAlive", max(epoch(boot.get("lastAlive")) or 0.0, now)))
+
+
+def _update_this_boot(state_dir: str, claim_: Claim, change: Any) -> dict[str, Any] | None:
+    """Apply ``change`` to this boot's record under the state lock and write it back; None (nothing written) when
+    the record is not this instance's latest boot."""
     if claim_.instance_id is None:
-        return
+        return None
     path = os.path.join(state_dir, IDENTITY_FILE)
     with _locked(state_dir):
         identity = read_or_empty(path)
         boots = identity.get("boots") if isinstance(identity.get("boots"), list) else []
         if identity.get("instanceId") != claim_.instance_id or not boots or not isinstance(boots[-1], dict) \
                 or boots[-1].get("boot") != claim_.boot:
-            return
-        boots[-1]["lastAlive"] = max(epoch(boots[-1].get("lastAlive")) or 0.0, now)
+            return None
+        change(boots[-1])
         write_state_file(path, identity)
+        return identity
         claim_.identity = identity
 
 

@@ -21,8 +21,9 @@ BUDGET = ("tests/policies/test_budget.py",)
 MUTATIONS = [
     Mutation("journey2", "gpulease/core/printable.py", "return unicodedata.category(char) in UNSAFE_CATEGORIES",
              'return char == "\\x00"', LOGS, "logs never send a control character an instance wrote to the terminal"),
-    Mutation("journey2", "gpulease/cli/printable.py", "if count and tag not in keep and len(group) > count:",
-             "if False:", LOGS, "logs show the last lines of each log, not all of it"),
+    Mutation("journey2", "gpulease/cli/logs.py",
+             "hidden = len(group) - count if count and tag not in RECORD_TAGS and len(group) > count else 0",
+             "hidden = 0", LOGS, "logs show the last lines of each log, not all of it"),
     Mutation("journey2", "gpulease/live/logs.py", '            kwargs["Range"] = f"bytes=-{MAX_LOG_BYTES}"',
              "            pass", LOGS, "a log longer than one read is read from its end"),
     Mutation("journey2", "gpulease/live/logs.py", 'lines = text.split("\\n")', "lines = text.splitlines()", LOGS,

@@ -9,7 +9,6 @@ resolved at the end. No Pulumi CLI, no plugins, no credentials.
 from __future__ import annotations
 
 import importlib
-import json
 import logging
 import os
 import runpy
@@ -26,15 +25,16 @@ from google.protobuf import struct_pb2
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import resource_pb2
-from pulumi.runtime.settings import SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from gpulease.core import clock
 from gpulease.review import remote_components
+from gpulease.review.engine_config import engine_config
 from gpulease.review.invoke_sites import failure_site, recording_sites
 from gpulease.review.mocks import CloudMocks
 from gpulease.review.resource_refs import downgrade, plain_value
+from gpulease.review.sdk_rpcs import discard_pending_outputs, finish_registrations
 from gpulease.review.sdk_speed import fast_registration
 from gpulease.review.stacks import PROJECT_ROOT, load_stack_config
 
@@ -249,24 +249,6 @@ def load_stack_file(path: Path) -> dict[str, Any]:
     return load_stack_config(path)
 
 
-def engine_config(config: Mapping[str, Any], project: str) -> tuple[dict[str, str], list[str]]:
-    """Config as the engine hands it to a program: namespaced keys, structured values as JSON strings.
-
-    ``secure:`` values cannot be decrypted offline; they become a placeholder marked secret."""
-    out: dict[str, str] = {}
-    secrets: list[str] = []
-    for key, value in config.items():
-        full = key if ":" in key else f"{project}:{key}"
-        if isinstance(value, Mapping) and set(value) == {"secure"}:
-            out[full] = "[secret]"
-            secrets.append(full)
-        elif isinstance(value, str):
-            out[full] = value
-        else:
-            out[full] = json.dumps(value)
-    return out, secrets
-
-
 @contextmanager
 def _program_cwd(directory: Path) -> Iterator[None]:
     previous = os.getcwd()
@@ -314,7 +296,7 @@ def render(
 
     # Outputs a failed program left pending must not fail this render (the SDK's own test decorator clears
     # the same set).
-    _discard_pending_outputs()
+    discard_pending_outputs()
     # The outputs of a failed program are dropped on purpose; asyncio would otherwise log each one at exit.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     settings.set_root_resource(None)  # type: ignore[arg-type]
@@ -350,8 +332,8 @@ def render(
         rendering.error = _at_site(f"{type(exc).__name__}: {exc}", exc, directory)
     finally:
         if rendering.error is not None:
-            _finish_registrations()
-        _discard_pending_outputs()
+            finish_registrations()
+        discard_pending_outputs()
     unanswered = getattr(mocks, "unanswered", None)
     if unanswered is not None:
         rendering.error = str(unanswered)
@@ -384,32 +366,6 @@ def _user_mistake(exc: BaseException) -> bool:
         seen.add(id(current))
         current = current.__cause__ or current.__context__
     return False
-
-
-def _finish_registrations() -> None:
-    """After a program error: let the registrations it had already made reach the monitor, so that they are
-    reviewed. The SDK stops waiting for them at the first failed call (``wait_for_rpcs`` re-raises it), which
-    would drop a resource registered just before a failing lookup. A registration that fails in turn (it waited
-    on what failed) is left out, as under the engine."""
-    manager = settings._get_rpc_manager()
-    while manager.rpcs:
-        call = manager.rpcs.pop()
-        try:
-            _sync_await(call)
-        except BaseException:  # the program's error is already the rendering's
-            continue
-
-
-def _discard_pending_outputs() -> None:
-    with SETTINGS.lock:
-        pending = list(SETTINGS.outputs)
-        SETTINGS.outputs.clear()
-    for task in pending:
-        if task.done():
-            if not task.cancelled():
-                task.exception()  # retrieved, so asyncio does not log it as never retrieved
-        else:
-            task.cancel()
 
 
 async def _run_program(run: Callable[[], None]) -> None:
