@@ -10,7 +10,6 @@ stack holds exactly one such schedule for that target and one unit that needs it
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
 from gpulease.core.compute import UNKNOWN, ComputeUnit, Registered, read
 from gpulease.core.compute.forms import Deadline
+from gpulease.core.compute.paths import json_object
 from gpulease.core.compute.units import refers
 
 from . import common as c
@@ -67,14 +67,7 @@ def schedule_fire_time(props: Mapping[str, Any]) -> tuple[Any, str | None]:
 
 
 def _schedule_input(props: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    raw = read(props, "target.input")
-    if not isinstance(raw, str):
-        return None
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return None
-    return data if isinstance(data, Mapping) else None
+    return json_object(read(props, "target.input"))
 
 
 def _named_ids(data: Mapping[str, Any] | None, key: str) -> list[str] | None:

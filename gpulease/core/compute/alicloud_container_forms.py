@@ -5,12 +5,11 @@ what Alibaba Cloud does cites its source.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from gpulease.core.compute.forms import ON_DEMAND, SPOT, ComputeForm, Market, register
-from gpulease.core.compute.paths import UNKNOWN, number, read, read_all
+from gpulease.core.compute.paths import UNKNOWN, json_object, number, read, read_all
 
 ECI_CONTAINER_GROUP = "alicloud:eci/containerGroup:ContainerGroup"
 PAI_SERVICE = "alicloud:pai/service:Service"
@@ -38,14 +37,7 @@ def _eci_gpus(props: Mapping[str, Any]) -> str | None:
 
 def service_config(props: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """A PAI-EAS service's ``serviceConfig`` JSON document; None when it is absent, not known or not JSON."""
-    raw = read(props, "serviceConfig")
-    if not isinstance(raw, str):
-        return None
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return None
-    return data if isinstance(data, Mapping) else None
+    return json_object(read(props, "serviceConfig"))
 
 
 def _pai_types(props: Mapping[str, Any]) -> list[Any]:

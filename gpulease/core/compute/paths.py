@@ -7,6 +7,7 @@ A path is dotted input names in engine form (camelCase), ``*`` standing for ever
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -64,3 +65,24 @@ def read(data: Any, path: str, default: Any = None) -> Any:
 def number(value: Any) -> Any:
     """A finite number from a number or its text; ``UNKNOWN`` stays ``UNKNOWN``; anything else is None."""
     return UNKNOWN if value is UNKNOWN else rt.number(value)
+
+
+MAX_JSON = 1_000_000
+"""Text inputs holding JSON (a state machine's ``definition``, a SageMaker pipeline's ``pipelineDefinition``, a
+schedule's ``input``) up to this many characters are read as the values they hold."""
+
+
+def embedded_json(value: Any) -> Any:
+    """The value a JSON text input holds (None when ``value`` is no JSON object or list)."""
+    if not isinstance(value, str) or len(value) > MAX_JSON or not value.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        return json.loads(value)
+    except (ValueError, RecursionError):
+        return None
+
+
+def json_object(value: Any) -> Mapping[str, Any] | None:
+    """The JSON object a text input holds; None when it is absent, not known, too long, not JSON or not an object."""
+    data = embedded_json(value)
+    return data if isinstance(data, Mapping) else None

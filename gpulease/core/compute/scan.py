@@ -12,7 +12,6 @@ cannot read is never passed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,6 +25,7 @@ from gpulease.core.compute.kubernetes_forms import (
     INSTANCE_TYPE_LABELS,
     quantity,
 )
+from gpulease.core.compute.paths import MAX_JSON, embedded_json  # noqa: F401  (read by the forms and the rules)
 
 TYPE_KEYS = frozenset({
     "instanceType", "instanceTypes", "instanceClass", "instanceFamily", "instanceFamilies", "acceleratorType",
@@ -46,22 +46,9 @@ SKIPPED = frozenset({"tags", "tagsAll", "labels", "annotations"})
 GRAPHICS_KEYS = frozenset({"computeTypeName", "ComputeTypeName"})
 """WorkSpaces' hardware bundle: ``GRAPHICS``, ``GRAPHICSPRO``, ``GRAPHICS_G4DN``, ``GRAPHICSPRO_G4DN`` run on GPUs
 (https://docs.aws.amazon.com/workspaces/latest/api/API_ComputeType.html)."""
-MAX_JSON = 1_000_000
-"""Text inputs holding JSON (a state machine's ``definition``, a SageMaker pipeline's ``pipelineDefinition``, a
-schedule's ``input``) up to this many characters are read as the values they hold."""
 MAX_DEPTH = 64
 """Deeper inputs are not walked: the scan reports them as too deep to scan (never passed)."""
 MAX_HITS = 3
-
-
-def embedded_json(value: Any) -> Any:
-    """The value a JSON text input holds (None when ``value`` is no JSON object or list)."""
-    if not isinstance(value, str) or len(value) > MAX_JSON or not value.lstrip().startswith(("{", "[")):
-        return None
-    try:
-        return json.loads(value)
-    except (ValueError, RecursionError):
-        return None
 
 
 def type_key(key: str) -> bool:
