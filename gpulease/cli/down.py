@@ -12,10 +12,9 @@ from gpulease.cli.envelope import (
     EXIT_FAILED,
     EXIT_OK,
     add_parser,
+    call_failed,
     envelope,
-    error,
     guarded,
-    one_line,
     print_json,
 )
 from gpulease.cli.prompt import ask
@@ -63,10 +62,7 @@ def cmd_down(args: argparse.Namespace) -> int:
     try:
         result = down(args.stack, progress, remove_all=args.remove_all)
     except TeardownError as exc:
-        if args.json:
-            print_json(envelope("down", None, [error("teardown-failed", one_line(exc))]))
-        print(f"gpulease: {one_line(exc)}", file=sys.stderr)
-        return EXIT_FAILED
+        return call_failed(args, "down", "teardown-failed", exc)
     finally:
         progress.close()
     if args.json:

@@ -35,6 +35,17 @@ def print_json(doc: dict[str, Any]) -> None:
     sys.stdout.write(conventions.dumps(doc))
 
 
+def call_failed(args: argparse.Namespace, command: str, code: str, exc: BaseException) -> int:
+    """A call the command made failed: the envelope on stdout with ``--json``, always one line on stderr (control
+    characters made visible), exit 1."""
+    from gpulease.cli.printable import printable
+
+    if getattr(args, "json", False):
+        print_json(envelope(command, None, [error(code, one_line(exc))]))
+    print(f"gpulease: {printable(one_line(exc))}", file=sys.stderr)
+    return EXIT_FAILED
+
+
 def minutes(text: str) -> float:
     """An argparse type: a number of minutes in (0, 1440] (``--wait``, ``--minutes``)."""
     try:

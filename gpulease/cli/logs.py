@@ -9,14 +9,12 @@ import re
 import sys
 
 from gpulease.cli.envelope import (
-    EXIT_FAILED,
     EXIT_OK,
     add_parser,
+    call_failed,
     envelope,
-    error,
     guarded,
     minutes,
-    one_line,
     print_json,
 )
 from gpulease.cli.printable import printable
@@ -120,10 +118,7 @@ def cmd_logs(args: argparse.Namespace) -> int:
             return EXIT_OK
         lines = log_tail(logs.read_all(reader), count)
     except logs.ReadFailedError as exc:
-        if args.json:
-            print_json(envelope("logs", None, [error(exc.code, one_line(exc))]))
-        print(f"gpulease: {one_line(exc)}", file=sys.stderr)
-        return EXIT_FAILED
+        return call_failed(args, "logs", exc.code, exc)
     if args.json:  # JSON carries every character escaped already
         print_json(envelope("logs", {"stack": args.stack, "node": args.node, "prefix": f"{bucket}/{prefix}", "lines": lines}))
     else:

@@ -5,9 +5,16 @@ not spot (``gpulease/lifecycle/resume.py``)."""
 from __future__ import annotations
 
 import argparse
-import sys
 
-from gpulease.cli.envelope import EXIT_FAILED, EXIT_OK, add_parser, envelope, error, guarded, one_line, print_json
+from gpulease.cli.envelope import (
+    EXIT_FAILED,
+    EXIT_OK,
+    add_parser,
+    call_failed,
+    envelope,
+    guarded,
+    print_json,
+)
 from gpulease.cli.printable import printable
 
 
@@ -36,10 +43,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     try:
         result = resume(args.stack, progress)
     except (ResumeFailedError, ResumeCloudError) as exc:
-        if args.json:
-            print_json(envelope("resume", None, [error("resume-failed", one_line(exc))]))
-        print(f"gpulease: {printable(one_line(exc))}", file=sys.stderr)
-        return EXIT_FAILED
+        return call_failed(args, "resume", "resume-failed", exc)
     finally:
         progress.close()
     if args.json:

@@ -5,17 +5,15 @@ instance's ready and verify records, and how to connect (``gpulease/lifecycle/de
 from __future__ import annotations
 
 import argparse
-import sys
 
 from gpulease.cli.envelope import (
     EXIT_FAILED,
     EXIT_OK,
     add_parser,
+    call_failed,
     envelope,
-    error,
     guarded,
     minutes,
-    one_line,
     print_json,
 )
 
@@ -48,10 +46,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         result = up(args.stack, progress, wait_minutes=args.wait, wait=not args.no_wait)
     except (ReviewRefusedError, DeployError) as exc:
         code = "review-refused" if isinstance(exc, ReviewRefusedError) else "deploy-failed"
-        if args.json:
-            print_json(envelope("up", None, [error(code, one_line(exc))]))
-        print(f"gpulease: {one_line(exc)}", file=sys.stderr)
-        return EXIT_FAILED
+        return call_failed(args, "up", code, exc)
     finally:
         progress.close()
     if args.json:
