@@ -129,6 +129,7 @@ def test_an_unknown_last_write_leaves_the_stop_unknown(tmp_path: Path, monkeypat
             os.utime(target, (now - 100, now - 100))
             (logs / "manifest.json").unlink()
             (logs / "manifest.json").symlink_to(target)
+            os.utime(logs / "manifest.json", (now - 100, now - 100), follow_symlinks=False)
             monkeypatch.setattr(run_job, "_earlier_instance_on_disk", lambda *a: EARLIER)
         else:  # a clock that was ahead: a stop after the resumption is no stop
             os.utime(logs / "manifest.json", (now + 600, now + 600))
