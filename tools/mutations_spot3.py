@@ -56,3 +56,9 @@ MUTATIONS = [
              '        if item.get("kind") == "new-instance" and item.get("stoppedAt") is None:',
              "        if False:", STATUS, "a new instance without a known stop says so rather than '? for ?'"),
 ]
+
+MUTATIONS += [
+    Mutation(AREA, "gpulease/review/mock_hooks.py",
+             "    sdk_hooks.register_resource_hook = recorder.register  # type: ignore[assignment]\n", "",
+             ("tests/review/test_mock_hooks.py",), "a render registers hooks by name without the SDK's callback server"),
+]
