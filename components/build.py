@@ -239,7 +239,9 @@ class GpuExperimentStack(pulumi.ComponentResource):
             parts = ExperimentParts(spec=exp, placed=placed, prefix=prefix, tags=tags, deadline=deadline, ctx=ctx, parent=self)
 
             if not has_instance(exp):
-                # parked: no instance, nothing that serves one; the disk and the bucket stay.
+                # parked: no instance, nothing that serves one; the disk and the bucket stay. The instance's delete
+                # hooks stay registered (a cloud that has them): the engine runs them by name on the instance it deletes.
+                getattr(cloud, "retire_instance", lambda _parts: None)(parts)
                 disk = cloud.create_data_disk(parts, tagged(parked_disk_tags(tags), "the data disk"))
                 self.experiments[exp.name] = parked_outputs(exp, data_volume_id=disk.id,
                                                             availability_zone=placed.placement.zone,

@@ -416,12 +416,15 @@ def running_seconds(identity: dict[str, Any], boot: str, now: float) -> float:
     return total
 
 
-def record_new_instance(state_dir: str, claim_: Claim, previous: str, now: float) -> None:
+def record_new_instance(state_dir: str, claim_: Claim, previous: str, now: float,
+                        last_seen: float | None = None) -> None:
     """A new instance on this experiment's data disk (the disk's manifest names ``previous``): an interruption of
-    kind ``new-instance`` (when the previous one stopped is not known here: ``stoppedAt``/``stoppedSeconds`` null),
-    once per boot."""
+    kind ``new-instance``, once per boot. ``last_seen``: when the previous instance last wrote this job's files on
+    the disk (its last sign of life there), the ``stoppedAt``; ``stoppedSeconds`` runs from it to now. Unknown
+    (no such file, a time after now): both null."""
     if claim_.instance_id is None:
         return
+    seen = last_seen if last_seen is not None and epoch(last_seen) is not None and last_seen <= now else None
     path = os.path.join(state_dir, IDENTITY_FILE)
     with _locked(state_dir):
         identity = read_or_empty(path)
@@ -431,7 +434,8 @@ def record_new_instance(state_dir: str, claim_: Claim, previous: str, now: float
         if any(isinstance(i, dict) and i.get("boot") == claim_.boot for i in found):
             return
         found.append({"kind": "new-instance", "previousInstance": previous[:128], "boot": claim_.boot,
-                      "stoppedAt": None, "resumedAt": stamp(now), "stoppedSeconds": None, "resumedFromStep": None})
+                      "stoppedAt": stamp(seen) if seen is not None else None, "resumedAt": stamp(now),
+                      "stoppedSeconds": round(now - seen) if seen is not None else None, "resumedFromStep": None})
         identity["interruptions"] = found[-MAX_BOOTS:]
         write_state_file(path, identity)
         claim_.identity = identity

@@ -25,6 +25,7 @@ import json
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -233,7 +234,7 @@ def resume_environment(s: dict[str, Any], session: str) -> dict[str, str]:
         env["GPULEASE_RESUME_FROM_STEP"] = str(step)
     try:
         if earlier is not None:  # a new instance on the same disk: recorded as a resumption of its own kind
-            st.record_new_instance(s["state_dir"], claim, earlier, control.now_epoch())
+            st.record_new_instance(s["state_dir"], claim, earlier, control.now_epoch(), _last_write(s, session))
         st.record_resumed_step(s["state_dir"], step, claim.boot)
     except OSError as exc:
         say(f"the resumed step is not recorded: {exc}")
@@ -251,6 +252,21 @@ def _earlier_instance_on_disk(s: dict[str, Any], instance: str | None, session: 
     if not same or not isinstance(other, str) or not other or other == instance or s.get("stack") is None:
         return None
     return other
+
+
+def _last_write(s: dict[str, Any], session: str) -> float | None:
+    """When the previous instance last wrote this job's files on the data disk (the job's log, the run manifest),
+    read before this instance writes either: its last sign of life there. A file that is not a regular file (a
+    symlink, a FIFO) is not read; none: None."""
+    found = []
+    for name in (f"{session}.log", manifest.MANIFEST_FILE):
+        try:
+            info = os.lstat(os.path.join(s["mount_point"], "logs", name))
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode):
+            found.append(info.st_mtime)
+    return max(found) if found else None
 
 
 def _resumed_this_boot(claim: st.Claim) -> bool:

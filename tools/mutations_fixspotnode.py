@@ -64,6 +64,6 @@ MUTATIONS = [
     Mutation(AREA, "instance/run_job.py", '             "tools": tools.get("sha256")}', "             }", SAME_DISK,
              "a pass on the disk stands only for the same tools bundle"),
     Mutation(AREA, "instance/run_job.py",
-             '            st.record_new_instance(s["state_dir"], claim, earlier, control.now_epoch())', "            pass",
+             '            st.record_new_instance(s["state_dir"], claim, earlier, control.now_epoch(), _last_write(s, session))', "            pass",
              SAME_DISK, "a new instance on the same disk is recorded as a resumption"),
 ]

@@ -29,7 +29,7 @@ MUTATIONS = [
              "no try moves away from the zone of a data disk"),
     Mutation("journey", "gpulease/lifecycle/deploy.py", "if nxt is None or len(tried) >= capacity.MAX_TRIES:",
              "if nxt is None:", UP, "capacity tries are bounded"),
-    Mutation("journey", "gpulease/lifecycle/teardown.py",
+    Mutation("journey", "gpulease/lifecycle/spot_requests.py",
              "return tags.get(v.TAG_MANAGED_BY) == v.MANAGED_BY_VALUE and tags.get(v.TAG_STACK) == stack",
              "return True", DOWN, "down --all removes only what the stack tags as its own"),
     Mutation("journey", "gpulease/cli/down.py", "    if not sys.stdin.isatty():", "    if False:", DOWN,

@@ -41,7 +41,8 @@ class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifet
             "`instance_interruption_behavior = stop` (no `valid_until`: the deadline's schedules end it): an interruption stops the "
             "instance and keeps its volumes, and EC2 starts it again when capacity returns; the deadline cancels "
             "the request (`ec2:cancelSpotInstanceRequests`, two minutes early) before it terminates the instance, "
-            "and the watchdog's own end cancels it before its shutdown",
+            "and the watchdog's own end cancels it before its shutdown; every delete of a spot instance (a destroy "
+            "with `--run-program`, a replacement, parking) cancels it first (a `before_delete` hook)",
             gap="A cluster does not recover on AWS (each node would come back on its own while the job on the others "
                 "waits or fails): its nodes stay one-time spot, terminated on a reclaim. When EC2 restarts a stopped "
                 "instance depends on capacity: not verifiable without a cloud.",

@@ -24,7 +24,9 @@ default end, 7 days after its creation (SpotMarketOptions.ValidUntil "Default: 7
 deadline is never more than 168 hours after the instance's launch, so only a renewal reaches past it, and then
 recovery ends there (docs/run.md). The provider cancels it before terminating the instance on delete
 (terraform-provider-aws ``resourceInstanceDelete``: ``CancelSpotInstanceRequests`` on ``spot_instance_request_id``
-when ``instance_lifecycle`` is ``spot``); docs/provider-facts.md has the sources.
+when ``instance_lifecycle`` is ``spot``); docs/provider-facts.md has the sources. That cancel is not relied on: a
+spot instance carries a named ``before_delete`` hook that cancels its request first (``spot_hook``), on a destroy, a
+replacement and its removal from the program alike.
 """
 
 from __future__ import annotations
@@ -32,11 +34,13 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING, cast
 
+import pulumi
 import pulumi_aws as aws
 
 from components.aws.cluster import instance_network_args
 from components.aws.context import AwsContext
 from components.aws.spec import AMI_FAMILIES, recovers
+from components.aws.spot_hook import spot_hooks
 from components.plan import ExperimentParts, Launch
 
 if TYPE_CHECKING:  # the spec's types only: at run time a cloud folder needs none of the spec's code
@@ -68,6 +72,19 @@ def replacement_options(*, from_family: bool) -> dict:
     return {"delete_before_replace": True, "ignore_changes": ["ami"] if from_family else None}
 
 
+def delete_hooks(exp: ExperimentParts) -> pulumi.ResourceHookBinding | None:
+    """A spot instance's ``before_delete`` hook (one-time or persistent: the same name either way, so a replacement
+    that turns ``spot.recover`` on or off still finds the old instance's hook); None on-demand."""
+    return spot_hooks(exp.name, exp.ctx.region) if exp.spec.market == "spot" else None
+
+
+def retire_instance(exp: ExperimentParts) -> None:
+    """An experiment without an instance (``phase: parked``): its spot instance's hook stays registered, so the
+    engine, deleting the instance that left the program, still runs it by name (``spot_hook``)."""
+    if exp.spec.market == "spot":
+        spot_hooks(exp.name, exp.ctx.region)
+
+
 class AwsInstance:
     """The compute part of the AWS cloud: the image and the instance."""
 
@@ -85,6 +102,9 @@ class AwsInstance:
             opts=ctx.invoke_opts(),
         )
         return ami.id
+
+    def retire_instance(self, exp: ExperimentParts) -> None:
+        retire_instance(exp)
 
     def create_instance(self, exp: ExperimentParts, launch: Launch) -> aws.ec2.Instance:
         """The deadline is its own schedule (``lifetime``), not a property of the instance."""
@@ -121,6 +141,7 @@ class AwsInstance:
             tags=exp.tags,
             # Terminating the instance before the data volume is deleted keeps destroy ordered: the attachment is
             # skipped, the instance goes, the disk is detached, then a non-retained disk can be deleted.
-            opts=exp.opts(depends_on=launch.depends_on, **replacement_options(
+            # A spot instance's request is cancelled before any delete of the instance (spot_hook).
+            opts=exp.opts(depends_on=launch.depends_on, hooks=delete_hooks(exp), **replacement_options(
                 from_family=exp.spec.image_family is not None)),
         )

@@ -22,8 +22,10 @@ from pulumi.automation import errors as auto_errors
 from gpulease.core.errors import UserError
 from gpulease.review.stacks import PROJECT_ROOT
 
-MIN_PULUMI_CLI = (3, 170, 0)
-"""Oldest Pulumi CLI accepted: ``pulumi config set-all --json`` (structured config, set in one call) is needed."""
+MIN_PULUMI_CLI = (3, 182, 0)
+"""Oldest Pulumi CLI accepted: ``pulumi config set-all --json`` (structured config, set in one call) and resource
+hooks (engine 3.182.0, "Implement ResourceHooks in the engine", pulumi/pulumi#19874: a spot instance's delete hook)
+are needed."""
 
 LineSink = Callable[[str], None]
 
@@ -167,7 +169,7 @@ class AutomationBackend:
             shown = str(command.version) if command.version else "an unreadable version"
             raise PulumiCliError(
                 f"the Pulumi CLI is too old: found {shown}, ephemeral stacks need {_dotted(MIN_PULUMI_CLI)} or newer "
-                "(config set-all --json). Upgrade the CLI. Nothing was created."
+                "(config set-all --json, resource hooks). Upgrade the CLI. Nothing was created."
             )
         self._command = command
         return command
@@ -242,8 +244,11 @@ class AutomationBackend:
         return {key: out.value for key, out in found.items()}
 
     def destroy(self, stack: str, on_output: LineSink, on_resource: ResourceSink) -> OperationResult:
+        # run_program: `pulumi destroy --run-program`, which delete hooks need (a spot instance's cancels its
+        # request, components/aws/spot_hook.py); the engine refuses a destroy without it once one is in the state.
         result = self._select(stack).destroy(
-            on_output=on_output, on_event=_event_adapter(on_resource), color="never", suppress_progress=True
+            on_output=on_output, on_event=_event_adapter(on_resource), color="never", suppress_progress=True,
+            run_program=True,
         )
         return OperationResult(dict(result.summary.resource_changes or {}))
 

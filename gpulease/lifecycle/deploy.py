@@ -18,7 +18,7 @@ from gpulease.core.errors import UserError
 from gpulease.ephemeral.backend import AutomationBackend, ResourceEvent, StackBackend, StackMissingError
 from gpulease.ephemeral.channel import ChannelError, InstanceChannel, open_channel
 from gpulease.ephemeral.progress import Progress
-from gpulease.lifecycle import advice, capacity, verdict
+from gpulease.lifecycle import advice, capacity, spot_requests, verdict
 from gpulease.review import stacks
 
 READY_MINUTES = 30
@@ -208,7 +208,20 @@ def up(stack: str, progress: Progress, *, wait_minutes: float = READY_MINUTES, w
                                  f"(`gpulease plan {stack}` shows why)")
     backend = BACKEND()
     result = UpResult(stack)
+    parking = spot_requests.parks_spot_on_aws(st.spec.cloud, st.spec.experiments)
+    if parking:
+        # Parking removes the instance: its request is cancelled first (the instance's delete hook does the same).
+        with progress.step("cancel the stack's spot requests") as record:
+            try:
+                record.detail = ", ".join(spot_requests.cancel_before_parking(stack, st.region)) or "none open"
+            except spot_requests.SpotRequestError as exc:
+                raise DeployError(str(exc)) from None
     deploy(st, backend, progress, result, refresh=refresh)
+    if parking:
+        try:
+            spot_requests.check_none_open(stack, st.region, "parked")
+        except spot_requests.SpotRequestError as exc:
+            raise DeployError(str(exc)) from None
     result.outputs = _instance_outputs(backend.outputs(stack))
     result.connect = f"gpulease ssh {stack}"
     if wait and result.outputs.get("instanceId") and result.outputs.get("checkpointUri") not in (None, "none"):

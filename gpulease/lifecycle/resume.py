@@ -128,11 +128,14 @@ def resume(stack: str, progress: Progress) -> ResumeResult:
     if busy:
         raise ResumeFailedError(f"stack {stack!r}: {', '.join(busy)} still stopping; run gpulease resume {stack} again "
                                 "once it has stopped")
-    held = sorted(f.id for f in found if f.state == "stopped" and f.reclaimed is False)
+    held = sorted((f for f in found if f.state == "stopped" and f.reclaimed is False), key=lambda f: f.id)
     if held:
+        shown = "; ".join(f"{f.id}: {f.stop_detail}" for f in held if f.stop_detail)
         raise ResumeRefusedError(
-            f"stack {stack!r}: {', '.join(held)} stopped, but {cloud} does not show a reclaim (no OperationLocks "
-            "LockReason Recycling): the watchdog stops its own instance at its deadline, idle or budget end; nothing "
+            f"stack {stack!r}: {', '.join(f.id for f in held)} stopped, but {cloud} does not show a reclaim (no "
+            "OperationLocks LockReason Recycling)" + (f"; it shows {shown}, which the watchdog's own stop shows too"
+                                                      if shown else "") +
+            ": the watchdog stops its own instance at its deadline, idle or budget end; nothing "
             f"was started; accepted: a reclaimed instance; to run again on purpose, gpulease up {stack}")
     stopped = sorted(f.id for f in found if f.state == "stopped" and not f.cloud_restarts)
     if stopped:

@@ -20,11 +20,19 @@ retries (botocore's standard mode; ``AlicloudClients``' retry options).
   https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-request-status.html).
 - Alibaba Cloud marks a preemptible instance that is being reclaimed with ``OperationLocks.LockReason``
   ``Recycling`` ("recycling: the lock of a preemptible instance pending release", the ``OperationLocks`` data
-  type: https://www.alibabacloud.com/help/doc-detail/25632.htm). A stopped instance without it was stopped by
-  something else (the watchdog's own ``StopInstance`` after a refused release, at its deadline, idle or budget
-  end; a person): ``reclaimed`` is False and ``resume`` does not start it. Whether the lock stays on an instance
-  stopped in economical mode by a reclaim cannot be verified without a cloud; an instance without it is refused
-  (fail closed), never started.
+  type: https://www.alibabacloud.com/help/doc-detail/25632.htm; "If LockReason is Recycling, the spot instance is
+  interrupted and pending release", "Detect and handle spot instance interruptions",
+  https://www.alibabacloud.com/help/en/ecs/user-guide/best-practices-for-preemptible-instances/). A stopped
+  instance without it was stopped by something else (the watchdog's own ``StopInstance`` after a refused release,
+  at its deadline, idle or budget end; a person): ``reclaimed`` is False and ``resume`` does not start it. Both
+  documents describe the lock of an instance pending release; that it stays on an instance a reclaim stopped in
+  economical mode (``SpotInterruptionBehavior`` ``Stop``) is not documented and cannot be verified without a
+  cloud; an instance without it is refused (fail closed), never started. The other fields DescribeInstances
+  documents for a stopped instance do not tell a reclaim from the watchdog's stop: ``StoppedMode`` is
+  ``StopCharging`` after either (the watchdog stops with ``StoppedMode=StopCharging``, and a reclaim in ``Stop`` mode
+  stops "in economical mode": pulumi_alicloud ``InstanceArgs.spot_interruption_behavior``), and
+  ``SpotInterruptionBehavior`` is the instance's setting, not what happened. They are shown in the refusal
+  (``stop_detail``), never taken as a reclaim.
 
 Every SDK error of a listing or a start (throttling after the SDK's retries, a 5xx, an endpoint that cannot be
 reached) is one ``ResumeCloudError`` line; a missing credential is left to the CLI's own one-line handler.
@@ -74,6 +82,8 @@ class Found:
     """Alibaba Cloud: whether the cloud shows the instance as reclaimed (None: the cloud does not say)."""
     request_id: str | None = None
     """AWS: the spot request of a spot instance (``SpotInstanceRequestId``)."""
+    stop_detail: str | None = None
+    """Alibaba Cloud: ``StoppedMode`` and ``SpotInterruptionBehavior`` as DescribeInstances shows them (shown only)."""
 
     @property
     def experiment(self) -> str:
@@ -232,7 +242,8 @@ class AlicloudFleet:
                 reclaimed = any(isinstance(lock, dict) and str(lock.get("LockReason", "")).lower() == RECLAIM_LOCK
                                 for lock in locks)
                 found.append(Found(id=item["InstanceId"], state=state, reclaimed=reclaimed,
-                                   tags=_tags((item.get("Tags") or {}).get("Tag"), "TagKey", "TagValue")))
+                                   tags=_tags((item.get("Tags") or {}).get("Tag"), "TagKey", "TagValue"),
+                                   stop_detail=_stop_detail(item)))
             token = body.get("NextToken")
             if not token:
                 return found
@@ -245,6 +256,24 @@ class AlicloudFleet:
         for instance_id in ids:
             with cloud_call(f"StartInstance of {instance_id}", _ali_errors()):
                 self.clients.ecs(self.region).start_instance(ecs.StartInstanceRequest(instance_id=instance_id))
+
+
+STOP_FIELDS = ("StoppedMode", "SpotInterruptionBehavior")
+
+
+def _stop_detail(item: dict[str, Any]) -> str | None:
+    """``StoppedMode=StopCharging, SpotInterruptionBehavior=Stop`` (the fields present, each value a short word of
+    letters, digits and hyphens; anything else is shown as unreadable)."""
+    parts = []
+    for key in STOP_FIELDS:
+        value = item.get(key)
+        if value is None or value == "":
+            continue
+        text = str(value)
+        shown = text if len(text) <= 40 and text.replace("-", "").isascii() and text.replace("-", "").isalnum() \
+            else "(unreadable)"
+        parts.append(f"{key}={shown}")
+    return ", ".join(parts) or None
 
 
 def alicloud_fleet(region: str) -> AlicloudFleet:

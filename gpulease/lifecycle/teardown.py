@@ -24,6 +24,7 @@ from gpulease.core import vocabulary as v
 from gpulease.ephemeral.backend import StackBackend, StackMissingError
 from gpulease.ephemeral.progress import Progress
 from gpulease.lifecycle import deploy, verdict
+from gpulease.lifecycle.spot_requests import aws_cancel_spot_requests, aws_open_spot_requests, owned
 
 VOLUME_WAIT_SECONDS = 300
 """How long ``--all`` waits for the data disk to detach after the instance is gone (EC2 detaches on terminate)."""
@@ -59,16 +60,12 @@ def _experiments(outputs: dict[str, Any]) -> list[dict[str, Any]]:
     return [outputs] if outputs else []
 
 
-def _owned(tags: dict[str, str], stack: str) -> bool:
-    return tags.get(v.TAG_MANAGED_BY) == v.MANAGED_BY_VALUE and tags.get(v.TAG_STACK) == stack
-
-
 def aws_remove_volume(ec2: Any, volume_id: str, stack: str, sleep: Callable[[float], None] = time.sleep) -> str:
     found = ec2.describe_volumes(VolumeIds=[volume_id])["Volumes"]
     if not found:
         return f"disk {volume_id}: already gone"
     tags = {t["Key"]: t["Value"] for t in found[0].get("Tags", [])}
-    if not _owned(tags, stack):
+    if not owned(tags, stack):
         raise TeardownError(f"disk {volume_id} is not tagged as stack {stack}'s ({v.TAG_STACK}="
                             f"{tags.get(v.TAG_STACK)!r}); it is left alone")
     deadline = time.monotonic() + VOLUME_WAIT_SECONDS
@@ -84,7 +81,7 @@ def aws_remove_volume(ec2: Any, volume_id: str, stack: str, sleep: Callable[[flo
 
 def aws_remove_bucket(s3: Any, bucket: str, stack: str) -> str:
     tags = {t["Key"]: t["Value"] for t in s3.get_bucket_tagging(Bucket=bucket).get("TagSet", [])}
-    if not _owned(tags, stack):
+    if not owned(tags, stack):
         raise TeardownError(f"bucket {bucket} is not tagged as stack {stack}'s ({v.TAG_STACK}="
                             f"{tags.get(v.TAG_STACK)!r}); it is left alone")
     pages = s3.get_paginator("list_object_versions").paginate(Bucket=bucket, PaginationConfig={"MaxItems": None})
@@ -101,34 +98,6 @@ def aws_remove_bucket(s3: Any, bucket: str, stack: str) -> str:
         s3.delete_objects(Bucket=bucket, Delete={"Objects": batch, "Quiet": True})
     s3.delete_bucket(Bucket=bucket)
     return f"bucket {bucket}"
-
-
-LIVE_REQUEST_STATES = ("open", "active", "disabled")
-"""Spot request states that can still launch an instance (DescribeSpotInstanceRequests ``State``)."""
-
-
-def aws_open_spot_requests(ec2: Any, stack: str) -> list[str]:
-    """The live spot requests tagged as this stack's (``gpulease:managed-by`` and ``gpulease:stack``, which the
-    stack gives each persistent request it makes and keeps on it after a destroy: ``retain_on_delete``)."""
-    filters = [{"Name": f"tag:{v.TAG_MANAGED_BY}", "Values": [v.MANAGED_BY_VALUE]},
-               {"Name": f"tag:{v.TAG_STACK}", "Values": [stack]},
-               {"Name": "state", "Values": list(LIVE_REQUEST_STATES)}]
-    found: list[str] = []
-    for page in ec2.get_paginator("describe_spot_instance_requests").paginate(Filters=filters):
-        for raw in page.get("SpotInstanceRequests", []):
-            tags = {t["Key"]: t["Value"] for t in raw.get("Tags") or []}
-            if raw.get("State") in LIVE_REQUEST_STATES and _owned(tags, stack):
-                found.append(raw["SpotInstanceRequestId"])
-    return sorted(set(found))
-
-
-def aws_cancel_spot_requests(ec2: Any, stack: str) -> list[str]:
-    """Cancel the stack's live spot requests (the destroy's own cancel is the provider's, not verified here:
-    docs/provider-facts.md), so that no persistent request relaunches what the destroy terminates."""
-    ids = aws_open_spot_requests(ec2, stack)
-    if ids:
-        ec2.cancel_spot_instance_requests(SpotInstanceRequestIds=ids)
-    return ids
 
 
 def recovers_on_aws(st: deploy.Stack) -> bool:

@@ -231,7 +231,9 @@ def _manifest_summary(manifest: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-INTERRUPTION_KEYS = ("stoppedAt", "resumedAt", "stoppedSeconds", "resumedFromStep")
+INTERRUPTION_KEYS = ("kind", "stoppedAt", "resumedAt", "stoppedSeconds", "resumedFromStep", "previousInstance")
+INTERRUPTION_KINDS = ("spot-reclaim", "new-instance")
+"""``instance/manifest.py``: the same instance stopped and started again, or another instance on the same disk."""
 INTERRUPTIONS_KEPT = 50
 """The latest interruptions the document carries: what the instance keeps in its heartbeat (``instance/heartbeat``);
 a longer list (an old or tampered report) is cut to its latest ones, and ``interruptionsLeftOut`` says how many."""
@@ -243,7 +245,8 @@ def _count(value: Any) -> int | None:
 
 def interruptions_view(from_manifest: Any, from_heartbeat: Any) -> list[dict[str, Any]]:
     """Each stop of the instance and its start again: when it stopped, when it resumed, how long it was stopped,
-    the step the job resumed from. The heartbeat's list when it knows more (it is newer than the manifest, which
+    the step the job resumed from; for a new instance on the same disk (``kind: new-instance``) the one before it
+    and when that one last wrote the job's files there (its ``stoppedAt``, unknown in older records). The heartbeat's list when it knows more (it is newer than the manifest, which
     is written when the job starts), else the manifest's; anything that is not such a record is left out."""
     lists = [found for found in (from_heartbeat, from_manifest) if isinstance(found, list)]
     chosen = max(lists, key=len) if lists else []
@@ -251,10 +254,13 @@ def interruptions_view(from_manifest: Any, from_heartbeat: Any) -> list[dict[str
     for item in chosen[-INTERRUPTIONS_KEPT:]:
         if not isinstance(item, dict):
             continue
-        out.append({"stoppedAt": item.get("stoppedAt") if isinstance(item.get("stoppedAt"), str) else None,
+        previous = item.get("previousInstance")
+        out.append({"kind": item.get("kind") if item.get("kind") in INTERRUPTION_KINDS else None,
+                    "stoppedAt": item.get("stoppedAt") if isinstance(item.get("stoppedAt"), str) else None,
                     "resumedAt": item.get("resumedAt") if isinstance(item.get("resumedAt"), str) else None,
                     "stoppedSeconds": _count(item.get("stoppedSeconds")),
-                    "resumedFromStep": _count(item.get("resumedFromStep"))})
+                    "resumedFromStep": _count(item.get("resumedFromStep")),
+                    "previousInstance": previous[:128] if isinstance(previous, str) and previous else None})
     return out
 
 

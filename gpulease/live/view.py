@@ -102,13 +102,19 @@ INTERRUPTIONS_SHOWN = 3
 
 
 def interruptions_line(found: list[dict[str, Any]], left_out: int = 0) -> str:
-    """``2: stopped 2026-...Z for 3 h 0 min, resumed 2026-...Z from step 1200; ...``, the latest few."""
+    """``2: stopped 2026-...Z for 3 h 0 min, resumed 2026-...Z from step 1200; ...``, the latest few; a new
+    instance on the same disk says so: ``new instance after i-...: stopped ... for ..., resumed ...``."""
     parts = []
     for item in found[-INTERRUPTIONS_SHOWN:]:
         step = item.get("resumedFromStep")
-        parts.append(f"stopped {item.get('stoppedAt') or '?'} for {_duration(item.get('stoppedSeconds'))}, resumed "
-                     f"{item.get('resumedAt') or '?'} " + (f"from step {step}" if step is not None else
-                                                          "(no checkpoint step reported)"))
+        if item.get("kind") == "new-instance" and item.get("stoppedAt") is None:
+            stop = "when it stopped is not known"
+        else:
+            stop = f"stopped {item.get('stoppedAt') or '?'} for {_duration(item.get('stoppedSeconds'))}"
+        if item.get("kind") == "new-instance":
+            stop = f"new instance after {item.get('previousInstance') or 'an earlier one'}: {stop}"
+        parts.append(f"{stop}, resumed {item.get('resumedAt') or '?'} " + (
+            f"from step {step}" if step is not None else "(no checkpoint step reported)"))
     earlier = f" (latest {INTERRUPTIONS_SHOWN} shown)" if len(found) + left_out > INTERRUPTIONS_SHOWN else ""
     return f"{len(found) + left_out}{earlier}: " + "; ".join(parts)
 

@@ -32,6 +32,7 @@ from gpulease.core import clock
 from gpulease.review import remote_components
 from gpulease.review.engine_config import engine_config
 from gpulease.review.invoke_sites import failure_site, recording_sites
+from gpulease.review.mock_hooks import HookRecorder, bound_hooks, recording_hooks
 from gpulease.review.mocks import CloudMocks
 from gpulease.review.resource_refs import downgrade, plain_value
 from gpulease.review.sdk_rpcs import discard_pending_outputs, finish_registrations
@@ -63,6 +64,8 @@ class CapturedResource:
     output_struct: Any = None
     custom_timeouts: dict[str, str] = field(default_factory=dict)
     """``customTimeouts`` as registered: create/update/delete -> a Go duration (``"90m"``), only those set."""
+    hooks: dict[str, list[str]] = field(default_factory=dict)
+    """The resource hooks bound to it, by kind (``before_delete`` -> names), as registered (``mock_hooks``)."""
 
 
 @dataclass
@@ -75,6 +78,8 @@ class Rendering:
     resources: list[CapturedResource] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    hooks: list[str] = field(default_factory=list)
+    """The names of the resource hooks the program registered (bound to a resource or not)."""
 
     @property
     def partial(self) -> bool:
@@ -126,6 +131,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         self.gaps: list[remote_components.Gap] = []  # remote components without a model
         self.duplicates: list[str] = []  # the engine refuses a second resource of one URN (a failed update)
         self._urns: set[str] = set()
+        self.hook_recorder = HookRecorder()  # the program's resource hooks, by name
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         """The URN the engine gives: a child's type follows its parent's whole type chain (``my:C$aws:...``), a
@@ -207,6 +213,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
                 input_struct=request.object,
                 output_struct=response.object,
                 custom_timeouts={k: t for k in ("create", "update", "delete") if (t := getattr(request.customTimeouts, k))},
+                hooks=bound_hooks(request.hooks) if request.HasField("hooks") else {},
             )
         self.captured.append(captured)
         if self.sink is not None:
@@ -316,7 +323,8 @@ def render(
             runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
 
     try:
-        with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration():
+        with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), \
+                recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())):
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}
@@ -343,6 +351,7 @@ def render(
         gaps = "; ".join(problems)
         rendering.error = f"{rendering.error}; and {gaps}" if rendering.error else gaps
     rendering.resources = list(monitor.captured)
+    rendering.hooks = sorted(getattr(monitor, "hook_recorder", HookRecorder()).hooks)
     return rendering
 
 

@@ -88,6 +88,13 @@ def _cancel_input_problem(data: Mapping[str, Any] | None, own: Any) -> str | Non
     if set(data) != {REQUEST_IDS}:
         return f"its input has {', '.join(sorted(map(str, data))) or 'no keys'}; {accepted}"
     ids = data[REQUEST_IDS]
+    if ids == [""]:
+        # What an instance's spot_instance_request_id is when it has no request, and what the offline review renders
+        # for one that takes its spot market options from a launch template: not a request this check can confirm.
+        return (f"its input names an empty request id ({REQUEST_IDS}=['']): the instance's spot_instance_request_id "
+                "is empty, as the offline review renders it for an instance whose spot options come from its launch "
+                "template (the cancel's request cannot be confirmed here) and as EC2 gives it for an instance without "
+                f"a spot request; {accepted}, or the spot options on the instance itself")
     if not (isinstance(ids, list) and len(ids) == 1 and isinstance(ids[0], str) and REQUEST_ID.match(ids[0])):
         return f"its input names {REQUEST_IDS}={ids!r}, not one spot request id (sir-...); {accepted}"
     if isinstance(own, str) and own and ids[0] != own:

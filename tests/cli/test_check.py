@@ -126,7 +126,7 @@ def test_check_refuses_an_old_cli_and_reads_a_self_managed_backend(tmp_path, mon
     monkeypatch.setenv("PATH", str(folder))
     assert main(["check", "--json"]) == 1
     doc = _doc(capsys)
-    assert _row(doc, "pulumi")["fix"].startswith("upgrade to 3.170.0 or newer")
+    assert _row(doc, "pulumi")["fix"].startswith("upgrade to 3.182.0 or newer")
     assert _row(doc, "backend")["organization"] == "organization"
 
 

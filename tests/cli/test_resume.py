@@ -357,6 +357,28 @@ def test_alicloud_listing_errors_are_one_line_exit_1(ali, no_deploy, capsys, cod
     assert ali.account.instances[iid].status == "Stopped" and _ali_calls(ali, "StartInstance") == []
 
 
+@pytest.mark.parametrize("mode", ["StopCharging", "KeepCharging"])
+def test_alicloud_stop_fields_are_shown_but_never_taken_for_a_reclaim(ali, no_deploy, capsys, mode: str):
+    """StoppedMode=StopCharging and SpotInterruptionBehavior=Stop are what the watchdog's own stop shows too."""
+    iid = ali.account.add_instance(ALI_REGION, _tags(ALI_STACK, _in(6)), status="Stopped", spot=True,
+                                   stop={"StoppedMode": mode, "SpotInterruptionBehavior": "Stop"})
+    assert main(["resume", ALI_STACK]) == 2
+    assert _last_line(capsys) == (
+        f"gpulease: stack '{ALI_STACK}': {iid} stopped, but alicloud does not show a reclaim (no OperationLocks "
+        f"LockReason Recycling); it shows {iid}: StoppedMode={mode}, SpotInterruptionBehavior=Stop, which the "
+        "watchdog's own stop shows too: the watchdog stops its own instance at its deadline, idle or budget end; "
+        f"nothing was started; accepted: a reclaimed instance; to run again on purpose, gpulease up {ALI_STACK}")
+    assert _ali_calls(ali, "StartInstance") == []
+
+
+def test_alicloud_stop_fields_that_are_not_words_are_not_echoed() -> None:
+    from gpulease.lifecycle.resume_clouds import _stop_detail
+    assert _stop_detail({"StoppedMode": "Stop\x1b[2JCharging", "SpotInterruptionBehavior": "x" * 41}) == (
+        "StoppedMode=(unreadable), SpotInterruptionBehavior=(unreadable)")
+    assert _stop_detail({"StoppedMode": "Not-applicable"}) == "StoppedMode=Not-applicable"
+    assert _stop_detail({}) is None
+
+
 # --- whose instances: the stack's experiments, the stack's recorded deadline ------------------------------------
 
 

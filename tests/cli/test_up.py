@@ -234,3 +234,82 @@ def test_up_help_lists_its_exit_codes(capsys):
     out = capsys.readouterr().out
     assert "exit codes of this command:\n  0  up; the instance reported ready (and verified)\n  1  the review refused" in out
     assert "  2  a user mistake (one line on stderr, nothing changed)" in out
+
+
+def _parked_stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The example stack moved to ``phase: parked`` in the user's folder (``gpulease up`` reads it from there)."""
+    config = yaml.safe_load((stacks.PROJECT_ROOT / "stacks" / f"Pulumi.{STACK}.yaml").read_text())
+    config["config"]["gpulease:experiment"]["phase"] = "parked"
+    (tmp_path / "Pulumi.parked.yaml").write_text(yaml.safe_dump(config))
+    monkeypatch.chdir(tmp_path)
+    return "parked"
+
+
+def _spot_request(ec2: Any, stack: str) -> str:
+    from gpulease.core import vocabulary as v
+    from tests.support.inventory import IMAGE
+    tags = [{"Key": v.TAG_MANAGED_BY, "Value": v.MANAGED_BY_VALUE}, {"Key": v.TAG_STACK, "Value": stack}]
+    return ec2.request_spot_instances(
+        InstanceCount=1, Type="persistent", InstanceInterruptionBehavior="stop",
+        LaunchSpecification={"ImageId": IMAGE, "InstanceType": "g5.xlarge"},
+        TagSpecifications=[{"ResourceType": "spot-instances-request", "Tags": tags}])["SpotInstanceRequests"][0][
+        "SpotInstanceRequestId"]
+
+
+def _live(ec2: Any) -> list[str]:
+    found = ec2.describe_spot_instance_requests(Filters=[{"Name": "state", "Values": ["open", "active", "disabled"]}])
+    return sorted(r["SpotInstanceRequestId"] for r in found["SpotInstanceRequests"])
+
+
+def test_parking_cancels_the_stack_s_spot_requests_before_the_update(passing_review, backend, aws, tmp_path,
+                                                                    monkeypatch, capsys):
+    """Parking removes the instance, which re-opens a persistent request not cancelled first: up cancels the
+    stack's own (by their tags) before pulumi up, another stack's stay."""
+    from gpulease.lifecycle import spot_requests
+
+    stack = _parked_stack(tmp_path, monkeypatch)
+    ec2 = aws.client("ec2")
+    monkeypatch.setattr(spot_requests, "CLIENT", lambda region: ec2)
+    ours, theirs = _spot_request(ec2, stack), _spot_request(ec2, "someone-else")
+    seen: list[list[str]] = []
+    real_up = backend.up
+
+    def up(*args: Any, **kwargs: Any) -> Any:
+        seen.append(_live(ec2))  # what is live when pulumi up runs
+        return real_up(*args, **kwargs)
+
+    monkeypatch.setattr(backend, "up", up)
+    assert main(["up", stack, "--no-wait", "--json"]) == 0
+    assert seen == [[theirs]] and _live(ec2) == [theirs] and ours not in _live(ec2)
+
+
+def test_parking_fails_when_a_request_is_still_open_after_the_update(passing_review, backend, aws, tmp_path,
+                                                                    monkeypatch, capsys):
+    from gpulease.lifecycle import spot_requests
+
+    stack = _parked_stack(tmp_path, monkeypatch)
+    ec2 = aws.client("ec2")
+    monkeypatch.setattr(spot_requests, "CLIENT", lambda region: ec2)
+    monkeypatch.setattr(spot_requests, "aws_cancel_spot_requests", lambda client, stack: [])  # a cancel that did nothing
+    ours = _spot_request(ec2, stack)
+    assert main(["up", stack]) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == (f"gpulease: stack 'parked': parked, but its spot request(s) {ours} are still open and may launch an "
+                   "instance; cancel them: aws ec2 cancel-spot-instance-requests --region us-east-1 "
+                   f"--spot-instance-request-ids {ours}")
+
+
+def test_parking_refuses_to_deploy_when_the_cancel_fails(passing_review, backend, tmp_path, monkeypatch, capsys):
+    from gpulease.lifecycle import spot_requests
+
+    stack = _parked_stack(tmp_path, monkeypatch)
+
+    def broken(region: str) -> Any:
+        raise RuntimeError("no credentials")
+
+    monkeypatch.setattr(spot_requests, "CLIENT", broken)
+    assert main(["up", stack]) == 1
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "gpulease: stack 'parked': cancelling its spot requests before parking failed (RuntimeError: no "
+        "credentials); nothing was deployed (gpulease up again)")
+    assert "up" not in backend.ops()

@@ -52,20 +52,20 @@ def test_missing_cli_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Monkey
     with pytest.raises(PulumiCliError) as err:
         AutomationBackend().cli_version()
     assert "Pulumi CLI is not installed (no 'pulumi' on PATH)" in str(err.value)
-    assert "3.170.0 or newer" in str(err.value) and "Nothing was created" in str(err.value)
+    assert "3.182.0 or newer" in str(err.value) and "Nothing was created" in str(err.value)
 
 
-@pytest.mark.parametrize("old", ["v3.100.0", "v3.169.9", "v2.25.2"])
+@pytest.mark.parametrize("old", ["v3.100.0", "v3.181.9", "v2.25.2"])
 def test_too_old_cli_is_a_clear_error(only_fake_cli, old: str) -> None:
     only_fake_cli(old)
     with pytest.raises(PulumiCliError) as err:
         AutomationBackend().cli_version()
-    assert f"too old: found {old.removeprefix('v')}, ephemeral stacks need 3.170.0 or newer" in str(err.value)
+    assert f"too old: found {old.removeprefix('v')}, ephemeral stacks need 3.182.0 or newer" in str(err.value)
 
 
 def test_a_current_cli_is_accepted(only_fake_cli) -> None:
-    only_fake_cli("v3.180.2")
-    assert AutomationBackend().cli_version() == "3.180.2"
+    only_fake_cli("v3.182.2")
+    assert AutomationBackend().cli_version() == "3.182.2"
 
 
 class Recorder:
@@ -122,7 +122,7 @@ class Recorder:
 
 @pytest.fixture
 def recorder(only_fake_cli, monkeypatch: pytest.MonkeyPatch) -> Recorder:
-    only_fake_cli("v3.180.0")
+    only_fake_cli("v3.182.0")
     rec = Recorder()
     monkeypatch.setattr(auto.PulumiCommand, "run", lambda self, *a, **kw: rec(self, *a, **kw))
     return rec
@@ -184,6 +184,8 @@ def test_outputs_destroy_remove_and_list(recorder: Recorder) -> None:
     destroy = recorder.ops("destroy")[0]
     assert destroy[0] == "destroy" and {"--yes", "--skip-preview"} <= set(destroy) and destroy[-2:] == ["--stack", STACK]
     assert "--remove" not in destroy, "the stack is removed only after its resources are gone"
+    # The program runs with the destroy: a spot instance's before_delete hook cancels its request.
+    assert "--run-program=true" in destroy
     recorder.calls.clear()
     backend.remove(STACK)
     assert recorder.commands() == [["stack", "rm", "--yes", STACK]], "never --force: that would orphan resources"

@@ -5,7 +5,7 @@ stack, experiment, verification, job and instance type are the same, and the job
 from __future__ import annotations
 
 import json
-import re
+import os
 from pathlib import Path
 from typing import Any
 
@@ -86,21 +86,56 @@ def _manifest(s: dict[str, Any], **changes: Any) -> None:
     (Path(s["mount_point"]) / "logs" / "manifest.json").write_text(json.dumps(doc))
 
 
-def test_a_replacement_on_the_same_disk_resumes_the_job_from_its_checkpoint(tmp_path: Path, capsys) -> None:
+def test_a_replacement_on_the_same_disk_resumes_the_job_from_its_checkpoint(tmp_path: Path, capsys,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    now = 1_796_010_800.0  # 2026-11-30T03:53:20Z
+    monkeypatch.setattr(run_job.control, "now_epoch", lambda: now)
     with MetadataServer(MetadataState()) as server:
         s = _settings(tmp_path, server.url)
         _manifest(s)
-        (Path(s["mount_point"]) / "logs" / "train.log").write_text("GPULEASE_CHECKPOINT_STEP=300\n")
+        log = Path(s["mount_point"]) / "logs" / "train.log"
+        log.write_text("GPULEASE_CHECKPOINT_STEP=300\n")
+        # The previous instance's last writes on the disk: its manifest, then its job's log 3 h 5 min before now.
+        os.utime(Path(s["mount_point"]) / "logs" / "manifest.json", (now - 20000, now - 20000))
+        os.utime(log, (now - 11100, now - 11100))
         env = run_job.resume_environment(s, "train")
     assert (env["GPULEASE_RESUMED"], env["GPULEASE_RESUME_FROM_STEP"]) == ("1", "300")
     assert f"carries this experiment's job from instance {EARLIER}: a resumption on the same disk" in capsys.readouterr().out
-    # The new instance on the same disk is recorded as a resumption (the manifest and status list it), once a boot.
+    # The new instance on the same disk is recorded as a resumption (the manifest and status list it), once a boot:
+    # stopped when the previous instance last wrote the job's files there.
     run_job.resume_environment(s, "train")
     [entry] = json.loads((Path(s["state_dir"]) / "identity.json").read_text())["interruptions"]
-    assert {k: entry[k] for k in ("kind", "previousInstance", "stoppedAt", "stoppedSeconds", "resumedFromStep")} == {
-        "kind": "new-instance", "previousInstance": EARLIER, "stoppedAt": None, "stoppedSeconds": None,
-        "resumedFromStep": 300}
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", entry["resumedAt"])
+    assert {k: entry[k] for k in ("kind", "previousInstance", "stoppedAt", "resumedAt", "stoppedSeconds",
+                                  "resumedFromStep")} == {
+        "kind": "new-instance", "previousInstance": EARLIER, "stoppedAt": "2026-11-30T00:48:20Z",
+        "resumedAt": "2026-11-30T03:53:20Z", "stoppedSeconds": 11100, "resumedFromStep": 300}
+
+
+@pytest.mark.parametrize("how", ["none", "symlink", "future"])
+def test_an_unknown_last_write_leaves_the_stop_unknown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       how: str) -> None:
+    now = 1_796_010_800.0
+    monkeypatch.setattr(run_job.control, "now_epoch", lambda: now)
+    with MetadataServer(MetadataState()) as server:
+        s = _settings(tmp_path, server.url)
+        _manifest(s)
+        logs = Path(s["mount_point"]) / "logs"
+        if how == "none":
+            (logs / "manifest.json").unlink()  # read first; then no file of the previous instance is left
+            monkeypatch.setattr(run_job, "_earlier_instance_on_disk", lambda *a: EARLIER)
+        elif how == "symlink":  # a link is not the previous instance's file: never followed
+            target = tmp_path / "elsewhere"
+            target.write_text("x")
+            os.utime(target, (now - 100, now - 100))
+            (logs / "manifest.json").unlink()
+            (logs / "manifest.json").symlink_to(target)
+            os.utime(logs / "manifest.json", (now - 100, now - 100), follow_symlinks=False)
+            monkeypatch.setattr(run_job, "_earlier_instance_on_disk", lambda *a: EARLIER)
+        else:  # a clock that was ahead: a stop after the resumption is no stop
+            os.utime(logs / "manifest.json", (now + 600, now + 600))
+        run_job.resume_environment(s, "train")
+    [entry] = json.loads((Path(s["state_dir"]) / "identity.json").read_text())["interruptions"]
+    assert (entry["stoppedAt"], entry["stoppedSeconds"]) == (None, None)
 
 
 @pytest.mark.parametrize("changes", [{"experiment": "e2"}, {"stack": "other"}, {"job": "eval"},

@@ -155,7 +155,7 @@ def test_status_shows_each_interruption_when_how_long_and_the_step_it_resumed_fr
     _put(running, "heartbeat", {"interruptions": [*STOPS, "not a record"]})
     assert main(["status", STACK, "--outputs", running["outputs"], "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["interruptions"] == STOPS
+    assert doc["interruptions"] == [{**stop, "kind": None, "previousInstance": None} for stop in STOPS]
     assert doc["spotRequest"]["requestId"] == "sir-0abc1234" and doc["spotRequest"]["cancelled"] is True
     monkeypatch.setenv("COLUMNS", "200")
     assert main(["status", STACK, "--outputs", running["outputs"]]) == 0
@@ -164,6 +164,25 @@ def test_status_shows_each_interruption_when_how_long_and_the_step_it_resumed_fr
             "1200; stopped 2026-12-01T06:00:00Z for 20 min, resumed 2026-12-01T06:20:00Z (no checkpoint step "
             "reported)") in out
     assert "spot request sir-0abc1234 cancelled at 2026-12-01T07:55:00Z (deadline)" in out
+
+
+NEW_INSTANCE = {"kind": "new-instance", "previousInstance": "i-0earlier000000001", "stoppedAt": "2026-12-01T02:00:00Z",
+                "resumedAt": "2026-12-01T05:05:00Z", "stoppedSeconds": 11100, "resumedFromStep": 300}
+
+
+def test_a_new_instance_on_the_same_disk_shows_when_how_long_and_the_step(running, capsys, monkeypatch) -> None:
+    older = {**NEW_INSTANCE, "previousInstance": "i-0older0000000000", "stoppedAt": None, "stoppedSeconds": None,
+             "resumedAt": "2026-12-01T01:00:00Z", "resumedFromStep": None}
+    _put(running, "manifest", {"interruptions": [older, NEW_INSTANCE]})
+    assert main(["status", STACK, "--outputs", running["outputs"], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["interruptions"] == [older, NEW_INSTANCE]
+    monkeypatch.setenv("COLUMNS", "300")
+    assert main(["status", STACK, "--outputs", running["outputs"]]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("interruptions 2: new instance after i-0older0000000000: when it stopped is not known, resumed "
+            "2026-12-01T01:00:00Z (no checkpoint step reported); new instance after i-0earlier000000001: stopped "
+            "2026-12-01T02:00:00Z for 3 h 5 min, resumed 2026-12-01T05:05:00Z from step 300") in out
+    assert "stopped ? for ?" not in out
 
 
 @pytest.mark.parametrize("bad", [{"stoppedSeconds": True, "resumedFromStep": "12"}, {"stoppedSeconds": 1e999}])

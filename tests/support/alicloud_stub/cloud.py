@@ -84,13 +84,15 @@ class Account:
 
     def add_instance(self, region: str, tags: dict[str, str], *, status: str = "Running", spot: bool = False,
                      release_time: datetime | None = None, instance_type: str = "ecs.gn7i-c8g1.2xlarge",
-                     locks: tuple[str, ...] = ()) -> str:
+                     locks: tuple[str, ...] = (), stop: dict[str, str] | None = None) -> str:
+        """``stop``: DescribeInstances' ``StoppedMode`` / ``SpotInterruptionBehavior`` of the instance."""
         rid = self._new("i")
         self.instances[rid] = Resource(rid, region, dict(tags), status, datetime.now(UTC), {
             "SpotStrategy": "SpotAsPriceGo" if spot else "NoSpot",
             "AutoReleaseTime": _time(release_time),
             "InstanceType": instance_type,
             "OperationLocks": {"LockReason": [{"LockReason": lock} for lock in locks]},
+            **(stop or {}),
         })
         return rid
 
@@ -210,6 +212,7 @@ def install(stub: AlicloudStub, account: Account) -> None:
                     "CreationTime": _time(r.created), "StartTime": _time(r.created),
                     "AutoReleaseTime": r.extra["AutoReleaseTime"], "Tags": _ecs_tags(r),
                     "OperationLocks": r.extra.get("OperationLocks") or {"LockReason": []},
+                    **{k: r.extra[k] for k in ("StoppedMode", "SpotInterruptionBehavior") if k in r.extra},
                 }
                 for r in account.instances.values()
                 if _matches(r, req) and (ids is None or r.id in ids)

@@ -5,7 +5,9 @@
   fails the whole call), ``otherkey`` a key the API does not read, ``dryrun`` a call that cancels nothing;
 - ``onesec`` and ``thirtysec`` cancel less than the scheduler's 60 s precision before the termination;
 - ``capspot`` and ``captype`` spell ``Spot`` and ``Persistent`` with a capital and have no cancel;
-- ``ltinst`` takes its persistent request from an in-stack launch template and has no cancel.
+- ``ltinst`` takes its persistent request from an in-stack launch template and has no cancel;
+- ``ltcancel`` takes it from a launch template too and cancels it by the instance's ``spot_instance_request_id``, which
+  is empty offline for an instance whose market options are its template's (the mocks read no template).
 """
 
 import json
@@ -79,7 +81,7 @@ instance("capspot", market="Spot")
 instance("captype", spot_type="Persistent")
 
 
-def from_template(name: str) -> aws.ec2.Instance:
+def from_template(name: str, cancelled: bool = False) -> aws.ec2.Instance:
     template = aws.ec2.LaunchTemplate(
         f"{name}-template",
         image_id="ami-0c1d2e3f405162738",
@@ -94,7 +96,10 @@ def from_template(name: str) -> aws.ec2.Instance:
     inst = aws.ec2.Instance(name, launch_template={"id": template.id, "version": "$Latest"},
                             root_block_device={"volume_size": 100, "encrypted": True}, tags=tags(name))
     schedule(f"{name}-stop", "terminateInstances", inst.id.apply(lambda i: {"InstanceIds": [i]}))
+    if cancelled:
+        cancel(name, inst, own)
     return inst
 
 
 from_template("ltinst")
+from_template("ltcancel", cancelled=True)
