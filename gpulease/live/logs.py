@@ -227,7 +227,8 @@ class LogReader:
             verdict = doc.get("ready", doc.get("passed"))
             state = "ok" if verdict else "FAILED" if verdict is False else "?"
             failed = ", ".join(doc.get("failed") or [])
-            out.append(f"[{title}] {state} at {doc.get('time', '?')} on {doc.get('instanceId', '?')}"
+            at = f" at {doc['time']}" if doc.get("time") else ""  # a record without its time: none shown, not "?"
+            out.append(f"[{title}] {state}{at} on {doc.get('instanceId', '?')}"
                        + (f": {failed} failed" if failed else ""))
             for check, result in (doc.get("checks") or {}).items():
                 if isinstance(result, dict):

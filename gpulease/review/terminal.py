@@ -100,7 +100,14 @@ def print_terminal(reviews: list[StackReview], console: Console, notes: list[str
     the price catalog's advisories (undated override rows), once, with the first stack's."""
     for index, review in enumerate(reviews):
         r = review.rendering
-        console.rule(Text(printable(f"{review.name}  ({review.stack_file_label})"), style="bold"), characters="─")
+        title = printable(f"{review.name}  ({review.stack_file_label})")
+        if len(title) + 6 <= console.width:
+            console.rule(Text(title, style="bold"), characters="─")
+        else:  # a rule cuts a long title with "…": the stack file's path goes whole on its own line
+            console.rule(Text(printable(review.name), style="bold"), characters="─")
+            # One line, never folded: a path cut across lines cannot be copied.
+            console.print(printable(f"stack file: {review.stack_file_label}"), soft_wrap=True, markup=False,
+                          highlight=False)
         if r.error and not r.partial:
             # Its own lines (a spec error lists one problem per line), each escaped on its own.
             first, *rest = [line for line in str(r.error).splitlines() if line.strip()] or [""]
