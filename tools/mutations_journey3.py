@@ -1,6 +1,7 @@
 """``make mutate`` rows for the journey's last gaps: a catalog override without ``asOf`` leaves its prices undated
 (never the shipped date) and every price-age check counts them as stale; ``logs`` keeps the newest job-log objects
-within a bounded listing; ``status --watch --json`` prints the envelope. Area ``journey3``:
+within a bounded listing; ``status --watch --json`` prints the envelope; the suite's clean-tree check sees what a
+test writes into a folder that was already there. Area ``journey3``:
 ``python -m tools.mutate --area journey3``."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ DATES = ("tests/core/test_catalog_dates.py", "tests/cli/test_undated_prices.py")
 UNDATED = ("tests/cli/test_undated_prices.py",)
 LISTING = ("tests/cli/test_logs_listing.py",)
 WATCH = ("tests/cli/test_status_watch.py",)
+TREE = ("tests/test_clean_tree.py",)
 
 MUTATIONS = [
     Mutation("journey3", "gpulease/core/catalog/dating.py",
@@ -31,4 +33,8 @@ MUTATIONS = [
     Mutation("journey3", "gpulease/cli/status.py", "                sys.stdout.write(watch_line(doc))",
              '                sys.stdout.write(json.dumps(doc, default=str) + "\\n")', WATCH,
              "status --watch --json prints one envelope per refresh"),
+    Mutation("journey3", "tests/support/clean_tree.py",
+             'return frozenset(f"{line} [{stamp(root, line)}]" for line in done.stdout.splitlines() if not tool_cache(line))',
+             "return frozenset(line for line in done.stdout.splitlines() if not tool_cache(line))", TREE,
+             "the clean-tree check sees a file written into a folder already there, and a changed file rewritten"),
 ]
