@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gpulease.cli.main import main
 from gpulease.live import logs
-from tests.live.test_logs import BUCKET, STACK, bucket  # noqa: F401 (the moto bucket fixture)
+from tests.live.test_logs import BUCKET, STACK
 
 CONTROL = "llama7b-lora/_gpulease/"
 
@@ -17,7 +17,7 @@ def _chunks(s3, count: int) -> None:
         s3.put_object(Bucket=BUCKET, Key=f"{CONTROL}jobs/train/log/{i:08d}.txt", Body=f"chunk {i}\n".encode())
 
 
-def test_more_objects_than_kept_reads_the_newest_and_names_the_older_once(bucket, monkeypatch, capsys):  # noqa: F811
+def test_more_objects_than_kept_reads_the_newest_and_names_the_older_once(bucket, monkeypatch, capsys):
     monkeypatch.setattr(logs, "MAX_LISTED", 4)
     monkeypatch.setattr(logs, "LIST_PAGE", 3)  # several pages, the kept window spanning two of them
     _chunks(bucket["s3"], 11)
@@ -31,7 +31,7 @@ def test_more_objects_than_kept_reads_the_newest_and_names_the_older_once(bucket
     assert reader.jobs() == ["[job train] chunk 11"]  # the next round of --follow: what is new, the note not again
 
 
-def test_a_listing_past_its_bound_says_where_it_stopped(bucket, monkeypatch):  # noqa: F811
+def test_a_listing_past_its_bound_says_where_it_stopped(bucket, monkeypatch):
     monkeypatch.setattr(logs, "MAX_LISTED", 2)
     monkeypatch.setattr(logs, "MAX_SCANNED", 5)
     monkeypatch.setattr(logs, "LIST_PAGE", 2)
@@ -44,7 +44,7 @@ def test_a_listing_past_its_bound_says_where_it_stopped(bucket, monkeypatch):  #
     ]
 
 
-def test_the_command_prints_the_newest_chunks_and_the_one_line(bucket, monkeypatch, capsys):  # noqa: F811
+def test_the_command_prints_the_newest_chunks_and_the_one_line(bucket, monkeypatch, capsys):
     monkeypatch.setattr(logs, "MAX_LISTED", 2)
     monkeypatch.setattr(logs, "LIST_PAGE", 2)
     _chunks(bucket["s3"], 5)

@@ -10,10 +10,10 @@ import jsonschema
 from gpulease.cli import conventions
 from gpulease.cli import status as status_cli
 from gpulease.cli.main import main
-from tests.live.test_nodes import CLUSTER, cluster  # noqa: F401 (the moto bucket of a 4-node cluster)
+from tests.live.test_nodes import CLUSTER
 
 
-def test_each_refresh_is_one_envelope_on_one_line(cluster, capsys, monkeypatch):  # noqa: F811
+def test_each_refresh_is_one_envelope_on_one_line(cluster, capsys, monkeypatch):
     naps: list[float] = []
 
     def nap(seconds: float) -> None:

@@ -20,7 +20,7 @@ from gpulease.ephemeral.channel import BucketChannel
 from gpulease.lifecycle import capacity, deploy, teardown, verdict
 from gpulease.live import clients as live_clients
 from gpulease.live import target
-from tests.cli.test_check import ec2_quotas, fake_pulumi  # noqa: F401 (the quota fixture)
+from tests.cli.test_check import fake_pulumi
 from tests.support.ephemeral import OUTPUTS, RecordingBackend
 
 NAME = "llama8b-lora"
@@ -72,7 +72,7 @@ def world(aws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any
     return {"ec2": ec2, "s3": s3, "backend": backend, "tmp": tmp_path}
 
 
-def test_a_newcomer_goes_from_nothing_to_a_verified_job_and_back(world, ec2_quotas, capsys):  # noqa: F811
+def test_a_newcomer_goes_from_nothing_to_a_verified_job_and_back(world, ec2_quotas, capsys):
     ec2_quotas["L-3819A6DF"] = 8.0  # All G and VT Spot Instance Requests: room for g6e.xlarge's 4 vCPUs
     s3, ec2, backend, tmp = world["s3"], world["ec2"], world["backend"], world["tmp"]
     # 1. init: a stack file from flags, reviewed at once.
