@@ -107,14 +107,14 @@ MUTATIONS: list[Mutation] = [
     Mutation("policy", "policies/guardrails/access.py", 'if "*" in actions:', "if False:", FORM_TESTS,
              'Action "*" on an instance role is reported'),
     # --- prices: dates, staleness, the refresh's gate -----------------------------------------------------------
-    Mutation("prices", "gpulease/core/catalog/dating.py", "        elif item in given and override.get(\"asOf\") is not None:", "        elif False:",
+    Mutation("prices", "gpulease/core/catalog/dating.py", "        elif item in given:", "        elif False:",
              PRICE_TESTS, "an override's asOf dates only the prices it gives"),
     Mutation("prices", "gpulease/catalog_refresh/fetched.py", "    if number < PRICE_ITEM_FLOOR:  # the catalog refuses a positive price below the floor too", "    if number < 0:", PRICE_TESTS,
              "a refresh never keeps a zero price"),
     Mutation("prices", "gpulease/catalog_refresh/fetched.py", "    if not math.isfinite(number):", "    if False:",
              PRICE_TESTS, "a refresh never keeps a NaN or an infinity"),
-    Mutation("prices", "gpulease/core/catalog/freshness.py", "        if price.age_days(today) > max_age_days:",
-             "        if price.age_days(today) > 10 * max_age_days:", PRICE_TESTS, "a price older than the maximum age is stale"),
+    Mutation("prices", "gpulease/core/catalog/freshness.py", "if age is None or age > max_age_days:",
+             "if age is None or age > 10 * max_age_days:", PRICE_TESTS, "a price older than the maximum age is stale"),
     Mutation("prices", "gpulease/core/cost/spot.py", "    worst = min(cap, on_demand) if cap else on_demand",
              "    worst = on_demand", PRICE_TESTS, "the worst case keeps the stack's spot cap"),
     # --- the reaper's decisions and the listings' managed-by re-checks ------------------------------------------

@@ -56,8 +56,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--catalog", action="append", metavar="FILE", help="a catalog override file to compare with")
     add_force_option(r)
     r.add_argument("--profile", help="AWS profile (~/.aws/config) or Alibaba Cloud CLI profile (~/.aliyun/config.json)")
-    r.add_argument("--pricing-region", choices=PRICING_REGIONS, default=DEFAULT_PRICING_REGION,
-                   help="the AWS Price List Query API endpoint region (default us-east-1)")
+    r.add_argument("--pricing-region", choices=PRICING_REGIONS, default=DEFAULT_PRICING_REGION, metavar="REGION",
+                   help=f"the AWS Price List Query API endpoint region: {', '.join(PRICING_REGIONS)} (default "
+                   f"{DEFAULT_PRICING_REGION})")
     r.add_argument("--allow-partial", action="store_true",
                    help="write what was fetched even when some calls failed (the rest keeps its older prices)")
     r.add_argument("--json", action="store_true", help="print the change report as JSON")

@@ -32,9 +32,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         failed = [error(f"{r['check']}-failed", r["detail"]) for r in doc["checks"] if r["ok"] is False]
         print_json(envelope("check", doc, failed))
         return code
-    for r in doc["checks"]:
-        print(f"{MARK[r['ok']]} {r['check']:<12} {r['detail']}")
+    from gpulease.cli.wrap import say
+
+    for r in doc["checks"]:  # wrapped under the detail column (18)
+        say(f"{MARK[r['ok']]} {r['check']:<12} {r['detail']}", hang=18)
         if r.get("fix") and r["ok"] is not True:
-            print(f"     {'':<12} fix: {r['fix']}")
+            say(f"     {'':<12} fix: {r['fix']}", hang=23)
     print("ready for gpulease up" if doc["ready"] else "not ready: fix the FAIL lines, then run gpulease check again")
     return code

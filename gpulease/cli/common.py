@@ -46,12 +46,14 @@ def stale_warning(found: list[DatedPrice], now: datetime, max_age_days: float) -
     """One line for the terminal, or None when every price is fresh enough."""
     if not found:
         return None
-    return f"stale {brief_stale(found, now, max_age_days)}; {REFRESH_HINT}"
+    return f"{brief_stale(found, now, max_age_days)}; {REFRESH_HINT}"
 
 
 def stale_json(found: list[DatedPrice], now: datetime) -> list[dict[str, Any]]:
     today = today_of(now)
-    return [{"price": p.what, "asOf": p.as_of.isoformat(), "ageDays": p.age_days(today)} for p in found]
+    # An undated price (an override without asOf): no date and no age, rather than the placeholder date.
+    return [{"price": p.what, "asOf": None if p.undated else p.as_of.isoformat(), "ageDays": p.age_days(today)}
+            for p in found]
 
 
 def report_console(default_width: int = PIPED_WIDTH) -> Console:

@@ -17,6 +17,7 @@ from gpulease.cli.common import add_max_age_option, catalog_overrides, stale_jso
 from gpulease.cli.conventions import camel_keys, error_entry, print_json
 from gpulease.core import clock
 from gpulease.core.catalog.freshness import line_prices, stale
+from gpulease.core.catalog.models import date_label
 from gpulease.core.cost import SHARED, StackCost
 from gpulease.core.cost.cluster import cluster_costs
 from gpulease.review import stacks
@@ -147,14 +148,14 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
         console.print(f"note: {note}")
     for missing in cost.unknown_prices:
         console.print(f"[yellow]unknown price[/yellow]: {missing} (not counted)")
-    console.print(f"Prices: {cost.price_catalog}; oldest price used {cost.prices_as_of}; override with --catalog FILE.")
+    console.print(f"Prices: {cost.price_catalog}; oldest price used {date_label(cost.prices_as_of)}; override with --catalog FILE.")
 
 
 def price_date(line: Any) -> str:
     """The date of a line's price, and of its cap when that is another price (a spot line's on-demand cap)."""
     if line.price_as_of is None:
         return ""
-    return line.price_as_of + (f" (cap {line.cap_as_of})" if line.cap_as_of else "")
+    return date_label(line.price_as_of) + (f" (cap {date_label(line.cap_as_of)})" if line.cap_as_of else "")
 
 
 def _experiments_table(cost: StackCost) -> Table:

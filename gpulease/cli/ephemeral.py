@@ -86,7 +86,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     run = esub.add_parser(
         "run",
         help="create a stack, run a training command on it, collect artifacts, always tear it down",
-        usage="gpulease ephemeral run --base-stack STACK [--set KEY=VALUE ...] [options] -- COMMAND ...",
+        usage="gpulease ephemeral run --base-stack STACK [--set KEY=VALUE ...]\n"
+              "                              [options] -- COMMAND ...",
     )
     creating(run)
     common(run)

@@ -102,6 +102,7 @@ def gather(args: argparse.Namespace) -> object:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from gpulease.cli.wrap import say
     from gpulease.lifecycle import answers as a
     from gpulease.lifecycle import stackfile, verdict
     from gpulease.lifecycle.advice import config_advisories, lines
@@ -138,17 +139,16 @@ def cmd_init(args: argparse.Namespace) -> int:
         print_json(envelope("init", data, [] if code == EXIT_OK else [
             error("review-failed", f"the review says {result.status.upper()}: `gpulease plan {found.name}` shows why")]))
         return code
-    print(f"wrote {path}: {found.params} {found.method} on {found.cloud} {found.region} -> {best.instance.type} "
-          f"({data['gpu']}, about "
-          f"{data['neededPerGpuGb']} GB needed per GPU), {found.ssh_mode} access")
+    say(f"wrote {path}: {found.params} {found.method} on {found.cloud} {found.region} -> {best.instance.type} "
+        f"({data['gpu']}, about {data['neededPerGpuGb']} GB needed per GPU), {found.ssh_mode} access")
     if result is not None:
-        print("\n".join(result.lines()))
+        say("\n".join(result.lines()))
     for line in lines(advice):
-        print(line)
+        say(line)
     if result is not None and result.blocks:
-        print(f"next: gpulease plan {found.name} shows what the review found; fix that first")
+        say(f"next: gpulease plan {found.name} shows what the review found; fix that first")
     else:
-        print(f"next: gpulease check {found.name}, then gpulease up {found.name}")
+        say(f"next: gpulease check {found.name}, then gpulease up {found.name}")
     return code
 
 

@@ -159,13 +159,27 @@ def stack_advice(reviews: list[Any]) -> dict[str, list[str]]:
     return {name: lines for name, lines in found.items() if lines}
 
 
+def catalog_advice() -> list[str]:
+    """The price catalog's advisories: each override row that gave prices without a date (their age is unknown,
+    so every price-age check counts them as stale). None when the catalog cannot be read: the review says why."""
+    from gpulease.core.catalog import CatalogError, load_catalog
+
+    try:
+        undated = load_catalog().undated
+    except (CatalogError, OSError):
+        return []
+    return [f"{row} have no date (the row has no asOf): their age is unknown, so they count as stale prices; "
+            "accepted: asOf: YYYY-MM-DD in the row, the day the prices were read" for row in undated]
+
+
 def plan_json(reviews: list[Any], organizations: Iterable[Organization] = (),
-              advice: dict[str, list[str]] | None = None) -> str:
+              advice: dict[str, list[str]] | None = None, catalog: list[str] | None = None) -> str:
     """The envelope; ``exitCode`` and ``stacks`` also stay at the top level for one release (their old place)."""
     doc = plan_report.to_json(reviews)
     found = list(organizations)
     legacy = dict(doc)
     doc["stackFileAdvisories"] = dict(advice or {})
+    doc["catalogAdvisories"] = list(catalog or [])
     doc["organizations"] = [{"name": o.name if o.known else None, "known": o.known, "foundBy": o.found_by}
                             for o in found]
     errors = [error_entry("bad-input" if s["status"] == "error" else "partial", str(s["error"]),
@@ -213,6 +227,7 @@ def run(args: argparse.Namespace) -> int:
                      organization=organization_of)
     names_note = organization_note(organizations.values())
     advice = stack_advice(reviews)
+    catalog = catalog_advice()
     if args.format == "text":
         # Imported for the table only: rich is about a tenth of plan's start-up beyond the SDK it needs anyway.
         from rich.console import Console
@@ -223,14 +238,15 @@ def run(args: argparse.Namespace) -> int:
         buffer = io.StringIO()
         # A file or a CI log: as wide as COLUMNS says, else wide enough for the tables.
         console = Console(file=buffer, width=piped_width(PIPED_WIDTH)) if args.output else report_console(PIPED_WIDTH)
-        print_terminal(reviews, console, notes=[names_note] if names_note else [], advice=advice)
+        print_terminal(reviews, console, notes=[names_note] if names_note else [], advice=advice, catalog=catalog)
         text = f"{report_marker('plan')}\n{buffer.getvalue()}" if args.output else ""
     elif args.format == "markdown":
         text = plan_report.markdown(reviews) + (f"\n_{names_note}_\n" if names_note else "")
         text += "".join(f"\n- advisory ({name}, stack file): {line}" for name, found in advice.items()
                         for line in found) + ("\n" if advice else "")
+        text += "".join(f"\n- advisory (price catalog): {line}" for line in catalog) + ("\n" if catalog else "")
     else:
-        text = plan_json(reviews, organizations.values(), advice)
+        text = plan_json(reviews, organizations.values(), advice, catalog)
         for r in reviews:  # the envelope on stdout, and the one line a CI log or a wrapper reads on stderr
             if r.rendering.error and not r.rendering.partial:
                 print(f"gpulease: {r.name}: {' '.join(str(r.rendering.error).split())}", file=sys.stderr)

@@ -13,6 +13,7 @@ from gpulease.cli.conventions import camel_keys, error_entry, print_json
 from gpulease.core import clock
 from gpulease.core.catalog import OVERRIDES_ENV, CatalogError, load_catalog
 from gpulease.core.catalog.freshness import DatedPrice, describe_catalog, stale
+from gpulease.core.catalog.models import date_label
 from gpulease.core.sizing import (
     DEFAULT_HEADROOM,
     METHODS,
@@ -243,7 +244,7 @@ def _offers_table(offers: list[Any], total: int, cloud: str, region: str, width:
             row += [f"{it.memory_bandwidth_gbps:g}", link, str(it.vcpu), f"{it.ram_gb:g}"]
         row += [f"{o.on_demand_usd:.3f}", f"{o.spot_usd:.3f} {o.spot_zone}" if o.spot_zone else f"{o.spot_usd:.3f} est."]
         if dated:
-            row.append(o.on_demand_as_of.isoformat() + (f" (spot {o.spot_as_of.isoformat()})" if o.spot_zone else ""))
+            row.append(date_label(o.on_demand_as_of) + (f" (spot {date_label(o.spot_as_of)})" if o.spot_zone else ""))
         table.add_row(*row)
     return table
 
@@ -269,8 +270,8 @@ def offers_lines(offers: list[Any], total: int, cloud: str, region: str) -> list
 
 
 def price_dates_line(offers: list[Any]) -> str:
-    dates = sorted({o.on_demand_as_of.isoformat() for o in offers})
-    spot = sorted({o.spot_as_of.isoformat() for o in offers if o.spot_zone})
+    dates = [date_label(d) for d in sorted({o.on_demand_as_of for o in offers})]
+    spot = [date_label(d) for d in sorted({o.spot_as_of for o in offers if o.spot_zone})]
     return f"price dates: on-demand {', '.join(dates)}" + (f"; spot {', '.join(spot)}" if spot else "")
 
 

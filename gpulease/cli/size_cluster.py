@@ -12,6 +12,7 @@ from gpulease.cli.conventions import error_entry, print_json
 from gpulease.core import clock
 from gpulease.core.catalog import Catalog
 from gpulease.core.catalog.freshness import DatedPrice, describe_catalog, stale
+from gpulease.core.catalog.models import date_label
 from gpulease.core.sizing import Workload
 from gpulease.core.sizing.cluster import MFU, ClusterOffer, find_cluster_offers
 
@@ -76,6 +77,6 @@ def _table(offers: list[ClusterOffer], total: int, cloud: str, region: str, node
         table.add_row(
             it.type, it.describe_gpus(), f"{o.estimate.total_gb:.1f}", o.within_node, o.fabric.title,
             _seconds(o.comm_seconds), _seconds(o.compute_seconds), f"{o.node_usd:.3f}", f"{o.cluster_usd:.3f}",
-            it.price_date(o.region).isoformat(),
+            date_label(it.price_date(o.region)),
         )
     return table

@@ -35,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--region", help="the stack's region, when its stack file is not here")
     p.add_argument("--json", action="store_true", help="print the status document as JSON")
     p.add_argument("--watch", nargs="?", const=WATCH_SECONDS, type=_seconds, metavar="SECONDS",
-                   help=f"redraw every SECONDS (default {WATCH_SECONDS:g}) until Ctrl-C, at most {WATCH_HOURS:g} h")
+                   help=f"redraw every SECONDS (default {WATCH_SECONDS:g}) until Ctrl-C, at most {WATCH_HOURS:g} h; "
+                   "with --json, one envelope per refresh, each on one line (JSON lines)")
     p.set_defaults(func=cmd_status)
 
 
@@ -63,8 +64,17 @@ SLEEP = time.sleep
 CLOCK = time.monotonic
 
 
+def watch_line(doc: dict) -> str:
+    """One refresh of ``--watch --json``: the envelope (``conventions.ENVELOPE_SCHEMA``, the document's old top-level
+    keys kept beside it for one release, as ``status --json`` does), on one line (JSON lines)."""
+    from gpulease.cli.conventions import envelope
+
+    return json.dumps(envelope("status", doc, ok=True, legacy=doc), default=str) + "\n"
+
+
 def watch(collect: Callable[[], dict], every: float, as_json: bool) -> int:
-    """Redraw until Ctrl-C (exit 0, the screen left as it was) or ``WATCH_HOURS``; JSON: one document per line."""
+    """Redraw until Ctrl-C (exit 0, the screen left as it was) or ``WATCH_HOURS``; JSON: one envelope per refresh,
+    one per line."""
     from gpulease.cli.common import wide_console
     from gpulease.live import view
 
@@ -74,7 +84,7 @@ def watch(collect: Callable[[], dict], every: float, as_json: bool) -> int:
         while True:
             doc = collect()
             if as_json:
-                sys.stdout.write(json.dumps(doc, default=str) + "\n")
+                sys.stdout.write(watch_line(doc))
                 sys.stdout.flush()
             else:
                 if console.is_terminal:

@@ -55,5 +55,6 @@ def cmd_up(args: argparse.Namespace) -> int:
     ready = "ready" if result.ready else "not waited for"
     verified = ", verified" if result.verify else ""
     print(f"{args.stack}: {result.outputs.get('instanceId')} ({result.outputs.get('instanceType')}) {ready}{verified}")
-    print(f"connect: {result.connect}    status: gpulease status {args.stack}    logs: gpulease logs {args.stack}")
+    # One line each: side by side they were wider than an 80-column terminal.
+    print(f"connect: {result.connect}\nstatus:  gpulease status {args.stack}\nlogs:    gpulease logs {args.stack}")
     return EXIT_OK

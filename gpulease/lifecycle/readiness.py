@@ -118,6 +118,12 @@ def stack_facts(stack: str) -> StackFacts:
     return StackFacts(stack, spec.cloud, region, [Need(t, n, m) for (t, m), n in sorted(by_type.items())])
 
 
+def unread_quotas(facts: StackFacts) -> list[dict[str, Any]]:
+    """The quota rows as ``?`` when the credentials failed: the question is named, not left out."""
+    return [row("quota", None, f"{n.instance_type}: {n.vcpus} vCPUs {n.market}; not read without working credentials "
+                "(see the line above)") for n in facts.needs]
+
+
 def aws_rows(facts: StackFacts) -> list[dict[str, Any]]:
     import boto3
     from botocore.config import Config
@@ -130,7 +136,7 @@ def aws_rows(facts: StackFacts) -> list[dict[str, Any]]:
         text = " ".join(str(exc).split())[:200]
         return [row("credentials", False, f"AWS credentials: {text}",
                     "aws configure / aws sso login, or set AWS_PROFILE (https://docs.aws.amazon.com/cli/latest/"
-                    "userguide/cli-chap-authentication.html)")]
+                    "userguide/cli-chap-authentication.html)"), *unread_quotas(facts)]
     rows = [row("credentials", True, f"AWS account {who['Account']} as {who['Arn']}", None, account=who["Account"])]
     quotas = session.client("service-quotas", region_name=facts.region, config=config)
     rows += [aws_quota(quotas, need) for need in facts.needs]
@@ -147,7 +153,8 @@ def alicloud_rows(facts: StackFacts) -> list[dict[str, Any]]:
     except Exception as exc:
         text = " ".join(str(getattr(exc, "message", exc)).split())[:200]
         return [row("credentials", False, f"Alibaba Cloud credentials: {text}",
-                    "set ALIBABA_CLOUD_ACCESS_KEY_ID / ALIBABA_CLOUD_ACCESS_KEY_SECRET, or `aliyun configure`")]
+                    "set ALIBABA_CLOUD_ACCESS_KEY_ID / ALIBABA_CLOUD_ACCESS_KEY_SECRET, or `aliyun configure`"),
+                *unread_quotas(facts)]
     rows = [row("credentials", True, f"Alibaba Cloud account {account}", None, account=account)]
     rows += [alicloud_quota(clients.ecs(facts.region), facts.region, need) for need in facts.needs]
     return rows

@@ -51,7 +51,8 @@ class Verdict:
             budget = f" of a ${self.budget_usd:,.2f} budget" if self.budget_usd is not None else ""
             out.append(f"  cost: ${self.hourly_usd:,.3f}/h; worst case {self.worst_case}{budget}")
         if self.advisory:
-            out.append(f"  {self.advisory} advisory finding(s): `gpulease plan {self.stack}` shows them")
+            out.append(f"  {self.advisory} advisory finding{'s' if self.advisory != 1 else ''}: `gpulease plan "
+                       f"{self.stack}` shows {'them' if self.advisory != 1 else 'it'}")
         return out
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -33,7 +34,13 @@ UNITS = ("gpulease-bootstrap.service", "gpulease-run.service", "gpulease-watchdo
 MAX_LOG_BYTES = 4 * 1024 * 1024
 """The most of one log object read at once (its tail): a terminal is not the place for more."""
 MAX_LISTED = 10_000
-"""The most job-log objects listed per read."""
+"""The most job-log objects kept per read: the last in key order, which are the newest chunks (a job's chunks are
+``<job>/log/<8-digit seq>.txt``); the older ones are named in one line."""
+MAX_SCANNED = 200_000
+"""The most objects one listing pages through to find the last ``MAX_LISTED`` (a bucket lists in key order only,
+from the start): a bound on its calls (200 pages); ``READ_SECONDS`` bounds their time."""
+LIST_PAGE = 1_000
+"""Objects per listing call (the most S3 returns in one)."""
 MAX_JOB_CHUNKS = 1_000
 MAX_JOB_BYTES = 8 * 1024 * 1024
 """The most job-log chunks, and bytes of them, read per read: the newest."""
@@ -145,6 +152,8 @@ class LogReader:
     whole_lines: bool = False
     rewritten_lines: int = 100
     """The last lines of a rewritten log shown again."""
+    listing_said: bool = False
+    """Whether the line about job-log objects not listed was printed (once per command)."""
 
     def _get(self, key: str, start: int | None = None, *, tail: bool = False) -> bytes | None:
         """The object from ``start`` (at most ``MAX_LOG_BYTES``); with ``tail``, its last ``MAX_LOG_BYTES``
@@ -186,19 +195,26 @@ class LogReader:
             return {"unreadable": f"{name} is not JSON"}
         return doc if isinstance(doc, dict) else {"unreadable": f"{name} is not a JSON object"}
 
-    def _listing(self, prefix: str) -> tuple[list[dict[str, Any]], bool]:
-        """Up to ``MAX_LISTED`` objects under ``prefix`` (key, size, time), and whether there were more."""
-        items: list[dict[str, Any]] = []
+    def _listing(self, prefix: str) -> tuple[list[dict[str, Any]], int, bool]:
+        """The last ``MAX_LISTED`` objects under ``prefix`` in key order (key, size, time) among the first
+        ``MAX_SCANNED``, how many earlier ones were left out, and whether the listing reached the end."""
+        kept: deque[dict[str, Any]] = deque(maxlen=MAX_LISTED)
+        scanned = 0
         try:
             for page in self.client.get_paginator("list_objects_v2").paginate(
-                    Bucket=self.bucket, Prefix=prefix, PaginationConfig={"MaxItems": MAX_LISTED + 1}):
-                items += page.get("Contents", [])
+                    Bucket=self.bucket, Prefix=prefix,
+                    PaginationConfig={"MaxItems": MAX_SCANNED + 1, "PageSize": LIST_PAGE}):
+                for item in page.get("Contents", []):
+                    scanned += 1
+                    if scanned > MAX_SCANNED:
+                        return list(kept), MAX_SCANNED - len(kept), False
+                    kept.append(item)
         except Exception as exc:
             if _code(exc) is None and not isinstance(exc, _transport_errors()):
                 raise
             raise ReadFailedError(f"cannot list s3://{self.bucket}/{prefix}: "
                                   f"{_code(exc) or ' '.join(str(exc).split())[:200]}") from None
-        return items[:MAX_LISTED], len(items) > MAX_LISTED
+        return list(kept), scanned - len(kept), True
 
     def records(self) -> list[str]:
         """The ready and verify records as lines (each check with its detail)."""
@@ -211,7 +227,8 @@ class LogReader:
             verdict = doc.get("ready", doc.get("passed"))
             state = "ok" if verdict else "FAILED" if verdict is False else "?"
             failed = ", ".join(doc.get("failed") or [])
-            out.append(f"[{title}] {state} at {doc.get('time', '?')} on {doc.get('instanceId', '?')}"
+            at = f" at {doc['time']}" if doc.get("time") else ""  # a record without its time: none shown, not "?"
+            out.append(f"[{title}] {state}{at} on {doc.get('instanceId', '?')}"
                        + (f": {failed} failed" if failed else ""))
             for check, result in (doc.get("checks") or {}).items():
                 if isinstance(result, dict):
@@ -281,7 +298,7 @@ class LogReader:
         """New chunks of every job-agent job, in order: the newest chunks first chosen (at most
         ``MAX_JOB_BYTES`` in all, ``MAX_JOB_CHUNKS`` chunks), each read once; a line says what was left out."""
         base = f"{self.prefix}jobs/"
-        listed, more = self._listing(base)
+        listed, skipped_objects, complete = self._listing(base)
         chunks = [item for item in listed if "/log/" in item["Key"] and item["Key"] not in self.seen]
         chunks.sort(key=lambda item: (str(item.get("LastModified", "")), item["Key"]), reverse=True)
         chosen: list[dict[str, Any]] = []
@@ -300,9 +317,14 @@ class LogReader:
                        f"{MAX_JOB_CHUNKS} chunks, {MAX_JOB_BYTES} bytes per read; the newest are shown)")
             for item in left:  # said once, not read again on the next round
                 self.seen[item["Key"]] = -1
-        if more:
-            out.append(f"[jobs] ... more than {MAX_LISTED} objects under {base}: only the first {MAX_LISTED} in key "
-                       "order were listed, later ones are not shown")
+        if (skipped_objects or not complete) and not self.listing_said:
+            self.listing_said = True  # said once, not on every round of --follow
+            if complete:
+                out.append(f"[jobs] ... {skipped_objects} older objects under {base} not listed: only the last "
+                           f"{MAX_LISTED} in key order (the newest chunks) are read")
+            else:
+                out.append(f"[jobs] ... more than {MAX_SCANNED} objects under {base}: the listing stopped there; of "
+                           f"those the last {MAX_LISTED} in key order are read, the ones after them are not shown")
         for item in sorted(chosen, key=lambda item: item["Key"]):
             key = item["Key"]
             job = key[len(base):].split("/", 1)[0]

@@ -9,6 +9,7 @@ from typing import Any
 
 from gpulease.core import resources as rt
 from gpulease.core.catalog.freshness import to_date
+from gpulease.core.catalog.models import UNDATED, date_label
 from gpulease.core.cost import ExperimentCost, StackCost, price_dates_used
 from gpulease.core.printable import printable
 from gpulease.review.cost_text import cost_json, hourly_unknown, usd
@@ -165,6 +166,8 @@ def prices_as_of(cost: StackCost, experiment: str | None = None) -> str:
 
 def aged(as_of: str, review: StackReview) -> str:
     when = to_date(as_of)
+    if when == UNDATED:
+        return f"{date_label(when)} (age unknown)"
     if when is None or review.reviewed_at is None:
         return as_of
     return f"{as_of} ({(review.reviewed_at.date() - when).days} days old)"

@@ -39,8 +39,9 @@ def _brief(policy: str, detail: str) -> str:
     if policy != STALE_POLICY:
         return detail
     days = _OLDER.search(detail)
-    return (f"prices older than {days.group(1) if days else 'the allowed'} days (their dates: the prices line; each "
-            f"one: --format json); {REFRESH_HINT}")
+    undated = " or undated (an override row without asOf)" if " or undated:" in detail else ""
+    return (f"prices older than {days.group(1) if days else 'the allowed'} days{undated} (their dates: the prices "
+            f"line; each one: --format json); {REFRESH_HINT}")
 
 
 def _findings(console: Console, review: StackReview, level: str) -> None:
@@ -93,12 +94,20 @@ def _resources(console: Console, review: StackReview) -> None:
 
 
 def print_terminal(reviews: list[StackReview], console: Console, notes: list[str] | None = None,
-                   advice: dict[str, list[str]] | None = None) -> None:
+                   advice: dict[str, list[str]] | None = None, catalog: list[str] | None = None) -> None:
     """The report of every stack, then ``notes`` (the organization the names hash, when unknown) and the exit
-    code; ``advice``: the stack file's own advisories (``gpulease.lifecycle.advice``) by review name."""
-    for review in reviews:
+    code; ``advice``: the stack file's own advisories (``gpulease.lifecycle.advice``) by review name; ``catalog``:
+    the price catalog's advisories (undated override rows), once, with the first stack's."""
+    for index, review in enumerate(reviews):
         r = review.rendering
-        console.rule(Text(printable(f"{review.name}  ({review.stack_file_label})"), style="bold"), characters="─")
+        title = printable(f"{review.name}  ({review.stack_file_label})")
+        if len(title) + 6 <= console.width:
+            console.rule(Text(title, style="bold"), characters="─")
+        else:  # a rule cuts a long title with "…": the stack file's path goes whole on its own line
+            console.rule(Text(printable(review.name), style="bold"), characters="─")
+            # One line, never folded: a path cut across lines cannot be copied.
+            console.print(printable(f"stack file: {review.stack_file_label}"), soft_wrap=True, markup=False,
+                          highlight=False)
         if r.error and not r.partial:
             # Its own lines (a spec error lists one problem per line), each escaped on its own.
             first, *rest = [line for line in str(r.error).splitlines() if line.strip()] or [""]
@@ -118,6 +127,8 @@ def print_terminal(reviews: list[StackReview], console: Console, notes: list[str
         _findings(console, review, "advisory")
         for line in (advice or {}).get(review.name, []):
             _line(console, f"[yellow]advisory[/yellow] (stack file): {line}")
+        for line in catalog or [] if index == 0 else []:  # the catalog is every stack's: said once
+            _line(console, f"[yellow]advisory[/yellow] (price catalog): {line}")
         _outputs(console, review)
         for note in notes or []:
             _line(console, f"[bold]names[/bold]: {note}")

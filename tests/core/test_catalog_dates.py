@@ -11,6 +11,7 @@ import pytest
 
 from gpulease.core.catalog import CatalogError, load_catalog
 from gpulease.core.catalog.freshness import describe_catalog, shipped_as_of
+from gpulease.core.catalog.models import UNDATED
 
 SHIPPED = date(2025, 6, 1)
 FRESH = date(2026, 11, 30)
@@ -64,10 +65,27 @@ def test_spot_prices_merge_zone_by_zone_across_files(tmp_path):
     assert g5.price_date("us-east-1") == SHIPPED
 
 
-def test_a_price_given_without_a_date_keeps_the_date_its_row_had(tmp_path):
-    path = _write(tmp_path, "instances:\n  - {cloud: aws, type: g5.xlarge, prices: {us-east-1: 0.9}}\n")
-    g5 = load_catalog([path]).get("aws", "g5.xlarge")
-    assert (g5.prices["us-east-1"], g5.price_date("us-east-1")) == (0.9, SHIPPED)
+def test_a_price_given_without_a_date_is_undated_not_the_shipped_row_s_date(tmp_path):
+    path = _write(tmp_path, "instances:\n  - {cloud: aws, type: g5.xlarge, prices: {us-east-1: 0.9}}\n"
+                            "regions:\n  - {cloud: aws, region: us-east-1, blockStorageGbMonth: {gp3: 0.07}}\n")
+    catalog = load_catalog([path])
+    g5 = catalog.get("aws", "g5.xlarge")
+    # The price the user typed has no date: its age is unknown (never the shipped 2025-06-01, which it is not).
+    assert (g5.prices["us-east-1"], g5.price_date("us-east-1")) == (0.9, UNDATED)
+    assert (g5.price_date("us-west-2"), g5.as_of) == (SHIPPED, SHIPPED)  # the prices it did not give keep theirs
+    region = catalog.region_prices("aws", "us-east-1")
+    assert (region.item_date("blockStorageGbMonth.gp3"), region.item_date("snapshotGbMonth")) == (UNDATED, SHIPPED)
+    assert catalog.undated == [f"{path} line 2: instances[0] (aws g5.xlarge): prices.us-east-1",
+                               f"{path} line 4: regions[0] (aws us-east-1): blockStorageGbMonth.gp3"]
+    assert catalog.as_of == "undated"
+
+
+def test_a_later_file_that_dates_the_price_clears_the_undated_row(tmp_path):
+    first = _write(tmp_path, "instances:\n  - {cloud: aws, type: g5.xlarge, prices: {us-east-1: 0.9}}\n", "a.yaml")
+    second = _write(tmp_path, "instances:\n  - {cloud: aws, type: g5.xlarge, prices: {us-east-1: 0.95},"
+                              " asOf: 2026-11-30}\n", "b.yaml")
+    catalog = load_catalog([first, second])
+    assert (catalog.get("aws", "g5.xlarge").price_date("us-east-1"), catalog.undated) == (FRESH, [])
 
 
 def test_an_explicit_date_map_wins_over_the_row_date(tmp_path):

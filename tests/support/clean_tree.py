@@ -2,10 +2,15 @@
 repository (a file a test leaves at the top level ends up committed by the next ``git add -A``).
 
 Compared once for the whole run, in the process that started it (with pytest-xdist, the controller, after every
-worker has finished): ``git status --porcelain`` before and after. Skipped outside a git checkout."""
+worker has finished): ``git status --porcelain`` before and after, each path it names with a stamp of what it holds
+(a file's size and modification time; a folder's, every file's under it), so that a test writing into a folder that
+was already there (``artifacts/`` left by an earlier run) or rewriting a file already changed is seen too. Skipped
+outside a git checkout."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -35,7 +40,39 @@ def tree_status(root: Path = ROOT) -> frozenset[str] | None:
         return None
     if done.returncode != 0:
         return None
-    return frozenset(line for line in done.stdout.splitlines() if not tool_cache(line))
+    return frozenset(f"{line} [{stamp(root, line)}]" for line in done.stdout.splitlines() if not tool_cache(line))
+
+
+STAMP_MAX_FILES = 10_000
+"""The most files a folder's stamp reads the metadata of (a folder that large is named as such)."""
+
+
+def stamp(root: Path, line: str) -> str:
+    """What the path of a ``git status --porcelain`` line holds now: a digest of the size and modification time of
+    the file, or of every file under the folder (tool caches left out); ``gone`` when it is not there."""
+    name = line[3:].split(" -> ")[-1].strip('"')
+    path = root / name
+    if not os.path.lexists(path):
+        return "gone"
+    digest = hashlib.sha256()
+    if not path.is_dir() or path.is_symlink():
+        info = path.lstat()
+        digest.update(f"{info.st_size}:{info.st_mtime_ns}".encode())
+        return digest.hexdigest()[:16]
+    count = 0
+    for folder, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not _TOOL_CACHE.search(f"{d}/"))
+        for file in sorted(files):
+            count += 1
+            if count > STAMP_MAX_FILES:
+                return f"more than {STAMP_MAX_FILES} files"
+            full = Path(folder, file)
+            try:
+                info = full.lstat()
+            except OSError:
+                continue
+            digest.update(f"{full.relative_to(path)}:{info.st_size}:{info.st_mtime_ns}".encode())
+    return digest.hexdigest()[:16]
 
 
 def tool_cache(line: str) -> bool:

@@ -8,16 +8,19 @@ would make the row's other, older prices look new, and a stale price would pass 
 
 Rules, item by item, for the merged row:
 - a date the override gives for the item in its dates map;
-- else, if the override gives the item's price and an ``asOf``, that ``asOf``;
-- else the date the item had (a price given without any date keeps the date its row had).
-The merged row stores in its dates maps every item whose date is not the merged ``asOf``.
+- else, if the override gives the item's price, the override's ``asOf``; without one the price is **undated**
+  (``models.UNDATED``): its age is unknown, and every age check counts it as stale. It does not take the shipped
+  row's date, which would make a price the user typed look as old, or as fresh, as one read on that day;
+- else the date the item had.
+The merged row stores in its dates maps every item whose date is not the merged ``asOf``; ``undated_items`` names
+the prices an override left undated, for the advisory that names its file and row.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from gpulease.core.catalog.models import MAP_ITEMS, SCALAR_ITEMS
+from gpulease.core.catalog.models import MAP_ITEMS, SCALAR_ITEMS, UNDATED
 
 INSTANCE_DATED = {"prices": "pricesAsOf", "spotPrices": "spotPricesAsOf"}
 """Instance rows: price map -> the map of its dates (same keys)."""
@@ -69,8 +72,8 @@ def redate(section: str, previous: dict[str, Any], override: dict[str, Any], mer
         explicit = _dates(override, field).get(key)
         if explicit is not None:
             when = explicit
-        elif item in given and override.get("asOf") is not None:
-            when = override["asOf"]
+        elif item in given:
+            when = override["asOf"] if override.get("asOf") is not None else UNDATED
         elif item in known:
             when = _dates(previous, field).get(key, previous.get("asOf"))
         else:
@@ -84,3 +87,16 @@ def redate(section: str, previous: dict[str, Any], override: dict[str, Any], mer
         else:
             result.pop(field, None)
     return result
+
+
+def undated_items(section: str, override: dict[str, Any]) -> list[str]:
+    """The prices an override row over a known row gives without any date (``prices.us-west-2``,
+    ``blockStorageGbMonth.gp3``): none when it has an ``asOf``."""
+    if override.get("asOf") is not None:
+        return []
+    out = []
+    for field, key in _items(section, override):
+        if _dates(override, field).get(key) is None:
+            prices = next((p for p, d in INSTANCE_DATED.items() if d == field), None) if section == "instances" else None
+            out.append(f"{prices}.{key}" if prices else key)
+    return out

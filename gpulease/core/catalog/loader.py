@@ -3,7 +3,8 @@
 An override file has the shape of the shipped files (``sources``, ``instances``, ``regions``, any of them). A row
 naming a known instance type (cloud + type) or region (cloud + region) changes only the fields it gives
 (``prices`` merge region by region, ``spotPrices`` zone by zone); any other row is a new one and must be complete.
-The prices an override gives take its date; the others keep theirs (``gpulease.core.catalog.dating``). Every row is
+The prices an override gives take its date (undated without one); the others keep theirs
+(``gpulease.core.catalog.dating``). Every row is
 validated; a malformed one raises ``CatalogError`` naming the file, the line and the row.
 """
 
@@ -20,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from gpulease.core import inputfile
 from gpulease.core.catalog import dating
-from gpulease.core.catalog.models import Catalog, InstanceType, RegionPrices, Source
+from gpulease.core.catalog.models import UNDATED, Catalog, InstanceType, RegionPrices, Source
 from gpulease.core.catalog.user_folder import (
     USER_CATALOG_ENV,
     TooManyCatalogFilesError,
@@ -89,6 +90,7 @@ def _load(stamps: tuple[tuple[str, int], ...]) -> Catalog:
     rows: dict[str, dict[tuple[str, str], tuple[dict[str, Any], str, BaseModel]]] = {name: {} for name in _SECTIONS}
     sources: dict[str, Source] = {}
     files = []
+    undated: dict[tuple[str, tuple[str, ...], str], str] = {}  # (section, row key, price) -> the row that left it undated
     for path_text, _ in stamps:
         path = Path(path_text)
         files.append(str(path))
@@ -119,6 +121,8 @@ def _load(stamps: tuple[tuple[str, int], ...]) -> Catalog:
                 in_this_file[(section, key)] = f"line {lines.get((section, i), '?')}"
                 previous = rows[section].get(key)
                 merged = dating.redate(section, previous[0], raw, _merge(previous[0], raw)) if previous else dict(raw)
+                for item in dating.undated_items(section, raw) if previous else ():
+                    undated[(section, key, item)] = label
                 try:
                     # As JSON, strictly: a price of true is not 1, a price of "0.5" is not a number.
                     validated = model.model_validate_json(json.dumps(merged, default=str, allow_nan=True), strict=True)
@@ -134,7 +138,26 @@ def _load(stamps: tuple[tuple[str, int], ...]) -> Catalog:
                 raise CatalogError(
                     f"{label}: source: {item.source!r} is neither a key of 'sources' ({', '.join(sorted(sources))}) nor a URL"
                 )
-    return Catalog(instances=instances, regions=regions, sources=sources, files=files)
+    return Catalog(instances=instances, regions=regions, sources=sources, files=files,
+                   undated=_still_undated(undated, instances, regions))
+
+
+def _still_undated(found: dict[tuple[str, tuple[str, ...], str], str], instances: list[InstanceType],
+                   regions: list[RegionPrices]) -> list[str]:
+    """``<file> line N: instances[0] (aws g6.xlarge): prices.us-west-2`` for each row whose prices are still undated
+    once every file is merged (a later file may have dated them)."""
+    rows = {("instances", (i.cloud, i.type)): i for i in instances} | {("regions", (r.cloud, r.region)): r for r in regions}
+    by_label: dict[str, list[str]] = {}
+    for (section, key, item), label in found.items():
+        row = rows[(section, key)]
+        name, _, sub = item.partition(".")
+        if isinstance(row, InstanceType):
+            when = row.price_date(sub) if name == "prices" else row.spot_price_date(sub)
+        else:
+            when = row.item_date(item)
+        if when == UNDATED:
+            by_label.setdefault(label, []).append(item)
+    return [f"{label}: {', '.join(items)}" for label, items in by_label.items()]
 
 
 def _read(path: Path) -> tuple[dict[str, Any], dict[tuple[str, int], int]]:

@@ -2,7 +2,8 @@
 
 Every cost figure carries the date of the prices it used (``CostLine.price_as_of`` and ``cap_as_of``); a price
 older than the maximum age (``DEFAULT_MAX_PRICE_AGE_DAYS``, configurable per command and in the policy config)
-is reported as stale. The shipped catalog stays the offline default, so its date is named in every output, with
+is reported as stale. A price an override gave without a date (``models.UNDATED``) has an unknown age: it is
+reported with the stale ones, as ``undated``, whatever the maximum age. The shipped catalog stays the offline default, so its date is named in every output, with
 the override files read on top of it.
 """
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from gpulease.core.catalog.loader import BASE_FILES, load_catalog
-from gpulease.core.catalog.models import Catalog
+from gpulease.core.catalog.models import UNDATED, Catalog, date_label
 
 DEFAULT_MAX_PRICE_AGE_DAYS = 30
 """Spot prices move by the hour and list prices every few months; a month-old number is a reasonable bound."""
@@ -28,8 +29,13 @@ class DatedPrice:
     what: str
     as_of: date
 
-    def age_days(self, today: date) -> int:
-        return (today - self.as_of).days
+    @property
+    def undated(self) -> bool:
+        return self.as_of == UNDATED
+
+    def age_days(self, today: date) -> int | None:
+        """Days since the price was read; None when its age is unknown (undated)."""
+        return None if self.undated else (today - self.as_of).days
 
 
 def to_date(value: str | date | None) -> date | None:
@@ -46,11 +52,13 @@ def today_of(now: datetime | date) -> date:
 
 
 def stale(prices: Iterable[DatedPrice], now: datetime | date, max_age_days: float) -> list[DatedPrice]:
-    """The prices older than ``max_age_days`` at ``now``, oldest first, each named once."""
+    """The prices older than ``max_age_days`` at ``now``, and the undated ones (unknown age: never counted as
+    fresh), oldest (undated) first, each named once."""
     today = today_of(now)
     found: dict[tuple[str, date], DatedPrice] = {}
     for price in prices:
-        if price.age_days(today) > max_age_days:
+        age = price.age_days(today)
+        if age is None or age > max_age_days:
             found.setdefault((price.what, price.as_of), price)
     return sorted(found.values(), key=lambda p: (p.as_of, p.what))
 
@@ -62,18 +70,31 @@ def describe_stale(found: list[DatedPrice], now: datetime | date, max_age_days: 
     groups: dict[date, list[str]] = {}
     for price in found[:limit]:
         groups.setdefault(price.as_of, []).append(price.what)
-    parts = [f"{when.isoformat()} ({(today - when).days} days old): {', '.join(names)}" for when, names in groups.items()]
+    parts = [f"{_age_text(when, today)}: {', '.join(names)}" for when, names in groups.items()]
     more = f"; and {len(found) - limit} more" if len(found) > limit else ""
-    return f"older than {max_age_days:g} days: {'; '.join(parts)}{more}"
+    undated = " or undated" if any(p.undated for p in found) else ""
+    return f"older than {max_age_days:g} days{undated}: {'; '.join(parts)}{more}"
 
 
 def brief_stale(found: list[DatedPrice], now: datetime | date, max_age_days: float) -> str:
-    """``prices up to 548 days old (2025-06-01; 12 prices older than 30 days)``: how old, once, briefly."""
+    """``stale prices up to 548 days old (2025-06-01; 12 prices older than 30 days)``, and ``1 undated price (age
+    unknown: an override row without asOf)``: how old, once, briefly."""
     today = today_of(now)
-    oldest = min(found, key=lambda p: p.as_of)
-    count = len(found)
-    return (f"prices up to {oldest.age_days(today)} days old ({oldest.as_of.isoformat()}; {count} "
-            f"price{'s' if count != 1 else ''} older than {max_age_days:g} days)")
+    undated = sum(p.undated for p in found)
+    dated = [p for p in found if not p.undated]
+    parts = []
+    if dated:
+        oldest = min(dated, key=lambda p: p.as_of)
+        parts.append(f"stale prices up to {oldest.age_days(today)} days old ({oldest.as_of.isoformat()}; {len(dated)} "
+                     f"price{'s' if len(dated) != 1 else ''} older than {max_age_days:g} days)")
+    if undated:
+        parts.append(f"{undated} undated price{'s' if undated != 1 else ''} (age unknown: an override row without "
+                     "asOf)")
+    return " and ".join(parts)
+
+
+def _age_text(when: date, today: date) -> str:
+    return f"{date_label(when)} (age unknown)" if when == UNDATED else f"{when.isoformat()} ({(today - when).days} days old)"
 
 
 def shipped_as_of() -> str:

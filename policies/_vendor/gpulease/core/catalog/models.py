@@ -62,6 +62,19 @@ def _not_future(value: date) -> date:
 
 PriceDate = Annotated[date, AfterValidator(_not_future)]
 """The day a price was read: never in the future (a date of 9999-12-31 would keep a price fresh for ever)."""
+UNDATED = date.min
+"""The date of a price an override gave without any date (no ``asOf``, nothing in its dates map): its age is
+unknown. The earliest date, so that every age check counts it as older than any bound (fail closed); shown as
+``undated`` wherever a date is printed, written as ``0001-01-01`` in a dates map."""
+UNDATED_TEXT = "undated"
+
+
+def date_label(value: date | str | None) -> str:
+    """A price date as a person reads it: the ISO date, or ``undated`` for ``UNDATED``."""
+    if value is None:
+        return "n/a"
+    text = value.isoformat() if isinstance(value, date) else str(value)
+    return UNDATED_TEXT if text == UNDATED.isoformat() else text
 
 _ZONE_SUFFIX = re.compile(r"^-?[a-z0-9]{1,2}$")
 
@@ -242,12 +255,15 @@ class Catalog(BaseModel):
     regions: list[RegionPrices]
     sources: dict[str, Source]
     files: list[str] = Field(default_factory=list, description="The files read, base first, overrides last.")
+    undated: list[str] = Field(default_factory=list, description="The override rows that gave prices without a "
+                               "date, each named by file, line and row with the prices left undated.")
 
     @property
     def as_of(self) -> str:
-        """The oldest price date in the catalog: how stale the stalest number may be."""
+        """The oldest price date in the catalog: how stale the stalest number may be (``undated`` when an override
+        gave a price without a date)."""
         dates = [d for it in self.instances for d in it.price_dates()] + [d for r in self.regions for d in r.price_dates()]
-        return min(dates).isoformat() if dates else "unknown"
+        return date_label(min(dates)) if dates else "unknown"
 
     def get(self, cloud: str, instance_type: str) -> InstanceType | None:
         for item in self.instances:
