@@ -40,7 +40,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Length", str(len(BODY)))
         self.end_headers()
-        self.wfile.write(BODY)
+        self.wfile.write(BODY + (b"EXTRA" * 100 if self.path == "/extra" else b""))  # more than it said
 
 
 @pytest.fixture
@@ -78,6 +78,18 @@ def test_a_body_is_read_into_the_callers_buffer_and_the_connection_is_kept(serve
         again = conn.getresponse()
         assert conn.sock is sock
         assert _drain(again, 1 << 20)[0] == BODY  # a buffer larger than the body takes the body only
+    finally:
+        conn.close()
+
+
+def test_bytes_past_the_bodys_length_are_never_taken(server: tuple[str, int]) -> None:
+    conn = http.client.HTTPConnection(*server, timeout=10)
+    try:
+        conn.request("GET", "/extra")
+        resp = conn.getresponse()
+        got, _ = _drain(resp, 1 << 20)
+        assert got == BODY
+        assert resp.length == 0 and resp.isclosed()
     finally:
         conn.close()
 
