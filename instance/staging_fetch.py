@@ -11,8 +11,12 @@
   the file's size and its digest (SHA-256, or the hub's git blob id) are checked before the ``.part`` is renamed.
   A file with neither a listed size, a ``Content-Length`` nor a digest is returned "unverified", never "staged".
 - **One pass of hashing.** The hash runs in file order: bytes written at the hashed frontier are hashed from the
-  buffer they arrived in; bytes a later range wrote ahead of it are read back (``pread``, recently written: from the
-  page cache) when the frontier reaches them, once. Resuming after a reboot reads back what is already on disk.
+  buffer they arrived in; bytes a later range wrote ahead of it are read back (``preadv`` into one buffer for each
+  run of contiguous ranges; recently written, so from the page cache) when the frontier reaches them, once.
+  Resuming after a reboot reads back what is already on disk.
+- **No work per byte in Python.** Each connection receives into a 4 MiB buffer it keeps (``read_into``: one receive
+  at most per call, the body's length counted as ``HTTPResponse.read1`` counts it), and each receive is written
+  (``pwrite``) and hashed from that buffer at once, while still in the processor's cache.
 - **Resume.** A piece cut short keeps what arrived; the rest goes back in the queue (with backoff). Across
   reboots ``<file>.part.json`` keeps the file's size, ETag and the ranges already on disk (written after an
   ``fdatasync`` of the part, so it never claims bytes the disk may not hold); a resumed range carries ``If-Range``.
