@@ -54,7 +54,7 @@ except ImportError:  # on the instance: installed next to this file
     )
 
 READ_BYTES = 4 * 1024 * 1024  # one connection's buffer: the most one receive takes from the socket
-READ_BACK_BYTES = 4 * 1024 * 1024  # bytes read back (and hashed) per pread of the part file
+READ_BACK_BYTES = 4 * 1024 * 1024  # bytes read back (and hashed) per preadv of the part file
 
 
 def read_into(resp: http.client.HTTPResponse, view: memoryview) -> int:
