@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import boto3
@@ -29,6 +30,8 @@ from botocore.exceptions import (
     ProfileNotFound,
     ReadTimeoutError,
 )
+from botocore.utils import parse_timestamp
+from dateutil.tz import tzutc
 
 from gpulease.core.errors import UserError
 from gpulease.core.vocabulary import MANAGED_BY_VALUE, TAG_MANAGED_BY
@@ -67,6 +70,21 @@ class AwsTargetError(UserError):
 
 class AwsCredentialsError(UserError):
     """No usable credentials, or a profile that does not exist."""
+
+
+def timestamp(value: Any) -> Any:
+    """botocore's timestamp parser (``botocore.utils.parse_timestamp``), with the form EC2 answers in
+    (``2026-12-02T02:37:08.000Z``) read by the standard library: the same aware datetime, in the same ``tzutc``,
+    for a small fraction of the CPU of dateutil's general parser (which read every launch, create and start time of
+    a listing). Anything else goes to botocore's parser as before."""
+    if isinstance(value, str) and value.endswith("Z") and "T" in value:
+        try:
+            parsed = datetime.fromisoformat(value[:-1])
+        except ValueError:
+            parsed = None
+        if parsed is not None and parsed.tzinfo is None:
+            return parsed.replace(tzinfo=tzutc())
+    return parse_timestamp(value)
 
 
 def credentials_problem(exc: Exception) -> AwsCredentialsError:
@@ -128,6 +146,10 @@ class AwsClients:
                 self.session = boto3.Session(profile_name=self.profile)
             except ProfileNotFound as exc:
                 raise credentials_problem(exc) from None
+        # Every client of the session parses timestamps with ``timestamp`` (botocore's documented parser default).
+        core = getattr(self.session, "_session", None)
+        if core is not None:
+            core.get_component("response_parser_factory").set_parser_defaults(timestamp_parser=timestamp)
 
     @property
     def config(self) -> Config:
