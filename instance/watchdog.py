@@ -386,6 +386,7 @@ class Watchdog:
         if window_end is None:
             window_end = min(self.deadline, self.clock.now() + IDLE_SYNC_WINDOW_SECONDS)
         self.final_sync(window_end)
+        self.flush_logs(window_end)
         if not settled:
             # A shutdown from inside terminates the instance, and a persistent request whose instance is terminated
             # opens again and launches a new one that nothing of this experiment ends but the stack's schedule at
@@ -469,6 +470,7 @@ class Watchdog:
         if window_end is None:
             window_end = self.clock.now() + NOTICE_WINDOW_SECONDS.get(self.cloud, 120)
         self.final_sync(window_end)
+        self.flush_logs(window_end)
         self.notice_end = window_end
         wait = max(0.0, window_end - self.clock.now()) + bounds.value("spot_stop_wait", self.s)
         self.awaiting_stop = self.clock.monotonic() + wait  # timed on the monotonic clock: a clock step cannot stretch it
@@ -572,6 +574,11 @@ class Watchdog:
             self._stop_periodic_sync()
             self.sync_once("rebalance-sync", self.sync.timeout)
             self.sync.last = self.clock.monotonic()
+
+    def flush_logs(self, window_end: float) -> None:
+        """The last log lines to the bucket before the end: within ``log_flush`` and what the window leaves."""
+        left = window_end - self.clock.now() - SHUTDOWN_RESERVE_SECONDS
+        self.logs.flush(max(0.0, min(bounds.value("log_flush", self.s), left)))
 
     def stop_background(self) -> None:
         """End what runs beside the loop (a rebalance checkpoint, a periodic sync) to make way for the final one."""
