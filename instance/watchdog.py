@@ -50,6 +50,7 @@ try:
     from instance import (
         bounds,
         deadline_rule,
+        gpu_query,
         heartbeat,
         idle_rule,
         log_upload,
@@ -67,6 +68,7 @@ except ImportError:  # on the instance: the other tools are installed next to th
     import cloud_access as ca  # type: ignore[no-redef]
     import cluster as cl  # type: ignore[no-redef]
     import deadline_rule  # type: ignore[no-redef]
+    import gpu_query  # type: ignore[no-redef]
     import heartbeat  # type: ignore[no-redef]
     import idle_rule  # type: ignore[no-redef]
     import instance_state as st  # type: ignore[no-redef]
@@ -596,9 +598,14 @@ class Watchdog:
             utilization, error = self.cpu_meter.read()
             memory = ""
         else:
-            code, out = ca.run_bounded([self.s["nvidia_smi"], "--query-gpu=utilization.gpu,memory.used",
-                                        "--format=csv,noheader,nounits"], self.clock.real(bounds.value("gpu_query")))
-            utilization, error, memory = idle_rule.gpu_reading(code, out)
+            def smi(args: list[str]) -> tuple[int | None, str]:  # a MIG GPU's tables: the whole output, bounded
+                code, out, _ = ca.run_bounded_split([self.s["nvidia_smi"], *args],
+                                                    self.clock.real(bounds.value("gpu_query")), max_stdout=1 << 18)
+                return code, out
+
+            code, out = ca.run_bounded([self.s["nvidia_smi"], *gpu_query.IDLE_QUERY],
+                                       self.clock.real(bounds.value("gpu_query")))
+            utilization, error, memory = idle_rule.gpu_reading(code, out, smi)
         busy = self.busy_reason()
         verdicts = self.idle.observe(mono, utilization, error, busy, memory)
         for verdict in verdicts[:-1]:
