@@ -271,7 +271,12 @@ def gpu_vcpu_needs(r: Rendering) -> list[gpu_quotas.QuotaNeed]:
 
 
 def gpu_vcpu_quota(r: Rendering) -> list[str]:
-    """What the account's GPU vCPU quotas must allow, one line per quota (its code and the vCPUs the stack needs)."""
+    """What the account's GPU vCPU quotas must allow, one line per quota (its code and the vCPUs the stack needs).
+    Said for the kit's own stacks (a ``gpulease:`` component in the rendering), whose GPUs are all plain instances;
+    another program may take GPUs through fleets, groups or templates this row does not count, and a partial sum
+    would understate its need."""
+    if not any(x.type.startswith("gpulease:") for x in r.resources):
+        return []
     return [need.line() for need in gpu_vcpu_needs(r)]
 
 
