@@ -17,7 +17,7 @@ instance id, placement) and shows each process in ``nvidia-smi``'s own Processes
 ``CI ID`` (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/; NVML's process record carries the same
 "If MIG is enabled, stores a valid GPU instance ID",
 https://docs.nvidia.com/deploy/nvml-api/structnvmlProcessInfo__t.html). ``slices`` and ``processes`` read those two
-tables (rows in the documented layout; every other line skipped), and ``mig_busy`` judges a MIG GPU slice by slice:
+tables (rows in the documented layout, read word by word; every other line skipped), and ``mig_busy`` judges a MIG GPU slice by slice:
 busy while any slice has a process. The samples in tests/instance/test_gpu_query_mig.py are written from the
 guide's layout; no real MIG GPU was available to record one.
 """
@@ -94,9 +94,11 @@ def parse(output: str) -> list[Gpu]:
 
 # --- MIG: the slices and their processes --------------------------------------------------------------------
 
-_SLICE_ROW = re.compile(r"^\|\s*(\d{1,3})\s+MIG\s+(\S{1,40})\s+(\d{1,4})\s+(\d{1,4})\s+\d{1,3}:\d{1,3}\s*\|\s*$")
-_PROCESS_ROW = re.compile(r"^\|\s*(\d{1,3})\s+(\d{1,4}|N/A)\s+(\d{1,4}|N/A)\s+(\d{1,10})\s+([A-Z+]{1,4})\s+(.*?)"
-                          r"\s+(\d{1,9}\s?MiB|N/A)\s*\|\s*$")
+MAX_TABLE_LINE = 400
+"""Longer lines are no table row (nvidia-smi's rows are under 100 characters)."""
+PROCESS_TYPES = ("C", "G", "C+G", "M", "M+C")
+"""The Type column as nvidia-smi(1) describes it: C compute, G graphics, M an MPS compute process, C+G and M+C both
+(https://manpages.ubuntu.com/manpages/plucky/man1/nvidia-smi.1.html)."""
 
 
 @dataclass(frozen=True)
@@ -118,13 +120,29 @@ class Process:
     name: str
 
 
+def _cells(line: str) -> list[str] | None:
+    """The words of a table row ``| a b c |``; None for any other line (or one longer than a row can be)."""
+    line = line.strip()
+    if len(line) > MAX_TABLE_LINE or len(line) < 3 or line[0] != "|" or line[-1] != "|":
+        return None
+    return line[1:-1].split()
+
+
+def _count(word: str, digits: int) -> int | None:
+    return int(word) if word.isascii() and word.isdigit() and len(word) <= digits else None
+
+
 def slices(output: str) -> list[Slice]:
-    """The GPU instances ``nvidia-smi mig -lgi`` lists, in order."""
+    """The GPU instances ``nvidia-smi mig -lgi`` lists, in order: rows ``| GPU MIG <name> <profile id> <instance id>
+    <start>:<size> |``."""
     found = []
     for line in output.splitlines():
-        row = _SLICE_ROW.match(line)
-        if row:
-            found.append(Slice(int(row.group(1)), int(row.group(4)), row.group(2)))
+        cells = _cells(line)
+        if not cells or len(cells) != 6 or cells[1] != "MIG" or ":" not in cells[5]:
+            continue
+        gpu, profile, gi = _count(cells[0], 3), _count(cells[3], 4), _count(cells[4], 4)
+        if gpu is not None and profile is not None and gi is not None and len(cells[2]) <= 40:
+            found.append(Slice(gpu, gi, cells[2]))
     return found
 
 
@@ -137,10 +155,17 @@ def processes(output: str) -> list[Process] | None:
         return None
     found = []
     for line in lines[start + 1:]:
-        row = _PROCESS_ROW.match(line)
-        if row:
-            gi = None if row.group(2) == "N/A" else int(row.group(2))
-            found.append(Process(int(row.group(1)), gi, int(row.group(4)), row.group(6).strip()[:60]))
+        cells = _cells(line)  # | GPU GI CI PID Type Process-name... Memory |
+        if not cells or len(cells) < 7:
+            continue
+        gpu, pid = _count(cells[0], 3), _count(cells[3], 10)
+        gi = None if cells[1] == "N/A" else _count(cells[1], 4)
+        ci_ok = cells[2] == "N/A" or _count(cells[2], 4) is not None
+        memory_ok = cells[-1] == "N/A" or (cells[-1].endswith("MiB") and _count(cells[-1][:-3], 9) is not None)
+        if gpu is None or pid is None or (gi is None and cells[1] != "N/A") or not ci_ok or not memory_ok \
+                or cells[4] not in PROCESS_TYPES:
+            continue
+        found.append(Process(gpu, gi, pid, " ".join(cells[5:-1])[:60]))
     return found
 
 

@@ -5,6 +5,7 @@ watchdog against a fake nvidia-smi that prints them."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from instance import gpu_query, idle_rule
@@ -66,6 +67,10 @@ def test_the_query_slices_and_processes_are_parsed_as_documented() -> None:
     assert gpu_query.processes(HEADER) is None  # no table: not "nothing runs"
     without_mig = "|    1   N/A  N/A     4242      C   python                           9000MiB |\n"
     assert gpu_query.processes("| Processes: |\n" + without_mig) == [gpu_query.Process(1, None, 4242, "python")]
+    hostile = "|    0    3    0      20915      C   " + " " * 100_000 + "x"  # no row, and no quadratic scan
+    started = time.monotonic()
+    assert gpu_query.processes("| Processes: |\n" + hostile * 3) == [] and gpu_query.slices(hostile) == []
+    assert time.monotonic() - started < 0.5
 
 
 def test_a_process_on_one_slice_makes_the_mig_gpu_busy_whatever_its_memory() -> None:
