@@ -98,6 +98,8 @@ TABLE: dict[str, Bound] = {
     "sync_min": Bound(600, "a periodic sync is killed after max(this, 2 x the interval)"),
     "heartbeat_copy": Bound(600, "a heartbeat copy (two beats)"),
     "log_copy": Bound(120, "one log file's copy to the bucket (log_upload.py)", "log_upload_timeout_seconds"),
+    "log_flush": Bound(60, "the final sequence's last copy of the log files, every file together (log_upload.py "
+                       "flush), after the final sync and before the shutdown", "log_flush_seconds"),
     "watchdog_stop": Bound(0, "gpulease-watchdog.service TimeoutStopSec: on SIGTERM, the power-off check and the "
                            "own spot request's cancel (spot recovery, AWS), then the last sync",
                            inner=("final_sync_on_stop", "system_jobs_query", "spot_cancel_on_stop"),

@@ -14,10 +14,12 @@ The threshold: ``idle_gpu_percent`` of ``utilization.gpu``, which nvidia-smi's m
 of time over the past sample period during which one or more kernels was executing on the GPU"
 (https://manpages.ubuntu.com/manpages/plucky/man1/nvidia-smi.1.html): a GPU is idle when every GPU reads below it.
 Under MIG, ``utilization.gpu`` is not reported (``[N/A]``) and a GPU may be split into slices used separately
-(https://docs.nvidia.com/datacenter/tesla/mig-user-guide/). ``--query-gpu`` reports per physical GPU, so the rule
-judges the whole GPU: busy while more than ``gpu_query.MIG_BUSY_MEMORY_PERCENT`` (5 %) of its memory is in use. That
-threshold is the kit's own choice (no NVIDIA document gives one), and it is not judged per slice: a job holding less
-than 5 % of a large GPU's memory on one slice counts as idle.
+(https://docs.nvidia.com/datacenter/tesla/mig-user-guide/). A GPU whose ``mig.mode.current`` reads Enabled is
+judged slice by slice (``gpu_query.mig_busy``): busy while any of its slices (``nvidia-smi mig -lgi``) has a process
+(``nvidia-smi``'s Processes table, with each process's GPU instance); when the processes cannot be read, it counts as
+busy, never as idle. A GPU that reports no utilisation and no MIG mode (an older driver, ``[Not Supported]``) is
+judged by its memory: busy while more than ``gpu_query.MIG_BUSY_MEMORY_PERCENT`` (5 %) of it is in use, the kit's
+own threshold (no NVIDIA document gives one).
 
 ``IdleRule.observe`` takes what was measured and the monotonic time, and answers what it concluded; the watchdog
 measures and acts. Everything it reads is passed in, so a test drives it with numbers."""
@@ -204,9 +206,14 @@ class CpuMeter:
         return [round(100.0 * (1 - (idle - last_idle) / spent), 1)], None
 
 
-def gpu_reading(code: int | None, out: str) -> tuple[list[float], str | None, str]:
+Run = Callable[[list[str]], tuple[int | None, str]]
+"""``nvidia-smi`` with these arguments, bounded: (exit status or None on timeout, output)."""
+
+
+def gpu_reading(code: int | None, out: str, run: Run | None = None) -> tuple[list[float], str | None, str]:
     """Per GPU the utilisation the rule compares (``gpu_query``), or why the GPU could not be read; the memory
-    used, as text for the log."""
+    used (and, for a MIG GPU, what its slices run), as text for the log. A GPU in MIG mode counts 100 while any
+    of its slices has a process and 0 when none has (``mig_reading``), never by its memory."""
     if code is None:
         return [], "nvidia-smi did not answer within 30 s", ""
     if code == 127 and out.startswith("could not run"):
@@ -217,7 +224,40 @@ def gpu_reading(code: int | None, out: str) -> tuple[list[float], str | None, st
     if not gpus:
         return [], gpu_query.problem(out, gpus), ""
     memory = ", ".join("?" if g.memory_used is None else f"{g.memory_used:g} MiB" for g in gpus)
-    return [g.effective_utilization() for g in gpus], None, memory
+    utilization = [g.effective_utilization() for g in gpus]
+    if any(g.mig for g in gpus):
+        notes = mig_reading(gpus, utilization, run)
+        memory = "; ".join([memory, *notes])
+    return utilization, None, memory
+
+
+def mig_reading(gpus: list[gpu_query.Gpu], utilization: list[float], run: Run | None) -> list[str]:
+    """Judge each MIG GPU by its slices, in place in ``utilization``: 100 when a slice has a process, 0 when none
+    has. When the processes cannot be read, the MIG GPU counts as busy (never idle on what was not seen; the
+    deadline still ends the instance)."""
+    table = None
+    why = "no way to run nvidia-smi"
+    found_slices: list[gpu_query.Slice] = []
+    if run is not None:
+        code, text = run(gpu_query.PROCESSES)
+        table = gpu_query.processes(text) if code == 0 else None
+        why = f"nvidia-smi exited {code}" if code not in (0, None) else (
+            "nvidia-smi did not answer" if code is None else "no Processes table in nvidia-smi's output")
+        code, text = run(gpu_query.MIG_SLICES)
+        found_slices = gpu_query.slices(text) if code == 0 else []
+    notes = []
+    for position, gpu in enumerate(gpus):
+        if not gpu.mig:
+            continue
+        index = gpu.index if gpu.index is not None else position
+        if table is None:
+            utilization[position] = 100.0
+            notes.append(f"MIG GPU {index}: its processes could not be read ({why}): counted as busy")
+            continue
+        busy, note = gpu_query.mig_busy(index, found_slices, table)
+        utilization[position] = 100.0 if busy else 0.0
+        notes.append(note)
+    return notes
 
 
 def login_sessions(cmdlines: list[str]) -> list[str]:

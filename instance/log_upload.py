@@ -13,11 +13,18 @@ strings), of complete lines only (a line cut in the middle could hide a secret f
 strictly (a regular file, not through a link, never a FIFO or a device). Never blocking training: a copy runs as a
 child process in its own group beside the loop, one at a time, killed after ``upload_timeout`` seconds; a failure
 is logged and the file is tried again at the next round. The copy's bound is ``bounds.py``'s ``log_copy``.
+
+When the watchdog ends the instance (the deadline, idle, a spot notice), its final sequence calls ``flush`` after
+the final sync: the copy that runs is waited for, then every file changed since its last copy is copied, one after
+another, the whole within ``bounds.py``'s ``log_flush`` (and the time left of the window); a copy still running at
+the bound is killed and the shutdown goes on, so the last lines of the bootstrap, the verification and the job are
+in the bucket when the instance is gone, and a hung copy never keeps it running.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -145,7 +152,7 @@ class LogUploader:
         mono = self.dog.clock.monotonic()
         if not self.queue and self.job is None and mono - self.last >= self.interval:
             self.last = mono
-            self.queue = [n for n in self.names if self._stamp(n) not in (None, self.sent.get(n))]
+            self.queue = self.changed()
         while self.job is None and self.queue:
             self._start(self.queue.pop(0))
 
@@ -190,10 +197,18 @@ class LogUploader:
         code = job.poll()
         if code is None and self.dog.clock.monotonic() - job.started < self.upload_timeout:
             return
+        self._settle(code, f"the copy took longer than {self.upload_timeout:g} s: killed")
+
+    def _settle(self, code: int | None, killed: str) -> None:
+        """The copy that runs is over: ``code`` its exit status, or None when it is killed now (``killed`` says
+        why)."""
+        job = self.job
+        if job is None or self.current is None:
+            return
         name, stamp = self.current
         if code is None:
             job.kill()
-            self.dog.decide("log-upload", f"{name}: the copy took longer than {self.upload_timeout:g} s: killed")
+            self.dog.decide("log-upload", f"{name}: {killed}")
         elif code != 0:
             self.dog.decide("log-upload", f"{name}: the copy exited {code}: {job.tail()}")
         else:
@@ -202,6 +217,43 @@ class LogUploader:
         if self.call is not None:
             self.call.close()
         self.job = self.call = self.current = None
+
+    def changed(self) -> list[str]:
+        """The files changed since their last copy (or never copied)."""
+        return [n for n in self.names if self._stamp(n) not in (None, self.sent.get(n))]
+
+    def flush(self, budget: float) -> list[str]:
+        """The last copy before the instance ends: the copy that runs, then every changed file, one at a time, the
+        whole within ``budget`` seconds (the watchdog's clock; waited in real time as ``clock.real`` scales it). At
+        the bound the copy that runs is killed and nothing more starts. Returns the names copied."""
+        if not self.enabled:
+            return []
+        real = getattr(self.dog.clock, "real", None) or (lambda seconds: seconds)
+        end = time.monotonic() + (real(budget) if budget > 0 else 0.0)
+        each = real(self.upload_timeout)
+        self.queue = []
+        copied: list[str] = []
+        tried: set[str] = set()
+        while True:
+            if self.job is None:
+                todo = [n for n in self.changed() if n not in tried]
+                if not todo or time.monotonic() >= end:
+                    if todo:
+                        self.dog.decide("log-upload", f"the final copy of the logs ran out of its {budget:.0f} s: "
+                                        f"{', '.join(todo)} not copied")
+                    return copied
+                tried.add(todo[0])
+                self._start(todo[0])
+                continue
+            started = time.monotonic()
+            while self.job.poll() is None and time.monotonic() < min(end, started + each):
+                time.sleep(0.02)
+            name = self.current[0] if self.current else ""
+            code = self.job.poll()
+            self._settle(code, f"the final copy was still running at its bound ({budget:.0f} s for the logs, "
+                         f"{self.upload_timeout:g} s a file): killed, the shutdown goes on")
+            if code == 0:
+                copied.append(name)
 
     def stop(self) -> None:
         if self.job is not None:

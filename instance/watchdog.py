@@ -50,6 +50,7 @@ try:
     from instance import (
         bounds,
         deadline_rule,
+        gpu_query,
         heartbeat,
         idle_rule,
         log_upload,
@@ -67,6 +68,7 @@ except ImportError:  # on the instance: the other tools are installed next to th
     import cloud_access as ca  # type: ignore[no-redef]
     import cluster as cl  # type: ignore[no-redef]
     import deadline_rule  # type: ignore[no-redef]
+    import gpu_query  # type: ignore[no-redef]
     import heartbeat  # type: ignore[no-redef]
     import idle_rule  # type: ignore[no-redef]
     import instance_state as st  # type: ignore[no-redef]
@@ -386,6 +388,7 @@ class Watchdog:
         if window_end is None:
             window_end = min(self.deadline, self.clock.now() + IDLE_SYNC_WINDOW_SECONDS)
         self.final_sync(window_end)
+        self.flush_logs(window_end)
         if not settled:
             # A shutdown from inside terminates the instance, and a persistent request whose instance is terminated
             # opens again and launches a new one that nothing of this experiment ends but the stack's schedule at
@@ -469,6 +472,7 @@ class Watchdog:
         if window_end is None:
             window_end = self.clock.now() + NOTICE_WINDOW_SECONDS.get(self.cloud, 120)
         self.final_sync(window_end)
+        self.flush_logs(window_end)
         self.notice_end = window_end
         wait = max(0.0, window_end - self.clock.now()) + bounds.value("spot_stop_wait", self.s)
         self.awaiting_stop = self.clock.monotonic() + wait  # timed on the monotonic clock: a clock step cannot stretch it
@@ -573,6 +577,11 @@ class Watchdog:
             self.sync_once("rebalance-sync", self.sync.timeout)
             self.sync.last = self.clock.monotonic()
 
+    def flush_logs(self, window_end: float) -> None:
+        """The last log lines to the bucket before the end: within ``log_flush`` and what the window leaves."""
+        left = window_end - self.clock.now() - SHUTDOWN_RESERVE_SECONDS
+        self.logs.flush(max(0.0, min(bounds.value("log_flush", self.s), left)))
+
     def stop_background(self) -> None:
         """End what runs beside the loop (a rebalance checkpoint, a periodic sync) to make way for the final one."""
         thread = self.rebalance_thread
@@ -589,9 +598,14 @@ class Watchdog:
             utilization, error = self.cpu_meter.read()
             memory = ""
         else:
-            code, out = ca.run_bounded([self.s["nvidia_smi"], "--query-gpu=utilization.gpu,memory.used",
-                                        "--format=csv,noheader,nounits"], self.clock.real(bounds.value("gpu_query")))
-            utilization, error, memory = idle_rule.gpu_reading(code, out)
+            def smi(args: list[str]) -> tuple[int | None, str]:  # a MIG GPU's tables: the whole output, bounded
+                code, out, _ = ca.run_bounded_split([self.s["nvidia_smi"], *args],
+                                                    self.clock.real(bounds.value("gpu_query")), max_stdout=1 << 18)
+                return code, out
+
+            code, out = ca.run_bounded([self.s["nvidia_smi"], *gpu_query.IDLE_QUERY],
+                                       self.clock.real(bounds.value("gpu_query")))
+            utilization, error, memory = idle_rule.gpu_reading(code, out, smi)
         busy = self.busy_reason()
         verdicts = self.idle.observe(mono, utilization, error, busy, memory)
         for verdict in verdicts[:-1]:

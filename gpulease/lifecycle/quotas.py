@@ -1,4 +1,5 @@
-"""The account's GPU quota for the stack's instance family, read-only.
+"""The account's GPU quota for the stack's instance family, read-only (the codes: ``gpulease/review/gpu_quotas.py``,
+which the plan's ``quota-gpu-vcpus`` advisory reads too).
 
 AWS counts running instances in vCPUs per family and market (Service Quotas, service code ``ec2``):
 
@@ -20,16 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-AWS_QUOTAS = {
-    ("p", "on-demand"): ("L-417A185B", "Running On-Demand P instances"),
-    ("g", "on-demand"): ("L-DB2E81BA", "Running On-Demand G and VT instances"),
-    ("p", "spot"): ("L-7212CCBC", "All P Spot Instance Requests"),
-    ("g", "spot"): ("L-3819A6DF", "All G and VT Spot Instance Requests"),
-}
-ALICLOUD_ATTRIBUTES = {
-    "on-demand": ("max-postpaid-instance-vcpu-count", "used-postpaid-instance-vcpu-count"),
-    "spot": ("max-spot-instance-vcpu-count", "used-spot-instance-vcpu-count"),
-}
+from gpulease.review.gpu_quotas import ALICLOUD_ATTRIBUTES, AWS_QUOTAS, aws_family
+
+__all__ = ["ALICLOUD_ATTRIBUTES", "AWS_QUOTAS", "Need", "alicloud_quota", "aws_family", "aws_quota"]
 
 
 @dataclass(frozen=True)
@@ -39,14 +33,6 @@ class Need:
     instance_type: str
     vcpus: int
     market: str
-
-
-def aws_family(instance_type: str) -> str | None:
-    """``p`` or ``g`` (``vt`` counts with ``g``), else None: a family these quotas do not cover."""
-    family = instance_type.split(".", 1)[0].lower()
-    if family.startswith("vt"):
-        return "g"
-    return family[0] if family[:1] in ("p", "g") else None
 
 
 def _code(exc: Exception) -> str:

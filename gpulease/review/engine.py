@@ -116,10 +116,10 @@ def partial_cost(cost: StackCost, rendering: Rendering) -> StackCost:
     return cost
 
 
-PLAN_QUOTAS = ("eip-quota",)
+PLAN_QUOTAS = ("eip-quota", "gpu-vcpus")
 """The advisory rows of ``preconditions`` the plan shows: a quota a stack can use most of by itself (four nodes use
-four of the default five Elastic IPs). The GPU vCPU quota applies to every GPU stack alike; ``gpulease check``
-reads the account's own."""
+four of the default five Elastic IPs), and the GPU vCPU quota its instances count against (its code, the vCPUs the
+stack needs: a new AWS account often has 0; ``gpulease check`` reads the account's own)."""
 
 
 def quota_advisories(rendering: Rendering) -> list[Violation]:

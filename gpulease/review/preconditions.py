@@ -24,6 +24,7 @@ from typing import Any
 
 from gpulease.core import resources as rt
 from gpulease.core.catalog.loader import load_catalog
+from gpulease.review import gpu_quotas
 from gpulease.review.render import CapturedResource, Rendering
 
 AWS_SNAPSHOT = "aws:ebs/snapshot:Snapshot"
@@ -239,26 +240,48 @@ def deployment_set_rules(r: Rendering) -> list[str]:
     return found
 
 
-_FAMILY = re.compile(r"^([a-z]+)\d")
+def _market(inst: CapturedResource, r: Rendering) -> str:
+    """``spot`` or ``on-demand``: an AWS instance's market options (its own, else its launch template's); an Alibaba
+    Cloud instance's spot strategy."""
+    if inst.type == rt.ALI_INSTANCE:
+        return "spot" if _is_spot(inst) else "on-demand"
+    options = inst.inputs.get("instanceMarketOptions")
+    template_id = (inst.inputs.get("launchTemplate") or {}).get("id")
+    template = _by_id(r).get(template_id) if template_id else None
+    if not options and template is not None:
+        options = template.inputs.get("instanceMarketOptions")
+    return "spot" if isinstance(options, dict) and options.get("marketType", "spot") == "spot" else "on-demand"
+
+
+def gpu_vcpu_needs(r: Rendering) -> list[gpu_quotas.QuotaNeed]:
+    """vCPUs per GPU quota (AWS: the class and market's quota code; Alibaba Cloud: the billing method's vCPU
+    attribute): every GPU instance's vCPUs (the catalog's) times how many the stack runs."""
+    counted: dict[tuple[str, str, str, str], Counter] = defaultdict(Counter)
+    for inst in _of(r, rt.AWS_INSTANCE, rt.ALI_INSTANCE):
+        cloud = "aws" if inst.type == rt.AWS_INSTANCE else "alicloud"
+        itype = str(inst.inputs.get("instanceType") or "")
+        market = _market(inst, r)
+        quota = gpu_quotas.quota_of(cloud, itype, market)
+        if quota is None or not _vcpus(cloud, itype):
+            continue
+        counted[(cloud, market, *quota)][itype] += 1
+    return [gpu_quotas.QuotaNeed(cloud, market, code, name, sum(_vcpus(cloud, t) * n for t, n in types.items()),
+                                 tuple((t, _vcpus(cloud, t), n) for t, n in sorted(types.items())))
+            for (cloud, market, code, name), types in sorted(counted.items())]
 
 
 def gpu_vcpu_quota(r: Rendering) -> list[str]:
-    """vCPUs per AWS quota class (P, G, ...) and market: what the account's running-instances quotas must allow."""
-    need: Counter = Counter()
-    for inst in _of(r, rt.AWS_INSTANCE):
-        itype = str(inst.inputs.get("instanceType") or "")
-        match = _FAMILY.match(itype)
-        vcpus = _vcpus(itype)
-        if match and vcpus and match.group(1)[0] in "pg":
-            market = "Spot" if inst.inputs.get("instanceMarketOptions") else "On-Demand"
-            need[(match.group(1)[0].upper(), market)] += vcpus
-    return [f"{n} vCPUs of {family} instances ({market}): the account's 'Running {market} {family} instances' "
-            "quota must allow them (new accounts often have 0); check Service Quotas before pulumi up"
-            for (family, market), n in sorted(need.items())]
+    """What the account's GPU vCPU quotas must allow, one line per quota (its code and the vCPUs the stack needs).
+    Said for the kit's own stacks (a ``gpulease:`` component in the rendering), whose GPUs are all plain instances;
+    another program may take GPUs through fleets, groups or templates this row does not count, and a partial sum
+    would understate its need."""
+    if not any(x.type.startswith("gpulease:") for x in r.resources):
+        return []
+    return [need.line() for need in gpu_vcpu_needs(r)]
 
 
-def _vcpus(instance_type: str) -> int:
-    found = load_catalog().get("aws", instance_type)
+def _vcpus(cloud: str, instance_type: str) -> int:
+    found = load_catalog().get(cloud, instance_type)
     return found.vcpu if found is not None else 0
 
 
@@ -320,9 +343,12 @@ PRECONDITIONS: tuple[Precondition, ...] = (
         eip_quota, advisory=True,
     ),
     Precondition(
-        "gpu-vcpu-quota", "RunInstances", (rt.AWS_INSTANCE,),
+        "gpu-vcpus", "RunInstances (AWS), RunInstances / CreateInstance (Alibaba Cloud)", (rt.AWS_INSTANCE, rt.ALI_INSTANCE),
         "On-Demand and Spot instances are limited by vCPU-based quotas per instance class ('Running On-Demand P "
-        "instances', 'All P Spot Instance Requests', and the same for G)",
+        "instances' L-417A185B, 'Running On-Demand G and VT instances' L-DB2E81BA, 'All P Spot Instance Requests' "
+        "L-7212CCBC, 'All G and VT Spot Instance Requests' L-3819A6DF); Alibaba Cloud: one vCPU quota per region "
+        "and billing method (DescribeAccountAttributes max-postpaid-instance-vcpu-count, "
+        "max-spot-instance-vcpu-count, https://help.aliyun.com/document_detail/73772.html)",
         "https://docs.aws.amazon.com/ec2/latest/instancetypes/ec2-instance-quotas.html", gpu_vcpu_quota, advisory=True,
     ),
 )

@@ -116,7 +116,7 @@ def test_plan_pass_says_the_verdict_cost_and_budget_first(screens):
     _no_ellipsis(lines)
     first = lines[:FIRST_SCREEN]
     # The budget-start record too, and spot recovery's cancel schedule, request tags and the watchdog's policy.
-    assert first[1].startswith("PASS: 0 mandatory, 1 advisory, 30 resources")
+    assert first[1].startswith("PASS: 0 mandatory, 2 advisory, 30 resources")  # prices, GPU vCPU quota
     joined = " ".join(" ".join(first).split())
     assert "worst case $" in joined and "of budget $40.00" in joined
     assert "names start llama7b-lora-" in " ".join(lines)
@@ -127,7 +127,7 @@ def test_plan_fail_puts_the_mandatory_finding_next_to_fail(screens):
     lines, code = screens[("plan-fail", 80)]
     assert code == 1
     _no_ellipsis(lines)
-    assert lines[1].startswith("FAIL: 1 mandatory, 0 advisory")
+    assert lines[1].startswith("FAIL: 1 mandatory, 1 advisory")  # the GPU vCPU quota
     assert lines[2].startswith("mandatory budget-prices-fresh (stack):")
     first = " ".join(" ".join(lines[:FIRST_SCREEN]).split())
     assert "worst case $" in first and "of budget $40.00" in first

@@ -10,13 +10,11 @@ retained on destroy) without touching the instance.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gpulease.core.vocabulary import TAG_EXPIRES_AT, TAG_STACK, parse_rfc3339
 from gpulease.review.mocks import CloudMocks
 from gpulease.review.render import load_stack_file, render
 from gpulease.review.replacement import Change, classify, summary
@@ -175,29 +173,8 @@ def test_the_first_bake_still_waits_for_readiness(path: Path) -> None:
     assert r.error is not None and "has not passed readiness" in str(r.error)
 
 
-@pytest.mark.parametrize("path", [p for p in EXAMPLES if "debug" not in p.name], ids=stack_id)
-def test_a_stack_from_the_baked_image_gets_its_own_deadline_and_tags(path: Path) -> None:
-    """The image rehearsal's render half: the baking stack, then a later stack with ``image.fromStack`` pointing at
-    it. The new stack's instance boots the baked image with a deadline, tags and a stack of its own (the instance
-    side's half, a clean state under a new instance id, is rehearsed in tests/instance)."""
-    config = load_stack_file(path)
-    bake(config)
-    baking = render_at(config, stack_id(path), FIXED_NOW)
-    later = FIXED_NOW + timedelta(days=10)
-    reuse = load_stack_file(path)
-    section(reuse)["image"] = {"fromStack": stack_id(path)}
-    after = render_at(reuse, f"{stack_id(path)}-next", later)
-    (name,) = after.outputs["experiments"]
-    out, first = after.outputs["experiments"][name], baking.outputs["experiments"][name]
-    inst = after.by_name(f"{name}-instance")
-    image_input = "ami" if inst.type == "aws:ec2/instance:Instance" else "imageId"
-    baked_id = after.outputs["experiments"][name]["imageFrom"].split(" ", 1)[0]
-    assert inst.inputs[image_input] == baked_id
-    # Its own clock: the same run time as the baking stack's, counted from its own creation ten days later.
-    assert parse_rfc3339(out["deadline"]) - parse_rfc3339(first["deadline"]) == timedelta(days=10)
-    tags = inst.inputs["tags"]
-    assert tags[TAG_EXPIRES_AT] == out["deadline"] and tags[TAG_STACK] == f"{stack_id(path)}-next"
-    assert "bakedImage" not in after.outputs and not [x for x in after.resources if x.type in IMAGES]
+# A stack from the baked image (image.fromStack), its render and its instance side on the baked root under a new
+# instance id, both halves in one test: tests/integration/test_image_rehearsal.py.
 
 
 @pytest.mark.parametrize("path", [p for p in EXAMPLES if "debug" not in p.name], ids=stack_id)

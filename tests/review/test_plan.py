@@ -49,9 +49,10 @@ def test_example_stack_is_clean_with_cost(capsys):
     assert code == 0 and report["exitCode"] == 0
     (stack,) = report["stacks"]
     assert (stack["project"], stack["stack"], stack["status"]) == ("gpulease", "aws-lora-7b", "pass")
-    # The one finding: the shipped catalog's prices are older than 30 days (advisory, so the exit code stays 0).
+    # The findings: the shipped catalog's prices are older than 30 days, and the GPU vCPU quota the stack needs
+    # (advisories, so the exit code stays 0).
     assert [(x["policy"], x["level"], x["resourceName"]) for x in stack["violations"]] == [
-        ("budget-prices-fresh", "advisory", None)]
+        ("budget-prices-fresh", "advisory", None), ("quota-gpu-vcpus", "advisory", None)]
     assert "2025-06-01" in stack["violations"][0]["message"] and "gpulease catalog refresh" in stack["violations"][0]["message"]
     assert stack["cost"]["pricesAsOf"] == "2025-06-01"
     assert stack["cost"]["priceCatalog"] == "shipped catalog of 2025-06-01"

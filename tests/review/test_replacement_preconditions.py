@@ -75,7 +75,7 @@ def test_the_quota_advisories_are_in_the_plan_output(capsys) -> None:
     assert main(["plan", "aws-cluster-4x8", "--format", "json"]) == 0
     (stack,) = json.loads(capsys.readouterr().out)["stacks"]
     found = {v["policy"]: v for v in stack["violations"] if v["policy"].startswith("quota-")}
-    assert set(found) == {"quota-eip-quota"}
+    assert set(found) == {"quota-eip-quota", "quota-gpu-vcpus"}
     eip = found["quota-eip-quota"]
     assert eip["level"] == "advisory" and "4 Elastic IPs: the default quota is 5 per Region" in eip["message"]
     assert stack["status"] == "pass"  # an advisory: the account's own quota is not visible offline
@@ -128,7 +128,8 @@ def test_a_placement_group_over_two_subnets_is_caught() -> None:
 def test_the_cluster_is_told_it_uses_four_of_the_five_default_elastic_ips_and_its_p_vcpus() -> None:
     found = dict(pc.advisories(example(CLUSTER)))
     assert found["eip-quota"].startswith("4 Elastic IPs: the default quota is 5 per Region")
-    assert found["gpu-vcpu-quota"].startswith("384 vCPUs of P instances (Spot)")
+    assert found["gpu-vcpus"].startswith("384 vCPUs of All P Spot Instance Requests (L-7212CCBC, spot): "
+                                         "4 x p4d.24xlarge (96 vCPUs)")
     single = dict(pc.advisories(example(BAKING)))
     assert "eip-quota" not in single
 
