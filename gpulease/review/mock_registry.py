@@ -22,6 +22,8 @@ class MockState(Protocol):
     """What an answer may read of the mocks answering it."""
 
     region: str
+    region_given: bool
+    """False when the stack configures no region: ``region`` then only seeds ids, and answers name no region."""
     existing_volumes: dict[str, str]
     now: datetime | None
     instances: list[str]

@@ -289,8 +289,8 @@ def render(
 
     A lookup the mocks cannot answer stops the program there (``UnansweredLookup``); the rendering then carries
     that lookup and the program's ``file:line`` as its error, even when the program caught the exception."""
-    region = region or str(config.get("aws:region") or config.get("alicloud:region") or "us-east-1")
-    mocks = mocks or CloudMocks(region=region, now=now)
+    given = region or config.get("aws:region") or config.get("alicloud:region")
+    mocks = mocks or CloudMocks(region=str(given) if given else None, now=now)
     monitor = CapturingMonitor(mocks, prior, sink)
     flat, secret_keys = engine_config(config, project)
 
