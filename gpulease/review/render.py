@@ -316,7 +316,7 @@ def render(
             runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
 
     try:
-        with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration():
+        with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), _exit_raises():
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}
@@ -325,9 +325,11 @@ def render(
     except pulumi.RunError as exc:
         rendering.error = _at_site(str(exc), exc, directory)
     except SystemExit as exc:
-        # sys.exit() in a program ends it before it registered everything: a failed render, never a clean one.
-        rendering.error = (f"the program called sys.exit({exc.code!r}) before it finished; nothing it would "
-                           "have registered after that was reviewed")
+        # sys.exit() or os._exit() in a program ends it before it registered everything: a failed render, never a
+        # clean one; what it registered before is finished and reviewed (partial).
+        call = "os._exit" if isinstance(exc, _ProcessExit) else "sys.exit"
+        rendering.error = _at_site(f"the program called {call}({exc.code!r}) before it finished; nothing it would "
+                                   "have registered after that was reviewed", exc, directory)
     except Exception as exc:
         rendering.error = _at_site(f"{type(exc).__name__}: {exc}", exc, directory)
     finally:
@@ -366,6 +368,28 @@ def _user_mistake(exc: BaseException) -> bool:
         seen.add(id(current))
         current = current.__cause__ or current.__context__
     return False
+
+
+class _ProcessExit(SystemExit):
+    """``os._exit(code)`` called by the program while it renders."""
+
+
+@contextmanager
+def _exit_raises() -> Iterator[None]:
+    """While the program runs, ``os._exit`` raises instead of ending the process at once: under a real engine
+    the resources the program constructed were already sent to it, while here their registrations are still
+    pending (they run on the event loop), and would be lost with the process. Raised, the exit ends the program
+    as ``sys.exit`` does: what it registered is finished and reviewed, marked partial."""
+    real = os._exit
+
+    def exit_(code: int) -> None:
+        raise _ProcessExit(code)
+
+    os._exit = exit_  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        os._exit = real
 
 
 async def _run_program(run: Callable[[], None]) -> None:
