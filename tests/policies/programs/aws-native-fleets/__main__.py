@@ -1,6 +1,6 @@
 """pulumi_aws_native's EC2 Fleet and spot fleet of GPU instances: a request fleet that ends at its deadline, an
-instant fleet (nothing ends it), and a spot fleet from launch specifications whose expiry leaves its instances
-running."""
+instant fleet (nothing ends it, not even its expiry), and a spot fleet from launch specifications whose expiry
+leaves its instances running. The fleets' tags are their fleet tag specifications (the launch template has none)."""
 
 import pulumi
 import pulumi_aws_native as native
@@ -21,8 +21,7 @@ def tags(experiment: str) -> list[dict[str, str]]:
 template = native.ec2.LaunchTemplate("node", launch_template_name="corpus-native-fleet-node", launch_template_data={
     "image_id": "ami-0c1d2e3f405162738",
     "metadata_options": {"http_tokens": "required"},
-    "block_device_mappings": [{"device_name": "/dev/sda1", "ebs": {"volume_size": 100, "encrypted": True}}],
-    "tag_specifications": [{"resource_type": "instance", "tags": tags("fleet")}]})
+    "block_device_mappings": [{"device_name": "/dev/sda1", "ebs": {"volume_size": 100, "encrypted": True}}]})
 
 
 def fleet(name: str, **extra) -> None:
@@ -39,7 +38,8 @@ def fleet(name: str, **extra) -> None:
 
 
 fleet("bounded", type="request", valid_until=expires, terminate_instances_with_expiration=True)
-fleet("instant", type="instant")
+# An instant fleet's valid_until ends the request, not the instances it handed over.
+fleet("instant", type="instant", valid_until=expires, terminate_instances_with_expiration=True)
 
 native.ec2.SpotFleet("legacy", spot_fleet_request_config_data={
     "iam_fleet_role": "arn:aws:iam::123456789012:role/aws-ec2-spot-fleet-tagging-role",
