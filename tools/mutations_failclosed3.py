@@ -23,7 +23,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(AREA, "gpulease/review/models/eks_nodes.py",
              '    }, depends={"launchTemplate": b.input_dependencies("launchTemplate")},', "    },", CORPUS,
              "a managed node group keeps its launch template dependency"),
-    Mutation(AREA, "gpulease/review/render.py", "        raise _ProcessExit(code)", "        real(code)", ISOLATION,
+    Mutation(AREA, "gpulease/review/program_exit.py", "        raise ProcessExit(code)", "        real(code)", ISOLATION,
              "os._exit in a program ends the render as sys.exit does (partial, what it constructed judged)"),
     Mutation(AREA, "gpulease/review/isolation.py", '        return "nothing it registered reached the review"',
              '        return "what it registered until then is reviewed"', ISOLATION,

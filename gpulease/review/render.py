@@ -33,6 +33,7 @@ from gpulease.review import remote_components
 from gpulease.review.engine_config import engine_config
 from gpulease.review.invoke_sites import failure_site, recording_sites
 from gpulease.review.mocks import CloudMocks
+from gpulease.review.program_exit import ProcessExit, exit_raises
 from gpulease.review.resource_refs import downgrade, plain_value
 from gpulease.review.sdk_rpcs import discard_pending_outputs, finish_registrations
 from gpulease.review.sdk_speed import fast_registration
@@ -316,7 +317,7 @@ def render(
             runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
 
     try:
-        with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), _exit_raises():
+        with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), exit_raises():
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}
@@ -327,7 +328,7 @@ def render(
     except SystemExit as exc:
         # sys.exit() or os._exit() in a program ends it before it registered everything: a failed render, never a
         # clean one; what it registered before is finished and reviewed (partial).
-        call = "os._exit" if isinstance(exc, _ProcessExit) else "sys.exit"
+        call = "os._exit" if isinstance(exc, ProcessExit) else "sys.exit"
         rendering.error = _at_site(f"the program called {call}({exc.code!r}) before it finished; nothing it would "
                                    "have registered after that was reviewed", exc, directory)
     except Exception as exc:
@@ -368,28 +369,6 @@ def _user_mistake(exc: BaseException) -> bool:
         seen.add(id(current))
         current = current.__cause__ or current.__context__
     return False
-
-
-class _ProcessExit(SystemExit):
-    """``os._exit(code)`` called by the program while it renders."""
-
-
-@contextmanager
-def _exit_raises() -> Iterator[None]:
-    """While the program runs, ``os._exit`` raises instead of ending the process at once: under a real engine
-    the resources the program constructed were already sent to it, while here their registrations are still
-    pending (they run on the event loop), and would be lost with the process. Raised, the exit ends the program
-    as ``sys.exit`` does: what it registered is finished and reviewed, marked partial."""
-    real = os._exit
-
-    def exit_(code: int) -> None:
-        raise _ProcessExit(code)
-
-    os._exit = exit_  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        os._exit = real
 
 
 async def _run_program(run: Callable[[], None]) -> None:
