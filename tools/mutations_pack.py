@@ -16,7 +16,7 @@ COST = ("tests/core/test_cost_forms.py",)
 MUTATIONS: list[Mutation] = [
     # --- checks already in the pack, pinned -------------------------------------------------------------------
     Mutation("pack", "policies/guardrails/instance.py",
-             'report(f"{what} leaves {meta.tokens} unset: {meta.unset}; accepted: {meta.how}")', "pass", INSTANCE,
+             'found.append(f"{what} leaves {meta.tokens} unset: {meta.unset}; accepted: {meta.how}")', "pass", INSTANCE,
              "a missing httpTokens is reported as unset"),
     Mutation("pack", "policies/guardrails/alerts.py", "elif amount is None or amount > budget * 1.000001:",
              "elif amount is None:", ALERTS, "a budget alert's limit may not exceed the budget tag"),

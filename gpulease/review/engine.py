@@ -208,10 +208,17 @@ def estimate(rendering: Rendering) -> StackCost:
     """The cost model's estimate for a rendering: in the stack's configured region, each resource in its explicit
     provider's, templates found through the dependencies (``gpulease.core.cost``)."""
     providers = {r.urn: r.inputs.get("region") for r in rendering.resources if r.type.startswith("pulumi:providers:")}
+
+    def region_of(r: Any) -> Any:
+        if r.provider:
+            return providers.get(r.provider.rsplit("::", 1)[0])
+        # The package's default provider reads its own config key: aws-native:region for pulumi_aws_native, as
+        # the pack reads it from the default provider's properties.
+        return rendering.config.get(f"{r.type.split(':', 1)[0]}:region")
+
     resources = [
         (r.type, r.inputs, {"name": r.name, "retainOnDelete": r.retain_on_delete, "urn": r.urn,
-                            "dependencies": r.property_dependencies,
-                            "region": providers.get((r.provider or "").rsplit("::", 1)[0])})
+                            "dependencies": r.property_dependencies, "region": region_of(r)})
         for r in rendering.resources if r.custom
     ]
     return estimate_resources(resources, region=configured_regions(rendering.config))

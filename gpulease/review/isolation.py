@@ -240,7 +240,7 @@ class Child:
             outcome.error = (f"the program did not finish within {self.timeout:g} s and was stopped (gpulease plan "
                              "--timeout SECONDS allows longer); what it registered until then is reviewed")
         elif not outcome.finished:
-            outcome.error = _ended(status)
+            outcome.error = _ended(status, outcome.resources)
         return outcome
 
     def kill(self) -> None:
@@ -283,18 +283,29 @@ class Child:
                 os.close(pidfd)
 
 
-def _ended(status: int) -> str:
+def _ended(status: int, resources: list[CapturedResource]) -> str:
+    """Why the child ended before its last record, and what of the program's reached the review: partial (exit 3)
+    when anything did, not reviewed (exit 2) when nothing did (``Rendering.partial``)."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         try:
             name = signal.Signals(sig).name
         except ValueError:
             name = f"signal {sig}"
-        return (f"the program's process was killed by {name} before it finished; what it registered until then is "
-                "reviewed")
-    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
-    return (f"the program ended its process (exit code {code}, e.g. os._exit) before it finished; what it registered "
-            "until then is reviewed")
+        how = f"the program's process was killed by {name} before it finished"
+    else:
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else status
+        how = f"the program ended its process (exit code {code}, e.g. os._exit) before it finished"
+    return f"{how}; {rendered(resources)}"
+
+
+def rendered(resources: list[CapturedResource], shown: int = 5) -> str:
+    """What a render that stopped part way registered, in one clause."""
+    if not resources:
+        return "nothing it registered reached the review"
+    names = ", ".join(f"{r.type} {r.name!r}" for r in resources[:shown])
+    more = f" and {len(resources) - shown} more" if len(resources) > shown else ""
+    return f"what it registered until then is reviewed: {len(resources)} resources ({names}{more})"
 
 
 def rendering_of(outcome: Outcome, *, project: str, stack: str, config: dict[str, Any]) -> Rendering:

@@ -22,6 +22,8 @@ class MockState(Protocol):
     """What an answer may read of the mocks answering it."""
 
     region: str
+    region_given: bool
+    """False when the stack configures no region: ``region`` then only seeds ids, and answers name no region."""
     existing_volumes: dict[str, str]
     now: datetime | None
     instances: list[str]
@@ -63,9 +65,16 @@ class ComponentBuild(Protocol):
     region: str
 
     def child(self, type_: str, name: str, inputs: dict[str, Any], *,
-              depends: Mapping[str, list[Child]] | None = None, ignore_changes: list[str] | None = None) -> Child:
+              depends: Mapping[str, list[Child | str]] | None = None,
+              ignore_changes: list[str] | None = None) -> Child:
         """Register a child of the component (parent: the component) and return what the mocks answered;
-        ``depends`` names, per input, the children its value comes from (the engine's property dependencies)."""
+        ``depends`` names, per input, the children (or URNs, ``input_dependencies``) its value comes from (the
+        engine's property dependencies)."""
+        ...
+
+    def input_dependencies(self, key: str) -> list[str]:
+        """The URNs the component's input ``key`` depends on (a launch template the program passes in), so a child
+        taking that input keeps the dependency as the component's code does when it passes the output on."""
         ...
 
     def outputs_of(self, urn: str) -> dict[str, Any]:

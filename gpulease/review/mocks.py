@@ -48,8 +48,12 @@ class UnansweredLookup(Exception):  # noqa: N818 - it names what happened, as th
 class CloudMocks(pulumi.runtime.Mocks):
     """Answers for both clouds. ``region`` drives zones and ARNs; ``existing`` maps disk ids to zones."""
 
-    def __init__(self, region: str = "us-east-1", existing_volumes: dict[str, str] | None = None, now: datetime | None = None):
-        self.region = region
+    def __init__(self, region: str | None = "us-east-1", existing_volumes: dict[str, str] | None = None,
+                 now: datetime | None = None):
+        # No region (a stack that configures none): ids still need one, but no answer names it (an ARN's region
+        # is left empty), so nothing downstream prices the stack in a region the program never chose.
+        self.region_given = region is not None
+        self.region = region or "us-east-1"
         self.existing_volumes = existing_volumes or {}
         self.now = now
         self.calls: list[tuple[str, dict]] = []
@@ -102,4 +106,5 @@ class CloudMocks(pulumi.runtime.Mocks):
         return rid, {**inputs, **extra}
 
     def arn(self, service: str, resource: str, region: bool = True, account: bool = True) -> str:
-        return f"arn:aws:{service}:{self.region if region else ''}:{ACCOUNT_ID if account else ''}:{resource}"
+        named = self.region if region and self.region_given else ""
+        return f"arn:aws:{service}:{named}:{ACCOUNT_ID if account else ''}:{resource}"

@@ -187,7 +187,7 @@ def _ali_instance(m: MockState, name: str, i: dict) -> tuple[str, dict]:
 
 
 def _ali_disk(m: MockState, name: str, i: dict) -> tuple[str, dict]:
-    return _ali_resource_id(m, "d", name), {"status": "Available", "paymentType": i.get("paymentType") or "PayAsYouGo", "regionId": m.region}
+    return _ali_resource_id(m, "d", name), {"status": "Available", "paymentType": i.get("paymentType") or "PayAsYouGo", "regionId": m.region if m.region_given else ""}
 
 
 def _ali_disk_attachment(m: MockState, name: str, i: dict) -> tuple[str, dict]:

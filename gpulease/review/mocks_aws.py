@@ -164,7 +164,7 @@ def _bucket(m: MockState, name: str, i: dict) -> tuple[str, dict]:
         "bucket": bucket,
         "arn": f"arn:aws:s3:::{bucket}",
         "bucketDomainName": f"{bucket}.s3.amazonaws.com",
-        "region": m.region,
+        "region": i.get("region") or (m.region if m.region_given else ""),
     }
 
 

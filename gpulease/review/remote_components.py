@@ -100,11 +100,13 @@ class _Build:
     children: list[Child] = field(default_factory=list)
 
     def child(self, type_: str, name: str, inputs: dict[str, Any], *,
-              depends: Mapping[str, list[Child]] | None = None, ignore_changes: list[str] | None = None) -> Child:
+              depends: Mapping[str, list[Child | str]] | None = None,
+              ignore_changes: list[str] | None = None) -> Child:
         package = type_.split(":", 1)[0]
         provider = self.request.providers.get(package, "")
         clean = {k: v for k, v in inputs.items() if v is not None}
-        urns = {key: [c.urn for c in children] for key, children in (depends or {}).items()}
+        urns = {key: [c if isinstance(c, str) else c.urn for c in children]
+                for key, children in (depends or {}).items() if children}
         request = resource_pb2.RegisterResourceRequest(
             type=type_, name=name, parent=self.urn, custom=True, object=_struct(clean), provider=provider,
             dependencies=sorted({u for group in urns.values() for u in group}),
@@ -117,6 +119,10 @@ class _Build:
         made = Child(urn=response.urn, id=response.id, type=type_, outputs=outputs)
         self.children.append(made)
         return made
+
+    def input_dependencies(self, key: str) -> list[str]:
+        deps = self.request.propertyDependencies
+        return list(deps[key].urns) if key in deps else []
 
     def outputs_of(self, urn: str) -> dict[str, Any]:
         found = next((r for r in self.monitor.captured if r.urn == urn), None)

@@ -34,6 +34,7 @@ from gpulease.review.engine_config import engine_config
 from gpulease.review.invoke_sites import failure_site, recording_sites
 from gpulease.review.mock_hooks import HookRecorder, bound_hooks, recording_hooks
 from gpulease.review.mocks import CloudMocks
+from gpulease.review.program_exit import ProcessExit, exit_raises
 from gpulease.review.resource_refs import downgrade, plain_value
 from gpulease.review.sdk_rpcs import discard_pending_outputs, finish_registrations
 from gpulease.review.sdk_speed import fast_registration
@@ -296,8 +297,8 @@ def render(
 
     A lookup the mocks cannot answer stops the program there (``UnansweredLookup``); the rendering then carries
     that lookup and the program's ``file:line`` as its error, even when the program caught the exception."""
-    region = region or str(config.get("aws:region") or config.get("alicloud:region") or "us-east-1")
-    mocks = mocks or CloudMocks(region=region, now=now)
+    given = region or config.get("aws:region") or config.get("alicloud:region")
+    mocks = mocks or CloudMocks(region=str(given) if given else None, now=now)
     monitor = CapturingMonitor(mocks, prior, sink)
     flat, secret_keys = engine_config(config, project)
 
@@ -323,7 +324,7 @@ def render(
             runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
 
     try:
-        with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), \
+        with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), exit_raises(), \
                 recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())):
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
@@ -333,9 +334,11 @@ def render(
     except pulumi.RunError as exc:
         rendering.error = _at_site(str(exc), exc, directory)
     except SystemExit as exc:
-        # sys.exit() in a program ends it before it registered everything: a failed render, never a clean one.
-        rendering.error = (f"the program called sys.exit({exc.code!r}) before it finished; nothing it would "
-                           "have registered after that was reviewed")
+        # sys.exit() or os._exit() in a program ends it before it registered everything: a failed render, never a
+        # clean one; what it registered before is finished and reviewed (partial).
+        call = "os._exit" if isinstance(exc, ProcessExit) else "sys.exit"
+        rendering.error = _at_site(f"the program called {call}({exc.code!r}) before it finished; nothing it would "
+                                   "have registered after that was reviewed", exc, directory)
     except Exception as exc:
         rendering.error = _at_site(f"{type(exc).__name__}: {exc}", exc, directory)
     finally:

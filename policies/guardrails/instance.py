@@ -23,12 +23,15 @@ import binascii
 import gzip
 import re
 from functools import lru_cache
+from typing import Any
 
 from pulumi_policy import ReportViolation, ResourceValidationArgs, ResourceValidationPolicy
 
 from gpulease.core import resources as rt
 from gpulease.core.compute import UNKNOWN, form_of, read, read_all
+from gpulease.core.compute.cloudformation import STACK as CLOUDFORMATION_STACK
 from gpulease.core.compute.forms import FORMS
+from gpulease.core.compute.units import embedded
 
 from . import common as c
 
@@ -40,34 +43,46 @@ def _names_template(props: object, type_: str) -> bool:
     return form is not None and any(read_all(props, ref.path) for ref in form.templates)
 
 
-def _imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    form = form_of(args.resource_type)
+def _metadata_problems(type_: str, props: Any, max_hops: int, what: str) -> list[str]:
+    """What one compute form or template does wrong with the metadata service (empty when nothing, or unknown)."""
+    form = form_of(type_)
     if form is None:
-        return
-    max_hops = int(c.config_value(args.get_config(), "maxHopLimit", 2))
-    what = c.display(args.resource_type, args.name)
-    props = c.plain(args.props)
+        return []
     meta = form.metadata
     if meta is None:
         gap = form.metadata_gap(props)
-        if gap:
-            report(f"{what} cannot require metadata tokens: {gap}")
-        return
+        return [f"{what} cannot require metadata tokens: {gap}"] if gap else []
+    found: list[str] = []
     tokens = read(props, meta.tokens)
     endpoint = read(props, meta.endpoint) if meta.endpoint else None
     if UNKNOWN in (tokens, endpoint) or endpoint == "disabled":
-        return
+        return found
     aws = form.cloud == "aws"
     if tokens is None:
-        if not meta.default_required and not _names_template(props, args.resource_type):  # else its template's
-            report(f"{what} leaves {meta.tokens} unset: {meta.unset}; accepted: {meta.how}")
+        if not meta.default_required and not _names_template(props, type_):  # else its template's
+            found.append(f"{what} leaves {meta.tokens} unset: {meta.unset}; accepted: {meta.how}")
     elif tokens != "required":
         allows = "allows IMDSv1" if aws else "allows metadata access without a token"
-        report(f"{what} {allows} ({meta.tokens}={tokens}); accepted: {meta.how}")
+        found.append(f"{what} {allows} ({meta.tokens}={tokens}); accepted: {meta.how}")
     number = rt.number(read(props, meta.hop_limit)) if meta.hop_limit else None
     if number is not None and number > max_hops:
-        report(f"{what}: {meta.hop_limit}={number:g} lets more than {max_hops} network hops reach the instance "
-               "credentials")
+        found.append(f"{what}: {meta.hop_limit}={number:g} lets more than {max_hops} network hops reach the "
+                     "instance credentials")
+    return found
+
+
+def _imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    max_hops = int(c.config_value(args.get_config(), "maxHopLimit", 2))
+    what = c.display(args.resource_type, args.name)
+    if args.resource_type == CLOUDFORMATION_STACK:
+        # What its template creates (an AWS::EC2::LaunchTemplate, an AWS::EC2::Instance) is judged as the same
+        # resource in the stack would be, named as the other rules name it (LaunchTemplate 'stack/LogicalId').
+        for inner in embedded(c.registered(args)):
+            for problem in _metadata_problems(inner.type, inner.props, max_hops, c.display(inner.type, inner.name)):
+                report(problem)
+        return
+    for problem in _metadata_problems(args.resource_type, c.plain(args.props), max_hops, what):
+        report(problem)
 
 
 imdsv2_required = c.judges(ResourceValidationPolicy(
@@ -81,7 +96,7 @@ imdsv2_required = c.judges(ResourceValidationPolicy(
                             "description": "Largest accepted httpPutResponseHopLimit (2 lets containers reach it)."},
         }
     ),
-), METADATA_TYPES)
+), (*METADATA_TYPES, CLOUDFORMATION_STACK))
 
 
 # kind -> (literals one of which any match contains, lower-cased; the pattern). The literals let a scan skip a
@@ -176,6 +191,6 @@ no_secrets_in_user_data = c.judges(ResourceValidationPolicy(
                               "description": "More regular expressions that must not match the user-data."},
         }
     ),
-), METADATA_TYPES)
+), (*METADATA_TYPES, CLOUDFORMATION_STACK))
 
 POLICIES = [imdsv2_required, no_secrets_in_user_data]

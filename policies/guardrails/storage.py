@@ -38,7 +38,9 @@ from pulumi_policy import (
 
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
-from gpulease.core.compute import form_of, read, read_all
+from gpulease.core.compute import Registered, form_of, read, read_all
+from gpulease.core.compute.cloudformation import STACK as CLOUDFORMATION_STACK
+from gpulease.core.compute.units import embedded
 
 from . import buckets
 from . import common as c
@@ -130,11 +132,33 @@ def _encrypted_storage(args: StackValidationArgs, report: ReportViolation) -> No
                                 r.urn in covered)
         if problems:
             report(f"{c.display(r.resource_type, r.name)}: {'; '.join(problems)}", r.urn)
+        if r.resource_type == CLOUDFORMATION_STACK:
+            _template_storage(r, require_key, report)
     for facts in buckets.bucket_facts(args.resources):
         if facts.resource.resource_type == rt.ALI_BUCKET and facts.encrypted is False:
             r = facts.resource
             report(f"{c.display(r.resource_type, r.name)} has no server-side encryption (serverSideEncryptionRule or "
                    "a BucketServerSideEncryption resource)", r.urn)
+
+
+def _template_storage(stack: Any, require_key: bool, report: ReportViolation) -> None:
+    """What a CloudFormation stack's template creates (an AWS::EC2::LaunchTemplate, an AWS::EC2::Instance), judged
+    as the same resource in the stack would be; reported on the stack, named ``LaunchTemplate 'stack/LogicalId'``
+    as the other rules name what a template creates."""
+    inner = embedded(c.registered(stack))
+    covered = _covered_templates([_Embedded(e) for e in inner])
+    for e in inner:
+        problems = _unencrypted(e.type, e.props, require_key, e.dependencies, e.urn in covered)
+        if problems:
+            report(f"{c.display(e.type, e.name)}: {'; '.join(problems)}", stack.urn)
+
+
+class _Embedded:
+    """A template's resource in the shape of a policy resource, for ``_covered_templates``."""
+
+    def __init__(self, e: Registered):
+        self.resource_type, self.name, self.urn, self.props = e.type, e.name, e.urn, e.props
+        self.property_dependencies: dict[str, Any] = {}
 
 
 encrypted_storage = c.judges(StackValidationPolicy(

@@ -113,3 +113,37 @@ def test_the_reader_spells_properties_and_types_as_pulumi_aws_native_does():
         ["m5.large"], UNKNOWN, UNKNOWN)
     assert template_resources({"templateBody": UNKNOWN}, "urn:x") is None
     assert isinstance(template_resources({"templateBody": "x" * 1_000_001}, "urn:x"), Unreadable)
+
+
+LAUNCH_TEMPLATE_JSON = json.dumps({"Resources": {
+    "Open": {"Type": "AWS::EC2::LaunchTemplate", "Properties": {"LaunchTemplateData": {
+        "InstanceType": "p4d.24xlarge", "MetadataOptions": {"HttpTokens": "optional", "HttpPutResponseHopLimit": 3},
+        "BlockDeviceMappings": [{"DeviceName": "/dev/xvda", "Ebs": {"VolumeSize": 200, "Encrypted": False}}]}}},
+    "Unset": {"Type": "AWS::EC2::LaunchTemplate", "Properties": {"LaunchTemplateData": {
+        "InstanceType": "g5.xlarge"}}},
+    "Closed": {"Type": "AWS::EC2::LaunchTemplate", "Properties": {"LaunchTemplateData": {
+        "InstanceType": "g5.xlarge", "MetadataOptions": {"HttpTokens": "required"},
+        "BlockDeviceMappings": [{"DeviceName": "/dev/xvda", "Ebs": {"VolumeSize": 100, "Encrypted": True}}]}}},
+}})
+
+
+def test_launch_templates_in_a_template_are_judged_for_metadata_and_encryption_like_the_programs_own():
+    hits = found(analyze(_stack("nodes", templateBody=LAUNCH_TEMPLATE_JSON)))
+    metadata = sorted(d for p, _, n, d in hits if p == "imdsv2-required" and n == "nodes")
+    assert metadata == [
+        "LaunchTemplate 'nodes/Open' allows IMDSv1 "
+        "(launchTemplateData.metadataOptions.httpTokens=optional); accepted: metadata_options={'http_tokens': 'required'}",
+        "LaunchTemplate 'nodes/Open': launchTemplateData.metadataOptions.httpPutResponseHopLimit=3 "
+        "lets more than 2 network hops reach the instance credentials",
+        "LaunchTemplate 'nodes/Unset' leaves launchTemplateData.metadataOptions.httpTokens unset: "
+        + metadata[2].split("unset: ", 1)[1],
+    ]
+    assert "accepted: metadata_options={'http_tokens': 'required'}" in metadata[2]
+    storage = sorted(d for p, _, n, d in hits if p == "encrypted-storage" and n == "nodes")
+    assert storage == [
+        "LaunchTemplate 'nodes/Open': blockDeviceMappings[0] (/dev/xvda) "
+        "is not encrypted",
+        "LaunchTemplate 'nodes/Unset': no blockDeviceMappings: the image's "
+        "own mappings decide whether its volumes are encrypted, which a preview cannot see; accepted: "
+        "block_device_mappings with ebs encrypted=true for the root device",
+    ]

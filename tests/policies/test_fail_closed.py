@@ -162,6 +162,9 @@ def test_a_schedule_launching_gpus_is_compute_the_pack_cannot_judge_and_unpriced
     cost = estimate_resources([(rt.AWS_SCHEDULE, launch.inputs)], region="us-east-1")
     assert cost.worst_case_known is False
     assert "the instances it launches are not priced (it calls ec2:runInstances" in (cost.worst_case_reason or "")
+    # Its own compute line, unpriced: the hourly figures are unknown too, never a compute-free $0.00 an hour.
+    assert [(line.item, line.max_hourly_usd, line.compute) for line in cost.lines] == [
+        ("instances it launches (price unknown)", None, True)]
     training = _schedule(f"{SDK}sagemaker:createTrainingJob", {"ResourceConfig": {
         "InstanceType": "ml.p4d.24xlarge", "InstanceCount": 2}}, name="train")
     assert [n for _, n, _ in _hits(training)] == ["train"]

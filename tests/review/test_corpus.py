@@ -136,3 +136,13 @@ def test_a_node_group_in_a_cloudformation_stack_is_judged_like_an_autoscaling_gr
     assert ("spot-only-with-checkpointing", "v100-nodes") in policies
     assert ("max-runtime", "v100-nodes") in policies
     assert stack["cost"]["maxHourlyUsd"] == 36.72  # p3.8xlarge on-demand (12.24 / h) × max size 3
+
+
+def test_a_stack_that_names_no_region_is_priced_in_none(reviewed: dict) -> None:
+    # No aws:region and no provider: the plan and the pack both say "no region"; no message, line or output
+    # pretends one (the mocks' answers name none either).
+    stack, _ = reviewed["no-region"]
+    assert "us-east-1" not in json.dumps(stack)
+    cost = stack["cost"]
+    assert (cost["region"], cost["worstCaseKnown"], cost["worstCaseUsd"]) == (None, False, None)
+    assert "aws instance p4d.24xlarge (no region) (not priced (no region))" in cost["worstCaseReason"]

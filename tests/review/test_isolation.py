@@ -110,8 +110,12 @@ def once_registered(code: str) -> str:
 @pytest.mark.parametrize(
     ("ending", "phrase"),
     [
-        ("import os\n" + once_registered("os._exit(7)"), "ended its process (exit code 7"),
-        ("import os, signal\n" + once_registered("os.kill(os.getpid(), signal.SIGSEGV)"), "killed by SIGSEGV"),
+        ("import os\n" + once_registered("os._exit(7)"), "__main__.py:5: the program called os._exit(7) before it"),
+        # Right after constructing: the registration was still pending, and is finished and reviewed.
+        ("import os\nos._exit(0)\n", "__main__.py:4: the program called os._exit(0) before it finished"),
+        ("import os, signal\n" + once_registered("os.kill(os.getpid(), signal.SIGSEGV)"),
+         "killed by SIGSEGV before it finished; what it registered until then is reviewed: 1 resources "
+         "(aws:ec2/securityGroup:SecurityGroup 'early')"),
         ("raise RuntimeError('boom in the program')\n", "RuntimeError: boom in the program"),
     ],
 )
@@ -139,6 +143,16 @@ def test_a_program_that_prints_does_not_corrupt_the_json_report(tmp_path, capsys
     folder = project(tmp_path, "chatty", "print('hello from the program')\n" + EARLY, stacks={"dev": "config: {}\n"})
     _, report = plan(capsys, str(folder))  # json.loads of stdout: nothing else on it
     assert names(report["stacks"][0]) == ["early"]
+
+
+def test_a_process_killed_before_anything_reached_the_review_says_nothing_was_reviewed(tmp_path, capsys):
+    folder = project(tmp_path, "killed-early", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+                     stacks={"dev": "config: {}\n"})
+    code, report = plan(capsys, str(folder))
+    (stack,) = report["stacks"]
+    assert stack["error"] == ("the program's process was killed by SIGKILL before it finished; nothing it registered "
+                              "reached the review")
+    assert code == 2 and stack["status"] == "error" and stack["partial"] is False
 
 
 def test_a_program_failing_before_it_registers_anything_is_not_reviewed(tmp_path, capsys):

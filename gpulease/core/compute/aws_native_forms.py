@@ -8,6 +8,7 @@ like its ``pulumi_aws`` twin; the deadline is the same EventBridge Scheduler cal
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +18,7 @@ from gpulease.core.compute import aws_ml_forms as ml
 from gpulease.core.compute.forms import (
     TEMPLATE,
     ComputeForm,
+    Deadline,
     Disk,
     Market,
     Metadata,
@@ -36,6 +38,8 @@ ENDPOINT = "aws-native:sagemaker:Endpoint"
 ENDPOINT_CONFIG = "aws-native:sagemaker:EndpointConfig"
 NOTEBOOK = "aws-native:sagemaker:NotebookInstance"
 APP = "aws-native:sagemaker:App"
+EC2_FLEET = "aws-native:ec2:Ec2Fleet"
+SPOT_FLEET = "aws-native:ec2:SpotFleet"
 
 TEMPLATES = (LAUNCH_TEMPLATE, rt.AWS_LAUNCH_TEMPLATE)
 _DATA = "launchTemplateData"
@@ -76,6 +80,37 @@ def _asg_hazards(props: Mapping[str, Any], expires: datetime | None) -> list[str
                 "is scaled to zero (https://docs.aws.amazon.com/autoscaling/ec2/userguide/"
                 "ec2-auto-scaling-instance-protection.html); accepted: false"]
     return []
+
+
+def _fleet_tags(props: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An EC2 Fleet's tags: its ``tagSpecifications`` for ``resourceType`` fleet (and instance, which an instant
+    fleet takes); AWS::EC2::EC2Fleet has no top-level ``Tags`` (pulumi_aws_native ec2.Ec2Fleet's docstring of
+    ``tag_specifications``, https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CreateFleet.html)."""
+    tags: dict[str, Any] = {}
+    for spec in read_all(props, "tagSpecifications.*"):
+        if isinstance(spec, Mapping) and spec.get("resourceType") in ("fleet", "instance"):
+            tags.update(rt.tag_map(spec.get("tags")))
+    return tags
+
+
+_SPOT = "spotFleetRequestConfigData."
+"""AWS::EC2::SpotFleet holds the whole request in ``SpotFleetRequestConfigData`` (the RequestSpotFleet
+configuration, https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_SpotFleetRequestConfigData.html)."""
+
+
+def _spot_fleet_market(props: Mapping[str, Any]) -> Market:
+    return a._spot_fleet_market(read(props, _SPOT[:-1]) or {})
+
+
+def _spot_fleet_metadata_gap(props: Mapping[str, Any]) -> str | None:
+    config = read(props, _SPOT[:-1])
+    return a._spot_fleet_metadata_gap(config) if isinstance(config, Mapping) else None
+
+
+def _nested(deadlines: tuple[Deadline, ...], prefix: str) -> tuple[Deadline, ...]:
+    """The ``pulumi_aws`` twin's deadlines with its expiry inputs under ``prefix``."""
+    return tuple(replace(d, time=f"{prefix}{d.time}", flag=f"{prefix}{d.flag}") if d.kind == "expiry" else d
+                 for d in deadlines)
 
 
 def _scaling(path: str) -> Any:
@@ -176,5 +211,37 @@ register(
         deadlines=form_of(ml.SAGEMAKER_APP).deadlines,  # type: ignore[union-attr]
         identity=("id", "appName", "appArn"),
         source="pulumi_aws_native sagemaker.App (AWS::SageMaker::App)",
+    ),
+    ComputeForm(
+        token=EC2_FLEET, cloud="aws", label="EC2 Fleet",
+        instance_types=("launchTemplateConfigs.*.overrides.*.instanceType",),
+        templates=(TemplateRef("launchTemplateConfigs.*.launchTemplateSpecification", "launchTemplateId",
+                               "launchTemplateName", "launchTemplateConfigs", TEMPLATES),),
+        capacity=_scaling("targetCapacitySpecification.totalTargetCapacity"),
+        weights=("launchTemplateConfigs.*.overrides.*.weightedCapacity",),
+        market=a._fleet_market, spot_how=form_of(rt.AWS_FLEET).spot_how,  # type: ignore[union-attr]
+        deadlines=form_of(rt.AWS_FLEET).deadlines,  # type: ignore[union-attr]
+        hazards=a._fleet_hazards, decoys=form_of(rt.AWS_FLEET).decoys,  # type: ignore[union-attr]
+        tags=_fleet_tags, identity=("id", "fleetId"),
+        source="pulumi_aws_native ec2.Ec2Fleet (AWS::EC2::EC2Fleet); CreateFleet",
+    ),
+    ComputeForm(
+        token=SPOT_FLEET, cloud="aws", label="spot fleet request",
+        instance_types=(f"{_SPOT}launchSpecifications.*.instanceType",
+                        f"{_SPOT}launchTemplateConfigs.*.overrides.*.instanceType"),
+        templates=(TemplateRef(f"{_SPOT}launchTemplateConfigs.*.launchTemplateSpecification", "launchTemplateId",
+                               "launchTemplateName", _SPOT[:-1], TEMPLATES),),
+        capacity=_scaling(f"{_SPOT}targetCapacity"),
+        weights=(f"{_SPOT}launchSpecifications.*.weightedCapacity",
+                 f"{_SPOT}launchTemplateConfigs.*.overrides.*.weightedCapacity"),
+        market=_spot_fleet_market, spot_how="no on_demand_target_capacity", spot_cap=f"{_SPOT}spotPrice",
+        metadata_gap=_spot_fleet_metadata_gap,
+        user_data=(UserData(f"{_SPOT}launchSpecifications.*.userData", encoded=True),),
+        disks=(Disk("launchSpecifications.blockDeviceMappings", f"{_SPOT}launchSpecifications.*.blockDeviceMappings.*",
+                    "ebs.encrypted", "ebs.kmsKeyId", name_key="deviceName", only_with="ebs"),),
+        deadlines=_nested(form_of(rt.AWS_SPOT_FLEET).deadlines, _SPOT),  # type: ignore[union-attr]
+        public_ip=(f"{_SPOT}launchSpecifications.*.networkInterfaces.*.associatePublicIpAddress",),
+        security_groups=(f"{_SPOT}launchSpecifications.*.securityGroups.*.groupId",),
+        source="pulumi_aws_native ec2.SpotFleet (AWS::EC2::SpotFleet); RequestSpotFleet",
     ),
 )

@@ -192,7 +192,8 @@ class ComputeForm:
     disk_gap: Callable[[Mapping[str, Any]], str | None] = _no_gap
     """A disk the resource creates but cannot encrypt (an EKS node group or an ECS instance set without a launch
     template), and what can."""
-    tags: str = "tags"
+    tags: str | Callable[[Mapping[str, Any]], Mapping[str, Any]] = "tags"
+    """Path to its own tags ("" for none), or what reads them (an EC2 Fleet's tag specifications)."""
     instance_tags: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
     """For a template: the tags it gives the instances it launches."""
     templates: tuple[TemplateRef, ...] = ()

@@ -55,7 +55,7 @@ class Registered:
     def tags(self) -> dict[str, Any]:
         form = self.form
         key = form.tags if form is not None else "tags"
-        own = rt.tag_map(read(self.props, key)) if key else {}
+        own = rt.tag_map(key(self.props) if callable(key) else read(self.props, key)) if key else {}
         return {**self.default_tags, **own}
 
     def identities(self) -> set[str]:

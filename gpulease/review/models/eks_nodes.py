@@ -139,7 +139,8 @@ def managed(b: ComponentBuild, name: str, opts: dict[str, Any], *, cluster_name:
         "scalingConfig": {"desiredSize": scaling.get("desiredSize", 2), "minSize": scaling.get("minSize", 1),
                           "maxSize": scaling.get("maxSize", 2)},
         "subnetIds": opts.get("subnetIds") or subnet_ids,
-    }, ignore_changes=["scalingConfig.desiredSize"] if opts.get("ignoreScalingChanges") else None)
+    }, depends={"launchTemplate": b.input_dependencies("launchTemplate")},
+        ignore_changes=["scalingConfig.desiredSize"] if opts.get("ignoreScalingChanges") else None)
 
 
 def cluster_of(b: ComponentBuild) -> tuple[Any, dict[str, Any]]:
