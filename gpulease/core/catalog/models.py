@@ -63,7 +63,7 @@ def _not_future(value: date) -> date:
 PriceDate = Annotated[date, AfterValidator(_not_future)]
 """The day a price was read: never in the future (a date of 9999-12-31 would keep a price fresh for ever)."""
 
-_ZONE_SUFFIX = re.compile(r"^-?[a-z0-9]{1,2}$")
+_ZONE_SUFFIX = re.compile(r"^-?[a-z0-9]{1,2}\Z")
 
 
 def zone_in_region(zone: str, region: str) -> bool:
