@@ -17,8 +17,6 @@ STATE = ("tests/instance/test_instance_state.py",)
 PATTERNS = ("tests/review/test_anchored_patterns.py",)
 
 MUTATIONS: list[Mutation] = [
-    Mutation("fixmain", "instance/staging_http.py", "        while got < limit:\n            self.deadline.check(doing)\n",
-             "        while got < limit:\n", HTTP, "a listing body is cut at the overall deadline between receives"),
     Mutation("fixmain", "instance/staging_http.py", "            data = resp.read1(min(BUFFER, limit - got))",
              "            data = resp.read(limit - got)", HTTP, "one receive per read, so the deadline is checked"),
     Mutation("fixmain", "instance/staging.py", '''                reserved_name(what.rsplit("/", 1)[-1], folder)''',

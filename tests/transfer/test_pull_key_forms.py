@@ -119,3 +119,11 @@ def test_a_to_longer_than_an_object_key_may_be_is_refused() -> None:
     with pytest.raises(UserError, match=r"2001 bytes as a key prefix; object keys are at most 1023 bytes"):
         key_prefix("a" * 2000)
     assert key_prefix("a" * 1000) == "a" * 1000 + "/"
+
+
+def test_a_second_key_landing_on_a_chosen_file_is_refused_naming_both(tmp_path: Path, monkeypatch) -> None:
+    # Two canonical keys land on one file where the file system folds case (os.path.normcase says so there).
+    monkeypatch.setattr(os.path, "normcase", str.lower)
+    message, dest = pulled(tmp_path, [("final/Model.pt", 3), ("final/model.pt", 7)])
+    assert "'final/model.pt' (lands on the same file as 'final/Model.pt')" in message
+    assert (dest / "final" / "Model.pt").read_bytes() == b"xxx" and not (dest / "final" / "model.pt").exists()
