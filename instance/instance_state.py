@@ -520,15 +520,23 @@ def claim_for(settings: dict[str, Any], read_id: Callable[[], str | None], now: 
 def usable_state(state: dict[str, Any], claim_: Claim, boot_time: float) -> tuple[dict[str, Any], str | None]:
     """The watchdog's record as it may be used under ``claim_``, and why it was set aside (None: used as it is).
 
-    While this instance's id cannot be read, nothing on the disk is known to be this instance's: the record (and
-    the identity's first boot) may be a baked image's, with its deadline long past and its spend. None of it is
-    used: a fresh record from this boot, so the deadline is this boot + ``max_runtime_hours`` (the stack's own)
-    until the tag is read, and the state is claimed again once the id can be read (``id_readable``)."""
-    if claim_.instance_id is not None:
-        return state, None
-    why = ("this instance's id cannot be read yet: the state on the disk (perhaps another instance's) is not used; "
-           f"starting from this boot ({stamp(boot_time)}) until the id is read")
+    While this instance's id cannot be read, a folder whose identity names an instance is not known to be this
+    instance's: the record (and the identity's first boot) may be a baked image's, with its deadline long past
+    and its spend. None of it is used: a fresh record from this boot, so the deadline is this boot +
+    ``max_runtime_hours`` (the stack's own) until the tag is read, and the state is claimed again once the id can
+    be read (``id_readable``). A folder no instance has claimed (every earlier boot had no id either) is used."""
+    owner = claim_.identity.get("instanceId")
+    boots = claim_.identity.get("boots")
+    last = boots[-1] if isinstance(boots, list) and boots and isinstance(boots[-1], dict) else {}
+    if claim_.instance_id is not None or not (isinstance(owner, str) and owner) or last.get("boot") == claim_.boot:
+        return state, None  # known to be ours, no instance's, or this very boot's (a restart: no image has it)
+    why = (f"this instance's id cannot be read yet: the state on the disk (instance {owner[:40]!r}'s, perhaps not "
+           f"this one) is not used; starting from this boot ({stamp(boot_time)}) until the id is read")
     return {"first_boot": boot_time}, why
+
+
+RECLAIM_EVERY_SECONDS = 60.0
+"""How often the watchdog asks again for an instance id it could not read at start."""
 
 
 def id_readable(settings: dict[str, Any], read_id: Callable[[], str | None]) -> bool:

@@ -16,7 +16,7 @@ REPORT_HEADER = re.compile(
     r"<!-- gpulease-plan -->\n"  # the markdown report (the pull-request comment's marker)
     r"|gpulease-report: [a-z]+(?: [a-z]+)?\n"  # the text report's first line (report_marker)
     r'|\{\n  "report": "gpulease [a-z]+(?: [a-z]+)?",'  # the JSON envelope's first key
-    r"|# Written by `gpulease catalog refresh` at "  # the price file's header
+    r"|# Written by `gpulease catalog refresh`"  # the price file's header
 )
 """How every report a command writes to a file STARTS (its own first line): only a file that starts so may be
 written over. A marker quoted further down (a workflow that posts the comment, a doc) does not make a file ours."""

@@ -269,7 +269,7 @@ def test_an_id_unreadable_at_start_never_uses_the_baked_state_and_claims_once_re
         assert not dog.done
 
         state.instance_id = NEW_ID  # the id can be read now: the state is claimed, the old one moved aside
-        dog.run(max_ticks=12)
+        dog.run(max_ticks=30)
     assert dog.claim.instance_id == NEW_ID and dog.claim.kind == "first-boot" and dog.claim.previous_id == OLD_ID
     assert dog.deadline == new_boot + 8 * HOUR and not dog.done
     assert (state_dir / "previous" / OLD_ID / "watchdog-state.json").exists()
