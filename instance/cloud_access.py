@@ -27,6 +27,7 @@ import hashlib
 import hmac
 import http.client
 import json
+import math
 import os
 import re
 import signal
@@ -126,9 +127,16 @@ def _number(parse: Callable[[str], Any]) -> Callable[[str], Any]:
         if len(literal) > SETTINGS_MAX_NUMBER_CHARS:
             raise SettingsError(
                 f"a number of {len(literal)} characters; at most {SETTINGS_MAX_NUMBER_CHARS} accepted")
-        return parse(literal)
+        value = parse(literal)
+        if not math.isfinite(value):  # 1e999 reads as infinity: a deadline or a budget that is no number
+            raise SettingsError(f"the number {literal[:40]} is not finite; accepted: a finite number")
+        return value
 
     return bounded
+
+
+def _no_constant(name: str) -> Any:
+    raise SettingsError(f"{name} is not a number JSON allows; accepted: a finite number")
 
 
 def load_settings(path: str, required: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -157,7 +165,8 @@ def load_settings(path: str, required: tuple[str, ...] = ()) -> dict[str, Any]:
         raise SettingsError(f"{path}: nested {depth} deep; at most {SETTINGS_MAX_DEPTH} accepted")
     try:
         value = json.loads(
-            text, object_pairs_hook=_no_duplicates, parse_int=_number(int), parse_float=_number(float))
+            text, object_pairs_hook=_no_duplicates, parse_int=_number(int), parse_float=_number(float),
+            parse_constant=_no_constant)
     except RecursionError as exc:  # the depth check above should have caught it; never escape as another error
         raise SettingsError(f"{path}: nested too deep; at most {SETTINGS_MAX_DEPTH} accepted") from exc
     except SettingsError as exc:

@@ -44,8 +44,8 @@ NOTICE_ATTEMPTS = 3
 NOTICE_MAX_BYTES = 4096
 PEER_WAIT_SECONDS = 300.0
 HELLO = "hello"
-_PLAIN = re.compile(r"^[A-Za-z0-9._,/:@^+=-]*$")
-_KEY = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+_PLAIN = re.compile(r"^[A-Za-z0-9._,/:@^+=-]*\Z")
+_KEY = re.compile(r"^[A-Z_][A-Z0-9_]*\Z")
 
 
 # --- cluster.env ---------------------------------------------------------------------------------------------

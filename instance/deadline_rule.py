@@ -34,9 +34,23 @@ class DeadlineRule:
         kept = st.epoch(self.state.get("deadline"))  # a kept value that is not a time is unknown
         if kept is not None:
             return kept, "the last value read from the tag"
-        first = float(self.state["first_boot"])
-        hours = float(self.s["max_runtime_hours"])
+        first = st.epoch(self.state.get("first_boot"))
+        hours = st.number(self.s.get("max_runtime_hours"))
+        if first is None or hours is None or hours < 0:  # fail closed: no deadline that is not a time
+            at = first if first is not None else 0.0
+            return at, (f"first boot {self.state.get('first_boot')!r} + max_runtime_hours "
+                        f"{self.s.get('max_runtime_hours')!r} is not a time: ending now (tag not read yet)")
         return first + hours * 3600, f"first boot {stamp(first)} + max_runtime_hours {hours:g} (tag not read yet)"
+
+    def rebase(self, state: dict[str, Any]) -> None:
+        """The state claimed again (the instance id became readable): before any tag was read, the fallback
+        follows the claimed record; a value read from the tag stays and is kept in it."""
+        self.state = state
+        if self.read_once:
+            state["deadline"] = self.deadline
+            self.save()
+        else:
+            self.deadline, self.source = self.fallback()
 
     def refresh(self) -> None:
         """The tag; when no read answers, the deadline held stays."""
@@ -45,6 +59,12 @@ class DeadlineRule:
         except ca.DeadlineUnreadError as exc:
             if not self.failing:
                 self.decide("deadline-unread", f"{exc}; keeping {stamp(self.deadline)} ({self.source})")
+            self.failing = True
+            return
+        if st.epoch(value) is None:  # a tag that is not a time is not read: the deadline held stays
+            if not self.failing:
+                self.decide("deadline-unread", f"{self.s.get('deadline_tag')} read as {value!r}, not a time; "
+                            f"keeping {stamp(self.deadline)} ({self.source})")
             self.failing = True
             return
         self.failing = False

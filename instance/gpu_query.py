@@ -35,8 +35,8 @@ Processes table name it by)."""
 MIG_SLICES = ["mig", "-lgi"]
 PROCESSES: list[str] = []
 """``nvidia-smi`` alone: its Processes table (GPU, GI ID, CI ID, PID, type, name, memory)."""
-_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:%|MiB|MB|W)?\s*$")
-_NOT_REPORTED = re.compile(r"^\s*(?:\[[^\]]{1,40}\]|N/A)\s*$", re.I)
+_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:%|MiB|MB|W)?\s*\Z")
+_NOT_REPORTED = re.compile(r"^\s*(?:\[[^\]]{1,40}\]|N/A)\s*\Z", re.I)
 MIG_BUSY_MEMORY_PERCENT = 5.0
 """A GPU that reports no utilisation (MIG mode) counts as busy when more than this share of its memory is used."""
 MIG_BUSY_MEMORY_MIB = 1024.0

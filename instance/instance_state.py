@@ -47,7 +47,7 @@ LOCK_FILE = ".lock"
 # tools' own logs) is moved too: a new instance starts with an empty folder but for the identity.
 KEEP = (IDENTITY_FILE, PREVIOUS_DIR, LOCK_FILE)
 CLOUD_INIT_INSTANCE_ID = "/var/lib/cloud/data/instance-id"
-_SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+_SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}\Z")
 MAX_BOOTS = 1000
 """Boots kept in identity.json (a reboot loop must not grow it without bound); the running total is kept apart."""
 
@@ -142,7 +142,7 @@ def instance_id(read_metadata: Callable[[], str | None], cloud_init_file: str = 
 def boot_key(proc_root: str, boot_time: float) -> str:
     """This boot: the kernel's boot id, else the boot time (a new boot has a new one of each)."""
     text = _read_text(os.path.join(proc_root, "sys", "kernel", "random", "boot_id")).strip()
-    return text if re.match(r"^[0-9a-f-]{8,64}$", text) else f"btime-{boot_time:.0f}"
+    return text if re.match(r"^[0-9a-f-]{8,64}\Z", text) else f"btime-{boot_time:.0f}"
 
 
 def _read_text(path: str) -> str:
@@ -519,6 +519,33 @@ def claim_for(settings: dict[str, Any], read_id: Callable[[], str | None], now: 
         if warn is not None:
             warn(f"cannot claim the state folder: {exc}; keeping what is there")
         return Claim(None, boot, "unknown-id")
+
+
+def usable_state(state: dict[str, Any], claim_: Claim, boot_time: float) -> tuple[dict[str, Any], str | None]:
+    """The watchdog's record as it may be used under ``claim_``, and why it was set aside (None: used as it is).
+
+    While this instance's id cannot be read, a folder whose identity names an instance is not known to be this
+    instance's: the record (and the identity's first boot) may be a baked image's, with its deadline long past
+    and its spend. None of it is used: a fresh record from this boot, so the deadline is this boot +
+    ``max_runtime_hours`` (the stack's own) until the tag is read, and the state is claimed again once the id can
+    be read (``id_readable``). A folder no instance has claimed (every earlier boot had no id either) is used."""
+    owner = claim_.identity.get("instanceId")
+    boots = claim_.identity.get("boots")
+    last = boots[-1] if isinstance(boots, list) and boots and isinstance(boots[-1], dict) else {}
+    if claim_.instance_id is not None or not (isinstance(owner, str) and owner) or last.get("boot") == claim_.boot:
+        return state, None  # known to be ours, no instance's, or this very boot's (a restart: no image has it)
+    why = (f"this instance's id cannot be read yet: the state on the disk (instance {owner[:40]!r}'s, perhaps not "
+           f"this one) is not used; starting from this boot ({stamp(boot_time)}) until the id is read")
+    return {"first_boot": boot_time}, why
+
+
+RECLAIM_EVERY_SECONDS = 60.0
+"""How often the watchdog asks again for an instance id it could not read at start."""
+
+
+def id_readable(settings: dict[str, Any], read_id: Callable[[], str | None]) -> bool:
+    """Whether this instance's id can be read now (the metadata service, or cloud-init's record)."""
+    return instance_id(read_id, settings.get("instance_id_file") or CLOUD_INIT_INSTANCE_ID) is not None
 
 
 # --- the end of the setup, as the bootstrap and the run unit record it ------------------------------------------

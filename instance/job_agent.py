@@ -101,7 +101,7 @@ def parse_listing(text: str, uri: str) -> list[str]:
             names.append(line[len(uri) :])
         elif line.startswith("PRE "):
             names.append(line[4:])
-        elif len(parts) == 4 and re.match(r"\d{4}-\d\d-\d\d$", parts[0]):
+        elif len(parts) == 4 and re.match(r"\d{4}-\d\d-\d\d\Z", parts[0]):
             names.append(parts[3])
     return names
 

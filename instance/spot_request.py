@@ -37,7 +37,7 @@ DESCRIBE = ["{aws}", "ec2", "describe-instances", "--region", "{region}", "--ins
 CANCEL = ["{aws}", "ec2", "cancel-spot-instance-requests", "--region", "{region}",
           "--spot-instance-request-ids", "{request}", "--output", "json"]
 # A spot request id as EC2 writes it (sir-ab12cd34); anything else the CLI prints is not one.
-REQUEST_ID = re.compile(r"^sir-[0-9a-z]{1,32}$")
+REQUEST_ID = re.compile(r"^sir-[0-9a-z]{1,32}\Z")
 RETRY_PAUSE_SECONDS = 5.0
 
 

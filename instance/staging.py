@@ -72,7 +72,7 @@ OSS_PUBLIC_ENDPOINT = "https://oss-{region}.aliyuncs.com"
 DEFAULT_STAGE_DEADLINE = STAGE_DEFAULT  # the one table of bounds (bounds.py), which the units follow
 DEFAULT_SOURCE_DEADLINE = STAGE_SOURCE_DEFAULT
 SKIPPED_NAMES = (".part", ".part.json", ".tmp")
-BEARER_TOKEN = re.compile(r"^[A-Za-z0-9._~+/-]+=*$")
+BEARER_TOKEN = re.compile(r"^[A-Za-z0-9._~+/-]+=*\Z")
 
 Log = Callable[[str], None]
 
@@ -355,6 +355,8 @@ class Stager:
     def fetch(self, src: dict[str, Any], folder: Folder, deadline: Deadline) -> list[dict[str, Any]]:
         scheme, where, what = parse_uri(src["uri"])
         if scheme in ("s3", "oss"):
+            if what and not what.endswith("/"):
+                reserved_name(what.rsplit("/", 1)[-1], folder)
             return self.fetch_bucket(src, folder, deadline, scheme, what)
         if scheme in ("hf", "modelscope"):
             base = self.hubs[scheme].rstrip("/")
@@ -377,6 +379,7 @@ class Stager:
                 reserved_name(job.rel, folder)
             return self.download(jobs, folder, deadline, base)
         name = urllib.parse.unquote(what.rsplit("/", 1)[-1])
+        reserved_name(name, folder)
         job = FileJob(src["uri"], name, None, src.get("sha256"), None, src["uri"])
         return self.download([job], folder, deadline, None)
 

@@ -41,16 +41,25 @@ from typing import Any
 
 try:
     from instance.staging_files import DigestMismatchError, Folder, StagingError
-    from instance.staging_http import MAX_BACKOFF, TRANSIENT, Client, Deadline, DeadlineError, TransientError
-except ImportError:  # on the instance: installed next to this file
-    from staging_files import DigestMismatchError, Folder, StagingError  # type: ignore[no-redef]
-    from staging_http import (  # type: ignore[no-redef]
-        MAX_BACKOFF,
+    from instance.staging_http import (
         TRANSIENT,
         Client,
         Deadline,
         DeadlineError,
         TransientError,
+        next_wait,
+        retry_after,
+    )
+except ImportError:  # on the instance: installed next to this file
+    from staging_files import DigestMismatchError, Folder, StagingError  # type: ignore[no-redef]
+    from staging_http import (  # type: ignore[no-redef]
+        TRANSIENT,
+        Client,
+        Deadline,
+        DeadlineError,
+        TransientError,
+        next_wait,
+        retry_after,
     )
 
 READ_BYTES = 4 * 1024 * 1024  # one connection's buffer: the most one receive takes from the socket
@@ -365,7 +374,7 @@ class Engine:
                 except SupersededError:
                     continue
                 except TransientError as exc:
-                    self._again(task, piece, str(exc))
+                    self._again(task, piece, exc)
                 except BaseException as exc:
                     self._fail(exc)
                     return
@@ -378,12 +387,17 @@ class Engine:
                 self.failure = exc
             self.cond.notify_all()
 
-    def _again(self, task: FileTask, piece: Piece, problem: str) -> None:
+    def _again(self, task: FileTask, piece: Piece, exc: TransientError) -> None:
         piece.attempt += 1
+        problem = str(exc)
         if piece.attempt >= self.attempts:
             self._fail(StagingError(f"{task.job.what}: gave up after {self.attempts} attempts: {problem}"))
             return
-        wait = min(self.retry_pause * 2 ** (piece.attempt - 1), MAX_BACKOFF)
+        try:  # the server's Retry-After (capped) within the deadline, as for listings
+            wait = next_wait(exc, piece.attempt, self.retry_pause, self.deadline, task.job.what)
+        except DeadlineError as late:
+            self._fail(late)
+            return
         self.log(f"staging {task.job.what}: {problem}; resuming from byte {piece.start} "
                  f"(attempt {piece.attempt}/{self.attempts})")
         piece.not_before = time.monotonic() + wait
@@ -409,7 +423,8 @@ class Engine:
                 self._piece_done(task, piece, start)
                 return
             if resp.status in TRANSIENT:
-                raise TransientError(f"{urllib.parse.urlsplit(job.url).netloc} answered {resp.status}")
+                raise TransientError(f"{urllib.parse.urlsplit(job.url).netloc} answered {resp.status}",
+                                     retry_after(resp))
             if resp.status == 206:
                 got, total = _content_range(resp.getheader("Content-Range") or "")
                 if got != start:

@@ -30,6 +30,8 @@ MAX_REDIRECTS = 5
 TRANSIENT = frozenset({429, 500, 502, 503, 504})
 MAX_BACKOFF = 60.0
 JSON_LIMIT = 64 * 1024 * 1024
+DRAIN_LIMIT = 64 * 1024
+BUFFER = 64 * 1024
 
 T = TypeVar("T")
 Log = Callable[[str], None]
@@ -69,9 +71,20 @@ class Deadline:
         return max(0.001, min(timeout, self.left()))
 
 
-def _retry_after(resp: http.client.HTTPResponse) -> float | None:
+def retry_after(resp: http.client.HTTPResponse) -> float | None:
+    """The server's ``Retry-After`` in seconds (the delta form), capped at ``MAX_BACKOFF``; None when absent."""
     value = (resp.getheader("Retry-After") or "").strip()
     return min(float(value), MAX_BACKOFF) if value.isdigit() else None
+
+
+def next_wait(exc: TransientError, attempt: int, pause: float, deadline: Deadline, what: str) -> float:
+    """How long to wait before attempt ``attempt + 1``: the server's ``Retry-After`` when it gave one, else
+    exponential backoff from ``pause``; ``DeadlineError`` when that wait would end past ``deadline``."""
+    wait = exc.retry_after if exc.retry_after is not None else min(pause * 2 ** (attempt - 1), MAX_BACKOFF)
+    if wait >= deadline.left():
+        raise DeadlineError(f"{what}: {exc}; no time left for another attempt before {deadline.what} "
+                            f"({deadline.seconds:g} s)") from exc
+    return wait
 
 
 class Client:
@@ -159,19 +172,38 @@ class Client:
         conn = resp.gpulease_conn  # type: ignore[attr-defined]
         if drain and not resp.isclosed():
             try:
-                self.bound_reads(conn)
-                resp.read(64 * 1024)
-            except (OSError, http.client.HTTPException):
-                pass
+                self.read_body(resp, DRAIN_LIMIT, "draining an answer")
+            except (OSError, http.client.HTTPException, StagingError):
+                conn.close()
+                return
         if resp.isclosed() and not resp.will_close:
             self._pool()[resp.gpulease_key] = conn  # type: ignore[attr-defined]
         else:
             conn.close()
 
+    def read_body(self, resp: http.client.HTTPResponse, limit: int, doing: str) -> bytes:
+        """At most ``limit`` bytes of the body, one receive per call with the deadline checked between them (a
+        single ``read(n)`` waits to fill its buffer, so a server trickling a byte at a time would never be cut)."""
+        conn = resp.gpulease_conn  # type: ignore[attr-defined]
+        parts: list[bytes] = []
+        got = 0
+        while got < limit:
+            self.deadline.check(doing)
+            self.bound_reads(conn)
+            data = resp.read1(min(BUFFER, limit - got))
+            if not data:
+                break
+            parts.append(data)
+            got += len(data)
+        return b"".join(parts)
+
     def get_json(self, url: str) -> tuple[Any, http.client.HTTPResponse]:
         resp, _ = self.open(url, {"Accept": "application/json"})
         try:
-            body = resp.read(JSON_LIMIT + 1)
+            body = self.read_body(resp, JSON_LIMIT + 1, f"reading {url}")
+        except DeadlineError:
+            resp.gpulease_conn.close()  # type: ignore[attr-defined]
+            raise
         except (OSError, http.client.HTTPException) as exc:
             resp.gpulease_conn.close()  # type: ignore[attr-defined]
             self.deadline.check(f"reading {url}")
@@ -179,7 +211,7 @@ class Client:
         self.release(resp)
         where = urllib.parse.urlsplit(url)
         if resp.status in TRANSIENT:
-            raise TransientError(f"{where.netloc} answered {resp.status} for {where.path}", _retry_after(resp))
+            raise TransientError(f"{where.netloc} answered {resp.status} for {where.path}", retry_after(resp))
         if resp.status != 200:
             raise StagingError(f"{where.netloc} answered {resp.status} for {where.path}: "
                                f"{body[:200].decode('utf-8', 'replace')}")
@@ -199,10 +231,7 @@ def retrying(call: Callable[[], T], *, attempts: int, pause: float, deadline: De
         except TransientError as exc:
             if attempt == attempts:
                 raise StagingError(f"{what}: gave up after {attempts} attempts: {exc}") from exc
-            wait = exc.retry_after if exc.retry_after is not None else min(pause * 2 ** (attempt - 1), MAX_BACKOFF)
-            if wait >= deadline.left():
-                raise DeadlineError(f"{what}: {exc}; no time left for another attempt before {deadline.what} "
-                                    f"({deadline.seconds:g} s)") from exc
+            wait = next_wait(exc, attempt, pause, deadline, what)
             log(f"staging {what}: {exc}; attempt {attempt}/{attempts}, again in {wait:g} s")
             time.sleep(wait)
     raise StagingError(f"{what}: no attempt")  # pragma: no cover

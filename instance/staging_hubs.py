@@ -29,8 +29,8 @@ except ImportError:  # on the instance: installed next to this file
     from staging_fetch import FileJob  # type: ignore[no-redef]
     from staging_files import StagingError, rel_parts  # type: ignore[no-redef]
 
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
-SHA1 = re.compile(r"^[0-9a-f]{40}$")
+SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
+SHA1 = re.compile(r"^[0-9a-f]{40}\Z")
 
 GetJson = Callable[[str], tuple[Any, Any]]
 

@@ -172,6 +172,7 @@ class Watchdog:
         )
         mono = self.clock.monotonic()
         self.claim = self._claim()
+        self.next_claim = mono + st.RECLAIM_EVERY_SECONDS  # the id unreadable now: asked again from then on
         self.state = self._load_state()
         self.deadline_rule = deadline_rule.DeadlineRule(self.s, self.state, self.deadline_reader.read,
                                                         lambda: self._save_state(self.state), self.decide)
@@ -259,11 +260,22 @@ class Watchdog:
                         "time since its last sign of life counts as running; the deadline and the spend continue")
         return claim
 
+    def _reclaim(self) -> None:
+        """The id was unreadable when the watchdog started: claim the state as soon as it can be read."""
+        if st.id_readable(self.s, lambda: self.metadata.value("/latest/meta-data/instance-id")):
+            self.claim = self._claim()
+            self.state = self._load_state()
+            self.deadline_rule.rebase(self.state)
+            self.heartbeat.warned = heartbeat.budget_rule.warned_from_state(self.state)
+
     def _state_path(self) -> str:
         return os.path.join(self.s["state_dir"], ca.WATCHDOG_STATE_FILE)
 
     def _load_state(self) -> dict[str, Any]:
         state = st.read_or_empty(self._state_path(), warn=lambda m: self.decide("state", m))
+        state, set_aside = st.usable_state(state, self.claim, self._boot_time())
+        if set_aside:
+            self.decide("state", set_aside)
         if st.epoch(state.get("first_boot")) is None:
             if "first_boot" in state:
                 self.decide("state", f"{self._state_path()}: first_boot: {str(state['first_boot'])[:40]!r} is not a "
@@ -337,6 +349,9 @@ class Watchdog:
         polling = mono - self.last_poll >= float(self.s["poll_seconds"])
         if polling:
             self.last_poll = mono
+            if self.claim.instance_id is None and mono >= self.next_claim:
+                self.next_claim = mono + st.RECLAIM_EVERY_SECONDS
+                self._reclaim()
             self.refresh_deadline()
         now = self.clock.now()
         if now >= self.deadline_rule.final_at():

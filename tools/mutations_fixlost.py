@@ -24,6 +24,6 @@ MUTATIONS = [
              TRICKLE, "a truncated S3 listing without a continuation token is refused"),
     Mutation("fixlost", "gpulease/transfer/run.py", "    if os.path.lexists(dest) and not dest.is_dir():",
              "    if False:", CONFINED, "--dest that exists and is not a folder is one line"),
-    Mutation("fixlost", "gpulease/transfer/run.py", "                if hidden_character(key):  # never",
-             "                if False:  # never", CONFINED, "an object name that would not read as written is refused"),
+    Mutation("fixlost", "gpulease/transfer/files.py", "    hidden = hidden_character(key)\n    if hidden:\n        return hidden",
+             "    hidden = None\n    if hidden:\n        return hidden", CONFINED, "an object name that would not read as written is refused"),
 ]

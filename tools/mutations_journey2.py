@@ -32,7 +32,7 @@ MUTATIONS = [
              "    sys.stdout.write(question)\n", PROMPTS, "questions go to stderr: stdout carries only the result"),
     Mutation("journey2", "gpulease/cli/prompt.py", "    if not line:\n", "    if False:\n", PROMPTS,
              "the end of input at a question is one line, exit 2, nothing written"),
-    Mutation("journey2", "gpulease/cli/conventions.py", "    if not ERROR_CODE.match(code):", "    if False:", ENVELOPE,
+    Mutation("journey2", "gpulease/cli/conventions.py", "    if not ERROR_CODE.fullmatch(code):", "    if False:", ENVELOPE,
              "error codes are kebab-case, one spelling everywhere"),
     Mutation("journey2", "gpulease/cli/envelope.py", "    return conventions.envelope(command, data, ok=not errors, errors=errors)",
              '    return {"ok": not errors, "data": data, "errors": errors}', ENVELOPE,

@@ -68,7 +68,7 @@ class AlicloudSpecRules(CloudSpecRules):
     # Disks: the categories a data disk may have (sizes by category above), and an existing disk's id.
     disk_types = ("cloud_essd", "cloud_auto", "cloud_essd_entry", "cloud_ssd", "cloud_efficiency")
     default_disk_type = "cloud_essd"
-    disk_id = re.compile(r"^d-[0-9a-z]{8,24}$")
+    disk_id = re.compile(r"^d-[0-9a-z]{8,24}\Z")
     disk_id_example = "d-bp1abcdefghij1234567"
     # OSS lifecycle transition targets.
     storage_classes = ("IA", "Archive", "ColdArchive", "DeepColdArchive")

@@ -112,9 +112,9 @@ class AwsSpecRules(CloudSpecRules):
     storage_classes = ("STANDARD_IA", "ONEZONE_IA", "INTELLIGENT_TIERING", "GLACIER_IR", "GLACIER", "DEEP_ARCHIVE")
     image_families = AMI_FAMILIES
     default_image_family = "dlami-base-ubuntu22"
-    disk_id = re.compile(r"^vol-[0-9a-f]{8,17}$")
+    disk_id = re.compile(r"^vol-[0-9a-f]{8,17}\Z")
     disk_id_example = "vol-0123456789abcdef0"
-    image_id = re.compile(r"^ami-[0-9a-f]{8,17}$")
+    image_id = re.compile(r"^ami-[0-9a-f]{8,17}\Z")
     image_id_what = "an AMI id"
     image_id_example = "ami-0123456789abcdef0"
     # ImportKeyPair: "Imports the public key from an RSA or ED25519 key pair" (EC2 API reference,

@@ -36,7 +36,7 @@ from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
 from gpulease.core.sizing.resolve import GpuSpec
 
-DNS_LABEL = re.compile(r"^[a-z]([a-z0-9-]{0,38}[a-z0-9])?$")
+DNS_LABEL = re.compile(r"^[a-z]([a-z0-9-]{0,38}[a-z0-9])?$")  # also the JSON schema's pattern: fullmatch here
 BUDGET_USD_MAX = 1_000_000
 """Far above the worst case of the largest stack the spec accepts (20 nodes of the dearest type for 168 hours is
 about $300,000); a larger number is a typo, and 1e308 would overflow the cost arithmetic."""
@@ -107,7 +107,7 @@ class ExperimentSpec(SpecModel):
     @field_validator("name")
     @classmethod
     def _name(cls, name: str) -> str:
-        if not DNS_LABEL.match(name):
+        if not DNS_LABEL.fullmatch(name):
             raise ValueError(
                 f"{name!r} is not DNS-safe; accepted: 1-40 lowercase letters, digits and hyphens, starting with a letter"
             )

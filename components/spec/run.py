@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 # tmux refuses "." and ":" in a session name (they separate window and pane in a target); kept to a short, plain
 # name so that `tmux attach -t <name>` needs no quoting.
-SESSION_NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+SESSION_NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")  # also the JSON schema's pattern: fullmatch here
 # AWS Budgets: "A budget can have up to ten notifications" and a notification "up to 10 email subscribers"
 # (https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_budgets_Notification.html,
 # .../API_budgets_NotificationWithSubscribers.html). Each threshold is notified twice (actual and forecast).
@@ -97,7 +97,7 @@ class JobSpec(SpecModel):
     @field_validator("session")
     @classmethod
     def _session(cls, name: str) -> str:
-        if not SESSION_NAME.match(name):
+        if not SESSION_NAME.fullmatch(name):
             raise ValueError(f"{name!r} is not a tmux session name; accepted: 1-32 letters, digits, _ and -")
         return name
 

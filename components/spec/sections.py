@@ -17,13 +17,13 @@ from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
 
 CHECKPOINT_SIGNALS = ("USR1", "USR2", "TERM", "INT", "HUP")
-BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")  # also the JSON schema's pattern: fullmatch here
 # POSIX user names: the portable filename characters, not starting with a hyphen (POSIX.1-2017, 3.437 User
 # Name and 3.282 Portable Filename Character Set), in the lowercase form useradd(8) accepts by default
 # (NAME_REGEX ^[a-z][-a-z0-9_]*$), at most 32 characters ("Usernames may only be up to 32 characters long").
-POSIX_USER = re.compile(r"^[a-z_][a-z0-9_-]{0,31}$")
+POSIX_USER = re.compile(r"^[a-z_][a-z0-9_-]{0,31}\Z")
 # Pulumi stack references: ``stack``, ``project/stack`` or ``org/project/stack`` (names of letters, digits, . _ -).
-STACK_REFERENCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(/[A-Za-z0-9][A-Za-z0-9._-]{0,99}){0,2}$")
+STACK_REFERENCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(/[A-Za-z0-9][A-Za-z0-9._-]{0,99}){0,2}\Z")
 
 
 # Hooks and the busy marker travel in the instance's user-data, which every cloud caps (see components/userdata):
@@ -282,7 +282,7 @@ class CheckpointSpec(SpecModel):
     @field_validator("bucket")
     @classmethod
     def _bucket(cls, name: str | None) -> str | None:
-        if name is not None and (not BUCKET_NAME.match(name) or ".." in name):
+        if name is not None and (not BUCKET_NAME.fullmatch(name) or ".." in name):
             raise ValueError(f"{name!r} is not a bucket name; accepted: 3-63 lowercase letters, digits, dots and hyphens")
         return name
 
@@ -290,7 +290,7 @@ class CheckpointSpec(SpecModel):
     @classmethod
     def _prefix(cls, prefix: str) -> str:
         parts = prefix.removesuffix("/").split("/")
-        if (prefix.startswith("/") or not re.match(r"^[A-Za-z0-9!_.*'()/-]+$", prefix)
+        if (prefix.startswith("/") or not re.match(r"^[A-Za-z0-9!_.*'()/-]+\Z", prefix)
                 or any(part in ("", ".", "..") for part in parts) or len(prefix) > PREFIX_MAX_LENGTH):
             raise ValueError(f"{prefix!r} is not a clean key prefix; accepted: folder names of letters, digits and "
                              f"! _ . * ' ( ) -, joined by /, at most {PREFIX_MAX_LENGTH} characters, no leading slash, "
@@ -333,7 +333,7 @@ class NetworkSpec(SpecModel):
 
 
 # An IAM managed policy's ARN (IAM identifiers, "IAM ARNs": arn:<partition>:iam::<account>:policy/<path><name>).
-POLICY_ARN = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::(\d{12}|aws):policy/([\w+=,.@-]+/)*[\w+=,.@-]{1,128}$")
+POLICY_ARN = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::(\d{12}|aws):policy/([\w+=,.@-]+/)*[\w+=,.@-]{1,128}\Z")
 
 
 class IamSpec(SpecModel):

@@ -19,7 +19,7 @@ class SweepRun(SpecModel):
     @field_validator("name")
     @classmethod
     def _name(cls, name: str) -> str:
-        if not re.match(r"^[a-z0-9]([a-z0-9-]{0,18}[a-z0-9])?$", name):
+        if not re.match(r"^[a-z0-9]([a-z0-9-]{0,18}[a-z0-9])?\Z", name):
             raise ValueError(f"{name!r}; accepted: 1-20 lowercase letters, digits and hyphens")
         return name
 

@@ -38,9 +38,9 @@ STAGING_SUFFIX = ".part.json"
 """The longest name staging writes beside a file it downloads (``instance/staging_files.py`` LONGEST_SUFFIX)."""
 MAX_SOURCES = 32
 """Every source travels in user-data; 32 keeps the largest spec a quarter under the smaller (AWS) limit."""
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
-REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
-REGION = re.compile(r"^[a-z]{2}(-[a-z0-9]+){1,3}$")
+SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
+REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}\Z")
+REGION = re.compile(r"^[a-z]{2}(-[a-z0-9]+){1,3}\Z")
 # AWS secret names: 1-512 of letters, digits and /_+=.@- (Secrets Manager CreateSecret, Name); an ARN is accepted
 # as it is. Alibaba Cloud KMS secret names: 1-192 of letters, digits, _ / + = . @ - (KMS CreateSecret, SecretName).
 SECRET_REF = re.compile(r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]{1,512}|"
@@ -62,7 +62,11 @@ class DataSourceSpec(SpecModel):
         if problem:
             raise ValueError(f"the URI looks like it holds a credential ({problem}); accepted: a URI without one: the "
                              "instance reads buckets with its role and a private hub token from data.hubTokenSecret")
-        ds.parse_source(uri)
+        name = ds.file_name(ds.parse_source(uri))
+        if name is not None and ds.staging_reserved(name):
+            raise ValueError(f"the file name {name!r} is one staging gives its own records in the folder "
+                             f"({ds.STAGING_STATE_NAME}, *{', *'.join(ds.STAGING_RESERVED_SUFFIXES)}); accepted: "
+                             "another name (rename the object or file at its source)")
         return uri
 
     @field_validator("to")

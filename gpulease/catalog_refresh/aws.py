@@ -62,7 +62,7 @@ ON_DEMAND_LINUX = {
     "licenseModel": "No License required",
     "marketoption": "OnDemand",
 }
-_GIB = re.compile(r"^\s*([\d.]+)\s*GiB\s*$")
+_GIB = re.compile(r"^\s*([\d.]+)\s*GiB\s*\Z")
 
 
 class PriceClients(AwsClients):

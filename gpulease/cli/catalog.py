@@ -31,7 +31,7 @@ from gpulease.core.catalog.loader import override_paths
 from gpulease.core.catalog.user_folder import USER_CATALOG_ENV, user_catalog_dir
 from gpulease.core.errors import UserError
 
-REGION = re.compile(r"^[a-z]{2}(?:-gov)?-[a-z]+(?:-\d+)?$")
+REGION = re.compile(r"^[a-z]{2}(?:-gov)?-[a-z]+(?:-\d+)?\Z")
 EXIT_PARTIAL = 1
 
 

@@ -250,13 +250,13 @@ def completion_words(parser: argparse.ArgumentParser) -> dict[str, list[str]]:
 BAD_INPUT = "bad-input"
 """The error code of a user mistake (exit 2), in every command's envelope."""
 PARTIAL = "partial"
-ERROR_CODE = re.compile(r"^[a-z]+(-[a-z]+)*$")
+ERROR_CODE = re.compile(r"^[a-z]+(-[a-z]+)*$")  # also the JSON schema's pattern: fullmatch here
 """Error codes are kebab-case words (``bad-input``, ``deploy-failed``, ``quota-failed``), one spelling everywhere."""
 
 
 def check_code(code: str) -> str:
     """``code`` when it is kebab-case; a camelCase spelling is a programming mistake, refused at once."""
-    if not ERROR_CODE.match(code):
+    if not ERROR_CODE.fullmatch(code):
         raise ValueError(f"error code {code!r} is not kebab-case (e.g. bad-input)")
     return code
 

@@ -27,7 +27,7 @@ RECORD_TAGS = ("[bootstrap]", "[verify]")
 
 
 _TAG = re.compile(r"^\[[^\]]*\]")
-_UNREAD = re.compile(r"^(\[[^\]]*\]) \.\.\. \((\d+) earlier bytes not read\)$")
+_UNREAD = re.compile(r"^(\[[^\]]*\]) \.\.\. \((\d+) earlier bytes not read\)\Z")
 
 
 def log_tail(lines: list[str], count: int) -> list[str]:

@@ -6,19 +6,20 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from gpulease.core.errors import UserError
 
-REPORT_MARKERS = (
-    "<!-- gpulease-plan -->",
-    "gpulease-report:",
-    "Written by `gpulease catalog refresh`",
-    '"report": "gpulease ',
+REPORT_HEADER = re.compile(
+    r"<!-- gpulease-plan -->\n"  # the markdown report (the pull-request comment's marker)
+    r"|gpulease-report: [a-z]+(?: [a-z]+)?\n"  # the text report's first line (report_marker)
+    r'|\{\n  "report": "gpulease [a-z]+(?: [a-z]+)?",'  # the JSON envelope's first key
+    r"|# Written by `gpulease catalog refresh`"  # the price file's header
 )
-"""Text found near the start of every report a command writes (the pull-request comment's marker, the first line
-of the JSON and text reports, the price file's header): a file that carries one may be written over."""
+"""How every report a command writes to a file STARTS (its own first line): only a file that starts so may be
+written over. A marker quoted further down (a workflow that posts the comment, a doc) does not make a file ours."""
 MARKER_SCAN_BYTES = 4096
 FORCE_OPTION = "--force"
 
@@ -43,7 +44,7 @@ def is_own_report(path: Path) -> bool:
             head = f.read(MARKER_SCAN_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return False
-    return any(marker in head for marker in REPORT_MARKERS)
+    return REPORT_HEADER.match(head) is not None
 
 
 def _same_file(a: Path, b: Path) -> bool:

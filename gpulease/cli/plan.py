@@ -39,7 +39,7 @@ PIPED_WIDTH = 160
 CONFIG_VALUE_MAX_CHARS = 64 * 1024
 MAX_PATH_PARTS = MAX_DEPTH
 """The most parts of a dotted ``--config`` path: as deep as a stack file's values may nest."""
-_PATH_PART = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_PATH_PART = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*\Z")
 """One field of a dotted ``--config`` path (a config key or a spec field: camelCase, or a key with - or _)."""
 
 

@@ -74,10 +74,10 @@ ALICLOUD_MIN_RELEASE_MINUTES = 30
 
 # Tag values must survive both clouds' character rules (AWS: letters, digits, spaces and + - = . _ : / @;
 # Alibaba OSS tags allow the same set). Free text such as an on-demand reason is validated against this.
-EMAIL = re.compile(r"^[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}$")
+EMAIL = re.compile(r"^[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\Z")
 """What an owner is: an email address (the spec refuses anything else; the pack checks the owner tag with it)."""
 
-TAG_VALUE_PATTERN = re.compile(r"^[A-Za-z0-9 +\-=._:/@]*$")
+TAG_VALUE_PATTERN = re.compile(r"^[A-Za-z0-9 +\-=._:/@]*\Z")
 TAG_VALUE_MAX_LEN = 256
 TAG_KEY_MAX_LEN = 128
 

@@ -39,14 +39,14 @@ SPECIAL_FLOATS = {
 MERGE = "<<"
 
 _GO_INT = (
-    (re.compile(r"^([-+]?)0[xX]([0-9a-fA-F]+)$"), 16),
-    (re.compile(r"^([-+]?)0[bB]([01]+)$"), 2),
-    (re.compile(r"^([-+]?)0[oO]([0-7]+)$"), 8),
-    (re.compile(r"^([-+]?)0([0-7]+)$"), 8),
-    (re.compile(r"^([-+]?)(0|[1-9][0-9]*)$"), 10),
+    (re.compile(r"^([-+]?)0[xX]([0-9a-fA-F]+)\Z"), 16),
+    (re.compile(r"^([-+]?)0[bB]([01]+)\Z"), 2),
+    (re.compile(r"^([-+]?)0[oO]([0-7]+)\Z"), 8),
+    (re.compile(r"^([-+]?)0([0-7]+)\Z"), 8),
+    (re.compile(r"^([-+]?)(0|[1-9][0-9]*)\Z"), 10),
 )
-_YAML_STYLE_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
-_DOT_FLOAT = re.compile(r"^\.[0-9]+([eE][-+]?[0-9]+)?$")
+_YAML_STYLE_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
+_DOT_FLOAT = re.compile(r"^\.[0-9]+([eE][-+]?[0-9]+)?\Z")
 _INT64 = (-(2**63), 2**63 - 1)
 _UINT64_MAX = 2**64 - 1
 _MAX_DIGITS = 70

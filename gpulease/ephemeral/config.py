@@ -25,7 +25,7 @@ SWEEP = f"{CONFIG_NAMESPACE}:{SWEEP_KEY}"
 DEFAULT_MAX_HOURS = 2.0
 """Default cap on an ephemeral stack's runtime: CI jobs are short, and a forgotten GPU must stop soon."""
 
-_PATH_PART = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
+_PATH_PART = re.compile(r"^[A-Za-z][A-Za-z0-9]*\Z")
 
 
 class EphemeralConfigError(UserError):

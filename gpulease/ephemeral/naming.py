@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from gpulease.core.errors import UserError
 
 PREFIX = "ci-"
-STACK_NAME = re.compile(r"^ci-[a-z0-9]+(-[a-z0-9]+)*$")
+STACK_NAME = re.compile(r"^ci-[a-z0-9]+(-[a-z0-9]+)*\Z")
 
 
 def _clean(text: str) -> str:
@@ -65,7 +65,7 @@ def ci_run_label(env: Mapping[str, str], stack: str) -> str:
     """The value of the ci-run tag: a link-like id of the CI run, or the stack name outside CI."""
     run = ci_run_id(env)
     repo = env.get("GITHUB_REPOSITORY", "")
-    if run and re.match(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", repo):
+    if run and re.match(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+\Z", repo):
         return f"{repo}/actions/runs/{run}"
     return stack
 

@@ -28,7 +28,7 @@ from gpulease.inventory.aws import (
 
 CLOUDS = ("aws", "alicloud")
 # us-east-1, eu-central-1, cn-hangzhou, ap-southeast-1, cn-shanghai-finance-1: lower-case words joined by dashes.
-REGION_PATTERN = re.compile(r"^[a-z]{2,}(?:-[a-z0-9]+)+$")
+REGION_PATTERN = re.compile(r"^[a-z]{2,}(?:-[a-z0-9]+)+\Z")
 MAX_ATTEMPTS_RANGE = (1, 20)
 TIMEOUT_RANGE = (0.1, 600.0)
 

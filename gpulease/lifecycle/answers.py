@@ -22,8 +22,8 @@ from gpulease.core.sizing.workload import FitSpec
 CLOUDS = ("aws", "alicloud")
 DEFAULT_REGION = {"aws": "us-east-1", "alicloud": "cn-hangzhou"}
 NO_PORT_MODE = {"aws": "ssm", "alicloud": "cloud-assistant"}
-NAME = re.compile(r"^[a-z][a-z0-9-]{0,38}[a-z0-9]$")
-EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+NAME = re.compile(r"^[a-z][a-z0-9-]{0,38}[a-z0-9]\Z")
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+\Z")
 DEFAULT_HOURS = 8.0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)+$")
+_SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)+\Z")
 
 
 def camel(name: str) -> str:

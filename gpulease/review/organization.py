@@ -39,7 +39,7 @@ UNKNOWN = "<unknown organization>"
 """What ``pulumi.get_organization()`` answers in a review whose organization is not known."""
 DIY_ORGANIZATION = "organization"
 DIY_SCHEMES = ("file://", "s3://", "gs://", "azblob://")
-ORG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+ORG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}\Z")
 MAX_SETTINGS_BYTES = 1 << 20
 
 

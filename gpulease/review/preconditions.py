@@ -136,7 +136,7 @@ def one_id_per_terminate_call(r: Rendering) -> list[str]:
     return found
 
 
-_VALID_UNTIL = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+_VALID_UNTIL = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\Z")
 
 
 def persistent_spot_stops(r: Rendering) -> list[str]:
@@ -156,7 +156,7 @@ def persistent_spot_stops(r: Rendering) -> list[str]:
     return found
 
 
-_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?\Z")
 
 
 def minutes(duration: str) -> float | None:

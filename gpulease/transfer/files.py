@@ -31,6 +31,15 @@ class LocalFile:
     mtime: int
 
 
+KEY_MAX_BYTES = {"aws": 1024, "alicloud": 1023}
+"""The longest object key, in bytes of UTF-8: S3 1,024 (https://docs.aws.amazon.com/AmazonS3/latest/userguide/
+object-keys.html), OSS 1,023 (https://www.alibabacloud.com/help/en/oss/user-guide/object-naming-conventions)."""
+NAME_MAX = 255
+"""The longest file or folder name a Linux file system takes, in bytes."""
+PATH_MAX = 4096
+"""The longest path the kernel takes, in bytes with its closing NUL."""
+SHOWN_SKIPPED = 10
+
 CONTROL_FOLDER = "_gpulease"
 """The instance's control area (ready and verify records, tools, cluster settings) beside the checkpoints."""
 DEFAULT_CHECKPOINT_PREFIX = "checkpoints/"
@@ -51,6 +60,10 @@ def key_prefix(to: str, reserved: tuple[str, ...] = (DEFAULT_CHECKPOINT_PREFIX,)
     if clean in ("", ".") or ".." in parts or ".." in text.split("/"):
         raise UserError(f"--to {to!r}: accepted: {accepted}")
     prefix = clean.rstrip("/") + "/"
+    room = min(KEY_MAX_BYTES.values())  # a key is the prefix and at least one byte of a name
+    if len(prefix.encode()) >= room:
+        raise UserError(f"--to {to[:40]!r}...: {len(prefix.encode())} bytes as a key prefix; object keys are at most "
+                        f"{room} bytes of UTF-8 (S3 1,024, OSS 1,023); accepted: {accepted}, shorter than {room} bytes")
     if CONTROL_FOLDER in parts:
         raise UserError(f"--to {to!r}: {CONTROL_FOLDER}/ is the instance's control area (ready and verify "
                         f"records), never written by push; accepted: {accepted}")
@@ -61,26 +74,68 @@ def key_prefix(to: str, reserved: tuple[str, ...] = (DEFAULT_CHECKPOINT_PREFIX,)
     return prefix
 
 
-def local_files(path: Path, prefix: str) -> list[LocalFile]:
-    """``path`` (a file, or a folder walked recursively) as files with their keys under ``prefix``."""
-    if not path.exists():
+
+
+def local_files(path: Path, prefix: str, skipped: list[str] | None = None) -> list[LocalFile]:
+    """``path`` (a regular file, or a folder walked recursively) as files with their keys under ``prefix``. A
+    top-level path that is neither (a FIFO, a device, a broken link) is refused; inside a folder, what is not a
+    regular file or a folder is left out and named in ``skipped`` (``name (what it is)``)."""
+    if not os.path.lexists(path):
         raise UserError(f"{path}: no such file or folder")
-    if path.is_file():
-        found = [(path, path.name)]
-    else:
-        found = [(p, p.relative_to(path).as_posix()) for p in sorted(path.rglob("*")) if p.is_file()]
+    try:
+        top = path.stat()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot be read ({exc.strerror or exc}); accepted: a regular file or a folder") from None
+    if stat.S_ISREG(top.st_mode):
+        return [LocalFile(path, prefix + path.name, top.st_size, int(top.st_mtime))]
+    if not stat.S_ISDIR(top.st_mode):
+        raise UserError(f"{path}: is {_kind(top.st_mode)}, which push would read nothing (or forever) from; "
+                        "accepted: a regular file or a folder")
     out = []
-    for p, rel in found:
-        stat = p.stat()
-        out.append(LocalFile(p, prefix + rel, stat.st_size, int(stat.st_mtime)))
+    for p in sorted(path.rglob("*")):
+        rel = p.relative_to(path).as_posix()
+        try:
+            found = p.stat()
+        except OSError:
+            found = None
+        if found is not None and stat.S_ISREG(found.st_mode):
+            out.append(LocalFile(p, prefix + rel, found.st_size, int(found.st_mtime)))
+        elif found is not None and stat.S_ISDIR(found.st_mode) and not p.is_symlink():
+            continue
+        elif skipped is not None:
+            what = "a broken symlink" if found is None else _kind(found.st_mode)
+            link = "a symlink to " if found is not None and p.is_symlink() else ""
+            skipped.append(f"{rel} ({link}{what})")
     return out
 
 
+def key_problem(dest: Path, key: str, temp_suffixes: tuple[str, ...] = ()) -> str | None:
+    """Why an object cannot be pulled to ``dest/<key>`` as it reads (None: it can): a hidden character, a key not in
+    canonical form (an empty, ``.`` or ``..`` part; two such keys would land on one file), or a name or path
+    longer than the file system takes. Checked before anything touches the disk."""
+    hidden = hidden_character(key)
+    if hidden:
+        return hidden
+    parts = key.split("/")
+    if key.startswith("/") or ".." in parts:
+        return "leaves the destination folder"
+    if any(part in ("", ".") for part in parts):
+        return "not in canonical form (an empty or . part in the name); it would land on another object's file"
+    longest = max(len(part.encode()) for part in parts) + max((len(s.encode()) for s in temp_suffixes), default=0)
+    if longest > NAME_MAX:
+        return f"a name of {longest} bytes with the download's suffix; at most {NAME_MAX} per file or folder name"
+    whole = len(os.fsencode(os.path.join(os.path.abspath(dest), *parts))) + 1
+    if whole > PATH_MAX:
+        return f"the local path would be {whole} bytes; at most {PATH_MAX}"
+    return None
+
+
 def local_target(dest: Path, key: str, prefix: str) -> Path:
-    """Where a pulled object goes: ``dest/<key>``, refusing a key that would leave ``dest``."""
+    """Where a pulled object goes: ``dest/<key>``, refusing a key that would leave ``dest`` or is not canonical."""
     rel = PurePosixPath(key)
-    if rel.is_absolute() or ".." in rel.parts:
-        raise UserError(f"object {key!r} under {prefix!r}: refusing a key that leaves the destination folder")
+    if rel.is_absolute() or ".." in rel.parts or any(part in ("", ".") for part in key.split("/")):
+        raise UserError(f"object {key!r} under {prefix!r}: refusing a key that leaves the destination folder or is "
+                        "not in canonical form")
     return dest.joinpath(*rel.parts)
 
 

@@ -80,7 +80,12 @@ class OssStore:
             page = self.client.list_objects_v2(oss.ListObjectsV2Request(bucket=self.bucket, prefix=prefix,
                                                                         continuation_token=token))
         found = [(o.key, int(o.size)) for o in page.contents or [] if not o.key.endswith("/")]
-        return found, (page.next_continuation_token if page.is_truncated else None)
+        if not page.is_truncated:
+            return found, None
+        if not page.next_continuation_token:  # fail closed: the rest cannot be asked for, so it is not complete
+            raise UserError(f"bucket {self.bucket}: the listing under {prefix!r} says it is truncated but gives no "
+                            "NextContinuationToken; refusing to take it as complete")
+        return found, page.next_continuation_token
 
     def download(self, key: str, target: str, progress: Callable[[int], None]) -> None:
         import alibabacloud_oss_v2 as oss

@@ -13,15 +13,18 @@ from typing import Any
 
 from rich.console import Console
 
-from components.spec.text import hidden_character
 from gpulease.core.errors import UserError
 from gpulease.review.organization import check_name
 from gpulease.transfer.bounded import PullBounds, PullDeadlineError
 from gpulease.transfer.files import (
     DEFAULT_CHECKPOINT_PREFIX,
+    KEY_MAX_BYTES,
+    SHOWN_SKIPPED,
     confined_target,
     key_prefix,
+    key_problem,
     local_files,
+    local_target,
     progress_bar,
     put_in_place,
 )
@@ -43,7 +46,7 @@ def add_location_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", help="the AWS profile or Alibaba Cloud CLI profile for the credentials")
 
 
-BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\Z")
 """What S3 (general purpose buckets) and OSS both accept: 3-63 lowercase letters, digits, dots and hyphens,
 starting and ending with a letter or digit (https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html,
 https://www.alibabacloud.com/help/en/oss/user-guide/bucket-naming-conventions)."""
@@ -90,7 +93,19 @@ def store_for(where: StackBucket, profile: str | None = None) -> Any:
 
 def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, bar: bool = True,
          reserved: tuple[str, ...] = (DEFAULT_CHECKPOINT_PREFIX,)) -> dict[str, Any]:
-    files = local_files(path, key_prefix(to, reserved))
+    left_out: list[str] = []
+    files = local_files(path, key_prefix(to, reserved), left_out)
+    if left_out:
+        shown = ", ".join(left_out[:SHOWN_SKIPPED]) + (" ..." if len(left_out) > SHOWN_SKIPPED else "")
+        console.print(f"push: left out {len(left_out)} entr{'y' if len(left_out) == 1 else 'ies'} that "
+                      f"{'is' if len(left_out) == 1 else 'are'} not a regular file or folder: {shown}",
+                      markup=False, highlight=False)
+    longest = KEY_MAX_BYTES.get(where.cloud, min(KEY_MAX_BYTES.values()))
+    too_long = [f.key for f in files if len(f.key.encode()) > longest]
+    if too_long:
+        raise UserError(f"push: {len(too_long)} key(s) longer than the {longest} bytes an object key may have, e.g. "
+                        f"{too_long[0][:60]!r}... ({len(too_long[0].encode())} bytes); nothing sent; accepted: a "
+                        "shorter --to or shorter file names")
     sent, skipped = [], []
     with progress_bar(console, bar) as progress:
         for f in files:
@@ -102,7 +117,8 @@ def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, 
             sent.append(f.key)
     scheme = "s3" if where.cloud == "aws" else "oss"
     return {"stack": where.stack, "bucket": where.bucket, "foundBy": where.found_by,
-            "uri": f"{scheme}://{where.bucket}/{key_prefix(to, reserved)}", "sent": sent, "skipped": skipped}
+            "uri": f"{scheme}://{where.bucket}/{key_prefix(to, reserved)}", "sent": sent, "skipped": skipped,
+            "leftOut": left_out[:SHOWN_SKIPPED], "leftOutCount": len(left_out)}
 
 
 def _destination_folder(dest: Path) -> None:
@@ -135,6 +151,8 @@ def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, consol
     """Every object under ``prefixes`` into ``dest``, within ``limits`` (an overall deadline and a page cap)."""
     limits = limits or PullBounds()
     got, skipped, refused = [], [], []
+    chosen: dict[str, str] = {}  # local file -> the key that goes there
+    suffixes = getattr(store, "temp_suffixes", ())
     _destination_folder(dest)
     # Downloads land in a private folder of this pull first (0700, made by mkdtemp) and are renamed into place by
     # directory descriptor (files.put_in_place): the SDKs open paths, which would follow a link swapped in later.
@@ -146,10 +164,15 @@ def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, consol
             listing = limits.listing(f"{where.bucket}/{prefix}", lambda token, p=prefix: store.page(p, token))
             for key, size in listing:
                 limits.check(f"starting {key!r}")
-                if hidden_character(key):  # never a local name (nor a line on the terminal) that reads otherwise
-                    refused.append(f"{key!r} ({hidden_character(key)})")
+                problem = key_problem(dest, key, suffixes)  # never a local name that reads otherwise
+                if problem is None:
+                    first = chosen.setdefault(os.path.normcase(os.fspath(local_target(dest, key, prefix))), key)
+                    if first != key:
+                        problem = f"lands on the same file as {first!r}"
+                if problem:
+                    refused.append(f"{key!r} ({problem})")
                     continue
-                _, have = confined_target(dest, key, prefix, getattr(store, "temp_suffixes", ()))
+                _, have = confined_target(dest, key, prefix, suffixes)
                 if have == size:
                     skipped.append(key)
                     continue
@@ -159,7 +182,7 @@ def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, consol
                 put_in_place(dest, key, prefix, landed)
                 got.append(key)
     if refused:
-        raise UserError(f"pull: refused {len(refused)} object(s) whose names would not read as written: "
+        raise UserError(f"pull: refused {len(refused)} object(s) whose names cannot be written as they read: "
                         f"{', '.join(refused[:5])}{' ...' if len(refused) > 5 else ''}; the other "
                         f"{len(got) + len(skipped)} are in {os.fspath(dest)}; rename them in the bucket to pull them")
     if not got and not skipped:

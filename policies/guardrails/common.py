@@ -279,7 +279,7 @@ def checkpoint_bucket(uri: Any) -> tuple[str, str] | None:
     """``(scheme, bucket)`` of an ``s3://bucket/prefix`` or ``oss://bucket/prefix`` URI."""
     if not isinstance(uri, str):
         return None
-    match = re.match(r"^(s3|oss)://([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(/.*)?$", uri)
+    match = re.match(r"^(s3|oss)://([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(/.*)?\Z", uri)
     return (match.group(1), match.group(2)) if match else None
 
 

@@ -32,7 +32,7 @@ SCHEDULER_PRECISION = timedelta(seconds=60)
 1:00:00 and 1:00:59, https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html): a cancel less
 than this before the termination may come after it."""
 REQUEST_IDS = "SpotInstanceRequestIds"
-REQUEST_ID = re.compile(r"^sir-[0-9a-z]+$")
+REQUEST_ID = re.compile(r"^sir-[0-9a-z]+\Z")
 OWN_REQUEST = {rt.AWS_INSTANCE: "spotInstanceRequestId", rt.AWS_SPOT_REQUEST: "id"}
 """Where a unit holds the id of its own spot request (an instance's output, a spot request's own id)."""
 
@@ -51,7 +51,7 @@ def schedule_fire_time(props: Mapping[str, Any]) -> tuple[Any, str | None]:
     expression = read(props, "scheduleExpression")
     if expression is UNKNOWN:
         return UNKNOWN, None
-    match = re.match(r"^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$", str(expression or ""))
+    match = re.match(r"^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)\Z", str(expression or ""))
     if not match:
         return None, f"scheduleExpression {expression!r} is not a one-time at(...) expression"
     zone = read(props, "scheduleExpressionTimezone", "UTC")

@@ -138,6 +138,21 @@ def test_output_over_a_foreign_file_needs_force_and_an_own_report_does_not(tmp_p
     check_output(tmp_path / "new.md")
 
 
+def test_a_file_that_only_quotes_a_marker_is_not_an_own_report(tmp_path):
+    from gpulease.cli.output_file import is_own_report
+
+    workflow = tmp_path / "policy-review.yml"
+    workflow.write_bytes((Path(__file__).resolve().parents[2] / ".github/workflows/policy-review.yml").read_bytes())
+    doc = tmp_path / "notes.md"
+    doc.write_text("# Notes\n\nThe comment starts with `<!-- gpulease-plan -->`; the text report with\n"
+                   "gpulease-report: plan\nand JSON with {\"report\": \"gpulease plan\"}.\n"
+                   "Written by `gpulease catalog refresh` at 2026-01-01\n")
+    for path in (workflow, doc):
+        assert not is_own_report(path)
+        with pytest.raises(Exception, match="exists and is not a gpulease report"):
+            check_output(path)
+
+
 def test_the_written_reports_carry_their_marker(tmp_path, monkeypatch):
     from gpulease.cli import plan
     from gpulease.cli.output_file import is_own_report

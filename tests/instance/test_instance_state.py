@@ -240,3 +240,38 @@ def test_a_stop_announced_by_a_handled_notice_is_not_counted_as_running(tmp_path
     [stop] = claim.interruptions
     assert (stop["kind"], stop["stoppedSeconds"], stop["boot"]) == ("spot-reclaim", round(8 * HOUR), "b2")
     assert st.record_resumed_step(state_dir, 50, "b2")[-1]["resumedFromStep"] == 50
+
+
+def test_an_id_unreadable_at_start_never_uses_the_baked_state_and_claims_once_readable(tmp_path: Path) -> None:
+    from instance import watchdog
+    from tests.support.instance import FakeClock
+
+    state_dir = tmp_path / "state"
+    # The baking instance: its deadline read from its tag (long past by the next boot), budget warnings given.
+    _boot(tmp_path, OLD_ID, BAKED_BOOT, BAKED_BOOT + 9 * HOUR, 6, _tags(budget="100"), state_dir=str(state_dir))
+    assert sorted(json.loads((state_dir / "watchdog-state.json").read_text())["budget_warned"]) == [50, 80]
+
+    # The image's first boot under a new id the metadata service does not give at first, nor cloud-init.
+    new_boot = DEADLINE_EPOCH + 5 * HOUR
+    state = MetadataState(tags=_tags(budget="100", deadline=False), instance_id="")
+    with MetadataServer(state) as server:
+        rig = make_rig(tmp_path, metadata_url=server.url, boot_time=new_boot, warn_hook=None, idle_minutes=10_000,
+                       budget_thresholds=[50, 80, 100], market="on-demand", state_dir=str(state_dir),
+                       instance_id_file=str(tmp_path / "no-cloud-init-id"))
+        clock = FakeClock(new_boot + 1 * HOUR)
+        watchdog.configure_logging(rig.settings, clock)
+        dog = watchdog.Watchdog(rig.settings, clock)
+        dog.run(max_ticks=12)
+        assert dog.claim.instance_id is None
+        assert dog.deadline == new_boot + 8 * HOUR, "the baked image's kept deadline must not be used"
+        assert dog.state["first_boot"] == new_boot and dog.heartbeat.warned == []
+        assert 1.0 <= dog.running_seconds(clock.now()) / HOUR <= 1.1
+        assert not dog.done
+
+        state.instance_id = NEW_ID  # the id can be read now: the state is claimed, the old one moved aside
+        dog.run(max_ticks=30)
+    assert dog.claim.instance_id == NEW_ID and dog.claim.kind == "first-boot" and dog.claim.previous_id == OLD_ID
+    assert dog.deadline == new_boot + 8 * HOUR and not dog.done
+    assert (state_dir / "previous" / OLD_ID / "watchdog-state.json").exists()
+    assert json.loads((state_dir / "identity.json").read_text())["instanceId"] == NEW_ID
+    assert 1.0 <= dog.running_seconds(clock.now()) / HOUR <= 1.1

@@ -43,12 +43,20 @@ def _bad(tmp_path: Path, kind: str) -> tuple[Path, str]:
     if kind == "syntax":
         path.write_text('{"cloud": "aws",\n  oops}')
         return path, f"{path}:2: not JSON"
+    for name, literal in NON_FINITE.items():
+        if kind == name:
+            path.write_text('{"cloud": "aws",\n "max_runtime_hours": ' + literal + "}")
+            return path, ("is not a number JSON allows" if literal.isalpha() or literal.startswith("-I")
+                          else "is not finite")
     path = tmp_path / "missing.json"
     return path, "cannot open"
 
 
+NON_FINITE = {"nan": "NaN", "infinity": "Infinity", "minus-infinity": "-Infinity", "overflow": "1e999"}
+
+
 NAMES = {"watchdog": "watchdog", "instance_setup": "bootstrap", "job_agent": "job-agent"}
-KINDS = ["duplicate", "not-utf8", "too-large", "fifo", "directory", "symlink", "list", "syntax", "missing"]
+KINDS = ["duplicate", "not-utf8", "too-large", "fifo", "directory", "symlink", "list", "syntax", "missing", *NON_FINITE]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -60,7 +68,7 @@ def test_bad_settings_files_are_refused_with_the_reason(tmp_path: Path, kind: st
 
 
 @pytest.mark.parametrize("tool", ["watchdog", "instance_setup", "job_agent"])
-@pytest.mark.parametrize("kind", ["duplicate", "fifo", "not-utf8"])
+@pytest.mark.parametrize("kind", ["duplicate", "fifo", "not-utf8", "nan"])
 def test_every_tool_exits_2_with_one_line_and_never_hangs_on_bad_settings(tmp_path: Path, tool: str, kind: str) -> None:
     path, why = _bad(tmp_path, kind)
     out = subprocess.run([sys.executable, str(TOOLS / f"{tool}.py")], capture_output=True, text=True, timeout=30,

@@ -349,3 +349,38 @@ def test_a_listed_file_named_as_stagings_own_records_is_refused(tmp_path: Path, 
     check, _ = stage(tmp_path, hub, [{"uri": "hf://meta/odd", "revision": "main", "to": str(to)}])
     assert check["ok"] is False
     assert f"{to}/{name}: the source lists a file named as staging's own records" in check["error"]
+
+
+@pytest.mark.parametrize("name", [".gpulease-source.json", "x.part", "x.part.json", "a.tmp"])
+def test_a_one_file_source_named_as_stagings_own_records_is_refused(tmp_path: Path, hub: HubServer, name: str) -> None:
+    url = hub.cdn.put(name, b"important data\n" * 100)
+    to = tmp_path / "raw"
+    check, _ = stage(tmp_path, hub, [{"uri": url, "to": str(to)}])
+    assert check["ok"] is False
+    assert f"{to}/{name}: the source lists a file named as staging's own records" in check["error"]
+
+
+@pytest.mark.parametrize("uri", ["s3://bucket-a/dir/.gpulease-source.json", "s3://bucket-a/x.part",
+                                 "oss://bucket-a/k.part.json"])
+def test_a_bucket_object_named_as_stagings_own_records_is_refused(tmp_path: Path, hub: HubServer, uri: str) -> None:
+    to = tmp_path / "raw"
+    check, _ = stage(tmp_path, hub, [{"uri": uri, "to": str(to)}], stage_commands={"object": ["true"]})
+    assert check["ok"] is False
+    assert f"{to}/{uri.rsplit('/', 1)[-1]}: the source lists a file named as staging's own records" in check["error"]
+
+
+def test_a_file_downloads_retry_after_is_honoured(tmp_path: Path, hub: HubServer) -> None:
+    url = hub.cdn.put("data.bin", WEIGHTS, statuses=[503], retry_after="1")
+    started = time.monotonic()
+    check, _ = stage(tmp_path, hub, [{"uri": url, "to": str(tmp_path / "raw")}])
+    assert check["ok"] is True, check
+    assert time.monotonic() - started >= 1.0  # the server's 1 s, not the 10 ms backoff of these settings
+    assert len(hub.cdn.ranges("data.bin")) == 2
+
+
+def test_a_retry_after_past_the_sources_deadline_fails_at_once(tmp_path: Path, hub: HubServer) -> None:
+    url = hub.cdn.put("data.bin", WEIGHTS, statuses=[429], retry_after="50")
+    started = time.monotonic()
+    check, _ = stage(tmp_path, hub, [{"uri": url, "to": str(tmp_path / "raw")}], staging_source_deadline_seconds=5.0)
+    assert check["ok"] is False and "no time left for another attempt before" in check["error"]
+    assert time.monotonic() - started < 3.0 and len(hub.cdn.ranges("data.bin")) == 1

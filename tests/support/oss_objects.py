@@ -29,6 +29,7 @@ class OssObjects:
     uploads: dict[str, dict[str, Any]] = field(default_factory=dict)
     calls: list[tuple[str, int | None]] = field(default_factory=list)
     cut_part: int | None = None
+    truncated_without_token: bool = False  # answer one key, IsTruncated true and no NextContinuationToken
     endpoint: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -100,11 +101,13 @@ def _handler(store: OssObjects) -> type[BaseHTTPRequestHandler]:
             with store.lock:
                 store.calls.append(("ListObjectsV2", None))
                 keys = sorted(k for k in store.buckets[bucket] if k.startswith(prefix))
+                truncated = store.truncated_without_token and len(keys) > 1
+                keys = keys[:1] if truncated else keys
                 rows = "".join(f"<Contents><Key>{escape(k)}</Key><LastModified>{STAMP}</LastModified><ETag>"
                                f"{escape(_etag(store.buckets[bucket][k][0]))}</ETag><Size>{len(store.buckets[bucket][k][0])}"
                                "</Size><StorageClass>Standard</StorageClass></Contents>" for k in keys)
             self._xml(200, f"<ListBucketResult><Name>{bucket}</Name><Prefix>{escape(prefix)}</Prefix><MaxKeys>100"
-                           f"</MaxKeys><KeyCount>{len(keys)}</KeyCount><IsTruncated>false</IsTruncated>{rows}"
+                           f"</MaxKeys><KeyCount>{len(keys)}</KeyCount><IsTruncated>{str(truncated).lower()}</IsTruncated>{rows}"
                            "</ListBucketResult>")
 
         def _get(self, bucket: str, key: str) -> None:

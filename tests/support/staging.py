@@ -80,6 +80,8 @@ class CdnFile:
     """Cut the connection this many times, after half of what was asked for."""
     statuses: list[int] = field(default_factory=list)
     """Answer these statuses first, one per request (a 503 that passes, a 429)."""
+    retry_after: str = "0"
+    """The ``Retry-After`` those answers carry."""
     trickle: float = 0.0
     """Seconds between single bytes of the body (a server that never stalls a read long enough to time it out)."""
     no_length: bool = False
@@ -110,7 +112,7 @@ class CdnServer(_Server):
             self.send(h, 404, b"not found")
             return
         if item.statuses:
-            self.send(h, item.statuses.pop(0), b"try again", {"Retry-After": "0"})
+            self.send(h, item.statuses.pop(0), b"try again", {"Retry-After": item.retry_after})
             return
         start, status = 0, 200
         end = len(item.data)

@@ -136,7 +136,7 @@ def test_object_names_that_would_not_read_as_written_are_refused_by_name_escaped
     with pytest.raises(UserError) as exc:
         pull_objects(where, NamedStore(), ["final/"], dest, Console(quiet=True), bar=False)
     message = str(exc.value)
-    assert message.startswith("pull: refused 4 object(s) whose names would not read as written: "
+    assert message.startswith("pull: refused 4 object(s) whose names cannot be written as they read: "
                               "'final/red\\x1b[31m.txt' (holds U+001B")
     assert "'final/cod.\\u202etxt.exe' (holds U+202E" in message and "'final/two\\nlines.txt' (holds U+000A" in message
     assert "'final/trailing ' (starts or ends with a space)" in message

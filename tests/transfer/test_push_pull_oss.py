@@ -81,3 +81,14 @@ def test_pull_downloads_with_the_downloader_and_skips_what_is_here(oss, tmp_path
     assert sum(1 for op, _ in oss.calls if op == "GetObject") >= 4  # the big one in ranged parts
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["received"] == []
+
+
+def test_a_listing_truncated_without_a_token_fails_the_pull_instead_of_missing_objects(oss, tmp_path, capsys):
+    for name in ("a", "b", "c"):
+        oss.buckets[BUCKET][f"final/{name}.bin"] = (name.encode() * 10, {})
+    oss.truncated_without_token = True
+    dest = tmp_path / "out"
+    assert main(["pull", STACK, "--bucket", BUCKET, "--dest", str(dest), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert (f"bucket {BUCKET}: the listing under 'final/' says it is truncated but gives no NextContinuationToken; "
+            "refusing to take it as complete") in err

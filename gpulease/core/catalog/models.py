@@ -76,7 +76,7 @@ def date_label(value: date | str | None) -> str:
     text = value.isoformat() if isinstance(value, date) else str(value)
     return UNDATED_TEXT if text == UNDATED.isoformat() else text
 
-_ZONE_SUFFIX = re.compile(r"^-?[a-z0-9]{1,2}$")
+_ZONE_SUFFIX = re.compile(r"^-?[a-z0-9]{1,2}\Z")
 
 
 def zone_in_region(zone: str, region: str) -> bool:

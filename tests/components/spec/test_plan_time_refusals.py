@@ -92,6 +92,17 @@ REFUSED: list[tuple[str, dict, dict, str, str]] = [
     ("retain as text", {"dataDisk": {"retain": "false"}}, {}, "dataDisk.retain", "accepted: true or false"),
     ("duplicate alert e-mails", {"budgetAlerts": {"emails": ["a@example.com", "A@example.com"]}}, {},
      "budgetAlerts.emails", "twice"),
+    ("https named as the skip record", source("https://h/.gpulease-source.json"), {}, "data.sources[0].uri",
+     "staging gives its own records"),
+    ("https named as a resume file", source("https://h/x.part"), {}, "data.sources[0].uri", "'x.part'"),
+    ("https named as a resume record", source("https://h/x.part.json"), {}, "data.sources[0].uri", "'x.part.json'"),
+    ("https named as a temporary file", source("https://h/a.tmp"), {}, "data.sources[0].uri", "'a.tmp'"),
+    ("s3 key named as the skip record", source("s3://bucket-a/dir/.gpulease-source.json"), {}, "data.sources[0].uri",
+     "'.gpulease-source.json'"),
+    ("s3 key named as a resume file", source("s3://bucket-a/x.part"), {}, "data.sources[0].uri", "'x.part'"),
+    ("oss key named as a resume record", {"cloud": "alicloud", "gpu": {"instanceType": "ecs.gn7i-c8g1.2xlarge"},
+                                          **source("oss://bucket-a/k.part.json")}, {}, "data.sources[0].uri",
+     "'k.part.json'"),
     ("parked without retain", {"phase": "parked", "dataDisk": {"retain": False}}, {}, "dataDisk.retain", "phase: parked"),
 ]
 
@@ -119,6 +130,8 @@ ACCEPTED: list[tuple[str, dict]] = [
     ("image of another stack", {"image": {"fromStack": "bake-dev"}}),
     ("parked with the disk retained", {"phase": "parked"}),
     ("params file relative", {"job": {"command": "python train.py", "paramsFile": "code/params.yaml"}}),
+    ("a file whose name only contains .part", source("https://h/x.partial.bin")),
+    ("a prefix source", source("s3://bucket-a/x.part/")),
     ("a budget of a million", {"budgetUsd": 1_000_000}),
 ]
 
@@ -142,3 +155,11 @@ def test_a_token_in_a_fragment_is_named_as_a_credential() -> None:
     assert credential_problem("https://h/f#token=abc") == "its fragment (#...) looks like a token"
     assert credential_problem("https://h/f#access_token=abc&x=1") == "its fragment (#...) looks like a token"
     assert credential_problem("https://h/f#section-2") is None
+
+
+def test_the_reserved_names_at_plan_are_the_ones_the_instance_refuses() -> None:
+    from gpulease.core import datasources
+    from instance import staging
+
+    assert datasources.STAGING_STATE_NAME == staging.STATE_NAME
+    assert datasources.STAGING_RESERVED_SUFFIXES == staging.SKIPPED_NAMES

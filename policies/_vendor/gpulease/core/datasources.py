@@ -24,10 +24,14 @@ BUCKET_SCHEMES = ("s3", "oss")
 HUB_SCHEMES = ("hf", "modelscope")
 DEFAULT_REVISIONS = {"hf": "main", "modelscope": "master"}
 BUCKET_SCHEME_OF_CLOUD = {"aws": "s3", "alicloud": "oss"}
+# The names staging gives its own files in a source's folder (the instance's staging.STATE_NAME and SKIPPED_NAMES,
+# kept equal by a test): a source file named so would be overwritten by the skip record, or skipped as a resume file.
+STAGING_STATE_NAME = ".gpulease-source.json"
+STAGING_RESERVED_SUFFIXES = (".part", ".part.json", ".tmp")
 
-_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-_HUB_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
-_KEY = re.compile(r"^[A-Za-z0-9!_.*'()/+=@,:~-]*$")
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\Z")
+_HUB_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}\Z")
+_KEY = re.compile(r"^[A-Za-z0-9!_.*'()/+=@,:~-]*\Z")
 
 # What a credential looks like when pasted into a URL: user:password@, a signed URL's query (AWS SigV4/V2, OSS,
 # Azure SAS), a token-like query parameter, or a known key/token format (AWS access key ids, Alibaba Cloud
@@ -141,3 +145,8 @@ def file_name(source: SourceUri) -> str | None:
     if source.is_bucket and source.what and not source.what.endswith("/"):
         return source.what.rsplit("/", 1)[-1]
     return None
+
+
+def staging_reserved(name: str) -> bool:
+    """Whether ``name`` is one of the names staging gives its own files (its skip record, resume files)."""
+    return name == STAGING_STATE_NAME or name.endswith(STAGING_RESERVED_SUFFIXES)

@@ -60,7 +60,7 @@ PRESETS: dict[str, ModelShape] = {
     )
 }
 
-_PARAMS = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbt]?)\s*$", re.IGNORECASE)
+_PARAMS = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbt]?)\s*\Z", re.IGNORECASE)
 _SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 
 
