@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import TYPE_CHECKING
 
-from gpulease.core.catalog.loader import BASE_FILES, load_catalog
-from gpulease.core.catalog.models import Catalog
+if TYPE_CHECKING:
+    from gpulease.core.catalog.models import Catalog
 
 DEFAULT_MAX_PRICE_AGE_DAYS = 30
 """Spot prices move by the hour and list prices every few months; a month-old number is a reasonable bound."""
@@ -78,11 +79,15 @@ def brief_stale(found: list[DatedPrice], now: datetime | date, max_age_days: flo
 
 def shipped_as_of() -> str:
     """The oldest price date of the shipped catalog alone (the offline default)."""
+    from gpulease.core.catalog.loader import load_catalog  # on first use: see the package's docstring
+
     return load_catalog(overrides=()).as_of
 
 
 def describe_catalog(catalog: Catalog) -> str:
     """``shipped catalog of 2025-06-01`` plus ``, overrides: prices.yaml`` when override files were read."""
+    from gpulease.core.catalog.loader import BASE_FILES
+
     overrides = catalog.files[len(BASE_FILES):]
     text = f"shipped catalog of {shipped_as_of()}"
     return text + (f", overrides: {', '.join(overrides)}" if overrides else "")
