@@ -204,8 +204,9 @@ def mermaid(review: StackReview) -> str:
     r = review.rendering
     root = f"{r.project}/{r.stack}"
     children: dict[str | None, list] = {}
+    urns = {x.urn for x in r.resources}
     for res in r.resources:
-        children.setdefault(res.parent if res.parent in {x.urn for x in r.resources} else None, []).append(res)
+        children.setdefault(res.parent if res.parent in urns else None, []).append(res)
     collapse = len(r.resources) > MERMAID_MAX_NODES
     lines = ["flowchart LR", f'  n0["{_mermaid_label(root)}"]']
     ids = {None: "n0"}
@@ -282,11 +283,11 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
         out += ["#### Estimated cost", "",
                 "| experiment | per hour | max per hour | runtime | worst case | budget | prices as of |",
                 "| --- | --- | --- | --- | --- | --- | --- |"]
+        unpriced = {line.experiment for line in c.lines if line.compute and line.hourly_usd is None}
         for e in c.experiments:
             runtime = f"{e.runtime_hours:g} h" if e.runtime_hours else "none"
             worst = "unbounded" if _unbounded(e) else usd(e.worst_case_usd) if e.worst_case_known else unknown_worst(e)
-            hidden = c.hourly_unknown or any(line.compute and line.hourly_usd is None and line.experiment == e.name
-                                             for line in c.lines)
+            hidden = c.hourly_unknown or e.name in unpriced
             per_hour, max_hour = ("unknown", "unknown") if hidden else (usd(e.hourly_usd), usd(e.max_hourly_usd))
             out.append(f"| {_cell(e.name)} | {per_hour} | {max_hour} | {runtime} | "
                        f"{_cell(worst)} | {usd(e.budget_usd)} | {prices_as_of(c, e.name)} |")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pulumi_policy import (
     ReportViolation,
@@ -32,7 +32,6 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from gpulease.core import cost
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
 from gpulease.core.catalog.freshness import (
@@ -43,10 +42,27 @@ from gpulease.core.catalog.freshness import (
     stale,
 )
 from gpulease.core.compute import form_of
-from gpulease.core.cost.estimate import is_compute as cost_is_compute
 
 from . import common as c
 from .taggable import is_accountable, is_taggable
+
+if TYPE_CHECKING:
+    from gpulease.core import cost
+
+
+def _cost() -> Any:
+    """``gpulease.core.cost``, imported when a budget rule first runs: with the catalog it loads (pydantic's
+    models), it is most of what the pack would otherwise import before answering the CLI's first request."""
+    from gpulease.core import cost
+
+    return cost
+
+
+def cost_is_compute(type_: str) -> bool:
+    """Whether the cost model prices ``type_`` as running instances (``gpulease.core.cost.estimate.is_compute``)."""
+    from gpulease.core.cost.estimate import is_compute
+
+    return is_compute(type_)
 
 
 def _valid(key: str, value: Any) -> str | None:
@@ -166,7 +182,7 @@ def _estimate_stack(resources: list) -> cost.StackCost:
         })
         for r in resources
     ]
-    return cost.estimate_resources(plain, region=_region(resources) or None)
+    return _cost().estimate_resources(plain, region=_region(resources) or None)
 
 
 def unpriced_instances(estimate: Any, experiment: str, resources: list | None = None) -> list[str]:
@@ -259,7 +275,7 @@ def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> No
                    + (f" less {margin:g}% headroom" if margin else "")
                    + what_fits(exp.budget_usd, limit, exp.worst_case_usd, exp.max_hourly_usd, exp.runtime_hours,
                                margin)
-                   + " (" + prices_used(estimate, {exp.name, cost.SHARED}) + ")", anchor)
+                   + " (" + prices_used(estimate, {exp.name, _cost().SHARED}) + ")", anchor)
 
 
 def _budget_unpriced(args: StackValidationArgs, report: ReportViolation) -> None:

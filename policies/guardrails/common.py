@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema
+from pulumi_policy import proxy as _proxy
 from pulumi_policy.proxy import UnknownValueError
 
 try:  # the proxies' own types: a faster ``plain``; any other pulumi-policy takes the general path
@@ -175,15 +176,25 @@ def _plain_proxied(value: Any) -> Any:
     """``plain`` for pulumi-policy's own proxies, read through the target each one hands out under the key
     ``"__target"`` (``pulumi_policy/proxy.py``): the same result as reading every element through the proxy and
     catching ``UnknownValueError``, without raising one per unknown value; every stack rule converts the whole
-    stack, so this is most of judging a large sweep."""
+    stack, so this is most of judging a large sweep. A scalar element is taken as it is without a call of its own
+    (an exact ``str`` that is one of the SDK's unknown sentinels, ``_is_unknown``, becomes ``UNKNOWN``)."""
     kind = type(value)
     if kind is _DictProxy:
-        return {k: _plain_proxied(x) for k, x in value["__target"].items()}
+        return {k: (_plain_proxied(x) if type(x) in _PROXIES else UNKNOWN if type(x) is str and x in _SENTINELS else x)
+                for k, x in value["__target"].items()}
     if kind is _ListProxy:
-        return [_plain_proxied(x) for x in value["__target"]]
+        return [_plain_proxied(x) if type(x) in _PROXIES else UNKNOWN if type(x) is str and x in _SENTINELS else x
+                for x in value["__target"]]
     if kind is str and _is_unknown(value):
         return UNKNOWN
     return value
+
+
+_PROXIES = (_DictProxy, _ListProxy)
+_SENTINELS = frozenset((_proxy.UNKNOWN_BOOLEAN_VALUE, _proxy.UNKNOWN_NUMBER_VALUE, _proxy.UNKNOWN_STRING_VALUE,
+                        _proxy.UNKNOWN_ARRAY_VALUE, _proxy.UNKNOWN_ASSET_VALUE, _proxy.UNKNOWN_ARCHIVE_VALUE,
+                        _proxy.UNKNOWN_OBJECT_VALUE))
+"""The strings the SDK's ``_is_unknown`` takes for unknown values (pulumi-policy 1.21.0, ``proxy.py``)."""
 
 
 # --- one conversion per request -----------------------------------------------------------------------------

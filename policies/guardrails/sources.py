@@ -37,7 +37,12 @@ USER_DATA_KEYS = ("userDataBase64", "userData")
 
 
 def staged_settings(props: Any) -> dict[str, Any] | None:
-    """The gpulease settings in an instance's user-data, or None (unknown, absent, not gpulease's)."""
+    """The gpulease settings in an instance's user-data, or None (unknown, absent, not gpulease's); read once per
+    request for both rules of this module (``common.memoized``; the rules only read it)."""
+    return c.memoized("staged_settings", (props,), lambda: _staged_settings(props))
+
+
+def _staged_settings(props: Any) -> dict[str, Any] | None:
     for key in USER_DATA_KEYS:
         raw = c.known(props, key)
         if raw is c.UNKNOWN:

@@ -16,7 +16,7 @@ from pulumi_policy import policy as sdk
 from gpulease.core import cost
 from gpulease.review.policy_runner import PolicyRunner
 from gpulease.review.render import Rendering, render
-from policies.guardrails import access, common, deadlines
+from policies.guardrails import access, common, deadlines, sources
 
 RUNS = 6
 
@@ -58,6 +58,8 @@ def test_a_sweep_is_judged_with_one_conversion_per_resource_and_no_pairwise_work
     counting(monkeypatch, access, "_role_names", calls)
     counting(monkeypatch, cost, "estimate_resources", calls)
     counting(monkeypatch, sdk._PolicyAnalyzerServicer, "_get_provider_resource", calls)
+    counting(monkeypatch, sources, "_staged_settings", calls)
+    counting(monkeypatch, sdk._PolicyAnalyzerServicer, "_get_enforcement_level", calls)
     result = runner.analyze(sweep)
     assert [v.message for v in result.violations] == [v.message for v in baseline.violations]
 
@@ -67,6 +69,10 @@ def test_a_sweep_is_judged_with_one_conversion_per_resource_and_no_pairwise_work
     assert calls["_schedule_input"] == schedules  # once each, not once per unit and schedule
     assert calls["_role_names"] <= roles  # once per role trusted by instances, not once per role and holder
     assert calls["estimate_resources"] == 1  # three budget rules, one estimate
+    # Each instance's user-data is decoded and parsed once, for both data-source rules that read it.
+    assert calls["_staged_settings"] == types["aws:ec2/instance:Instance"] == RUNS
+    # The policies' levels are read once per Configure, not once per request and policy.
+    assert calls["_get_enforcement_level"] == 0
     # Each stack resource a rule reads becomes a Registered once, whatever the number of rules that read it.
     assert calls["Registered"] <= len(sweep.resources)
     # A provider is built once per request in which it appears (each Analyze is a request of its own).

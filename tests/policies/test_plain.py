@@ -28,3 +28,11 @@ def test_the_fast_path_agrees_with_reading_through_the_proxy(monkeypatch: pytest
     assert fast["ipv6Addresses"] is c.UNKNOWN and fast["ebsBlockDevices"][0]["kmsKeyId"] is c.UNKNOWN
     assert fast["nested"] == [[1, 2], [{"a": [True, False]}]] and fast["empty"] == {}
     assert type(fast) is dict and type(fast["securityGroups"]) is list  # plain data, no proxies left
+
+
+def test_the_fast_path_knows_exactly_the_sdks_unknown_sentinels() -> None:
+    from pulumi_policy import proxy
+
+    sentinels = {getattr(proxy, n) for n in dir(proxy) if n.startswith("UNKNOWN_") and n.endswith("_VALUE")}
+    assert sentinels == c._SENTINELS and all(proxy._is_unknown(s) for s in sentinels)
+    assert c.plain(unknown_checking_proxy({"a": [*sentinels, "x"]})) == {"a": [c.UNKNOWN] * len(sentinels) + ["x"]}

@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import TYPE_CHECKING
 
-from gpulease.core.catalog.loader import BASE_FILES, load_catalog
-from gpulease.core.catalog.models import UNDATED, Catalog, date_label
+from gpulease.core.catalog.undated import UNDATED, date_label
+
+if TYPE_CHECKING:
+    from gpulease.core.catalog.models import Catalog
 
 DEFAULT_MAX_PRICE_AGE_DAYS = 30
 """Spot prices move by the hour and list prices every few months; a month-old number is a reasonable bound."""
@@ -99,11 +102,15 @@ def _age_text(when: date, today: date) -> str:
 
 def shipped_as_of() -> str:
     """The oldest price date of the shipped catalog alone (the offline default)."""
+    from gpulease.core.catalog.loader import load_catalog  # on first use: see the package's docstring
+
     return load_catalog(overrides=()).as_of
 
 
 def describe_catalog(catalog: Catalog) -> str:
     """``shipped catalog of 2025-06-01`` plus ``, overrides: prices.yaml`` when override files were read."""
+    from gpulease.core.catalog.loader import BASE_FILES
+
     overrides = catalog.files[len(BASE_FILES):]
     text = f"shipped catalog of {shipped_as_of()}"
     return text + (f", overrides: {', '.join(overrides)}" if overrides else "")

@@ -10,6 +10,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from pydantic.alias_generators import to_camel
 
 from gpulease.core import clock
+from gpulease.core.catalog.undated import UNDATED, UNDATED_TEXT, date_label  # noqa: F401 (re-exported)
 
 Cloud = Literal["aws", "alicloud"]
 HOURS_PER_MONTH = 730.0
@@ -62,20 +63,6 @@ def _not_future(value: date) -> date:
 
 PriceDate = Annotated[date, AfterValidator(_not_future)]
 """The day a price was read: never in the future (a date of 9999-12-31 would keep a price fresh for ever)."""
-UNDATED = date.min
-"""The date of a price an override gave without any date (no ``asOf``, nothing in its dates map): its age is
-unknown. The earliest date, so that every age check counts it as older than any bound (fail closed); shown as
-``undated`` wherever a date is printed, written as ``0001-01-01`` in a dates map."""
-UNDATED_TEXT = "undated"
-
-
-def date_label(value: date | str | None) -> str:
-    """A price date as a person reads it: the ISO date, or ``undated`` for ``UNDATED``."""
-    if value is None:
-        return "n/a"
-    text = value.isoformat() if isinstance(value, date) else str(value)
-    return UNDATED_TEXT if text == UNDATED.isoformat() else text
-
 _ZONE_SUFFIX = re.compile(r"^-?[a-z0-9]{1,2}\Z")
 
 

@@ -7,14 +7,21 @@ patterns learn its name.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gpulease.core import vocabulary as v
-from gpulease.core.catalog import Catalog, CatalogError, load_catalog
-from gpulease.core.catalog.cpu import load_cpu_catalog
+
+if TYPE_CHECKING:
+    from gpulease.core.catalog import Catalog
 
 _TYPES: dict[int, frozenset[str]] = {}
 
 
 def _catalog_types() -> frozenset[str]:
+    # The catalog (pydantic models) is imported when a type is first looked up, not with the compute readers: the
+    # policy pack answers the CLI's first request without it (gpulease/core/catalog/__init__.py).
+    from gpulease.core.catalog import CatalogError, load_catalog
+
     try:
         catalog: Catalog = load_catalog()  # cached by the loader, per set of override files
     except CatalogError:
@@ -78,6 +85,9 @@ def hardware_of(cloud: str, instance_type: object) -> tuple[int, int] | None:
     if not isinstance(instance_type, str) or not instance_type:
         return None
     bare = instance_type.removeprefix(SAGEMAKER_PREFIX)
+    from gpulease.core.catalog import CatalogError, load_catalog  # on first use, as in _catalog_types
+    from gpulease.core.catalog.cpu import load_cpu_catalog
+
     try:
         it = load_catalog().get(cloud, bare)
         if it is not None:

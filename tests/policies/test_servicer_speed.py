@@ -1,0 +1,133 @@
+"""The pack's servicer reads each request's properties in one pass (``servicer.properties``) and plans each type's
+policies once per ``Configure``: exactly what the SDK's three passes and per-request loops give."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from google.protobuf import json_format, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2
+from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
+from pulumi_policy.deserialize import deserialize_properties
+from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
+
+from gpulease.review.policy_runner import _ProviderInfo, _stack_resource, _struct
+from gpulease.review.render import render_stack_file
+from policies.guardrails import common, pack
+from policies.guardrails.servicer import SharedConversionServicer, properties
+
+ROOT = Path(__file__).resolve().parents[2]
+UNKNOWN_STRING = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+SECRET = "1b47061264138c4ac30d75fd1eb44270"
+SIG = "4dabf18193072939515e22adb298388d"
+ASSET = "c44067f5952c0a294b673a41bacd8c17"
+
+
+def shape(value):
+    """A proxied value as types, targets and paths, so two readings compare exactly."""
+    kind = type(value)
+    if kind.__name__ in ("_DictProxy", "_ListProxy"):
+        target = value["__target"]
+        acc = value._DictProxy__props_acc if kind.__name__ == "_DictProxy" else value._ListProxy__props_acc
+        inner = {k: shape(x) for k, x in target.items()} if isinstance(target, dict) else [shape(x) for x in target]
+        return (kind.__name__, tuple(acc), inner)
+    return (kind.__name__, sorted(map(repr, vars(value).items())) if hasattr(value, "__dict__") else repr(value))
+
+
+def sdk_reading(struct: struct_pb2.Struct):
+    return unknown_checking_proxy(deserialize_properties(json_format.MessageToDict(struct)))
+
+
+def test_one_pass_reads_values_as_the_sdk_does() -> None:
+    struct = struct_pb2.Struct()
+    struct.update({
+        "s": "x", "n": 3, "f": 2.5, "b": True, "none": None, "unknown": UNKNOWN_STRING, "empty": {}, "list": [],
+        "nested": {"a": [1, {"b": [UNKNOWN_STRING, None, False]}], "c": {"d": "e"}},
+        "secret": {SIG: SECRET, "value": {"k": ["v", 1]}},
+        "asset": {SIG: ASSET, "text": "hello"},
+        "deep": [[{"x": [{SIG: SECRET, "value": "hidden"}]}]],
+    })
+    ours, theirs = properties(struct), sdk_reading(struct)
+    assert shape(ours) == shape(theirs)
+    assert ours["n"] == 3.0 and type(ours["n"]) is float
+    assert ours["secret"]["k"][0] == "v" and ours["asset"].text == "hello"
+    with pytest.raises(UnknownValueError) as caught:
+        ours["nested"]["a"][1]["b"][0]
+    assert caught.value.message == "string value at .nested.a.1.b.0 can't be known during preview"
+
+
+@pytest.mark.parametrize("number", [math.inf, -math.inf, math.nan])
+def test_one_pass_refuses_what_the_sdk_refuses(number: float) -> None:
+    struct = struct_pb2.Struct()
+    struct.fields["n"].number_value = number
+    with pytest.raises(ValueError) as ours:
+        properties(struct)
+    with pytest.raises(ValueError) as theirs:
+        sdk_reading(struct)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_one_pass_reads_every_example_stack_as_the_sdk_does() -> None:
+    compared = 0
+    for path in sorted((ROOT / "stacks").glob("Pulumi.*.yaml")):
+        rendering = render_stack_file(path)
+        if rendering.error is not None:
+            continue
+        providers = _ProviderInfo(rendering)
+        for res in rendering.resources:
+            for struct in (_struct(res.input_struct, res.inputs), _stack_resource(res, providers).properties):
+                assert shape(properties(struct)) == shape(sdk_reading(struct)), res.urn
+                compared += 1
+    assert compared > 300
+
+
+def servicer() -> SharedConversionServicer:
+    return SharedConversionServicer(pack.PACK_NAME, "0.1.0", pack.all_policies(), pack.PACK_ENFORCEMENT)
+
+
+def configure(s: SharedConversionServicer, **levels: int) -> None:
+    request = analyzer_pb2.ConfigureAnalyzerRequest()
+    for name, level in levels.items():
+        request.policyConfig[name].enforcementLevel = level
+    s.Configure(request, None)
+
+
+def test_a_resource_no_rule_reads_costs_no_conversion(monkeypatch: pytest.MonkeyPatch) -> None:
+    s = servicer()
+    configure(s)
+    read: list[object] = []
+    monkeypatch.setattr("policies.guardrails.servicer.properties", lambda struct: read.append(struct))
+    response = s.Analyze(analyzer_pb2.AnalyzeRequest(type="random:index/randomId:RandomId", urn="urn:x", name="x"),
+                         None)
+    assert read == [] and list(response.diagnostics) == []
+
+
+def test_levels_set_by_a_later_configure_are_followed() -> None:
+    seen: list[str] = []
+    policy = common.judges(ResourceValidationPolicy(
+        name="sees", description="d", enforcement_level=EnforcementLevel.ADVISORY,
+        validate=lambda args, report: (seen.append(args.name), report("found"))), ["t:m:R"])
+    s = SharedConversionServicer("p", "0.1.0", [policy], EnforcementLevel.ADVISORY)
+    request = analyzer_pb2.AnalyzeRequest(type="t:m:R", urn="urn:r", name="r")
+    configure(s)
+    assert [d.enforcementLevel for d in s.Analyze(request, None).diagnostics] == [analyzer_pb2.ADVISORY]
+    configure(s, sees=analyzer_pb2.MANDATORY)
+    assert [d.enforcementLevel for d in s.Analyze(request, None).diagnostics] == [analyzer_pb2.MANDATORY]
+    configure(s, sees=analyzer_pb2.DISABLED)
+    assert list(s.Analyze(request, None).diagnostics) == [] and seen == ["r", "r"]
+
+
+def test_the_pack_answers_its_first_request_without_pydantic_or_the_cost_model() -> None:
+    """What ``policies/__main__.py`` imports before serving: the rules and the compute readers, not the catalog's
+    pydantic models or the cost model, which the rules import when they first read them."""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.path.insert(0, 'policies'); from guardrails import pack; from guardrails.servicer "
+            "import SharedConversionServicer; pack.all_policies(); "
+            "print(sorted(m for m in ('pydantic', 'gpulease.core.cost', 'gpulease.core.catalog.models') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
