@@ -112,18 +112,3 @@ def _shut(response: Any) -> None:
     with contextlib.suppress(Exception):
         response.shutdown()
 
-
-def positive_seconds(text: str) -> float:
-    """``--deadline-seconds``: a finite number of seconds above 0 and at most a week."""
-    import argparse
-    import math
-
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
-    if not (0 < seconds <= 7 * 24 * 3600):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds; accepted: above 0, at most 604800 "
-                                         f"(a week), default {DEFAULT_DEADLINE_SECONDS:g}")
-    return seconds
-
