@@ -179,7 +179,8 @@ class Watchdog:
             progress = lambda: st.setup_finished(self.s["state_dir"], self.claim.boot, needs_verify)  # noqa: E731
             seen = lambda: st.setup_progress(self.s["state_dir"], self.claim.boot)  # noqa: E731
         self.idle = idle_rule.IdleRule(self.s, mono, progress, seen, self.clock.now,
-                                       lambda pid: idle_rule.process_running(self.s["proc_root"], pid))
+                                       lambda pid: idle_rule.process_running(self.s["proc_root"], pid),
+                                       boot=self._boot_time())
         self.cpu_meter = idle_rule.CpuMeter(self.s["proc_root"])
         self.sync = sync_rule.SyncSchedule(self.s, mono)
         self.last_idle_check = float("-inf")
