@@ -8,8 +8,7 @@ shuts the socket of every answer still being read down at the deadline (``urllib
 ends a read blocked in another thread), so a server that trickles a byte at a time or stalls mid-body is cut off,
 and the request the SDK retries after that is refused before it is sent. A pull therefore ends within moments of
 its deadline (``tests/transfer/test_pull_trickle.py`` measures it against a loopback server that trickles and one
-that stalls). The OSS store does not hand its answers over yet: on Alibaba Cloud one read is bounded by the OSS SDK's
-own timeouts, and the deadline holds between pages, files and progress reports."""
+that stalls); the OSS store hands its answers over the same way (``tests/transfer/test_pull_trickle_oss.py``)."""
 
 from __future__ import annotations
 
