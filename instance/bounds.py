@@ -32,6 +32,8 @@ STAGE_SOURCE_DEFAULT = 6 * HOUR
 """A staging source's own deadline when the settings give none (the bucket CLI's bound before deadlines existed)."""
 STAGE_DEFAULT = 8 * HOUR
 """The whole stage's deadline when the settings give none (``staging_deadline_seconds``)."""
+NOTICE_ATTEMPTS = 3
+"""How often a spot notice is tried to each peer (a count; each try is bounded by ``notice_connect``)."""
 MAX_PAGES = 10_000
 """The most pages one listing may take (a hub's file tree while staging, a bucket prefix in ``gpulease pull``)."""
 
@@ -121,6 +123,25 @@ TABLE: dict[str, Bound] = {
                                  "(recorded in the watchdog's state; the run manifest's copy is left out for time)"),
     "spot_stop_wait": Bound(600, "after a spot notice's window closes, the wait for the cloud's stop before the "
                             "watchdog carries on as on a normal boot"),
+    # -- pauses, intervals and slack of the tools' own loops --
+    "job_stop_wait": Bound(10, "the job agent's wait for its job after SIGTERM when the agent itself is stopping "
+                           "(at most kill_grace_seconds), before SIGKILL"),
+    "notice_connect": Bound(2, "one connection of a cluster notice or hello (connect, send, the answer)"),
+    "notice_pause": Bound(0.5, "the pause between two tries of a spot notice to one peer"),
+    "thread_join_slack": Bound(1, "added to a worker thread's join past its own deadline (it ends by then)"),
+    "apt_lock": Bound(300, "apt's own wait for the dpkg lock (DPkg::Lock::Timeout) before the bootstrap tries again"),
+    "device_poll": Bound(2, "the pause between two looks for the data disk"),
+    "metadata_token_ttl": Bound(21600, "the metadata token's lifetime asked for (the longest either cloud issues)"),
+    "credentials_refresh_lead": Bound(300, "role credentials are read again this long before they expire"),
+    "launch_monitor": Bound(5, "how often gpulease-launch looks at the job it started"),
+    "process_poll": Bound(0.02, "the pause between two looks for a command's processes while ending them"),
+    "spot_cancel_pause": Bound(5, "the pause between two tries of the own spot request's cancel"),
+    "staging_progress": Bound(30, "how often a download's progress is logged"),
+    "staging_poll": Bound(1, "the longest a staging wait sleeps before it looks at its deadline again"),
+    "staging_worker_poll": Bound(0.05, "the pause of a download worker waiting for a piece whose retry is due"),
+    "shutdown_reserve": Bound(10, "kept free at the end of a spot notice's window for the shutdown itself"),
+    "alive_every": Bound(60, "how often this boot's running time is written (the spend estimate)"),
+    "signal_poll": Bound(0.05, "the pause between two looks for a signalled checkpoint process's exit"),
     # -- the operator side, bounded the same way --
     "pull": Bound(STAGE_DEFAULT, "gpulease pull, the whole pull (--deadline-seconds), as long as a stage"),
 }

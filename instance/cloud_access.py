@@ -61,7 +61,7 @@ TOKEN_HEADERS = {
     "aws": ("X-aws-ec2-metadata-token-ttl-seconds", "X-aws-ec2-metadata-token"),
     "alicloud": ("X-aliyun-ecs-metadata-token-ttl-seconds", "X-aliyun-ecs-metadata-token"),
 }
-TOKEN_TTL_SECONDS = 21600  # the longest either cloud issues (6 hours)
+TOKEN_TTL_SECONDS = bounds.systemd_seconds("metadata_token_ttl")  # the longest either cloud issues (6 hours)
 CREDENTIAL_PATHS = {
     "aws": "/latest/meta-data/iam/security-credentials/",
     "alicloud": "/latest/meta-data/ram/security-credentials/",
@@ -70,7 +70,7 @@ CREDENTIAL_PATHS = {
 # Cloud's switch for the same (InstanceMetadataTags) is in invitational preview, so there the ECS API backs it up
 # (InstanceDeadline; docs/provider-facts-instance.md).
 TAG_PATH = "/latest/meta-data/tags/instance/"
-REFRESH_BEFORE_EXPIRY_SECONDS = 300
+REFRESH_BEFORE_EXPIRY_SECONDS = bounds.value("credentials_refresh_lead")
 MAX_METADATA_BYTES = 64 * 1024
 OSS_ENDPOINT = "https://oss-{region}-internal.aliyuncs.com"
 # Environment that would point the AWS CLI at another credential source than the instance role, or switch IMDS off.

@@ -36,13 +36,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+try:
+    from instance import bounds
+except ImportError:  # on the instance: installed next to this file
+    import bounds  # type: ignore[no-redef]
+
 CLUSTER_ENV_PATH = "/etc/gpulease/cluster.env"
 LAUNCHER_PATH = "/usr/local/bin/gpulease-launch"
 NOTICE_FILE = "notice.json"
-NOTICE_CONNECT_SECONDS = 2.0
-NOTICE_ATTEMPTS = 3
+NOTICE_CONNECT_SECONDS = bounds.value("notice_connect")
+NOTICE_ATTEMPTS = bounds.NOTICE_ATTEMPTS
 NOTICE_MAX_BYTES = 4096
-PEER_WAIT_SECONDS = 300.0
+PEER_WAIT_SECONDS = bounds.value("peer_wait")
 HELLO = "hello"
 _PLAIN = re.compile(r"^[A-Za-z0-9._,/:@^+=-]*\Z")
 _KEY = re.compile(r"^[A-Z_][A-Z0-9_]*\Z")
@@ -253,7 +258,7 @@ def wait_for_peers(addresses: list[str], rank: int, port: int, limit: float, *, 
     for thread in threads:
         thread.start()
     for thread in threads:  # each wait ends by ``end`` plus one connection attempt
-        thread.join(max(0.0, end - time.monotonic()) + NOTICE_CONNECT_SECONDS + 1.0)
+        thread.join(max(0.0, end - time.monotonic()) + NOTICE_CONNECT_SECONDS + bounds.value("thread_join_slack"))
     missing = [f"node {peer} ({address}:{port})" for peer, address in peers if not answered[peer]]
     log(f"node {rank}: every peer answers" if not missing else
         f"node {rank}: not reachable within {limit:.0f} s: {', '.join(missing)}")
@@ -294,7 +299,7 @@ def send_notice(address: str, port: int, message: dict[str, Any], timeout: float
 
 
 def broadcast(cluster: dict[str, Any], message: dict[str, Any], *, attempts: int = NOTICE_ATTEMPTS,
-              timeout: float = NOTICE_CONNECT_SECONDS, pause: float = 0.5) -> dict[int, bool]:
+              timeout: float = NOTICE_CONNECT_SECONDS, pause: float = bounds.value("notice_pause")) -> dict[int, bool]:
     """Tell every peer at once, each tried at most ``attempts`` times: about ``attempts × (timeout + pause)``
     seconds in all, whatever the number of peers and whatever they do (a spot notice leaves two minutes, and this
     node still has its own checkpoint to save). Returns rank -> acknowledged."""
@@ -313,7 +318,7 @@ def broadcast(cluster: dict[str, Any], message: dict[str, Any], *, attempts: int
     threads = [threading.Thread(target=tell, args=peer, daemon=True) for peer in peers]
     for thread in threads:
         thread.start()
-    end = time.monotonic() + attempts * (timeout + pause) + 1.0
+    end = time.monotonic() + attempts * (timeout + pause) + bounds.value("thread_join_slack")
     for thread in threads:
         thread.join(max(0.0, end - time.monotonic()))
     return dict(told)

@@ -30,11 +30,13 @@ import sys
 import time
 
 try:
+    from instance import bounds
     from instance import cluster as cl
 except ImportError:  # on the instance: cluster.py is installed next to this file
+    import bounds  # type: ignore[no-redef]
     import cluster as cl  # type: ignore[no-redef]
 
-MONITOR_INTERVAL_SECONDS = 5
+MONITOR_INTERVAL_SECONDS = bounds.value("launch_monitor")
 USAGE = "usage: gpulease-launch [--print | --check] SCRIPT [ARGS...]"
 
 

@@ -7,8 +7,9 @@ on purpose. Where the settings say a bootstrap reports (``idle_after_setup``), t
 ``boot-progress.json`` says so for this boot; when the bootstrap that recorded its start there (its pid) is no
 longer running without having reported (it died early); or at the latest at the bound, counted from the bootstrap
 unit's own start: ``bounds.idle_setup_wait`` after ``bootstrap_started`` (``bounds.run_unit`` after the bootstrap's
-end while the verification runs), else after the watchdog started (a bootstrap that never reports does not keep an
-instance alive). A GPU that cannot be read is reported, and counts as idle after ``gpu_grace_minutes``.
+end while the verification runs); when no bootstrap recorded its start on this boot, at the bootstrap's own bound
+counted from the boot (``bounds.bootstrap_unit``: systemd has ended the bootstrap by then, whatever it did), else
+after the watchdog started (a bootstrap that never reports does not keep an instance alive). A GPU that cannot be read is reported, and counts as idle after ``gpu_grace_minutes``.
 
 The threshold: ``idle_gpu_percent`` of ``utilization.gpu``, which nvidia-smi's manual page defines as the "percent
 of time over the past sample period during which one or more kernels was executing on the GPU"
@@ -58,11 +59,13 @@ class Verdict:
 class IdleRule:
     def __init__(self, settings: dict[str, Any], started: float, setup_done: Callable[[], bool] | None = None,
                  progress: Callable[[], dict[str, Any]] | None = None, wall: Callable[[], float] | None = None,
-                 running: Callable[[int], bool] | None = None):
+                 running: Callable[[int], bool] | None = None, boot: float | None = None):
         """``setup_done``: whether the setup reported its end; ``progress``: this boot's progress record (its
         ``bootstrap_started`` time and ``bootstrap_pid``, and the ``bootstrap`` end), with ``wall`` the clock its
-        times are on and ``running(pid)`` whether that bootstrap still runs."""
+        times are on and ``running(pid)`` whether that bootstrap still runs; ``boot``: when this boot began, on
+        ``wall``."""
         self.s = settings
+        self.boot = boot
         self.progress, self.wall, self.running = progress, wall, running
         self.cpu = settings.get("idle_source") == "cpu"
         self.what = "CPU" if self.cpu else "GPU"
@@ -87,6 +90,11 @@ class IdleRule:
         if ended is None and started is not None and isinstance(pid, int) and not isinstance(pid, bool) \
                 and self.running is not None and not self.running(pid):
             return Verdict("setup-ended", f"the bootstrap (pid {pid}) ended without reporting: idle time counts "
+                           "from now")
+        if started is None and ended is None and self.boot is not None \
+                and self.wall() >= self.boot + bounds.value("bootstrap_unit", self.s):
+            return Verdict("setup-overdue", "no bootstrap recorded its start within the bootstrap's own bound "
+                           f"({bounds.value('bootstrap_unit', self.s) / 60:.0f} min after the boot): idle time counts "
                            "from now")
         due = self.setup_deadline_wall(started, ended)
         if due is not None and self.wall() >= due:

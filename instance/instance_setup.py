@@ -171,7 +171,7 @@ def wait_for_device(settings: dict[str, Any]) -> str | None:
             tried = ", ".join(device_candidates(settings["cloud"], settings["data_disk_id"], settings["dev_root"]))
             log(f"waiting for data disk {settings['data_disk_id']} ({tried})")
             reported = now
-        time.sleep(2)
+        time.sleep(bounds.value("device_poll"))
 
 
 def holds_root(device: str) -> bool:
@@ -393,7 +393,7 @@ def writable(mount_point: str) -> tuple[bool, str]:
 APT_ENV = {"DEBIAN_FRONTEND": "noninteractive", "NEEDRESTART_MODE": "l"}
 # apt waits this long for the dpkg lock itself (cloud-init and unattended-upgrades hold it at first boot) before it
 # gives up; the bootstrap then tries again (``apt_lock_attempts``).
-APT_LOCK_TIMEOUT = "300"
+APT_LOCK_TIMEOUT = str(bounds.systemd_seconds("apt_lock"))
 APT_OPTIONS = ["-q", "-o", f"DPkg::Lock::Timeout={APT_LOCK_TIMEOUT}"]
 APT_INSTALL_OPTIONS = ["-y", "-o", "Dpkg::Options::=--force-confdef", "-o", "Dpkg::Options::=--force-confold"]
 LOCK_MESSAGES = ("could not get lock", "unable to acquire the dpkg frontend lock", "unable to lock")

@@ -44,9 +44,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 try:
+    from instance import bounds, manifest
     from instance import cloud_access as ca
-    from instance import manifest
 except ImportError:  # on the instance: cloud_access.py is installed next to this file
+    import bounds  # type: ignore[no-redef]
     import cloud_access as ca  # type: ignore[no-redef]
     import manifest  # type: ignore[no-redef]
 
@@ -466,7 +467,7 @@ class Agent:
             r["st"]["killed"] = "stopped: the job agent is stopping"
             kill_group(r["proc"].pid, signal.SIGTERM)
             try:
-                r["proc"].wait(timeout=min(10, self.s["kill_grace_seconds"]))
+                r["proc"].wait(timeout=min(bounds.value("job_stop_wait"), self.s["kill_grace_seconds"]))
             except subprocess.TimeoutExpired:
                 kill_group(r["proc"].pid, signal.SIGKILL)
                 r["proc"].wait()

@@ -24,6 +24,7 @@ in the bucket when the instance is gone, and a hung copy never keeps it running.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -102,7 +103,7 @@ def redacted(data: bytes, skipped: int, path: str) -> bytes:
     line, which is redacted whole (so a flag and its value around such a character are seen together), and goes to
     the bucket as it was. Bytes that are not UTF-8 pass through unchanged (``surrogateescape``)."""
     text = data.decode("utf-8", "surrogateescape")
-    out = "\n".join(manifest.redact(line) for line in text.split("\n"))
+    out = manifest.redact_lines(text)
     if skipped:
         out = (f"[gpulease] the first {skipped} bytes are not uploaded; the whole file is {path} on the instance\n"
                + out)
@@ -140,6 +141,9 @@ class LogUploader:
         self.job: ca.Bounded | None = None
         self.call: ca.StorageCall | None = None
         self.current: tuple[str, tuple[int, int]] | None = None
+        self.preparing: tuple[str, tuple[int, int], threading.Thread, dict[str, Any], float] | None = None
+        """The redacted copy being written on its own thread (name, stamp, thread, outcome, started): a big log's
+        redaction never holds up the watchdog's loop, whose deadline checks run every tick."""
 
     def source(self, name: str) -> str:
         return os.path.join(self.dog.s.get("mount_point") or "/data", "logs", name)
@@ -149,11 +153,13 @@ class LogUploader:
         if not self.enabled:
             return
         self._check()
+        if not self._prepared():
+            return
         mono = self.dog.clock.monotonic()
         if not self.queue and self.job is None and mono - self.last >= self.interval:
             self.last = mono
             self.queue = self.changed()
-        while self.job is None and self.queue:
+        while self.job is None and self.preparing is None and self.queue:
             self._start(self.queue.pop(0))
 
     def _stamp(self, name: str) -> tuple[int, int] | None:
@@ -165,15 +171,48 @@ class LogUploader:
 
     def _start(self, name: str) -> None:
         stamp = self._stamp(name)
-        found = read_tail(self.source(name))
-        if stamp is None or found is None:
+        if stamp is None:
             return
-        data, skipped = found
-        if not data:
-            return  # no complete line yet
-        out = os.path.join(self.dog.s["state_dir"], OUT_DIR, name)
+        outcome: dict[str, Any] = {}
+        thread = threading.Thread(target=self._prepare, args=(name, outcome), daemon=True,
+                                  name=f"gpulease-redact-{name}")
+        self.preparing = (name, stamp, thread, outcome, self.dog.clock.monotonic())
+        thread.start()
+
+    def _prepare(self, name: str, outcome: dict[str, Any]) -> None:
+        """On its own thread: the file's tail, redacted, written where the copy reads it."""
         try:
-            write_private(out, redacted(data, skipped, self.source(name)))
+            found = read_tail(self.source(name))
+            if found is None or not found[0]:
+                outcome["out"] = None  # gone, or no complete line yet
+                return
+            out = os.path.join(self.dog.s["state_dir"], OUT_DIR, name)
+            write_private(out, redacted(found[0], found[1], self.source(name)))
+            outcome["out"] = out
+        except OSError as exc:
+            outcome["error"] = exc
+
+    def _prepared(self) -> bool:
+        """True when no redacted copy is being written (the one that was is then copied); False while one is, for
+        at most the copy's own bound."""
+        if self.preparing is None:
+            return True
+        name, stamp, thread, outcome, started = self.preparing
+        if thread.is_alive():
+            if self.dog.clock.monotonic() - started < self.upload_timeout:
+                return False
+            self.preparing = None  # the thread ends on its own; this round goes on without the file
+            self.dog.decide("log-upload", f"{name}: redacting took longer than {self.upload_timeout:g} s: not copied")
+            return True
+        self.preparing = None
+        if "error" in outcome:
+            self.dog.decide("log-upload", f"{name}: not copied to the bucket: {outcome['error']}")
+        elif outcome.get("out"):
+            self._copy(name, stamp, outcome["out"])
+        return True
+
+    def _copy(self, name: str, stamp: tuple[int, int], out: str) -> None:
+        try:
             s = self.dog.s
             key = log_key(str(s["stack"]), str(s["experiment"]), name)
             call = control.upload_call(s, out, key, self.dog.metadata, self.dog.credentials)
@@ -235,6 +274,16 @@ class LogUploader:
         copied: list[str] = []
         tried: set[str] = set()
         while True:
+            if self.preparing is not None:  # the redacted copy being written (this round's, or one flush started)
+                name, _, thread, _, _ = self.preparing
+                thread.join(max(0.0, min(end - time.monotonic(), each)))
+                if thread.is_alive():
+                    self.preparing = None  # the thread ends on its own; the shutdown does not wait for it
+                    self.dog.decide("log-upload", f"{name}: redacting was still running at the final copy's "
+                                    f"bound: not copied")
+                    continue
+                self._prepared()  # starts its copy, if there is anything to copy
+                continue
             if self.job is None:
                 todo = [n for n in self.changed() if n not in tried]
                 if not todo or time.monotonic() >= end:

@@ -51,8 +51,8 @@ _SECRET_WORD = r"(?:token|secret|password|passwd|passphrase|(?<=[-_])pass\b|pwd|
 _SECRET_ASSIGNMENT = re.compile(
     r"""(?ix)
     (?<![\w.-])(?P<key>["']?[\w.-]*""" + _SECRET_WORD + r"""[\w.-]*["']?)
-    (?P<sep>\s*[:=]\s*|\s+(?:(?:is|was|are)\b\s*[:=]?\s*)?)
-    (?P<value>"[^"]*"|'[^']*'|[^\s,;}\]]+)
+    (?P<sep>[^\S\n]*[:=][^\S\n]*|[^\S\n]+(?:(?:is|was|are)\b[^\S\n]*[:=]?[^\S\n]*)?)
+    (?P<value>"[^"\n]*"|'[^'\n]*'|[^\s,;}\]]+)
     """
 )
 # A URL's query parameters that carry a credential: a presigned URL's X-Amz-Signature, X-Amz-Credential and
@@ -63,10 +63,10 @@ _QUERY_SECRET = re.compile(r"(?i)([?&;](?:[\w.-]*" + _SECRET_WORD + r"[\w.-]*|si
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s?#]*@")
 # An Authorization header (or a bare "Bearer <token>"): the scheme stays readable, the credential goes.
 _AUTH_HEADER = re.compile(
-    r"""(?ix)\b((?:proxy-)?authorization\s*[:=]\s*)(?:(bearer|basic|token|digest|negotiate|aws4-hmac-sha256)\s+)?
-    ("[^"]*"|'[^']*'|[^\s"',;]+)"""
+    r"""(?ix)\b((?:proxy-)?authorization[^\S\n]*[:=][^\S\n]*)(?:(bearer|basic|token|digest|negotiate|aws4-hmac-sha256)[^\S\n]+)?
+    ("[^"\n]*"|'[^'\n]*'|[^\s"',;]+)"""
 )
-_BEARER = re.compile(r"(?i)\b(bearer|token)(\s+)(?!<redacted>)([A-Za-z0-9._~+/=-]{8,})")
+_BEARER = re.compile(r"(?i)\b(bearer|token)([^\S\n]+)(?!<redacted>)([A-Za-z0-9._~+/=-]{8,})")
 _TOKEN_SHAPES = re.compile(
     r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"  # AWS access key ids
     r"|\bhf_[A-Za-z0-9]{20,}\b"  # Hugging Face
@@ -80,21 +80,58 @@ _TOKEN_SHAPES = re.compile(
 
 # The credential options of the commands jobs call: curl's `-u/--user name:password`, a password glued to `-p`
 # (mysql `-phunter2`) or after it (docker login, sshpass `-p hunter2`), and a cookie header's value.
-_USER_OPTION = re.compile(r"(?<![\w-])(-u|--user)(\s+|=)([^\s:]+):(\S+)")
-_PASSWORD_OPTION = re.compile(r"(?<![\w-])(-p)(\s*)(?!<redacted>)(?!\d+(?:\s|$))([^\s-]\S*)")  # not a port: -p 2222
-_COOKIE_HEADER = re.compile(r"(?i)\b((?:set-)?cookie\s*:\s*)([^\"'\n]+)")
+_USER_OPTION = re.compile(r"(?<![\w-])(-u|--user)([^\S\n]+|=)([^\s:]+):(\S+)")
+_PASSWORD_OPTION = re.compile(r"(?<![\w-])(-p)([^\S\n]*)(?!<redacted>)(?!\d+(?:\s|$))([^\s-]\S*)")  # not a port: -p 2222
+_COOKIE_HEADER = re.compile(r"(?i)\b((?:set-)?cookie[^\S\n]*:[^\S\n]*)([^\"'\n]+)")
+
+
+# What each pattern cannot match without (in the case-folded text, or as written for the case-sensitive token
+# shapes): a pattern whose every trigger is absent is not run. Each pass is linear, but Python's regex engine costs
+# about a microsecond per character and pattern on a loaded machine: a 4 MiB log of one hostile form (``a@`` runs,
+# ``Bearer `` runs, ``token=`` runs) runs only the one or two patterns its form can start, not all nine.
+_SECRET_TRIGGERS = ("token", "secret", "passw", "passphrase", "pass", "pwd", "api", "access", "private", "credential",
+                    "auth", "signature")
+_FOLDED_TRIGGERS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (_URL_USERINFO, ("@",)), (_QUERY_SECRET, ("=",)), (_USER_OPTION, ("-u", "--user")), (_PASSWORD_OPTION, ("-p",)),
+    (_COOKIE_HEADER, ("cookie",)), (_AUTH_HEADER, ("authorization",)), (_BEARER, ("bearer", "token")),
+)
+_SHAPE_TRIGGERS = ("AKIA", "ASIA", "hf_", "gh", "github_pat_", "sk-", "xox", "eyJ", "LTAI")
+
+
+_FORMS = ("://", "-u", "--user", "-p", "cookie", "authorization", "bearer", *_SECRET_TRIGGERS)
+MAX_FORMS = 4096
+"""A text holding more credential-like forms than this (``-u``, ``Bearer``, ``token``, ``://`` ...) is not read
+form by form: it is replaced whole (fail closed), so one hostile line costs a count, not a million matches."""
+
+
+def _runs(pattern: re.Pattern[str], folded: str) -> bool:
+    return any(t in folded for t in dict(_FOLDED_TRIGGERS)[pattern])
 
 
 def redact(text: str) -> str:
     """``text`` without the credentials it may hold (see the module docstring)."""
-    text = _URL_USERINFO.sub(rf"\1{REDACTED}@", text)
-    text = _QUERY_SECRET.sub(rf"\1{REDACTED}", text)
-    text = _USER_OPTION.sub(rf"\1\2\3:{REDACTED}", text)
-    text = _PASSWORD_OPTION.sub(rf"\1\2{REDACTED}", text)
-    text = _COOKIE_HEADER.sub(rf"\1{REDACTED}", text)
-    text = _AUTH_HEADER.sub(lambda m: m.group(1) + (f"{m.group(2)} " if m.group(2) else "") + REDACTED, text)
-    text = _BEARER.sub(rf"\1\2{REDACTED}", text)
-    text = _TOKEN_SHAPES.sub(REDACTED, text)
+    folded = text.casefold()
+    forms = sum(folded.count(t) for t in _FORMS) + sum(text.count(t) for t in _SHAPE_TRIGGERS if t != "gh")
+    if forms > MAX_FORMS:
+        return f"{REDACTED} (a text of {len(text)} characters holding {forms} credential-like forms)"
+    if _runs(_URL_USERINFO, folded) and "://" in folded:
+        text = _URL_USERINFO.sub(rf"\1{REDACTED}@", text)
+    if _runs(_QUERY_SECRET, folded) and any(t in folded for t in ("?", "&", ";")):
+        text = _QUERY_SECRET.sub(rf"\1{REDACTED}", text)
+    if _runs(_USER_OPTION, folded) and ":" in folded:
+        text = _USER_OPTION.sub(rf"\1\2\3:{REDACTED}", text)
+    if _runs(_PASSWORD_OPTION, folded):
+        text = _PASSWORD_OPTION.sub(rf"\1\2{REDACTED}", text)
+    if _runs(_COOKIE_HEADER, folded):
+        text = _COOKIE_HEADER.sub(rf"\1{REDACTED}", text)
+    if _runs(_AUTH_HEADER, folded):
+        text = _AUTH_HEADER.sub(lambda m: m.group(1) + (f"{m.group(2)} " if m.group(2) else "") + REDACTED, text)
+    if _runs(_BEARER, folded):
+        text = _BEARER.sub(rf"\1\2{REDACTED}", text)
+    if any(t in text for t in _SHAPE_TRIGGERS):
+        text = _TOKEN_SHAPES.sub(REDACTED, text)
+    if not any(t in folded for t in _SECRET_TRIGGERS):
+        return text
 
     def keep_key(match: re.Match[str]) -> str:
         if REDACTED in match.group("value") or match.group("value").lower() in ("bearer", "basic", "token"):
@@ -102,6 +139,25 @@ def redact(text: str) -> str:
         return f"{match.group('key')}{match.group('sep')}{REDACTED}"
 
     return _SECRET_ASSIGNMENT.sub(keep_key, text)
+
+
+BLOCK = 64 * 1024
+"""``redact_lines`` reads a text in blocks of whole lines of about this size (the patterns never cross a line feed,
+so a block reads as its lines would one by one; ``MAX_FORMS`` is counted per block)."""
+
+
+def redact_lines(text: str) -> str:
+    """``redact`` of each line of ``text`` (lines end at a line feed), read in blocks of whole lines: linear in the
+    text, with the cost of a pattern's pass paid per block, not per line. A block holding more than ``MAX_FORMS``
+    credential-like forms is replaced whole, one line saying so."""
+    out, pos = [], 0
+    while pos < len(text):
+        end = text.find("\n", pos + BLOCK)
+        end = len(text) if end < 0 else end + 1
+        block = text[pos:end]
+        out.append(redact(block[:-1]) + "\n" if block.endswith("\n") else redact(block))
+        pos = end
+    return "".join(out)
 
 
 def redact_value(value: Any) -> Any:

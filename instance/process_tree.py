@@ -18,6 +18,11 @@ import signal
 import time
 import uuid
 
+try:
+    from instance import bounds
+except ImportError:  # on the instance: installed next to this file
+    import bounds  # type: ignore[no-redef]
+
 TOKEN_VARIABLE = "GPULEASE_RUN_TOKEN"
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -92,7 +97,7 @@ def end_all(root_pid: int, token: str | None, bound: float = 5.0, proc_root: str
         _reap(left)
         if time.monotonic() >= end:
             break
-        time.sleep(0.02)
+        time.sleep(bounds.value("process_poll"))
         left = {pid for pid in members(root_pid, token, proc_root) if not _zombie(pid, proc_root)}
     return left
 

@@ -38,7 +38,7 @@ CANCEL = ["{aws}", "ec2", "cancel-spot-instance-requests", "--region", "{region}
           "--spot-instance-request-ids", "{request}", "--output", "json"]
 # A spot request id as EC2 writes it (sir-ab12cd34); anything else the CLI prints is not one.
 REQUEST_ID = re.compile(r"^sir-[0-9a-z]{1,32}\Z")
-RETRY_PAUSE_SECONDS = 5.0
+RETRY_PAUSE_SECONDS = bounds.value("spot_cancel_pause")
 
 
 def _same(seconds: float) -> float:

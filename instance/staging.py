@@ -51,7 +51,7 @@ try:
     from instance import cloud_access as ca
     from instance.bounds import STAGE_DEFAULT, STAGE_SOURCE_DEFAULT
     from instance.staging_fetch import Engine, FileJob
-    from instance.staging_files import ConfinementError, DigestMismatchError, Folder, StagingError
+    from instance.staging_files import ConfinementError, DigestMismatchError, Folder, StagingError, check_to
     from instance.staging_http import Client, Deadline, retrying
     from instance.staging_hubs import hf_files, modelscope_files
 except ImportError:  # on the instance: installed next to this file
@@ -59,7 +59,13 @@ except ImportError:  # on the instance: installed next to this file
     import cloud_access as ca  # type: ignore[no-redef]
     from bounds import STAGE_DEFAULT, STAGE_SOURCE_DEFAULT  # type: ignore[no-redef]
     from staging_fetch import Engine, FileJob  # type: ignore[no-redef]
-    from staging_files import ConfinementError, DigestMismatchError, Folder, StagingError  # type: ignore[no-redef]
+    from staging_files import (  # type: ignore[no-redef]
+        ConfinementError,
+        DigestMismatchError,
+        Folder,
+        StagingError,
+        check_to,
+    )
     from staging_http import Client, Deadline, retrying  # type: ignore[no-redef]
     from staging_hubs import hf_files, modelscope_files  # type: ignore[no-redef]
 
@@ -289,6 +295,7 @@ class Stager:
         folder = None
         try:
             deadline.check("starting")
+            check_to(to)
             folder = Folder(to, self.anchor)
             record = self.staged_record(src, folder)
             if record is not None:

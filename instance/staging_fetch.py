@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 try:
+    from instance import bounds
     from instance.staging_files import DigestMismatchError, Folder, StagingError
     from instance.staging_http import (
         TRANSIENT,
@@ -51,6 +52,7 @@ try:
         retry_after,
     )
 except ImportError:  # on the instance: installed next to this file
+    import bounds  # type: ignore[no-redef]
     from staging_files import DigestMismatchError, Folder, StagingError  # type: ignore[no-redef]
     from staging_http import (  # type: ignore[no-redef]
         TRANSIENT,
@@ -92,7 +94,7 @@ class SupersededError(Exception):
     """A piece of a file that is being downloaded again from its start (the server sent the whole file)."""
 
 
-PROGRESS_EVERY_SECONDS = 30.0
+PROGRESS_EVERY_SECONDS = bounds.value("staging_progress")
 
 
 @dataclass
@@ -337,10 +339,10 @@ class Engine:
                         self.failure = DeadlineError(f"past {self.deadline.what} ({self.deadline.seconds:g} s) "
                                                      "while downloading")
                         break
-                    self.cond.wait(min(left, 1.0))
+                    self.cond.wait(min(left, bounds.value("staging_poll")))
                 self.cond.notify_all()
             for t in threads:
-                t.join(max(0.1, min(self.client.timeout, self.deadline.left() + 1)))
+                t.join(max(0.1, min(self.client.timeout, self.deadline.left() + bounds.value("thread_join_slack"))))
             if self.failure is not None:
                 raise self.failure
         finally:
@@ -363,7 +365,7 @@ class Engine:
                                 break
                         if item is not None:
                             break
-                        self.cond.wait(0.05)
+                        self.cond.wait(bounds.value("staging_worker_poll"))
                     if item is None:
                         return
                 task, piece = item

@@ -19,7 +19,9 @@ import errno
 import hashlib
 import json
 import os
+import re
 import stat
+import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,7 +36,14 @@ PATH_MAX = 4096
 LONGEST_SUFFIX = ".part.json"
 """The longest name staging writes beside a file (its download record); a name must leave room for it."""
 TO_MAX_BYTES = 512
-"""The longest ``to:`` folder the spec accepts (``components/spec/workflow.py`` TO_MAX_LENGTH)."""
+"""The longest ``to:`` folder in UTF-8 bytes, which the spec accepts too (``components/spec/workflow.py``
+TO_MAX_BYTES): the rest of PATH_MAX is left to the paths below it."""
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+INVISIBLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x2800, 0x2800),
+             (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0100, 0xE01EF))
+"""Characters drawn as nothing: the same table as ``gpulease/core/printable.py`` INVISIBLE (a test compares the
+two definitions over every code point)."""
+_INVISIBLE = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in INVISIBLE) + "]")
 NAME_LIMIT = NAME_MAX - len(LONGEST_SUFFIX)
 REL_LIMIT = PATH_MAX - TO_MAX_BYTES - len(LONGEST_SUFFIX) - 1
 
@@ -62,6 +71,26 @@ def kind(mode: int) -> str:
         if test(mode):
             return name
     return "not a regular file"
+
+
+def hidden(char: str) -> bool:
+    """Whether ``char`` does not read as itself in a name (a control, format, separator, invisible, surrogate,
+    private-use or unassigned code point)."""
+    return unicodedata.category(char) in HIDDEN_CATEGORIES or _INVISIBLE.match(char) is not None
+
+
+def check_to(to: str) -> None:
+    """Refuse a ``to:`` folder the spec refuses too: a character that does not read as itself, more than
+    ``TO_MAX_BYTES`` bytes, or a name longer than ``NAME_MAX`` bytes (both counted in UTF-8, as the kernel does)."""
+    bad = next((c for c in to if hidden(c)), None)
+    if bad is not None:
+        raise ConfinementError(f"refusing the folder {to!r}: it holds U+{ord(bad):04X}, a character that is not "
+                               "shown as itself; accepted: a folder path of visible characters")
+    size = len(to.encode("utf-8", "surrogatepass"))
+    longest = max((len(p.encode("utf-8", "surrogatepass")) for p in to.split("/")), default=0)
+    if size > TO_MAX_BYTES or longest > NAME_MAX:
+        raise ConfinementError(f"refusing the folder {to[:80]!r}...: {size} bytes, its longest name {longest} bytes; "
+                               f"accepted: at most {TO_MAX_BYTES} bytes in UTF-8, each name at most {NAME_MAX}")
 
 
 def rel_parts(rel: str) -> list[str]:

@@ -135,11 +135,11 @@ DEFAULTS: dict[str, Any] = {
 # A notice whose time cannot be read still leaves the documented minimum: two minutes on AWS, five on Alibaba.
 NOTICE_WINDOW_SECONDS = spot_rule.NOTICE_WINDOW_SECONDS
 # Kept free at the end of a window for the shutdown itself.
-SHUTDOWN_RESERVE_SECONDS = 10
+SHUTDOWN_RESERVE_SECONDS = bounds.value("shutdown_reserve")
 # An idle shutdown has no window of its own: its final sync may retry this long (and never past the deadline).
 IDLE_SYNC_WINDOW_SECONDS = bounds.value("idle_sync_window")
 # How often this boot's "still running" time is written (the spend counts running time only, boot by boot).
-ALIVE_EVERY_SECONDS = 60
+ALIVE_EVERY_SECONDS = bounds.value("alive_every")
 
 log = logging.getLogger("gpulease-watchdog")
 stamp = ca.utc_stamp
@@ -182,7 +182,8 @@ class Watchdog:
             progress = lambda: st.setup_finished(self.s["state_dir"], self.claim.boot, needs_verify)  # noqa: E731
             seen = lambda: st.setup_progress(self.s["state_dir"], self.claim.boot)  # noqa: E731
         self.idle = idle_rule.IdleRule(self.s, mono, progress, seen, self.clock.now,
-                                       lambda pid: idle_rule.process_running(self.s["proc_root"], pid))
+                                       lambda pid: idle_rule.process_running(self.s["proc_root"], pid),
+                                       boot=self._boot_time())
         self.cpu_meter = idle_rule.CpuMeter(self.s["proc_root"])
         self.sync = sync_rule.SyncSchedule(self.s, mono)
         self.last_idle_check = float("-inf")
@@ -693,7 +694,7 @@ class Watchdog:
             if not [pid for pid in pids if _alive(pid)]:
                 self.decide("checkpoint-signal", f"{pattern!r} exited")
                 return
-            time.sleep(0.05)
+            time.sleep(bounds.value("signal_poll"))
         self.decide("checkpoint-signal", f"{pattern!r} still running after {budget:.0f} s; syncing anyway")
 
     @property

@@ -43,6 +43,6 @@ MUTATIONS = [
     # -- the image rehearsal --
     Mutation(AREA, "instance/instance_state.py", "        moved = _move_aside(state_dir, owner, boot)\n",
              "        moved = []\n", IMAGE, "an instance from a baked image starts without the baker's records"),
-    Mutation(AREA, "instance/deadline_rule.py", '        hours = float(self.s["max_runtime_hours"])',
+    Mutation(AREA, "instance/deadline_rule.py", '        hours = st.number(self.s.get("max_runtime_hours"))',
              "        hours = 8.0", IMAGE, "the fallback deadline is this stack's own maxRuntimeHours"),
 ]

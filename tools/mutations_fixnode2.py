@@ -12,9 +12,10 @@ UPLOAD_TESTS = ("tests/instance/test_log_upload.py",)
 PEER_TESTS = ("tests/instance/test_cluster_notice.py",)
 
 MUTATIONS = [
-    Mutation("instance", UPLOAD, 'for line in text.split("\\n"))', "for line in text.splitlines())", UPLOAD_TESTS,
+    Mutation("instance", MANIFEST, 'out.append(redact(block[:-1]) + "\\n" if block.endswith("\\n") else redact(block))',
+             'out.append("".join(redact(line) for line in block.splitlines(True)))', UPLOAD_TESTS,
              "a log line ends at a line feed only: a CR or a Unicode separator never hides a value from the redaction"),
-    Mutation("instance", MANIFEST, r"|\s+(?:(?:is|was|are)\b\s*[:=]?\s*)?)", r"|\s+)", UPLOAD_TESTS,
+    Mutation("instance", MANIFEST, r"|[^\S\n]+(?:(?:is|was|are)\b[^\S\n]*[:=]?[^\S\n]*)?)", r"|[^\S\n]+)", UPLOAD_TESTS,
              "a secret after 'is' / 'is:' is redacted"),
     Mutation("instance", MANIFEST, '    text = _QUERY_SECRET.sub(rf"\\1{REDACTED}", text)\n', "", UPLOAD_TESTS,
              "a presigned URL's signature and credential query parameters are redacted"),

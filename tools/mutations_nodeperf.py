@@ -14,7 +14,7 @@ BOUND_TESTS = LAUNCH_TESTS
 LINEAR = ("tests/policies/test_linear_rules.py",)
 
 MUTATIONS = [
-    Mutation("instance", UPLOAD, '    out = "\\n".join(manifest.redact(line) for line in text.split("\\n"))',
+    Mutation("instance", UPLOAD, '    out = manifest.redact_lines(text)',
              '    out = text', UPLOAD_TESTS,
              "an uploaded log line passes the manifest's redaction"),
     Mutation("instance", UPLOAD, "    return data[: end + 1], start", "    return data, start", UPLOAD_TESTS,

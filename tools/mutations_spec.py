@@ -26,7 +26,7 @@ MUTATIONS: list[Mutation] = [
              "overlapping to: folders are refused"),
     Mutation("spec", WORKFLOW, "        if source.is_bucket and source.scheme != scheme:", "        if False:", REFUSALS,
              "a bucket of the other cloud (s3:// on Alibaba, oss:// on AWS) is refused"),
-    Mutation("spec", WORKFLOW, "TO_MAX_LENGTH = 512", "TO_MAX_LENGTH = 10**6", REFUSALS,
+    Mutation("spec", WORKFLOW, "TO_MAX_BYTES = 512", "TO_MAX_BYTES = 10**6", REFUSALS,
              "a to: folder of thousands of characters is refused"),
     Mutation("spec", SOURCES, '    if parts.username or parts.password or "@" in parts.netloc:', "    if False:",
              REFUSALS, "a user name (user@) in a source URI is refused"),

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from gpulease.core.printable import hidden
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _CONTROL_IN_COMMAND = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _CONTROL_NAMES = {"\x00": "NUL", "\r": "CR", "\n": "a line break", "\t": "a tab", "\x1b": "ESC"}
@@ -41,13 +43,13 @@ def plain_command(command: str | None, what: str = "command") -> str | None:
 def hidden_character(text: str) -> str | None:
     """Why ``text`` would not read as written (None: it does): a control or format character (U+202E RIGHT-TO-LEFT
     OVERRIDE and the other bidirectional controls, zero-width spaces, NUL, ESC: Unicode categories Cc and Cf), a line
-    or paragraph separator, or a space at either end."""
+    or paragraph separator, a character drawn as nothing (a Hangul filler, the braille blank, a variation selector),
+    or a space at either end: ``gpulease.core.printable.hidden``, the one definition."""
     for char in text:
-        kind = unicodedata.category(char)
-        if kind in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"):
+        if hidden(char):
             name = _CONTROL_NAMES.get(char) or unicodedata.name(char, "")
             return (f"holds U+{ord(char):04X}{f' ({name})' if name else ''}, a character that is not shown as "
-                    "itself (a control, format or unassigned character)")
+                    "itself (a control, format, invisible or unassigned character)")
     if text != text.strip():
         return "starts or ends with a space"
     return None

@@ -30,9 +30,10 @@ RESERVED_DIRS = ("checkpoints", "logs", "final", ".gpulease", "lost+found")
 """Folders of the data disk the kit (or the file system) writes itself: a source may not land in them
 (``.gpulease`` holds the job's run script and tmux configuration, ``instance/run_job.py``; ``lost+found`` is
 ext4's)."""
-TO_MAX_LENGTH = 512
-"""A ``to:`` folder travels in user-data and in every log line of its source; a name part is at most 255 bytes
-(NAME_MAX on Linux file systems)."""
+TO_MAX_BYTES = 512
+"""A ``to:`` folder travels in user-data and in every log line of its source, and leaves the rest of PATH_MAX (4096
+bytes) to the paths below it: at most 512 bytes in UTF-8, as the instance counts it (``instance/staging_files.py``
+TO_MAX_BYTES); a name part is at most 255 bytes (NAME_MAX on ext4 and xfs)."""
 NAME_MAX = 255
 STAGING_SUFFIX = ".part.json"
 """The longest name staging writes beside a file it downloads (``instance/staging_files.py`` LONGEST_SUFFIX)."""
@@ -76,9 +77,11 @@ class DataSourceSpec(SpecModel):
         hidden = hidden_character(to)
         if hidden:
             raise ValueError(f"{to!r} {hidden}; accepted: a folder path of visible characters, e.g. {MOUNT_POINT}/raw")
-        if len(to) > TO_MAX_LENGTH or any(len(part.encode()) > NAME_MAX for part in to.split("/")):
-            raise ValueError(f"is {len(to)} characters; accepted: a folder path of at most {TO_MAX_LENGTH} characters, "
-                             f"each name at most {NAME_MAX} bytes")
+        size, longest = len(to.encode()), max(len(part.encode()) for part in to.split("/"))
+        if size > TO_MAX_BYTES or longest > NAME_MAX:
+            raise ValueError(f"is {size} bytes in UTF-8 ({len(to)} characters), its longest name {longest} bytes; "
+                             f"accepted: a folder path of at most {TO_MAX_BYTES} bytes, each name at most {NAME_MAX} "
+                             "bytes")
         norm = posixpath.normpath(to)
         if not to.startswith(MOUNT_POINT + "/") or norm != to.rstrip("/") or norm == MOUNT_POINT:
             raise ValueError(f"{to!r} is not a folder under {MOUNT_POINT}; accepted: e.g. {MOUNT_POINT}/raw/alpaca or "

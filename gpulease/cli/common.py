@@ -21,18 +21,12 @@ from gpulease.core.catalog.freshness import (
     brief_stale,
     today_of,
 )
+from gpulease.core.flag_numbers import number
 
 MAX_AGE_OPTION = "--max-price-age"
 
 
-def _age(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days, e.g. 30") from None
-    if not 0 <= value <= 3650:
-        raise argparse.ArgumentTypeError(f"{text} days is outside 0-3650")
-    return value
+_age = number("a number of days", 0, 3650, example="30")
 
 
 def add_max_age_option(parser: argparse.ArgumentParser) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from gpulease.cli import conventions
 from gpulease.cli.conventions import BAD_INPUT, EXIT_BAD_INPUT, EXIT_CODES_EPILOG, EXIT_FAILED, EXIT_OK
 from gpulease.core.errors import UserError
+from gpulease.core.flag_numbers import number
 
 __all__ = ["BAD_INPUT", "EXIT_BAD_INPUT", "EXIT_FAILED", "EXIT_OK"]
 
@@ -46,15 +47,8 @@ def call_failed(args: argparse.Namespace, command: str, code: str, exc: BaseExce
     return EXIT_FAILED
 
 
-def minutes(text: str) -> float:
-    """An argparse type: a number of minutes in (0, 1440] (``--wait``, ``--minutes``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value <= 24 * 60:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of minutes in (0, 1440], e.g. 30")
-    return value
+minutes = number("a number of minutes in (0, 1440]", 0, 24 * 60, above=True, example="30")
+"""An argparse type: a number of minutes in (0, 1440] (``--wait``, ``--minutes``)."""
 
 
 def exit_epilog(*codes: tuple[int, str]) -> str:

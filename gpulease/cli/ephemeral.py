@@ -16,6 +16,7 @@ from rich.table import Table
 from gpulease.cli.conventions import error_entry, print_json
 from gpulease.core import clock
 from gpulease.core.errors import UserError
+from gpulease.core.flag_numbers import number
 from gpulease.ephemeral import gc, naming, orchestrator, preflight, rendering
 from gpulease.ephemeral.backend import AutomationBackend, StackBackend
 from gpulease.ephemeral.channel import InstanceChannel, open_channel
@@ -41,6 +42,8 @@ CHANNEL_FACTORY: Callable[[EphemeralConfig], InstanceChannel] = default_channel
 CREDENTIALS_CHECK: Callable[[str, str], str] = preflight.check_credentials
 COST_ESTIMATOR: Callable[[EphemeralConfig], dict[str, float] | None] = rendering.rendered_cost
 RENDER_CHECK: Callable[[EphemeralConfig], None] = rendering.render_check
+
+GRACE_MINUTES = number("a number of minutes", 0, 7 * 24 * 60, example="60")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -73,14 +76,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         )
         q.add_argument(
             "--max-hours",
-            type=float,
+            type=number("a number of hours", 0, 168, above=True, example="2"),
             default=DEFAULT_MAX_HOURS,
             help=f"cap on maxRuntimeHours, the stack's hard deadline (default {DEFAULT_MAX_HOURS:g})",
         )
         q.add_argument("--keep-data", action="store_true", help="retain the data disk and bucket on destroy")
         q.add_argument("--stack-name", help="the ephemeral stack's name (default: ci-<run id>-<short sha>)")
         q.add_argument(
-            "--ready-timeout-minutes", type=float, default=20.0, help="how long to wait for the instance (default 20)"
+            "--ready-timeout-minutes", type=number("a number of minutes", 0, 1440, above=True, example="20"), default=20.0, help="how long to wait for the instance (default 20)"
         )
 
     run = esub.add_parser(
@@ -112,7 +115,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     ls = esub.add_parser("ls", help="list ephemeral stacks with their deadlines")
     ls.add_argument("--all", action="store_true", help="every stack of the project, not only ci-*")
-    ls.add_argument("--grace-minutes", type=float, default=60.0, help=argparse.SUPPRESS)
+    ls.add_argument("--grace-minutes", type=GRACE_MINUTES, default=60.0, help=argparse.SUPPRESS)
     common(ls)
     ls.set_defaults(func=cmd_ls)
 
@@ -120,7 +123,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     gc.add_argument("--dry-run", action="store_true", help="only list what would be destroyed")
     gc.add_argument(
         "--grace-minutes",
-        type=float,
+        type=GRACE_MINUTES,
         default=60.0,
         help="a stack with no deadline output (its up never finished) is collected this long after its last update",
     )

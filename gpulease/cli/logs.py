@@ -18,6 +18,7 @@ from gpulease.cli.envelope import (
     print_json,
 )
 from gpulease.cli.printable import printable
+from gpulease.core.flag_numbers import number
 
 FOLLOW_MINUTES = 30.0
 DEFAULT_LINES = 100
@@ -60,11 +61,8 @@ def log_tail(lines: list[str], count: int) -> list[str]:
     return out
 
 
-def _count(text: str) -> int:
-    if not text.isascii() or not text.isdigit() or int(text) > 1_000_000:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of lines; accepted: 0 (all) to 1000000, "
-                                         f"e.g. {DEFAULT_LINES}")
-    return int(text)
+_count = number("a number of lines", 0, 1_000_000, whole=True, accepted="0 (all) to 1000000",
+                example=str(DEFAULT_LINES))
 
 
 def register(sub: argparse._SubParsersAction) -> None:

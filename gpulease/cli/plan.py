@@ -23,6 +23,7 @@ import yaml
 from gpulease.cli.conventions import error_entry, json_text, piped_width
 from gpulease.cli.output_file import OutputPathError, add_force_option, check_output, report_marker
 from gpulease.core.errors import UserError
+from gpulease.core.flag_numbers import number
 from gpulease.core.inputfile import MAX_DEPTH, StrictLoader
 from gpulease.review import report as plan_report
 from gpulease.review import stacks
@@ -90,15 +91,8 @@ MAX_TIMEOUT_S = 24 * 3600.0
 """The longest ``--timeout``: a day. Beyond it the clock arithmetic of the wait overflows (``1e300``)."""
 
 
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value <= MAX_TIMEOUT_S:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0 and at most "
-                                         f"{MAX_TIMEOUT_S:g} (a day)")
-    return value
+_positive_seconds = number(f"a number of seconds above 0 and at most {MAX_TIMEOUT_S:g} (a day)", 0, MAX_TIMEOUT_S,
+                           above=True, example=f"{DEFAULT_TIMEOUT_S:g}")
 
 
 def finite_policy_config(config: Any, path: Path, where: str = "") -> Any:

@@ -11,8 +11,14 @@ from rich.console import Console
 
 from components.spec.text import hidden_character
 from gpulease.cli.conventions import print_json
-from gpulease.transfer.bounded import DEFAULT_DEADLINE_SECONDS, MAX_PAGES, PullBounds, positive_seconds
+from gpulease.core.flag_numbers import number
+from gpulease.transfer.bounded import DEFAULT_DEADLINE_SECONDS, MAX_PAGES, PullBounds
 from gpulease.transfer.run import DEFAULT_PULL_PREFIXES, add_location_options, located, pull, store_for
+
+DEADLINE_SECONDS = number("a number of seconds", 0, 7 * 24 * 3600, above=True,
+                          accepted=f"above 0, at most 604800 (a week), default {DEFAULT_DEADLINE_SECONDS:g}",
+                          example="3600")
+"""``--deadline-seconds``: a finite number of seconds above 0 and at most a week."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("prefixes", nargs="*", metavar="PREFIX", type=_prefix,
                    help=f"folders in the bucket (default {' '.join(DEFAULT_PULL_PREFIXES)})")
     p.add_argument("--dest", type=_dest, help="the local folder (default ./<stack>)")
-    p.add_argument("--deadline-seconds", type=positive_seconds, default=DEFAULT_DEADLINE_SECONDS, metavar="SECONDS",
+    p.add_argument("--deadline-seconds", type=DEADLINE_SECONDS, default=DEFAULT_DEADLINE_SECONDS, metavar="SECONDS",
                    help=f"the whole pull's deadline (default {DEFAULT_DEADLINE_SECONDS:g}, as long as a stage on the "
                    f"instance); each listing is also capped at {MAX_PAGES} pages")
     add_location_options(p)

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from gpulease.cli.conventions import error_entry, print_json
 from gpulease.core import clock
+from gpulease.core.flag_numbers import number
 from gpulease.inventory import aws
 from gpulease.inventory.acting import FAILED, KEPT, SweepReport
 from gpulease.inventory.aws import ALLOWED_ACCOUNTS_ENV, split_list
@@ -51,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--execute", action="store_true", help="act; without it the sweep only reports what it would do")
     p.add_argument(
         "--grace-minutes",
-        type=float,
+        type=number("a number of minutes", 0, 7 * 24 * 60, example="60"),
         default=DEFAULT_GRACE.total_seconds() / 60,
         help="minutes past expires-at before a resource is swept (default: %(default)g)",
     )
@@ -68,11 +69,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--snapshot-retention-days",
-        type=int,
+        type=number("a number of days", 0, 3650, whole=True, example="30"),
         default=DEFAULT_SNAPSHOT_RETENTION.days,
         help="days a managed snapshot is kept when it has no retain-until tag (default: %(default)s)",
     )
-    p.add_argument("--workers", type=int, default=8, help="concurrent single-resource calls per region")
+    p.add_argument("--workers", type=number("a number of workers", 1, 64, whole=True, example="8"), default=8, help="concurrent single-resource calls per region")
     p.add_argument("--show-kept", action="store_true", help="list kept resources in the table too")
     p.set_defaults(func=run)
 

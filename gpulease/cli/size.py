@@ -14,6 +14,7 @@ from gpulease.core import clock
 from gpulease.core.catalog import OVERRIDES_ENV, CatalogError, load_catalog
 from gpulease.core.catalog.freshness import DatedPrice, describe_catalog, stale
 from gpulease.core.catalog.models import date_label
+from gpulease.core.flag_numbers import number
 from gpulease.core.sizing import (
     DEFAULT_HEADROOM,
     METHODS,
@@ -71,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cloud", choices=tuple(DEFAULT_REGION), default="aws")
     p.add_argument("--region", help="price region (default: us-east-1 on aws, cn-hangzhou on alicloud)")
     p.add_argument("--lora-rank", type=_positive, default=default("lora_rank"))
-    p.add_argument("--headroom", type=float, default=DEFAULT_HEADROOM, help="fraction of GPU memory kept free (default 0.1)")
+    p.add_argument("--headroom", type=number("a fraction", 0, 0.9, example="0.1"), default=DEFAULT_HEADROOM, help="fraction of GPU memory kept free (default 0.1)")
     p.add_argument("--optimizer", choices=OPTIMIZERS, default=default("optimizer"),
                    help="adamw, or adamw-8bit (bitsandbytes)")
     p.add_argument("--no-master-weights", dest="master_weights", action="store_false", default=default("master_weights"),
@@ -83,18 +84,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     shape.add_argument("--layers", type=_positive)
     shape.add_argument("--heads", type=_positive)
     shape.add_argument("--kv-heads", type=_positive)
-    p.add_argument("--limit", type=int, default=10, help="show this many offers (0: all)")
+    p.add_argument("--limit", type=number("a number of offers", 0, 100_000, whole=True, example="10"), default=10, help="show this many offers (0: all)")
     p.add_argument("--catalog", action="append", metavar="FILE", help=f"a catalog override file (also {OVERRIDES_ENV})")
     add_max_age_option(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
-    return value
+_positive = number("a whole number of at least 1", 1, 10**9, whole=True, accepted="1 or more", example="8")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from gpulease.core.flag_numbers import number
+
 
 def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--experiment", help="which run of a sweep")
@@ -16,10 +18,7 @@ def _options(p: argparse.ArgumentParser) -> None:
                    help="a cluster's node N (default 0); in ssh mode through rank 0 as a jump host")
 
 
-def _rank(text: str) -> int:
-    if not text.isascii() or not text.isdigit() or int(text) > 1023:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a node rank; accepted: 0, 1, 2, ...")
-    return int(text)
+_rank = number("a node rank", 0, 1023, whole=True, accepted="0, 1, 2, ... up to 1023", example="1")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -11,20 +11,14 @@ from collections.abc import Callable
 
 from gpulease.cli.printable import printable
 from gpulease.core import clock
+from gpulease.core.flag_numbers import number
 
 WATCH_SECONDS = 30.0
 WATCH_HOURS = 12.0
 """``--watch`` stops by itself after this long: a forgotten terminal does not poll a bucket for ever."""
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 5 <= value <= 3600:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds in 5-3600, e.g. 30")
-    return value
+_seconds = number("a number of seconds in 5-3600", 5, 3600, example="30")
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from rich.console import Console
 
 from gpulease.core.errors import UserError
+from gpulease.core.flag_numbers import number
 from gpulease.inventory.aws import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_ATTEMPTS,
@@ -53,20 +54,20 @@ def add_cloud_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retry-mode", choices=RETRY_MODES, default=DEFAULT_RETRY_MODE, help="botocore retry mode (AWS)")
     p.add_argument(
         "--max-attempts",
-        type=int,
+        type=number("a number of attempts", *MAX_ATTEMPTS_RANGE, whole=True, example=str(DEFAULT_MAX_ATTEMPTS)),
         default=DEFAULT_MAX_ATTEMPTS,
         help="attempts per call, the first one included (default: %(default)s)",
     )
     p.add_argument(
         "--connect-timeout",
-        type=float,
+        type=number("a number of seconds", *TIMEOUT_RANGE, example=f"{DEFAULT_CONNECT_TIMEOUT:g}"),
         default=DEFAULT_CONNECT_TIMEOUT,
         metavar="SECONDS",
         help="per attempt (default: %(default)g)",
     )
     p.add_argument(
         "--read-timeout",
-        type=float,
+        type=number("a number of seconds", *TIMEOUT_RANGE, example=f"{DEFAULT_READ_TIMEOUT:g}"),
         default=DEFAULT_READ_TIMEOUT,
         metavar="SECONDS",
         help="per attempt (default: %(default)g)",

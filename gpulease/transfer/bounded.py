@@ -8,8 +8,7 @@ shuts the socket of every answer still being read down at the deadline (``urllib
 ends a read blocked in another thread), so a server that trickles a byte at a time or stalls mid-body is cut off,
 and the request the SDK retries after that is refused before it is sent. A pull therefore ends within moments of
 its deadline (``tests/transfer/test_pull_trickle.py`` measures it against a loopback server that trickles and one
-that stalls). The OSS store does not hand its answers over yet: on Alibaba Cloud one read is bounded by the OSS SDK's
-own timeouts, and the deadline holds between pages, files and progress reports."""
+that stalls); the OSS store hands its answers over the same way (``tests/transfer/test_pull_trickle_oss.py``)."""
 
 from __future__ import annotations
 
@@ -111,19 +110,4 @@ def _shut(response: Any) -> None:
     # A response already released to its pool or closed has no read to end.
     with contextlib.suppress(Exception):
         response.shutdown()
-
-
-def positive_seconds(text: str) -> float:
-    """``--deadline-seconds``: a finite number of seconds above 0 and at most a week."""
-    import argparse
-    import math
-
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
-    if not (0 < seconds <= 7 * 24 * 3600):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds; accepted: above 0, at most 604800 "
-                                         f"(a week), default {DEFAULT_DEADLINE_SECONDS:g}")
-    return seconds
 

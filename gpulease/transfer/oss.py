@@ -50,6 +50,28 @@ class OssStore:
     def _folder(self) -> str:
         return os.path.join(str(self.checkpoint_dir), "")
 
+    def bound_by(self, limits: Any) -> None:
+        """Every HTTP answer this client reads is handed to ``limits.watch`` (``bounded.PullBounds``: shut down at
+        the deadline), and no request is sent past the deadline, as on S3. The SDK sends every request through its
+        client's ``http_client.send`` (``alibabacloud_oss_v2/_client.py``, ``_SyncClientImpl._send``: the
+        ``RequestsHttpClient`` of ``transport/requests_client.py``), whose answer wraps a ``requests`` response; its
+        ``raw`` is the urllib3 response the body is read from. A request the SDK sends without streaming (a listing)
+        has its body read inside ``send``: it is sent streaming here and read once watched."""
+        http_client = self.client._client._options.http_client
+        send = http_client.send
+
+        def bounded_send(request: Any, **kwargs: Any) -> Any:
+            limits.check(f"sending {request.method} {str(request.url).split('?')[0]}")
+            preload = not kwargs.get("stream", False)
+            response = send(request, **{**kwargs, "stream": True})
+            limits.watch(response._internal_response.raw)
+            if preload:
+                response.read()
+                response.close()
+            return response
+
+        http_client.send = bounded_send
+
     def already_there(self, f: LocalFile) -> bool:
         import alibabacloud_oss_v2 as oss
 

@@ -34,4 +34,5 @@ def test_size_across_nodes_table_and_a_workload_no_cluster_holds(capsys) -> None
     assert "holds this on 2 nodes" in " ".join(capsys.readouterr().out.split())
     with pytest.raises(SystemExit) as exit_:
         main(["size", "--params", "7B", "--nodes", "0"])
-    assert exit_.value.code == 2 and "argument --nodes: 0 must be at least 1" in capsys.readouterr().err
+    assert exit_.value.code == 2 and "argument --nodes: '0' is not a whole number of at least 1; accepted: 1 or more" \
+        in capsys.readouterr().err

@@ -87,3 +87,17 @@ def test_the_tools_wait_what_the_table_says() -> None:
 def test_a_bound_from_the_settings_must_be_a_finite_positive_number() -> None:
     for bad in (True, -5, 0, float("nan"), float("inf"), 1e300, "3600"):
         assert bounds.value("stage", {"staging_deadline_seconds": bad}) == bounds.STAGE_DEFAULT, bad
+
+
+def test_the_job_agent_and_the_spot_notice_fan_out_fit_their_outer_bounds() -> None:
+    from instance import cluster
+    # The agent's own wait for its job on SIGTERM, then a SIGKILL and the report, within the unit's stop timeout.
+    assert bounds.value("job_stop_wait") + bounds.value("kill_reap") < bounds.value("job_agent_stop")
+    # A notice's fan-out to every peer (all at once, each tried NOTICE_ATTEMPTS times) leaves the shortest notice
+    # most of its window for this node's own checkpoint.
+    fan_out = cluster.NOTICE_ATTEMPTS * (cluster.NOTICE_CONNECT_SECONDS + bounds.value("notice_pause")) \
+        + bounds.value("thread_join_slack")
+    assert fan_out == 3 * (2 + 0.5) + 1 < bounds.value("notice_minimum_aws") / 10
+    # The peers' wait is part of the bootstrap, which the unit's start timeout covers.
+    assert bounds.value("peer_wait") == cluster.PEER_WAIT_SECONDS
+    assert "peer_wait" in bounds.TABLE["bootstrap_unit"].inner

@@ -68,8 +68,11 @@ def test_a_bootstrap_that_never_reports_does_not_keep_the_instance_alive(tmp_pat
         wait = bounds.value("idle_setup_wait", rig.settings)
         dog, _ = run_in_process(rig, start=FAR, max_ticks=int((wait + 15 * MIN) / TICK))
     assert dog.done
-    assert _times(rig.log_text(), "setup-overdue") == [iso(FAR + wait)]
-    assert _times(rig.log_text(), "idle-shutdown") == [iso(FAR + wait + 10 * MIN)]
+    # It never recorded its start either: the bound is the bootstrap's own, from the boot (FAR), shorter than wait.
+    own = bounds.value("bootstrap_unit", rig.settings)
+    assert own < wait
+    assert _times(rig.log_text(), "setup-overdue") == [iso(FAR + own)]
+    assert _times(rig.log_text(), "idle-shutdown") == [iso(FAR + own + 10 * MIN)]
 
 
 def test_a_progress_mark_of_an_earlier_boot_does_not_count(tmp_path: Path) -> None:
@@ -79,3 +82,20 @@ def test_a_progress_mark_of_an_earlier_boot_does_not_count(tmp_path: Path) -> No
         st.mark_progress(rig.settings["state_dir"], "btime-1", "bootstrap", FAR - 3600)
         dog.run(max_ticks=int(20 * MIN / TICK))
     assert not dog.done
+
+
+def test_a_bootstrap_that_never_records_its_start_starts_the_idle_clock_at_its_own_bound_from_boot(
+        tmp_path: Path) -> None:
+    # The watchdog came up an hour after the boot (restarted); no bootstrap ever wrote boot-progress.json.
+    with MetadataServer(MetadataState()) as server:
+        rig = _rig(tmp_path, server.url, idle_minutes=10, staging_deadline_seconds=2 * 3600)
+        own = bounds.value("bootstrap_unit", rig.settings)
+        later = 3600
+        assert later < own < 6 * 3600  # before the deadline (FAR + 10 h); the watchdog's start would give 1 h + wait
+        dog, _ = run_in_process(rig, start=FAR + later, max_ticks=int((own - later + 15 * MIN) / TICK))
+    assert dog.done
+    overdue = _times(rig.log_text(), "setup-overdue")
+    assert overdue == [iso(FAR + own)], overdue
+    assert f"no bootstrap recorded its start within the bootstrap's own bound ({own / 60:.0f} min after the boot)" \
+        in rig.log_text()
+    assert _times(rig.log_text(), "idle-shutdown") == [iso(FAR + own + 10 * MIN)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,6 +31,9 @@ class OssObjects:
     calls: list[tuple[str, int | None]] = field(default_factory=list)
     cut_part: int | None = None
     truncated_without_token: bool = False  # answer one key, IsTruncated true and no NextContinuationToken
+    trickle_seconds: float = 0.0
+    """When above 0: an object's body (a GetObject answer) is sent a byte every 50 ms for at most this long."""
+    trickle_until: float | None = None
     endpoint: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -53,8 +57,27 @@ def _handler(store: OssObjects) -> type[BaseHTTPRequestHandler]:
                 self.send_header(k, v)
             self.send_header("Content-Length", str(len(body)) if not head else (headers or {}).get("_len", "0"))
             self.end_headers()
-            if not head:
-                self.wfile.write(body)
+            if head:
+                return
+            if store.trickle_seconds and self.command == "GET" \
+                    and (headers or {}).get("Content-Type") == "application/octet-stream" \
+                    and time.monotonic() < (store.trickle_until or float("inf")):
+                # One budget for the server, across the SDK's retries: after it, bodies are sent whole, so a pull
+                # that is not cut off by its own deadline ends (and its test fails) instead of hanging.
+                store.trickle_until = store.trickle_until or time.monotonic() + store.trickle_seconds
+                end = store.trickle_until
+                for byte in body:
+                    if time.monotonic() > end:
+                        break
+                    try:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                    except OSError:
+                        return
+                    time.sleep(0.05)
+                self.close_connection = True
+                return
+            self.wfile.write(body)
 
         def _xml(self, status: int, text: str) -> None:
             self._send(status, ('<?xml version="1.0" encoding="UTF-8"?>\n' + text).encode(),

@@ -20,8 +20,9 @@ HIDDEN = [("data/\u202etxt.exe", "holds U+202E (RIGHT-TO-LEFT OVERRIDE)"),
 def test_push_to_refuses_what_does_not_read_as_written(to: str, phrase: str) -> None:
     with pytest.raises(UserError) as err:
         key_prefix(to)
-    assert str(err.value) == (f"--to {to!r}: {phrase}, a character that is not shown as itself (a control, format "
-                              "or unassigned character); accepted: a folder in the bucket such as data/ or data/raw/"
+    assert str(err.value) == (f"--to {to!r}: {phrase}, a character that is not shown as itself (a control, format, "
+                              "invisible or unassigned character); accepted: a folder in the bucket such as data/ or "
+                              "data/raw/"
                               if "space" not in phrase else
                               f"--to {to!r}: {phrase}; accepted: a folder in the bucket such as data/ or data/raw/")
 
