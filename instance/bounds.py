@@ -141,6 +141,8 @@ TABLE: dict[str, Bound] = {
     "staging_worker_poll": Bound(0.05, "the pause of a download worker waiting for a piece whose retry is due"),
     "shutdown_reserve": Bound(10, "kept free at the end of a spot notice's window for the shutdown itself"),
     "alive_every": Bound(60, "how often this boot's running time is written (the spend estimate)"),
+    "id_reclaim": Bound(60, "how often the watchdog asks again for an instance id it could not read at start"),
+    "log_flush_poll": Bound(0.02, "the pause between two looks at the final log copy that runs"),
     "signal_poll": Bound(0.05, "the pause between two looks for a signalled checkpoint process's exit"),
     # -- the operator side, bounded the same way --
     "pull": Bound(STAGE_DEFAULT, "gpulease pull, the whole pull (--deadline-seconds), as long as a stage"),

@@ -83,13 +83,13 @@ def test_a_newcomer_goes_from_nothing_to_a_verified_job_and_back(world, ec2_quot
     flat = " ".join(out.split())
     assert flat.startswith(f"wrote {tmp / f'Pulumi.{NAME}.yaml'}: 8B lora on aws us-west-2 -> g6e.xlarge (1 x L40S")
     assert "review: PASS" in out and out.splitlines()[-1] == f"next: gpulease check {NAME}, then gpulease up {NAME}"
-    assert "  1 advisory finding: `gpulease plan llama8b-lora` shows it" in out.splitlines()
+    assert "  2 advisory findings: `gpulease plan llama8b-lora` shows them" in out.splitlines()
     # 2. plan: the same review, offline.
     assert main(["plan", NAME]) == 0
     out, _ = _screen(capsys)
     # The stack file's long path whole on its own line (a rule would cut it with "..."), then the verdict.
     assert out.splitlines()[1:3] == [f"stack file: {tmp / f'Pulumi.{NAME}.yaml'}",
-                                     "PASS: 0 mandatory, 1 advisory, 30 resources"]
+                                     "PASS: 0 mandatory, 2 advisory, 30 resources"]
     assert "cost: $0.88/h while running, worst case $15.24 of budget $60.00" in " ".join(out.split())
     # 3. check: the Pulumi CLI (fake), the backend, the credentials and the quota (moto).
     assert main(["check", NAME]) == 0
