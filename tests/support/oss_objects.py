@@ -20,6 +20,8 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 from xml.sax.saxutils import escape
 
+from tests.support.trickle import send_slowly
+
 STAMP = "2026-11-30T12:00:00.000Z"
 META = "x-oss-meta-"
 
@@ -65,16 +67,7 @@ def _handler(store: OssObjects) -> type[BaseHTTPRequestHandler]:
                 # One budget for the server, across the SDK's retries: after it, bodies are sent whole, so a pull
                 # that is not cut off by its own deadline ends (and its test fails) instead of hanging.
                 store.trickle_until = store.trickle_until or time.monotonic() + store.trickle_seconds
-                end = store.trickle_until
-                for byte in body:
-                    if time.monotonic() > end:
-                        break
-                    try:
-                        self.wfile.write(bytes([byte]))
-                        self.wfile.flush()
-                    except OSError:
-                        return
-                    time.sleep(0.05)
+                send_slowly(self.wfile, body, store.trickle_until)
                 self.close_connection = True
                 return
             self.wfile.write(body)

@@ -20,6 +20,7 @@ from gpulease.transfer.bounded import PullBounds
 from gpulease.transfer.locate import StackBucket
 from gpulease.transfer.run import pull
 from gpulease.transfer.s3 import S3Store, client_config
+from tests.support.trickle import send_slowly
 
 SIZE = 1_000_000
 GIVE_UP_SECONDS = 4
@@ -75,17 +76,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._trickle(b"x" * SIZE)
 
     def _trickle(self, body: bytes) -> None:
-        end = time.monotonic() + GIVE_UP_SECONDS  # a bound of the server's own, so a regression fails, not hangs
-        for byte in body:
-            if self.server.done.is_set() or time.monotonic() > end:
-                self.close_connection = True
-                return
-            try:
-                self.wfile.write(bytes([byte]))
-                self.wfile.flush()
-            except OSError:
-                return
-            time.sleep(0.05)
+        if not send_slowly(self.wfile, body, time.monotonic() + GIVE_UP_SECONDS, self.server.done.is_set):
+            self.close_connection = True
 
 
 @pytest.fixture
