@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 
-from gpulease.core import clock
+from gpulease.core import bake_timeouts, clock
 from gpulease.core import vocabulary as v
 
 if TYPE_CHECKING:  # annotations only: the clouds import this module and the spec imports the clouds' rules
@@ -73,20 +73,10 @@ def gate(instance_id: str, ready: list[str], record_uri: str) -> str:
     )
 
 
-SNAPSHOT_BASE_MINUTES = 30
-SNAPSHOT_MINUTES_PER_GB = 1
-SNAPSHOT_MAX_MINUTES = 12 * 60
-
-
 def snapshot_create_timeout(root_disk_gb: int) -> str:
-    """How long ``pulumi up`` waits for the system disk's snapshot: 30 minutes plus one a GiB, at most 12 hours.
-
-    The providers' defaults are too short for a GPU image's disk: terraform-provider-aws's ``aws_ebs_snapshot``
-    waits ``schema.DefaultTimeout(10 * time.Minute)`` for the snapshot to complete
-    (internal/service/ec2/ebs_snapshot.go), terraform-provider-alicloud's ``alicloud_ecs_snapshot``
-    ``5 * time.Minute`` for ``accomplished`` (alicloud/resource_alicloud_ecs_snapshot.go); a first snapshot copies
-    every written block, and neither cloud documents a rate (so the bound is ours: about 17 MiB/s at worst)."""
-    return f"{min(SNAPSHOT_BASE_MINUTES + SNAPSHOT_MINUTES_PER_GB * root_disk_gb, SNAPSHOT_MAX_MINUTES)}m"
+    """How long ``pulumi up`` waits for the system disk's snapshot, and for the image made from it
+    (``gpulease.core.bake_timeouts``: one bound for the program and the review's preconditions table)."""
+    return bake_timeouts.create_timeout(root_disk_gb)
 
 
 def baked_folder(stack: str) -> str:

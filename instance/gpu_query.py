@@ -31,7 +31,10 @@ QUERY = ["--query-gpu=utilization.gpu,memory.used,memory.total", "--format=csv,n
 IDLE_QUERY = ["--query-gpu=utilization.gpu,memory.used,memory.total,mig.mode.current,index",
               "--format=csv,noheader,nounits"]
 """The watchdog's: ``QUERY`` and whether each GPU is in MIG mode, with its index (what ``mig -lgi`` and the
-Processes table name it by)."""
+Processes table name it by). A driver that does not know a field refuses the whole query (exit 2, ``Field
+"mig.mode.current" is not a valid field to query.``, as reported in https://github.com/huggingface/candle/issues/733):
+the watchdog then asks ``QUERY`` (``idle_rule.query_gpus``)."""
+INVALID_FIELD = re.compile(r'Field "[^"\n]{1,80}" is not a valid field to query')
 MIG_SLICES = ["mig", "-lgi"]
 PROCESSES: list[str] = []
 """``nvidia-smi`` alone: its Processes table (GPU, GI ID, CI ID, PID, type, name, memory)."""
@@ -84,9 +87,9 @@ def parse(output: str) -> list[Gpu]:
         if not all(ok for ok, _ in fields):
             continue
         values = [value for _, value in fields] + [None] * (3 - len(fields))
-        if values[0] is None and values[1] is None:
-            continue  # nothing readable on this GPU's line
         mig = len(parts) > 3 and parts[3].strip().lower() == "enabled"
+        if values[0] is None and values[1] is None and not mig:
+            continue  # nothing readable on this GPU's line (a MIG GPU is judged by its slices whatever it reads)
         index = int(parts[4]) if len(parts) > 4 and parts[4].strip().isascii() and parts[4].strip().isdigit() else None
         gpus.append(Gpu(values[0], values[1], values[2], mig, index))
     return gpus

@@ -218,6 +218,17 @@ Run = Callable[[list[str]], tuple[int | None, str]]
 """``nvidia-smi`` with these arguments, bounded: (exit status or None on timeout, output)."""
 
 
+def query_gpus(run: Run) -> tuple[int | None, str]:
+    """The watchdog's GPU query, bounded by ``run``: ``gpu_query.IDLE_QUERY``; when nvidia-smi refuses it (a
+    non-zero exit, or an invalid field named in its output: a driver that does not know ``mig.mode.current``),
+    ``gpu_query.QUERY``, judged by utilisation and memory as before MIG was read. A query that timed out is not
+    repeated (the GPU is unreadable this time)."""
+    code, out = run(gpu_query.IDLE_QUERY)
+    if code is None or (code == 0 and not gpu_query.INVALID_FIELD.search(out)):
+        return code, out
+    return run(gpu_query.QUERY)
+
+
 def gpu_reading(code: int | None, out: str, run: Run | None = None) -> tuple[list[float], str | None, str]:
     """Per GPU the utilisation the rule compares (``gpu_query``), or why the GPU could not be read; the memory
     used (and, for a MIG GPU, what its slices run), as text for the log. A GPU in MIG mode counts 100 while any

@@ -131,9 +131,10 @@ def _token_text(text: str, secret: str) -> str:
         if isinstance(parsed, dict):
             token = parsed.get("token")
             if not isinstance(token, str) or not token.strip():
-                raise StagingError(f"the secret {secret} is a JSON object without a \"token\" text field (keys: "
-                                   f"{', '.join(sorted(map(str, parsed))[:10]) or 'none'}); accepted: the token as the "
-                                   "secret's text, or {\"token\": \"hf_...\"}")
+                # Never the keys themselves: a token pasted as a key would reach the log.
+                missing = "its \"token\" is not a non-empty text" if "token" in parsed else "missing: \"token\""
+                raise StagingError(f"the secret {secret} is a JSON object with {len(parsed)} key(s), {missing}; "
+                                   "accepted: the token as the secret's text, or {\"token\": \"hf_...\"}")
             return token.strip()
         if isinstance(parsed, str):
             return parsed.strip()

@@ -50,7 +50,6 @@ try:
     from instance import (
         bounds,
         deadline_rule,
-        gpu_query,
         heartbeat,
         idle_rule,
         log_upload,
@@ -68,7 +67,6 @@ except ImportError:  # on the instance: the other tools are installed next to th
     import cloud_access as ca  # type: ignore[no-redef]
     import cluster as cl  # type: ignore[no-redef]
     import deadline_rule  # type: ignore[no-redef]
-    import gpu_query  # type: ignore[no-redef]
     import heartbeat  # type: ignore[no-redef]
     import idle_rule  # type: ignore[no-redef]
     import instance_state as st  # type: ignore[no-redef]
@@ -619,8 +617,10 @@ class Watchdog:
                                                     self.clock.real(bounds.value("gpu_query")), max_stdout=1 << 18)
                 return code, out
 
-            code, out = ca.run_bounded([self.s["nvidia_smi"], *gpu_query.IDLE_QUERY],
-                                       self.clock.real(bounds.value("gpu_query")))
+            def query(args: list[str]) -> tuple[int | None, str]:
+                return ca.run_bounded([self.s["nvidia_smi"], *args], self.clock.real(bounds.value("gpu_query")))
+
+            code, out = idle_rule.query_gpus(query)
             utilization, error, memory = idle_rule.gpu_reading(code, out, smi)
         busy = self.busy_reason()
         verdicts = self.idle.observe(mono, utilization, error, busy, memory)
@@ -678,8 +678,16 @@ class Watchdog:
             self.signal_process(sig, process, budget)
 
     def signal_process(self, sig_name: str, pattern: str, budget: float) -> None:
+        """``sig_name`` to every training process whose command line contains ``pattern``, never to a launcher
+        (``_launcher``: torchrun's elastic agent handles only SIGTERM, SIGINT, SIGHUP and SIGQUIT, and the
+        default action of SIGUSR1/SIGUSR2 ends it, and with it every worker)."""
         signum = getattr(signal, sig_name, None)
-        pids = [pid for pid, cmd in _processes(self.s["proc_root"]) if pattern in cmd and pid != os.getpid()]
+        matching = [pid for pid, cmd in _processes(self.s["proc_root"]) if pattern in cmd and pid != os.getpid()]
+        launchers = [pid for pid in matching if _launcher(_argv(self.s["proc_root"], pid))]
+        pids = [pid for pid in matching if pid not in launchers]
+        if launchers:
+            self.decide("checkpoint-signal", f"not signalling the launcher(s) {launchers} matching {pattern!r} "
+                        "(torchrun / torch.distributed.run, or a shell): only the processes they started")
         if signum is None or not pids:
             self.decide("checkpoint-signal", f"no process matching {pattern!r} to send {sig_name} to")
             return
@@ -900,6 +908,47 @@ def _processes(proc_root: str) -> list[tuple[int, str]]:
         if raw:
             out.append((int(name), raw.replace(b"\0", b" ").decode("utf-8", "replace").strip()))
     return out
+
+
+SHELLS = ("sh", "bash", "dash", "zsh")
+"""A shell whose ``-c`` command names the script is a wrapper, not the training process (SIGUSR1 ends it)."""
+LAUNCHER_NAMES = ("torchrun",)
+LAUNCHER_MODULES = ("torch.distributed.run", "torch.distributed.launch")
+"""torchrun and its module forms: the elastic agent that starts the training processes (its argv names the script
+too, so a substring match reaches it)."""
+
+
+def _argv(proc_root: str, pid: int) -> list[str]:
+    try:
+        with open(os.path.join(proc_root, str(pid), "cmdline"), "rb") as fh:
+            raw = fh.read(64 * 1024)
+    except OSError:
+        return []
+    return [part.decode("utf-8", "replace") for part in raw.split(b"\0") if part]
+
+
+def _launcher(argv: list[str]) -> bool:
+    """Whether ``argv`` is torchrun's agent (``torchrun …``, ``python …/torchrun …``, ``python -m
+    torch.distributed.run …``, options before ``-m`` allowed) or a shell wrapping the command."""
+    if not argv:
+        return False
+    if os.path.basename(argv[0]) in LAUNCHER_NAMES + SHELLS:
+        return True
+    if not os.path.basename(argv[0]).startswith("python"):
+        return False
+    words = iter(argv[1:])
+    for word in words:
+        if word in ("-X", "-W"):  # options that take a value
+            next(words, None)
+        elif word == "-m":
+            return next(words, None) in LAUNCHER_MODULES
+        elif word.startswith("-m"):
+            return word[2:] in LAUNCHER_MODULES
+        elif word == "-c":
+            return False
+        elif not word.startswith("-"):
+            return os.path.basename(word) in LAUNCHER_NAMES
+    return False
 
 
 def _cmdlines(proc_root: str) -> list[str]:

@@ -94,7 +94,10 @@ class AlicloudWorkflow:
             architecture="x86_64",
             platform="Ubuntu",
             tags=tags,
-            opts=exp.opts(retain_on_delete=True, ignore_changes=["imageName", "description", "tags", "snapshotId"]),
+            # The provider's "create - (Defaults to 10 mins)" (terraform-provider-alicloud
+            # website/docs/r/image.html.markdown) is the snapshot's problem again: the same bound from the disk size.
+            opts=exp.opts(retain_on_delete=True, ignore_changes=["imageName", "description", "tags", "snapshotId"],
+                          custom_timeouts=pulumi.CustomTimeouts(create=snapshot_create_timeout(exp.spec.image.root_disk_gb))),
         )
         if bucket:
             # The baked record: later updates keep this image without the readiness gate (image_bake.py).

@@ -96,6 +96,7 @@ def judge(rendering: Rendering, runner: PolicyRunner | None, now: datetime | Non
         return None, None
     verdict = runner.analyze(rendering, now=now) if runner else None
     if verdict is not None:
+        verdict.violations.extend(precondition_findings(rendering))
         verdict.violations.extend(quota_advisories(rendering))
     return verdict, partial_cost(estimate(rendering), rendering)
 
@@ -128,6 +129,19 @@ def quota_advisories(rendering: Rendering) -> list[Violation]:
     rows = {p.name: p for p in preconditions.PRECONDITIONS}
     return [Violation(policy=f"quota-{name}", level="advisory", message=f"{rows[name].rule}\n{line}", urn=None,
                       stage="offline") for name, line in preconditions.advisories(rendering) if name in PLAN_QUOTAS]
+
+
+PRECONDITIONS_RULE = "api-preconditions"
+
+
+def precondition_findings(rendering: Rendering) -> list[Violation]:
+    """Every row of ``preconditions.violations`` for this rendering, the kit's own stacks or any other program:
+    one finding each, named ``api-preconditions`` with the row's name, rule and source; mandatory for the rows of
+    ``preconditions.MANDATORY``, advisory otherwise."""
+    rows = {p.name: p for p in preconditions.PRECONDITIONS}
+    return [Violation(policy=PRECONDITIONS_RULE, level="mandatory" if name in preconditions.MANDATORY else "advisory",
+                      message=f"{name}: {rows[name].rule} ({rows[name].source})\n{name}: {line}", urn=None,
+                      stage="offline") for name, line in preconditions.violations(rendering)]
 
 
 def start_render(

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gpulease.core import bake_timeouts
 from gpulease.core import resources as rt
-from gpulease.core.catalog.loader import load_catalog
-from gpulease.review import gpu_quotas
+from gpulease.review.quota_rows import eip_quota, gpu_vcpu_quota, is_spot
+from gpulease.review.quota_rows import gpu_vcpu_needs as gpu_vcpu_needs
 from gpulease.review.render import CapturedResource, Rendering
 
 AWS_SNAPSHOT = "aws:ebs/snapshot:Snapshot"
@@ -32,12 +33,12 @@ ALI_SNAPSHOT = "alicloud:ecs/ecsSnapshot:EcsSnapshot"
 ALI_DEPLOYMENT_SET = "alicloud:ecs/ecsDeploymentSet:EcsDeploymentSet"
 AWS_PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
 
-DEFAULT_EIP_QUOTA = 5
 DEPLOYMENT_SET_MAX_INSTANCES = 20
-# The providers' default create timeouts of a snapshot (the resource's schema.DefaultTimeout).
+ALI_IMAGE = "alicloud:ecs/image:Image"
+# The providers' default create timeouts of a snapshot (the resource's schema.DefaultTimeout) and of an Alibaba
+# Cloud image ("create - (Defaults to 10 mins)", terraform-provider-alicloud website/docs/r/image.html.markdown).
 SNAPSHOT_DEFAULT_MINUTES = {AWS_SNAPSHOT: 10, ALI_SNAPSHOT: 5}
-# The kit's bound for a system-disk snapshot (components/image_bake.py: 30 minutes plus one a GiB).
-SNAPSHOT_BASE_MINUTES, SNAPSHOT_MINUTES_PER_GB = 30, 1
+IMAGE_DEFAULT_MINUTES = {ALI_IMAGE: 10}
 
 
 @dataclass(frozen=True)
@@ -125,12 +126,15 @@ def one_id_per_terminate_call(r: Rendering) -> list[str]:
         target = schedule.inputs.get("target") or {}
         if target.get("arn") != rt.TERMINATE_TARGET:
             continue
+        text = target.get("input")
+        if not isinstance(text, str):
+            continue  # not known before the instance exists (under mocks, or during preview)
         try:
-            ids = json.loads(target.get("input") or "{}").get("InstanceIds") or []
+            ids = json.loads(text or "{}").get("InstanceIds") or []
         except (ValueError, AttributeError):
             found.append(f"{schedule.name}: its TerminateInstances input is not readable JSON")
             continue
-        if len(ids) != 1:
+        if len(ids) > 1:
             found.append(f"{schedule.name}: one TerminateInstances call with {len(ids)} ids (one gone id and none is "
                          "terminated); one schedule per instance")
     return found
@@ -174,24 +178,26 @@ def _root_disk_gb(r: Rendering) -> int:
     return max(sizes, default=0)
 
 
-def snapshot_waits_long_enough(r: Rendering) -> list[str]:
-    needed = SNAPSHOT_BASE_MINUTES + SNAPSHOT_MINUTES_PER_GB * _root_disk_gb(r)
+def _waits_long_enough(r: Rendering, defaults: dict[str, int], what: str) -> list[str]:
+    """Every resource of ``defaults``' types waits at least the kit's bound for the largest system disk
+    (``bake_timeouts.create_minutes``, the bound the program sets)."""
+    needed = bake_timeouts.create_minutes(_root_disk_gb(r))
     found = []
-    for snap in _of(r, AWS_SNAPSHOT, ALI_SNAPSHOT):
-        create = snap.custom_timeouts.get("create")
-        waited = minutes(create) if create else SNAPSHOT_DEFAULT_MINUTES[snap.type]
-        if waited is None or waited < min(needed, 12 * 60):
-            found.append(f"{snap.name}: waits {create or f'the default {waited:g}m'} for a snapshot of a "
+    for res in _of(r, *defaults):
+        create = res.custom_timeouts.get("create")
+        waited = minutes(create) if create else defaults[res.type]
+        if waited is None or waited < needed:
+            found.append(f"{res.name}: waits {create or f'the default {waited:g}m'} for {what} of a "
                          f"{_root_disk_gb(r)} GiB system disk; customTimeouts.create of at least {needed}m")
     return found
 
 
-def eip_quota(r: Rendering) -> list[str]:
-    count = len(_of(r, rt.AWS_EIP))
-    if count < DEFAULT_EIP_QUOTA - 1:
-        return []
-    return [f"{count} Elastic IPs: the default quota is {DEFAULT_EIP_QUOTA} per Region and account, shared with "
-            "everything else there; check the 'EC2-VPC Elastic IPs' quota in Service Quotas before pulumi up"]
+def snapshot_waits_long_enough(r: Rendering) -> list[str]:
+    return _waits_long_enough(r, SNAPSHOT_DEFAULT_MINUTES, "a snapshot")
+
+
+def image_waits_long_enough(r: Rendering) -> list[str]:
+    return _waits_long_enough(r, IMAGE_DEFAULT_MINUTES, "an image from the snapshot")
 
 
 S3_OBJECT_TAG_LIMIT = 10
@@ -221,10 +227,6 @@ def placement_group_one_zone(r: Rendering) -> list[str]:
             for g, s in groups.items() if len(s) > 1]
 
 
-def _is_spot(inst: CapturedResource) -> bool:
-    return inst.inputs.get("spotStrategy") not in (None, "", "NoSpot")
-
-
 def deployment_set_rules(r: Rendering) -> list[str]:
     members: dict[str, list[CapturedResource]] = defaultdict(list)
     for inst in _of(r, rt.ALI_INSTANCE):
@@ -236,53 +238,8 @@ def deployment_set_rules(r: Rendering) -> list[str]:
             found.append(f"deployment set {set_id}: {len(insts)} instances, at most {DEPLOYMENT_SET_MAX_INSTANCES}")
         if len({i.inputs.get("availabilityZone") for i in insts}) > 1:
             found.append(f"deployment set {set_id}: instances in several zones")
-        found += [f"{i.name}: a spot instance in deployment set {set_id}" for i in insts if _is_spot(i)]
+        found += [f"{i.name}: a spot instance in deployment set {set_id}" for i in insts if is_spot(i)]
     return found
-
-
-def _market(inst: CapturedResource, r: Rendering) -> str:
-    """``spot`` or ``on-demand``: an AWS instance's market options (its own, else its launch template's); an Alibaba
-    Cloud instance's spot strategy."""
-    if inst.type == rt.ALI_INSTANCE:
-        return "spot" if _is_spot(inst) else "on-demand"
-    options = inst.inputs.get("instanceMarketOptions")
-    template_id = (inst.inputs.get("launchTemplate") or {}).get("id")
-    template = _by_id(r).get(template_id) if template_id else None
-    if not options and template is not None:
-        options = template.inputs.get("instanceMarketOptions")
-    return "spot" if isinstance(options, dict) and options.get("marketType", "spot") == "spot" else "on-demand"
-
-
-def gpu_vcpu_needs(r: Rendering) -> list[gpu_quotas.QuotaNeed]:
-    """vCPUs per GPU quota (AWS: the class and market's quota code; Alibaba Cloud: the billing method's vCPU
-    attribute): every GPU instance's vCPUs (the catalog's) times how many the stack runs."""
-    counted: dict[tuple[str, str, str, str], Counter] = defaultdict(Counter)
-    for inst in _of(r, rt.AWS_INSTANCE, rt.ALI_INSTANCE):
-        cloud = "aws" if inst.type == rt.AWS_INSTANCE else "alicloud"
-        itype = str(inst.inputs.get("instanceType") or "")
-        market = _market(inst, r)
-        quota = gpu_quotas.quota_of(cloud, itype, market)
-        if quota is None or not _vcpus(cloud, itype):
-            continue
-        counted[(cloud, market, *quota)][itype] += 1
-    return [gpu_quotas.QuotaNeed(cloud, market, code, name, sum(_vcpus(cloud, t) * n for t, n in types.items()),
-                                 tuple((t, _vcpus(cloud, t), n) for t, n in sorted(types.items())))
-            for (cloud, market, code, name), types in sorted(counted.items())]
-
-
-def gpu_vcpu_quota(r: Rendering) -> list[str]:
-    """What the account's GPU vCPU quotas must allow, one line per quota (its code and the vCPUs the stack needs).
-    Said for the kit's own stacks (a ``gpulease:`` component in the rendering), whose GPUs are all plain instances;
-    another program may take GPUs through fleets, groups or templates this row does not count, and a partial sum
-    would understate its need."""
-    if not any(x.type.startswith("gpulease:") for x in r.resources):
-        return []
-    return [need.line() for need in gpu_vcpu_needs(r)]
-
-
-def _vcpus(cloud: str, instance_type: str) -> int:
-    found = load_catalog().get(cloud, instance_type)
-    return found.vcpu if found is not None else 0
 
 
 AWS_API = "https://docs.aws.amazon.com/AWSEC2/latest/APIReference/"
@@ -321,6 +278,12 @@ PRECONDITIONS: tuple[Precondition, ...] = (
         "alicloud/resource_alicloud_ecs_snapshot.go (schema.DefaultTimeout)", snapshot_waits_long_enough,
     ),
     Precondition(
+        "image-create-timeout", "CreateImage from the snapshot, then DescribeImages until Available", (ALI_IMAGE,),
+        "the provider waits its create timeout for the image: \"create - (Defaults to 10 mins)\"; how long an image "
+        "from a system-disk snapshot takes is not documented",
+        "terraform-provider-alicloud website/docs/r/image.html.markdown (Timeouts)", image_waits_long_enough,
+    ),
+    Precondition(
         "s3-object-tag-limit", "PutObject (x-amz-tagging)", rt.AWS_BUCKET_OBJECTS,
         "\"You can associate up to 10 tags with an object\"",
         "https://docs.aws.amazon.com/AmazonS3/latest/userguide/tagging-managing.html", object_tag_limit,
@@ -332,9 +295,11 @@ PRECONDITIONS: tuple[Precondition, ...] = (
     ),
     Precondition(
         "deployment-set-limits", "RunInstances into a deployment set", (rt.ALI_INSTANCE, ALI_DEPLOYMENT_SET),
-        "a LowLatency deployment set holds at most 20 instances, in one zone; spot instances cannot be created in a "
-        "deployment set", "https://www.alibabacloud.com/help/en/ecs/user-guide/deployment-set-overview",
-        deployment_set_rules,
+        "使用限制 (limits): \"部署集内不能创建抢占式实例\" (no preemptible instance can be created in a deployment "
+        "set); \"网络低时延策略:在部署集内创建ECS实例时,所有实例必须在同一可用区,同一可用区最多创建20台ECS实例\" "
+        "(low latency strategy: every instance in one zone, at most 20 there). Which families a strategy supports is "
+        "DescribeDeploymentSetSupportedInstanceTypeFamily's answer (not checked offline)",
+        "https://www.alibabacloud.com/help/zh/doc-detail/91258.htm", deployment_set_rules,
     ),
     Precondition(
         "eip-quota", "AllocateAddress", (rt.AWS_EIP,),
@@ -354,6 +319,11 @@ PRECONDITIONS: tuple[Precondition, ...] = (
 )
 
 
+MANDATORY = ("eip-through-interface",)
+"""The rows whose failure leaves paid resources half-deployed (AssociateAddress fails after the instances exist):
+mandatory findings of ``gpulease plan`` (``api-preconditions``); every other violated row is an advisory one."""
+
+
 def violations(r: Rendering) -> list[tuple[str, str]]:
     """(row name, what breaks it) for every precondition the rendering violates."""
     return [(p.name, line) for p in PRECONDITIONS if not p.advisory for line in p.check(r)]
@@ -370,6 +340,6 @@ def preconditions_table() -> str:
     for p in PRECONDITIONS:
         types = ", ".join(f"`{t}`" for t in p.types)
         source = p.source if not p.source.startswith("https://") else f"[doc]({p.source})"
-        kind = "advisory (quota)" if p.advisory else "error"
+        kind = "advisory (quota)" if p.advisory else ("mandatory" if p.name in MANDATORY else "advisory")
         lines.append(f"| `{p.name}` | {p.calls} | {types} | {p.rule} | {kind} | {source} |")
     return "\n".join(lines)

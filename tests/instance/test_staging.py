@@ -327,9 +327,9 @@ def test_the_hub_token_is_the_secrets_text_or_its_json_token(value: str, token: 
 
 
 @pytest.mark.parametrize(("value", "message"), [
-    (json.dumps({"hf_token": TOKEN}), 'the secret gpulease/hf-token is a JSON object without a "token" text field '
-                                      '(keys: hf_token)'),
-    (json.dumps({"token": 5}), 'without a "token" text field'),
+    (json.dumps({"hf_token": TOKEN}), 'the secret gpulease/hf-token is a JSON object with 1 key(s), missing: "token"; '
+                                      'accepted: the token as the secret\'s text, or {"token": "hf_..."}'),
+    (json.dumps({"token": 5}), 'a JSON object with 1 key(s), its "token" is not a non-empty text;'),
     (json.dumps([TOKEN]), "the secret gpulease/hf-token holds JSON list"),
     (f"token = {TOKEN}", "the secret gpulease/hf-token holds more than one word"),
 ])
@@ -338,6 +338,17 @@ def test_a_hub_token_secret_in_another_shape_is_refused_saying_what_is_accepted(
         staging.token_from_secret(value, "gpulease/hf-token")
     assert message in str(caught.value) and 'or {"token": "hf_..."}' in str(caught.value)
     assert TOKEN not in str(caught.value)
+
+
+def test_a_json_secret_without_a_token_never_shows_its_keys() -> None:
+    """A token pasted as a key (or a key with a newline or an escape sequence) must not reach the log."""
+    value = json.dumps({TOKEN: "x", "line\nbreak": 1, "\x1b[2Jclear": 2})
+    with pytest.raises(staging.StagingError) as caught:
+        staging.token_from_secret(value, "gpulease/hf-token")
+    message = str(caught.value)
+    assert message == ('the secret gpulease/hf-token is a JSON object with 3 key(s), missing: "token"; accepted: the '
+                       'token as the secret\'s text, or {"token": "hf_..."}')
+    assert TOKEN[:6] not in message and "\n" not in message and "\x1b" not in message
 
 
 def test_a_json_hub_token_secret_is_sent_as_its_token_to_the_hub_only(tmp_path: Path, hub: HubServer,
