@@ -140,7 +140,7 @@ def cancel_request(ec2: Any, rid: str, name: str, *, owner: str | None = None,
         if code in GONE_CODES:
             return confirm_gone(rid, name, code, owner, caller)
         raise _refused(name, rid, f"{code or 'no error code'}: {_flat(exc)}") from None
-    except BotoCoreError as exc:
+    except (BotoCoreError, Exception) as exc:  # noqa: BLE001 - any failure (a parse error too) keeps the instance
         raise _refused(name, rid, f"{type(exc).__name__}: {_flat(exc)}", "Run the operation again") from None
     states = {str(item.get("State")) for item in answer.get("CancelledSpotInstanceRequests") or []
               if item.get("SpotInstanceRequestId") == rid}
