@@ -118,7 +118,7 @@ def confirm_gone(rid: str, name: str, code: str, owner: str | None, caller: Call
                        "credentials of another account")
     try:
         account = caller()
-    except Exception as exc:  # noqa: BLE001 - any failure to tell the account refuses the delete
+    except Exception as exc:  # any failure to tell the account refuses the delete
         raise _refused(name, rid, f"{code}; sts get-caller-identity failed: {type(exc).__name__}: {_flat(exc)}") from None
     if account != owner:
         raise _refused(name, rid, f"{code} in account {account}, but the instance is in account {owner}: the "
@@ -131,7 +131,7 @@ def cancel_request(ec2: Any, rid: str, name: str, *, owner: str | None = None,
                    caller: Callable[[], str] | None = None) -> str:
     """Cancel ``rid``; what happened in one line. Raises ``SpotCancelRefusedError`` unless the request is ended, or
     gone from the instance's own account ``owner`` (``caller`` says which account the credentials are)."""
-    from botocore.exceptions import BotoCoreError, ClientError
+    from botocore.exceptions import ClientError
 
     try:
         answer = ec2.cancel_spot_instance_requests(SpotInstanceRequestIds=[rid])
@@ -140,7 +140,7 @@ def cancel_request(ec2: Any, rid: str, name: str, *, owner: str | None = None,
         if code in GONE_CODES:
             return confirm_gone(rid, name, code, owner, caller)
         raise _refused(name, rid, f"{code or 'no error code'}: {_flat(exc)}") from None
-    except (BotoCoreError, Exception) as exc:  # noqa: BLE001 - any failure (a parse error too) keeps the instance
+    except Exception as exc:  # any failure (a parse error too) keeps the instance
         raise _refused(name, rid, f"{type(exc).__name__}: {_flat(exc)}", "Run the operation again") from None
     states = {str(item.get("State")) for item in answer.get("CancelledSpotInstanceRequests") or []
               if item.get("SpotInstanceRequestId") == rid}
@@ -173,7 +173,7 @@ def cancel_before_delete(args: pulumi.ResourceHookArgs) -> None:
     try:
         session = SESSION(region)
         ec2 = ec2_client(session, region)
-    except Exception as exc:  # noqa: BLE001 - no credentials: the delete waits
+    except Exception as exc:  # no credentials: the delete waits
         raise _refused(name, rid, f"the stack's AWS credentials: {type(exc).__name__}: {_flat(exc)}") from None
 
     def caller() -> str:

@@ -41,7 +41,7 @@ def _instance_experiments(ec2: Any, instance_ids: list[str]) -> dict[str, str | 
                 for reservation in page.get("Reservations", []):
                     for inst in reservation.get("Instances", []):
                         found[inst["InstanceId"]] = _tags(inst).get(v.TAG_EXPERIMENT)
-        except Exception:  # noqa: BLE001 - unknown: the request counts as the parked runs' (fail closed)
+        except Exception:  # unknown: the request counts as the parked runs' (fail closed)
             continue
     return found
 

@@ -13,7 +13,7 @@ from components.aws import spot_hook
 from components.aws_credentials import ProviderCredentials, provider_credentials
 from gpulease.core.errors import UserError
 from tests.support.inventory import IMAGE, REGION, MotoAws
-from tests.support.specs import experiment, render_experiment
+from tests.support.specs import experiment
 
 OTHER = "111111111111"
 ROLE = f"arn:aws:iam::{OTHER}:role/deployer"
@@ -25,7 +25,7 @@ def test_the_provider_keys_are_read_as_the_engine_or_the_stack_file_gives_them()
     assert provider_credentials({"aws:profile": "research-account"}, SOURCE).profile == "research-account"
     keys = provider_credentials({"aws:accessKey": "AKIA1", "aws:secretKey": "s", "aws:token": "t"}, SOURCE)
     assert (keys.access_key, keys.secret_key, keys.token) == ("AKIA1", "s", "t")
-    one = provider_credentials({"aws:assumeRole": '{"roleArn": "%s", "externalId": "x"}' % ROLE}, SOURCE)
+    one = provider_credentials({"aws:assumeRole": f'{{"roleArn": "{ROLE}", "externalId": "x"}}'}, SOURCE)
     chain = provider_credentials({"aws:assumeRoles": [{"roleArn": ROLE}, {"roleArn": ROLE, "sessionName": "s"}]}, SOURCE)
     assert one.roles == ({"roleArn": ROLE, "externalId": "x"},) and len(chain.roles) == 2
 
