@@ -8,6 +8,8 @@ from typing import Any
 import pulumi
 from pulumi.runtime import config as runtime_config
 
+from components.aws.spot_hook import register_program_hook
+from components.aws_credentials import provider_credentials
 from components.experiment import GpuExperiment
 from components.image_bake import BAKED_IMAGE_OUTPUT
 from components.spec.load import CONFIG_NAMESPACE, PROJECT_KEY, load_stack_spec
@@ -41,6 +43,12 @@ def main(config: dict[str, Any] | None = None, source: str | None = None) -> Non
         given = gpulease_config() if config is None else config
         spec = load_stack_spec(stack, {**given, PROJECT_KEY: pulumi.get_project()},
                                source=source or f"stacks/Pulumi.{stack}.yaml")
+        if spec.cloud == "aws":  # the kit's own cancels use the provider's credentials, or nothing: one line
+            provider_credentials({**runtime_config.get_config_env(), **runtime_config.CONFIG.get()},
+                                 source or f"stacks/Pulumi.{stack}.yaml")
+        # The spot instances' delete hook, by its one stable name, in every program (any cloud, any market): the
+        # engine fails the delete of a resource whose hook the running program did not register.
+        register_program_hook()
         experiment = GpuExperiment(spec)
     except UserError as exc:
         # A user mistake: one message, no traceback, nothing registered.

@@ -73,16 +73,10 @@ def replacement_options(*, from_family: bool) -> dict:
 
 
 def delete_hooks(exp: ExperimentParts) -> pulumi.ResourceHookBinding | None:
-    """A spot instance's ``before_delete`` hook (one-time or persistent: the same name either way, so a replacement
-    that turns ``spot.recover`` on or off still finds the old instance's hook); None on-demand."""
-    return spot_hooks(exp.name, exp.ctx.region) if exp.spec.market == "spot" else None
-
-
-def retire_instance(exp: ExperimentParts) -> None:
-    """An experiment without an instance (``phase: parked``): its spot instance's hook stays registered, so the
-    engine, deleting the instance that left the program, still runs it by name (``spot_hook``)."""
-    if exp.spec.market == "spot":
-        spot_hooks(exp.name, exp.ctx.region)
+    """A spot instance's ``before_delete`` hook: the program's one stable hook (``spot_hook.HOOK_NAME``), which
+    every gpulease program registers whatever it holds, so an instance that leaves the program, is renamed or turns
+    on-demand is still served by name; None on-demand (no request to cancel)."""
+    return spot_hooks() if exp.spec.market == "spot" else None
 
 
 class AwsInstance:
@@ -104,7 +98,7 @@ class AwsInstance:
         return ami.id
 
     def retire_instance(self, exp: ExperimentParts) -> None:
-        retire_instance(exp)
+        """Nothing to keep for a parked experiment: the program registers the delete hook by its stable name."""
 
     def create_instance(self, exp: ExperimentParts, launch: Launch) -> aws.ec2.Instance:
         """The deadline is its own schedule (``lifetime``), not a property of the instance."""

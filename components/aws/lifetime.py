@@ -36,8 +36,9 @@ from gpulease.core import vocabulary as v
 CANCEL_LEAD = timedelta(minutes=2)
 """How long before the termination the persistent request is cancelled: termination must never come first (it
 re-opens the request), and the schedule's retries get this long before it does."""
-REQUEST_TAGS = (v.TAG_MANAGED_BY, v.TAG_STACK, v.TAG_EXPIRES_AT)
-"""The instance's tags the spot request carries too (what ``gpulease ls`` and ``reap`` judge it by)."""
+REQUEST_TAGS = (v.TAG_MANAGED_BY, v.TAG_STACK, v.TAG_EXPERIMENT, v.TAG_EXPIRES_AT)
+"""The instance's tags the spot request carries too (what ``gpulease ls`` and ``reap`` judge it by, and the
+experiment, by which ``gpulease up`` cancels only the requests of the runs it parks)."""
 RETRY_POLICY = {"maximum_event_age_in_seconds": 86400, "maximum_retry_attempts": 185}
 
 

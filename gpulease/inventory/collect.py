@@ -111,8 +111,32 @@ def list_spot_requests(ec2: Any, region: str) -> list[SpotRequest]:
         )
         if is_managed(request.deciding_tags) or request.request_type == "persistent":
             found.append(request)
+    found += cancelled_leftovers(ec2, region)
     # The dangerous ones first: a persistent request whose instance is gone.
     return sorted(found, key=lambda r: not r.orphaned)
+
+
+def cancelled_leftovers(ec2: Any, region: str) -> list[SpotRequest]:
+    """Cancelled requests managed by their own tags whose instance still runs without gpulease tags: what a
+    re-opened persistent request launched before it was cancelled ("Canceling a Spot Instance request does not
+    terminate the instance", CancelSpotInstanceRequests). No listing of instances finds it (it has no tags), so it is
+    found through its request."""
+    filters = [*managed_filter(), {"Name": "state", "Values": ["cancelled"]}]
+    raws = [raw for raw in pages(ec2, "describe_spot_instance_requests", "SpotInstanceRequests", Filters=filters)
+            if raw.get("State") == "cancelled" and raw.get("SpotInstanceRequestId") and raw.get("InstanceId")]
+    held = instances_by_id(ec2, sorted({raw["InstanceId"] for raw in raws}))
+    found = []
+    for raw in raws:
+        state, instance_tags = held.get(raw["InstanceId"], ("gone", {}))
+        tags = tags_from_list(raw.get("Tags"))
+        if state not in LIVE_INSTANCE_STATES or is_managed(instance_tags) or not is_managed(tags):
+            continue
+        found.append(SpotRequest(id=raw["SpotInstanceRequestId"], region=region, state="cancelled",
+                                 instance_id=raw["InstanceId"], create_time=raw.get("CreateTime"), tags=tags,
+                                 request_type=raw.get("Type", ""), status_code=(raw.get("Status") or {}).get("Code"),
+                                 interruption=raw.get("InstanceInterruptionBehavior"), instance_state=state,
+                                 instance_tags=instance_tags))
+    return found
 
 
 def instances_by_id(ec2: Any, ids: list[str]) -> dict[str, tuple[str, dict[str, str]]]:

@@ -261,6 +261,17 @@ def decide_spot_requests(
         tags = request.deciding_tags
         if request.id in cancelled or not is_managed(tags):
             continue
+        if request.state == "cancelled":
+            # Cancelled already, its untagged instance still runs (collect.cancelled_leftovers): a leftover, ended
+            # once the request's deadline plus the grace period has passed.
+            expired, why = expiry_check(tags, settings)
+            request_decisions.append(Decision(request, KEEP, f"cancelled, but its instance {request.instance_id} "
+                                              f"(no gpulease tags, launched by it) still runs: a leftover; {why}"))
+            holder = Instance(request.instance_id or "", request.region, request.instance_state or "", "", "spot",
+                              None, request.id, dict(request.tags))
+            amended.append(Decision(holder, TERMINATE if expired else KEEP,
+                                    f"leftover of cancelled managed spot request {request.id}, judged by its tags: {why}"))
+            continue
         holds = request.instance_id in live_ids or (request.instance_state is not None and not request.instance_gone)
         if holds and request.instance_id not in live_ids and request.managed_by_tags_of == "request" \
                 and not is_managed(request.instance_tags):

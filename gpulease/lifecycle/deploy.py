@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.aws_credentials import ProviderCredentials, provider_credentials
 from components.spec.load import CONFIG_NAMESPACE, EXPERIMENT_KEY, StackSpec, load_stack_spec
 from gpulease.core import inputfile
 from gpulease.core.errors import UserError
@@ -42,6 +43,8 @@ class Stack:
     spec: StackSpec
     region: str
     config_file: str | None = None
+    credentials: ProviderCredentials = field(default_factory=ProviderCredentials)
+    """The AWS provider's credentials (``aws:profile``, keys, roles), for the kit's own calls beside the engine."""
 
 
 def load(stack: str) -> Stack:
@@ -63,7 +66,9 @@ def load(stack: str) -> Stack:
     doc = inputfile.load_yaml_document(path, what="stack file").data
     # A stack of the user's folder: pulumi runs in the kit's folder and reads this file's config
     # (`pulumi up --config-file`), so the file stays where the user keeps it.
-    return Stack(stack, path, dict(doc), spec, region, config_file=None if kit else str(path.resolve()))
+    creds = provider_credentials(config, str(path)) if spec.cloud == "aws" else ProviderCredentials()
+    return Stack(stack, path, dict(doc), spec, region, config_file=None if kit else str(path.resolve()),
+                 credentials=creds)
 
 
 def default_backend() -> StackBackend:
@@ -208,18 +213,20 @@ def up(stack: str, progress: Progress, *, wait_minutes: float = READY_MINUTES, w
                                  f"(`gpulease plan {stack}` shows why)")
     backend = BACKEND()
     result = UpResult(stack)
-    parking = spot_requests.parks_spot_on_aws(st.spec.cloud, st.spec.experiments)
+    parking = spot_requests.parked_spot_experiments(st.spec.cloud, st.spec.experiments)
     if parking:
-        # Parking removes the instance: its request is cancelled first (the instance's delete hook does the same).
-        with progress.step("cancel the stack's spot requests") as record:
+        # Parking removes the instance: its request is cancelled first (the instance's delete hook does the same);
+        # only the parked experiments' requests, the other runs keep theirs.
+        with progress.step("cancel the parked experiments' spot requests") as record:
             try:
-                record.detail = ", ".join(spot_requests.cancel_before_parking(stack, st.region)) or "none open"
+                record.detail = ", ".join(spot_requests.cancel_before_parking(
+                    stack, st.region, st.credentials, parking)) or "none open"
             except spot_requests.SpotRequestError as exc:
                 raise DeployError(str(exc)) from None
     deploy(st, backend, progress, result, refresh=refresh)
     if parking:
         try:
-            spot_requests.check_none_open(stack, st.region, "parked")
+            spot_requests.check_none_open(stack, st.region, "parked", st.credentials, parking)
         except spot_requests.SpotRequestError as exc:
             raise DeployError(str(exc)) from None
     result.outputs = _instance_outputs(backend.outputs(stack))

@@ -20,11 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.aws_credentials import ProviderCredentials, bounded_config, session
 from gpulease.core import vocabulary as v
 from gpulease.ephemeral.backend import StackBackend, StackMissingError
 from gpulease.ephemeral.progress import Progress
 from gpulease.lifecycle import deploy, verdict
-from gpulease.lifecycle.spot_requests import aws_cancel_spot_requests, aws_open_spot_requests, owned
+from gpulease.lifecycle.spot_requests import aws_open_spot_requests, cancel_with_strays, owned
 
 VOLUME_WAIT_SECONDS = 300
 """How long ``--all`` waits for the data disk to detach after the instance is gone (EC2 detaches on terminate)."""
@@ -105,15 +106,14 @@ def recovers_on_aws(st: deploy.Stack) -> bool:
     return st.spec.cloud == "aws" and any(e.spot.recover for e in st.spec.experiments)
 
 
-def aws_clients(region: str) -> tuple[Any, Any]:
-    import boto3
-    from botocore.config import Config
+def aws_clients(region: str, creds: ProviderCredentials) -> tuple[Any, Any]:
+    """EC2 and S3 with the stack's AWS provider credentials (``components.aws_credentials``), bounded."""
+    found = session(creds, region)
+    config = bounded_config()
+    return found.client("ec2", region_name=region, config=config), found.client("s3", region_name=region, config=config)
 
-    config = Config(connect_timeout=5, read_timeout=30, retries={"mode": "standard", "max_attempts": 4})
-    return boto3.client("ec2", region_name=region, config=config), boto3.client("s3", region_name=region, config=config)
 
-
-CLIENTS: Callable[[str], tuple[Any, Any]] = aws_clients
+CLIENTS: Callable[[str, ProviderCredentials], tuple[Any, Any]] = aws_clients
 
 
 def stays(st: deploy.Stack, found: verdict.Verdict) -> list[dict[str, Any]]:
@@ -137,6 +137,9 @@ def down(stack: str, progress: Progress, *, remove_all: bool, backend: StackBack
         outputs = {}
     bucket = outputs.get("bucket") if isinstance(outputs.get("bucket"), str) else None
     volumes = [str(e["dataVolumeId"]) for e in _experiments(outputs) if e.get("dataVolumeId")]
+    tracked = {str(e["instanceId"]) for e in _experiments(outputs) if e.get("instanceId")}
+    tracked |= {str(n["instanceId"]) for e in _experiments(outputs) for n in e.get("nodes") or []
+                if isinstance(n, dict) and n.get("instanceId")}
     clients = None
     if remove_all:
         # Fail closed before anything is destroyed: what --all removes is found from the stack's outputs (gone
@@ -146,7 +149,7 @@ def down(stack: str, progress: Progress, *, remove_all: bool, backend: StackBack
                                 "never created), so --all cannot find what to remove; nothing was changed. Find "
                                 f"what is left with `gpulease ls --region {st.region}` and remove it there")
         if st.spec.cloud == "aws":
-            clients = CLIENTS(st.region)
+            clients = CLIENTS(st.region, st.credentials)
             try:
                 clients[1].list_buckets(MaxBuckets=1)
             except Exception as exc:
@@ -154,15 +157,17 @@ def down(stack: str, progress: Progress, *, remove_all: bool, backend: StackBack
                                     f"the bucket ({type(exc).__name__}); nothing was changed") from None
     requests = recovers_on_aws(st)
     if requests:
-        clients = clients or CLIENTS(st.region)
+        clients = clients or CLIENTS(st.region, st.credentials)
         with progress.step("cancel the stack's spot requests") as record:
             try:
-                cancelled = aws_cancel_spot_requests(clients[0], stack)
+                cancelled, ended = cancel_with_strays(clients[0], stack, tracked)
             except Exception as exc:
                 raise TeardownError(f"stack {stack!r}: cancelling its spot requests failed ({type(exc).__name__}: "
                                     f"{' '.join(str(exc).split())[:300]}); nothing was destroyed (gpulease down "
                                     "again)") from None
             record.detail = ", ".join(cancelled) or "none open"
+            if ended:
+                record.detail += f"; terminated {', '.join(ended)} (launched by them, not the stack's)"
     with progress.step("pulumi destroy") as record:
         try:
             backend.destroy(stack, lambda line: progress.line("pulumi", line), progress.resource)
@@ -194,7 +199,7 @@ def down(stack: str, progress: Progress, *, remove_all: bool, backend: StackBack
         result.commands = [f"aliyun ecs DeleteDisk --DiskId {x}" for x in volumes]
         result.commands += [f"ossutil rm -r -f --all-versions oss://{bucket}/ && ossutil rm oss://{bucket} -b"] if bucket else []
         return result
-    ec2, s3 = clients or CLIENTS(st.region)
+    ec2, s3 = clients or CLIENTS(st.region, st.credentials)
     with progress.step("remove the disk and the bucket"):
         for volume in volumes:
             result.removed.append(aws_remove_volume(ec2, volume, stack))

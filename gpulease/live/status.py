@@ -231,7 +231,8 @@ def _manifest_summary(manifest: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-INTERRUPTION_KEYS = ("kind", "stoppedAt", "resumedAt", "stoppedSeconds", "resumedFromStep", "previousInstance")
+INTERRUPTION_KEYS = ("kind", "stoppedAt", "resumedAt", "stoppedSeconds", "resumedFromStep", "previousInstance",
+                     "inconsistent")
 INTERRUPTION_KINDS = ("spot-reclaim", "new-instance")
 """``instance/manifest.py``: the same instance stopped and started again, or another instance on the same disk."""
 INTERRUPTIONS_KEPT = 50
@@ -243,24 +244,62 @@ def _count(value: Any) -> int | None:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e12 else None
 
 
+INTERRUPTION_TEXT_MAX = 64
+"""The longest ``stoppedAt``/``resumedAt`` kept (an RFC 3339 time is 20 to 35 characters); longer is cut."""
+INTERRUPTION_ID_MAX = 128
+MAX_STOPPED_SECONDS = int(v.MAX_RUNTIME_HOURS_CAP * 3600)
+"""A stop longer than the longest deadline the kit gives (168 h) cannot be one of its experiment's."""
+
+
+def _text(value: Any, limit: int) -> str | None:
+    return value[:limit] if isinstance(value, str) and value else None
+
+
+def _moment(value: str | None) -> datetime | None:
+    try:
+        return v.parse_rfc3339(value) if value else None
+    except ValueError:
+        return None
+
+
+def inconsistency(item: dict[str, Any], stopped_at: str | None, resumed_at: str | None) -> str | None:
+    """Why an interruption record cannot be true, or None: a stop beyond the runtime cap or negative, or a resume
+    before the stop."""
+    seconds = item.get("stoppedSeconds")
+    if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds == seconds:
+        if seconds < 0:
+            return "a negative stopped time"
+        if seconds > MAX_STOPPED_SECONDS:
+            return f"stopped longer than {v.MAX_RUNTIME_HOURS_CAP:g} h, the longest runtime"
+    stopped, resumed = _moment(stopped_at), _moment(resumed_at)
+    if stopped is not None and resumed is not None and resumed < stopped:
+        return "resumed before it stopped"
+    return None
+
+
 def interruptions_view(from_manifest: Any, from_heartbeat: Any) -> list[dict[str, Any]]:
     """Each stop of the instance and its start again: when it stopped, when it resumed, how long it was stopped,
     the step the job resumed from; for a new instance on the same disk (``kind: new-instance``) the one before it
-    and when that one last wrote the job's files there (its ``stoppedAt``, unknown in older records). The heartbeat's list when it knows more (it is newer than the manifest, which
-    is written when the job starts), else the manifest's; anything that is not such a record is left out."""
+    and when that one last wrote the job's files there (its ``stoppedAt``, unknown in older records). The heartbeat's
+    list when it knows more (it is newer than the manifest, which is written when the job starts), else the
+    manifest's; anything that is not such a record is left out. Every text is cut to a bounded length; a record that
+    cannot be true (``inconsistency``) says why in ``inconsistent`` and carries no times."""
     lists = [found for found in (from_heartbeat, from_manifest) if isinstance(found, list)]
     chosen = max(lists, key=len) if lists else []
     out = []
     for item in chosen[-INTERRUPTIONS_KEPT:]:
         if not isinstance(item, dict):
             continue
-        previous = item.get("previousInstance")
+        stopped_at = _text(item.get("stoppedAt"), INTERRUPTION_TEXT_MAX)
+        resumed_at = _text(item.get("resumedAt"), INTERRUPTION_TEXT_MAX)
+        wrong = inconsistency(item, stopped_at, resumed_at)
         out.append({"kind": item.get("kind") if item.get("kind") in INTERRUPTION_KINDS else None,
-                    "stoppedAt": item.get("stoppedAt") if isinstance(item.get("stoppedAt"), str) else None,
-                    "resumedAt": item.get("resumedAt") if isinstance(item.get("resumedAt"), str) else None,
-                    "stoppedSeconds": _count(item.get("stoppedSeconds")),
+                    "stoppedAt": None if wrong else stopped_at,
+                    "resumedAt": None if wrong else resumed_at,
+                    "stoppedSeconds": None if wrong else _count(item.get("stoppedSeconds")),
                     "resumedFromStep": _count(item.get("resumedFromStep")),
-                    "previousInstance": previous[:128] if isinstance(previous, str) and previous else None})
+                    "previousInstance": _text(item.get("previousInstance"), INTERRUPTION_ID_MAX),
+                    "inconsistent": wrong})
     return out
 
 

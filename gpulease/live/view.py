@@ -107,6 +107,9 @@ def interruptions_line(found: list[dict[str, Any]], left_out: int = 0) -> str:
     parts = []
     for item in found[-INTERRUPTIONS_SHOWN:]:
         step = item.get("resumedFromStep")
+        if item.get("inconsistent"):
+            parts.append(f"inconsistent record ({item['inconsistent']})")
+            continue
         if item.get("kind") == "new-instance" and item.get("stoppedAt") is None:
             stop = "when it stopped is not known"
         else:

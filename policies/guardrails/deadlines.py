@@ -77,10 +77,13 @@ def _named_ids(data: Mapping[str, Any] | None, key: str) -> list[str] | None:
     return [str(i) for i in ids] if isinstance(ids, list) else [str(ids)]
 
 
-def _cancel_input_problem(data: Mapping[str, Any] | None, own: Any) -> str | None:
+def _cancel_input_problem(data: Mapping[str, Any] | None, own: Any, own_readable: bool = True) -> str | None:
     """Why a cancelling schedule's input does not cancel exactly the unit's own request, or None. The input is the
     call's parameters (botocore ``CancelSpotInstanceRequests``: ``SpotInstanceRequestIds``, and ``DryRun``, which
-    cancels nothing); unknown during a preview, when nothing is held against it."""
+    cancels nothing); unknown during a preview, when nothing is held against it. ``own_readable``: the unit's
+    properties hold its request's id (an instance's ``spotInstanceRequestId``); then an empty or unknown one leaves
+    a literal id in the input unconfirmed. A spot request's own id is not among its properties (the analyzer hands
+    no resource id), so for it a literal is not held against it."""
     if data is None:
         return None
     accepted = (f"accepted: exactly {{\"{REQUEST_IDS}\": [\"{own if isinstance(own, str) and own else '<its request id>'}"
@@ -97,6 +100,12 @@ def _cancel_input_problem(data: Mapping[str, Any] | None, own: Any) -> str | Non
                 f"a spot request; {accepted}, or the spot options on the instance itself")
     if not (isinstance(ids, list) and len(ids) == 1 and isinstance(ids[0], str) and REQUEST_ID.match(ids[0])):
         return f"its input names {REQUEST_IDS}={ids!r}, not one spot request id (sir-...); {accepted}"
+    if own_readable and not (isinstance(own, str) and own):
+        # The unit's own id is empty or unknown here (a launch template's market options, offline): a literal id in
+        # the input is then confirmable no more than [""] is, and may be another instance's request.
+        return (f"its input names {ids[0]}, but this unit's own request id is {'empty' if own == '' else 'not known'} "
+                "here, so the cancel cannot be confirmed as its request's; "
+                f"{accepted}, or the spot options on the instance itself")
     if isinstance(own, str) and own and ids[0] != own:
         return f"its input names {ids[0]}, not this unit's request {own}; {accepted}"
     return None
@@ -230,7 +239,7 @@ class Stoppers:
         own = read(unit.resource.props, OWN_REQUEST.get(unit.resource.type, "spotInstanceRequestId"))
         covering = []
         for sched, data in self._covering(unit, d, self._cancel_count(d)):
-            wrong = _cancel_input_problem(data, own)
+            wrong = _cancel_input_problem(data, own, own_readable=unit.resource.type != rt.AWS_SPOT_REQUEST)
             if wrong:
                 verdict.late.append(f"{sched.name}: {wrong}")
             else:

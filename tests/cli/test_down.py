@@ -50,7 +50,7 @@ def deployed(aws, review, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     backend = RecordingBackend(stacks={STACK: StackInfo(STACK)},
                                outputs_by_stack={STACK: {**OUTPUTS, "dataVolumeId": volume, "bucket": BUCKET}})
     monkeypatch.setattr(deploy, "BACKEND", lambda: backend)
-    monkeypatch.setattr(teardown, "CLIENTS", lambda region: (ec2, s3))
+    monkeypatch.setattr(teardown, "CLIENTS", lambda region, creds: (ec2, s3))
     return {"backend": backend, "volume": volume, "ec2": ec2, "s3": s3}
 
 
@@ -155,8 +155,29 @@ def test_down_cancels_the_stack_s_spot_requests_before_the_destroy(deployed, cap
 def test_down_fails_when_a_spot_request_is_still_open_after_the_destroy(deployed, monkeypatch, capsys):
     ec2 = deployed["ec2"]
     ours = _spot_request(ec2)
-    monkeypatch.setattr(teardown, "aws_cancel_spot_requests", lambda client, stack: [])  # a cancel that did nothing
+    monkeypatch.setattr(teardown, "cancel_with_strays", lambda client, stack, tracked: ([], []))  # a cancel that did nothing
     assert main(["down", STACK]) == 1
     err = capsys.readouterr().err
     assert f"stack {STACK!r}: destroyed, but its spot request(s) {ours} are still open and may launch an instance" in err
     assert f"aws ec2 cancel-spot-instance-requests --region us-east-1 --spot-instance-request-ids {ours}" in err
+
+
+def _held_by(ec2: Any, rid: str) -> str:
+    [held] = ec2.describe_spot_instance_requests(SpotInstanceRequestIds=[rid])["SpotInstanceRequests"]
+    return held["InstanceId"]
+
+
+def _state(ec2: Any, instance: str) -> str:
+    return ec2.describe_instances(InstanceIds=[instance])["Reservations"][0]["Instances"][0]["State"]["Name"]
+
+
+def test_down_terminates_what_a_re_opened_request_launched_outside_the_stack(deployed, capsys):
+    """A persistent request whose instance was terminated outside the kit re-opened and launched an untagged one:
+    down cancels the request and terminates that instance; the instance the stack tracks is left to the destroy."""
+    ec2, backend = deployed["ec2"], deployed["backend"]
+    tracked_request, stray_request = _spot_request(ec2), _spot_request(ec2)
+    tracked, stray = _held_by(ec2, tracked_request), _held_by(ec2, stray_request)
+    backend.outputs_by_stack[STACK] = {**backend.outputs_by_stack[STACK], "instanceId": tracked}
+    assert main(["down", STACK, "--json"]) == 0
+    assert _live(ec2) == []
+    assert (_state(ec2, stray), _state(ec2, tracked)) == ("terminated", "running")

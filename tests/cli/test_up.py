@@ -269,7 +269,7 @@ def test_parking_cancels_the_stack_s_spot_requests_before_the_update(passing_rev
 
     stack = _parked_stack(tmp_path, monkeypatch)
     ec2 = aws.client("ec2")
-    monkeypatch.setattr(spot_requests, "CLIENT", lambda region: ec2)
+    monkeypatch.setattr(spot_requests, "CLIENT", lambda region, creds: ec2)
     ours, theirs = _spot_request(ec2, stack), _spot_request(ec2, "someone-else")
     seen: list[list[str]] = []
     real_up = backend.up
@@ -289,8 +289,8 @@ def test_parking_fails_when_a_request_is_still_open_after_the_update(passing_rev
 
     stack = _parked_stack(tmp_path, monkeypatch)
     ec2 = aws.client("ec2")
-    monkeypatch.setattr(spot_requests, "CLIENT", lambda region: ec2)
-    monkeypatch.setattr(spot_requests, "aws_cancel_spot_requests", lambda client, stack: [])  # a cancel that did nothing
+    monkeypatch.setattr(spot_requests, "CLIENT", lambda region, creds: ec2)
+    monkeypatch.setattr(spot_requests, "aws_cancel_spot_requests", lambda client, stack, experiments=None: [])  # a cancel that did nothing
     ours = _spot_request(ec2, stack)
     assert main(["up", stack]) == 1
     err = capsys.readouterr().err.strip().splitlines()[-1]
@@ -304,7 +304,7 @@ def test_parking_refuses_to_deploy_when_the_cancel_fails(passing_review, backend
 
     stack = _parked_stack(tmp_path, monkeypatch)
 
-    def broken(region: str) -> Any:
+    def broken(region: str, creds: Any) -> Any:
         raise RuntimeError("no credentials")
 
     monkeypatch.setattr(spot_requests, "CLIENT", broken)
@@ -313,3 +313,65 @@ def test_parking_refuses_to_deploy_when_the_cancel_fails(passing_review, backend
         "gpulease: stack 'parked': cancelling its spot requests before parking failed (RuntimeError: no "
         "credentials); nothing was deployed (gpulease up again)")
     assert "up" not in backend.ops()
+
+
+SWEEP = {"config": {"aws:region": "us-east-1", "gpulease:sweep": {
+    "base": {"name": "lora-rank", "owner": "alice@example.com", "project": "llm-finetune", "costCenter": "ml-research",
+             "budgetUsd": 120, "gpu": {"gpuMemoryGb": 24}, "maxRuntimeHours": 6,
+             "ssh": {"allowedCidrs": ["203.0.113.7/32"], "keyName": "alice-laptop"},
+             "dataDisk": {"sizeGb": 100, "retain": True},
+             "checkpoints": {"prefix": "sweeps/lora-rank/", "intervalMinutes": 20}},
+    "runs": [{"name": "r8", "overrides": {"phase": "parked"}}, {"name": "r16", "overrides": {"tags": {"lora-rank": "16"}}}]}}}
+
+
+def _sweep_request(ec2: Any, experiment: str | None, *, instance_of: str | None = None) -> str:
+    """A live persistent request of stack ``sw``: tagged with its experiment (what the stack's tags give it now), or,
+    made before it carried one, held by an instance tagged with ``instance_of``."""
+    from gpulease.core import vocabulary as v
+    from tests.support.inventory import IMAGE
+    tags = [{"Key": v.TAG_MANAGED_BY, "Value": v.MANAGED_BY_VALUE}, {"Key": v.TAG_STACK, "Value": "sw"}]
+    if experiment:
+        tags.append({"Key": v.TAG_EXPERIMENT, "Value": experiment})
+    rid = ec2.request_spot_instances(
+        InstanceCount=1, Type="persistent", InstanceInterruptionBehavior="stop",
+        LaunchSpecification={"ImageId": IMAGE, "InstanceType": "g5.xlarge"},
+        TagSpecifications=[{"ResourceType": "spot-instances-request", "Tags": tags}])["SpotInstanceRequests"][0][
+        "SpotInstanceRequestId"]
+    if instance_of:
+        [held] = [r["InstanceId"] for r in ec2.describe_spot_instance_requests(SpotInstanceRequestIds=[rid])[
+            "SpotInstanceRequests"]]
+        ec2.create_tags(Resources=[held], Tags=[{"Key": v.TAG_EXPERIMENT, "Value": instance_of}])
+    return rid
+
+
+def test_parking_one_sweep_run_cancels_only_that_runs_requests(passing_review, backend, aws, tmp_path, monkeypatch):
+    """r8 parked, r16 training on spot: r8's requests (by their own tag, or an older one's by its instance's) are
+    cancelled, r16's keep recovering."""
+    from gpulease.lifecycle import spot_requests
+
+    (tmp_path / "Pulumi.sw.yaml").write_text(yaml.safe_dump(SWEEP))
+    monkeypatch.chdir(tmp_path)
+    ec2 = aws.client("ec2")
+    monkeypatch.setattr(spot_requests, "CLIENT", lambda region, creds: ec2)
+    r8, r8_old = _sweep_request(ec2, "lora-rank-r8"), _sweep_request(ec2, None, instance_of="lora-rank-r8")
+    r16, r16_old = _sweep_request(ec2, "lora-rank-r16"), _sweep_request(ec2, None, instance_of="lora-rank-r16")
+    assert main(["up", "sw", "--no-wait", "--json"]) == 0
+    assert _live(ec2) == sorted([r16, r16_old])
+    assert r8 not in _live(ec2) and r8_old not in _live(ec2)
+
+
+def test_the_after_check_of_a_sweep_parking_names_only_the_parked_runs_requests(passing_review, backend, aws, tmp_path,
+                                                                                 monkeypatch, capsys):
+    from gpulease.lifecycle import spot_requests
+
+    (tmp_path / "Pulumi.sw.yaml").write_text(yaml.safe_dump(SWEEP))
+    monkeypatch.chdir(tmp_path)
+    ec2 = aws.client("ec2")
+    monkeypatch.setattr(spot_requests, "CLIENT", lambda region, creds: ec2)
+    monkeypatch.setattr(spot_requests, "aws_cancel_spot_requests", lambda client, stack, experiments=None: [])
+    r8, r16 = _sweep_request(ec2, "lora-rank-r8"), _sweep_request(ec2, "lora-rank-r16")
+    assert main(["up", "sw", "--no-wait"]) == 1
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"gpulease: stack 'sw': parked, but its spot request(s) {r8} are still open and may launch an instance; "
+        f"cancel them: aws ec2 cancel-spot-instance-requests --region us-east-1 --spot-instance-request-ids {r8}")
+    assert r16 in _live(ec2)

@@ -314,7 +314,7 @@ def test_turning_recovery_off_or_on_replaces_the_instance_and_keeps_the_disk(pat
     gained, lost = request_parts(after) - request_parts(before), request_parts(before) - request_parts(after)
     names = [n for n in after.outputs["experiments"]]
     expected = {f"{n}-{part}" for n in names for part in ("spot-cancel", "cancel-own-spot-request")} | {
-        f"{n}-spot-request-{key}" for n in names for key in ("managed-by", "stack", "expires-at")}
+        f"{n}-spot-request-{key}" for n in names for key in ("managed-by", "stack", "experiment", "expires-at")}
     assert (gained, lost) == ((expected, set()) if on else (set(), expected)), summary(changes)
     for name in names:
         cancels = [s for s in after.of_type(SCHEDULE) if s.inputs["target"]["arn"] == CANCEL]

@@ -294,3 +294,34 @@ def test_the_calls_filters_and_paginator_are_those_of_botocores_ec2_model(aws):
         "DryRun", "SpotInstanceRequestIds"}
     ec2 = aws.client("ec2")
     assert ec2.can_paginate("describe_spot_instance_requests") and ec2.can_paginate("describe_instances")
+
+
+def _instance_state(ec2: Any, instance: str) -> str:
+    return ec2.describe_instances(InstanceIds=[instance])["Reservations"][0]["Instances"][0]["State"]["Name"]
+
+
+def test_a_cancelled_managed_request_whose_untagged_instance_runs_is_a_leftover(aws, capsys):
+    """What a re-opened persistent request launched before `down` cancelled it: the request is cancelled, its
+    instance has no gpulease tags, so only the request finds it. Listed, and reaped by the request's tags past its
+    deadline (moto drops a cancelled request from its listing, so the state is set on moto's record)."""
+    ec2 = aws.client("ec2")
+    old, old_instance = request(ec2, tags(expires=PAST))
+    young, young_instance = request(ec2, tags(expires=FUTURE))
+    for rid in (old, young):
+        moto_request(rid).state = "cancelled"
+
+    inv = collect_region(aws.clients(), REGION, buckets=False)
+    found = {r.id: r for r in inv.spot_requests}
+    assert {rid: (found[rid].state, found[rid].instance_id, found[rid].instance_state) for rid in (old, young)} == {
+        old: ("cancelled", old_instance, "running"), young: ("cancelled", young_instance, "running")}
+
+    report = sweep(aws.clients(), [REGION], ReapSettings(now=NOW, execute=True))
+    outcomes = {o.id: o for o in report.outcomes}
+    assert (outcomes[old_instance].action, outcomes[old_instance].status) == (TERMINATE, DONE)
+    assert outcomes[old_instance].reason.startswith(f"leftover of cancelled managed spot request {old}, judged by its "
+                                                    "tags: expired at ")
+    assert outcomes[young_instance].action == KEEP
+    assert outcomes[old].reason.startswith(f"cancelled, but its instance {old_instance} (no gpulease tags, launched by "
+                                           "it) still runs: a leftover; expired at ")
+    assert (_instance_state(ec2, old_instance), _instance_state(ec2, young_instance)) in (
+        ("shutting-down", "running"), ("terminated", "running"))

@@ -155,7 +155,8 @@ def test_status_shows_each_interruption_when_how_long_and_the_step_it_resumed_fr
     _put(running, "heartbeat", {"interruptions": [*STOPS, "not a record"]})
     assert main(["status", STACK, "--outputs", running["outputs"], "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["interruptions"] == [{**stop, "kind": None, "previousInstance": None} for stop in STOPS]
+    assert doc["interruptions"] == [{**stop, "kind": None, "previousInstance": None, "inconsistent": None}
+                                    for stop in STOPS]
     assert doc["spotRequest"]["requestId"] == "sir-0abc1234" and doc["spotRequest"]["cancelled"] is True
     monkeypatch.setenv("COLUMNS", "200")
     assert main(["status", STACK, "--outputs", running["outputs"]]) == 0
@@ -175,7 +176,8 @@ def test_a_new_instance_on_the_same_disk_shows_when_how_long_and_the_step(runnin
              "resumedAt": "2026-12-01T01:00:00Z", "resumedFromStep": None}
     _put(running, "manifest", {"interruptions": [older, NEW_INSTANCE]})
     assert main(["status", STACK, "--outputs", running["outputs"], "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["interruptions"] == [older, NEW_INSTANCE]
+    assert json.loads(capsys.readouterr().out)["interruptions"] == [{**older, "inconsistent": None},
+                                                                    {**NEW_INSTANCE, "inconsistent": None}]
     monkeypatch.setenv("COLUMNS", "300")
     assert main(["status", STACK, "--outputs", running["outputs"]]) == 0
     out = " ".join(capsys.readouterr().out.split())
@@ -231,3 +233,37 @@ def test_a_short_interruptions_list_leaves_nothing_out(running, capsys) -> None:
     _put(running, "heartbeat", {"interruptions": STOPS})
     assert main(["status", STACK, "--outputs", running["outputs"], "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["interruptionsLeftOut"] == 0
+
+
+@pytest.mark.parametrize(("bad", "why"), [
+    ({"stoppedSeconds": 168 * 3600 + 1}, "stopped longer than 168 h, the longest runtime"),
+    ({"stoppedSeconds": -5}, "a negative stopped time"),
+    ({"resumedAt": "2026-12-01T01:59:59Z"}, "resumed before it stopped"),
+])
+def test_an_interruption_record_that_cannot_be_true_is_shown_as_inconsistent(running, capsys, monkeypatch, bad: dict,
+                                                                           why: str) -> None:
+    _put(running, "heartbeat", {"interruptions": [{**STOPS[0], **bad}, STOPS[1]]})
+    assert main(["status", STACK, "--outputs", running["outputs"], "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)["interruptions"][0]
+    assert first == {"kind": None, "stoppedAt": None, "resumedAt": None, "stoppedSeconds": None,
+                     "resumedFromStep": 1200, "previousInstance": None, "inconsistent": why}
+    monkeypatch.setenv("COLUMNS", "300")
+    assert main(["status", STACK, "--outputs", running["outputs"]]) == 0
+    assert (f"interruptions 2: inconsistent record ({why}); stopped 2026-12-01T06:00:00Z for 20 min, resumed "
+            "2026-12-01T06:20:00Z (no checkpoint step reported)") in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_stop_of_exactly_the_runtime_cap_is_still_a_time(running, capsys) -> None:
+    _put(running, "heartbeat", {"interruptions": [{**STOPS[0], "stoppedSeconds": 168 * 3600}]})
+    assert main(["status", STACK, "--outputs", running["outputs"], "--json"]) == 0
+    [shown] = json.loads(capsys.readouterr().out)["interruptions"]
+    assert shown["stoppedSeconds"] == 168 * 3600 and shown["inconsistent"] is None
+
+
+def test_long_interruption_texts_are_cut(running, capsys) -> None:
+    _put(running, "heartbeat", {"interruptions": [{**STOPS[0], "stoppedAt": "x" * 5000, "resumedAt": "y" * 5000,
+                                                   "kind": "new-instance", "previousInstance": "i-" + "0" * 5000}]})
+    assert main(["status", STACK, "--outputs", running["outputs"], "--json"]) == 0
+    [shown] = json.loads(capsys.readouterr().out)["interruptions"]
+    assert (shown["stoppedAt"], shown["resumedAt"]) == ("x" * 64, "y" * 64)
+    assert shown["previousInstance"] == "i-" + "0" * 126

@@ -11,7 +11,7 @@ def test_a_render_with_a_delete_hook_starts_no_callback_server() -> None:
     before = len(_callbacks._CallbackServicer._servicers)
     r = render_experiment(experiment())
     assert r.error is None, r.error
-    assert r.hooks == ["exp1-cancel-spot-request"]
-    assert r.one("aws:ec2/instance:Instance").hooks == {"before_delete": ["exp1-cancel-spot-request"]}
+    assert r.hooks == ["gpulease-cancel-spot-request"]
+    assert r.one("aws:ec2/instance:Instance").hooks == {"before_delete": ["gpulease-cancel-spot-request"]}
     # The SDK would serve the hook over gRPC on 127.0.0.1 for every render; nothing calls it under mocks.
     assert len(_callbacks._CallbackServicer._servicers) == before

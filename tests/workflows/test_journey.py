@@ -56,7 +56,7 @@ def world(aws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any
     monkeypatch.setattr(deploy, "BACKEND", lambda: backend)
     monkeypatch.setattr(deploy, "CHANNEL", lambda cloud, region: BucketChannel(s3, poll_seconds=0.01))
     monkeypatch.setattr(capacity, "ZONES", {"aws": lambda region: lambda itype: ["us-west-2a", "us-west-2b"]})
-    monkeypatch.setattr(teardown, "CLIENTS", lambda region: (ec2, s3))
+    monkeypatch.setattr(teardown, "CLIENTS", lambda region, creds: (ec2, s3))
     monkeypatch.setattr(live_clients, "CLIENTS", lambda cloud, region: live_clients.Clients(bucket=s3))
     monkeypatch.setattr(target, "OUTPUTS_READER", lambda stack, root: backend.outputs_by_stack[stack])
     reviews: dict[tuple[Path, str], verdict.Verdict] = {}

@@ -122,15 +122,16 @@ def test_instance_role_may_cancel_its_own_request_after_the_instance(recovering)
 def test_the_request_carries_the_instance_tags(recovering) -> None:
     inst = recovering.one(INSTANCE)
     tags = {t.inputs["key"]: t for t in recovering.of_type(TAG)}
-    assert set(tags) == {v.TAG_MANAGED_BY, v.TAG_STACK, v.TAG_EXPIRES_AT}
+    assert set(tags) == {v.TAG_MANAGED_BY, v.TAG_STACK, v.TAG_EXPERIMENT, v.TAG_EXPIRES_AT}
     for key, tag in tags.items():
         assert tag.inputs["resourceId"] == request_id(recovering)
         assert tag.inputs["value"] == inst.inputs["tags"][key]
         assert inst.urn in tag.property_dependencies["resourceId"]
     assert tags[v.TAG_EXPIRES_AT].inputs["value"] == DEADLINE
     assert tags[v.TAG_STACK].inputs["value"] == "test"
+    assert tags[v.TAG_EXPERIMENT].inputs["value"] == "exp1"  # up cancels only the requests of what it parks
     # Kept on the request when the stack deletes them: a request a replacement or destroy left open stays findable.
-    assert [t.retain_on_delete for t in tags.values()] == [True, True, True]
+    assert [t.retain_on_delete for t in tags.values()] == [True, True, True, True]
 
 
 def test_the_watchdog_is_told_to_leave_a_reclaim_to_the_cloud(recovering) -> None:

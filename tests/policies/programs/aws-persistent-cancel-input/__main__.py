@@ -7,7 +7,9 @@
 - ``capspot`` and ``captype`` spell ``Spot`` and ``Persistent`` with a capital and have no cancel;
 - ``ltinst`` takes its persistent request from an in-stack launch template and has no cancel;
 - ``ltcancel`` takes it from a launch template too and cancels it by the instance's ``spot_instance_request_id``, which
-  is empty offline for an instance whose market options are its template's (the mocks read no template).
+  is empty offline for an instance whose market options are its template's (the mocks read no template);
+- ``ltforeign`` takes it from a launch template and cancels a literal request id (``sir-00000000``): with the
+  instance's own id empty, nothing confirms the literal is its request.
 """
 
 import json
@@ -81,7 +83,7 @@ instance("capspot", market="Spot")
 instance("captype", spot_type="Persistent")
 
 
-def from_template(name: str, cancelled: bool = False) -> aws.ec2.Instance:
+def from_template(name: str, cancelled=False) -> aws.ec2.Instance:
     template = aws.ec2.LaunchTemplate(
         f"{name}-template",
         image_id="ami-0c1d2e3f405162738",
@@ -97,9 +99,10 @@ def from_template(name: str, cancelled: bool = False) -> aws.ec2.Instance:
                             root_block_device={"volume_size": 100, "encrypted": True}, tags=tags(name))
     schedule(f"{name}-stop", "terminateInstances", inst.id.apply(lambda i: {"InstanceIds": [i]}))
     if cancelled:
-        cancel(name, inst, own)
+        cancel(name, inst, cancelled if callable(cancelled) else own)
     return inst
 
 
 from_template("ltinst")
 from_template("ltcancel", cancelled=True)
+from_template("ltforeign", cancelled=lambda iid, rid: {"SpotInstanceRequestIds": ["sir-00000000"]})
