@@ -38,7 +38,7 @@ MUTATIONS = [
     # -- the plan's GPU vCPU quota --
     Mutation(AREA, "gpulease/review/engine.py", 'PLAN_QUOTAS = ("eip-quota", "gpu-vcpus")',
              'PLAN_QUOTAS = ("eip-quota",)', QUOTA, "the plan shows the GPU vCPU quota advisory"),
-    Mutation(AREA, "gpulease/review/preconditions.py", "sum(_vcpus(cloud, t) * n for t, n in types.items())",
+    Mutation(AREA, "gpulease/review/quota_rows.py", "sum(_vcpus(cloud, t) * n for t, n in types.items())",
              "sum(_vcpus(cloud, t) for t in types)", QUOTA, "the vCPUs a stack needs count every instance"),
     # -- the image rehearsal --
     Mutation(AREA, "instance/instance_state.py", "        moved = _move_aside(state_dir, owner, boot)\n",

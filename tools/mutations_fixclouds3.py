@@ -7,7 +7,7 @@ from tools.mutation_row import Mutation
 
 OLD_DRIVER = ("tests/instance/test_gpu_query_old_driver.py",)
 SIGNAL = ("tests/instance/test_checkpoint_signal.py",)
-TOKEN = ("tests/instance/test_staging.py::test_a_json_secret_without_a_token_never_shows_its_keys",)
+TOKEN = ("tests/instance/test_staging.py",)
 PLAN = ("tests/review/test_plan_preconditions.py",)
 
 MUTATIONS = [

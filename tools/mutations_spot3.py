@@ -16,13 +16,6 @@ SAME_DISK = ("tests/instance/test_same_disk_resume.py",)
 STATUS = ("tests/live/test_status.py",)
 
 MUTATIONS = [
-    Mutation(AREA, "components/aws/instance.py",
-             'return spot_hooks(exp.name, exp.ctx.region) if exp.spec.market == "spot" else None', "return None",
-             HOOK, "every spot instance carries the before_delete hook that cancels its request"),
-    Mutation(AREA, "components/aws/instance.py",
-             '    if exp.spec.market == "spot":\n        spot_hooks(exp.name, exp.ctx.region)',
-             '    if False:\n        spot_hooks(exp.name, exp.ctx.region)',
-             HOOK, "a parked experiment keeps the hook registered for the instance that left the program"),
     Mutation(AREA, "components/aws/spot_hook.py",
              "        if code in GONE_CODES:\n", "        if code:\n",
              HOOK, "a cancel that failed for another reason than a gone request refuses the delete"),
@@ -37,8 +30,8 @@ MUTATIONS = [
              "            run_program=True,\n", "",
              BACKEND, "the destroy runs the program, so its delete hooks run"),
     Mutation(AREA, "gpulease/lifecycle/deploy.py",
-             "    parking = spot_requests.parks_spot_on_aws(st.spec.cloud, st.spec.experiments)",
-             "    parking = False", UP, "parking cancels the stack's spot requests first and checks after"),
+             "    parking = spot_requests.parked_spot_experiments(st.spec.cloud, st.spec.experiments)",
+             "    parking = []", UP, "parking cancels the stack's spot requests first and checks after"),
     Mutation(AREA, "gpulease/lifecycle/spot_requests.py",
              "    if still:\n        raise SpotRequestError", "    if False:\n        raise SpotRequestError",
              UP, "a request still open after parking fails the update with the command to run"),
