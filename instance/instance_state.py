@@ -539,10 +539,6 @@ def usable_state(state: dict[str, Any], claim_: Claim, boot_time: float) -> tupl
     return {"first_boot": boot_time}, why
 
 
-RECLAIM_EVERY_SECONDS = 60.0
-"""How often the watchdog asks again for an instance id it could not read at start."""
-
-
 def id_readable(settings: dict[str, Any], read_id: Callable[[], str | None]) -> bool:
     """Whether this instance's id can be read now (the metadata service, or cloud-init's record)."""
     return instance_id(read_id, settings.get("instance_id_file") or CLOUD_INIT_INSTANCE_ID) is not None

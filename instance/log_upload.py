@@ -296,7 +296,7 @@ class LogUploader:
                 continue
             started = time.monotonic()
             while self.job.poll() is None and time.monotonic() < min(end, started + each):
-                time.sleep(0.02)
+                time.sleep(bounds.value("log_flush_poll"))
             name = self.current[0] if self.current else ""
             code = self.job.poll()
             self._settle(code, f"the final copy was still running at its bound ({budget:.0f} s for the logs, "
