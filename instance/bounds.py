@@ -1,9 +1,13 @@
 """Every time bound on the instance, in one table (standard library only).
 
 Each row is a bound in seconds: a fixed one, or one read from the settings (with the default the tools use when
-the setting is absent). A bound that contains others (a systemd unit's start timeout, the bootstrap's own work)
-lists them, and ``outer_covers_inner`` checks that it covers their sum; the systemd unit texts take their timeouts
-from here (``components/userdata``), so a longer stage lengthens the unit that runs it instead of being killed.
+the setting is absent). A bound that contains others (a systemd unit's start timeout, the bootstrap's own work) is
+written as the value systemd is given at the defaults and lists what runs inside it, each as often as it can run
+(``counts``: the bootstrap's nvidia-smi calls, its commands without a bound of their own); ``outer_covers_inner``
+checks that the written value covers their sum plus the row's margin, and tests/instance/test_bounds.py counts the
+calls in the bootstrap's code against the rows. A setting that lengthens (or shortens) an inner bound lengthens
+(or shortens) the outer one by as much: the systemd unit texts take their timeouts from here
+(``components/userdata``), so a longer stage lengthens the unit that runs it instead of being killed.
 
 The tools read the same rows (``value(name, settings)``) where they wait, so the table is what runs."""
 
@@ -23,8 +27,15 @@ class Bound:
     scale: float = 1.0
     """Seconds per unit of the setting (60 for a setting in minutes)."""
     inner: tuple[str, ...] = ()
-    """The bounds this one must cover (their sum, plus ``margin``)."""
+    """The bounds this one must cover (their sum, each times its count, plus ``margin``)."""
     margin: float = 0.0
+    counts: tuple[tuple[str, int], ...] = ()
+    """How often an inner bound runs inside this one, when more than once."""
+
+    def parts(self) -> list[tuple[str, int]]:
+        """Each inner bound with how often it runs inside this one."""
+        times = dict(self.counts)
+        return [(name, times.get(name, 1)) for name in self.inner]
 
 
 HOUR = 3600.0
@@ -73,27 +84,34 @@ TABLE: dict[str, Bound] = {
     "stage": Bound(STAGE_DEFAULT, "staging the data sources (the whole stage's deadline)",
                    "staging_deadline_seconds"),
     "torch_probe": Bound(300, "torch.cuda.is_available() in one Python"),
-    "torch_probes": Bound(0, "the torch probe in each Python of torch_pythons", inner=("torch_probe",)),
+    "torch_probes": Bound(900, "the torch probe in each Python of torch_pythons (3 by default)",
+                          inner=("torch_probe",), counts=(("torch_probe", 3),)),
     "bucket_check": Bound(120, "listing the checkpoint bucket with the role"),
     "peer_wait": Bound(300, "a cluster node's wait for its peers", "peer_wait_seconds"),
-    "publish": Bound(240, "copying ready.json and the ready record to the bucket (two copies of 120 s)"),
+    "publish": Bound(240, "copying ready.json and the ready record to the bucket (two copies of 120 s)",
+                     inner=("bucket_copy",), counts=(("bucket_copy", 2),)),
     "fetch_tools": Bound(900, "the bootstrap unit's wait for the tools object (ExecStartPre)"),
     "bootstrap_unit": Bound(
-        0, "gpulease-bootstrap.service TimeoutStartSec",
+        40260, "gpulease-bootstrap.service TimeoutStartSec (11 h 11 min at the defaults)",
         inner=("fetch_tools", "device_wait", "mkfs", "udev_settle", "mount", "apt_update", "apt_install", "modprobe",
                "nvidia_smi_setup", "cli_install", "secret_read", "stage", "torch_probes", "bucket_check", "peer_wait",
-               "publish"),
+               "publish", "setup_command"),
         margin=600,
+        # nvidia-smi: -L before and after a driver install, the query, the header; commands without a bound of
+        # their own: findmnt (the root's disk), blkid, file and lsblk (the evidence), findmnt, blkid and lsblk (the
+        # filesystem's device), blkid (the UUID); the bucket CLI's install before staging, and again before the
+        # bucket check when the first one failed.
+        counts=(("nvidia_smi_setup", 4), ("setup_command", 8), ("cli_install", 2)),
     ),
     # -- the run unit --
     "verify": Bound(30 * 60, "the verification, both runs", "verify_max_minutes", scale=60),
     "tmux_install": Bound(600, "installing tmux", "tmux_install_timeout_seconds"),
     "job_start": Bound(120, "writing the manifest and starting the tmux session"),
-    "run_unit": Bound(0, "gpulease-run.service TimeoutStartSec", inner=("fetch_tools", "verify", "tmux_install",
-                                                                        "job_start", "publish"), margin=300),
+    "run_unit": Bound(3960, "gpulease-run.service TimeoutStartSec (66 min at the defaults)",
+                      inner=("fetch_tools", "verify", "tmux_install", "job_start", "publish"), margin=300),
     # -- the watchdog --
     "gpu_grace": Bound(600, "an unreadable GPU is not idle for this long", "gpu_grace_minutes", scale=60),
-    "idle_setup_wait": Bound(0, "idle time counts from the end of the bootstrap and the verification, or from "
+    "idle_setup_wait": Bound(44220, "idle time counts from the end of the bootstrap and the verification, or from "
                              "this long after the bootstrap unit started when they never report",
                              inner=("bootstrap_unit", "run_unit")),
     "idle_sync_window": Bound(1800, "an idle shutdown's final sync"),
@@ -102,7 +120,7 @@ TABLE: dict[str, Bound] = {
     "log_copy": Bound(120, "one log file's copy to the bucket (log_upload.py)", "log_upload_timeout_seconds"),
     "log_flush": Bound(60, "the final sequence's last copy of the log files, every file together (log_upload.py "
                        "flush), after the final sync and before the shutdown", "log_flush_seconds"),
-    "watchdog_stop": Bound(0, "gpulease-watchdog.service TimeoutStopSec: on SIGTERM, the power-off check and the "
+    "watchdog_stop": Bound(90, "gpulease-watchdog.service TimeoutStopSec: on SIGTERM, the power-off check and the "
                            "own spot request's cancel (spot recovery, AWS), then the last sync",
                            inner=("final_sync_on_stop", "system_jobs_query", "spot_cancel_on_stop"),
                            margin=10),
@@ -141,8 +159,8 @@ TABLE: dict[str, Bound] = {
     "staging_worker_poll": Bound(0.05, "the pause of a download worker waiting for a piece whose retry is due"),
     "shutdown_reserve": Bound(10, "kept free at the end of a spot notice's window for the shutdown itself"),
     "alive_every": Bound(60, "how often this boot's running time is written (the spend estimate)"),
-    "id_reclaim": Bound(60, "how often the watchdog asks again for an instance id it could not read at start"),
-    "log_flush_poll": Bound(0.02, "the pause between two looks at the final log copy that runs"),
+    "log_flush_poll": Bound(0.02, "the pause between two looks at the final sequence's log copy (log_upload.py flush)"),
+    "instance_id_reclaim": Bound(60, "how often the watchdog asks again for an instance id it could not read at start"),
     "signal_poll": Bound(0.05, "the pause between two looks for a signalled checkpoint process's exit"),
     # -- the operator side, bounded the same way --
     "pull": Bound(STAGE_DEFAULT, "gpulease pull, the whole pull (--deadline-seconds), as long as a stage"),
@@ -151,16 +169,22 @@ DEFAULT_TORCH_PYTHONS = 3
 """How many Pythons the bootstrap probes for torch when the settings do not list them (``torch_pythons``)."""
 
 
+def inside(name: str, settings: Mapping[str, Any] | None = None) -> float:
+    """The sum of what runs inside a composed bound (each inner bound times its count), without its margin."""
+    return sum(count * value(inner, settings) for inner, count in TABLE[name].parts())
+
+
 def value(name: str, settings: Mapping[str, Any] | None = None) -> float:
     """The bound in seconds: the setting when given (a finite number above 0), else the default; a composed bound
-    is the sum of its inner ones plus its margin."""
+    is its written value, lengthened (or shortened) by as much as the settings lengthen (shorten) what runs inside
+    it."""
     row = TABLE[name]
     if name == "torch_probes":
         pythons = (settings or {}).get("torch_pythons")
         count = len(pythons) if isinstance(pythons, list) else DEFAULT_TORCH_PYTHONS
         return count * value("torch_probe", settings)
-    if row.inner and not row.seconds:
-        return sum(value(inner, settings) for inner in row.inner) + row.margin
+    if row.inner:
+        return row.seconds + (inside(name, settings) - inside(name) if settings else 0.0)
     given = (settings or {}).get(row.setting) if row.setting else None
     if name == "verify" and settings is not None and isinstance(settings.get("verify"), Mapping):
         given = settings["verify"].get("max_minutes")
@@ -170,15 +194,17 @@ def value(name: str, settings: Mapping[str, Any] | None = None) -> float:
 
 
 def outer_covers_inner(settings: Mapping[str, Any] | None = None) -> list[str]:
-    """Every bound that does not cover its inner ones (an empty list when the table holds)."""
+    """Every bound that does not cover what runs inside it, each inner bound times its count, plus its margin (an
+    empty list when the table holds)."""
     wrong = []
     for name, row in TABLE.items():
         if not row.inner:
             continue
-        need = sum(value(inner, settings) for inner in row.inner)
+        need = inside(name, settings) + row.margin
         have = value(name, settings)
         if have < need:
-            wrong.append(f"{name} ({have:.0f} s) < {' + '.join(row.inner)} ({need:.0f} s)")
+            terms = " + ".join(f"{count} x {inner}" if count > 1 else inner for inner, count in row.parts())
+            wrong.append(f"{name} ({have:.0f} s) < {terms} + {row.margin:g} margin ({need:.0f} s)")
     return wrong
 
 

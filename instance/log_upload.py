@@ -279,6 +279,7 @@ class LogUploader:
                 thread.join(max(0.0, min(end - time.monotonic(), each)))
                 if thread.is_alive():
                     self.preparing = None  # the thread ends on its own; the shutdown does not wait for it
+                    tried.add(name)  # nor starts another redaction of the same file
                     self.dog.decide("log-upload", f"{name}: redacting was still running at the final copy's "
                                     f"bound: not copied")
                     continue

@@ -44,14 +44,17 @@ except ImportError:  # on the instance: the other tools are installed next to th
 MANIFEST_FILE = "manifest.json"
 PARAMS_MAX_BYTES = 64 * 1024
 REDACTED = "<redacted>"
-_SECRET_WORD = r"(?:token|secret|password|passwd|passphrase|(?<=[-_])pass\b|pwd|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|auth|signature)"
+_SECRET_WORD = r"(?:token|secret|password|passwd|passphrase|(?<![a-z0-9])pass\b|pwd|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|auth|signature)"
 # key=value, key: value, "key": "value", --key value / --key=value, "password is: value": the value goes, the key
 # stays readable. A key starts where a word does (the lookbehind): one try per word, not per character, so a long
-# line (a progress bar's thousands of updates between two line feeds) takes linear time, not quadratic.
+# line (a progress bar's thousands of updates between two line feeds) takes linear time, not quadratic. A terminal's
+# colour code (``\x1b[1m``, ``\x1b[0m``) before the key or between the key and its ``=`` does not hide it.
+_ANSI = r"(?:\x1b\[[0-9;]{0,8}m)*"
 _SECRET_ASSIGNMENT = re.compile(
     r"""(?ix)
-    (?<![\w.-])(?P<key>["']?[\w.-]*""" + _SECRET_WORD + r"""[\w.-]*["']?)
-    (?P<sep>[^\S\n]*[:=][^\S\n]*|[^\S\n]+(?:(?:is|was|are)\b[^\S\n]*[:=]?[^\S\n]*)?)
+    (?:(?<![\w.-])|(?<=\x1b\[\dm)|(?<=\x1b\[\d\dm)|(?<=\x1b\[\d;\d\dm)|(?<=\x1b\[\d;\dm))
+    (?P<key>["']?[\w.-]*""" + _SECRET_WORD + r"""[\w.-]*["']?)
+    (?P<sep>""" + _ANSI + r"""[^\S\n]*[:=][^\S\n]*|[^\S\n]+(?:(?:is|was|are)\b[^\S\n]*[:=]?[^\S\n]*)?)
     (?P<value>"[^"\n]*"|'[^'\n]*'|[^\s,;}\]]+)
     """
 )
@@ -59,23 +62,52 @@ _SECRET_ASSIGNMENT = re.compile(
 # X-Amz-Security-Token (S3), Signature and OSSAccessKeyId (OSS), sig (an Azure SAS), token, key-named ones. Each
 # value goes up to the next "&", the rest of the URL stays readable.
 _QUERY_SECRET = re.compile(r"(?i)([?&;](?:[\w.-]*" + _SECRET_WORD + r"[\w.-]*|sig)=)(?!<redacted>)[^&#\s\"'<>]+")
-# The userinfo of a URL goes up to the LAST "@" before the path ("postgres://user:pa@ss@host/db": all of "user:pa@ss").
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s?#]*@")
+# The userinfo of a URL goes up to the LAST "@" before the host ("postgres://user:pa@ss@host/db": all of
+# "user:pa@ss"); a "user:" userinfo takes a "/" too when an "@" follows in the same run ("mysql://root:p@ss/w0rd@db":
+# all of "root:p@ss/w0rd"), each part at most 256 characters so that a run of "a://" stays linear.
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)(?:[^/\s?#@:]{0,256}:[^\s?#]{0,256}@|[^/\s?#]*@)")
 # An Authorization header (or a bare "Bearer <token>"): the scheme stays readable, the credential goes.
 _AUTH_HEADER = re.compile(
     r"""(?ix)\b((?:proxy-)?authorization[^\S\n]*[:=][^\S\n]*)(?:(bearer|basic|token|digest|negotiate|aws4-hmac-sha256)[^\S\n]+)?
     ("[^"\n]*"|'[^'\n]*'|[^\s"',;]+)"""
 )
-_BEARER = re.compile(r"(?i)\b(bearer|token)([^\S\n]+)(?!<redacted>)([A-Za-z0-9._~+/=-]{8,})")
-_TOKEN_SHAPES = re.compile(
-    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"  # AWS access key ids
-    r"|\bhf_[A-Za-z0-9]{20,}\b"  # Hugging Face
-    r"|\bgh[pousr]_[A-Za-z0-9]{20,}\b|\bgithub_pat_[A-Za-z0-9_]{20,}\b"  # GitHub
-    r"|\bsk-[A-Za-z0-9_-]{16,}\b"  # OpenAI-style keys
-    r"|\bxox[abprs]-[A-Za-z0-9-]{10,}\b"  # Slack
-    r"|\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b"  # JWTs
-    r"|\bLTAI[A-Za-z0-9]{12,}\b"  # Alibaba Cloud access key ids
+_BEARER = re.compile(r"(?i)\b(bearer|token)([^\S\n]*[:=][^\S\n]*|[^\S\n]+)(?!<redacted>)([A-Za-z0-9._~+/=-]{8,})")
+
+TOKEN_SHAPES: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
+    # (what, the prefixes it starts with, its shape, where the vendor describes it)
+    ("AWS access key id", ("AKIA", "ASIA"), r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+     "https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html#identifiers-unique-ids"),
+    ("Alibaba Cloud AccessKey id", ("LTAI",), r"\bLTAI[A-Za-z0-9]{12,}\b",
+     "the prefix of the AccessKey ids RAM issues (https://www.alibabacloud.com/help/en/ram/user-guide/"
+     "create-an-accesskey-pair shows them by example, not as a format)"),
+    ("Hugging Face token", ("hf_",), r"\bhf_[A-Za-z0-9]{20,}\b", "https://huggingface.co/docs/hub/security-tokens"),
+    ("GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+     r"\bgh[pousr]_[A-Za-z0-9]{20,}\b|\bgithub_pat_[A-Za-z0-9_]{20,}\b",
+     "https://docs.github.com/en/authentication/keeping-your-account-and-data-secure/about-authentication-to-github"
+     "#githubs-token-formats"),
+    ("GitLab personal access token", ("glpat-",), r"\bglpat-[A-Za-z0-9_-]{20,}",
+     "https://docs.gitlab.com/ee/security/tokens/#token-prefixes"),
+    ("Stripe secret or restricted key", ("sk_live_", "rk_live_", "sk_test_", "rk_test_"),
+     r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{10,}", "https://docs.stripe.com/keys"),
+    ("npm access token", ("npm_",), r"\bnpm_[A-Za-z0-9]{36}\b",
+     "https://github.blog/changelog/2021-09-23-npm-has-a-new-access-token-format/"),
+    ("Google API key", ("AIza",), r"\bAIza[0-9A-Za-z_-]{35}",
+     "the shape of the keys Google Cloud issues (https://cloud.google.com/docs/authentication/api-keys shows them "
+     "by example)"),
+    ("OpenAI-style key", ("sk-",), r"\bsk-[A-Za-z0-9_-]{16,}", "https://platform.openai.com/docs/api-reference/authentication"),
+    ("Slack token", ("xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"), r"\bxox[abprs]-[A-Za-z0-9-]{10,}",
+     "https://api.slack.com/authentication/token-types"),
+    ("JSON Web Token", ("eyJ",), r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+     "a JOSE header ('{\"' in base64url), RFC 7519 https://www.rfc-editor.org/rfc/rfc7519"),
 )
+"""Strings shaped like a vendor's token, wherever they stand (case-sensitive, as issued)."""
+_TOKEN_SHAPES = re.compile("|".join(f"(?:{shape})" for _, _, shape, _ in TOKEN_SHAPES))
+# ``wandb login KEY`` (https://docs.wandb.ai/ref/cli/wandb-login): the key after the command and its flags goes.
+_WANDB_LOGIN = re.compile(r"(?i)(\bwandb[^\S\n]+login(?:[^\S\n]+--?[\w-]+)*[^\S\n]+)(?!<redacted>)(?!-)[^\s\"']{20,}")
+# A PEM private key, from its BEGIN line to its END line, across lines: the whole block goes.
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----")
+PEM_REDACTED = f"{REDACTED} (a private key)"
 
 
 # The credential options of the commands jobs call: curl's `-u/--user name:password`, a password glued to `-p`
@@ -94,11 +126,13 @@ _SECRET_TRIGGERS = ("token", "secret", "passw", "passphrase", "pass", "pwd", "ap
 _FOLDED_TRIGGERS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (_URL_USERINFO, ("@",)), (_QUERY_SECRET, ("=",)), (_USER_OPTION, ("-u", "--user")), (_PASSWORD_OPTION, ("-p",)),
     (_COOKIE_HEADER, ("cookie",)), (_AUTH_HEADER, ("authorization",)), (_BEARER, ("bearer", "token")),
+    (_WANDB_LOGIN, ("wandb",)),
 )
-_SHAPE_TRIGGERS = ("AKIA", "ASIA", "hf_", "gh", "github_pat_", "sk-", "xox", "eyJ", "LTAI")
+_SHAPE_TRIGGERS = tuple(prefix for _, prefixes, _, _ in TOKEN_SHAPES for prefix in prefixes)
 
 
-_FORMS = ("://", "-u", "--user", "-p", "cookie", "authorization", "bearer", *_SECRET_TRIGGERS)
+_FORMS = ("://", "-u", "--user", "-p", "cookie", "authorization", "bearer", "wandb", "private key-----",
+          *_SECRET_TRIGGERS)
 MAX_FORMS = 4096
 """A text holding more credential-like forms than this (``-u``, ``Bearer``, ``token``, ``://`` ...) is not read
 form by form: it is replaced whole (fail closed), so one hostile line costs a count, not a million matches."""
@@ -108,12 +142,38 @@ def _runs(pattern: re.Pattern[str], folded: str) -> bool:
     return any(t in folded for t in dict(_FOLDED_TRIGGERS)[pattern])
 
 
+def redact_pem(text: str) -> str:
+    """``text`` with every PEM private key block replaced whole, BEGIN to END across lines; a block without its END
+    (cut at the end) goes to the end, an END without its BEGIN (a tail that starts inside a block) from the start
+    of ``text`` or the previous block's end. One pass: each marker is searched for once."""
+    if "PRIVATE KEY-----" not in text:
+        return text
+    out, pos = [], 0
+    begin, end = _PEM_BEGIN.search(text), _PEM_END.search(text)
+    while begin or end:
+        if end and (begin is None or end.start() < begin.start()):
+            out.append(PEM_REDACTED)  # an END without its BEGIN: from where the text (or the last block) ends
+            pos = end.end()
+        else:
+            assert begin is not None
+            out.append(text[pos:begin.start()])
+            end = end and (end if end.start() >= begin.end() else _PEM_END.search(text, begin.end()))
+            out.append(PEM_REDACTED)
+            pos = end.end() if end else len(text)
+        # A marker not found once is not searched for again (a run of ENDs alone stays linear).
+        begin = begin and (begin if begin.start() >= pos else _PEM_BEGIN.search(text, pos))
+        end = end and (end if end.start() >= pos else _PEM_END.search(text, pos))
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def redact(text: str) -> str:
     """``text`` without the credentials it may hold (see the module docstring)."""
     folded = text.casefold()
-    forms = sum(folded.count(t) for t in _FORMS) + sum(text.count(t) for t in _SHAPE_TRIGGERS if t != "gh")
+    forms = sum(folded.count(t) for t in _FORMS) + sum(text.count(t) for t in _SHAPE_TRIGGERS)
     if forms > MAX_FORMS:
         return f"{REDACTED} (a text of {len(text)} characters holding {forms} credential-like forms)"
+    text = redact_pem(text)
     if _runs(_URL_USERINFO, folded) and "://" in folded:
         text = _URL_USERINFO.sub(rf"\1{REDACTED}@", text)
     if _runs(_QUERY_SECRET, folded) and any(t in folded for t in ("?", "&", ";")):
@@ -128,6 +188,8 @@ def redact(text: str) -> str:
         text = _AUTH_HEADER.sub(lambda m: m.group(1) + (f"{m.group(2)} " if m.group(2) else "") + REDACTED, text)
     if _runs(_BEARER, folded):
         text = _BEARER.sub(rf"\1\2{REDACTED}", text)
+    if _runs(_WANDB_LOGIN, folded):
+        text = _WANDB_LOGIN.sub(rf"\1{REDACTED}", text)
     if any(t in text for t in _SHAPE_TRIGGERS):
         text = _TOKEN_SHAPES.sub(REDACTED, text)
     if not any(t in folded for t in _SECRET_TRIGGERS):
@@ -150,6 +212,7 @@ def redact_lines(text: str) -> str:
     """``redact`` of each line of ``text`` (lines end at a line feed), read in blocks of whole lines: linear in the
     text, with the cost of a pattern's pass paid per block, not per line. A block holding more than ``MAX_FORMS``
     credential-like forms is replaced whole, one line saying so."""
+    text = redact_pem(text)  # a key block may cross a block's end
     out, pos = [], 0
     while pos < len(text):
         end = text.find("\n", pos + BLOCK)

@@ -170,7 +170,7 @@ class Watchdog:
         )
         mono = self.clock.monotonic()
         self.claim = self._claim()
-        self.next_claim = mono + bounds.value("id_reclaim")  # the id unreadable now: asked again from then on
+        self.next_claim = mono + bounds.value("instance_id_reclaim")  # the id unreadable now: asked again from then on
         self.state = self._load_state()
         self.deadline_rule = deadline_rule.DeadlineRule(self.s, self.state, self.deadline_reader.read,
                                                         lambda: self._save_state(self.state), self.decide)
@@ -349,7 +349,7 @@ class Watchdog:
         if polling:
             self.last_poll = mono
             if self.claim.instance_id is None and mono >= self.next_claim:
-                self.next_claim = mono + bounds.value("id_reclaim")
+                self.next_claim = mono + bounds.value("instance_id_reclaim")
                 self._reclaim()
             self.refresh_deadline()
         now = self.clock.now()

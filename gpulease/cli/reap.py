@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--snapshot-retention-days",
-        type=number("a number of days", 0, 3650, whole=True, example="30"),
+        type=number("a number of days", 1, 3650, whole=True, example="30"),
         default=DEFAULT_SNAPSHOT_RETENTION.days,
         help="days a managed snapshot is kept when it has no retain-until tag (default: %(default)s)",
     )

@@ -2,7 +2,9 @@
 
 Python's ``float`` and ``int`` read any Unicode decimal digit (``float('٣٠٠') == 300.0``, full-width ``１２``) and
 underscores (``1_000``); a flag reads only ASCII digits, in plain or exponent notation, finite and in its range.
-A refusal is one line naming what was wrong and what is accepted, which argparse prints with exit 2."""
+A refusal is one line naming what was wrong and what is accepted, range included ("'-3' is not a number of
+attempts; accepted: a whole number from 1 to 20, e.g. 3 (ASCII digits)"), which argparse prints after the flag's
+name ("argument --max-attempts: ..."), with exit 2."""
 
 from __future__ import annotations
 
@@ -34,12 +36,19 @@ def read_number(text: str, *, whole: bool = False) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _figure(value: float) -> str:
+    """A bound as the refusal writes it: ``10080``, ``0.9``, ``1000000000`` (never ``1e+09``)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
 def number(what: str, low: float, high: float, *, example: str, whole: bool = False, above: bool = False,
            accepted: str | None = None) -> Callable[[str], float]:
     """An argparse type: ``what`` (e.g. "a number of seconds") in ``[low, high]`` (``(low, high]`` when ``above``),
     in ASCII digits; a whole number when ``whole``."""
-    bracket = "(" if above else "["
-    rule = accepted or f"{'a whole number' if whole else 'a number'} in {bracket}{low:g}, {high:g}]"
+    kind = "a whole number" if whole else "a number"
+    span = (f"above {_figure(low)} and at most {_figure(high)}" if above
+            else f"from {_figure(low)} to {_figure(high)}")
+    rule = accepted or f"{kind} {span}"
 
     def parse(text: str) -> float:
         value = read_number(text, whole=whole)

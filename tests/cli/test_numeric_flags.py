@@ -54,9 +54,16 @@ def test_the_parser_reads_ascii_numbers_and_names_the_character_it_refuses() -> 
     assert [read_number(t, whole=True) for t in ("0", "12", "1.5", "-1", "٣")] == [0, 12, None, None, None]
     parse = number("a number of seconds", 0, 60, above=True, example="30")
     with pytest.raises(argparse.ArgumentTypeError, match=r"^'\\\\u0663\\\\u0660\\\\u0660' is not a number of seconds; "
-                       r"accepted: a number in \(0, 60\], e\.g\. 30 \(ASCII digits\)$"):
+                       r"accepted: a number above 0 and at most 60, e\.g\. 30 \(ASCII digits\)$"):
         parse("٣٠٠")
     assert parse("60") == 60 and parse("0.25") == 0.25
+    attempts = number("a number of attempts", 1, 20, whole=True, example="4")
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        attempts("-3")
+    assert str(refused.value) == ("'-3' is not a number of attempts; accepted: a whole number from 1 to 20, e.g. 4 "
+                                  "(ASCII digits)")
+    with pytest.raises(argparse.ArgumentTypeError, match=r"from 1 to 1000000000, e\.g\. 8 "):
+        number("a count", 1, 10**9, whole=True, example="8")("0")
 
 
 @pytest.mark.parametrize("given", ["٣٠٠", "²"])

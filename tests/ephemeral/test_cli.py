@@ -82,12 +82,21 @@ def test_a_failed_command_is_the_exit_code_of_the_run(github, stand_ins, tmp_pat
         (["--base-stack", "aws-sweep-lora", "--", "x"], "declares a sweep"),
         (["--base-stack", "aws-lora-7b"], "give the training command after --"),
         (["--base-stack", "aws-lora-7b", "--stack-name", "prod", "--", "x"], "accepted: ci- followed by"),
-        (["--base-stack", "aws-lora-7b", "--max-hours", "0", "--", "x"], "--max-hours 0"),
     ],
 )
 def test_bad_input_is_refused_before_anything_is_created(stand_ins, argv, message, capsys) -> None:
     assert cli.main(["ephemeral", "run", *argv]) == 2
     assert message in capsys.readouterr().err
+    assert stand_ins["backend"].calls == [] and stand_ins["credentials"] == []
+
+
+def test_a_max_hours_of_zero_is_refused_by_the_flags_parser_before_anything(stand_ins, capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["ephemeral", "run", "--base-stack", "aws-lora-7b", "--max-hours", "0", "--", "x"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err == (
+        "gpulease ephemeral run: argument --max-hours: '0' is not a number of hours; accepted: a number above 0 and "
+        "at most 168, e.g. 2 (ASCII digits); see gpulease ephemeral run --help\n")
     assert stand_ins["backend"].calls == [] and stand_ins["credentials"] == []
 
 

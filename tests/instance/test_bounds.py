@@ -3,8 +3,13 @@ systemd units take their timeouts from it, and the tools wait what the table say
 
 from __future__ import annotations
 
+import ast
 import re
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
 from types import SimpleNamespace
+from unittest.mock import patch
 
 from components.userdata import cloudinit, decode_user_data
 from components.userdata.cloudinit import WATCHDOG_UNIT_TEXT, unit_bound_settings
@@ -101,3 +106,115 @@ def test_the_job_agent_and_the_spot_notice_fan_out_fit_their_outer_bounds() -> N
     # The peers' wait is part of the bootstrap, which the unit's start timeout covers.
     assert bounds.value("peer_wait") == cluster.PEER_WAIT_SECONDS
     assert "peer_wait" in bounds.TABLE["bootstrap_unit"].inner
+
+
+# -- the bootstrap's calls, counted from its code --------------------------------------------------------------
+
+SETUP = Path(instance_setup.__file__)
+NOT_A_STEP = {
+    "device_poll": "the pause of the wait for the disk, inside device_wait",
+    "apt_lock": "apt's own wait for the dpkg lock, inside apt_update and apt_install",
+    "fstab_device_timeout": "an option of the fstab line, waited by systemd at a later boot, not by the bootstrap",
+}
+COMPUTED = {"apt_get": ("apt_update", "apt_install")}
+"""A function whose command's bound is computed (what is left of its caller's deadline), and the rows of the
+callers' deadlines: apt_get runs within apt-get update's and apt-get install's."""
+
+
+def _literal_bound(node: ast.AST) -> str | None:
+    """``X`` of ``bounds.value("X")`` / ``bounds.systemd_seconds("X")``."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "bounds" and node.args and isinstance(node.args[0], ast.Constant)):
+        return str(node.args[0].value)
+    return None
+
+
+def bootstrap_calls(source: str) -> Counter[str]:
+    """How often each bound is waited from the bootstrap's ``main``, through the module's own functions (a call
+    site is one wait; a function called from two places waits twice): ``run(...)`` without a timeout waits
+    ``setup_command``, with a computed one ``computed:<function>``; every ``bounds.value("X")`` is one wait of X."""
+    tree = ast.parse(source)
+    functions = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    done: dict[str, Counter[str]] = {}
+
+    def count(name: str) -> Counter[str]:
+        if name in done:
+            return done[name]
+        done[name] = found = Counter()
+        bound_args: set[int] = set()
+        calls = [n for stmt in functions[name].body for n in ast.walk(stmt) if isinstance(n, ast.Call)]
+        for call in calls:
+            if isinstance(call.func, ast.Name) and call.func.id == "run":
+                timeout = call.args[1] if len(call.args) > 1 else next(
+                    (k.value for k in call.keywords if k.arg == "timeout"), None)
+                literal = _literal_bound(timeout) if timeout is not None else None
+                if timeout is not None:
+                    bound_args.add(id(timeout))
+                found["setup_command" if timeout is None else literal or f"computed:{name}"] += 1
+        for call in calls:
+            literal = _literal_bound(call)
+            if literal and id(call) not in bound_args:
+                found[literal] += 1
+            elif isinstance(call.func, ast.Name) and call.func.id in functions and call.func.id != "run":
+                found.update(count(call.func.id))
+        return found
+
+    return count("main")
+
+
+def unit_leaves(name: str) -> Counter[str]:
+    """What runs inside a composed row, down to the rows that hold no others, each with its count."""
+    found: Counter[str] = Counter()
+    for inner, times in bounds.TABLE[name].parts():
+        inside = unit_leaves(inner) if bounds.TABLE[inner].inner else Counter({inner: 1})
+        found.update({leaf: times * n for leaf, n in inside.items()})
+    return found
+
+
+def uncounted(source: str) -> list[str]:
+    """The bootstrap's waits that the bootstrap unit's row does not count (as often as the code can run them)."""
+    leaves = unit_leaves("bootstrap_unit")
+    wrong = []
+    for bound, times in sorted(bootstrap_calls(source).items()):
+        if bound in NOT_A_STEP:
+            continue
+        if bound.startswith("computed:"):
+            rows = COMPUTED.get(bound.partition(":")[2], ())
+            if times > len(rows) or any(leaves[row] < 1 for row in rows):
+                wrong.append(f"{bound} runs {times} x, covered by {rows or 'no row'}")
+        elif leaves[bound] < times:
+            wrong.append(f"{bound} runs {times} x in the bootstrap, the unit counts it {leaves[bound]} x")
+    return wrong
+
+
+def test_the_bootstrap_unit_counts_every_call_the_bootstrap_makes_as_often_as_it_makes_it() -> None:
+    source = SETUP.read_text()
+    calls = bootstrap_calls(source)
+    assert calls["nvidia_smi_setup"] == 4 and calls["setup_command"] == 8 and calls["bucket_copy"] == 2
+    assert calls["cli_install"] == 2  # before staging, and again before the bucket check
+    assert uncounted(source) == []
+    # One more command without a bound of its own in a disk step is one the unit does not count.
+    extra = source.replace('    root = run(["findmnt", "-nro", "SOURCE", "/"]).stdout.strip()\n',
+                           '    root = run(["findmnt", "-nro", "SOURCE", "/"]).stdout.strip()\n    run(["sync"])\n')
+    assert extra != source
+    assert uncounted(extra) == ["setup_command runs 9 x in the bootstrap, the unit counts it 8 x"]
+
+
+def test_each_composed_bound_is_the_written_value_and_covers_the_sum_of_what_runs_inside_it() -> None:
+    """The written value is what systemd is given at the defaults, and it covers (not equals by construction) the
+    sum of its inner rows, each as often as it runs, plus its margin."""
+    assert bounds.systemd_seconds("bootstrap_unit") == 40260
+    leaves = unit_leaves("bootstrap_unit")
+    summed = sum(times * bounds.value(leaf) for leaf, times in leaves.items())
+    assert summed == 39660 and bounds.value("bootstrap_unit") >= summed + 600
+    assert leaves["nvidia_smi_setup"] == 4 and leaves["setup_command"] == 8 and leaves["torch_probe"] == 3
+    assert bounds.value("run_unit") == 3960 and bounds.value("idle_setup_wait") == 40260 + 3960
+    shrunk = dict(bounds.TABLE)
+    shrunk["bootstrap_unit"] = replace(bounds.TABLE["bootstrap_unit"], seconds=40000)
+    with patch.dict(bounds.TABLE, shrunk):
+        assert bounds.outer_covers_inner() == [
+            "bootstrap_unit (40000 s) < fetch_tools + device_wait + mkfs + udev_settle + mount + apt_update + "
+            "apt_install + modprobe + 4 x nvidia_smi_setup + 2 x cli_install + secret_read + stage + torch_probes + "
+            "bucket_check + peer_wait + publish + 8 x setup_command + 600 margin (40260 s)"]
+    # A setting lengthens the unit by as much as it lengthens what runs inside.
+    assert bounds.value("bootstrap_unit", {"staging_deadline_seconds": 10 * HOUR}) == 40260 + 2 * HOUR

@@ -280,3 +280,42 @@ def test_the_redaction_runs_beside_the_loop(tmp_path: Path, monkeypatch: pytest.
     release.set()
     drain(up)
     assert record.read_text().splitlines() == ["s3://bucket/ckpt/_gpulease/logs/st/exp1/bootstrap.log"]
+
+
+def test_the_flush_waits_for_a_redaction_the_loop_started_and_copies_it(tmp_path: Path, monkeypatch) -> None:
+    """The final copy starts while tick's redaction of the file is still being written: flush waits for it, then
+    copies it, within its bound."""
+    record = tmp_path / "copies.txt"
+    up, decided = uploader(tmp_path, shell_copier(tmp_path / "cp", record))
+    (tmp_path / "data" / "logs" / "train.log").write_text(f"step 1 token={TOKEN}\n")
+    slow = lu.redacted
+
+    def slowly(data: bytes, skipped: int, path: str) -> bytes:
+        time.sleep(0.5)
+        return slow(data, skipped, path)
+
+    monkeypatch.setattr(lu, "redacted", slowly)
+    up.names = ["train.log"]
+    up.tick()
+    assert up.preparing is not None and up.preparing[2].is_alive()  # the redaction is being written by tick
+    started = time.monotonic()
+    assert up.flush(30) == ["train.log"]
+    assert time.monotonic() - started < 5 and up.preparing is None and decided == []
+    assert record.read_text().splitlines() == ["s3://bucket/ckpt/_gpulease/logs/st/exp1/train.log"]
+    assert Path(f"{record}.last").read_text() == "step 1 token=<redacted>\n"
+
+
+def test_a_redaction_that_hangs_never_holds_the_flush_past_its_bound(tmp_path: Path, monkeypatch) -> None:
+    record = tmp_path / "copies.txt"
+    up, decided = uploader(tmp_path, shell_copier(tmp_path / "cp", record), log_upload_timeout_seconds=60)
+    (tmp_path / "data" / "logs" / "train.log").write_text("step 1\n")
+    monkeypatch.setattr(lu, "redacted", lambda data, skipped, path: time.sleep(30) or data)
+    up.names = ["train.log"]
+    up.tick()
+    assert up.preparing is not None
+    started = time.monotonic()
+    assert up.flush(1.0) == []
+    took = time.monotonic() - started
+    assert took < 1.5, took  # the flush's bound, not the hung thread's 30 s nor the copy's 60 s
+    assert not record.exists() and up.preparing is None
+    assert decided == ["log-upload: train.log: redacting was still running at the final copy's bound: not copied"]

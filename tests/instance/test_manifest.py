@@ -173,3 +173,83 @@ def test_redact_removes_authorization_headers_bearer_tokens_and_userinfo_up_to_t
 ])
 def test_redact_removes_the_credential_options_of_common_commands(text: str, expected: str) -> None:
     assert manifest.redact(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("bearer: abcdefghijklmnop", "bearer: <redacted>"),
+    ("Bearer=abcdefghijk", "Bearer=<redacted>"),
+    ("pass=hunter2", "pass=<redacted>"),
+    ("mysql -u root --pass hunter2", "mysql -u root --pass <redacted>"),
+    ("password: x", "password: <redacted>"),
+    ("passwd=s3cret", "passwd=<redacted>"),
+    ("db_pass=x", "db_pass=<redacted>"),
+    ("compass=north bypass=1", "compass=north bypass=1"),
+    ("secret\x1b[0m=hunter2", "secret\x1b[0m=<redacted>"),
+    ("\x1b[1;31mpassword\x1b[0m: hunter2", "\x1b[1;31mpassword\x1b[0m: <redacted>"),
+    ("mysql://root:p@ss/w0rd@db:3306/x", "mysql://<redacted>@db:3306/x"),
+    ("postgres://user:pa@ss@host/db", "postgres://<redacted>@host/db"),
+    ("pip install git+https://github.com/org/repo@v1.2", "pip install git+https://github.com/org/repo@v1.2"),
+    ("wandb login 0123456789abcdef0123456789abcdef01234567", "wandb login <redacted>"),
+    ("wandb login --relogin 0123456789abcdef0123456789abcdef01234567", "wandb login --relogin <redacted>"),
+    ("glpat-" + "Ab1_" * 5, "<redacted>"),
+    ("curl -u sk_live_" + "a1" * 12 + ": https://api.stripe.com", "curl -u <redacted>: https://api.stripe.com"),
+    ("key rk_live_" + "a1" * 12, "key <redacted>"),
+    ("//registry.npmjs.org/:_authToken npm_" + "a1B2" * 9, "//registry.npmjs.org/:_authToken <redacted>"),
+    ("key: AIza" + "Sy" + "A-b_" * 8 + "c", "key: <redacted>"),
+    ("ghp_" + "a1" * 18, "<redacted>"), ("gho_" + "a1" * 18, "<redacted>"), ("ghs_" + "a1" * 18, "<redacted>"),
+    ("github_pat_" + "a1_" * 10, "<redacted>"),
+    ("xoxa-123456789-abcdef", "<redacted>"), ("xoxb-123456789-abcdef", "<redacted>"),
+    ("xoxp-123456789-abcdef", "<redacted>"),
+    ("hf_" + "a1B2" * 6, "<redacted>"),
+])
+def test_redact_removes_every_form_of_credential_and_token_shape(text: str, expected: str) -> None:
+    assert manifest.redact(text) == expected
+    assert manifest.redact_lines(text + "\n") == expected + "\n"
+
+
+def test_every_token_shape_names_its_source_and_prefixes() -> None:
+    for what, prefixes, shape, source in manifest.TOKEN_SHAPES:
+        assert prefixes and shape and ("https://" in source), what
+        for prefix in prefixes:
+            body = {"AKIA": "A1B2" * 4, "ASIA": "A1B2" * 4, "npm_": "a1B2" * 9, "AIza": "a1B2" * 8 + "a1-", "eyJ": "a1B2c3D4e5F.a1B2c3D4e5F.a1B2c3D4e5F"}.get(
+                prefix, "a1B2" * 12)
+            assert manifest.redact(f"x {prefix}{body} y") == "x <redacted> y", (what, prefix)
+
+
+KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nsecretbase64line\n-----END RSA PRIVATE KEY-----\n"
+
+
+def test_a_private_key_block_goes_whole_across_lines_and_across_the_blocks_of_redact_lines() -> None:
+    assert manifest.redact(f"before\n{KEY}after") == "before\n<redacted> (a private key)\nafter"
+    # The key starts at the end of one 64 KiB block of lines and ends in the next.
+    filler = "x" * 100 + "\n"
+    text = filler * (manifest.BLOCK // len(filler)) + KEY + "after\n"
+    out = manifest.redact_lines(text)
+    assert "MIIE" not in out and "secretbase64line" not in out
+    assert out == filler * (manifest.BLOCK // len(filler)) + "<redacted> (a private key)\nafter\n"
+    # No END (the log ends inside the block): the rest goes; an END without its BEGIN (a tail that starts inside
+    # the block): what comes before it goes.
+    assert manifest.redact_lines("a\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n") == \
+        "a\n<redacted> (a private key)"
+    assert manifest.redact_lines("b3BlbnNzaC1rZXk\n-----END PRIVATE KEY-----\nafter\n") == \
+        "<redacted> (a private key)\nafter\n"
+
+
+def test_a_key_cut_by_the_uploads_tail_leaves_nothing_of_it(tmp_path: Path) -> None:
+    from instance import log_upload as lu
+    log = tmp_path / "train.log"
+    log.write_bytes(b"x" * 100 + b"\n" + KEY.encode() + b"done\n")
+    data, skipped = lu.read_tail(str(log), limit=len(KEY) + 3)  # the tail begins inside the key block
+    assert skipped and b"END RSA PRIVATE KEY" in data and b"BEGIN" not in data
+    out = lu.redacted(data, skipped, str(log)).decode()
+    assert "secretbase64line" not in out and "MIIE" not in out
+    assert out.endswith("<redacted> (a private key)\ndone\n")
+
+
+def test_many_key_markers_are_redacted_in_linear_time() -> None:
+    import time
+    for text in ("-----END PRIVATE KEY-----\n" * 40_000, "-----BEGIN PRIVATE KEY-----\n" * 40_000,
+                 "-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n" * 20_000):
+        started = time.monotonic()
+        out = manifest.redact_lines(text)
+        assert time.monotonic() - started < 3 and "PRIVATE KEY-----" not in out

@@ -233,8 +233,12 @@ def test_cli_reap_user_errors(aws, capsys, monkeypatch):
     monkeypatch.setenv("GPULEASE_ALLOWED_ACCOUNTS", "111111111111,222222222222")
     assert main(["reap", "--region", REGION]) == 2
     assert f"account {ACCOUNT} is not on the allowlist (111111111111, 222222222222)" in capsys.readouterr().err
-    assert main(["reap", "--region", REGION, "--grace-minutes", "-5"]) == 2
-    assert "--grace-minutes must be a number from 0 to" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["reap", "--region", REGION, "--grace-minutes", "-5"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err == (
+        "gpulease reap: argument --grace-minutes: '-5' is not a number of minutes; accepted: a number from 0 to "
+        "10080, e.g. 60 (ASCII digits); see gpulease reap --help\n")
 
 
 def test_regions_from_environment_and_multiple_regions(aws, monkeypatch, capsys):

@@ -29,14 +29,30 @@ def one_line(err: str) -> str:
     return lines[0]
 
 
+def refused(argv: list[str], capsys) -> str:
+    """The one line argparse's refusal of a flag's value prints, with exit 2."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    return one_line(capsys.readouterr().err)
+
+
+WITHIN = "(ASCII digits); see gpulease reap --help"
 BAD_OPTIONS = [
-    (["--grace-minutes", "nan"], "--grace-minutes must be a number"),
-    (["--grace-minutes", "inf"], "--grace-minutes must be a number"),
-    (["--max-attempts", "-3"], "--max-attempts must be a number from 1 to 20"),
-    (["--read-timeout", "0"], "--read-timeout must be a number"),
-    (["--connect-timeout", "nan"], "--connect-timeout must be a number"),
-    (["--workers", "0"], "--workers must be a number from 1 to 64"),
-    (["--snapshot-retention-days", "0"], "--snapshot-retention-days must be a number"),
+    (["--grace-minutes", "nan"], "argument --grace-minutes: 'nan' is not a number of minutes; accepted: a number "
+     f"from 0 to 10080, e.g. 60 {WITHIN}"),
+    (["--grace-minutes", "inf"], "argument --grace-minutes: 'inf' is not a number of minutes; accepted: a number "
+     f"from 0 to 10080, e.g. 60 {WITHIN}"),
+    (["--max-attempts", "-3"], "argument --max-attempts: '-3' is not a number of attempts; accepted: a whole number "
+     f"from 1 to 20, e.g. 4 {WITHIN}"),
+    (["--read-timeout", "0"], "argument --read-timeout: '0' is not a number of seconds; accepted: a number from 0.1 "
+     f"to 600, e.g. 15 {WITHIN}"),
+    (["--connect-timeout", "nan"], "argument --connect-timeout: 'nan' is not a number of seconds; accepted: a number "
+     f"from 0.1 to 600, e.g. 5 {WITHIN}"),
+    (["--workers", "0"], "argument --workers: '0' is not a number of workers; accepted: a whole number from 1 to 64, "
+     f"e.g. 8 {WITHIN}"),
+    (["--snapshot-retention-days", "0"], "argument --snapshot-retention-days: '0' is not a number of days; accepted: "
+     f"a whole number from 1 to 3650, e.g. 30 {WITHIN}"),
 ]
 
 
@@ -44,8 +60,7 @@ BAD_OPTIONS = [
 @pytest.mark.parametrize(("extra", "message"), BAD_OPTIONS)
 def test_bad_numbers_are_one_line_exit_2_before_any_call(aws, ali, capsys, cloud, extra, message):
     region = REGION if cloud == "aws" else ALI_REGION
-    assert main(["reap", "--cloud", cloud, "--region", region, *extra]) == 2
-    assert message in one_line(capsys.readouterr().err)
+    assert refused(["reap", "--cloud", cloud, "--region", region, *extra], capsys) == f"gpulease reap: {message}"
     assert ali.stub.count() == 0
 
 
