@@ -108,7 +108,6 @@ MUTATIONS = [
     # -- secrets --
     Mutation("instance", "instance/manifest.py", "    text = _AUTH_HEADER.sub(", "    text = (lambda *a: a[1])(", MANIFEST,
              "an Authorization header's credential is redacted"),
-    Mutation("instance", "instance/manifest.py", '_URL_USERINFO = re.compile(r"(?i)\\b([a-z][a-z0-9+.-]*://)[^/\\s?#]*@")',
-             '_URL_USERINFO = re.compile(r"(?i)\\b([a-z][a-z0-9+.-]*://)[^/\\s?#@]*@")', MANIFEST,
+    Mutation("instance", "instance/manifest.py", '|[^/\\s?#]*@)")\n', '|[^/\\s?#@]*@)")\n', MANIFEST,
              "a URL's userinfo is redacted up to the last @"),
 ]
