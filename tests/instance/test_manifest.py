@@ -253,3 +253,8 @@ def test_many_key_markers_are_redacted_in_linear_time() -> None:
         started = time.monotonic()
         out = manifest.redact_lines(text)
         assert time.monotonic() - started < 3 and "PRIVATE KEY-----" not in out
+
+
+def test_a_userinfo_without_a_password_is_redacted_up_to_its_last_at() -> None:
+    # a token pasted as the user name, with an @ in it: none of it before the host survives
+    assert manifest.redact("git clone https://tok@en@github.com/x") == "git clone https://<redacted>@github.com/x"
