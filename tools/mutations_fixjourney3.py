@@ -11,19 +11,27 @@ RECORDS = ("tests/live/test_records.py",)
 OUTPUTS = ("tests/cli/test_outputs_unreadable.py",)
 
 MUTATIONS = [
-    Mutation("journey", "gpulease/ephemeral/records.py", "    if not isinstance(doc[key], bool):", "    if False:",
+    Mutation("fixjourney3", "gpulease/ephemeral/records.py", "    if not isinstance(doc[key], bool):", "    if False:",
              CHANNEL + RECORDS, "a record's verdict is a real true or false, never a text or a null"),
-    Mutation("journey", "gpulease/ephemeral/records.py", '    if key not in doc:\n', "    if False:\n",
+    Mutation("fixjourney3", "gpulease/ephemeral/records.py", '    if key not in doc:\n', "    if False:\n",
              CHANNEL + RECORDS, "a record without its verdict is unreadable, never ready"),
-    Mutation("journey", "gpulease/ephemeral/records.py", '    if "failed" in doc and not _texts(doc["failed"]):',
+    Mutation("fixjourney3", "gpulease/ephemeral/records.py", '    if "failed" in doc and not _texts(doc["failed"]):',
              "    if False:", CHANNEL + RECORDS, "a record's failed checks are a list of texts"),
-    Mutation("journey", "gpulease/ephemeral/records.py", "    if _too_deep(data):", "    if False:",
+    Mutation("fixjourney3", "gpulease/ephemeral/records.py", "    if _too_deep(data):", "    if False:",
              CHANNEL + RECORDS, "a record nests at most MAX_DEPTH levels"),
-    Mutation("journey", "gpulease/ephemeral/records.py", "                if not _number(g.get(key)):",
+    Mutation("fixjourney3", "gpulease/ephemeral/records.py", "                if not _number(g.get(key)):",
              "                if False:", RECORDS, "a heartbeat's GPU figures are numbers"),
-    Mutation("journey", "gpulease/ephemeral/channel.py", '                self._checked("ready", key, marker)\n',
+    Mutation("fixjourney3", "gpulease/ephemeral/channel.py", '                self._checked("ready", key, marker)\n',
              "\n", CHANNEL, "wait_ready takes only a checked ready marker"),
-    Mutation("journey", "gpulease/ephemeral/backend.py",
+    Mutation("fixjourney3", "gpulease/ephemeral/backend.py",
              "        except (ValueError, TypeError, LookupError, AttributeError) as exc:",
              "        except ZeroDivisionError as exc:", OUTPUTS, "unreadable stack outputs are one line, exit 1"),
+]
+MUTATIONS += [
+    Mutation("fixjourney3", "gpulease/cli/stdout_guard.py", "        except BrokenPipeError:\n            self.closed_pipe = True",
+             "        except ZeroDivisionError:\n            self.closed_pipe = True", ("tests/cli/test_stdout_pipes.py",),
+             "a closed pipe on stdout ends quietly with the command's own code"),
+    Mutation("fixjourney3", "gpulease/cli/main.py", "    except stdout_guard.OutputWriteError as exc:",
+             "    except ZeroDivisionError as exc:", ("tests/cli/test_stdout_pipes.py",),
+             "a write error on stdout is one line, exit 1"),
 ]
