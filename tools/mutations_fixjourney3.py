@@ -35,3 +35,8 @@ MUTATIONS += [
              "    except ZeroDivisionError as exc:", ("tests/cli/test_stdout_pipes.py",),
              "a write error on stdout is one line, exit 1"),
 ]
+MUTATIONS += [
+    Mutation("fixjourney3", "gpulease/lifecycle/capacity.py", "    if not found.blocks:\n        return None",
+             "    if True:\n        return None", ("tests/cli/test_up.py",),
+             "a capacity fallback the review would refuse (its worst case over budgetUsd) is never tried"),
+]
