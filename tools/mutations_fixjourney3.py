@@ -40,3 +40,7 @@ MUTATIONS += [
              "    if True:\n        return None", ("tests/cli/test_up.py",),
              "a capacity fallback the review would refuse (its worst case over budgetUsd) is never tried"),
 ]
+MUTATIONS += [
+    Mutation("fixjourney3", "gpulease/lifecycle/answers.py", "        if not stat.S_ISREG(mode):", "        if False:",
+             ("tests/cli/test_init_public_key.py",), "init never opens a --public-key that is not a regular file"),
+]
