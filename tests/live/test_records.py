@@ -97,3 +97,13 @@ def test_the_record_reader_is_the_one_table_of_what_the_instance_writes() -> Non
     with pytest.raises(records.RecordError, match=r"^ready\.json: no 'ready' \(true or false\)$"):
         records.parse("ready", b"{}")
     assert records.read("manifest", b'{"x": 1}') == {"x": 1}
+
+
+def test_ctrl_c_ends_logs_follow_with_130(bucket, monkeypatch) -> None:  # noqa: F811
+    from gpulease.live import logs
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(logs, "follow", interrupted)
+    assert main(["logs", LOGS_STACK, "--outputs", bucket["outputs"], "--follow"]) == 130
