@@ -53,6 +53,7 @@ def confirm(stack: str, yes: bool) -> None:
 
 
 def cmd_down(args: argparse.Namespace) -> int:
+    from gpulease.ephemeral.backend import OutputsUnreadableError
     from gpulease.ephemeral.progress import make_progress
     from gpulease.lifecycle.teardown import TeardownError, down
 
@@ -61,7 +62,7 @@ def cmd_down(args: argparse.Namespace) -> int:
     progress = make_progress(True)  # progress on stderr: stdout carries only the answer
     try:
         result = down(args.stack, progress, remove_all=args.remove_all)
-    except TeardownError as exc:
+    except (TeardownError, OutputsUnreadableError) as exc:
         return call_failed(args, "down", "teardown-failed", exc)
     finally:
         progress.close()

@@ -4,10 +4,10 @@ bucket; ``--journal`` reads the systemd journal over SSH/SSM instead (``gpulease
 from __future__ import annotations
 
 import argparse
-import contextlib
 import re
 import sys
 
+from gpulease.cli.conventions import EXIT_INTERRUPTED
 from gpulease.cli.envelope import (
     EXIT_OK,
     add_parser,
@@ -110,9 +110,11 @@ def cmd_logs(args: argparse.Namespace) -> int:
                             found.experiment, session=found.session)
     try:
         if args.follow and not args.json:
-            with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends a follow; nothing to clean up
+            try:
                 logs.follow(reader, lambda line: (print(printable(line)), sys.stdout.flush()), args.minutes,
                             first=lambda lines: log_tail(lines, count))
+            except KeyboardInterrupt:  # Ctrl-C ends a follow, nothing to clean up: 130, as every --help lists
+                return EXIT_INTERRUPTED
             return EXIT_OK
         lines = log_tail(logs.read_all(reader), count)
     except logs.ReadFailedError as exc:

@@ -14,8 +14,8 @@ import importlib
 import sys
 from collections.abc import Iterator
 
-from gpulease.cli import conventions
-from gpulease.cli.conventions import EXIT_BAD_INPUT, EXIT_CODES_EPILOG
+from gpulease.cli import conventions, stdout_guard
+from gpulease.cli.conventions import EXIT_BAD_INPUT, EXIT_CODES_EPILOG, EXIT_FAILED
 from gpulease.core.errors import UserError
 
 COMMANDS = (
@@ -64,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     process (the tests), the objects frozen while the command's modules loaded are unfrozen on return; run as the
     process's command they stay frozen to its exit (``imports_frozen``)."""
     whole_process = argv is None
+    if whole_process:
+        stdout_guard.install()  # a closed pipe or a full disk on stdout ends well (``stdout_guard``)
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
         line = conventions.unknown_command(argv[0], COMMANDS)
@@ -81,6 +83,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(parser: argparse.ArgumentParser, argv: list[str]) -> int:
+    """The command's exit code. Standard output (guarded when this is the process's command, ``stdout_guard``) is
+    flushed before it returns, also after ``--help``/``--version`` or a usage error: a closed pipe leaves the code
+    as it is, a write error (a full disk) is one line on stderr and exit 1."""
+    try:
+        try:
+            return _command(parser, argv)
+        finally:
+            stdout_guard.finish()
+    except stdout_guard.OutputWriteError as exc:
+        print(f"gpulease: {exc.line()}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _command(parser: argparse.ArgumentParser, argv: list[str]) -> int:
     conventions.OneLineParser.argv = list(argv)  # every (sub)command's parser: which command, JSON or not
     args = parser.parse_args(argv)
     conventions.normalise(args)

@@ -35,6 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
+    from gpulease.ephemeral.backend import OutputsUnreadableError
     from gpulease.ephemeral.progress import make_progress
     from gpulease.lifecycle.resume import ResumeFailedError, resume
     from gpulease.lifecycle.resume_clouds import ResumeCloudError
@@ -42,7 +43,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     progress = make_progress(True)  # progress on stderr: stdout carries only the answer
     try:
         result = resume(args.stack, progress)
-    except (ResumeFailedError, ResumeCloudError) as exc:
+    except (ResumeFailedError, ResumeCloudError, OutputsUnreadableError) as exc:
         return call_failed(args, "resume", "resume-failed", exc)
     finally:
         progress.close()

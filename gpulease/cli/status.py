@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from gpulease.cli.conventions import EXIT_INTERRUPTED
 from gpulease.cli.printable import printable
 from gpulease.core import clock
 from gpulease.core.flag_numbers import number
@@ -89,4 +90,4 @@ def watch(collect: Callable[[], dict], every: float, as_json: bool) -> int:
                 return 0
             SLEEP(every)
     except KeyboardInterrupt:
-        return 0
+        return EXIT_INTERRUPTED  # Ctrl-C ends the watch: 130, the table every --help lists

@@ -38,13 +38,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
+    from gpulease.ephemeral.backend import OutputsUnreadableError
     from gpulease.ephemeral.progress import make_progress
     from gpulease.lifecycle.deploy import DeployError, ReviewRefusedError, up
 
     progress = make_progress(True)  # progress on stderr: stdout carries only the answer
     try:
         result = up(args.stack, progress, wait_minutes=args.wait, wait=not args.no_wait)
-    except (ReviewRefusedError, DeployError) as exc:
+    except (ReviewRefusedError, DeployError, OutputsUnreadableError) as exc:
         code = "review-refused" if isinstance(exc, ReviewRefusedError) else "deploy-failed"
         return call_failed(args, "up", code, exc)
     finally:

@@ -72,6 +72,11 @@ class StackMissingError(RuntimeError):
     """The stack does not exist (any more)."""
 
 
+class OutputsUnreadableError(RuntimeError):
+    """``pulumi stack output --json`` answered with no JSON object (nothing printed, a cut answer): the stack's
+    outputs are not known, so nothing that needs them is done; the command fails (exit 1), one line."""
+
+
 class StackBackend(Protocol):
     """The operations the ephemeral orchestration needs from Pulumi, and nothing else."""
 
@@ -241,6 +246,12 @@ class AutomationBackend:
             found = self._workspace().stack_outputs(stack)
         except auto_errors.StackNotFoundError:
             raise StackMissingError(f"stack {stack!r} does not exist") from None
+        except (ValueError, TypeError, LookupError, AttributeError) as exc:
+            # The Automation API parses the CLI's answer itself (json.loads, then indexes it): an empty or
+            # foreign answer surfaces here as a decode or lookup error.
+            detail = " ".join(str(exc).split())[:120] or type(exc).__name__
+            raise OutputsUnreadableError(f"cannot read the outputs of stack {stack!r}: `pulumi stack output --json` did "
+                                         f"not answer with a JSON object ({detail})") from None
         return {key: out.value for key, out in found.items()}
 
     def destroy(self, stack: str, on_output: LineSink, on_resource: ResourceSink) -> OperationResult:

@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 from gpulease.core import vocabulary as v
 from gpulease.core.errors import UserError
+from gpulease.ephemeral import records
 
 CONTROL_DIR = "_gpulease/"
 READY_MARKER = "ready.json"
@@ -155,6 +156,25 @@ class BucketChannel:
             raise ChannelError(f"{key} is not JSON ({exc})") from None
         return data if isinstance(data, dict) else None
 
+    def _get_record(self, bucket: str, key: str, kind: str) -> dict[str, Any] | None:
+        """The instance's ``kind`` record (``records``): its JSON object, fields unchecked (ask whose it is
+        first); a record that is no JSON object (or nests too deep) is unreadable, one line."""
+        try:
+            body = self.client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        except self.client.exceptions.NoSuchKey:
+            return None
+        try:
+            return records.json_object(kind, body)
+        except records.RecordError as exc:
+            raise ChannelError(f"unreadable record at {key}: {exc}") from None
+
+    @staticmethod
+    def _checked(kind: str, key: str, doc: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return records.check(kind, doc)
+        except records.RecordError as exc:
+            raise ChannelError(f"unreadable record at {key}: {exc}") from None
+
     def _keys(self, bucket: str, prefix: str, start_after: str = "") -> list[str]:
         keys: list[str] = []
         paginator = self.client.get_paginator("list_objects_v2")
@@ -173,9 +193,11 @@ class BucketChannel:
         started = time.monotonic()
         announced_stale = False
         while True:
-            marker = self._get_json(loc.bucket, key)
+            marker = self._get_record(loc.bucket, key, "ready")
             if marker is not None and (instance_id is None or marker.get("instanceId") == instance_id):
-                if marker.get("ready") is False:
+                # Only a real ``"ready": true`` is ready: the text "false", a null or no verdict is unreadable.
+                self._checked("ready", key, marker)
+                if marker["ready"] is not True:
                     # The bootstrap's own verdict: waiting longer would not change it.
                     failed = ", ".join(marker.get("failed") or []) or "unknown checks"
                     raise ChannelError(f"instance {marker.get('instanceId')} reported NOT ready: {failed} failed")
@@ -197,8 +219,9 @@ class BucketChannel:
         instance_id = outputs.get("instanceId")
         started = time.monotonic()
         while True:
-            result = self._get_json(loc.bucket, key)
+            result = self._get_record(loc.bucket, key, "verify")
             if result is not None and (instance_id is None or result.get("instanceId") == instance_id):
+                self._checked("verify", key, result)
                 for name, check in (result.get("checks") or {}).items():
                     if isinstance(check, dict):
                         state = "skipped" if check.get("ok") is None else "ok" if check.get("ok") else "FAILED"

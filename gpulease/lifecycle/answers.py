@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -147,10 +148,18 @@ def parse_source(text: str) -> Source:
 
 def read_public_key(path: str) -> str:
     file = Path(path).expanduser()
+    accepted = "accepted: an OpenSSH .pub file, e.g. ~/.ssh/id_ed25519.pub (or --key-name, or --no-port)"
     try:
-        if not file.is_file():
-            raise AnswerError(f"--public-key {path}: no such file; accepted: an OpenSSH .pub file, e.g. "
-                              "~/.ssh/id_ed25519.pub (or --key-name, or --no-port)")
+        try:
+            mode = file.stat().st_mode  # follows a link: what it points at is what would be read
+        except FileNotFoundError:
+            raise AnswerError(f"--public-key {path}: no such file; {accepted}") from None
+        if not stat.S_ISREG(mode):
+            # Never opened: a FIFO would block the read, /dev/zero would never end it.
+            what = ("a folder" if stat.S_ISDIR(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode)
+                    else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+            raise AnswerError(f"--public-key {path}: is {what}, not a regular file; {accepted}")
         text = file.read_text(encoding="utf-8", errors="replace")[:16384].strip()
     except OSError as exc:
         raise AnswerError(f"--public-key {path}: cannot be read ({exc.strerror or exc})") from None

@@ -163,6 +163,34 @@ def write_pinned(document: dict[str, Any], experiment_key: str, choice: Choice, 
     return path
 
 
+def review_pinned(path: Path, stack: str, overrides: dict[str, Any]) -> Any:
+    """``gpulease plan``'s verdict (``lifecycle.verdict``) of the stack file with ``overrides`` laid over its
+    config (the engine's ``--config`` path): the same review, budget verdict included, that ``up`` ran first."""
+    from gpulease.lifecycle.verdict import summarize
+    from gpulease.review.engine import review
+
+    [found] = review([str(path)], overrides=overrides)
+    return summarize(found, stack)
+
+
+REVIEW_PINNED: Callable[[Path, str, dict[str, Any]], Any] = review_pinned
+"""How a fallback choice is reviewed (a test replaces it)."""
+
+
+def refused(path: Path, stack: str, document: dict[str, Any], experiment_key: str, choice: Choice,
+            cloud: str) -> str | None:
+    """Why the review refuses ``choice`` pinned (its worst case over ``budgetUsd``, or any other mandatory
+    finding), in one line; None when it passes. A fallback the review would FAIL is never tried."""
+    pinned = pinned_config(document, experiment_key, choice, cloud)["config"][experiment_key]
+    found = REVIEW_PINNED(path, stack, {experiment_key: pinned})
+    if not found.blocks:
+        return None
+    first = found.mandatory[0] if found.mandatory else None
+    why = (f"{first['policy']}: {first['message']}" if first else found.error or f"review {found.status}")
+    why = why if len(why) <= 300 else why[:300] + "…"
+    return f"skipping {choice.label()}: the review would refuse it ({why})"
+
+
 def aws_zones(region: str) -> Callable[[str], list[str]]:
     """The zones offering a type (EC2 DescribeInstanceTypeOfferings), sorted as the program sorts them."""
     import boto3

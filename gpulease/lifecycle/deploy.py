@@ -159,7 +159,13 @@ def deploy(st: Stack, backend: StackBackend, progress: Progress, result: UpResul
                     tried.append(options[0])  # what the program chose: the first choice
             if data_zone is None and capacity.holds_data(events):
                 data_zone = tried[-1].zone or "" if tried else ""
+            key = f"{CONFIG_NAMESPACE}:{EXPERIMENT_KEY}"
             nxt = capacity.next_choice(options, tried, data_zone)
+            while nxt is not None and len(tried) < capacity.MAX_TRIES and (
+                    skip := capacity.refused(st.path, st.name, st.document, key, nxt, st.spec.cloud)):
+                progress.note(skip)  # e.g. its worst case exceeds budgetUsd: never tried
+                options.remove(nxt)
+                nxt = capacity.next_choice(options, tried, data_zone)
             if nxt is None or len(tried) >= capacity.MAX_TRIES:
                 if data_zone is not None:
                     why = (f"a data disk was created in {data_zone or 'the zone the program chose'}, and no other "
@@ -172,7 +178,6 @@ def deploy(st: Stack, backend: StackBackend, progress: Progress, result: UpResul
                                   f"{why}")
             progress.note(f"{code}: trying {nxt.label()}, the next the spec allows (pinned for this update only)")
             tried.append(nxt)
-            key = f"{CONFIG_NAMESPACE}:{EXPERIMENT_KEY}"
             config_file = str(capacity.write_pinned(st.document, key, nxt, Path(folder), st.spec.cloud))
 
 

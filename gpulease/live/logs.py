@@ -16,7 +16,6 @@ access mode (``gpulease ssh STACK -- sudo journalctl ...``)."""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import deque
@@ -24,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from gpulease.ephemeral import records
 from gpulease.live.target import LiveError, Target
 from instance import log_upload
 
@@ -189,11 +189,7 @@ class LogReader:
         body = self._get(f"{self.prefix}{name}")
         if body is None:
             return None
-        try:
-            doc = json.loads(body)
-        except ValueError:
-            return {"unreadable": f"{name} is not JSON"}
-        return doc if isinstance(doc, dict) else {"unreadable": f"{name} is not a JSON object"}
+        return records.read(name.removesuffix(".json"), body)
 
     def _listing(self, prefix: str) -> tuple[list[dict[str, Any]], int, bool]:
         """The last ``MAX_LISTED`` objects under ``prefix`` in key order (key, size, time) among the first
@@ -224,12 +220,15 @@ class LogReader:
             if doc is None:
                 out.append(f"[{title}] no {name} yet")
                 continue
-            verdict = doc.get("ready", doc.get("passed"))
-            state = "ok" if verdict else "FAILED" if verdict is False else "?"
+            if "unreadable" in doc:  # read strictly (``ephemeral.records``): what is wrong, never "? on ?"
+                out.append(f"[{title}] unreadable: {doc['unreadable']}")
+                continue
+            verdict = doc["ready" if name == "ready.json" else "passed"]
+            state = "ok" if verdict is True else "FAILED"
             failed = ", ".join(doc.get("failed") or [])
             at = f" at {doc['time']}" if doc.get("time") else ""  # a record without its time: none shown, not "?"
-            out.append(f"[{title}] {state}{at} on {doc.get('instanceId', '?')}"
-                       + (f": {failed} failed" if failed else ""))
+            on = f" on {doc['instanceId']}" if doc.get("instanceId") else ""
+            out.append(f"[{title}] {state}{at}{on}" + (f": {failed} failed" if failed else ""))
             for check, result in (doc.get("checks") or {}).items():
                 if isinstance(result, dict):
                     mark = "skip" if result.get("ok") is None else "ok" if result.get("ok") else "FAIL"

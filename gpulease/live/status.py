@@ -16,12 +16,12 @@ API cannot answer is noted in the document and the rest is still shown.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
 from gpulease.core import vocabulary as v
 from gpulease.core.budget_alert import budget_name
+from gpulease.ephemeral import records
 from gpulease.live import nodes
 from gpulease.live.clients import Clients
 from gpulease.live.target import LiveError, Target
@@ -47,6 +47,16 @@ def _problem(exc: Exception) -> str:
     return " ".join(str(exc).split())[:300] or type(exc).__name__
 
 
+def shown_value(value: Any) -> str:
+    """A value from a record named in a line: a text as it is (cut at 80), anything else as JSON would show it."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= 80 else text[:80] + "…"
+
+
+def _unreadable(doc: Any) -> dict[str, Any] | None:
+    return {"unreadable": doc["unreadable"]} if isinstance(doc, dict) and "unreadable" in doc else None
+
+
 def read_control(target: Target, client: Any) -> dict[str, Any]:
     """The control files as objects (None where there is none yet); ``stale`` names those from another instance."""
     uri = target.checkpoint_uri
@@ -67,18 +77,15 @@ def read_control(target: Target, client: Any) -> dict[str, Any]:
                 continue
             raise LiveError(f"stack {target.stack!r}: cannot read {uri}_gpulease/{name}.json: {_problem(exc)}") from None
         try:
-            doc = json.loads(body)
-        except ValueError:
-            doc = None
-        if not isinstance(doc, dict):
-            found[name] = {"unreadable": f"{name}.json is not a JSON object"}
-            continue
-        owner = doc.get("instanceId")
-        if owner and target.instance_id and owner != target.instance_id:
-            found["stale"].append(f"{name}.json is from instance {owner}, not {target.instance_id}")
-            found[name] = None
-            continue
-        found[name] = doc
+            doc = records.json_object(name, body)
+            owner = doc.get("instanceId")
+            if owner and target.instance_id and owner != target.instance_id:
+                found["stale"].append(f"{name}.json is from instance {shown_value(owner)}, not {target.instance_id}")
+                found[name] = None
+                continue
+            found[name] = records.check(name, doc)
+        except records.RecordError as exc:
+            found[name] = {"unreadable": str(exc)}
     return found
 
 
@@ -119,7 +126,9 @@ def collect(target: Target, clients: Clients, now: datetime) -> dict[str, Any]:
     """The status document (what ``--json`` prints and the screen shows)."""
     control = read_control(target, clients.bucket)
     cloud = cloud_view(target, clients)
-    beat, manifest = control.get("heartbeat") or {}, control.get("manifest") or {}
+    bad = {name: _unreadable(control.get(name)) for name in CONTROL_FILES}
+    beat = {} if bad["heartbeat"] else control.get("heartbeat") or {}
+    manifest = {} if bad["manifest"] else control.get("manifest") or {}
     deadline = target.outputs.get("deadline") or beat.get("deadline")
     left = _minutes_since(deadline, now)
     spec = target.spec
@@ -150,17 +159,19 @@ def collect(target: Target, clients: Clients, now: datetime) -> dict[str, Any]:
             "gpuError": beat.get("gpuError"),
             "disks": disk_view(beat.get("disks")),
             "gpuStarved": starved_view(beat.get("gpuStarved")),
-        } if beat else None,
+        } if beat else bad["heartbeat"],
         "checkpoint": {
             "lastSync": beat.get("lastSync"),
             "lastSyncAgeMinutes": _minutes_since(beat.get("lastSync"), now),
             "newest": beat.get("newestCheckpoint"),
             "syncFailures": beat.get("syncFailures"),
         } if beat else None,
-        "ready": {"ready": ready.get("ready"), "failed": ready.get("failed"), "time": ready.get("time")} if ready else None,
-        "verify": {k: verify.get(k) for k in ("passed", "failed", "time", "stepResumed", "checkpointStep", "gpu",
-                                              "seconds", "checks")} if verify else None,
-        "manifest": _manifest_summary(manifest) if manifest else None,
+        "ready": bad["ready"] or ({"ready": ready.get("ready"), "failed": ready.get("failed") or [],
+                                   "time": ready.get("time")} if ready else None),
+        "verify": bad["verify"] or ({k: verify.get(k) for k in ("passed", "failed", "time", "stepResumed",
+                                                                 "checkpointStep", "gpu", "seconds", "checks")}
+                                    if verify else None),
+        "manifest": bad["manifest"] or (_manifest_summary(manifest) if manifest else None),
         "interruptions": interruptions_view(manifest.get("interruptions"), beat.get("interruptions")),
         "interruptionsLeftOut": left_out(manifest.get("interruptions"), beat.get("interruptions")),
         "spotRequest": spot_request_view(manifest.get("spotRequest")),
@@ -203,12 +214,14 @@ def node_views(target: Target, clients: Clients, now: datetime) -> list[dict[str
             views.append({"rank": rank, "instanceId": found.instance_id, "error": str(exc)})
             continue
         beat, ready = control.get("heartbeat") or {}, control.get("ready") or {}
+        if "unreadable" in beat:
+            beat = {}
         views.append({
             "rank": rank, "instanceId": found.instance_id, "privateIp": node.get("privateIp"),
             "heartbeatAgeMinutes": _minutes_since(beat.get("time"), now) if beat else None,
             "gpus": beat.get("gpus") or [], "gpuError": beat.get("gpuError"),
             "disks": disk_view(beat.get("disks")), "gpuStarved": starved_view(beat.get("gpuStarved")),
-            "ready": ready.get("ready") if ready else None,
+            "ready": "unreadable" if "unreadable" in ready else ready.get("ready") if ready else None,
         })
     return views
 

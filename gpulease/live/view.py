@@ -46,6 +46,8 @@ def _gpus(doc: dict[str, Any]) -> str:
     beat = doc.get("heartbeat")
     if not beat:
         return "no heartbeat yet"
+    if beat.get("unreadable"):
+        return f"unreadable: {beat['unreadable']}"
     if beat.get("gpuError"):
         return f"{beat['gpuError']} (heartbeat {_ago(beat['ageMinutes'])})"
     rows = [f"GPU{i}: {g['utilizationPercent']:g}%, {g['memoryUsedMib']:g}/{g.get('memoryTotalMib') or '?'} MiB"
@@ -56,7 +58,9 @@ def _gpus(doc: dict[str, Any]) -> str:
 def _checkpoint(doc: dict[str, Any]) -> str:
     ck = doc.get("checkpoint")
     if not ck:
-        return "unknown (no heartbeat yet)"
+        beat = doc.get("heartbeat") or {}
+        return f"unknown (heartbeat unreadable: {beat['unreadable']})" if beat.get("unreadable") else \
+            "unknown (no heartbeat yet)"
     sync = f"last sync {_ago(ck['lastSyncAgeMinutes'])}" if ck.get("lastSync") else "no periodic sync yet"
     newest = ck.get("newest")
     if newest:
@@ -68,15 +72,25 @@ def _checkpoint(doc: dict[str, Any]) -> str:
 
 def _checks(doc: dict[str, Any]) -> str:
     ready, verify = doc.get("ready"), doc.get("verify")
-    parts = ["not ready yet" if not ready else "READY" if ready["ready"] else f"NOT READY ({', '.join(ready['failed'])})"]
-    if verify:
-        if verify.get("passed"):
+    # The records were read strictly (``ephemeral.records``): a verdict is a real true/false, ``failed`` texts.
+    if not ready:
+        parts = ["not ready yet"]
+    elif ready.get("unreadable"):
+        parts = [f"ready unreadable: {ready['unreadable']}"]
+    elif ready.get("ready") is True:
+        parts = ["READY"]
+    else:
+        parts = [f"NOT READY ({', '.join(ready.get('failed') or []) or 'unknown checks'})"]
+    if verify and verify.get("unreadable"):
+        parts.append(f"verify unreadable: {verify['unreadable']}")
+    elif verify:
+        if verify.get("passed") is True:
             gpu = verify.get("gpu") or {}
             parts.append(f"verify PASSED (peak {gpu.get('peakMemoryMib', 0):g}/{gpu.get('memoryTotalMib') or '?'} MiB"
                          + (f", resumed at step {verify['stepResumed']}" if verify.get("stepResumed") is not None else "")
                          + ")")
         else:
-            parts.append(f"verify FAILED ({', '.join(verify.get('failed') or [])})")
+            parts.append(f"verify FAILED ({', '.join(verify.get('failed') or []) or 'unknown checks'})")
     return "; ".join(parts)
 
 
@@ -84,6 +98,8 @@ def _manifest(doc: dict[str, Any]) -> str:
     m = doc.get("manifest")
     if not m:
         return "none yet (written when the job starts)"
+    if m.get("unreadable"):
+        return f"unreadable: {m['unreadable']}"
     code = f"commit {m['commit'][:12]}{' (dirty)' if m.get('dirty') else ''}" if m.get("commit") else "no git commit"
     versions = ", ".join(f"{k} {m[k]}" for k in ("torch", "cuda", "driver") if m.get(k))
     params = f"; params {m['params']}" if m.get("params") else ""
@@ -154,7 +170,7 @@ def starved_line(starved: dict[str, Any] | None) -> str | None:
 def _node(n: dict[str, Any]) -> str:
     if n.get("error"):
         return f"{n.get('instanceId')}: {n['error']}"
-    ready = {True: "ready", False: "NOT READY", None: "not ready yet"}[n.get("ready")]
+    ready = {True: "ready", False: "NOT READY", None: "not ready yet"}.get(n.get("ready"), "ready record unreadable")
     gpus = ", ".join(f"{g.get('utilizationPercent', '?')}%" for g in n.get("gpus") or []) or n.get("gpuError") or "no GPUs"
     beat = _ago(n.get("heartbeatAgeMinutes")) if n.get("heartbeatAgeMinutes") is not None else "no heartbeat"
     extra = [x for x in (disks_line([d for d in n.get("disks") or [] if d.get("low")]), starved_line(n.get("gpuStarved")))

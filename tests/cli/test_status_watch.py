@@ -22,7 +22,7 @@ def test_each_refresh_is_one_envelope_on_one_line(cluster, capsys, monkeypatch):
             raise KeyboardInterrupt
 
     monkeypatch.setattr(status_cli, "SLEEP", nap)
-    assert main(["status", CLUSTER, "--outputs", cluster["outputs"], "--watch", "10", "--json"]) == 0
+    assert main(["status", CLUSTER, "--outputs", cluster["outputs"], "--watch", "10", "--json"]) == 130  # Ctrl-C
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3
     for line in lines:

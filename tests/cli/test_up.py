@@ -37,6 +37,7 @@ def passing_review(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return verdict.Verdict(stack=stack, status="pass", hourly_usd=0.35, worst_case="$2.80", budget_usd=40.0)
 
     monkeypatch.setattr(verdict, "REVIEW", fake)
+    monkeypatch.setattr(capacity, "REVIEW_PINNED", lambda path, stack, overrides: fake(path, stack))
     return seen
 
 
@@ -158,6 +159,34 @@ def test_capacity_error_tries_the_next_zone_pinned_for_that_update_only(passing_
     assert pinned[0]["config"]["aws:region"] == "us-east-1" and exp["budgetUsd"] == 40
     assert (stacks.PROJECT_ROOT / "stacks" / f"Pulumi.{STACK}.yaml").read_text() == before  # never written
     assert backend.config_files[0] is None and not Path(backend.config_files[1]).exists()  # removed after
+
+
+def test_a_fallback_the_review_would_fail_on_its_budget_is_skipped_and_said(passing_review, backend, bucket,
+                                                                             monkeypatch, capsys):
+    backend.up_failures = [([], NO_CAPACITY)]
+    over = ("worst-case cost $52.10 of 'llama7b-lora' ($6.51/h until each deadline, storage included) exceeds "
+            "budgetUsd $40.00 (the gpulease:budgetUsd tag)")
+    reviewed: list[str] = []
+
+    def pinned(path, stack, overrides):
+        itype = overrides["gpulease:experiment"]["gpu"]["instanceType"]
+        zone = overrides["gpulease:experiment"]["network"]["availabilityZone"]
+        reviewed.append(f"{itype} {zone}")
+        if zone == "us-east-1b":
+            return verdict.Verdict(stack=stack, status="fail", mandatory=[
+                {"policy": "budget-worst-case", "resource": "llama7b-lora", "message": over}])
+        return verdict.Verdict(stack=stack, status="pass")
+
+    monkeypatch.setattr(capacity, "REVIEW_PINNED", pinned)
+    _report(bucket, "ready.json", {"instanceId": IID, "ready": True, "failed": []})
+    assert main(["up", STACK, "--no-wait", "--json"]) == 0
+    said = capsys.readouterr()
+    tries = json.loads(said.out)["data"]["tries"]
+    assert reviewed[0] == "g6.xlarge us-east-1b"
+    assert [t["choice"].split(" (")[0] for t in tries][1:] == [reviewed[1].replace(" ", " in ")]
+    assert all(" in us-east-1b" not in t["choice"] for t in tries[1:])
+    assert "skipping g6.xlarge in us-east-1b ($0." in said.err
+    assert f"the review would refuse it (budget-worst-case: {over})" in said.err
 
 
 def test_capacity_error_after_a_disk_was_made_stays_in_its_zone(passing_review, backend, bucket, capsys):

@@ -94,6 +94,36 @@ def test_an_instance_that_reports_not_ready_fails_at_once(s3) -> None:
     assert time.monotonic() - started < 5
 
 
+@pytest.mark.parametrize(("marker", "why"), [
+    ({"ready": "false"}, "'ready' is the text 'false', not true or false"),
+    ({"ready": None}, "'ready' is null, not true or false"),
+    ({}, "no 'ready' (true or false)"),
+    ({"ready": 1}, "'ready' is the number 1, not true or false"),
+    ({"ready": False, "failed": [1, 2]}, "'failed' is a list, not a list of check names"),
+    ({"ready": False, "failed": "disk"}, "'failed' is the text 'disk', not a list of check names"),
+])
+def test_a_ready_marker_that_is_not_a_real_verdict_is_unreadable_never_ready(s3, marker: dict, why: str) -> None:
+    put_json(s3, f"{CONTROL}ready.json", {"instanceId": "i-0aaa", **marker})
+    with pytest.raises(ChannelError) as caught:
+        channel(s3).wait_ready(OUTPUTS, timeout_s=60, on_line=lambda line: None)
+    assert str(caught.value) == f"unreadable record at {CONTROL}ready.json: ready.json: {why}"
+
+
+def test_a_deeply_nested_ready_marker_is_unreadable_not_a_crash(s3) -> None:
+    s3.put_object(Bucket=BUCKET, Key=f"{CONTROL}ready.json", Body=b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    with pytest.raises(ChannelError, match=r"ready\.json is not JSON$"):
+        channel(s3).wait_ready(OUTPUTS, timeout_s=60, on_line=lambda line: None)
+    s3.put_object(Bucket=BUCKET, Key=f"{CONTROL}ready.json", Body=b'{"ready": true, "a":' + b"[" * 40 + b"]" * 40 + b"}")
+    with pytest.raises(ChannelError, match=r"ready\.json nests deeper than 32 levels$"):
+        channel(s3).wait_ready(OUTPUTS, timeout_s=60, on_line=lambda line: None)
+
+
+def test_a_verify_result_with_a_text_verdict_is_unreadable(s3) -> None:
+    put_json(s3, f"{CONTROL}verify.json", {"instanceId": "i-0aaa", "passed": "true", "failed": []})
+    with pytest.raises(ChannelError, match=r"'passed' is the text 'true', not true or false$"):
+        channel(s3).wait_verify(OUTPUTS, timeout_s=60, on_line=lambda line: None)
+
+
 @pytest.mark.parametrize("exit_code", [0, 3])
 def test_run_streams_the_log_in_order_and_returns_the_exit_code(s3, tmp_path: Path, exit_code: int) -> None:
     stop = threading.Event()

@@ -135,9 +135,9 @@ def test_status_watch_redraws_until_ctrl_c_and_stops_by_itself(cluster, capsys, 
             raise KeyboardInterrupt
 
     monkeypatch.setattr(status_cli, "SLEEP", nap)
-    assert main(["status", CLUSTER, "--outputs", cluster["outputs"], "--watch", "10", "--json"]) == 0
+    assert main(["status", CLUSTER, "--outputs", cluster["outputs"], "--watch", "10", "--json"]) == 130
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 2 and naps == [10.0, 10.0]  # one document per redraw, Ctrl-C ends with exit 0
+    assert len(lines) == 2 and naps == [10.0, 10.0]  # one document per redraw, Ctrl-C ends with exit 130
     assert json.loads(lines[0])["nodes"][0]["rank"] == 0
     clock = iter([0.0, status_cli.WATCH_HOURS * 3600])
     monkeypatch.setattr(status_cli, "CLOCK", lambda: next(clock))
