@@ -34,7 +34,7 @@ SHA1 = re.compile(r"^[0-9a-f]{40}\Z")
 
 MAX_FILE_BYTES = 16 * 1024 ** 4
 """The largest file a listing may name: 16 TiB, ext4's largest file with 4 KiB blocks
-(https://www.kernel.org/doc/html/latest/filesystems/ext4/overview.html, "Maximum file size"), above S3's 5 TiB
+(https://docs.kernel.org/filesystems/ext4/blocks.html, "File Size, Extents"), above S3's 5 TiB
 object limit (https://docs.aws.amazon.com/AmazonS3/latest/userguide/upload-objects.html) and no data set's file:
 a larger size is a broken or hostile listing, refused before any space is reserved for it."""
 

@@ -37,6 +37,10 @@ MUTATIONS = [
              "one source's unforeseen exception fails that source alone"),
     Mutation("fixlostb", "instance/staging_files.py", "    bad = next((c for c in rel if hidden(c)), None)",
              "    bad = None", LISTINGS, "a listed path with a hidden character is refused"),
+    Mutation("fixlostb", "gpulease/transfer/s3.py", "        except BotoCoreError:  # an endpoint that cannot be reached",
+             "        except ZeroDivisionError:  # an endpoint that cannot be reached",
+             ("tests/transfer/test_push_pull.py::test_push_to_an_endpoint_that_cannot_be_reached_is_one_line_exit_2",),
+             "push to an endpoint that cannot be reached is one line, exit 2"),
     Mutation("fixlostb", "instance/staging_hubs.py", "        if job.rel in seen:", "        if False:", LISTINGS,
              "a path listed twice is refused before any download"),
 ]
