@@ -41,6 +41,12 @@ MUTATIONS = [
              "        except ZeroDivisionError:  # an endpoint that cannot be reached",
              ("tests/transfer/test_push_pull.py::test_push_to_an_endpoint_that_cannot_be_reached_is_one_line_exit_2",),
              "push to an endpoint that cannot be reached is one line, exit 2"),
+    Mutation("fixlostb", "gpulease/transfer/files.py", "    if longest > NAME_MAX:  # pull writes each folder name",
+             "    if False:  # pull writes each folder name", ("tests/transfer/test_push_to_names.py",),
+             "push --to refuses a folder name pull could not write (over 255 bytes)"),
+    Mutation("fixlostb", "gpulease/transfer/files.py", "    shown = \"'\" + printable(to[:60]) + \"'\"",
+             "    shown = repr(to[:60])", ("tests/transfer/test_push_to_names.py",),
+             "a refused --to is shown escaped, never with a Hangul filler raw"),
     Mutation("fixlostb", "instance/staging_hubs.py", "        if job.rel in seen:", "        if False:", LISTINGS,
              "a path listed twice is refused before any download"),
 ]
