@@ -53,7 +53,7 @@ def test_the_gate_reads_the_boot_record_without_an_id(tmp_path: Path) -> None:
 @pytest.mark.parametrize("literal", [HUGE, "1e999", "-1e999", "NaN", "Infinity", "1" * 101])
 def test_a_state_file_number_no_state_holds_makes_the_file_unusable(tmp_path: Path, literal: str) -> None:
     path = tmp_path / "boot-progress.json"
-    path.write_text('{"boot": "b", "bootstrap_started": %s}' % literal)
+    path.write_text('{"boot": "b", "bootstrap_started": ' + literal + "}")
     with pytest.raises(st.StateFileError, match=r"boot-progress\.json: (a number of|the number|.* is not a number)"):
         st.read_state_file(str(path))
     assert st.setup_progress(str(tmp_path), "b") == {}
@@ -68,7 +68,7 @@ def _progress(rig, value: str) -> None:
     sd = Path(rig.settings["state_dir"])
     sd.mkdir(parents=True, exist_ok=True)
     (sd / "boot-progress.json").write_text(
-        '{"boot": "%s", "bootstrap_started": %s, "bootstrap_pid": 4242}' % (BOOT_KEY, value))
+        f'{{"boot": "{BOOT_KEY}", "bootstrap_started": {value}, "bootstrap_pid": 4242}}')
 
 
 @pytest.mark.parametrize("value", [HUGE, "1e999"])
