@@ -12,6 +12,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+try:
+    from instance.instance_state import number
+except ImportError:  # on the instance: the other tools are installed next to this file
+    from instance_state import number  # type: ignore[no-redef]
+
 
 def tag_number(text: Any) -> float | None:
     """A tag's value as a price or budget: a finite number >= 0 (never NaN, inf, a boolean or words)."""
@@ -29,7 +34,7 @@ def warned_from_state(state: dict[str, Any]) -> list[float]:
     found = state.get("budget_warned")
     if not isinstance(found, list):
         return []
-    return [float(t) for t in found if not isinstance(t, bool) and isinstance(t, (int, float)) and math.isfinite(t)]
+    return [t for t in (number(x) for x in found) if t is not None]  # overflow-safe: a huge integer is no number
 
 
 def estimate(hourly: float, budget: float | None, hours: float, thresholds: list[Any],

@@ -35,9 +35,11 @@ from typing import Any
 
 try:
     from instance import bounds, gpu_query
+    from instance.instance_state import number as _number
 except ImportError:  # on the instance: the other tools are installed next to this file
     import bounds  # type: ignore[no-redef]
     import gpu_query  # type: ignore[no-redef]
+    from instance_state import number as _number  # type: ignore[no-redef]
 
 SSH_SESSION = re.compile(r"^(sshd|sshd-session): \S+@")
 
@@ -172,10 +174,6 @@ class IdleRule:
                            "SSH session")]
         return [*notes, Verdict("idle", f"{self.what} utilization {top:g}% < {self.threshold:g}% for "
                                 f"{idle_for / 60:.1f} of {self.s['idle_minutes']} min")]
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def process_running(proc_root: str, pid: int, name: str = "instance_setup") -> bool:

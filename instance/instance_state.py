@@ -75,12 +75,37 @@ def read_state_file(path: str, max_bytes: int = 256 * 1024) -> dict[str, Any]:
     if len(raw) > max_bytes:
         raise StateFileError(f"{path}: more than {max_bytes} bytes")
     try:
-        value = json.loads(raw.decode("utf-8"))
+        value = json.loads(raw.decode("utf-8"), parse_int=_bounded(int), parse_float=_bounded(float),
+                           parse_constant=_no_constant)
+    except StateFileError as exc:
+        raise StateFileError(f"{path}: {exc}") from exc
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise StateFileError(f"{path}: not a JSON document ({exc})") from exc
     if not isinstance(value, dict):
         raise StateFileError(f"{path}: expected a JSON object, found {type(value).__name__}")
     return value
+
+
+MAX_NUMBER_CHARS = 100
+"""The longest number a state file may hold (as the settings file: ``cloud_access.SETTINGS_MAX_NUMBER_CHARS``)."""
+
+
+def _bounded(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """A JSON number parser that refuses what no state file holds: over ``MAX_NUMBER_CHARS`` characters (an
+    integer too large for a float), or not finite (``1e999`` reads as infinity)."""
+    def read(literal: str) -> Any:
+        if len(literal) > MAX_NUMBER_CHARS:
+            raise StateFileError(f"a number of {len(literal)} characters; at most {MAX_NUMBER_CHARS} accepted")
+        value = parse(literal)
+        if number(value) is None:
+            raise StateFileError(f"the number {literal[:40]} is not finite; accepted: a finite number")
+        return value
+
+    return read
+
+
+def _no_constant(name: str) -> Any:
+    raise StateFileError(f"{name} is not a number JSON allows; accepted: a finite number")
 
 
 def read_or_empty(path: str, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -565,6 +590,17 @@ def setup_progress(state_dir: str, boot: str) -> dict[str, Any]:
     """This boot's progress record (``{}`` when there is none, or it is an earlier boot's)."""
     progress = read_or_empty(os.path.join(state_dir, PROGRESS_FILE))
     return progress if progress.get("boot") == boot else {}
+
+
+def setup_gate(settings: dict[str, Any], boot: Callable[[], str]) -> tuple[
+        Callable[[], bool] | None, Callable[[], dict[str, Any]] | None]:
+    """The idle rule's "only after the setup" gate: (whether the setup finished, this boot's progress record), both
+    read from the boot's own record, keyed by ``boot()`` and never by the instance id (an id read late must not
+    open the gate early); (None, None) when the settings say no bootstrap reports (``idle_after_setup``)."""
+    if not settings.get("idle_after_setup"):
+        return None, None
+    state_dir, needs_verify = settings["state_dir"], bool(settings.get("verify"))
+    return (lambda: setup_finished(state_dir, boot(), needs_verify)), (lambda: setup_progress(state_dir, boot()))
 
 
 def setup_finished(state_dir: str, boot: str, needs_verify: bool) -> bool:

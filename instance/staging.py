@@ -322,6 +322,8 @@ class Stager:
             result["error"] = f"digest mismatch: {exc}"
         except (StagingError, OSError) as exc:
             result["error"] = str(exc)
+        except Exception as exc:  # one source's unforeseen failure fails that source, never the whole stage
+            result["error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
         finally:
             if folder is not None:
                 folder.close()

@@ -48,6 +48,7 @@ try:
         Deadline,
         DeadlineError,
         TransientError,
+        ascii_digits,
         next_wait,
         retry_after,
     )
@@ -60,6 +61,7 @@ except ImportError:  # on the instance: installed next to this file
         Deadline,
         DeadlineError,
         TransientError,
+        ascii_digits,
         next_wait,
         retry_after,
     )
@@ -220,7 +222,7 @@ def _content_range(value: str) -> tuple[int, int | None]:
         start = int(first.split("-")[0])
         if unit != "bytes" or start < 0:
             return -1, None
-        return start, int(total) if total.strip().isdigit() else None
+        return start, int(total) if ascii_digits(total.strip()) else None
     except ValueError:
         return -1, None
 
@@ -440,7 +442,7 @@ class Engine:
                 body = resp.read(300).decode("utf-8", "replace")
                 raise StagingError(f"{job.what}: {resp.gpulease_key[1]} answered {resp.status}: {body}")  # type: ignore[attr-defined]
             length = resp.getheader("Content-Length")
-            if total is None and length and length.isdigit():
+            if total is None and length and ascii_digits(length.strip()):
                 total = int(length) + (start if resp.status == 206 else 0)
             if total is not None and task.size is not None and total != task.size:
                 raise DigestMismatchError(f"{job.what}: the server has {total} bytes, the listing said {task.size}")
@@ -459,6 +461,9 @@ class Engine:
             if not finished:
                 self._partial(task, piece, start, pos)
                 raise TransientError(problem or f"the connection closed at byte {pos} of {end}")
+            if end is not None and end == task.size and resp.length is None and read_into(resp, self._buffer()[:1]):
+                finished = False  # a body with no length (chunked, or up to the close) that goes on past the file's
+                raise StagingError(f"{job.what}: the server sent more than the listing's {end} bytes")
             self._piece_done(task, piece, pos, start)
         except (OSError, http.client.HTTPException) as exc:
             self.deadline.check(f"downloading {job.what}")

@@ -79,6 +79,14 @@ def hidden(char: str) -> bool:
     return unicodedata.category(char) in HIDDEN_CATEGORIES or _INVISIBLE.match(char) is not None
 
 
+def shown(text: str) -> str:
+    """``text`` quoted, with every character that does not read as itself written as its escape (``\x1b``,
+    ``\u202e``), as ``gpulease/core/printable.py`` writes them: a log line never carries them raw."""
+    return "'" + "".join(
+        (f"\\x{ord(c):02x}" if ord(c) <= 0xFF else f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}")
+        if hidden(c) or c in "\\'" else c for c in text) + "'"
+
+
 def check_to(to: str) -> None:
     """Refuse a ``to:`` folder the spec refuses too: a character that does not read as itself, more than
     ``TO_MAX_BYTES`` bytes, or a name longer than ``NAME_MAX`` bytes (both counted in UTF-8, as the kernel does)."""
@@ -99,8 +107,12 @@ def rel_parts(rel: str) -> list[str]:
     if not rel or "\0" in rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
         raise ConfinementError(f"refusing the path {rel!r}: it leaves its folder (accepted: a relative path without "
                                "'.', '..' or empty parts)")
-    longest = max(parts, key=lambda p: len(p.encode()))
-    if len(longest.encode()) > NAME_LIMIT:
+    bad = next((c for c in rel if hidden(c)), None)
+    if bad is not None:
+        raise ConfinementError(f"refusing the path {shown(rel[:200])}: it holds U+{ord(bad):04X}, a character that is "
+                               "not shown as itself; accepted: names of visible characters")
+    longest = max(parts, key=lambda p: len(p.encode("utf-8", "surrogatepass")))
+    if len(longest.encode("utf-8", "surrogatepass")) > NAME_LIMIT:
         raise ConfinementError(f"refusing the path {rel[:80]!r}...: a name of {len(longest.encode())} bytes; accepted: "
                                f"names of at most {NAME_LIMIT} bytes (NAME_MAX {NAME_MAX} less the {LONGEST_SUFFIX} "
                                "staging writes beside a file)")

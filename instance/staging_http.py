@@ -74,7 +74,13 @@ class Deadline:
 def retry_after(resp: http.client.HTTPResponse) -> float | None:
     """The server's ``Retry-After`` in seconds (the delta form), capped at ``MAX_BACKOFF``; None when absent."""
     value = (resp.getheader("Retry-After") or "").strip()
-    return min(float(value), MAX_BACKOFF) if value.isdigit() else None
+    return min(float(value), MAX_BACKOFF) if ascii_digits(value) else None
+
+
+def ascii_digits(text: str, most: int = 20) -> bool:
+    """Whether ``text`` is 1 to ``most`` ASCII digits: ``str.isdigit`` also accepts ``²`` or ``٣``, which ``int``
+    and ``float`` refuse or read as another number."""
+    return 0 < len(text) <= most and text.isascii() and text.isdigit()
 
 
 def next_wait(exc: TransientError, attempt: int, pause: float, deadline: Deadline, what: str) -> float:

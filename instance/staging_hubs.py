@@ -23,14 +23,20 @@ from typing import Any
 try:
     from instance.bounds import MAX_PAGES, PageGuard
     from instance.staging_fetch import FileJob
-    from instance.staging_files import StagingError, rel_parts
+    from instance.staging_files import StagingError, rel_parts, shown
 except ImportError:  # on the instance: installed next to this file
     from bounds import MAX_PAGES, PageGuard  # type: ignore[no-redef]
     from staging_fetch import FileJob  # type: ignore[no-redef]
-    from staging_files import StagingError, rel_parts  # type: ignore[no-redef]
+    from staging_files import StagingError, rel_parts, shown  # type: ignore[no-redef]
 
 SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
 SHA1 = re.compile(r"^[0-9a-f]{40}\Z")
+
+MAX_FILE_BYTES = 16 * 1024 ** 4
+"""The largest file a listing may name: 16 TiB, ext4's largest file with 4 KiB blocks
+(https://docs.kernel.org/filesystems/ext4/blocks.html, "File Size, Extents"), above S3's 5 TiB
+object limit (https://docs.aws.amazon.com/AmazonS3/latest/userguide/upload-objects.html) and no data set's file:
+a larger size is a broken or hostile listing, refused before any space is reserved for it."""
 
 GetJson = Callable[[str], tuple[Any, Any]]
 
@@ -52,9 +58,9 @@ def _field(entry: Any, key: str, kinds: tuple[type, ...], where: str, required: 
 
 def _size(entry: dict[str, Any], key: str, where: str) -> int:
     value = _field(entry, key, (int,), where)
-    if value < 0:
+    if not 0 <= value <= MAX_FILE_BYTES:
         raise StagingError(f"{where}: the listing's entry {entry.get('path') or entry.get('Path')!r} has {key!r} = "
-                           f"{value}; accepted: a size of 0 or more bytes")
+                           f"{str(value)[:40]}; accepted: a size of 0 to {MAX_FILE_BYTES} bytes (16 TiB)")
     return int(value)
 
 
@@ -107,7 +113,7 @@ def hf_files(get_json: GetJson, base: str, kind: str, repo: str, revision: str, 
                                 sha1, f"{uri} {path}"))
         link = next_link(resp.getheader("Link") or "")
         url = urllib.parse.urljoin(url, link) if link else None
-    return jobs
+    return _once_each(jobs, uri)
 
 
 def modelscope_files(get_json: GetJson, base: str, repo: str, revision: str, uri: str) -> list[FileJob]:
@@ -127,4 +133,16 @@ def modelscope_files(get_json: GetJson, base: str, repo: str, revision: str, uri
         sha256 = _digest(item, "Sha256", SHA256, uri, required=False) if item.get("Sha256") else None
         jobs.append(FileJob(f"{base}/api/v1/models/{repo}/repo?Revision={rev}&FilePath={urllib.parse.quote(path)}",
                             path, size, sha256, None, f"{uri} {path}"))
+    return _once_each(jobs, uri)
+
+
+def _once_each(jobs: list[FileJob], uri: str) -> list[FileJob]:
+    """The listing's files, each path once: a path listed twice (with two sizes or digests, or one) is refused
+    before anything is downloaded, as neither entry can be told to be the right one."""
+    seen: set[str] = set()
+    for job in jobs:
+        if job.rel in seen:
+            raise StagingError(f"{uri}: the listing names {shown(job.rel)} twice; accepted: a listing naming each "
+                               "file once")
+        seen.add(job.rel)
     return jobs

@@ -44,6 +44,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 try:
@@ -174,11 +175,7 @@ class Watchdog:
         self.state = self._load_state()
         self.deadline_rule = deadline_rule.DeadlineRule(self.s, self.state, self.deadline_reader.read,
                                                         lambda: self._save_state(self.state), self.decide)
-        progress = seen = None
-        if self.s.get("idle_after_setup") and self.claim.instance_id is not None:
-            needs_verify = bool(self.s.get("verify"))
-            progress = lambda: st.setup_finished(self.s["state_dir"], self.claim.boot, needs_verify)  # noqa: E731
-            seen = lambda: st.setup_progress(self.s["state_dir"], self.claim.boot)  # noqa: E731
+        progress, seen = st.setup_gate(self.s, lambda: self.claim.boot)  # whether or when the id can be read
         self.idle = idle_rule.IdleRule(self.s, mono, progress, seen, self.clock.now,
                                        lambda pid: idle_rule.process_running(self.s["proc_root"], pid),
                                        boot=self._boot_time())
@@ -331,9 +328,9 @@ class Watchdog:
 
     def tick(self) -> None:
         mono = self.clock.monotonic()
-        self._check_sync()
-        self.heartbeat.tick()
-        self.logs.tick()
+        self._guarded("sync", self._check_sync)  # each rule on its own: one that raises never stops the others
+        self._guarded("heartbeat", self.heartbeat.tick)
+        self._guarded("log upload", self.logs.tick)
         if mono - self.last_alive >= ALIVE_EVERY_SECONDS:
             self.last_alive = mono
             try:
@@ -350,8 +347,8 @@ class Watchdog:
             self.last_poll = mono
             if self.claim.instance_id is None and mono >= self.next_claim:
                 self.next_claim = mono + bounds.value("instance_id_reclaim")
-                self._reclaim()
-            self.refresh_deadline()
+                self._guarded("id claim", self._reclaim)
+            self._guarded("deadline read", self.refresh_deadline)
         now = self.clock.now()
         if now >= self.deadline_rule.final_at():
             self.finish(
@@ -370,16 +367,24 @@ class Watchdog:
             self.decide("deadline-warning", f"deadline {stamp(self.deadline)} is {(self.deadline - now) / 60:.1f} min away")
             if self.s["warn_hook"]:
                 self.run_command("warn-hook", self.s["warn_hook"], float(self.s["hook_timeout_seconds"]), "deadline")
-        if self.cluster is not None and polling and self.check_cluster():
+        if self.cluster is not None and polling and self._guarded("cluster", self.check_cluster):
             return
-        if self.s["market"] == "spot" and polling and self.check_spot():
+        if self.s["market"] == "spot" and polling and self._guarded("spot", self.check_spot):
             return
         if mono - self.last_idle_check >= float(self.s["idle_check_seconds"]):
             self.last_idle_check = mono
-            if self.check_idle(mono):
+            if self._guarded("idle", self.check_idle, mono):
                 return
-        if self.sync.due(mono):
-            self.start_periodic_sync()
+        if self._guarded("sync", self.sync.due, mono):
+            self._guarded("sync", self.start_periodic_sync)
+
+    def _guarded(self, rule: str, step: Callable[..., Any], *args: Any) -> Any:
+        """``step(*args)``; when it raises, the failure is logged naming the rule, and the tick goes on (None)."""
+        try:
+            return step(*args)
+        except Exception as exc:  # one rule's failure must not stop the deadline, the idle check or the sync
+            log.exception("%s rule failed: %s: %s", rule, type(exc).__name__, exc)
+            return None
 
     # -- decisions --
 

@@ -182,7 +182,7 @@ class LogReader:
             # botocore checks the length only when a body is read to its end, not a capped read.
             raise ReadFailedError(f"cannot read {where}: the answer was cut short ({len(body)} of {promised} bytes)")
         total = str(answer.get("ContentRange") or "").rpartition("/")[2]
-        self.sizes[key] = int(total) if total.isdigit() else (start or 0) + len(body)
+        self.sizes[key] = int(total) if total.isascii() and total.isdigit() and len(total) <= 20 else (start or 0) + len(body)
         return body
 
     def _record(self, name: str) -> dict[str, Any] | None:

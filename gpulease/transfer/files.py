@@ -15,6 +15,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 
 from components.spec.text import hidden_character
 from gpulease.core.errors import UserError
+from gpulease.core.printable import printable
 
 AGAIN = ("Run the same command again to resume (what is already there is skipped); for a bucket that does not "
          "exist: is the stack deployed, and --org the stack's Pulumi organization?")
@@ -49,27 +50,32 @@ def key_prefix(to: str, reserved: tuple[str, ...] = (DEFAULT_CHECKPOINT_PREFIX,)
     """``--to data/raw`` as an object prefix ``data/raw/``: a relative folder, no ``..``, never inside the
     checkpoints (``reserved``: what the instance resumes from) or the control area (``_gpulease/``)."""
     accepted = "a folder in the bucket such as data/ or data/raw/"
+    shown = "'" + printable(to[:60]) + "'" + ("..." if len(to) > 60 else "")  # never raw: a Hangul filler or an escape would not read as itself
     hidden = hidden_character(to)
     if hidden:
-        raise UserError(f"--to {to!r}: {hidden}; accepted: {accepted}")
+        raise UserError(f"--to {shown}: {hidden}; accepted: {accepted}")
     text = to
     if text.startswith("/"):
-        raise UserError(f"--to {to!r}: an absolute path; a folder in the bucket is relative; accepted: {accepted}")
+        raise UserError(f"--to {shown}: an absolute path; a folder in the bucket is relative; accepted: {accepted}")
     clean = posixpath.normpath(text) if text else ""
     parts = clean.split("/")
     if clean in ("", ".") or ".." in parts or ".." in text.split("/"):
-        raise UserError(f"--to {to!r}: accepted: {accepted}")
+        raise UserError(f"--to {shown}: accepted: {accepted}")
     prefix = clean.rstrip("/") + "/"
     room = min(KEY_MAX_BYTES.values())  # a key is the prefix and at least one byte of a name
     if len(prefix.encode()) >= room:
-        raise UserError(f"--to {to[:40]!r}...: {len(prefix.encode())} bytes as a key prefix; object keys are at most "
+        raise UserError(f"--to {shown}: {len(prefix.encode())} bytes as a key prefix; object keys are at most "
                         f"{room} bytes of UTF-8 (S3 1,024, OSS 1,023); accepted: {accepted}, shorter than {room} bytes")
+    longest = max((len(p.encode()) for p in parts), default=0)
+    if longest > NAME_MAX:  # pull writes each folder name as a local name: the same bound as pull's
+        raise UserError(f"--to {shown}: a folder name of {longest} bytes; accepted: {accepted}, each folder name "
+                        f"at most {NAME_MAX} bytes of UTF-8 (a local file system's longest name, as pull refuses)")
     if CONTROL_FOLDER in parts:
-        raise UserError(f"--to {to!r}: {CONTROL_FOLDER}/ is the instance's control area (ready and verify "
+        raise UserError(f"--to {shown}: {CONTROL_FOLDER}/ is the instance's control area (ready and verify "
                         f"records), never written by push; accepted: {accepted}")
     for folder in reserved:
         if prefix.startswith(folder) or folder.startswith(prefix):
-            raise UserError(f"--to {to!r}: {folder} holds the stack's checkpoints (what a run resumes from), never "
+            raise UserError(f"--to {shown}: {folder} holds the stack's checkpoints (what a run resumes from), never "
                             f"written by push; accepted: {accepted} outside {folder}")
     return prefix
 

@@ -99,6 +99,9 @@ class S3Store:
                 return False
             with _explained(self.bucket):
                 raise
+        except BotoCoreError:  # an endpoint that cannot be reached: one line, as pull gives it
+            with _explained(self.bucket):
+                raise
         return int(head["ContentLength"]) == f.size and head.get("Metadata", {}).get(MTIME_KEY) == str(f.mtime)
 
     def upload(self, f: LocalFile, progress: Any) -> None:

@@ -88,6 +88,8 @@ class CdnFile:
     """Send the body without Content-Length, ended by closing the connection (HTTP/1.0 style)."""
     range_shift: int = 0
     """Answer a range from this many bytes after the one asked for (a 206 from the wrong offset)."""
+    length_header: str | None = None
+    """Send this text as the Content-Length instead of the body's length (a hostile header)."""
 
 
 class CdnServer(_Server):
@@ -132,6 +134,10 @@ class CdnServer(_Server):
         if item.no_length:
             h.close_connection = True
             h.send_header("Connection", "close")
+        elif item.length_header is not None:  # a length no client can read: the body ends at the close
+            h.close_connection = True
+            h.send_header("Connection", "close")
+            h.send_header("Content-Length", item.length_header)
         else:
             h.send_header("Content-Length", str(len(body)))
         if status == 206:

@@ -171,3 +171,13 @@ def test_push_never_writes_under_the_stacks_own_checkpoint_prefix(tmp_path) -> N
         "runs": [{"name": "a", "overrides": {"checkpoints": {"prefix": "sweeps/a/"}}}]}}}))
     assert checkpoint_prefixes(str(one)) == ("checkpoints/", "runs/ckpt/")
     assert checkpoint_prefixes(str(sweep)) == ("checkpoints/", "sweeps/a/", "sweeps/base/")
+
+
+def test_push_to_an_endpoint_that_cannot_be_reached_is_one_line_exit_2(aws, no_pulumi, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setattr(s3_transfer, "MAX_ATTEMPTS", 1)
+    (tmp_path / "f.txt").write_text("x")
+    assert main(["push", STACK, str(tmp_path / "f.txt"), "--offline", "--org", "my-org"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "Could not connect to the endpoint URL" in err
+    assert f"bucket {expected_bucket('my-org')}: Could not connect" in err and len(err.strip().splitlines()) == 1
