@@ -34,6 +34,7 @@ from gpulease.review.engine_config import engine_config
 from gpulease.review.invoke_sites import failure_site, recording_sites
 from gpulease.review.mock_hooks import HookRecorder, bound_hooks, recording_hooks
 from gpulease.review.mocks import CloudMocks
+from gpulease.review.non_finite import non_finite_paths, refusal
 from gpulease.review.program_exit import ProcessExit, exit_raises
 from gpulease.review.resource_refs import downgrade, plain_value
 from gpulease.review.sdk_rpcs import discard_pending_outputs, finish_registrations
@@ -130,7 +131,8 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         # what a program registered before it crashed or hung is still reviewed.
         self.sink = sink
         self.gaps: list[remote_components.Gap] = []  # remote components without a model
-        self.duplicates: list[str] = []  # the engine refuses a second resource of one URN (a failed update)
+        # What the engine or the pack refuses: a second resource of one URN (a failed update), NaN inputs.
+        self.duplicates: list[str] = []
         self._urns: set[str] = set()
         self.hook_recorder = HookRecorder()  # the program's resource hooks, by name
 
@@ -162,6 +164,11 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         downgrade(request.object)  # a resource as an input: its id (a component: its URN), as the engine sends it
         if request.type != "pulumi:pulumi:Stack":
             self._apply_ignore_changes(request)
+            if bad := non_finite_paths(request.object):
+                self.duplicates.append(refusal(request.type, request.name, bad,
+                                               remote_components.registration_site(request)))
+                return resource_pb2.RegisterResourceResponse(urn=self.make_urn(request.parent, request.type,
+                                                                               request.name))
         response = super().RegisterResource(request)
         if request.type == "pulumi:pulumi:Stack":
             return response

@@ -41,10 +41,9 @@ from gpulease.core.catalog.freshness import (
     line_prices,
     stale,
 )
-from gpulease.core.compute import form_of
 
 from . import common as c
-from .taggable import is_accountable, is_taggable
+from .taggable import is_accountable
 
 if TYPE_CHECKING:
     from gpulease.core import cost
@@ -159,13 +158,14 @@ def _region(resources: list) -> dict[str, str]:
 
 
 def reads_for_cost(type_: str) -> bool:
-    """The types the budget rules hand the cost model: everything taggable, and every compute form or template
-    (a launch configuration takes no tags, yet names a group's instance type)."""
-    return is_taggable(type_) or form_of(type_) is not None
-
-
-# The budget rules read taggable resources and compute forms: everything the cost model prices takes tags
-# (instances, groups, disks, buckets, addresses), and a resource without tags belongs to no experiment.
+    """Every type: the cost model (``gpulease.core.cost.estimate_resources``) reads every resource it is handed.
+    It prices compute forms through their templates, resizes a group by the scheduled actions that set its size
+    (``gpulease.core.compute.units.RESIZERS``), counts a schedule or command that launches instances and the
+    templates a CloudFormation stack runs, lists every type it does not know to be free as unpriced, and reads any
+    resource's tags (an experiment's runtime) and inputs (the region they name). A narrower filter would hide some
+    of them from the budget rules at ``gpulease plan`` and ``pulumi up`` while the SDK's own servicer shows them:
+    a scheduled scale-up to 100 instances would be invisible to the worst case."""
+    return bool(type_)
 
 
 def estimate_stack(resources: list) -> cost.StackCost:

@@ -258,9 +258,10 @@ def _registered(r: Any) -> Registered:
     )
 
 
-UNIT_TYPES = (*FORMS, CLOUDFORMATION_STACK)
-"""What the stack rules reading compute units (``units``) are handed: every compute form, and the CloudFormation
-stacks whose templates may hold more (``gpulease.core.compute.cloudformation``)."""
+UNIT_TYPES = (*FORMS, CLOUDFORMATION_STACK, *sorted(RESIZERS))
+"""What the stack rules reading compute units (``units``) are handed: every compute form, the CloudFormation
+stacks whose templates may hold more (``gpulease.core.compute.cloudformation``), and the scheduled actions that
+set a group's size (``RESIZERS``: ``compute_units`` reads them, so a group's size is the same however handed)."""
 
 
 def units(resources: Iterable[Any]) -> list[tuple[ComputeUnit, Any]]:

@@ -36,9 +36,26 @@ def programs() -> list[Path]:
 
 
 def reviewed(program: Path) -> dict:
-    (stack,) = report.to_json(review([str(program)], now=FIXED_NOW))["stacks"]
+    reviews = review([str(program)], now=FIXED_NOW)
+    (stack,) = report.to_json(reviews)["stacks"]
     assert stack["error"] is None, stack["error"]
+    assert_same_verdicts_as_the_sdks_servicer(reviews[0].rendering)
     return stack
+
+
+def assert_same_verdicts_as_the_sdks_servicer(rendering) -> None:
+    """The pack's servicer (``gpulease plan``, ``pulumi up``) hands each rule only the types it declares; the SDK's
+    own hands every rule everything: the same verdicts, or a rule misses a type it reads (a scheduled action that
+    resizes a group, a schedule that launches instances) and passes at ``pulumi up`` what the SDK blocks."""
+    from gpulease.review.policy_runner import PolicyRunner, check_sdk_shape
+
+    def verdicts(result) -> list[tuple]:
+        return sorted((x.policy, x.level, x.urn, x.message, x.stage) for x in result.violations)
+
+    routed = PolicyRunner().analyze(rendering, now=FIXED_NOW)
+    everything = PolicyRunner(servicer_class=check_sdk_shape(), narrow=False).analyze(rendering, now=FIXED_NOW)
+    assert verdicts(routed) == verdicts(everything)
+    assert sorted(routed.not_applicable) == sorted(everything.not_applicable)
 
 
 def unmatched(expected: list[list], violations: list[dict]) -> tuple[list, list]:

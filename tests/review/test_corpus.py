@@ -31,6 +31,7 @@ from gpulease.cli.main import main
 from gpulease.review import report
 from gpulease.review.engine import review
 from gpulease.review.mock_ids import _hex
+from tests.policies.test_programs import assert_same_verdicts_as_the_sdks_servicer
 from tests.support.clock import FIXED_NOW
 
 PROGRAMS = Path(__file__).parents[1] / "fixtures" / "programs"
@@ -41,11 +42,11 @@ def programs() -> list[Path]:
 
 
 @pytest.fixture(scope="module")
-def reviewed() -> dict[str, tuple[dict, int]]:
+def reviewed() -> dict[str, tuple[dict, int, Any]]:
     """Every program reviewed once, in one run of the engine (as ``gpulease plan DIR DIR ...``)."""
     reviews = review([str(p) for p in programs()], now=FIXED_NOW)
     stacks = report.to_json(reviews)["stacks"]
-    return {r.rendering.project: (stack, r.exit_code) for r, stack in zip(reviews, stacks, strict=True)}
+    return {r.rendering.project: (stack, r.exit_code, r.rendering) for r, stack in zip(reviews, stacks, strict=True)}
 
 
 def _matches(actual: Any, expected: Any) -> bool:
@@ -68,7 +69,9 @@ def _resource(stack: dict, name: str, type_: str) -> dict:
 @pytest.mark.parametrize("program", programs(), ids=lambda p: p.name)
 def test_program_is_reviewed_as_expected(program: Path, reviewed: dict) -> None:
     expected = yaml.safe_load((program / "expected.yaml").read_text())
-    stack, code = reviewed[program.name]
+    stack, code, rendering = reviewed[program.name]
+    if rendering.error is None or rendering.partial:  # what the pack judged
+        assert_same_verdicts_as_the_sdks_servicer(rendering)
     if "exit" in expected:
         assert code == expected["exit"], stack["error"]
     if "status" in expected:
@@ -131,7 +134,7 @@ def test_gpulease_plan_of_an_unmodelled_component_exits_partial(capsys) -> None:
 
 
 def test_a_node_group_in_a_cloudformation_stack_is_judged_like_an_autoscaling_group(reviewed: dict) -> None:
-    stack, _ = reviewed["eks-node-group-cloudformation"]
+    stack, _, _ = reviewed["eks-node-group-cloudformation"]
     policies = {(v["policy"], v["resourceName"]) for v in stack["violations"]}
     assert ("spot-only-with-checkpointing", "v100-nodes") in policies
     assert ("max-runtime", "v100-nodes") in policies
@@ -141,7 +144,7 @@ def test_a_node_group_in_a_cloudformation_stack_is_judged_like_an_autoscaling_gr
 def test_a_stack_that_names_no_region_is_priced_in_none(reviewed: dict) -> None:
     # No aws:region and no provider: the plan and the pack both say "no region"; no message, line or output
     # pretends one (the mocks' answers name none either).
-    stack, _ = reviewed["no-region"]
+    stack, _, _ = reviewed["no-region"]
     assert "us-east-1" not in json.dumps(stack)
     cost = stack["cost"]
     assert (cost["region"], cost["worstCaseKnown"], cost["worstCaseUsd"]) == (None, False, None)

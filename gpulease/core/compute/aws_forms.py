@@ -26,7 +26,7 @@ from gpulease.core.compute.forms import (
     distribution,
     register,
 )
-from gpulease.core.compute.paths import UNKNOWN, number, read, read_all
+from gpulease.core.compute.paths import UNKNOWN, count, number, read, read_all
 
 IMDS_UNSET = (
     "EC2 then requires tokens only when the image declares ImdsSupport v2.0 and no account-level default says "
@@ -225,7 +225,7 @@ def _without_template(what: str) -> Any:
 
 
 def _scaling(path: str) -> Any:
-    return lambda props: number(read(props, path))
+    return lambda props: count(props, path)
 
 
 register(

@@ -27,7 +27,7 @@ from gpulease.core.compute.forms import (
     form_of,
     register,
 )
-from gpulease.core.compute.paths import UNKNOWN, number, read, read_all
+from gpulease.core.compute.paths import UNKNOWN, count, read, read_all
 
 INSTANCE = "aws-native:ec2:Instance"
 LAUNCH_TEMPLATE = "aws-native:ec2:LaunchTemplate"
@@ -114,7 +114,7 @@ def _nested(deadlines: tuple[Deadline, ...], prefix: str) -> tuple[Deadline, ...
 
 
 def _scaling(path: str) -> Any:
-    return lambda props: number(read(props, path))
+    return lambda props: count(props, path)
 
 
 register(

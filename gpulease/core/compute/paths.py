@@ -67,6 +67,47 @@ def number(value: Any) -> Any:
     return UNKNOWN if value is UNKNOWN else rt.number(value)
 
 
+class Uncountable:
+    """A size input that is no count of instances: negative, fractional, a boolean, text other than ASCII decimal
+    digits (``"0x10"``, fullwidth digits), or too large for a float. The provider refuses it, so the size is
+    unknown, never 1 or a negative term of a sum."""
+
+    def __init__(self, path: str, value: Any) -> None:
+        self.path, self.value = path, value
+
+    def __str__(self) -> str:
+        value = self.value
+        if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+            shown = f"an integer of {value.bit_length()} bits"  # its digits may be too many to print
+        else:
+            shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
+        return f"{self.path}={shown} is not a count of instances (a non-negative integer, e.g. 4)"
+
+
+def count(props: Any, path: str, default: Any = None) -> Any:
+    """The count of instances at ``path`` as a float: None when absent, ``UNKNOWN`` when not known during
+    preview, an ``Uncountable`` when it is not a non-negative integer (a boolean is not a number)."""
+    value = read(props, path, default)
+    if value is None or value is UNKNOWN:
+        return value
+    whole: int | None = None
+    if isinstance(value, bool):
+        whole = None
+    elif isinstance(value, int):
+        whole = value
+    elif isinstance(value, float) and value.is_integer():
+        whole = int(value)
+    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        whole = int(value.strip())
+    if whole is None or whole < 0 or whole > MAX_COUNT:
+        return Uncountable(path, value)
+    return float(whole)
+
+
+MAX_COUNT = 10**9
+"""Above this no cloud accepts a size (an autoscaling group's limit is far lower): an ``Uncountable``."""
+
+
 MAX_JSON = 1_000_000
 """Text inputs holding JSON (a state machine's ``definition``, a SageMaker pipeline's ``pipelineDefinition``, a
 schedule's ``input``) up to this many characters are read as the values they hold."""

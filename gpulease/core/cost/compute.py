@@ -11,7 +11,7 @@ known before the update, leaves the line unpriced: it is listed, and the worst c
 from __future__ import annotations
 
 from gpulease.core.compute import MIXED, SPOT, UNKNOWN, ComputeUnit, read
-from gpulease.core.compute.paths import number
+from gpulease.core.compute.paths import Uncountable, number
 from gpulease.core.cost.pricing import PricedResource, Pricer
 from gpulease.core.cost.spot import instance_zone, quote
 
@@ -22,6 +22,10 @@ def group_instances(p: Pricer, r: PricedResource, unit: ComputeUnit) -> None:
     label = unit.form.label
     size = unit.capacity
     types = list(dict.fromkeys(unit.types))
+    if isinstance(size, Uncountable):  # a negative or fractional size never cancels another line's cost
+        p.unknown_price(f"{r.name}: the size of the {label} is unknown ({size})")
+        p.add(r, f"{'/'.join(types) or 'instances'} ({label}, size unknown)", None, compute=True)
+        return
     if size is UNKNOWN or size is None:
         why = unit.form.unsized or "it is not known before the update runs"
         p.unknown_price(f"{r.name}: the size of the {label} is unknown ({why})")

@@ -25,7 +25,7 @@ from gpulease.core.compute.forms import (
     distribution,
     register,
 )
-from gpulease.core.compute.paths import UNKNOWN, number, read
+from gpulease.core.compute.paths import UNKNOWN, count, number, read
 
 IMDS_UNSET = "its default is optional, which leaves tokenless metadata reads open (pulumi_alicloud ecs.Instance http_tokens)"
 _METADATA = Metadata(tokens="httpTokens", endpoint="httpEndpoint", hop_limit="httpPutResponseHopLimit",
@@ -104,7 +104,7 @@ register(
     ComputeForm(
         token=rt.ALI_INSTANCE_SET, cloud="alicloud", label="ECS instance set",
         templates=_TEMPLATE_REFS,
-        capacity=lambda props: number(read(props, "amount", 1)),
+        capacity=lambda props: count(props, "amount", 1),
         market=_spot_strategy, spot_how="spot_strategy='SpotAsPriceGo'", spot_cap="spotPriceLimit",
         metadata_gap=_without_template(
             "ecs.EcsInstanceSet has no http_tokens; accepted: launch_template_id of an ecs.EcsLaunchTemplate with "
@@ -150,7 +150,7 @@ register(
         instance_types=("launchTemplateOverrides.*.instanceType",),
         templates=(TemplateRef("launchTemplateId", None, None, "launchTemplateId", rt.ALI_LAUNCH_TEMPLATES),),
         attached=(Attached(rt.ALI_SCALING_CONFIGURATION, "scalingGroupId"),),
-        capacity=lambda props: number(read(props, "maxSize")),
+        capacity=lambda props: count(props, "maxSize"),
         desired=lambda props: number(read(props, "desiredCapacity")),
         weights=("launchTemplateOverrides.*.weightedCapacity",),
         market=_group_market,

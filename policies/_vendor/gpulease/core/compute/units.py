@@ -26,7 +26,7 @@ from gpulease.core.compute import (  # noqa: F401 - they register the forms
 from gpulease.core.compute.accelerators import is_accelerated_family
 from gpulease.core.compute.cloudformation import STACK, template_resources
 from gpulease.core.compute.forms import COMPUTE, ON_DEMAND, TEMPLATE, ComputeForm, Market, form_of
-from gpulease.core.compute.paths import UNKNOWN, number, read, read_all
+from gpulease.core.compute.paths import UNKNOWN, Uncountable, count, number, read, read_all
 
 
 @dataclass
@@ -208,7 +208,7 @@ def _capacity(form: ComputeForm, props: Mapping[str, Any]) -> Any:
     capacity = form.capacity(props)
     if capacity is None:
         return 1
-    if capacity is UNKNOWN or not form.weights:
+    if capacity is UNKNOWN or isinstance(capacity, Uncountable) or not form.weights:
         return capacity
     weights = [w for path in form.weights for w in (number(x) for x in read_all(props, path)) if w not in (None, UNKNOWN)]
     smallest = min((w for w in weights if w > 0), default=1.0)
@@ -239,9 +239,11 @@ def _scheduled_size(res: Registered, resources: Sequence[Registered]) -> Any:
             if action.type != token or not refers(action, read(action.props, deadline.link), deadline.link, res):
                 continue
             for key in keys:
-                size = number(read(action.props, key))
+                size = count(action.props, key)
                 if size is UNKNOWN:
                     return UNKNOWN
+                if isinstance(size, Uncountable):
+                    return Uncountable(f"{action.name}.{key}", size.value)
                 if isinstance(size, float) and (largest is None or size > largest):
                     largest = size
     return largest
@@ -280,8 +282,8 @@ def unit_of(res: Registered, resources: Sequence[Registered]) -> ComputeUnit | N
     desired = form.desired(res.props)
     capacity = _capacity(form, res.props)
     scheduled = _scheduled_size(res, resources)
-    if scheduled is UNKNOWN:
-        capacity = UNKNOWN
+    if scheduled is UNKNOWN or isinstance(scheduled, Uncountable):
+        capacity = scheduled
     elif scheduled is not None and isinstance(own := form.capacity(res.props), float) and scheduled > own:
         capacity = _capacity(form, {**res.props, "maxSize": scheduled})
     if form.capacity_from_templates:
