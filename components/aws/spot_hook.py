@@ -88,7 +88,7 @@ def request_id(outputs: Mapping[str, Any] | None) -> str | None:
 
 
 ARN = re.compile(r"^arn:aws[a-z-]*:ec2:(?P<region>[a-z0-9-]+):(?P<account>[0-9]{12}):instance/")
-ZONE = re.compile(r"^(?P<region>[a-z]{2}(?:-[a-z]+)+-[0-9]+)(?:-[a-z]+-[0-9]+)?[a-z]$")
+ZONE = re.compile(r"^(?P<region>[a-z]{2}(?:-[a-z]+)+-[0-9]+)(?:-[a-z]+-[0-9]+)?[a-z]\Z")
 """An availability zone (``us-east-1a``, a local zone ``us-east-1-bos-1a``): its region is the part before."""
 
 
