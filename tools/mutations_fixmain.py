@@ -41,7 +41,7 @@ MUTATIONS: list[Mutation] = [
     Mutation("fixmain", "gpulease/transfer/files.py",
              '    if any(part in ("", ".") for part in parts):\n        return "not in canonical form',
              '    if False:\n        return "not in canonical form', KEYS, "keys not in canonical form are refused"),
-    Mutation("fixmain", "gpulease/transfer/files.py", "    if longest > NAME_MAX:", "    if False:", KEYS,
+    Mutation("fixmain", "gpulease/transfer/files.py", "    if longest > NAME_MAX:\n", "    if False:\n", KEYS,
              "a name longer than 255 bytes is refused before touching the disk"),
     Mutation("fixmain", "gpulease/transfer/files.py", "    if whole > PATH_MAX:", "    if False:", KEYS,
              "a path longer than 4096 bytes is refused"),

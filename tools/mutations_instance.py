@@ -86,7 +86,7 @@ MUTATIONS = [
              "        pass", CLUSTER, "cluster.env exports its values to what a sourcing shell starts"),
     Mutation("instance", "instance/cluster.py", "        thread.join(max(0.0, end - time.monotonic()))",
              "        thread.join()", NOTICE, "telling the peers of a spot notice is bounded (a hung peer too)"),
-    Mutation("instance", "instance/watchdog.py", "        if self.sync.due(mono):", "        if self.sync.due(self.clock.now()):",
+    Mutation("instance", "instance/watchdog.py", '        if self._guarded("sync", self.sync.due, mono):', '        if self._guarded("sync", self.sync.due, self.clock.now()):',
              FAULTS, "a wall clock jumping back does not stop the periodic syncs (durations on the monotonic clock)"),
     # -- the heartbeat --
     Mutation("instance", "instance/budget_rule.py", "    return value if math.isfinite(value) and value >= 0 else None",

@@ -32,7 +32,7 @@ MUTATIONS = [
     Mutation("lost", "components/spec/workflow.py",
              "        if name is not None and len(name.encode()) > NAME_MAX - len(STAGING_SUFFIX):",
              "        if False:", LONG, "a one-file source's name fits NAME_MAX with .part.json"),
-    Mutation("lost", "instance/staging_files.py", "    if len(longest.encode()) > NAME_LIMIT:", "    if False:", LONG,
+    Mutation("lost", "instance/staging_files.py", '    if len(longest.encode("utf-8", "surrogatepass")) > NAME_LIMIT:', "    if False:", LONG,
              "a listed name over NAME_MAX with .part.json fails its source"),
     Mutation("lost", "instance/staging_files.py", "    if len(rel.encode()) > REL_LIMIT:", "    if False:", LONG,
              "a listed path past PATH_MAX fails its source"),

@@ -83,7 +83,7 @@ MUTATIONS = [
     Mutation("staging", HUBS, "    ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)",
              "    ok = True", _h("test_a_malformed_hub_listing_fails_the_source_naming_the_field"),
              "a listing entry's fields have their types (no 'abc' or true as a size)"),
-    Mutation("staging", HUBS, "    if value < 0:", "    if False:",
+    Mutation("staging", HUBS, "    if not 0 <= value <= MAX_FILE_BYTES:", "    if not value <= MAX_FILE_BYTES:",
              _h("test_a_malformed_hub_listing_fails_the_source_naming_the_field"), "a listed size is not negative"),
     Mutation("staging", FETCH, "                if got != start:", "                if False:",
              _h("test_a_range_answered_from_the_wrong_offset_fails", "test_a_range_from_the_wrong_offset_fails_a_parallel_file"),
