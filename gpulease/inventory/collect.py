@@ -88,10 +88,14 @@ def list_spot_requests(ec2: Any, region: str) -> list[SpotRequest]:
     not: one whose instance is gone launches another). No tag filter on the server: a request is judged by its own
     tags when they carry ``gpulease:managed-by``, else by its instance's (``SpotRequest.deciding_tags``), so its
     instance is described too (by id, any state, so a terminated one shows as gone)."""
-    filters = [{"Name": "state", "Values": LIVE_SPOT_REQUEST_STATES}]
-    raws = [raw for raw in pages(ec2, "describe_spot_instance_requests", "SpotInstanceRequests", Filters=filters)
-            if raw.get("State") in LIVE_SPOT_REQUEST_STATES and raw.get("SpotInstanceRequestId")]
-    held = instances_by_id(ec2, sorted({raw["InstanceId"] for raw in raws if raw.get("InstanceId")}))
+    # One listing for both: the live requests, and the cancelled ones whose instance may still run (below).
+    filters = [{"Name": "state", "Values": [*LIVE_SPOT_REQUEST_STATES, "cancelled"]}]
+    listed = [raw for raw in pages(ec2, "describe_spot_instance_requests", "SpotInstanceRequests", Filters=filters)
+              if raw.get("SpotInstanceRequestId")]
+    raws = [raw for raw in listed if raw.get("State") in LIVE_SPOT_REQUEST_STATES]
+    cancelled = [raw for raw in listed if raw.get("State") == "cancelled" and raw.get("InstanceId")
+                 and is_managed(tags_from_list(raw.get("Tags")))]
+    held = instances_by_id(ec2, sorted({raw["InstanceId"] for raw in raws + cancelled if raw.get("InstanceId")}))
     found = []
     for raw in raws:
         instance_id = raw.get("InstanceId") or None
@@ -111,20 +115,17 @@ def list_spot_requests(ec2: Any, region: str) -> list[SpotRequest]:
         )
         if is_managed(request.deciding_tags) or request.request_type == "persistent":
             found.append(request)
-    found += cancelled_leftovers(ec2, region)
+    found += cancelled_leftovers(cancelled, held, region)
     # The dangerous ones first: a persistent request whose instance is gone.
     return sorted(found, key=lambda r: not r.orphaned)
 
 
-def cancelled_leftovers(ec2: Any, region: str) -> list[SpotRequest]:
+def cancelled_leftovers(raws: list[dict[str, Any]], held: dict[str, Any], region: str) -> list[SpotRequest]:
     """Cancelled requests managed by their own tags whose instance still runs without gpulease tags: what a
     re-opened persistent request launched before it was cancelled ("Canceling a Spot Instance request does not
     terminate the instance", CancelSpotInstanceRequests). No listing of instances finds it (it has no tags), so it is
-    found through its request."""
-    filters = [*managed_filter(), {"Name": "state", "Values": ["cancelled"]}]
-    raws = [raw for raw in pages(ec2, "describe_spot_instance_requests", "SpotInstanceRequests", Filters=filters)
-            if raw.get("State") == "cancelled" and raw.get("SpotInstanceRequestId") and raw.get("InstanceId")]
-    held = instances_by_id(ec2, sorted({raw["InstanceId"] for raw in raws}))
+    found through its request. ``raws``: the managed cancelled requests holding an instance, ``held``: their
+    instances' states and tags (``list_spot_requests`` lists and describes both in its own calls)."""
     found = []
     for raw in raws:
         state, instance_tags = held.get(raw["InstanceId"], ("gone", {}))

@@ -92,9 +92,10 @@ def test_listing_uses_server_side_filters_and_paginators(aws):
         if op != "DescribeSpotInstanceRequests":
             assert managed in params["Filters"], op
     # Spot requests: no tag filter (a request may carry no tags; it is then judged by its instance's), live
-    # states only, the largest page DescribeSpotInstanceRequests serves (botocore's model: MaxResults 5-1000).
+    # states and cancelled ones in one listing, the largest page DescribeSpotInstanceRequests serves (botocore's model: MaxResults 5-1000).
     assert by_op["DescribeSpotInstanceRequests"]["Filters"] == [
-        {"Name": "state", "Values": ["open", "active", "disabled"]}]
+        # the live ones and, in the same listing, the cancelled ones whose instance may still run
+        {"Name": "state", "Values": ["open", "active", "disabled", "cancelled"]}]
     assert by_op["DescribeSpotInstanceRequests"]["MaxResults"] == 1000
     assert by_op["DescribeInstances"]["MaxResults"] == 1000
     assert by_op["DescribeVolumes"]["MaxResults"] == 500
