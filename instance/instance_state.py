@@ -91,21 +91,20 @@ MAX_NUMBER_CHARS = 100
 
 
 def _bounded(parse: Callable[[str], Any]) -> Callable[[str], Any]:
-    """A JSON number parser that refuses what no state file holds: over ``MAX_NUMBER_CHARS`` characters (an
-    integer too large for a float), or not finite (``1e999`` reads as infinity)."""
+    """A JSON number parser for what no state file holds: a number over ``MAX_NUMBER_CHARS`` characters (an
+    integer too large for a float) or one that is not finite (``1e999`` reads as infinity) is kept as its text, so
+    that the field it is in is reported and treated as unknown while the rest of the record is kept."""
     def read(literal: str) -> Any:
         if len(literal) > MAX_NUMBER_CHARS:
-            raise StateFileError(f"a number of {len(literal)} characters; at most {MAX_NUMBER_CHARS} accepted")
+            return literal
         value = parse(literal)
-        if number(value) is None:
-            raise StateFileError(f"the number {literal[:40]} is not finite; accepted: a finite number")
-        return value
+        return literal if number(value) is None else value
 
     return read
 
 
 def _no_constant(name: str) -> Any:
-    raise StateFileError(f"{name} is not a number JSON allows; accepted: a finite number")
+    return name  # NaN, Infinity: not numbers JSON allows; kept as text, so the field is reported as unknown
 
 
 def read_or_empty(path: str, warn: Callable[[str], None] | None = None) -> dict[str, Any]:

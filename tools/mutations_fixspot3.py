@@ -48,6 +48,6 @@ MUTATIONS = [
     Mutation("fixspot3", "gpulease/live/status.py", "    return value[:limit] if isinstance(value, str) and value else None",
              "    return value if isinstance(value, str) and value else None", STATUS,
              "interruption texts are bounded"),
-    Mutation("fixspot3inv", "gpulease/inventory/collect.py", "    found += cancelled_leftovers(ec2, region)\n", "",
+    Mutation("fixspot3inv", "gpulease/inventory/collect.py", "    found += cancelled_leftovers(cancelled, held, region)\n", "",
              ("tests/inventory/test_spot_requests.py",), "ls/reap list a cancelled request whose untagged instance runs"),
 ]

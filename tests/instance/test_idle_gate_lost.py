@@ -51,12 +51,13 @@ def test_the_gate_reads_the_boot_record_without_an_id(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("literal", [HUGE, "1e999", "-1e999", "NaN", "Infinity", "1" * 101])
-def test_a_state_file_number_no_state_holds_makes_the_file_unusable(tmp_path: Path, literal: str) -> None:
+def test_a_state_file_number_no_state_holds_is_kept_as_text_and_read_as_unknown(tmp_path: Path, literal: str) -> None:
+    # The rest of the record is kept (nothing lost); the field itself is text, which no reader takes for a time.
     path = tmp_path / "boot-progress.json"
-    path.write_text('{"boot": "b", "bootstrap_started": ' + literal + "}")
-    with pytest.raises(st.StateFileError, match=r"boot-progress\.json: (a number of|the number|.* is not a number)"):
-        st.read_state_file(str(path))
-    assert st.setup_progress(str(tmp_path), "b") == {}
+    path.write_text('{"boot": "b", "bootstrap_started": ' + literal + ', "bootstrap_pid": 4242}')
+    record = st.read_state_file(str(path))
+    assert record == {"boot": "b", "bootstrap_started": literal, "bootstrap_pid": 4242}
+    assert st.number(record["bootstrap_started"]) is None
 
 
 def test_numbers_read_overflow_safe() -> None:

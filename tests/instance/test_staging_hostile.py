@@ -180,7 +180,7 @@ def test_a_listing_longer_than_the_page_cap_fails(tmp_path: Path, hub: HubServer
 @pytest.mark.parametrize(("entry", "message"), [
     ({"type": "file", "path": "a.bin", "size": "abc", "oid": "0" * 40}, "has 'size' = 'abc' (str); accepted: int"),
     ({"type": "file", "path": "a.bin", "size": True, "oid": "0" * 40}, "has 'size' = 'True' (bool); accepted: int"),
-    ({"type": "file", "path": "a.bin", "size": -1, "oid": "0" * 40}, "has 'size' = -1; accepted: a size of 0 or more"),
+    ({"type": "file", "path": "a.bin", "size": -1, "oid": "0" * 40}, "has 'size' = -1; accepted: a size of 0 to 17592186044416 bytes (16 TiB)"),
     ({"type": "file", "path": "a.bin", "oid": "0" * 40}, "has 'size' = 'None' (NoneType); accepted: int"),
     ({"type": "file", "path": 5, "size": 1, "oid": "0" * 40}, "has 'path' = '5' (int); accepted: str"),
     ({"type": "file", "path": "a.bin", "size": 1, "oid": "xyz"}, "has 'oid' = 'xyz'; accepted: 40 hexadecimal digits"),
