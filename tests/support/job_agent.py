@@ -206,6 +206,8 @@ def agent_settings(root: Path, data: Path, **overrides: Any) -> dict[str, Any]:
         "mount_point": str(data),
         "data_owner": JOB_USER,
         "state_dir": str(root / "state"),
+        # The watchdog's record too, never the host's /var/lib/gpulease (a record there would set the deadline).
+        "watchdog_state_dir": str(root / "watchdog-state"),
         "boot_time": time.time() - 60,
         "job_agent": job_agent,
     }
