@@ -42,5 +42,5 @@ MUTATIONS += [
 ]
 MUTATIONS += [
     Mutation("fixjourney3", "gpulease/lifecycle/answers.py", "        if not stat.S_ISREG(mode):", "        if False:",
-             ("tests/cli/test_init_public_key.py",), "init never opens a --public-key that is not a regular file"),
+             ("tests/cli/test_init.py",), "init never opens a --public-key that is not a regular file"),
 ]
