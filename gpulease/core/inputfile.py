@@ -378,16 +378,18 @@ def load_json(path: str | Path, *, what: str, max_bytes: int = DEFAULT_MAX_BYTES
         raise InputFileError(path, "nests too deeply", accepted=f"a JSON {what}") from None
     if duplicates:
         raise InputFileError(path, f"key {duplicates[0]!r} is written twice in one object", accepted="each key once per object")
-    if _depth(data) > MAX_DEPTH:
+    if too_deep(data):
         raise InputFileError(path, f"nests deeper than {MAX_DEPTH} levels", accepted=f"a JSON {what}")
     return data
 
 
-def _depth(value: Any, level: int = 0) -> int:
-    if level > MAX_DEPTH:
-        return level
-    if isinstance(value, dict):
-        return max((_depth(v, level + 1) for v in value.values()), default=level + 1)
-    if isinstance(value, list):
-        return max((_depth(v, level + 1) for v in value), default=level + 1)
-    return level
+def too_deep(data: Any) -> bool:
+    """Whether ``data`` nests deeper than ``MAX_DEPTH`` levels (iteratively: no recursion on a hostile document)."""
+    stack = [(data, 1)]
+    while stack:
+        value, level = stack.pop()
+        if isinstance(value, (dict, list)):
+            if level > MAX_DEPTH:
+                return True
+            stack.extend((item, level + 1) for item in (value.values() if isinstance(value, dict) else value))
+    return False

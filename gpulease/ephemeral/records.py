@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from gpulease.core.inputfile import MAX_DEPTH
+from gpulease.core.inputfile import MAX_DEPTH, too_deep
 
 VERDICTS = {"ready": "ready", "verify": "passed"}
 """The record kinds with a verdict, and the key it is under."""
@@ -35,19 +35,6 @@ def _kind(value: Any) -> str:
     if isinstance(value, (int, float)):
         return f"the number {value!r}"[:60]
     return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
-
-
-def _too_deep(data: Any) -> bool:
-    """Whether ``data`` nests deeper than ``MAX_DEPTH`` (iteratively: no recursion on a hostile document)."""
-    stack = [(data, 1)]
-    while stack:
-        value, level = stack.pop()
-        if isinstance(value, (dict, list)):
-            if level > MAX_DEPTH:
-                return True
-            items = value.values() if isinstance(value, dict) else value
-            stack.extend((item, level + 1) for item in items)
-    return False
 
 
 def _number(value: Any) -> bool:
@@ -148,7 +135,7 @@ def json_object(kind: str, body: bytes | str) -> dict[str, Any]:
         raise RecordError(f"{file} is not JSON") from None
     if not isinstance(data, dict):
         raise RecordError(f"{file} is not a JSON object")
-    if _too_deep(data):
+    if too_deep(data):
         raise RecordError(f"{file} nests deeper than {MAX_DEPTH} levels")
     return data
 
