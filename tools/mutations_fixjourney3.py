@@ -17,7 +17,7 @@ MUTATIONS = [
              CHANNEL + RECORDS, "a record without its verdict is unreadable, never ready"),
     Mutation("fixjourney3", "gpulease/ephemeral/records.py", '    if "failed" in doc and not _texts(doc["failed"]):',
              "    if False:", CHANNEL + RECORDS, "a record's failed checks are a list of texts"),
-    Mutation("fixjourney3", "gpulease/ephemeral/records.py", "    if _too_deep(data):", "    if False:",
+    Mutation("fixjourney3", "gpulease/ephemeral/records.py", "    if too_deep(data):", "    if False:",
              CHANNEL + RECORDS, "a record nests at most MAX_DEPTH levels"),
     Mutation("fixjourney3", "gpulease/ephemeral/records.py", "                if not _number(g.get(key)):",
              "                if False:", RECORDS, "a heartbeat's GPU figures are numbers"),
