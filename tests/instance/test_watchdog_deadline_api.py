@@ -49,7 +49,10 @@ def _metadata(tags: dict[str, str] | None = None) -> MetadataState:
 
 def _rig(tmp_path: Path, server: MetadataServer, ecs: EcsApi, **overrides: Any):
     settings = {"cloud": "alicloud", "region": "cn-hangzhou", "checkpoint_uri": "oss://bucket/ckpt/",
-                "deadline_api": True, "ecs_endpoint": ecs.url, "warn_hook": None, **overrides}
+                "deadline_api": True, "ecs_endpoint": ecs.url, "warn_hook": None,
+                # A loaded test machine must never turn a slow loopback metadata answer into an API call: the order
+                # of the sources is what these tests read, not the metadata read's bound.
+                "metadata_timeout_seconds": 30, **overrides}
     return make_rig(tmp_path, metadata_url=server.url, **settings)
 
 
