@@ -687,9 +687,13 @@ def write_json(path: str, value: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def trusted_keys(settings: dict[str, Any]) -> list[str]:
-    """The public keys this instance's metadata lists (the key pair it was started with), none when it lists none."""
-    text = metadata_get(settings, "/latest/meta-data/public-keys/0/openssh-key")
+def trusted_keys(settings: dict[str, Any]) -> list[str] | None:
+    """The public keys this instance's metadata lists (the key pair it was started with): none when it lists none
+    (the metadata service answers that the key is not there), None when the metadata could not be read."""
+    try:
+        text = _metadata(settings).value("/latest/meta-data/public-keys/0/openssh-key") or ""
+    except ca.MetadataError:
+        return None
     return [line for line in text.splitlines() if line.strip()]
 
 
@@ -702,17 +706,27 @@ def authorized_keys_path(settings: dict[str, Any]) -> str | None:
         return None
 
 
-def forget_old_keys(settings: dict[str, Any], previous: str | None) -> None:
+def forget_old_keys(settings: dict[str, Any], previous: str | None) -> bool:
     """A new instance id on a system disk that was another instance's: the keys that instance trusted are not
-    trusted here; only the key this instance was started with stays."""
+    trusted here; only the key this instance was started with stays. True when that is done (or there is no file
+    to rewrite); False when this instance's own keys could not be read or the file could not be rewritten: the
+    file is left as it is (never emptied on a failed read: cloud-init adds the owner's key once per instance, so an
+    emptied file would lock the owner out for good) and the next claim tries again."""
     path = authorized_keys_path(settings)
     if path is None:
-        return
+        return True
+    keys = trusted_keys(settings)
+    if keys is None:
+        log(f"{path}: not rewritten yet: this instance's own key could not be read from the metadata; "
+            f"{previous or 'an unknown instance'}'s keys are still trusted until it can")
+        return False
     try:
-        if st.trust_only(path, trusted_keys(settings)):
+        if st.trust_only(path, keys):
             log(f"{path}: rewritten with this instance's own key(s) only (the state was {previous or 'unowned'}'s)")
     except OSError as exc:
-        log(f"{path}: not rewritten: {exc}")
+        log(f"{path}: not rewritten: {exc}; {previous or 'an unknown instance'}'s keys may still be trusted")
+        return False
+    return True
 
 
 def claim_state(settings: dict[str, Any]) -> st.Claim:
@@ -723,8 +737,7 @@ def claim_state(settings: dict[str, Any]) -> st.Claim:
     state_dir = settings.get("state_dir") or "/var/lib/gpulease"
     if claim.instance_id is not None:
         previous = st.keys_pending(state_dir, claim.instance_id, log)
-        if previous is not None:
-            forget_old_keys(settings, previous)
+        if previous is not None and forget_old_keys(settings, previous):
             st.keys_forgotten(state_dir, claim.instance_id, log)
     return claim
 

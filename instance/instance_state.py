@@ -35,6 +35,7 @@ import json
 import os
 import re
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -150,17 +151,30 @@ def epoch(value: Any) -> float | None:
 # --- who and which boot ---------------------------------------------------------------------------------------
 
 
-def instance_id(read_metadata: Callable[[], str | None], cloud_init_file: str = CLOUD_INIT_INSTANCE_ID) -> str | None:
+def instance_id(read_metadata: Callable[[], str | None], cloud_init_file: str = CLOUD_INIT_INSTANCE_ID,
+                boot_time: float | None = None) -> str | None:
     """This instance's id: the metadata service first, then cloud-init's record of it; None when neither answers
-    (or answers something that is not an id)."""
-    for source in (read_metadata, lambda: _read_text(cloud_init_file)):
+    (or answers something that is not an id).
+
+    cloud-init's record (``/var/lib/cloud/data/instance-id``, "ID of the instance as discovered by cloud-init",
+    https://docs.cloud-init.io/en/latest/development/internal_files.html) lives on the system disk, so it travels
+    in a baked image with the baking instance's id in it. It is taken only when it was written during this boot
+    (modified at or after ``boot_time``): cloud-init writes it on every boot once it has found its datasource, and
+    until then it names whichever instance the disk last ran on."""
+    try:
+        value = (read_metadata() or "").strip()
+    except Exception:  # a metadata read that fails in any way is "not known from there"
+        value = ""
+    if _SAFE_ID.match(value):
+        return value
+    if boot_time is not None:
         try:
-            value = (source() or "").strip()
-        except Exception:  # a metadata read that fails in any way is "not known from there"
-            value = ""
-        if _SAFE_ID.match(value):
-            return value
-    return None
+            if os.stat(cloud_init_file).st_mtime < boot_time:
+                return None  # an earlier boot's record: perhaps another instance's (a baked image)
+        except OSError:
+            return None
+    value = _read_text(cloud_init_file).strip()
+    return value if _SAFE_ID.match(value) else None
 
 
 def boot_key(proc_root: str, boot_time: float) -> str:
@@ -536,7 +550,7 @@ def claim_for(settings: dict[str, Any], read_id: Callable[[], str | None], now: 
     the instance id (``instance_id_file``). Never raises: a folder that cannot be claimed is ``unknown-id``."""
     start = boot_time(settings, now)
     boot = boot_key(settings.get("proc_root") or "/proc", start)
-    instance = instance_id(read_id, settings.get("instance_id_file") or CLOUD_INIT_INSTANCE_ID)
+    instance = instance_id(read_id, settings.get("instance_id_file") or CLOUD_INIT_INSTANCE_ID, start)
     try:
         return claim(settings.get("state_dir") or "/var/lib/gpulease", instance, boot, start, now, warn, on_new_instance)
     except (OSError, ValueError, OverflowError, TypeError) as exc:  # the guard must start whatever the folder holds
@@ -565,7 +579,8 @@ def usable_state(state: dict[str, Any], claim_: Claim, boot_time: float) -> tupl
 
 def id_readable(settings: dict[str, Any], read_id: Callable[[], str | None]) -> bool:
     """Whether this instance's id can be read now (the metadata service, or cloud-init's record)."""
-    return instance_id(read_id, settings.get("instance_id_file") or CLOUD_INIT_INSTANCE_ID) is not None
+    return instance_id(read_id, settings.get("instance_id_file") or CLOUD_INIT_INSTANCE_ID,
+                       boot_time(settings, time.time())) is not None
 
 
 # --- the end of the setup, as the bootstrap and the run unit record it ------------------------------------------

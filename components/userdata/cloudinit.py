@@ -148,7 +148,12 @@ def cloud_config(settings: BootstrapSettings) -> dict:
             ["systemctl", "enable", "--now", "--no-block", SETUP_UNIT],
         ],
     }
-    if settings.job_agent is not None:
+    if settings.job_agent is None:
+        # An image baked from a CI stack's instance carries the agent's unit, enabled, with Restart=always: on an
+        # instance without a job agent it would start, find no settings for it and exit, every 5 s, for good.
+        config["runcmd"].insert(0, ["sh", "-c", f"systemctl disable --now {JOB_AGENT_UNIT} 2>/dev/null; "
+                                                f"rm -f /etc/systemd/system/{JOB_AGENT_UNIT}; true"])
+    else:
         config["write_files"].append(
             file(f"/etc/systemd/system/{JOB_AGENT_UNIT}", JOB_AGENT_UNIT_TEXT.format(fetch=watchdog_fetch), "0644")
         )

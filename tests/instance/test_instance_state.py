@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +112,75 @@ def test_the_old_key_is_forgotten_when_the_watchdog_claims_the_state_before_the_
     assert "keysPendingFrom" not in json.loads((state_dir / "identity.json").read_text())
 
 
+KEY_PATH = "/latest/meta-data/public-keys/0/openssh-key"
+
+
+def _claim_keys(tmp_path: Path, state_dir: Path, keys: Path, new_boot: float, **metadata) -> st.Claim:
+    with MetadataServer(MetadataState(instance_id=NEW_ID, **metadata)) as server:
+        return instance_setup.claim_state({**instance_setup.DEFAULTS, "cloud": "aws", "metadata_url": server.url,
+                                           "state_dir": str(state_dir), "boot_time": new_boot,
+                                           "proc_root": str(tmp_path / "proc"), "authorized_keys_path": str(keys)})
+
+
+def test_a_key_that_cannot_be_read_leaves_the_file_and_stays_pending_until_it_can(tmp_path: Path) -> None:
+    """cloud-init adds the owner's key once per instance: a failed metadata read must never empty the file."""
+    state_dir = tmp_path / "state"
+    _boot(tmp_path, OLD_ID, BAKED_BOOT, BAKED_BOOT + 9 * HOUR, 6, _tags(budget="100"), state_dir=str(state_dir))
+    keys = tmp_path / "authorized_keys"
+    keys.write_text(OLD_KEY + "\n" + NEW_KEY + "\n")  # cloud-init added this instance's key to the image's file
+    new_boot = DEADLINE_EPOCH + 5 * HOUR
+    claim = _claim_keys(tmp_path, state_dir, keys, new_boot, statuses={KEY_PATH: 500})
+    assert claim.kind == "first-boot" and claim.previous_id == OLD_ID
+    assert keys.read_text() == OLD_KEY + "\n" + NEW_KEY + "\n"
+    assert json.loads((state_dir / "identity.json").read_text())["keysPendingFrom"] == OLD_ID
+    # The run unit's claim, once the metadata answers: the old key goes, this instance's stays.
+    claim = _claim_keys(tmp_path, state_dir, keys, new_boot, values={KEY_PATH: NEW_KEY})
+    assert claim.kind == "same-boot" and keys.read_text() == NEW_KEY + "\n"
+    assert "keysPendingFrom" not in json.loads((state_dir / "identity.json").read_text())
+
+
+def test_no_key_listed_drops_the_old_one_and_a_link_keeps_it_pending(tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    _boot(tmp_path, OLD_ID, BAKED_BOOT, BAKED_BOOT + 9 * HOUR, 6, _tags(budget="100"), state_dir=str(state_dir))
+    target = tmp_path / "elsewhere"
+    target.write_text(OLD_KEY + "\n")
+    keys = tmp_path / "authorized_keys"
+    keys.symlink_to(target)
+    new_boot = DEADLINE_EPOCH + 5 * HOUR
+    _claim_keys(tmp_path, state_dir, keys, new_boot, values={KEY_PATH: NEW_KEY})
+    assert target.read_text() == OLD_KEY + "\n"  # never written through the link, and not recorded as done
+    assert json.loads((state_dir / "identity.json").read_text())["keysPendingFrom"] == OLD_ID
+    keys.unlink()
+    keys.write_text(OLD_KEY + "\n")
+    _claim_keys(tmp_path, state_dir, keys, new_boot)  # started without a key pair: the metadata lists none (404)
+    assert keys.read_text() == ""
+    assert "keysPendingFrom" not in json.loads((state_dir / "identity.json").read_text())
+
+
+def test_cloud_init_s_record_from_an_earlier_boot_is_not_this_instance_s_id(tmp_path: Path) -> None:
+    """/var/lib/cloud/data/instance-id is on the system disk: in a baked image it names the baking instance until
+    cloud-init rewrites it on this boot. Only a record written during this boot stands in for the metadata."""
+    state_dir = tmp_path / "state"
+    state_dir.mkdir()
+    (state_dir / "identity.json").write_text(json.dumps({"instanceId": OLD_ID, "boots": [
+        {"boot": "boot-old", "bootTime": BAKED_BOOT, "lastAlive": BAKED_BOOT + HOUR}]}))
+    (state_dir / "ready.json").write_text("{}")
+    record = tmp_path / "instance-id"
+    record.write_text(OLD_ID + "\n")
+    new_boot = DEADLINE_EPOCH + 240 * HOUR
+    os.utime(record, (BAKED_BOOT + 60, BAKED_BOOT + 60))  # written on the baking instance's boot
+    settings = {"state_dir": str(state_dir), "boot_time": new_boot, "proc_root": str(tmp_path),
+                "instance_id_file": str(record)}
+    claim = st.claim_for(settings, lambda: None, new_boot + 60)
+    assert claim.kind == "unknown-id" and claim.instance_id is None
+    assert (state_dir / "ready.json").exists()  # kept as it is, and not used (usable_state) until the id is read
+    assert not st.id_readable(settings, lambda: None)
+    record.write_text(NEW_ID + "\n")
+    os.utime(record, (new_boot + 30, new_boot + 30))  # cloud-init found its datasource on this boot
+    claim = st.claim_for(settings, lambda: None, new_boot + 60)
+    assert claim.instance_id == NEW_ID and claim.kind == "first-boot" and claim.previous_id == OLD_ID
+
+
 def test_the_same_instance_id_on_a_new_boot_resumes_deadline_and_spend(tmp_path: Path) -> None:
     state_dir = tmp_path / "state"
     boot1 = DEADLINE_EPOCH - 8 * HOUR
@@ -167,6 +237,7 @@ def test_an_unreadable_instance_id_moves_nothing(tmp_path: Path) -> None:
                           "instance_id_file": str(tmp_path / "no-such-file")}, lambda: None, DEADLINE_EPOCH)
     assert claim.kind == "unknown-id" and (state_dir / "ready.json").exists()
     (tmp_path / "instance-id").write_text(NEW_ID + "\n")  # cloud-init's record when metadata does not answer
+    os.utime(tmp_path / "instance-id", (DEADLINE_EPOCH + 1, DEADLINE_EPOCH + 1))  # written during this boot
     claim = st.claim_for({"state_dir": str(state_dir), "boot_time": DEADLINE_EPOCH, "proc_root": str(tmp_path),
                           "instance_id_file": str(tmp_path / "instance-id")}, lambda: None, DEADLINE_EPOCH)
     assert claim.instance_id == NEW_ID and claim.kind == "first-boot"

@@ -147,6 +147,7 @@ def test_a_resumed_boot_gives_the_job_its_resume_contract_and_records_the_step(t
          "proc_root": str(tmp_path), "metadata_url": "http://127.0.0.1:9", "metadata_timeout_seconds": 0.2,
          "instance_id_file": str(tmp_path / "instance-id")}
     (tmp_path / "instance-id").write_text("i-0abc\n")
+    os.utime(tmp_path / "instance-id", (1_796_010_060, 1_796_010_060))  # cloud-init's record of this boot
     env = run_job.resume_environment(s, "train")
     assert env == {"GPULEASE_CHECKPOINT_DIR": str(tmp_path / "checkpoints"),
                    "GPULEASE_RESUME_STEP_FILE": str(tmp_path / "logs" / "resume-step"),

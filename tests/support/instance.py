@@ -164,6 +164,8 @@ class MetadataState:
     instance_id: str = "i-0123456789abcdef0"
     values: dict[str, str] = field(default_factory=dict)
     """Any other metadata path and its answer (e.g. /latest/meta-data/instance-type)."""
+    statuses: dict[str, int] = field(default_factory=dict)
+    """A metadata path answered with this status instead (a service that fails for one path only)."""
     issued: int = 0
     requests: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
     refused: list[tuple[str, str, int]] = field(default_factory=list)
@@ -228,6 +230,8 @@ class MetadataServer:
                     s.refused.append(("GET", self.path, status))
                     return self._answer(status)
                 path = urllib.parse.unquote(self.path)
+                if path in s.statuses:
+                    return self._answer(s.statuses[path])
                 found = outer.answer(path)
                 return self._answer(200, found) if found is not None else self._answer(404)
 

@@ -72,11 +72,16 @@ def test_other_stacks_get_exactly_the_user_data_they_had(ci_text: str) -> None:
     plain = render_experiment(experiment(**SPEC_OVERRIDES))
     text = decode(plain.one(INSTANCE).inputs["userDataBase64"])
     config = cloud_config(text)
+    ci = cloud_config(ci_text)
     assert AGENT_PATH not in files(config) and UNIT_PATH not in files(config)
     assert "job_agent" not in json.loads(files(config)[userdata.SETTINGS_PATH]["content"])
-    assert all(userdata.JOB_AGENT_UNIT not in cmd for cmd in config["runcmd"])
+    # Never enabled; a unit a baked image brought along is disabled and removed first (before daemon-reload).
+    assert config["runcmd"][0] == ["sh", "-c", f"systemctl disable --now {userdata.JOB_AGENT_UNIT} 2>/dev/null; "
+                                               f"rm -f /etc/systemd/system/{userdata.JOB_AGENT_UNIT}; true"]
+    assert config["runcmd"][1] == ["systemctl", "daemon-reload"]
+    assert all(userdata.JOB_AGENT_UNIT not in " ".join(cmd) for cmd in config["runcmd"][1:])
+    assert not any(cmd[0] == "sh" and "disable" in cmd[2] for cmd in ci["runcmd"])  # the CI stack keeps its agent
     # The CI document is the plain one plus the agent: nothing else moved (a plain stack's instance is not replaced).
-    ci = cloud_config(ci_text)
     assert [f for f in ci["write_files"] if f["path"] not in (AGENT_PATH, UNIT_PATH, userdata.SETTINGS_PATH)] == [
         f for f in config["write_files"] if f["path"] != userdata.SETTINGS_PATH
     ]

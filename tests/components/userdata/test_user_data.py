@@ -198,6 +198,8 @@ def test_units_run_the_tools_and_the_watchdog_always_restarts(aws_text: str) -> 
     assert "ExecStart=/usr/bin/python3 /opt/gpulease/instance_setup.py\n" in setup_unit
     assert "Type=oneshot\n" in setup_unit and "WantedBy=multi-user.target\n" in setup_unit  # every boot
     assert config["runcmd"] == [
+        ["sh", "-c", f"systemctl disable --now {userdata.JOB_AGENT_UNIT} 2>/dev/null; "
+                     f"rm -f /etc/systemd/system/{userdata.JOB_AGENT_UNIT}; true"],
         ["systemctl", "daemon-reload"],
         ["systemctl", "enable", "--now", "--no-block", userdata.WATCHDOG_UNIT],
         ["systemctl", "enable", "--now", "--no-block", userdata.SETUP_UNIT],
