@@ -1,4 +1,4 @@
-"""The house rules of issue 13 that no linter checks: production modules stay small (the instance-side scripts are
+"""The house rules no linter checks: production modules stay small (the instance-side scripts are
 single files by design: each is shipped and run on its own), the tests share fixtures through conftest plugins
 rather than imports of conftest or redefinitions, and ``gpulease`` is an installed console command."""
 
