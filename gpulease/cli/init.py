@@ -57,7 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--project", help="the project tag (default: the name)")
     p.add_argument("--cost-center", default="unassigned", help="the cost-center tag (default unassigned)")
     p.add_argument("--output", metavar="FILE", help="write here instead of stacks/Pulumi.NAME.yaml")
-    p.add_argument("--force", action="store_true", help="replace an existing stack file")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing gpulease stack file (never another program's file or project)")
     p.add_argument("--no-review", action="store_true", help="write only; `gpulease plan NAME` reviews it later")
     p.set_defaults(func=guarded(cmd_init))
 
@@ -108,6 +109,9 @@ def gather(args: argparse.Namespace) -> object:
     market = _get(args.market, "market (spot, on-demand)", a.check_market, default="spot")
     reason = process = None
     if market == "on-demand":
+        if args.checkpoint_process is not None or args.no_checkpoint_signal:
+            raise a.AnswerError("--checkpoint-process and --no-checkpoint-signal are for --market spot (the signal "
+                                "answers a spot notice); accepted: leave them out on on-demand")
         reason = _get(args.on_demand_reason, "why it cannot run on spot (a sentence the review shows)",
                       a.check_reason, missing=("--on-demand-reason", "why it cannot run on spot (--market "
                                                "on-demand), e.g. 'interactive debugging - cannot be interrupted'"))

@@ -119,13 +119,17 @@ def test_on_demand_needs_a_reason_and_the_written_stack_passes_the_pack(tmp_path
     assert capsys.readouterr().err.startswith("gpulease: --on-demand-reason is missing: why it cannot run on spot")
     assert not out.exists()
     assert main([*base, "--on-demand-reason", "short"]) == 2
-    assert "too short to review" in capsys.readouterr().err
+    assert capsys.readouterr().err.startswith("gpulease: --on-demand-reason 'short': too short to review (the pack "
+                                              "accepts an on-demand GPU only with a reason)")
     assert main([*base, "--on-demand-reason", "interactive debugging of the data loader", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["data"]["review"]["status"] == "pass", doc  # the real review: the pack's on-demand rule holds
     exp = yaml.safe_load(out.read_text())["config"]["gpulease:experiment"]
     assert exp["market"] == "on-demand" and exp["onDemandReason"] == "interactive debugging of the data loader"
     assert "signal" not in exp["checkpoints"]  # no spot notice to answer on-demand
+    assert main([*base, "--on-demand-reason", "interactive debugging of the data loader", "--force",
+                 "--checkpoint-process", "train.py"]) == 2
+    assert "--checkpoint-process and --no-checkpoint-signal are for --market spot" in capsys.readouterr().err
 
 
 def test_on_demand_reason_is_refused_on_spot(tmp_path, key_file, reviewed, capsys):
