@@ -113,7 +113,8 @@ def known_names(project_dir: Path = PROJECT_ROOT) -> list[str]:
 
 def nearest_name(target: str, project_dir: Path = PROJECT_ROOT) -> str | None:
     """The known stack name closest to a mistyped ``target``, or None."""
-    close = difflib.get_close_matches(target, known_names(project_dir), n=1, cutoff=0.6)
+    names = known_names(project_dir)
+    close = difflib.get_close_matches(target, names, n=1, cutoff=0.6)
     return close[0] if close else None
 
 
