@@ -106,7 +106,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     up.set_defaults(func=cmd_up)
 
     down = esub.add_parser("down", help="destroy and remove an ephemeral stack")
-    down.add_argument("stack", nargs="?", help="a ci-* stack name")
+    ci_stack = down.add_argument("stack", nargs="?", help="a ci-* stack name")
+    ci_stack.completion_stacks = False  # type: ignore[attr-defined]  # a backend's CI stack: no stack file to offer
     down.add_argument(
         "--current-run", action="store_true", help="the stack of this CI run (from GITHUB_RUN_ID and GITHUB_SHA)"
     )

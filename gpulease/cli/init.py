@@ -8,12 +8,14 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from gpulease.cli.envelope import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, add_parser, envelope, error, guarded, print_json
 from gpulease.cli.prompt import ask
 from gpulease.core.errors import UserError
+from gpulease.lifecycle.answer_numbers import BUDGET, HOURS
 
-DEFAULT_PUBLIC_KEY = "~/.ssh/id_ed25519.pub"
+T = TypeVar("T")
 ASK: Callable[[str], str] = ask
 """How a missing answer is asked for on a terminal (a test replaces it)."""
 
@@ -37,68 +39,110 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="an address SSH is opened to, e.g. 203.0.113.7/32 (repeatable)")
     p.add_argument("--no-port", action="store_true",
                    help="no inbound port: Session Manager (aws, ssm) or Cloud Assistant (alicloud)")
-    p.add_argument("--public-key", metavar="FILE", help=f"the OpenSSH public key (default {DEFAULT_PUBLIC_KEY})")
+    p.add_argument("--public-key", metavar="FILE", help="the OpenSSH public key (default ~/.ssh/id_ed25519.pub on "
+                   "aws, ~/.ssh/id_rsa.pub on alicloud: Alibaba Cloud's ECS imports no ed25519 key)")
     p.add_argument("--key-name", help="an existing key pair instead of --public-key")
-    p.add_argument("--budget", help="the experiment's budget in USD, e.g. 60")
+    p.add_argument("--budget", type=BUDGET, help="the experiment's budget in USD, e.g. 60 (ASCII digits)")
     p.add_argument("--source", action="append", default=[], metavar="URI[:/data/FOLDER]",
                    help="data staged before the instance is ready: hf://org/repo, s3://bucket/prefix/, ... (repeatable)")
-    p.add_argument("--market", choices=("spot", "on-demand"), default="spot")
-    p.add_argument("--hours", default="8", help="maxRuntimeHours, the hard deadline (default 8)")
+    p.add_argument("--market", choices=("spot", "on-demand"), help="spot (default) or on-demand")
+    p.add_argument("--on-demand-reason", metavar="TEXT",
+                   help="with --market on-demand: why it cannot run on spot (onDemandReason, which the pack needs)")
+    p.add_argument("--checkpoint-process", metavar="NAME",
+                   help="spot: the training script sent SIGUSR1 to save before a reclaim or the deadline "
+                   "(checkpoints.signal and process; default train.py)")
+    p.add_argument("--no-checkpoint-signal", action="store_true",
+                   help="spot: no signal (the last checkpoint the job wrote is synced; the review says so)")
+    p.add_argument("--hours", type=HOURS, default="8", help="maxRuntimeHours, the hard deadline (default 8)")
     p.add_argument("--project", help="the project tag (default: the name)")
     p.add_argument("--cost-center", default="unassigned", help="the cost-center tag (default unassigned)")
     p.add_argument("--output", metavar="FILE", help="write here instead of stacks/Pulumi.NAME.yaml")
-    p.add_argument("--force", action="store_true", help="replace an existing stack file")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing gpulease stack file (never another program's file or project)")
     p.add_argument("--no-review", action="store_true", help="write only; `gpulease plan NAME` reviews it later")
     p.set_defaults(func=guarded(cmd_init))
 
 
-def _answer(value: str | None, question: str, default: str | None = None) -> str | None:
-    if value is not None or not sys.stdin.isatty():
-        return value if value is not None else default
-    shown = f" [{default}]" if default else ""
-    given = ASK(f"{question}{shown}: ").strip()
-    return given or default
+TRIES = 3
+"""A refused answer on a terminal is asked again, this many times in all; then the command ends (exit 2)."""
 
 
-def _missing(flag: str, what: str) -> str:
+def _get(given: object, question: str, check: Callable[[str], T], *, default: str | None = None,
+         missing: tuple[str, str] | None = None) -> T:
+    """A flag's value (``given``), checked; else, on a terminal, the answer to ``question`` (asked again after a
+    refused answer, ``TRIES`` times in all); else ``default``, or the one line naming the missing flag."""
     from gpulease.lifecycle.answers import AnswerError
 
-    raise AnswerError(f"{flag} is missing: {what} (stdin is not a terminal, so nothing is asked)")
+    if given is not None:
+        return check(given)  # type: ignore[arg-type]
+    if not sys.stdin.isatty():
+        if default is None and missing is not None:
+            flag, what = missing
+            raise AnswerError(f"{flag} is missing: {what} (stdin is not a terminal, so nothing is asked)")
+        return check(default or "")
+    shown = f" [{default}]" if default else ""
+    for attempt in range(1, TRIES + 1):
+        typed = ASK(f"{question}{shown}: ").strip()
+        try:
+            return check(typed or default or "")
+        except AnswerError as exc:
+            if attempt == TRIES:
+                raise AnswerError(f"{exc} ({TRIES} answers refused; nothing was written)") from None
+            left = TRIES - attempt
+            sys.stderr.write(f"  {exc}; asked again ({left} {'try' if left == 1 else 'tries'} left)\n")
+    raise AssertionError("unreachable")
 
 
 def gather(args: argparse.Namespace) -> object:
     from gpulease.lifecycle import answers as a
 
-    cloud = a.check_cloud(_answer(args.cloud, "cloud (aws, alicloud)", "aws") or "aws")
-    params = _answer(args.params, "model size (e.g. 8B)") or _missing("--params", "the model size, e.g. 8B")
-    method = _answer(args.method, "method (full, lora, qlora)", "lora") or "lora"
-    params, method = a.check_workload(params, method)
-    region = a.check_region(cloud, _answer(args.region, "region", a.DEFAULT_REGION[cloud]) or a.DEFAULT_REGION[cloud])
-    name = a.check_name(_answer(args.name, "stack name", f"exp-{params.lower()}-{method}") or "")
-    owner = a.check_owner(_answer(args.owner, "your e-mail (tags every resource)") or _missing("--owner", "your e-mail"))
-    budget = a.check_budget(_answer(args.budget, "budget in USD") or _missing("--budget", "the budget in USD"))
+    cloud = _get(args.cloud, "cloud (aws, alicloud)", a.check_cloud, default="aws")
+    params = _get(args.params, "model size (e.g. 8B)", lambda p: a.check_workload(p, "lora")[0],
+                  missing=("--params", "the model size, e.g. 8B"))
+    method = _get(args.method, "method (full, lora, qlora)", lambda m: a.check_workload(params, m)[1],
+                  default="lora")
+    region = _get(args.region, "region", lambda r: a.check_region(cloud, r), default=a.DEFAULT_REGION[cloud])
+    name = _get(args.name, "stack name", a.check_name, default=f"exp-{params.lower()}-{method}")
+    owner = _get(args.owner, "your e-mail (tags every resource)", a.check_owner,
+                 missing=("--owner", "your e-mail"))
+    budget = _get(args.budget, "budget in USD", a.check_budget, missing=("--budget", "the budget in USD"))
+    market = _get(args.market, "market (spot, on-demand)", a.check_market, default="spot")
+    reason = process = None
+    if market == "on-demand":
+        if args.checkpoint_process is not None or args.no_checkpoint_signal:
+            raise a.AnswerError("--checkpoint-process and --no-checkpoint-signal are for --market spot (the signal "
+                                "answers a spot notice); accepted: leave them out on on-demand")
+        reason = _get(args.on_demand_reason, "why it cannot run on spot (a sentence the review shows)",
+                      a.check_reason, missing=("--on-demand-reason", "why it cannot run on spot (--market "
+                                               "on-demand), e.g. 'interactive debugging - cannot be interrupted'"))
+    else:
+        if args.on_demand_reason is not None:
+            raise a.AnswerError("--on-demand-reason is only for --market on-demand; accepted: leave it out on spot")
+        process = None if args.no_checkpoint_signal else _get(
+            args.checkpoint_process, f"training script sent SIG{a.DEFAULT_CHECKPOINT_SIGNAL} to save before a spot "
+            f"reclaim ({a.NO_ANSWER}: not signalled)", a.check_process, default=a.DEFAULT_CHECKPOINT_PROCESS)
     ssh_from, no_port = list(args.ssh_from), bool(args.no_port)
     if ssh_from and no_port:
         raise a.AnswerError("--ssh-from and --no-port exclude each other; accepted: one of them")
     if not ssh_from and not no_port:
-        given = _answer(None, "SSH from which address (CIDR; empty: no inbound port)", "")
-        if given:
-            ssh_from = [given]
-        elif sys.stdin.isatty():
-            no_port = True
-        else:
-            _missing("--ssh-from CIDR or --no-port", "how you reach the instance")
+        if not sys.stdin.isatty():
+            raise a.AnswerError("--ssh-from CIDR or --no-port is missing: how you reach the instance (stdin is not a "
+                                "terminal, so nothing is asked)")
+        given = _get(None, "SSH from which address (CIDR; empty: no inbound port)",
+                     lambda c: a.check_cidr(c) if c else "", default="")
+        ssh_from, no_port = ([given], False) if given else ([], True)
     cidrs = [a.check_cidr(c) for c in ssh_from]
     public_key = key_name = None
     if not no_port:
         if args.key_name:
             key_name = args.key_name
         else:
-            public_key = a.read_public_key(args.public_key or DEFAULT_PUBLIC_KEY)
+            public_key = a.read_public_key(args.public_key or a.DEFAULT_PUBLIC_KEY[cloud], cloud)
     return a.Answers(name=name, owner=owner, cloud=cloud, region=region, params=params, method=method,
                      budget_usd=budget, ssh_from=cidrs, no_port=no_port, public_key=public_key, key_name=key_name,
-                     sources=[a.parse_source(s) for s in args.source], market=args.market,
-                     hours=a.check_hours(args.hours), project=args.project, cost_center=args.cost_center)
+                     sources=[a.parse_source(s) for s in args.source], market=market, on_demand_reason=reason,
+                     checkpoint_process=process, hours=a.check_hours(args.hours), project=args.project,
+                     cost_center=args.cost_center)
 
 
 def cmd_init(args: argparse.Namespace) -> int:

@@ -7,25 +7,47 @@ pick it: the cheapest catalog type in the region whose GPUs hold it with headroo
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import ipaddress
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from components.spec.clouds import SPEC_RULES, all_key_types
 from gpulease.core.catalog import load_catalog
 from gpulease.core.errors import UserError
 from gpulease.core.sizing import find_offers
 from gpulease.core.sizing.offers import Offer
 from gpulease.core.sizing.workload import FitSpec
+from gpulease.lifecycle.answer_numbers import BUDGET, HOURS
 
 CLOUDS = ("aws", "alicloud")
+MARKETS = ("spot", "on-demand")
 DEFAULT_REGION = {"aws": "us-east-1", "alicloud": "cn-hangzhou"}
 NO_PORT_MODE = {"aws": "ssm", "alicloud": "cloud-assistant"}
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,38}[a-z0-9]\Z")
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+\Z")
 DEFAULT_HOURS = 8.0
+MIN_REASON_CHARS = 10
+"""``onDemandReason``: the spec's own minimum (a sentence a reviewer can read)."""
+DEFAULT_CHECKPOINT_SIGNAL = "USR1"
+DEFAULT_CHECKPOINT_PROCESS = "train.py"
+"""What a spot stack's watchdog signals before a spot notice's (or the deadline's) last sync: the pack's advisory
+for spot without a checkpoint hook or signal names this pair (``gpulease.lifecycle.advice``)."""
+NO_ANSWER = "none"
+
+DEFAULT_PUBLIC_KEY = {"aws": "~/.ssh/id_ed25519.pub", "alicloud": "~/.ssh/id_rsa.pub"}
+MAKE_KEY = {"aws": "ssh-keygen -t ed25519", "alicloud": "ssh-keygen -t rsa -b 4096"}
+"""The key file ``init`` reads when none is named, per cloud: a type the cloud's key-pair import accepts. EC2
+ImportKeyPair takes "an RSA or ED25519 key pair"
+(https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_ImportKeyPair.html); Alibaba Cloud's ECS ImportKeyPair
+lists "rsa, dsa, ssh-rsa, ssh-dss, ecdsa" and not ed25519
+(https://www.alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-importkeypair), so on Alibaba Cloud
+the default is the RSA key (an ed25519 key would fail only at ``pulumi up``). The types each cloud accepts are its
+spec rules' ``key_types``; a test holds these defaults to them."""
 
 
 class AnswerError(UserError):
@@ -61,6 +83,8 @@ class Answers:
     key_name: str | None = None
     sources: list[Source] = field(default_factory=list)
     market: str = "spot"
+    on_demand_reason: str | None = None
+    checkpoint_process: str | None = None
     hours: float = DEFAULT_HOURS
     project: str | None = None
     cost_center: str = "unassigned"
@@ -99,23 +123,45 @@ def check_owner(owner: str) -> str:
 
 
 def check_budget(text: str | float) -> float:
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        value = float("nan")
-    if not 0 < value <= 1_000_000:
-        raise AnswerError(f"--budget {text!r}: not an amount of USD; accepted: a number above 0, e.g. 60")
-    return value
+    return _number("--budget", BUDGET, text)
 
 
 def check_hours(text: str | float) -> float:
+    return _number("--hours", HOURS, text)
+
+
+def _number(flag: str, parse: Callable[[str], float], text: str | float) -> float:
+    if isinstance(text, float):
+        return text  # parsed already (the flag's own type)
     try:
-        value = float(text)
-    except (TypeError, ValueError):
-        value = float("nan")
-    if not 0 < value <= 720:
-        raise AnswerError(f"--hours {text!r}: not a number of hours; accepted: above 0 and at most 720, e.g. 8")
-    return value
+        return parse(text)
+    except argparse.ArgumentTypeError as exc:
+        raise AnswerError(f"{flag} {exc}") from None
+
+
+def check_market(text: str) -> str:
+    if text not in MARKETS:
+        raise AnswerError(f"--market {text!r}: not a market{nearest(text, MARKETS)}; accepted: {', '.join(MARKETS)}")
+    return text
+
+
+def check_reason(text: str) -> str:
+    if len(text.strip()) < MIN_REASON_CHARS:
+        raise AnswerError(f"--on-demand-reason {text!r}: too short to review (the pack accepts an on-demand GPU only "
+                          f"with a reason); accepted: a sentence of at least {MIN_REASON_CHARS} characters, e.g. "
+                          "'interactive debugging - cannot be interrupted'")
+    return text.strip()
+
+
+def check_process(text: str) -> str | None:
+    """The part of the training process's command line the spot notice signals; ``none``: no signal."""
+    text = text.strip()
+    if text.lower() == NO_ANSWER:
+        return None
+    if not text or not text.isprintable() or len(text) > 200:
+        raise AnswerError(f"--checkpoint-process {text!r}: not a part of a command line; accepted: your training "
+                          f"script's name, e.g. {DEFAULT_CHECKPOINT_PROCESS}, or {NO_ANSWER} (no signal)")
+    return text
 
 
 def check_cidr(text: str) -> str:
@@ -146,9 +192,11 @@ def parse_source(text: str) -> Source:
     return Source(uri=uri, to=to)
 
 
-def read_public_key(path: str) -> str:
+def read_public_key(path: str, cloud: str = "aws") -> str:
+    """The key line of ``path``, of a type ``cloud``'s key-pair import accepts (the spec checks the rest)."""
     file = Path(path).expanduser()
-    accepted = "accepted: an OpenSSH .pub file, e.g. ~/.ssh/id_ed25519.pub (or --key-name, or --no-port)"
+    accepted = (f"accepted: an OpenSSH .pub file, e.g. {DEFAULT_PUBLIC_KEY[cloud]} (`{MAKE_KEY[cloud]}` makes one), "
+                "or --key-name, or --no-port")
     try:
         try:
             mode = file.stat().st_mode  # follows a link: what it points at is what would be read
@@ -165,6 +213,9 @@ def read_public_key(path: str) -> str:
         raise AnswerError(f"--public-key {path}: cannot be read ({exc.strerror or exc})") from None
     if "PRIVATE KEY" in text:
         raise AnswerError(f"--public-key {path}: holds a private key; accepted: the .pub file beside it")
+    declared = text.split(None, 1)[0] if text else ""
+    if declared in all_key_types() and (problem := SPEC_RULES[cloud].key_problem(declared)) is not None:
+        raise AnswerError(f"--public-key {path}: {problem}; `{MAKE_KEY[cloud]}` makes one")
     return text
 
 
@@ -177,12 +228,18 @@ def gpu_offers(answers: Answers) -> list[Offer]:
 def check_workload(params: str, method: str) -> tuple[str, str]:
     from pydantic import ValidationError
 
+    if not params.isascii() or not params.isprintable():
+        shown = params.encode("ascii", "backslashreplace").decode("ascii")
+        raise AnswerError(f"--params {shown!r}: not written in ASCII; accepted: a preset (1B 3B 7B 8B 13B 14B 32B "
+                          "34B 70B 405B) or a count such as 7e9 (ASCII digits)")
     try:
         fit = FitSpec.model_validate({"params": params, "method": method})
     except ValidationError as exc:
         problem = exc.errors()[0]
         where = "--method" if problem.get("loc", ("",))[0] == "method" else "--params"
         given = method if where == "--method" else params
-        raise AnswerError(f"{where} {given!r}: {problem.get('msg', 'not accepted')}; accepted: --params a preset "
-                          "(1B 3B 7B 8B 13B 14B 32B 34B 70B 405B) or a count such as 7e9, --method full, lora or qlora") from None
+        why = str(problem.get("msg", "not accepted")).removeprefix("Value error, ").split("; accepted:")[0]
+        accepted = ("full, lora or qlora" if where == "--method" else "a preset (1B 3B 7B 8B 13B 14B 32B 34B 70B 405B) "
+                    "or a count such as 7e9 (ASCII digits)")
+        raise AnswerError(f"{where} {given!r}: {why}; accepted: {accepted}") from None
     return str(fit.params), fit.method

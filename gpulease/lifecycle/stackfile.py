@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from components.spec.load import load_stack_spec
+from gpulease.core import inputfile
 from gpulease.core.errors import UserError
-from gpulease.lifecycle.answers import Answers
+from gpulease.lifecycle.answers import DEFAULT_CHECKPOINT_SIGNAL, Answers
 from gpulease.review import stacks
 
 
@@ -28,6 +29,8 @@ def _q(value: Any) -> str:
     return json.dumps(value)
 
 
+KIT_NAMESPACES = ("gpulease", "aws", "alicloud")
+"""The config namespaces of a stack file ``init`` writes (the cloud's only for its region)."""
 COMMENT_COLUMN = 40
 SCHEMA_URI = (stacks.PROJECT_ROOT / "schema" / "stack-config.schema.json").as_uri()
 """The schema the editor checks the file with: by its full path, since the file may live outside the kit."""
@@ -62,6 +65,10 @@ def render(answers: Answers, instance_type: str | None) -> str:
         _c(f"        params: {_q(a.params)}", "model size"),
         _c(f"        method: {_q(a.method)}", "full, lora or qlora"),
         _c(f"    market: {_q(a.market)}", "spot (interruptible, cheaper) or on-demand"),
+    ]
+    if a.on_demand_reason:
+        lines.append(_c(f"    onDemandReason: {_q(a.on_demand_reason)}", "why not spot: the pack needs it on-demand"))
+    lines += [
         _c(f"    maxRuntimeHours: {a.hours:g}", "hard deadline after creation, enforced outside and inside"),
         _c("    idleMinutes: 30", "stop after the GPU has been idle this long"),
         _c("    ssh:", "how you reach it: gpulease ssh NAME"),
@@ -80,6 +87,11 @@ def render(answers: Answers, instance_type: str | None) -> str:
         _c("      prefix: \"checkpoints/\"", "under the stack's bucket, synced from /data/checkpoints"),
         _c("      intervalMinutes: 15", "how often the watchdog syncs them"),
     ]
+    if a.checkpoint_process:
+        lines += [
+            _c(f"      signal: {_q(DEFAULT_CHECKPOINT_SIGNAL)}", "sent before a spot reclaim's (or the deadline's) sync"),
+            _c(f"      process: {_q(a.checkpoint_process)}", "to processes whose command line holds this: save, exit"),
+        ]
     if a.sources:
         lines += [_c("    data:", "what the instance fetches onto /data"), _c("      sources:", "staged on the instance before it reports ready")]
         lines += [f"        - {{uri: {_q(s.uri)}, to: {_q(s.to)}}}" for s in a.sources]
@@ -106,20 +118,67 @@ def validate(path: Path, stack: str, named: Path | None = None) -> None:
     load_stack_spec(stack, {k: v for k, v in config.items() if k.startswith("gpulease:")}, source=str(named or path))
 
 
-def foreign_project(path: Path) -> str | None:
-    """Why ``path`` would be another program's stack: its folder (or the folder above, for a ``stacks/`` folder)
-    holds a Pulumi.yaml whose runtime is not Python (``pulumi up`` there would run that program with this config)."""
+PYTHON_PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile", "__main__.py")
+"""The files that make a folder a Python project of its own: a stack file written there would mix with it."""
+PROGRAM_MARK = "components.program"
+"""What a gpulease program's ``__main__.py`` runs (the kit's own, and the ``pulumi new`` template's)."""
+PROGRAM_MAX_BYTES = 64 * 1024
+
+
+def _gpulease_program(folder: Path) -> bool:
+    """Whether ``folder``'s ``__main__.py`` is a gpulease program (it runs ``components.program``); read only when
+    it is a regular file, at most ``PROGRAM_MAX_BYTES``."""
+    main = folder / "__main__.py"
+    try:
+        if not main.is_file() or main.stat().st_size > PROGRAM_MAX_BYTES:
+            return False
+        return PROGRAM_MARK in main.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+def foreign_project(path: Path, kit: Path = stacks.PROJECT_ROOT) -> str | None:
+    """Why ``path`` would land in another program's project: its folder (or the folder above, for a ``stacks/``
+    folder) holds a Pulumi.yaml that is not a gpulease program (``pulumi up`` there would run that program with
+    this config), or the files of a Python project of its own (``pyproject.toml``, ``requirements.txt``,
+    ``__main__.py``, ...). The kit's own folder and a project made from its template are gpulease's."""
     folder = path.parent if str(path.parent) else Path(".")
     for candidate in (folder, folder.parent) if folder.resolve().name == "stacks" else (folder,):
-        if not any((candidate / name).is_file() for name in ("Pulumi.yaml", "Pulumi.yml")):
-            continue
-        raw = stacks.project_meta(candidate)
-        runtime = raw.get("runtime")
-        runtime = runtime.get("name") if isinstance(runtime, dict) else runtime
-        if str(runtime).strip().lower() != "python":
-            return (f"{candidate / 'Pulumi.yaml'} is the Pulumi project {str(raw.get('name'))!r} (runtime {runtime}), "
-                    "not a gpulease program: a stack file there would configure that program")
-        return None
+        if candidate.resolve() == kit.resolve():
+            return None
+        if any((candidate / name).is_file() for name in ("Pulumi.yaml", "Pulumi.yml")):
+            raw = stacks.project_meta(candidate)
+            runtime = raw.get("runtime")
+            runtime = runtime.get("name") if isinstance(runtime, dict) else runtime
+            if str(runtime).strip().lower() != "python":
+                return (f"{candidate / 'Pulumi.yaml'} is the Pulumi project {str(raw.get('name'))!r} (runtime "
+                        f"{runtime}), not a gpulease program: a stack file there would configure that program")
+            if not _gpulease_program(candidate):
+                return (f"{candidate / 'Pulumi.yaml'} is the Pulumi project {str(raw.get('name'))!r} (runtime "
+                        f"python) whose __main__.py does not run the gpulease program ({PROGRAM_MARK}): a stack file "
+                        "there would configure that program")
+            return None
+        own = [name for name in PYTHON_PROJECT_FILES if os.path.lexists(candidate / name)]
+        if own:
+            return (f"{candidate} is a Python project of its own ({', '.join(own)}): a stack file there would mix "
+                    "with it")
+    return None
+
+
+def kit_stack_file(path: Path) -> str | None:
+    """Why ``--force`` may not replace ``path``, or None when it is a gpulease stack file (what ``init`` writes:
+    a ``config:`` whose keys are all ``gpulease:`` or a cloud's, with a ``gpulease:`` one, and nothing else: no
+    secrets provider, no encrypted key); an empty one holds nothing to lose."""
+    try:
+        doc = inputfile.load_yaml_document(path, what="stack file", max_bytes=stacks.STACK_FILE_MAX_BYTES).data
+    except UserError as exc:
+        return f"it is not a gpulease stack file (it cannot be read as one: {' '.join(str(exc).split())})"
+    if not isinstance(doc, dict) or set(doc) - {"config"} or not isinstance(doc.get("config"), dict):
+        return "it is not a gpulease stack file (it holds more than a config: section)"
+    keys = [str(k) for k in doc["config"]]
+    others = [k for k in keys if k.partition(":")[0] not in KIT_NAMESPACES]
+    if others or (keys and not any(k.startswith("gpulease:") for k in keys)):
+        return (f"it is not a gpulease stack file (its config holds {', '.join(others[:3]) or 'no gpulease: key'})")
     return None
 
 
@@ -127,12 +186,16 @@ def write(text: str, path: Path, stack: str, *, force: bool) -> None:
     """Validate ``text`` as the stack ``stack`` in a temporary file beside ``path``, then put it in place; never
     into another program's project."""
     if (foreign := foreign_project(path)) is not None:
-        raise StackFileExistsError(f"{path}: not written; {foreign}; accepted: an empty folder, a gpulease project "
-                                   "(runtime python), or --output FILE elsewhere")
+        raise StackFileExistsError(f"{path}: not written; {foreign}; accepted: a new folder (mkdir {stack} && cd "
+                                   f"{stack}), a gpulease project, or --output FILE elsewhere (--force never "
+                                   "writes into another project)")
     if os.path.lexists(path) and not force:
         raise StackFileExistsError(f"{path}: exists already; accepted: another --name, or --force to replace it")
     if os.path.lexists(path) and not path.is_file():
         raise StackFileExistsError(f"{path}: is not a regular file; it is left alone")
+    if os.path.lexists(path) and (why := kit_stack_file(path)) is not None:
+        raise StackFileExistsError(f"{path}: not replaced, even with --force: {why}; --force replaces only a "
+                                   "gpulease stack file; accepted: another --name, or --output FILE elsewhere")
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise StackFileExistsError(f"{path}: the folder {folder} does not exist")

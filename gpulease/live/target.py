@@ -106,7 +106,9 @@ def _spec(stack: str) -> tuple[dict[str, ExperimentSpec], str | None]:
     try:
         path = stacks.resolve_one(stack)
     except stacks.StackNotFoundError:
-        return {}, None
+        if stacks.nearest_name(stack) is not None:
+            raise  # a mistyped name: the nearest one, rather than asking the backend about a stack nobody made
+        return {}, None  # a stack without a file here (a CI stack, one made elsewhere): its outputs alone
     config = stacks.load_stack_config(path)
     spec = load_stack_spec(stack, {k: val for k, val in config.items() if k.startswith("gpulease:")}, source=str(path))
     region = spec.base.region or config.get(f"{spec.cloud}:region")

@@ -100,18 +100,42 @@ def resolve(target: str, project_dir: Path = PROJECT_ROOT) -> list[tuple[Path, P
         if not files:
             raise StackNotFoundError(f"{path} has no Pulumi.<stack>.yaml files")
         return [(path.resolve(), f) for f in files]
-    user = user_stack_files(project_dir)
-    for f in user:
+    for f in [*user_stack_files(project_dir), *stack_files(project_dir)]:
         if stack_name(f) == target:
             return [(project_dir, f)]
-    for f in stack_files(project_dir):
-        if stack_name(f) == target:
-            return [(project_dir, f)]
-    names = list(dict.fromkeys(stack_name(f) for f in [*user, *stack_files(project_dir)]))
+    raise StackNotFoundError(not_found(target, project_dir))
+
+
+def known_names(project_dir: Path = PROJECT_ROOT) -> list[str]:
+    """Every stack a bare name finds, in the order it is looked up (the folder the command runs in, then the kit's)."""
+    return list(dict.fromkeys(stack_name(f) for f in [*user_stack_files(project_dir), *stack_files(project_dir)]))
+
+
+def nearest_name(target: str, project_dir: Path = PROJECT_ROOT) -> str | None:
+    """The known stack name closest to a mistyped ``target``, or None."""
+    names = known_names(project_dir)
     close = difflib.get_close_matches(target, names, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    where = f"{project_dir / 'stacks'}" + (f" or {Path.cwd()}" if user or Path.cwd() != project_dir else "")
-    raise StackNotFoundError(f"no stack {target!r} in {where}{hint} (known stacks: {', '.join(names) or 'none'})")
+    return close[0] if close else None
+
+
+def searched(project_dir: Path = PROJECT_ROOT) -> str:
+    """The folders a bare stack name is looked up in, as a refusal names them."""
+    _, config_dir = project_info(project_dir)
+    here = Path.cwd()
+    if here.resolve() == project_dir.resolve():
+        return str(config_dir)
+    if os.path.lexists(here / "Pulumi.yaml"):
+        return (f"{config_dir} (not {here}: a Pulumi project of its own, whose stacks `gpulease plan .` reviews)")
+    return f"{here}, {here / 'stacks'} or {config_dir}"
+
+
+def not_found(target: str, project_dir: Path = PROJECT_ROOT) -> str:
+    """One line: where ``target`` was looked for, the nearest known name, and how to make one."""
+    close = nearest_name(target, project_dir)
+    hint = f"; did you mean {close!r}?" if close else ""
+    names = known_names(project_dir)
+    return (f"no stack {target!r} in {searched(project_dir)}{hint} (known stacks: {', '.join(names) or 'none'}); "
+            "`gpulease init` writes a new one")
 
 
 def user_stack_files(project_dir: Path = PROJECT_ROOT) -> list[Path]:

@@ -44,6 +44,13 @@ def reviewed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Path, str]]:
     return calls
 
 
+def _exit_code(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:  # a flag's own type refuses it while argparse parses
+        return int(exc.code or 0)
+
+
 def _flags(out: Path, key_file: Path, *extra: str) -> list[str]:
     return ["init", "--name", "llama8b-lora", "--owner", "ada@example.org", "--params", "8B", "--method", "lora",
             "--region", "us-west-2", "--ssh-from", "203.0.113.7/32", "--public-key", str(key_file), "--budget", "60",
@@ -104,7 +111,8 @@ def test_init_never_writes_over_a_file_without_force(tmp_path, key_file, reviewe
     (["--region", "us-west2"], "--region 'us-west2': not a aws region the catalog prices (did you mean us-west-2?)"),
     (["--ssh-from", "203.0.113.7/33"], "--ssh-from '203.0.113.7/33': not a CIDR"),
     (["--method", "lorra"], "--method 'lorra':"),
-    (["--budget", "-5"], "--budget '-5': not an amount of USD; accepted: a number above 0, e.g. 60"),
+    (["--budget", "-5"], "--budget: '-5' is not an amount of USD; accepted: a number above 0 and at most 1000000, "
+                         "e.g. 60 (ASCII digits)"),
     (["--name", "Llama_8B"], "--name 'Llama_8B': not a stack name"),
     (["--cloud", "alicoud"], "--cloud 'alicoud': unknown cloud (did you mean alicloud?)"),
     (["--source", "my-data/x"], "--source 'my-data/x': not a URI"),
@@ -120,7 +128,7 @@ def test_init_bad_answers_are_one_line_exit_2_and_write_nothing(tmp_path, key_fi
         argv += change
     if flag == "--ssh-from":
         argv[argv.index("--ssh-from") + 1] = change[1]
-    assert main(argv) == 2
+    assert _exit_code(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
     assert not out.exists() and reviewed == []
@@ -152,15 +160,17 @@ def test_init_asks_on_a_terminal(tmp_path, key_file, monkeypatch, reviewed, caps
             return True
 
     monkeypatch.setattr("sys.stdin", Tty(""))
-    answers = iter(["", "8B", "qlora", "us-west-2", "", "ada@example.org", "45", "198.51.100.9/32"])
+    answers = iter(["", "8B", "qlora", "us-west-2", "", "ada@example.org", "45", "", "", "198.51.100.9/32"])
     asked: list[str] = []
     monkeypatch.setattr(init_cli, "ASK", lambda q: asked.append(q) or next(answers))
     out = tmp_path / "Pulumi.exp-8b-qlora.yaml"
     assert main(["init", "--public-key", str(key_file), "--output", str(out)]) == 0
     assert asked[0] == "cloud (aws, alicloud) [aws]: " and asked[4] == "stack name [exp-8b-qlora]: "
+    assert asked[7] == "market (spot, on-demand) [spot]: " and asked[8].endswith("[train.py]: ")
     exp = yaml.safe_load(out.read_text())["config"]["gpulease:experiment"]
     assert exp["name"] == "exp-8b-qlora" and exp["budgetUsd"] == 45 and exp["gpu"]["fit"]["method"] == "qlora"
     assert exp["ssh"]["allowedCidrs"] == ["198.51.100.9/32"]
+    assert exp["market"] == "spot" and exp["checkpoints"]["signal"] == "USR1"
 
 
 def _project(tmp_path: Path) -> Path:
@@ -235,8 +245,8 @@ def test_init_refuses_a_folder_that_is_another_program_s_project(tmp_path, key_f
     assert captured.out == "" and not out.exists() and reviewed == []
     assert captured.err == (f"gpulease: {out}: not written; {tmp_path / 'Pulumi.yaml'} is the Pulumi project 'webshop' "
                             "(runtime nodejs), not a gpulease program: a stack file there would configure that "
-                            "program; accepted: an empty folder, a gpulease project (runtime python), or --output "
-                            "FILE elsewhere\n")
+                            "program; accepted: a new folder (mkdir llama8b-lora && cd llama8b-lora), a gpulease "
+                            "project, or --output FILE elsewhere (--force never writes into another project)\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Pulumi.yaml", "id_ed25519.pub"]
 
 
@@ -263,5 +273,6 @@ def test_a_public_key_that_is_not_a_regular_file_is_named_for_what_it_is(tmp_pat
     out = tmp_path / "Pulumi.llama8b-lora.yaml"
     assert main(_flags(out, key)) == 2
     assert capsys.readouterr().err == (f"gpulease: --public-key {key}: is {what}, not a regular file; accepted: an "
-                                       "OpenSSH .pub file, e.g. ~/.ssh/id_ed25519.pub (or --key-name, or --no-port)\n")
+                                       "OpenSSH .pub file, e.g. ~/.ssh/id_ed25519.pub (`ssh-keygen -t ed25519` makes "
+                                       "one), or --key-name, or --no-port\n")
     assert not out.exists()

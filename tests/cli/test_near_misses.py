@@ -27,7 +27,7 @@ def test_a_mistyped_stack_of_the_users_folder_gets_the_nearest(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     assert main(["check", "my-lama"]) == 2
     err = capsys.readouterr().err
-    assert "did you mean 'my-llama'?" in err and f"or {tmp_path}" in err
+    assert "did you mean 'my-llama'?" in err and f"in {tmp_path}, {tmp_path / 'stacks'} or " in err
 
 
 @pytest.mark.parametrize(("argv", "hint"), [
