@@ -131,11 +131,13 @@ class AwsClients:
     With ``freeze_models`` (the command line's clients, ``options.clients_from_args``), each client is created with
     the cyclic garbage collector paused and everything then alive is frozen (``gc.freeze``), as the command line
     does after its imports (``gpulease.cli.main.imports_frozen``). A client brings a service model, a class with a
-    method per operation (over 800 for EC2) and a copy of the session's hooks, tens of thousands of objects that
-    live as long as the process; unfrozen, every collection the listing's allocations start walks them again, one
-    set per region: about half of the listing's CPU time over ten regions (bench/README.md,
-    ``inventory_regions.py``). Frozen objects are still freed by reference counting; ``gpulease.cli.main.main``
-    called with an argument list (a longer-lived process) gives them back to the collector when it returns."""
+    method per operation (over 800 for EC2) and a copy of the session's hooks (botocore ``client.py:
+    ClientCreator.create_client``): tens of thousands of objects that live as long as the process. Unfrozen, every
+    collection the listing's allocations start walks them again, one set per region: about half of the listing's
+    CPU time over ten regions (bench/README.md, ``inventory_regions.py``). Frozen objects are still freed by
+    reference counting; only cyclic garbage alive at the moment of a freeze stays until the process ends (once per
+    client built). ``gpulease.cli.main.main`` called with an argument list (a longer-lived process) gives every
+    frozen object back to the collector when it returns."""
 
     profile: str | None = None
     endpoint_url: str | None = None
