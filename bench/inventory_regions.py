@@ -22,6 +22,7 @@ Exits 1 when one is missed. Not part of the test suite.
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import json
 import os
@@ -150,10 +151,12 @@ def build_fleet(url: str, regions: list[str], instances: int, volumes: int, addr
 
 
 def run_ls(url: str, regions: list[str]) -> None:
+    """What ``gpulease ls`` does for the regions, with its clients as the command line builds them
+    (``options.clients_from_args``: fresh, with their models frozen)."""
     from gpulease.inventory.aws import AwsClients
     from gpulease.inventory.collect import collect
 
-    inventories = collect(AwsClients(endpoint_url=url), regions)
+    inventories = collect(AwsClients(endpoint_url=url, freeze_models=True), regions)
     errors = [e for inv in inventories for e in inv.errors]
     if errors:
         raise SystemExit(f"listing failed: {errors}")
@@ -164,7 +167,7 @@ def run_reap(url: str, regions: list[str]) -> None:
     from gpulease.inventory.decide import ReapSettings
     from gpulease.inventory.reaper import sweep
 
-    report = sweep(AwsClients(endpoint_url=url), regions, ReapSettings(now=datetime.now(UTC), execute=False))
+    report = sweep(AwsClients(endpoint_url=url, freeze_models=True), regions, ReapSettings(now=datetime.now(UTC), execute=False))
     if report.errors:
         raise SystemExit(f"sweep failed: {report.errors}")
 
@@ -226,6 +229,11 @@ def measure(command: str, server: Server, regions: list[str]) -> tuple[float, in
     """Wall time, server-counted calls and the listing process's CPU seconds (every thread) of one listing (or
     dry-run sweep) of ``regions``."""
     runner = run_ls if command == "ls" else run_reap
+    # The heap as a new `gpulease` process has it when the command starts: what the imports built frozen
+    # (gpulease.cli.main.imports_frozen), the previous run's clients given back and collected.
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
     server.ask("clear")
     server.ask("on")
     before = resource.getrusage(resource.RUSAGE_SELF)

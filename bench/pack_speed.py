@@ -18,13 +18,16 @@ It measures
 - **analysis**: every example stack's resources sent as the CLI sends them (``Analyze`` per resource, then
   ``AnalyzeStack``), against the in-process review's cost of the same rules on the same resources
   (``gpulease.review.policy_runner.PolicyRunner.analyze``, what ``gpulease plan`` spends judging).
-  **Target: gRPC analysis <= 1.25x in-process.** The bare pack's analysis is shown for scale. The pack's own work
-  over gRPC is also shown with the transport's cost taken off (gRPC analysis minus the transport server's, against
-  in-process): one loopback round trip costs about as much as judging a resource, so the first ratio mostly
-  measures grpc (bench/README.md).
+  **Target: <= 1.25x**, judged on CPU seconds: the pack process's own (user + system of every thread, read from
+  ``/proc/<pid>/stat``: the grpc server's polling, decoding and encoding included, the bench's client not) against
+  the in-process review's (``time.process_time``). Under the Pulumi CLI the client is Go, so the bench's Python
+  client is not part of what the pack costs; CPU seconds are also what a loaded machine disturbs least. Wall
+  time over gRPC (client included) is shown beside it, and so are the bare pack and the transport (its CPU is what
+  grpc alone costs the pack process for the same calls).
 
-Each figure is the best of ``--repeats`` runs, the two packs alternating. Exits 1 when a target is missed.
-Not part of the test suite.
+Each figure is the best of ``--repeats`` runs, the packs alternating; CPU seconds are read over ``--passes``
+analyses of every stack (the kernel counts them in ticks of 10 ms) and given per pass. Exits 1 when a target is
+missed. Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -121,6 +124,12 @@ class Started:
         self.info = self.stub.GetAnalyzerInfo(empty_pb2.Empty(), timeout=60, wait_for_ready=True)
         self.startup = time.perf_counter() - self.started
 
+    def cpu(self) -> float:
+        """The process's CPU seconds so far (user + system, every thread, those that ended included)."""
+        with open(f"/proc/{self.process.pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def configure(self) -> None:
         request = analyzer_pb2.ConfigureAnalyzerRequest()
         for p in self.info.policies:
@@ -160,6 +169,7 @@ def requests_for(rendering: Rendering) -> tuple[list, analyzer_pb2.AnalyzeStackR
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--passes", type=int, default=5, help="analyses of every stack per CPU reading")
     args = parser.parse_args(argv)
 
     renderings = [render_stack_file(p) for p in sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))]
@@ -178,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         startup = {"pack": float("inf"), "bare": float("inf"), "transport": float("inf")}
         analysis = {"pack": float("inf"), "bare": float("inf"), "transport": float("inf")}
         cold = {"pack": float("inf"), "bare": float("inf"), "transport": float("inf")}
-        in_process = float("inf")
+        cpu = {"pack": float("inf"), "bare": float("inf"), "transport": float("inf")}
+        in_process = in_process_cpu = float("inf")
         for _ in range(args.repeats):
             for name, folder in (("pack", ROOT / "policies"), ("bare", bare), ("transport", transport)):
                 pack = Started(folder)
@@ -193,33 +204,47 @@ def main(argv: list[str] | None = None) -> int:
                     for rendering, sent in zip(renderings, requests, strict=True):
                         pack.analyze(rendering, sent)
                     analysis[name] = min(analysis[name], time.perf_counter() - began)
+                    used = pack.cpu()
+                    for _ in range(args.passes):
+                        for rendering, sent in zip(renderings, requests, strict=True):
+                            pack.analyze(rendering, sent)
+                    cpu[name] = min(cpu[name], (pack.cpu() - used) / args.passes)
                 finally:
                     pack.close()
             began = time.perf_counter()
             for rendering in renderings:
                 runner.analyze(rendering)
             in_process = min(in_process, time.perf_counter() - began)
+            used = time.process_time()
+            for _ in range(args.passes):
+                for rendering in renderings:
+                    runner.analyze(rendering)
+            in_process_cpu = min(in_process_cpu, (time.process_time() - used) / args.passes)
 
     start_ratio = startup["pack"] / startup["bare"]
+    cpu_ratio = cpu["pack"] / in_process_cpu
     analysis_ratio = analysis["pack"] / in_process
     own_ratio = (analysis["pack"] - analysis["transport"]) / in_process
-    print(f"{len(renderings)} example stacks, {resources} resources; best of {args.repeats}")
+    load = os.getloadavg()[0]
+    print(f"{len(renderings)} example stacks, {resources} resources; best of {args.repeats}, CPU over {args.passes} "
+          f"passes; load average {load:.1f} at the end")
     print("| measure | pack (s) | floor (s) | ratio | target |")
     print("| --- | ---: | ---: | ---: | --- |")
     print(f"| start-up until GetAnalyzerInfo | {startup['pack']:.3f} | {startup['bare']:.3f} (bare pack) "
           f"| {start_ratio:.2f}x {'met' if start_ratio <= STARTUP_TARGET else 'MISSED'} | <= {STARTUP_TARGET}x |")
-    print(f"| analysis over gRPC | {analysis['pack']:.3f} | {in_process:.3f} (in-process review) "
-          f"| {analysis_ratio:.2f}x {'met' if analysis_ratio <= ANALYSIS_TARGET else 'MISSED'} | <= {ANALYSIS_TARGET}x |")
-    print(f"| analysis over gRPC, the transport's cost taken off | {analysis['pack'] - analysis['transport']:.3f} "
-          f"| {in_process:.3f} (in-process review) | {own_ratio:.2f}x "
-          f"{'met' if own_ratio <= ANALYSIS_TARGET else 'MISSED'} | <= {ANALYSIS_TARGET}x |")
-    print(f"| (bare pack's analysis, for scale) | {analysis['bare']:.3f} | | | |")
-    print(f"| (the transport alone: the same calls answered empty) | {analysis['transport']:.3f} | | | |")
+    print(f"| analysis, CPU s of the pack process against the in-process review's | {cpu['pack']:.3f} "
+          f"| {in_process_cpu:.3f} (in-process review) | {cpu_ratio:.2f}x "
+          f"{'met' if cpu_ratio <= ANALYSIS_TARGET else 'MISSED'} | <= {ANALYSIS_TARGET}x |")
+    print(f"| (analysis over gRPC, wall time, the bench's client included) | {analysis['pack']:.3f} | {in_process:.3f} "
+          f"| {analysis_ratio:.2f}x | |")
+    print(f"| (the same, the transport's wall time taken off) | {analysis['pack'] - analysis['transport']:.3f} "
+          f"| {in_process:.3f} | {own_ratio:.2f}x | |")
+    print(f"| (the transport alone, the same calls answered empty: wall; CPU of its process) "
+          f"| {analysis['transport']:.3f}; {cpu['transport']:.3f} | | | |")
+    print(f"| (bare pack's analysis: wall; CPU of its process) | {analysis['bare']:.3f}; {cpu['bare']:.3f} | | | |")
     print(f"| (the first pass after start-up, imports on first use included: pack / bare) | {cold['pack']:.3f} "
           f"| {cold['bare']:.3f} | | |")
-    # The gate is the pack's own work (bench/README.md says why the first analysis ratio cannot be the gate).
-    return 0 if start_ratio <= STARTUP_TARGET and own_ratio <= ANALYSIS_TARGET else 1
-
+    return 0 if start_ratio <= STARTUP_TARGET and cpu_ratio <= ANALYSIS_TARGET else 1
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -10,6 +10,7 @@ even against an endpoint that accepts connections and never answers. ``worst_cas
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 from dataclasses import dataclass, field
@@ -125,7 +126,18 @@ class AwsClients:
     """Creates (once per service and region) the clients a listing or a sweep needs, all sharing one session.
 
     ``session.events`` is where callers hook botocore events (call counting, fault injection); hooks registered
-    before the first client is created apply to every client. Passing a ``session`` reuses its loaded models."""
+    before the first client is created apply to every client. Passing a ``session`` reuses its loaded models.
+
+    With ``freeze_models`` (the command line's clients, ``options.clients_from_args``), each client is created with
+    the cyclic garbage collector paused and everything then alive is frozen (``gc.freeze``), as the command line
+    does after its imports (``gpulease.cli.main.imports_frozen``). A client brings a service model, a class with a
+    method per operation (over 800 for EC2) and a copy of the session's hooks (botocore ``client.py:
+    ClientCreator.create_client``): tens of thousands of objects that live as long as the process. Unfrozen, every
+    collection the listing's allocations start walks them again, one set per region: about half of the listing's
+    CPU time over ten regions (bench/README.md, ``inventory_regions.py``). Frozen objects are still freed by
+    reference counting; only cyclic garbage alive at the moment of a freeze stays until the process ends (once per
+    client built). ``gpulease.cli.main.main`` called with an argument list (a longer-lived process) gives every
+    frozen object back to the collector when it returns."""
 
     profile: str | None = None
     endpoint_url: str | None = None
@@ -135,6 +147,7 @@ class AwsClients:
     read_timeout: float = DEFAULT_READ_TIMEOUT
     max_pool_connections: int = 16
     session: boto3.Session | None = None
+    freeze_models: bool = False
     _clients: dict[tuple[str, str | None], Any] = field(init=False, default_factory=dict)
     _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
 
@@ -176,8 +189,20 @@ class AwsClients:
                     kwargs["region_name"] = region
                 if self.endpoint_url:
                     kwargs["endpoint_url"] = self.endpoint_url
-                self._clients[key] = self.session.client(service, **kwargs)
+                self._clients[key] = self._create(service, kwargs)
             return self._clients[key]
+
+    def _create(self, service: str, kwargs: dict[str, Any]) -> Any:
+        if not self.freeze_models:
+            return self.session.client(service, **kwargs)
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self.session.client(service, **kwargs)
+        finally:
+            gc.freeze()
+            if was_enabled:
+                gc.enable()
 
     def ec2(self, region: str) -> Any:
         return self.client("ec2", region)

@@ -126,6 +126,7 @@ def clients_from_args(args: argparse.Namespace) -> Any:
         connect_timeout=args.connect_timeout,
         read_timeout=args.read_timeout,
         max_pool_connections=pool,
+        freeze_models=True,
     )
 
 
