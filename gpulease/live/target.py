@@ -20,6 +20,7 @@ from components.spec.load import load_stack_spec
 from gpulease.core import inputfile
 from gpulease.core import vocabulary as v
 from gpulease.core.errors import UserError
+from gpulease.core.shown import shown_path
 from gpulease.review import stacks
 
 PULUMI_TIMEOUT_SECONDS = 120
@@ -108,7 +109,7 @@ def _spec(stack: str) -> tuple[dict[str, ExperimentSpec], str | None]:
     except stacks.StackNotFoundError:
         return {}, None
     config = stacks.load_stack_config(path)
-    spec = load_stack_spec(stack, {k: val for k, val in config.items() if k.startswith("gpulease:")}, source=str(path))
+    spec = load_stack_spec(stack, {k: val for k, val in config.items() if k.startswith("gpulease:")}, source=shown_path(path))
     region = spec.base.region or config.get(f"{spec.cloud}:region")
     return {e.name: e for e in spec.experiments}, region if isinstance(region, str) else None
 
