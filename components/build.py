@@ -54,7 +54,7 @@ from components.tagging import experiment_tags, retained
 from components.userdata.experiment import check_user_data, experiment_user_data
 from components.userdata.tools import tools_bundle, tools_key
 from gpulease.core import vocabulary as v
-from gpulease.core.catalog import CatalogError, InstanceType
+from gpulease.core.catalog import CatalogError, CatalogFileError, InstanceType
 from gpulease.core.catalog.cpu import CpuInstanceType
 from gpulease.core.cost.spot import quote
 from gpulease.core.sizing.resolve import resolve_instance_type
@@ -78,6 +78,8 @@ def resolve_instance_types(spec: StackSpec, region: str) -> dict[str, InstanceTy
         prefix = "gpulease:experiment" if spec.kind == "experiment" else f"gpulease:sweep.runs[{i}]"
         try:
             types[exp.name] = resolve_instance_type(spec.cloud, region, exp.gpu, nodes=exp.nodes)
+        except CatalogFileError:
+            raise  # the file's own problem (file, line, row), not this field's
         except CatalogError as exc:
             problems.append((f"{prefix}.{exc.field or 'gpu'}", exc.detail))
     if problems:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from components.spec.experiment import ExperimentSpec
 from components.spec.load import SpecError, StackSpec
 from gpulease.core import vocabulary as v
-from gpulease.core.catalog import CatalogError
+from gpulease.core.catalog import CatalogError, CatalogFileError
 from gpulease.core.catalog.cpu import CpuInstanceType, load_cpu_catalog
 
 PREP_ON_DEMAND_REASON = "preparation phase: a CPU instance for interactive work and data preparation"
@@ -65,6 +65,8 @@ def prep_instance_type(spec: StackSpec, region: str) -> dict[str, CpuInstanceTyp
         if exp.phase == "prep":
             try:
                 found[exp.name] = catalog.cheapest(spec.cloud, region, vcpus=exp.prep.vcpus, memory_gb=exp.prep.memory_gb)
+            except CatalogFileError:
+                raise  # the file's own problem (file, line, row), not this field's
             except CatalogError as exc:
                 where = "gpulease:experiment" if spec.kind == "experiment" else f"gpulease:sweep.runs[{i}]"
                 problems.append((f"{where}.prep", exc.detail))

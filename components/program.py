@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import pulumi
@@ -12,7 +13,7 @@ from components.aws.spot_hook import register_program_hook
 from components.aws_credentials import provider_credentials
 from components.experiment import GpuExperiment
 from components.image_bake import BAKED_IMAGE_OUTPUT
-from components.spec.load import CONFIG_NAMESPACE, PROJECT_KEY, load_stack_spec
+from components.spec.load import CONFIG_NAMESPACE, PROJECT_KEY, STACK_FILE_ENV, SpecError, load_stack_spec
 from components.spec.regions import PROVIDER_REGION_KEYS
 from gpulease.core.errors import UserError
 
@@ -39,17 +40,18 @@ def main(config: dict[str, Any] | None = None, source: str | None = None) -> Non
     """Declare the stack's experiment; ``config`` (``gpulease:*`` keys) instead of the stack's own config, for a
     program that builds it (the ``pulumi new`` template: ``templates/gpulease-experiment``)."""
     stack = pulumi.get_stack()
+    source = source or os.environ.get(STACK_FILE_ENV) or f"stacks/Pulumi.{stack}.yaml"
     try:
         given = gpulease_config() if config is None else config
-        spec = load_stack_spec(stack, {**given, PROJECT_KEY: pulumi.get_project()},
-                               source=source or f"stacks/Pulumi.{stack}.yaml")
+        spec = load_stack_spec(stack, {**given, PROJECT_KEY: pulumi.get_project()}, source=source)
         if spec.cloud == "aws":  # the kit's own cancels use the provider's credentials, or nothing: one line
-            provider_credentials({**runtime_config.get_config_env(), **runtime_config.CONFIG.get()},
-                                 source or f"stacks/Pulumi.{stack}.yaml")
+            provider_credentials({**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}, source)
         # The spot instances' delete hook, by its one stable name, in every program (any cloud, any market): the
         # engine fails the delete of a resource whose hook the running program did not register.
         register_program_hook()
         experiment = GpuExperiment(spec)
+    except SpecError as exc:  # found after loading (a lookup, the catalog): it names the same file
+        raise pulumi.RunError(str(exc.at(source))) from None
     except UserError as exc:
         # A user mistake: one message, no traceback, nothing registered.
         raise pulumi.RunError(str(exc)) from None

@@ -35,6 +35,7 @@ from gpulease.core import clock
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
 from gpulease.core.sizing.resolve import GpuSpec
+from gpulease.core.validation_words import a_or_an
 
 DNS_LABEL = re.compile(r"^[a-z]([a-z0-9-]{0,38}[a-z0-9])?$")  # also the JSON schema's pattern: fullmatch here
 BUDGET_USD_MAX = 1_000_000
@@ -222,7 +223,7 @@ class ExperimentSpec(SpecModel):
         problems += spot_problems(self)
         vol = self.data_disk.existing_volume_id
         if vol is not None and not rules.disk_id.match(vol):
-            problems.append(("dataDisk.existingVolumeId", f"{vol!r} is not a {self.cloud} disk id; accepted: e.g. {rules.disk_id_example}"))
+            problems.append(("dataDisk.existingVolumeId", f"{vol!r} is not {a_or_an(rules.title)} disk id; accepted: e.g. {rules.disk_id_example}"))
         for i, t in enumerate(self.checkpoints.lifecycle.transitions):
             if t.storage_class not in rules.storage_classes:
                 problems.append(
@@ -275,9 +276,9 @@ class ExperimentSpec(SpecModel):
         for name, other in SPEC_RULES.items():
             if name != self.cloud and value in getattr(other, attribute):
                 default = " (cloud defaults to aws)" if self.cloud == "aws" else ""
-                return (f"{value!r} is an {other.title} {what}, and this stack's cloud is {self.cloud}{default}; "
+                return (f"{value!r} is {a_or_an(other.title)} {what}, and this stack's cloud is {self.cloud}{default}; "
                         f"accepted: cloud: {name} to use it, or on {self.cloud}: {', '.join(ours)}")
-        return f"{value!r} is not a {self.cloud} {what}; {accepted}{nearest_hint(value, ours)}"
+        return f"{value!r} is not {a_or_an(self.rules.title)} {what}; {accepted}{nearest_hint(value, ours)}"
 
     def _builtin_tags(self) -> set[str]:
         """gpulease's own tag keys on this experiment's resources (the most any one resource carries): the keys of

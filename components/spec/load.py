@@ -23,8 +23,12 @@ from components.spec.suggest import nearest_hint
 from components.spec.sweep import SWEEP_SHARED_FIELDS, SweepSpec, deep_merge
 from gpulease.core.errors import UserError
 from gpulease.core.model import SpecModel
+from gpulease.core.shown import capped, capped_quotes
 
 CONFIG_NAMESPACE = "gpulease"
+STACK_FILE_ENV = "GPULEASE_STACK_FILE"
+"""The stack file as the user named it (``gpulease plan``, ``up`` set it for the program they run), so that an error
+the program finds names that file; without it, the Pulumi CLI's own ``stacks/Pulumi.<stack>.yaml``."""
 PROJECT_KEY = "pulumi:project"
 """Where a caller may pass the project's name (the config never holds it; ``load_stack_spec`` reads it if given)."""
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -55,14 +59,19 @@ class SpecError(UserError):
     def __init__(self, stack: str, problems: list[tuple[str, str]], source: str | None = None):
         self.stack = stack
         self.problems = problems
+        self.located = source is not None
         # A problem found after loading (a lookup, the catalog) names the stack's file too.
         source = source or f"stacks/Pulumi.{stack}.yaml"
         self.source = source
-        where = f" ({source})" if source else ""
-        lines = [f"invalid gpulease config in stack '{stack}'{where}:"]
-        lines += [f"  - {path}: {msg}" for path, msg in problems]
+        # The user's own values come back capped and with their control characters written out.
+        lines = [f"invalid gpulease config in stack {capped(stack)!r} ({capped(source, 160)}):"]
+        lines += [f"  - {capped(path)}: {capped_quotes(msg)}" for path, msg in problems]
         lines.append("Nothing was created. The fields are documented in docs/config.md.")
         super().__init__("\n".join(lines))
+
+    def at(self, source: str) -> SpecError:
+        """This error naming ``source`` as the stack's file, unless it names one already."""
+        return self if self.located else SpecError(self.stack, self.problems, source)
 
 
 def _strict(model: type[ModelT], raw: Any) -> ModelT:

@@ -4,67 +4,17 @@ for a near miss (a misspelt field, a value close to a choice) the likely intende
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from components.spec.suggest import nearest
+from gpulease.core.validation_words import BOUNDS, KIND_ACCEPTED, bound_words, kind_of, shown
 
 # The union member names pydantic puts in an error's location ("forward", 0, "int"): not field names.
 _UNION_MEMBER = re.compile(r"^(int|str|float|bool|none|list\[.*\]|dict\[.*\]|literal\[.*\]|tuple\[.*\]|"
                            r"function-.*|[A-Z][A-Za-z]*|json-or-python\[.*\]|lax-or-strict\[.*\])$")
-
-_KIND_ACCEPTED = {
-    "int_type": "a whole number",
-    "int_from_float": "a whole number",
-    "int_parsing": "a whole number",
-    "float_type": "a number",
-    "float_parsing": "a number",
-    "bool_type": "true or false",
-    "bool_parsing": "true or false",
-    "string_type": "text (quote it)",
-    "list_type": "a list",
-    "dict_type": "a mapping",
-    "model_type": "a mapping of fields",
-    "model_attributes_type": "a mapping of fields",
-    "datetime_type": "an RFC 3339 time with Z or an offset, e.g. 2026-11-30T10:00:00Z",
-    "datetime_parsing": "an RFC 3339 time with Z or an offset, e.g. 2026-11-30T10:00:00Z",
-    "datetime_from_date_parsing": "an RFC 3339 time with Z or an offset, e.g. 2026-11-30T10:00:00Z",
-    "finite_number": "a finite number",
-}
-_BOUNDS = {
-    "greater_than": "a number greater than {gt}",
-    "greater_than_equal": "a number greater than or equal to {ge}",
-    "less_than": "a number less than {lt}",
-    "less_than_equal": "a number less than or equal to {le}",
-    "string_too_short": "at least {min_length} character(s)",
-    "string_too_long": "at most {max_length} characters",
-    "too_short": "at least {min_length} item(s)",
-    "too_long": "at most {max_length} item(s)",
-}
-
-
-def kind_of(value: Any) -> str:
-    """What a YAML value is, in the user's words."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return "empty (null)" if value is None else type(value).__name__
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
-
 
 def path_of(prefix: str, loc: tuple[Any, ...]) -> str:
     out = prefix
@@ -121,19 +71,18 @@ def _type_message(err: dict[str, Any], model: type[BaseModel], loc: tuple[Any, .
     if kind in ("model_type", "model_attributes_type"):
         target = model_at(model, loc)
         names = ", ".join(field_names(target)[:8])
-        return f"{_shown(given)} is {kind_of(given)}; accepted: a mapping of fields ({names}{', ...' if target and len(target.model_fields) > 8 else ''})"
+        return f"{shown(given)} is {kind_of(given)}; accepted: a mapping of fields ({names}{', ...' if target and len(target.model_fields) > 8 else ''})"
     if kind == "literal_error":
         expected = ctx.get("expected", "")
         choices = re.findall(r"'([^']*)'", str(expected))
         hint = nearest(str(given), choices) if isinstance(given, str) else None
-        return (f"{_shown(given)} is not one of the choices; accepted: {expected}"
+        return (f"{shown(given)} is not one of the choices; accepted: {expected}"
                 + (f" (did you mean {hint}?)" if hint and hint != given else ""))
-    if kind in _BOUNDS:
-        bounds = {k: (int(v) if isinstance(v, float) and v.is_integer() else v) for k, v in ctx.items()}
-        return f"{_shown(given)} is out of range; accepted: {_BOUNDS[kind].format(**bounds)}"
-    if kind in _KIND_ACCEPTED:
-        return f"{_shown(given)} is {kind_of(given)}; accepted: {_KIND_ACCEPTED[kind]}"
-    return f"{err['msg']} (got {_shown(given)}); accepted: see docs/config.md for this field"
+    if kind in BOUNDS:
+        return f"{shown(given)} is out of range; accepted: {bound_words(kind, ctx)}"
+    if kind in KIND_ACCEPTED:
+        return f"{shown(given)} is {kind_of(given)}; accepted: {KIND_ACCEPTED[kind]}"
+    return f"{shown(given)} is not accepted here; accepted: what docs/config.md says of this field"
 
 
 def format_errors(prefix: str, exc: ValidationError, model: type[BaseModel], field_error: type[Exception]) -> list[tuple[str, str]]:
@@ -171,10 +120,10 @@ def format_errors(prefix: str, exc: ValidationError, model: type[BaseModel], fie
                 problems.append((path, f"is required; accepted: {_described(model, loc)}"))
         elif kind == "value_error":
             problems.append((path, str(ctx_error) if ctx_error is not None else err["msg"]))
-        elif any(_UNION_MEMBER.match(str(p)) for p in loc if not isinstance(p, int)) and kind in _KIND_ACCEPTED:
-            union.setdefault(path, []).append(_KIND_ACCEPTED[kind])
+        elif any(_UNION_MEMBER.match(str(p)) for p in loc if not isinstance(p, int)) and kind in KIND_ACCEPTED:
+            union.setdefault(path, []).append(KIND_ACCEPTED[kind])
             if len(union[path]) == 1:
-                problems.append((path, f"{_shown(err.get('input'))} is {kind_of(err.get('input'))}; accepted: {{union}}"))
+                problems.append((path, f"{shown(err.get('input'))} is {kind_of(err.get('input'))}; accepted: {{union}}"))
         else:
             problems.append((path, _type_message(err, model, loc)))
     out = []

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.spec.clouds import SPEC_RULES
-from components.spec.messages import kind_of
 from components.spec.suggest import nearest
+from gpulease.core.validation_words import a_or_an, kind_of
 
 PROVIDER_REGION_KEYS = {name: f"{name}:region" for name in SPEC_RULES}
 """The provider config key of each cloud's region (``aws:region``, ``alicloud:region``)."""
@@ -23,15 +23,15 @@ def region_problems(cloud: str, region: str | None, config: Mapping[str, Any], p
         return []
     example = "us-west-2" if cloud == "aws" else "cn-hangzhou"
     if not isinstance(value, str):
-        return [(field, f"{value!r} is {kind_of(value)}; accepted: an {rules.title} region name, e.g. {example}")]
+        return [(field, f"{value!r} is {kind_of(value)}; accepted: {a_or_an(rules.title)} region name, e.g. {example}")]
     if value in rules.regions:
         return []
     for name, other in SPEC_RULES.items():
         if name != cloud and value in other.regions:
             default = " (cloud defaults to aws)" if cloud == "aws" else ""
-            return [(field, f"{value!r} is an {other.title} region, and this stack's cloud is {cloud}{default}; "
-                     f"accepted: cloud: {name} to use it, or an {rules.title} region, e.g. {example}")]
+            return [(field, f"{value!r} is {a_or_an(other.title)} region, and this stack's cloud is {cloud}{default}; "
+                     f"accepted: cloud: {name} to use it, or {a_or_an(rules.title)} region, e.g. {example}")]
     guess = nearest(value, rules.regions)
     near = f" (did you mean {guess}?)" if guess else ""
-    return [(field, f"{value!r} is not an {rules.title} region{near}; accepted: an {rules.title} region, e.g. "
+    return [(field, f"{value!r} is not {a_or_an(rules.title)} region{near}; accepted: {a_or_an(rules.title)} region, e.g. "
              f"{guess or example} (the list is in components/{cloud}/spec.py)")]

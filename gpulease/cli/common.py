@@ -22,6 +22,7 @@ from gpulease.core.catalog.freshness import (
     today_of,
 )
 from gpulease.core.flag_numbers import number
+from gpulease.core.terminal import Trimmed
 
 MAX_AGE_OPTION = "--max-price-age"
 
@@ -52,9 +53,9 @@ def stale_json(found: list[DatedPrice], now: datetime) -> list[dict[str, Any]]:
 
 def report_console(default_width: int = PIPED_WIDTH) -> Console:
     """The console of a command's report: the terminal's width on a terminal; piped, ``COLUMNS`` when set (the
-    width the reader asked for), else wide enough for the tables."""
-    console = Console()
-    return console if console.is_terminal else Console(width=piped_width(default_width))
+    width the reader asked for), else wide enough for the tables; no line ends in spaces (``Trimmed``)."""
+    console = Console(file=Trimmed())
+    return console if console.is_terminal else Console(file=Trimmed(), width=piped_width(default_width))
 
 
 def wide_console() -> Console:

@@ -17,13 +17,14 @@ import contextlib
 import difflib
 import json
 import logging
-import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from gpulease.cli.help_format import HELP_MAX_WIDTH, HelpFormatter, help_width  # noqa: F401  (re-exported)
+from gpulease.core.shown import capped_quotes, echo
+from gpulease.core.terminal import PIPED_WIDTH, piped_width  # noqa: F401  (re-exported)
 from gpulease.review.jsonkeys import camel_keys
 
 __all__ = ["camel_keys"]
@@ -41,17 +42,6 @@ EXIT_CODES_EPILOG = """exit codes (every command):
   3    incomplete: a stack reviewed only in part (plan), a teardown that failed (ephemeral: resources may remain)
   130  interrupted (Ctrl-C)"""
 
-PIPED_WIDTH = 160
-"""Columns of a report that is not written to a terminal (a pipe, a file, a CI log) when ``COLUMNS`` is unset."""
-
-
-def piped_width(default: int = PIPED_WIDTH) -> int:
-    """``COLUMNS`` when it holds a sensible width (20-1000), else ``default``."""
-    try:
-        width = int(os.environ.get("COLUMNS", ""))
-    except ValueError:
-        return default
-    return width if 20 <= width <= 1000 else default
 
 
 FORMATS = ("text", "json")
@@ -82,7 +72,28 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
 
 def unknown_command(word: str, commands: Iterable[str]) -> str:
     names = list(commands)
-    return f"{word!r} is not a command{did_you_mean(word, names)} (commands: {', '.join(names)})"
+    return f"{echo(word)} is not a command{did_you_mean(word, names)} (commands: {', '.join(names)})"
+
+
+ONE_LINE_QUOTE_MAX = 240
+"""The longest quoted value a one-line refusal repeats whole: a path the user gave (a CI runner's temporary folder is
+often longer than 80 characters) stays whole; a value of thousands of characters is capped. The values a message
+quotes on purpose are capped at ``gpulease.core.shown.ECHO_MAX`` where it is written (``echo``)."""
+
+
+def one_line(message: str, limit: int = ONE_LINE_QUOTE_MAX) -> str:
+    """A message of several lines (a spec error lists its problems one per line, as ``- path: what``) as one line
+    whose parts stay apart (``; `` between problems, ``. `` before a sentence), each quoted user
+    value capped and every control character written out (``gpulease.core.shown.capped_quotes``)."""
+    out = ""
+    for raw in message.splitlines():
+        part = raw.strip().removeprefix("- ").strip()
+        if not part:
+            continue
+        if out:  # a sentence that starts is ended first; a problem after a problem gets "; "
+            out += " " if out.endswith((":", ".", ";")) else ". " if part[:1].isupper() else "; "
+        out += part
+    return capped_quotes(out, limit)
 
 
 
@@ -111,7 +122,8 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> Any:
         command = self._command_parser()
-        line = f"{command.prog}: {message}{self._near_miss(message)}; see {command.prog} --help"
+        # argparse's own messages repeat the value given (``invalid choice: '...'``): capped as every echo is.
+        line = one_line(f"{command.prog}: {capped_quotes(message)}{self._near_miss(message)}; see {command.prog} --help")
         if json_asked(self.argv or []):
             words = command.prog.split()
             report = " ".join(words[1:3]) if len(words) > 1 else "usage"

@@ -29,7 +29,7 @@ def error(code: str, message: str) -> dict[str, str]:
 
 
 def one_line(exc: BaseException) -> str:
-    return " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return conventions.one_line(str(exc))
 
 
 def print_json(doc: dict[str, Any]) -> None:

@@ -10,7 +10,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from gpulease.cli.envelope import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, add_parser, envelope, error, guarded, print_json
+from gpulease.cli.envelope import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_OK,
+    add_parser,
+    envelope,
+    error,
+    guarded,
+    one_line,
+    print_json,
+)
 from gpulease.cli.prompt import ask
 from gpulease.core.errors import UserError
 from gpulease.lifecycle.answer_numbers import BUDGET, HOURS
@@ -174,7 +184,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         try:
             result = verdict.REVIEW(Path(path), found.name)
         except UserError as exc:  # written and valid; the review could not run where it was written
-            result = verdict.Verdict(stack=found.name, status="error", error=" ".join(str(exc).split()))
+            result = verdict.Verdict(stack=found.name, status="error", error=one_line(str(exc)))
         data["review"] = result.as_dict()
         code = EXIT_FAILED if result.blocks else EXIT_OK
     advice = config_advisories(found.name, stacks.load_stack_config(Path(path)))

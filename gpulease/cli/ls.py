@@ -9,9 +9,11 @@ from datetime import datetime
 from typing import Any
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from gpulease.cli.conventions import error_entry, print_json
+from gpulease.cli.wrap import wrapped
 from gpulease.core import clock
 from gpulease.core.vocabulary import TAG_EXPERIMENT, TAG_EXPIRES_AT, TAG_OWNER, TAG_RETAIN, TAG_RETAIN_UNTIL
 from gpulease.inventory import aws
@@ -223,13 +225,35 @@ def print_table(inventories: list[RegionInventory], now: datetime, console: Cons
             _money(r.get("monthlyUsd")) if r["kind"] in ("image", "snapshot") else "",
         )
         total_monthly += r.get("monthlyUsd") or 0.0
-    console.print(table)
+    if Measurement.get(console, console.options.update_width(10_000), table).maximum <= console.width:
+        console.print(table)
+    else:  # narrower than the rows: a block per resource, so that no id, name or price is cut short
+        _print_blocks(records, console, table.title)
     console.print(f"running instances cost {_money(total_hourly, 3)}/h; spent so far {_money(total_spent)} (estimate)"
                   + (f"; stopped instances {_money(total_stopped, 3) + '/h' if total_stopped is not None else 'unknown'}"
                      " (volumes and address only)" if any_stopped else "")
                   + (f"; images and snapshots store for {_money(total_monthly)}/month" if total_monthly else ""))
     if (warning := orphan_warning(records)) is not None:
         console.print(f"[bold red]warning[/bold red]: {warning}", soft_wrap=True)
+
+
+def _print_blocks(records: list[dict[str, Any]], console: Console, title: Any) -> None:
+    """Each resource as its id and kind on a line, then its other fields wrapped under it."""
+    console.print(str(title), markup=False)
+    for r in records:
+        state = f"{r.get('state') or ''}{' (!)' if r.get('instanceGone') else ''}"
+        age = r.get("ageHours")
+        fields = [("owner / experiment", f"{r['owner'] or '-'} / {r['experiment'] or '-'}"), ("detail", _detail(r)),
+                  ("age", "" if age is None else f"{age:.1f}h"), ("expires at", r["expiresAt"] or "-"),
+                  ("retain", r["retain"] or "")]
+        if r["kind"] == "instance":
+            fields += [("$/h", _money(r.get("hourlyUsd"), 3)), ("spent", _money(r.get("spendUsd")))]
+        if r["kind"] in ("image", "snapshot"):
+            fields.append(("$/month", _money(r.get("monthlyUsd"))))
+        console.print(f"{r['id']}  {r['kind']} in {r['region']}, {state}".rstrip(", "), markup=False, overflow="ignore",
+                      crop=False)
+        shown = "; ".join(f"{name} {value}" for name, value in fields if value)
+        console.print(wrapped(f"    {shown}", console.width, hang=4), markup=False, overflow="ignore", crop=False)
 
 
 def collect_inventories(args: argparse.Namespace, regions: list[str]) -> list[RegionInventory]:

@@ -117,7 +117,7 @@ def _command(parser: argparse.ArgumentParser, argv: list[str]) -> int:
 def _refuse(args: argparse.Namespace, message: str) -> int:
     # One line, whatever the error's own layout (a spec error lists its problems one per line): a CI log or a
     # wrapper script reads the last line of stderr. A JSON caller also gets the envelope on stdout.
-    line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    line = conventions.one_line(message)
     print(f"gpulease: {line}", file=sys.stderr)
     if getattr(args, "format", None) == "json":
         conventions.print_json(conventions.command_name(args), None, ok=False,

@@ -20,11 +20,12 @@ from typing import Any
 
 import yaml
 
-from gpulease.cli.conventions import error_entry, json_text, piped_width
+from gpulease.cli.conventions import error_entry, json_text, one_line, piped_width
 from gpulease.cli.output_file import OutputPathError, add_force_option, check_output, report_marker
 from gpulease.core.errors import UserError
 from gpulease.core.flag_numbers import number
 from gpulease.core.inputfile import MAX_DEPTH, StrictLoader
+from gpulease.core.terminal import Trimmed
 from gpulease.review import report as plan_report
 from gpulease.review import stacks
 from gpulease.review.engine import exit_code, review
@@ -231,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
 
         buffer = io.StringIO()
         # A file or a CI log: as wide as COLUMNS says, else wide enough for the tables.
-        console = Console(file=buffer, width=piped_width(PIPED_WIDTH)) if args.output else report_console(PIPED_WIDTH)
+        console = Console(file=Trimmed(buffer), width=piped_width(PIPED_WIDTH)) if args.output else report_console(PIPED_WIDTH)
         print_terminal(reviews, console, notes=[names_note] if names_note else [], advice=advice, catalog=catalog)
         text = f"{report_marker('plan')}\n{buffer.getvalue()}" if args.output else ""
     elif args.format == "markdown":
@@ -243,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
         text = plan_json(reviews, organizations.values(), advice, catalog)
         for r in reviews:  # the envelope on stdout, and the one line a CI log or a wrapper reads on stderr
             if r.rendering.error and not r.rendering.partial:
-                print(f"gpulease: {r.name}: {' '.join(str(r.rendering.error).split())}", file=sys.stderr)
+                print(f"gpulease: {r.name}: {one_line(str(r.rendering.error))}", file=sys.stderr)
     if args.output:
         try:
             args.output.write_text(text)

@@ -16,6 +16,7 @@ from components.spec.experiment import ExperimentSpec
 from components.spec.load import CONFIG_NAMESPACE, EXPERIMENT_KEY, SWEEP_KEY, StackSpec, load_stack_spec
 from gpulease.core.errors import UserError
 from gpulease.core.inputfile import StrictLoader
+from gpulease.core.shown import shown_path
 from gpulease.review import stacks
 from gpulease.review.render import load_stack_file
 from gpulease.review.stacks import PROJECT_ROOT
@@ -121,7 +122,7 @@ def build_config(
     except (ValueError, yaml.YAMLError) as exc:
         raise EphemeralConfigError(f"stack '{base_name}' ({base_file}): not a readable stack file: {exc}") from None
     # The base itself must be valid, reported against its own file, before any override is considered.
-    load_stack_spec(base_name, base, source=str(base_file))
+    load_stack_spec(base_name, base, source=shown_path(base_file))
     if SWEEP in base:
         raise EphemeralConfigError(
             f"stack '{base_name}' declares a sweep; ephemeral run takes an experiment stack "
@@ -151,7 +152,7 @@ def build_config(
         if isinstance(exp["checkpoints"], dict):
             exp["checkpoints"]["retain"] = False
 
-    spec = load_stack_spec(stack, config, source=f"{base_file} (ephemeral copy with --set overrides)")
+    spec = load_stack_spec(stack, config, source=f"{shown_path(base_file)} (ephemeral copy with --set overrides)")
     experiment = spec.base
     if not experiment.checkpoints.enabled:
         raise EphemeralConfigError(

@@ -16,6 +16,7 @@ from rich.console import Console
 
 from gpulease.core.errors import UserError
 from gpulease.core.flag_numbers import number
+from gpulease.core.terminal import Trimmed, piped_width
 from gpulease.inventory.aws import (
     DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_ATTEMPTS,
@@ -131,6 +132,7 @@ def clients_from_args(args: argparse.Namespace) -> Any:
 
 
 def output_console() -> Console:
-    """The terminal's width on a terminal; wide, unwrapped lines in a log (cron, CI) so ids stay greppable."""
-    console = Console()
-    return console if console.is_terminal else Console(width=240)
+    """The terminal's width on a terminal; piped, ``COLUMNS`` when set, else wide, unwrapped lines in a log (cron,
+    CI) so ids stay greppable; no line ends in spaces."""
+    console = Console(file=Trimmed())
+    return console if console.is_terminal else Console(file=Trimmed(), width=piped_width(240))

@@ -110,7 +110,7 @@ def check_cloud(cloud: str) -> str:
 def check_region(cloud: str, region: str) -> str:
     regions = load_catalog().regions_of(cloud)
     if region not in regions:
-        raise AnswerError(f"--region {region!r}: not a {cloud} region the catalog prices{nearest(region, regions)}; "
+        raise AnswerError(f"--region {region!r}: not a region of {cloud} the catalog prices{nearest(region, regions)}; "
                           f"accepted: {', '.join(regions)}")
     return region
 

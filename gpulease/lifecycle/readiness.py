@@ -18,6 +18,7 @@ from typing import Any
 
 from components.spec.load import StackSpec, load_stack_spec
 from gpulease.core.catalog import CatalogError
+from gpulease.core.shown import shown_path
 from gpulease.core.sizing.resolve import resolve_instance_type
 from gpulease.ephemeral.backend import MIN_PULUMI_CLI, _version_tuple
 from gpulease.lifecycle.quotas import Need, alicloud_quota, aws_quota
@@ -104,7 +105,7 @@ def stack_facts(stack: str) -> StackFacts:
     path = stacks.resolve_one(stack)
     config = stacks.load_stack_config(path)
     spec: StackSpec = load_stack_spec(stack, {k: v for k, v in config.items() if k.startswith("gpulease:")},
-                                      source=str(path))
+                                      source=shown_path(path))
     region = spec.base.region or config.get(f"{spec.cloud}:region")
     if not isinstance(region, str):
         raise CatalogError(f"{path}: no region; accepted: {spec.cloud}:region in the stack file", field="region")

@@ -16,6 +16,7 @@ from typing import Any
 from components.spec.load import load_stack_spec
 from gpulease.core import inputfile
 from gpulease.core.errors import UserError
+from gpulease.core.shown import shown_path
 from gpulease.lifecycle.answers import DEFAULT_CHECKPOINT_SIGNAL, Answers
 from gpulease.review import stacks
 
@@ -115,7 +116,7 @@ def validate(path: Path, stack: str, named: Path | None = None) -> None:
     """Read ``path`` back as ``gpulease plan`` and ``pulumi up`` would and validate it (SpecError on a problem,
     naming ``named``: the file it is about to become)."""
     config = stacks.load_stack_config(path)
-    load_stack_spec(stack, {k: v for k, v in config.items() if k.startswith("gpulease:")}, source=str(named or path))
+    load_stack_spec(stack, {k: v for k, v in config.items() if k.startswith("gpulease:")}, source=shown_path(named or path))
 
 
 PYTHON_PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile", "__main__.py")

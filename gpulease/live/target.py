@@ -20,6 +20,7 @@ from components.spec.load import load_stack_spec
 from gpulease.core import inputfile
 from gpulease.core import vocabulary as v
 from gpulease.core.errors import UserError
+from gpulease.core.shown import shown_path
 from gpulease.review import stacks
 
 PULUMI_TIMEOUT_SECONDS = 120
@@ -110,7 +111,7 @@ def _spec(stack: str) -> tuple[dict[str, ExperimentSpec], str | None]:
             raise  # a mistyped name: the nearest one, rather than asking the backend about a stack nobody made
         return {}, None  # a stack without a file here (a CI stack, one made elsewhere): its outputs alone
     config = stacks.load_stack_config(path)
-    spec = load_stack_spec(stack, {k: val for k, val in config.items() if k.startswith("gpulease:")}, source=str(path))
+    spec = load_stack_spec(stack, {k: val for k, val in config.items() if k.startswith("gpulease:")}, source=shown_path(path))
     region = spec.base.region or config.get(f"{spec.cloud}:region")
     return {e.name: e for e in spec.experiments}, region if isinstance(region, str) else None
 

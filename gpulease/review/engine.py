@@ -6,15 +6,19 @@ all build ``StackReview`` objects here and hand them to ``gpulease.review.report
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from components.spec.load import STACK_FILE_ENV
 from gpulease.core import clock
 from gpulease.core.cost import StackCost, configured_regions, estimate_resources
 from gpulease.core.errors import UserError
+from gpulease.core.shown import shown_path
 from gpulease.review import isolation, preconditions, stacks
 from gpulease.review.config_overrides import lay_over
 from gpulease.review.policy_runner import PolicyResult, PolicyRunner, Violation
@@ -174,8 +178,9 @@ def start_render(
     program_dir = None if project_dir.resolve() == PROJECT_ROOT else program_dir_of(project_dir)
 
     def work(sink: Any = None) -> Rendering:
-        return render(config, stack=name, project=project, program_dir=program_dir, now=now, sink=sink,
-                      organization=organization)
+        with _naming(stack_file):
+            return render(config, stack=name, project=project, program_dir=program_dir, now=now, sink=sink,
+                          organization=organization)
 
     def judge_in_child(rendering: Rendering) -> Judgement:
         # Looked up when called: a test may replace ``judge`` (the child inherits the replacement).
@@ -185,6 +190,23 @@ def start_render(
         return PendingRender(work())
     child = isolation.Child(work, timeout, judge=judge_in_child if judged else None)
     return PendingRender(None, child=child, project=project, stack=name, config=config)
+
+
+@contextlib.contextmanager
+def _naming(stack_file: Path | None) -> Iterator[None]:
+    """The program's errors name ``stack_file`` as the user would type it (``STACK_FILE_ENV``) while it renders."""
+    previous = os.environ.get(STACK_FILE_ENV)
+    if stack_file is not None:
+        os.environ[STACK_FILE_ENV] = shown_path(stack_file)
+    else:
+        os.environ.pop(STACK_FILE_ENV, None)
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(STACK_FILE_ENV, None)
+        else:
+            os.environ[STACK_FILE_ENV] = previous
 
 
 class PendingRender:

@@ -10,6 +10,7 @@ from typing import Any
 
 from gpulease.core import inputfile
 from gpulease.core.errors import UserError
+from gpulease.core.shown import echo
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 """This project's folder (Pulumi.yaml, stacks/): what a bare stack name is looked up in."""
@@ -81,10 +82,18 @@ def stack_name(path: Path) -> str:
     return path.name.removeprefix("Pulumi.").rsplit(".", 1)[0]
 
 
+def _is_dir(path: Path) -> bool:
+    """``path.is_dir()``, False for a name the system refuses to look up (too long, a NUL in it)."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 def resolve(target: str, project_dir: Path = PROJECT_ROOT) -> list[tuple[Path, Path]]:
     """``(project_dir, stack_file)`` pairs for a stack name, a stack file, or a project directory (all stacks)."""
     path = Path(target)
-    if os.path.lexists(path) and not path.is_dir():
+    if os.path.lexists(path) and not _is_dir(path):
         # A stack file inside a project (or its stackConfigDir): the project is the nearest Pulumi.yaml above.
         # Anything else that exists (a FIFO, a symlink loop, a device) is handed on too: the loader refuses it
         # with its own message, rather than "no stack named ...".
@@ -95,7 +104,7 @@ def resolve(target: str, project_dir: Path = PROJECT_ROOT) -> list[tuple[Path, P
         if located.name.startswith("Pulumi.") and located.parent in {f.parent for f in user_stack_files(project_dir)}:
             return [(project_dir, located)]  # a stack of the user's folder (gpulease init's): the kit's program
         raise StackNotFoundError(f"{path} is not inside a Pulumi project (no Pulumi.yaml above it)")
-    if path.is_dir():
+    if _is_dir(path):
         files = stack_files(path)
         if not files:
             raise StackNotFoundError(f"{path} has no Pulumi.<stack>.yaml files")
@@ -134,7 +143,7 @@ def not_found(target: str, project_dir: Path = PROJECT_ROOT) -> str:
     close = nearest_name(target, project_dir)
     hint = f"; did you mean {close!r}?" if close else ""
     names = known_names(project_dir)
-    return (f"no stack {target!r} in {searched(project_dir)}{hint} (known stacks: {', '.join(names) or 'none'}); "
+    return (f"no stack {echo(target)} in {searched(project_dir)}{hint} (known stacks: {', '.join(names) or 'none'}); "
             "`gpulease init` writes a new one")
 
 
@@ -172,7 +181,7 @@ def resolve_targets(
     A project directory without stack files (most public programs commit none) is one stack without a file,
     named ``stack`` or ``dev``; with ``stack`` given and no ``Pulumi.<stack>.yaml``, likewise."""
     path = Path(target)
-    if path.is_dir():
+    if _is_dir(path):
         files = stack_files(path)
         if stack is not None:
             files = [f for f in files if stack_name(f) == stack]

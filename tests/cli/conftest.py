@@ -11,6 +11,7 @@ from tests.cli.test_init import key_file, reviewed  # noqa: F401
 from tests.cli.test_up import backend, passing_review  # noqa: F401
 from tests.live.test_logs import bucket  # noqa: F401
 from tests.live.test_nodes import cluster  # noqa: F401
+from tests.live.test_status import running  # noqa: F401
 
 
 @pytest.fixture(autouse=True)

@@ -108,7 +108,7 @@ def test_init_never_writes_over_a_file_without_force(tmp_path, key_file, reviewe
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    (["--region", "us-west2"], "--region 'us-west2': not a aws region the catalog prices (did you mean us-west-2?)"),
+    (["--region", "us-west2"], "--region 'us-west2': not a region of aws the catalog prices (did you mean us-west-2?)"),
     (["--ssh-from", "203.0.113.7/33"], "--ssh-from '203.0.113.7/33': not a CIDR"),
     (["--method", "lorra"], "--method 'lorra':"),
     (["--budget", "-5"], "--budget: '-5' is not an amount of USD; accepted: a number above 0 and at most 1000000, "
@@ -140,7 +140,7 @@ def test_init_validates_through_the_spec_before_writing(tmp_path, reviewed, caps
     out = tmp_path / "Pulumi.llama8b-lora.yaml"
     assert main(_flags(out, bad_key)) == 2
     err = capsys.readouterr().err
-    assert f"in stack 'llama8b-lora' ({out}): - gpulease:experiment.ssh.publicKey: the base64 part" in err
+    assert f"in stack 'llama8b-lora' ({out}): gpulease:experiment.ssh.publicKey: the base64 part" in err
     assert err.count("\n") == 1
     assert not out.exists() and list(tmp_path.iterdir()) == [bad_key] and reviewed == []
 

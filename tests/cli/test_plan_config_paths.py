@@ -116,8 +116,8 @@ def test_plan_json_of_an_invalid_spec_also_says_it_on_stderr(capsys):
     doc = json.loads(captured.out)
     assert doc["ok"] is False and doc["errors"][0]["code"] == "bad-input"
     assert captured.err == ("gpulease: gpulease/aws-lora-7b: invalid gpulease config in stack 'aws-lora-7b' "
-                            "(stacks/Pulumi.aws-lora-7b.yaml): - gpulease:experiment.budgetUsd: \"abc\" is text; "
-                            "accepted: a number Nothing was created. The fields are documented in docs/config.md.\n")
+                            "(stacks/Pulumi.aws-lora-7b.yaml): gpulease:experiment.budgetUsd: \"abc\" is text; "
+                            "accepted: a number. Nothing was created. The fields are documented in docs/config.md.\n")
 
 
 def test_plan_says_stale_prices_once_briefly_and_lists_them_in_json(capsys):

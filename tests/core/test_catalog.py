@@ -111,7 +111,7 @@ def test_each_kind_of_bad_value_is_reported(tmp_path, change, expected):
 
 def test_new_rows_must_be_complete(tmp_path):
     path = _write(tmp_path, "instances:\n  - {cloud: aws, type: g9.xlarge, gpuModel: X1}\n")
-    with pytest.raises(CatalogError, match=r"g9\.xlarge.*gpuCount: Field required"):
+    with pytest.raises(CatalogError, match=r"g9\.xlarge.*gpuCount: is required"):
         load_catalog([path])
 
 

@@ -32,7 +32,7 @@ def test_the_fabric_table_records_efa_and_eri_interfaces_and_every_row_is_a_cata
 @pytest.mark.parametrize(("row", "words"), [
     ({"cloud": "aws", "type": "x.large", "fabric": "tcp", "interfaces": 2}, "tcp has none"),
     ({"cloud": "aws", "type": "x.large", "fabric": "efa", "interfaces": 0}, "at least one"),
-    ({"cloud": "alicloud", "type": "ecs.x", "fabric": "efa", "interfaces": 1}, "not a alicloud fabric"),
+    ({"cloud": "alicloud", "type": "ecs.x", "fabric": "efa", "interfaces": 1}, "not a fabric of alicloud"),
 ])
 def test_a_fabric_row_that_contradicts_itself_is_refused(row: dict, words: str) -> None:
     with pytest.raises(ValueError, match=words):

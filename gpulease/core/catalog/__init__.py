@@ -11,10 +11,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gpulease.core.catalog.loader import DATA_DIR, OVERRIDES_ENV, CatalogError, load_catalog
+    from gpulease.core.catalog.loader import DATA_DIR, OVERRIDES_ENV, CatalogError, CatalogFileError, load_catalog
     from gpulease.core.catalog.models import HOURS_PER_MONTH, Catalog, InstanceType, RegionPrices, Source
 
-_HOMES = {"DATA_DIR": "loader", "OVERRIDES_ENV": "loader", "CatalogError": "loader", "load_catalog": "loader",
+_HOMES = {"DATA_DIR": "loader", "OVERRIDES_ENV": "loader", "CatalogError": "loader", "CatalogFileError": "loader",
+          "load_catalog": "loader",
           "HOURS_PER_MONTH": "models", "Catalog": "models", "InstanceType": "models", "RegionPrices": "models",
           "Source": "models"}
 """Where each name of the package lives. They are imported on first use (PEP 562): the models are pydantic's,
@@ -37,6 +38,7 @@ __all__ = [
     "OVERRIDES_ENV",
     "Catalog",
     "CatalogError",
+    "CatalogFileError",
     "InstanceType",
     "RegionPrices",
     "Source",

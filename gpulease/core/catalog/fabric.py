@@ -43,7 +43,7 @@ class Fabric(BaseModel):
             raise ValueError(f"{self.type}: fabric {self.fabric} with {self.interfaces} interfaces; tcp has none, "
                              "efa and erdma at least one")
         if (self.fabric == "efa" and self.cloud != "aws") or (self.fabric == "erdma" and self.cloud != "alicloud"):
-            raise ValueError(f"{self.type}: {self.fabric} is not a {self.cloud} fabric")
+            raise ValueError(f"{self.type}: {self.fabric} is not a fabric of {self.cloud}")
         return self
 
     @property

@@ -29,6 +29,7 @@ from gpulease.core.catalog.user_folder import (
     user_catalog_files,
 )
 from gpulease.core.errors import UserError
+from gpulease.core.validation_words import described, shown
 
 DATA_DIR = Path(__file__).parent
 BASE_FILES = (DATA_DIR / "instances.yaml", DATA_DIR / "prices.yaml")
@@ -57,13 +58,18 @@ class CatalogError(UserError):
         super().__init__(f"{field}: {message}" if field else message)
 
 
+class CatalogFileError(CatalogError):
+    """A catalog file (shipped, an override, the user's folder) that cannot be read or holds a malformed row: the
+    file's problem, named by file, line and row, never reported under a stack's field."""
+
+
 def override_paths() -> tuple[Path, ...]:
     """The user's catalog folder's files (``user_folder``), then the files ``GPULEASE_CATALOG_OVERRIDES`` names."""
     raw = os.environ.get(OVERRIDES_ENV, "")
     try:
         folder = user_catalog_files()
     except (TooManyCatalogFilesError, OSError) as exc:
-        raise CatalogError(str(exc) if isinstance(exc, TooManyCatalogFilesError) else
+        raise CatalogFileError(str(exc) if isinstance(exc, TooManyCatalogFilesError) else
                            f"the catalog folder {user_catalog_dir()} cannot be read ({exc}); accepted: a folder "
                            f"of price files, or {USER_CATALOG_ENV} pointing at one") from None
     return (*folder, *(Path(p).expanduser() for p in raw.split(os.pathsep) if p.strip()))
@@ -75,7 +81,7 @@ def load_catalog(overrides: Sequence[str | Path] | None = None) -> Catalog:
     stamps = [(str(p), p.stat().st_mtime_ns) for p in BASE_FILES]
     for path in paths:
         if not os.path.lexists(path):
-            raise CatalogError(f"catalog override file {path} does not exist (from --catalog or {OVERRIDES_ENV})")
+            raise CatalogFileError(f"catalog override file {path} does not exist (from --catalog or {OVERRIDES_ENV})")
         try:
             stamps.append((str(path), os.stat(path).st_mtime_ns))
         except OSError:  # a symlink loop, an unreadable folder: the input-file boundary says which
@@ -100,23 +106,23 @@ def _load(stamps: tuple[tuple[str, int], ...]) -> Catalog:
             try:
                 sources[str(key)] = Source.model_validate(raw)
             except ValidationError as exc:
-                raise CatalogError(f"{path}: sources.{key}: {_first_error(exc)}") from None
+                raise CatalogFileError(f"{path}: sources.{key}: {_first_error(exc)}") from None
         for section, (model, key_fields) in _SECTIONS.items():
             items = document.get(section) or []
             if not isinstance(items, list):
-                raise CatalogError(f"{path}: '{section}' must be a list of rows")
+                raise CatalogFileError(f"{path}: '{section}' must be a list of rows")
             for i, raw in enumerate(items):
                 where = f"{path} line {lines.get((section, i), '?')}: {section}[{i}]"
                 if not isinstance(raw, dict):
-                    raise CatalogError(f"{where}: a row must be a mapping of fields")
+                    raise CatalogFileError(f"{where}: a row must be a mapping of fields")
                 key = tuple(str(raw.get(f, "")) for f in key_fields)
                 label = f"{where} ({' '.join(k for k in key if k) or 'no ' + ' / '.join(key_fields)})"
                 if not all(key):
-                    raise CatalogError(f"{label}: needs {' and '.join(key_fields)} to identify the row; accepted: a row "
+                    raise CatalogFileError(f"{label}: needs {' and '.join(key_fields)} to identify the row; accepted: a row "
                                        f"with {' and '.join(key_fields)}")
                 if (section, key) in in_this_file:
                     # YAML keeps the last of two rows silently; a reviewer reading the first would be misled.
-                    raise CatalogError(f"{label}: {' '.join(key)} is listed twice in this file (first at "
+                    raise CatalogFileError(f"{label}: {' '.join(key)} is listed twice in this file (first at "
                                        f"{in_this_file[(section, key)]}); accepted: each row once per file")
                 in_this_file[(section, key)] = f"line {lines.get((section, i), '?')}"
                 previous = rows[section].get(key)
@@ -127,7 +133,7 @@ def _load(stamps: tuple[tuple[str, int], ...]) -> Catalog:
                     # As JSON, strictly: a price of true is not 1, a price of "0.5" is not a number.
                     validated = model.model_validate_json(json.dumps(merged, default=str, allow_nan=True), strict=True)
                 except ValidationError as exc:
-                    raise CatalogError(f"{label}: {_first_error(exc)}") from None
+                    raise CatalogFileError(f"{label}: {_first_error(exc)}") from None
                 rows[section][key] = (merged, label, validated)
     # Each row was validated as it was merged; the last validation of a row is the row.
     instances = [item for _, _, item in rows["instances"].values()]
@@ -135,7 +141,7 @@ def _load(stamps: tuple[tuple[str, int], ...]) -> Catalog:
     for section, items in (("instances", instances), ("regions", regions)):
         for item, (_, label, _) in zip(items, rows[section].values(), strict=True):
             if item.source not in sources and "://" not in item.source:
-                raise CatalogError(
+                raise CatalogFileError(
                     f"{label}: source: {item.source!r} is neither a key of 'sources' ({', '.join(sorted(sources))}) nor a URL"
                 )
     return Catalog(instances=instances, regions=regions, sources=sources, files=files,
@@ -169,13 +175,13 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[tuple[str, int], int]]:
         doc = (inputfile.load_package_yaml(path) if path in BASE_FILES
                else inputfile.load_yaml_document(path, what="catalog file", max_bytes=CATALOG_MAX_BYTES))
     except inputfile.InputFileError as exc:
-        raise CatalogError(str(exc)) from None
+        raise CatalogFileError(str(exc)) from None
     document = doc.data if doc.data is not None else {}
     if not isinstance(document, dict):
-        raise CatalogError(f"{path}:{doc.line()}: expected a mapping with sources, instances and/or regions")
+        raise CatalogFileError(f"{path}:{doc.line()}: expected a mapping with sources, instances and/or regions")
     unknown = sorted(set(document) - {"sources", *_SECTIONS})
     if unknown:
-        raise CatalogError(f"{path}: unknown top-level key(s) {', '.join(unknown)}; accepted: sources, instances, regions")
+        raise CatalogFileError(f"{path}: unknown top-level key(s) {', '.join(unknown)}; accepted: sources, instances, regions")
     lines = {key: line for key, line in doc.lines.items() if len(key) == 2 and key[0] in _SECTIONS and isinstance(key[1], int)}
     return document, lines
 
@@ -191,13 +197,13 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 
 def _first_error(exc: ValidationError) -> str:
+    """The row's first problems in the user's words (``validation_words``), never pydantic's own text."""
     parts = []
     for err in exc.errors()[:3]:
         field = ".".join(str(p) for p in err["loc"]) or "row"
-        shown = err.get("input")
-        got = f" (got {shown!r})" if err["type"] != "missing" and not isinstance(shown, dict) else ""
-        msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
-        if err["type"] == "value_error":
-            msg = str((err.get("ctx") or {}).get("error") or msg)
-        parts.append(f"{field}: {msg}{got}")
+        given = err.get("input")
+        msg = described(err) or f"{shown(given)} is not accepted here; accepted: what docs/prices.md says of it"
+        if err["type"] == "value_error" and not isinstance(given, dict):
+            msg += f" (got {shown(given)})"
+        parts.append(f"{field}: {msg}")
     return "; ".join(parts)

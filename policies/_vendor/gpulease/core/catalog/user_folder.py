@@ -49,7 +49,8 @@ def named_folder_problem(folder: Path) -> str | None:
 def user_catalog_files() -> tuple[Path, ...]:
     """The folder's price files in name order. None when the default folder does not exist; the folder named by
     ``GPULEASE_CATALOG_DIR`` must be one that can be read (a mistyped name, a file or a symlink loop there would
-    otherwise leave every command pricing with the shipped catalog, silently)."""
+    otherwise leave every command pricing with the shipped catalog, silently), and so must the default folder when
+    anything is there."""
     folder = user_catalog_dir()
     if os.environ.get(USER_CATALOG_ENV, "").strip():
         problem = named_folder_problem(folder)
@@ -57,8 +58,13 @@ def user_catalog_files() -> tuple[Path, ...]:
             raise CatalogFolderError(f"{USER_CATALOG_ENV}={folder}: {problem}; accepted: a folder of price files "
                                      f"(gpulease catalog refresh makes one), or {USER_CATALOG_ENV} unset for "
                                      "~/.config/gpulease/catalog")
-    elif not folder.is_dir():
+    elif not os.path.lexists(folder):
         return ()
+    elif problem := named_folder_problem(folder):
+        # The default folder is there but is a file, a dangling link or unreadable: said, never priced around.
+        raise CatalogFolderError(f"the catalog folder {folder} {problem}; accepted: a folder of price files there "
+                                 f"(gpulease catalog refresh makes one), nothing there, or {USER_CATALOG_ENV} naming "
+                                 "another folder")
     found = sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and not p.name.startswith("."))
     if len(found) > MAX_USER_FILES:
         raise TooManyCatalogFilesError(
