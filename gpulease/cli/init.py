@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gpulease.cli.envelope import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, add_parser, envelope, error, guarded, print_json
+from gpulease.cli.output_file import refuse_inputs
 from gpulease.cli.prompt import ask
 from gpulease.core.errors import UserError
 
@@ -101,6 +102,20 @@ def gather(args: argparse.Namespace) -> object:
                      hours=a.check_hours(args.hours), project=args.project, cost_center=args.cost_center)
 
 
+def init_inputs(args: argparse.Namespace, found: object, path: Path) -> list[Path]:
+    """The files ``init`` reads: the public key, the catalog override files, the project file beside the stack
+    file (and above a ``stacks/`` folder): never the stack file it writes."""
+    from gpulease.core.catalog.loader import override_paths
+
+    reads = [*override_paths()]
+    if getattr(found, "public_key", None) is not None:
+        reads.append(Path(args.public_key or DEFAULT_PUBLIC_KEY).expanduser())
+    folder = path.parent if str(path.parent) else Path(".")
+    for candidate in (folder, folder.parent):
+        reads += [candidate / "Pulumi.yaml", candidate / "Pulumi.yml"]
+    return reads
+
+
 def cmd_init(args: argparse.Namespace) -> int:
     from gpulease.cli.wrap import say
     from gpulease.lifecycle import answers as a
@@ -117,6 +132,8 @@ def cmd_init(args: argparse.Namespace) -> int:
                             "region (`gpulease size` lists what fits)")
     best = offers[0]
     path = stackfile.target_path(found, args.output)
+    refuse_inputs(path, init_inputs(args, found, path), option="--output" if args.output else "the stack file",
+                  accepted="a new stack file, e.g. stacks/Pulumi.NAME.yaml")
     stackfile.write(stackfile.render(found, best.instance.type), path, found.name, force=args.force)
     data: dict[str, object] = {
         "stack": found.name, "path": str(path), "cloud": found.cloud, "region": found.region,
