@@ -51,7 +51,14 @@ try:
     from instance import cloud_access as ca
     from instance.bounds import STAGE_DEFAULT, STAGE_SOURCE_DEFAULT
     from instance.staging_fetch import Engine, FileJob
-    from instance.staging_files import ConfinementError, DigestMismatchError, Folder, StagingError, check_to
+    from instance.staging_files import (
+        ConfinementError,
+        DigestMismatchError,
+        Folder,
+        StagingError,
+        check_to,
+        source_path_problem,
+    )
     from instance.staging_http import Client, Deadline, retrying
     from instance.staging_hubs import hf_files, modelscope_files
 except ImportError:  # on the instance: installed next to this file
@@ -65,6 +72,7 @@ except ImportError:  # on the instance: installed next to this file
         Folder,
         StagingError,
         check_to,
+        source_path_problem,
     )
     from staging_http import Client, Deadline, retrying  # type: ignore[no-redef]
     from staging_hubs import hf_files, modelscope_files  # type: ignore[no-redef]
@@ -215,6 +223,7 @@ def parse_uri(uri: str) -> tuple[str, str, str]:
     scheme, _, rest = uri.partition("://")
     if scheme in ("s3", "oss"):
         bucket, _, key = rest.partition("/")
+        _source_path(uri, key, encoded=False)
         return scheme, bucket, key
     if scheme == "hf":
         parts = rest.strip("/").split("/")
@@ -225,8 +234,15 @@ def parse_uri(uri: str) -> tuple[str, str, str]:
         return scheme, "models", rest.strip("/")
     if scheme in ("https", "http"):  # the spec accepts https only; plain http is for loopback test servers
         parts = urllib.parse.urlsplit(uri)
+        _source_path(uri, parts.path)
         return scheme, parts.netloc, parts.path
     raise StagingError(f"{uri}: unknown scheme {scheme!r}")
+
+
+def _source_path(uri: str, path: str, encoded: bool = True) -> None:
+    problem = source_path_problem(path, encoded)
+    if problem is not None:
+        raise StagingError(f"{uri}: {problem}")
 
 
 def _number(settings: dict[str, Any], key: str, default: float, most: float = 10 ** 7) -> float:

@@ -22,6 +22,7 @@ import os
 import re
 import stat
 import unicodedata
+import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
@@ -46,6 +47,35 @@ two definitions over every code point)."""
 _INVISIBLE = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in INVISIBLE) + "]")
 NAME_LIMIT = NAME_MAX - len(LONGEST_SUFFIX)
 REL_LIMIT = PATH_MAX - TO_MAX_BYTES - len(LONGEST_SUFFIX) - 1
+
+
+ENCODED_SEPARATOR = re.compile(r"%(?:2[fF]|5[cC])")
+FILE_NAME_MAX = NAME_MAX - len(LONGEST_SUFFIX)
+"""The longest file name a source may give: NAME_MAX less the {suffix} staging writes beside the file."""
+
+
+def source_path_problem(path: str, encoded: bool = True) -> str | None:
+    """Why staging cannot write what a source's path names (None: it can), the same rule on both sides (``gpulease/core/datasources.py``
+    holds the other copy; a test feeds both one table): an encoded separator (``%2F``, ``%5C``: one name to the
+    server, a folder here), a ``.`` or ``..`` part after decoding, a name over NAME_MAX bytes of UTF-8 (a file name
+    over FILE_NAME_MAX), or more than PATH_MAX bytes in all. ``encoded``: a URI path (https), else a bucket key."""
+    if encoded and ENCODED_SEPARATOR.search(path):
+        return "the path holds an encoded separator (%2F or %5C); accepted: / between folders, never encoded"
+    text = urllib.parse.unquote(path) if encoded else path
+    parts = [p for p in text.split("/") if p]
+    if any(p in (".", "..") for p in parts):
+        return "the path holds a . or .. part (also written %2e); accepted: a path without them"
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > PATH_MAX:
+        return f"the path is {size} bytes; accepted: at most {PATH_MAX} bytes in UTF-8 (PATH_MAX)"
+    for i, part in enumerate(parts):
+        limit = FILE_NAME_MAX if i == len(parts) - 1 and not text.endswith("/") else NAME_MAX
+        n = len(part.encode("utf-8", "surrogatepass"))
+        if n > limit:
+            return (f"a name of {n} bytes in UTF-8; accepted: a file name of at most {FILE_NAME_MAX} bytes (NAME_MAX "
+                    f"{NAME_MAX} per path component, less the {LONGEST_SUFFIX} staging writes beside the file), a "
+                    f"folder name of at most {NAME_MAX}")
+    return None
 
 
 class StagingError(Exception):

@@ -9,8 +9,8 @@ HOSTILE = ("tests/integration/test_hostile_cli.py",)
 CONVENTIONS = ("tests/cli/test_conventions.py",)
 
 MUTATIONS = [
-    Mutation("cli", "gpulease/cli/output_file.py", "        if _same_file(path, read) or", "        if False and (_same_file(path, read)) or",
-             CONVENTIONS, "--output never replaces a file the command reads"),
+    Mutation("cli", "gpulease/core/same_file.py", "        if _same_file(path, read) or", "        if False and (_same_file(path, read)) or",
+             (*CONVENTIONS, "tests/cli/test_outputs_never_inputs.py"), "--output never replaces a file the command reads"),
     Mutation("cli", "gpulease/cli/output_file.py", "if path.exists() and not force and not is_own_report(path):",
              "if False:", CONVENTIONS, "--output over a foreign file needs --force"),
     Mutation("cli", "gpulease/transfer/files.py", "    if CONTROL_FOLDER in parts:", "    if False:", HOSTILE,

@@ -38,7 +38,7 @@ MUTATIONS: list[Mutation] = [
              "an https source's port must be a number in 1-65535"),
     Mutation("spec", SOURCES, '    if parts.fragment or uri.endswith("#"):', "    if False:", REFUSALS,
              "an https source with a fragment is refused"),
-    Mutation("spec", SOURCES, '    if any(segment in (".", "..") for segment in decoded.split("/")):', "    if False:",
+    Mutation("spec", SOURCES, '    if any(p in (".", "..") for p in parts):\n        return "the path holds a . or .. part', "    if False:\n        return \"the path holds a . or .. part",
              REFUSALS, "percent-encoded . and .. parts of an https path are refused"),
     Mutation("spec", SOURCES, '    if any(not c.isprintable() for c in decoded) or "\\\\" in decoded:', "    if False:",
              REFUSALS, "%00 and %0a in an https path are refused"),

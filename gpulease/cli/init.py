@@ -21,6 +21,7 @@ from gpulease.cli.envelope import (
     one_line,
     print_json,
 )
+from gpulease.cli.output_file import refuse_inputs
 from gpulease.cli.prompt import ask
 from gpulease.core.errors import UserError
 from gpulease.lifecycle.answer_numbers import BUDGET, HOURS
@@ -155,6 +156,22 @@ def gather(args: argparse.Namespace) -> object:
                      cost_center=args.cost_center)
 
 
+def init_inputs(args: argparse.Namespace, found: object, path: Path) -> list[Path]:
+    """The files ``init`` reads: the public key, the catalog override files, the project file beside the stack
+    file (and above a ``stacks/`` folder): never the stack file it writes."""
+    from gpulease.core.catalog.loader import override_paths
+
+    reads = [*override_paths()]
+    if getattr(found, "public_key", None) is not None:
+        from gpulease.lifecycle.answers import DEFAULT_PUBLIC_KEY
+
+        reads.append(Path(args.public_key or DEFAULT_PUBLIC_KEY[getattr(found, "cloud", "aws")]).expanduser())
+    folder = path.parent if str(path.parent) else Path(".")
+    for candidate in (folder, folder.parent):
+        reads += [candidate / "Pulumi.yaml", candidate / "Pulumi.yml"]
+    return reads
+
+
 def cmd_init(args: argparse.Namespace) -> int:
     from gpulease.cli.wrap import say
     from gpulease.lifecycle import answers as a
@@ -171,6 +188,8 @@ def cmd_init(args: argparse.Namespace) -> int:
                             "region (`gpulease size` lists what fits)")
     best = offers[0]
     path = stackfile.target_path(found, args.output)
+    refuse_inputs(path, init_inputs(args, found, path), option="--output" if args.output else "the stack file",
+                  accepted="a new stack file, e.g. stacks/Pulumi.NAME.yaml")
     stackfile.write(stackfile.render(found, best.instance.type), path, found.name, force=args.force)
     data: dict[str, object] = {
         "stack": found.name, "path": str(path), "cloud": found.cloud, "region": found.region,

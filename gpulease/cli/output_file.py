@@ -5,12 +5,12 @@ exists. Checked before any work, so a refusal costs nothing (one line, exit 2)."
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from gpulease.core.errors import UserError
+from gpulease.core.same_file import input_problem
 
 REPORT_HEADER = re.compile(
     r"<!-- gpulease-plan -->\n"  # the markdown report (the pull-request comment's marker)
@@ -47,14 +47,17 @@ def is_own_report(path: Path) -> bool:
     return REPORT_HEADER.match(head) is not None
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.exists() and b.exists() and os.path.samefile(a, b)
-    except OSError:
-        return False
+def refuse_inputs(path: Path, reads: Iterable[Path] = (), *, sources: Iterable[Path] = (), option: str = "--output",
+                  accepted: str = "a new file in an existing folder") -> None:
+    """Refuse (one line, exit 2) writing ``path`` when it is a file the command reads, whatever ``--force`` says."""
+    found = input_problem(path, reads, sources)
+    if found is not None:
+        raise OutputPathError(f"{option} {path}: is a file this command reads ({found}); it is never written "
+                              f"over, even with {FORCE_OPTION}; accepted: {accepted}")
 
 
-def check_output(path: Path, *, reads: Iterable[Path] = (), force: bool = False, option: str = "--output") -> None:
+def check_output(path: Path, *, reads: Iterable[Path] = (), force: bool = False, option: str = "--output",
+                 sources: Iterable[Path] = ()) -> None:
     """Refuse ``path`` (one line, exit 2) when the report cannot or must not go there."""
     accepted = "a new file (or an earlier gpulease report) in an existing folder, e.g. plan.md"
     if path.is_dir():
@@ -62,10 +65,7 @@ def check_output(path: Path, *, reads: Iterable[Path] = (), force: bool = False,
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
         raise OutputPathError(f"{option} {path}: the folder {parent} does not exist; accepted: {accepted}")
-    for read in reads:
-        if _same_file(path, read) or (not path.exists() and path.resolve() == Path(read).resolve()):
-            raise OutputPathError(f"{option} {path}: is a file this command reads ({read}); it is never written "
-                                  f"over, even with {FORCE_OPTION}; accepted: {accepted}")
+    refuse_inputs(path, reads, sources=sources, option=option, accepted=accepted)
     if path.exists() and not path.is_file():
         raise OutputPathError(f"{option} {path}: is not a regular file; accepted: {accepted}")
     if path.exists() and not force and not is_own_report(path):

@@ -183,21 +183,35 @@ def plan_json(reviews: list[Any], organizations: Iterable[Organization] = (),
     return json_text("plan", doc, ok=doc["exitCode"] == 0, errors=errors, legacy=legacy)
 
 
-def plan_inputs(args: argparse.Namespace) -> list[Path]:
+def plan_inputs(args: argparse.Namespace) -> tuple[list[Path], list[Path]]:
     """The files ``plan`` reads (stack files, each project's Pulumi.yaml, the policy config, the catalog override
-    files): never its output."""
+    files) and the program folders it runs (whose modules it imports): never its output."""
     from gpulease.core.catalog.loader import override_paths
 
     reads: list[Path] = [args.policy_config] if args.policy_config else []
     reads += [*override_paths(), *(Path(p) for p in (getattr(args, "catalog", None) or []))]
+    programs: list[Path] = []
     for target in args.stacks:
         try:
             found = stacks.resolve_targets(target, stack=args.stack)
         except UserError:
             continue  # the review says what is wrong with the name, in its own words
         for project_dir, stack_file, _ in found:
-            reads += [project_dir / "Pulumi.yaml", *([stack_file] if stack_file else [])]
-    return reads
+            reads += [project_dir / "Pulumi.yaml", project_dir / "Pulumi.yml", *([stack_file] if stack_file else [])]
+            programs += [project_dir, *_main_folder(project_dir)]
+    return reads, programs
+
+
+def _main_folder(project_dir: Path) -> list[Path]:
+    """The folder ``main:`` of the project file names (the program may live outside the project folder)."""
+    try:
+        main = stacks.project_meta(project_dir).get("main")
+    except UserError:
+        return []
+    if not isinstance(main, str) or not main.strip():
+        return []
+    folder = project_dir / main
+    return [folder if folder.suffix not in (".py",) else folder.parent]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -208,7 +222,8 @@ def run(args: argparse.Namespace) -> int:
     if args.org is not None:
         check_org_name(args.org)
     if args.output:
-        check_output(args.output, reads=plan_inputs(args), force=args.force)
+        reads, programs = plan_inputs(args)
+        check_output(args.output, reads=reads, sources=programs, force=args.force)
     config = (finite_policy_config(load_policy_config(args.policy_config), args.policy_config)
               if args.policy_config else None)
     overrides = parse_config(args.config)

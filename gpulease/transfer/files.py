@@ -157,7 +157,7 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _folder_of(dest: Path, key: str) -> tuple[int, Path]:
+def folder_of(dest: Path, key: str) -> tuple[int, Path]:
     """A descriptor of the folder ``key``'s file goes in, each folder below ``dest`` made (or entered) from the one
     above with ``O_NOFOLLOW``: a symlink on the way (``dest/final -> ~/.ssh``) is refused, never followed."""
     parts = PurePosixPath(key).parts
@@ -193,10 +193,10 @@ def _regular_or_absent(fd: int, name: str, key: str, shown: Path) -> int | None:
 
 def confined_target(dest: Path, key: str, prefix: str, temp_suffixes: tuple[str, ...] = ()) -> tuple[Path, int | None]:
     """Where a pulled object goes and the size of the regular file already there (None: nothing there); a
-    symlink, folder, FIFO or device on the way or at the file's place is refused (``_folder_of``)."""
+    symlink, folder, FIFO or device on the way or at the file's place is refused (``folder_of``)."""
     target = local_target(dest, key, prefix)
     name = PurePosixPath(key).parts[-1]
-    fd, shown = _folder_of(dest, key)
+    fd, shown = folder_of(dest, key)
     try:
         for other in (name + suffix for suffix in temp_suffixes):
             _regular_or_absent(fd, other, key, shown)
@@ -211,7 +211,7 @@ def put_in_place(dest: Path, key: str, prefix: str, downloaded: str) -> Path:
     in after ``confined_target`` looked is refused or bypassed, never written through."""
     target = local_target(dest, key, prefix)
     name = PurePosixPath(key).parts[-1]
-    fd, shown = _folder_of(dest, key)
+    fd, shown = folder_of(dest, key)
     try:
         _regular_or_absent(fd, name, key, shown)
         os.rename(downloaded, name, dst_dir_fd=fd)

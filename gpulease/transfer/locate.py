@@ -39,6 +39,8 @@ class StackBucket:
     bucket: str
     found_by: str
     """``--bucket``, ``pulumi stack output`` or ``offline rendering (organization X)``."""
+    reads: tuple[Path, ...] = ()
+    """The files the command read to find the bucket (the stack file, the project file): a pull never writes them."""
 
 
 def _stack_file(target: str) -> tuple[Path, Path]:
@@ -85,8 +87,9 @@ def locate(
     stack = stacks.stack_name(stack_file)
     config = stacks.load_stack_config(stack_file)
     cloud, region = cloud_and_region(stack, config)
+    reads = (stack_file, project_dir / "Pulumi.yaml", project_dir / "Pulumi.yml")
     if bucket:
-        return StackBucket(stack, cloud, region, bucket, "--bucket")
+        return StackBucket(stack, cloud, region, bucket, "--bucket", reads)
     pulumi = shutil.which("pulumi")
     if use_pulumi or (use_pulumi is None and pulumi):
         if not pulumi:
@@ -94,7 +97,7 @@ def locate(
         outputs = pulumi_outputs(project_dir, stack, pulumi)
         if not outputs.get("bucket"):
             raise UserError(f"stack {stack}: its outputs name no bucket (was it deployed? `pulumi up` first)")
-        return StackBucket(stack, cloud, region, str(outputs["bucket"]), "pulumi stack output")
+        return StackBucket(stack, cloud, region, str(outputs["bucket"]), "pulumi stack output", reads)
     org = resolve_organization(project_dir, organization)
     if not org.known:
         raise UserError(f"stack {stack}: the bucket's name hashes the stack's Pulumi organization, which is not "
@@ -107,4 +110,4 @@ def locate(
     name = rendering.outputs.get("bucket")
     if not name:
         raise UserError(f"stack {stack}: it declares no bucket of its own")
-    return StackBucket(stack, cloud, region, str(name), f"offline rendering ({org.describe()})")
+    return StackBucket(stack, cloud, region, str(name), f"offline rendering ({org.describe()})", reads)

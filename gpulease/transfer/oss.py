@@ -94,14 +94,15 @@ class OssStore:
             uploader = self.client.uploader(part_size=PART_SIZE, enable_checkpoint=True, checkpoint_dir=self._folder())
             uploader.upload_file(request, filepath=str(f.path))
 
-    def page(self, prefix: str, token: str | None) -> tuple[list[tuple[str, int]], str | None]:
-        """One ListObjectsV2 page under ``prefix`` and the next page's token (paged by ``bounded.PullBounds``)."""
+    def page(self, prefix: str, token: str | None) -> tuple[list[tuple[str, int, str | None]], str | None]:
+        """One ListObjectsV2 page under ``prefix`` (key, size, ETag per object) and the next page's token (paged by
+        ``bounded.PullBounds``)."""
         import alibabacloud_oss_v2 as oss
 
         with _explained(self.bucket):
             page = self.client.list_objects_v2(oss.ListObjectsV2Request(bucket=self.bucket, prefix=prefix,
                                                                         continuation_token=token))
-        found = [(o.key, int(o.size)) for o in page.contents or [] if not o.key.endswith("/")]
+        found = [(o.key, int(o.size), o.etag) for o in page.contents or [] if not o.key.endswith("/")]
         if not page.is_truncated:
             return found, None
         if not page.next_continuation_token:  # fail closed: the rest cannot be asked for, so it is not complete

@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 
 from gpulease.core.errors import UserError
+from gpulease.core.same_file import input_problem
 from gpulease.review.organization import check_name
 from gpulease.transfer.bounded import PullBounds, PullDeadlineError
 from gpulease.transfer.files import (
@@ -29,6 +30,7 @@ from gpulease.transfer.files import (
     put_in_place,
 )
 from gpulease.transfer.locate import DEFAULT_ORGANIZATION, StackBucket, locate
+from gpulease.transfer.pulled import Listed, PullRecord, file_digest, local_digest, local_stat, md5_of_tag
 
 DEFAULT_PULL_PREFIXES = ("final/", "logs/")
 
@@ -148,44 +150,88 @@ def _deadline_first(limits: PullBounds) -> Iterator[None]:
 
 def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, console: Console,
          bar: bool = True, limits: PullBounds | None = None) -> dict[str, Any]:
-    """Every object under ``prefixes`` into ``dest``, within ``limits`` (an overall deadline and a page cap)."""
+    """Every object under ``prefixes`` into ``dest``, within ``limits`` (an overall deadline and a page cap). A local
+    file is skipped only when it is known to hold the object's bytes (``pulled``); one that differs is kept, named,
+    and never replaced unasked."""
     limits = limits or PullBounds()
-    got, skipped, refused = [], [], []
+    got, skipped, refused, kept = [], [], [], []
     chosen: dict[str, str] = {}  # local file -> the key that goes there
     suffixes = getattr(store, "temp_suffixes", ())
     _destination_folder(dest)
+    record = PullRecord(dest, where.bucket)
     # Downloads land in a private folder of this pull first (0700, made by mkdtemp) and are renamed into place by
     # directory descriptor (files.put_in_place): the SDKs open paths, which would follow a link swapped in later.
     if hasattr(store, "bound_by"):
         store.bound_by(limits)
     with progress_bar(console, bar) as progress, tempfile.TemporaryDirectory(dir=dest, prefix=".gpulease-pull-") as own, \
             limits.armed(), _deadline_first(limits):
-        for prefix in prefixes:
-            listing = limits.listing(f"{where.bucket}/{prefix}", lambda token, p=prefix: store.page(p, token))
-            for key, size in listing:
-                limits.check(f"starting {key!r}")
-                problem = key_problem(dest, key, suffixes)  # never a local name that reads otherwise
-                if problem is None:
-                    first = chosen.setdefault(os.path.normcase(os.fspath(local_target(dest, key, prefix))), key)
-                    if first != key:
-                        problem = f"lands on the same file as {first!r}"
-                if problem:
-                    refused.append(f"{key!r} ({problem})")
-                    continue
-                _, have = confined_target(dest, key, prefix, suffixes)
-                if have == size:
-                    skipped.append(key)
-                    continue
-                task = progress.add_task(key, total=size)
-                landed = os.path.join(own, f"{len(got)}.download")
-                store.download(key, landed, limits.progress(key, lambda n, task=task: progress.advance(task, n)))
-                put_in_place(dest, key, prefix, landed)
-                got.append(key)
-    if refused:
-        raise UserError(f"pull: refused {len(refused)} object(s) whose names cannot be written as they read: "
-                        f"{', '.join(refused[:5])}{' ...' if len(refused) > 5 else ''}; the other "
-                        f"{len(got) + len(skipped)} are in {os.fspath(dest)}; rename them in the bucket to pull them")
+        try:
+            for prefix in prefixes:
+                listing = limits.listing(f"{where.bucket}/{prefix}", lambda token, p=prefix: store.page(p, token))
+                for row in listing:
+                    listed = Listed.of(row)
+                    key = listed.key
+                    limits.check(f"starting {key!r}")
+                    problem = key_problem(dest, key, suffixes)  # never a local name that reads otherwise
+                    if problem is None:
+                        first = chosen.setdefault(os.path.normcase(os.fspath(local_target(dest, key, prefix))), key)
+                        if first != key:
+                            problem = f"lands on the same file as {first!r}"
+                    if problem is None and (read := input_problem(local_target(dest, key, prefix), where.reads)):
+                        problem = f"lands on {read}, a file this command reads"
+                    if problem:
+                        refused.append(f"{key!r} ({problem})")
+                        continue
+                    _, have = confined_target(dest, key, prefix, suffixes)
+                    held = local_stat(dest, key) if have is not None else None
+                    if held is not None and _known_same(dest, listed, held, record, limits):
+                        skipped.append(key)
+                        continue
+                    task = progress.add_task(key, total=listed.size)
+                    landed = os.path.join(own, f"{len(got) + len(kept) + len(skipped)}.download")
+                    store.download(key, landed, limits.progress(key, lambda n, task=task: progress.advance(task, n)))
+                    if held is not None and not record.vouches_local(key, held):
+                        check = lambda key=key: limits.check(f"comparing {key!r}")  # noqa: E731
+                        if file_digest(landed, "sha256", check) == local_digest(dest, key, "sha256", check):
+                            os.unlink(landed)
+                            record.note(listed, local_stat(dest, key))
+                            skipped.append(key)
+                        else:  # not the pull's own copy, and not the object's bytes: never replaced unasked
+                            os.unlink(landed)
+                            kept.append(key)
+                        continue
+                    put_in_place(dest, key, prefix, landed)
+                    record.note(listed, local_stat(dest, key))
+                    got.append(key)
+        finally:
+            record.save(own)
+    if refused or kept:
+        found = []
+        if refused:
+            found.append(f"refused {len(refused)} object(s) whose names cannot be written as they read: "
+                         f"{', '.join(refused[:5])}{' ...' if len(refused) > 5 else ''}")
+        if kept:
+            found.append(f"kept {len(kept)} local file(s) that differ from the bucket's object and were not written "
+                         f"by an earlier pull: {', '.join(repr(k) for k in kept[:5])}{' ...' if len(kept) > 5 else ''}")
+        fixes = [*(["rename them in the bucket to pull them"] if refused else []),
+                 *(["move the kept files away to pull the bucket's version"] if kept else [])]
+        raise UserError(f"pull: {'; '.join(found)}; the other {len(got) + len(skipped)} are in {os.fspath(dest)}; "
+                        f"{' and '.join(fixes)}")
     if not got and not skipped:
         raise UserError(f"stack {where.stack}: nothing under {', '.join(prefixes)} in {where.bucket}")
     return {"stack": where.stack, "bucket": where.bucket, "foundBy": where.found_by, "dest": os.fspath(dest),
             "received": got, "skipped": skipped, "bounds": limits.report()}
+
+
+def _known_same(dest: Path, listed: Listed, held: os.stat_result, record: PullRecord, limits: PullBounds) -> bool:
+    """The local file holds the object's bytes without fetching it: the record vouches for both sides, or the
+    object's single-part ETag is the local file's MD5 (then recorded)."""
+    if record.vouches_local(listed.key, held):
+        return record.vouches_object(listed)
+    md5 = md5_of_tag(listed.tag)
+    if md5 is None or held.st_size != listed.size:
+        return False
+    same = local_digest(dest, listed.key, "md5", lambda: limits.check(f"comparing {listed.key!r}")) == md5
+    if same:
+        record.note(listed, held)
+    return same

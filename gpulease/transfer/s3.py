@@ -5,7 +5,8 @@ Resume: s3transfer keeps no record of a cut multipart upload between runs
 (https://boto3.amazonaws.com/v1/documentation/api/latest/guide/s3.html, "File transfer configuration"), so a push
 resumes per file, as ``aws s3 sync`` does: a file whose object already has the same size and the same recorded
 modification time (object metadata ``gpulease-mtime``) is skipped; a file cut in the middle is sent again. A pull
-skips a local file of the object's size. The bucket's lifecycle rule aborts incomplete multipart uploads."""
+skips a local file known to hold the object's bytes (``pulled``: a record
+of what it fetched, the ETag, or a comparison). The bucket's lifecycle rule aborts incomplete multipart uploads."""
 
 from __future__ import annotations
 
@@ -111,12 +112,13 @@ class S3Store:
                 ExtraArgs={"Metadata": {MTIME_KEY: str(f.mtime)}},
             )
 
-    def page(self, prefix: str, token: str | None) -> tuple[list[tuple[str, int]], str | None]:
-        """One ListObjectsV2 page under ``prefix`` and the next page's token (paged by ``bounded.PullBounds``)."""
+    def page(self, prefix: str, token: str | None) -> tuple[list[tuple[str, int, str | None]], str | None]:
+        """One ListObjectsV2 page under ``prefix`` (key, size, ETag per object) and the next page's token (paged by
+        ``bounded.PullBounds``)."""
         extra = {"ContinuationToken": token} if token else {}
         with _explained(self.bucket):
             page = self.client.list_objects_v2(Bucket=self.bucket, Prefix=prefix, **extra)
-        found = [(o["Key"], int(o["Size"])) for o in page.get("Contents", []) if not o["Key"].endswith("/")]
+        found = [(o["Key"], int(o["Size"]), o.get("ETag")) for o in page.get("Contents", []) if not o["Key"].endswith("/")]
         if not page.get("IsTruncated"):
             return found, None
         token = page.get("NextContinuationToken")

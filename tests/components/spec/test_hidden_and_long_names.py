@@ -50,7 +50,7 @@ def test_visible_unicode_names_stay_accepted() -> None:
 @pytest.mark.parametrize("uri", ["https://h/" + "a" * 300, "s3://bucket-a/x/" + "b" * 246,
                                  "https://h/" + "%C3%A9" * 123])
 def test_a_file_name_too_long_for_the_instance_is_refused_with_the_limit(uri: str) -> None:
-    line = _refusal(uri, "/data/raw/x", "data.sources[0]")
+    line = _refusal(uri, "/data/raw/x", "data.sources[0].uri")  # the rule of both sides, on the URI
     assert "accepted: a file name of at most 245 bytes (NAME_MAX 255 per path component, less the .part.json " \
         "staging writes beside the file)" in line, line
 

@@ -28,6 +28,12 @@ BUCKET_SCHEME_OF_CLOUD = {"aws": "s3", "alicloud": "oss"}
 # kept equal by a test): a source file named so would be overwritten by the skip record, or skipped as a resume file.
 STAGING_STATE_NAME = ".gpulease-source.json"
 STAGING_RESERVED_SUFFIXES = (".part", ".part.json", ".tmp")
+NAME_MAX = 255
+"""The longest name of one path component on Linux file systems (ext4, xfs: NAME_MAX in <linux/limits.h>)."""
+PATH_MAX = 4096
+"""The longest path the kernel opens (PATH_MAX in <linux/limits.h>)."""
+LONGEST_SUFFIX = ".part.json"
+"""The longest name staging writes beside a file (``instance/staging_files.py`` LONGEST_SUFFIX)."""
 
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\Z")
 _HUB_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}\Z")
@@ -81,6 +87,35 @@ def credential_problem(uri: str) -> str | None:
     return None
 
 
+ENCODED_SEPARATOR = re.compile(r"%(?:2[fF]|5[cC])")
+FILE_NAME_MAX = NAME_MAX - len(LONGEST_SUFFIX)
+"""The longest file name a source may give: NAME_MAX less the {suffix} staging writes beside the file."""
+
+
+def source_path_problem(path: str, encoded: bool = True) -> str | None:
+    """Why staging cannot write what a source's path names (None: it can), the same rule on both sides (``instance/staging_files.py``
+    holds the other copy; a test feeds both one table): an encoded separator (``%2F``, ``%5C``: one name to the
+    server, a folder here), a ``.`` or ``..`` part after decoding, a name over NAME_MAX bytes of UTF-8 (a file name
+    over FILE_NAME_MAX), or more than PATH_MAX bytes in all. ``encoded``: a URI path (https), else a bucket key."""
+    if encoded and ENCODED_SEPARATOR.search(path):
+        return "the path holds an encoded separator (%2F or %5C); accepted: / between folders, never encoded"
+    text = urllib.parse.unquote(path) if encoded else path
+    parts = [p for p in text.split("/") if p]
+    if any(p in (".", "..") for p in parts):
+        return "the path holds a . or .. part (also written %2e); accepted: a path without them"
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > PATH_MAX:
+        return f"the path is {size} bytes; accepted: at most {PATH_MAX} bytes in UTF-8 (PATH_MAX)"
+    for i, part in enumerate(parts):
+        limit = FILE_NAME_MAX if i == len(parts) - 1 and not text.endswith("/") else NAME_MAX
+        n = len(part.encode("utf-8", "surrogatepass"))
+        if n > limit:
+            return (f"a name of {n} bytes in UTF-8; accepted: a file name of at most {FILE_NAME_MAX} bytes (NAME_MAX "
+                    f"{NAME_MAX} per path component, less the {LONGEST_SUFFIX} staging writes beside the file), a "
+                    f"folder name of at most {NAME_MAX}")
+    return None
+
+
 def parse_source(uri: str) -> SourceUri:
     """The parsed URI, or ``ValueError`` saying what is accepted."""
     scheme, sep, rest = uri.partition("://")
@@ -96,6 +131,8 @@ def parse_source(uri: str) -> SourceUri:
         if not _KEY.match(key) or "//" in key or any(p in (".", "..") for p in key.split("/")):
             raise ValueError(f"{uri!r}: {key!r} is not an object key or prefix; accepted: letters, digits and "
                              "! _ . * ' ( ) / + = @ , : ~ -, no empty, . or .. part")
+        if (problem := source_path_problem(key, encoded=False)) is not None:
+            raise ValueError(f"{uri!r}: {problem}")
         return SourceUri(scheme, bucket, key)
     if scheme in HUB_SCHEMES:
         parts = rest.strip("/").split("/")
@@ -133,8 +170,8 @@ def _https_source(uri: str, scheme: str) -> SourceUri:
     if any(not c.isprintable() for c in decoded) or "\\" in decoded:
         raise ValueError(f"{uri!r}: the path decodes to a control character or backslash (%00, %0a ...); "
                          "accepted: a path of printable characters")
-    if any(segment in (".", "..") for segment in decoded.split("/")):
-        raise ValueError(f"{uri!r}: the path holds a . or .. part (also written %2e); accepted: a path without them")
+    if (problem := source_path_problem(parts.path)) is not None:
+        raise ValueError(f"{uri!r}: {problem}")
     return SourceUri(scheme, parts.netloc, parts.path + (f"?{parts.query}" if parts.query else ""))
 
 

@@ -16,7 +16,8 @@ from collections.abc import Callable
 from gpulease.core.printable import escaped
 
 DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
-"""A decimal number in ASCII: ``30``, ``0.5``, ``.5``, ``1e3``."""
+"""A decimal number in ASCII: ``30``, ``0.5``, ``.5``, ``1e3``. ``[0-9]``, never ``\\d``: for text, ``\\d`` matches
+every Unicode decimal digit (https://docs.python.org/3/library/re.html, "\\d"), which float() then reads."""
 WHOLE = re.compile(r"[0-9]{1,18}")
 """A whole number in ASCII digits, without a sign."""
 MAX_TEXT = 40
@@ -30,7 +31,7 @@ def shown(text: str) -> str:
 def read_number(text: str, *, whole: bool = False) -> float | None:
     """The number ``text`` writes in ASCII digits, or None (Unicode digits, ``1_000``, ``inf``, ``nan``, too long)."""
     pattern = WHOLE if whole else DECIMAL
-    if len(text) > MAX_TEXT or not text.isascii() or not pattern.fullmatch(text):
+    if len(text) > MAX_TEXT or not pattern.fullmatch(text):  # [0-9] is ASCII only; \d would read '٣'
         return None
     value = int(text) if whole else float(text)
     return value if math.isfinite(value) else None

@@ -1,0 +1,77 @@
+"""Whether a path names a file a command reads, under any name: the same path, a symlink to it (resolved), a hard
+link to it (the same device and inode), or a module of a program folder the command runs. A command never writes
+over its own inputs, whatever ``--force`` says."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """One file under two names: a symlink (resolved) or a hard link (the same device and inode)."""
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.expanduser().resolve()
+    except (OSError, RuntimeError):  # a symlink loop: compared as written
+        return path.absolute()
+
+
+def input_problem(path: Path, reads: Iterable[Path] = (), sources: Iterable[Path] = ()) -> str | None:
+    """Which input of the command ``path`` is (None: none): one of ``reads`` under any name (the same path, a
+    symlink to it, a hard link to it), or a Python file inside one of ``sources`` (a program folder the command
+    runs, whose modules it imports)."""
+    target = _resolved(path)
+    for read in reads:
+        read = Path(read)
+        if _same_file(path, read) or target == _resolved(read):
+            return str(read)
+    for folder in sources:
+        if target.suffix in PROGRAM_SUFFIXES and target.is_relative_to(_resolved(Path(folder))):
+            return f"a module of the program in {folder}"
+        if (module := _linked_module(path, Path(folder))) is not None:
+            return str(module)
+    return None
+
+
+MAX_WALKED = 20_000
+"""The most entries looked at for a hard link into a program folder (a folder with more: its first ones)."""
+SKIPPED_FOLDERS = frozenset({".venv", "venv", "node_modules", ".git", "__pycache__"})
+
+
+def _linked_module(path: Path, folder: Path) -> Path | None:
+    """The program's module ``path`` is a hard link to, looked for only when ``path`` has other links."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    if st.st_nlink < 2:
+        return None
+    walked = 0
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS]
+        for name in files:
+            walked += 1
+            if walked > MAX_WALKED:
+                return None
+            if not name.endswith(PROGRAM_SUFFIXES):
+                continue
+            candidate = Path(root) / name
+            try:
+                found = candidate.stat()
+            except OSError:
+                continue
+            if (found.st_dev, found.st_ino) == (st.st_dev, st.st_ino):
+                return candidate
+    return None
+
+
+PROGRAM_SUFFIXES = (".py", ".pyc", ".pyi", ".pth")
+"""What a Python program's folder holds that the program reads when it runs (its modules)."""
