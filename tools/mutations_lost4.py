@@ -17,7 +17,7 @@ MUTATIONS: list[Mutation] = [
     Mutation("lost4", "gpulease/core/same_file.py", "        if _same_file(path, read) or target == _resolved(read):",
              "        if target == Path(read):", ("tests/cli/test_outputs_never_inputs.py",),
              "an input under another name (a symlink, a hard link) is still an input"),
-    Mutation("lost4", "gpulease/cli/init.py", '        reads.append(Path(args.public_key or DEFAULT_PUBLIC_KEY).expanduser())',
+    Mutation("lost4", "gpulease/cli/init.py", '        reads.append(Path(args.public_key or DEFAULT_PUBLIC_KEY[getattr(found, "cloud", "aws")]).expanduser())',
              "        pass", ("tests/cli/test_outputs_never_inputs.py",),
              "init never writes the stack file over the public key it read"),
     Mutation("lost4", "gpulease/cli/plan.py", "            programs += [project_dir, *_main_folder(project_dir)]",
