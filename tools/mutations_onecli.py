@@ -1,0 +1,24 @@
+"""``make mutate`` rows for the one CLI: ``check``'s bounded ``pulumi`` and its network rows, ``down``'s partial
+teardown, the envelope of ``ssh`` and ``schema``, ``cost --config`` (area "jB")."""
+
+from __future__ import annotations
+
+from tools.mutation_row import Mutation
+
+REACH = ("tests/cli/test_check_reach.py",)
+
+MUTATIONS = [
+    Mutation("jB", "gpulease/core/child_process.py", "text=True, env=dict(env) if env is not None else None, cwd=cwd, "
+             "start_new_session=True)", "text=True, env=dict(env) if env is not None else None, cwd=cwd)",
+             REACH, "a bounded command leads a process group of its own"),
+    Mutation("jB", "gpulease/core/child_process.py", "        os.killpg(proc.pid, signal.SIGKILL)",
+             "        proc.kill()", REACH, "the deadline kills the command's whole process group"),
+    Mutation("jB", "gpulease/lifecycle/reach.py",
+             "if botocore is None or not isinstance(exc, botocore.ConnectionError | botocore.HTTPClientError):",
+             "if True:", REACH, "an AWS endpoint out of reach is a network row, not a credentials one"),
+    Mutation("jB", "gpulease/lifecycle/reach.py", "    if not (wrapped or raw):", "    if True:", REACH,
+             "an Alibaba Cloud endpoint out of reach is a network row, not a credentials one"),
+    Mutation("jB", "gpulease/lifecycle/readiness.py",
+             "if code is None or reach.network_kind(last) != reach.UNKNOWN_KIND:", "if False:", REACH,
+             "a backend out of reach (or a whoami that hangs) is not told to log in again"),
+]
