@@ -6,6 +6,7 @@ from __future__ import annotations
 from tools.mutation_row import Mutation
 
 REACH = ("tests/cli/test_check_reach.py",)
+PARTIAL = ("tests/cli/test_down_partial.py",)
 
 MUTATIONS = [
     Mutation("jB", "gpulease/core/child_process.py", "text=True, env=dict(env) if env is not None else None, cwd=cwd, "
@@ -21,4 +22,15 @@ MUTATIONS = [
     Mutation("jB", "gpulease/lifecycle/readiness.py",
              "if code is None or reach.network_kind(last) != reach.UNKNOWN_KIND:", "if False:", REACH,
              "a backend out of reach (or a whoami that hangs) is not told to log in again"),
+    Mutation("jB", "gpulease/cli/down.py", "        return partly_down(args, exc)",
+             '        return call_failed(args, "down", "teardown-failed", exc)', PARTIAL,
+             "a teardown that stopped part-way is exit 3 with what is gone and left"),
+    Mutation("jB", "gpulease/lifecycle/teardown.py",
+             "    result.gone = [name for name in dict.fromkeys(deleted) if name not in retained]",
+             "    result.gone = list(dict.fromkeys(deleted))", PARTIAL,
+             "a retained resource the destroy forgot is left, never gone"),
+    Mutation("jB", "gpulease/lifecycle/teardown.py", "    if not values or any(value is None for value in values):",
+             "    if False:", PARTIAL, "what is left costs unknown, never $0, when a line is unpriced"),
+    Mutation("jB", "gpulease/lifecycle/teardown.py", "            if isinstance(exc, TeardownError) and not result.removed:",
+             "            if True:", PARTIAL, "--all that stops after removing the disk is partial, the bucket left"),
 ]
