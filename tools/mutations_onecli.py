@@ -7,6 +7,8 @@ from tools.mutation_row import Mutation
 
 REACH = ("tests/cli/test_check_reach.py",)
 PARTIAL = ("tests/cli/test_down_partial.py",)
+ENVELOPE = ("tests/cli/test_envelope_schema.py",)
+TYPING = ("tests/cli/test_config_typing.py",)
 
 MUTATIONS = [
     Mutation("jB", "gpulease/core/child_process.py", "text=True, env=dict(env) if env is not None else None, cwd=cwd, "
@@ -33,4 +35,11 @@ MUTATIONS = [
              "    if False:", PARTIAL, "what is left costs unknown, never $0, when a line is unpriced"),
     Mutation("jB", "gpulease/lifecycle/teardown.py", "            if isinstance(exc, TeardownError) and not result.removed:",
              "            if True:", PARTIAL, "--all that stops after removing the disk is partial, the bucket left"),
+    Mutation("jB", "gpulease/cli/ssh.py", '        later = OneLineParser(prog="gpulease ssh", add_help=False)',
+             '        later = argparse.ArgumentParser(prog="gpulease ssh", add_help=False)', ENVELOPE,
+             "an ssh mistake after STACK is one line and the envelope"),
+    Mutation("jB", "gpulease/cli/ssh.py", "    normalise(args)  # --json given after STACK", "", ENVELOPE,
+             "ssh --format json after STACK prints the envelope and never runs the session"),
+    Mutation("jB", "gpulease/cli/cost.py", "render_target(project_dir, stack_file, overrides=overrides)",
+             "render_target(project_dir, stack_file)", TYPING, "cost --config reaches the program"),
 ]
