@@ -23,7 +23,7 @@ MUTATIONS = [
              BOUNDS, "follow never prints a line in pieces"),
     Mutation("journey", "gpulease/live/logs.py", "            if len(chosen) >= MAX_JOB_CHUNKS or size > budget:",
              "            if False:", BOUNDS, "job chunks read are bounded, the newest first"),
-    Mutation("journey", "gpulease/cli/plan.py", "        if name.count(\".\") >= MAX_PATH_PARTS:", "        if False:", PATHS,
+    Mutation("journey", "gpulease/cli/config_option.py", "        if name.count(\".\") >= MAX_PATH_PARTS:", "        if False:", PATHS,
              "a dotted --config path is at most 32 parts"),
     Mutation("journey", "gpulease/core/catalog/user_folder.py", "        if problem:\n            raise CatalogFolderError",
              "        if False:\n            raise CatalogFolderError", ("tests/cli/test_user_catalog.py",),

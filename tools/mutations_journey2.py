@@ -45,7 +45,7 @@ MUTATIONS = [
              CATALOG, "every command reads the user's catalog folder by itself"),
     Mutation("journey2", "gpulease/core/catalog/user_folder.py", "    if len(found) > MAX_USER_FILES:",
              "    if False:", CATALOG, "the catalog folder is bounded"),
-    Mutation("journey2", "gpulease/cli/plan.py", '        if "." in name and bad:', "        if False:", PATHS,
+    Mutation("journey2", "gpulease/cli/config_option.py", '        if "." in name and bad:', "        if False:", PATHS,
              "a dotted --config path is made of field names only"),
     Mutation("journey2", "gpulease/review/config_overrides.py", "        if not isinstance(node, dict):",
              "        if False:", PATHS, "a --config path through a value that is not a mapping is one line"),

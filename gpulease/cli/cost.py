@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from gpulease.cli.common import add_max_age_option, catalog_overrides, stale_json, stale_warning, wide_console
+from gpulease.cli.config_option import add_config_option, parse_config
 from gpulease.cli.conventions import camel_keys, error_entry, print_json
 from gpulease.core import clock
 from gpulease.core.catalog.freshness import line_prices, stale
@@ -33,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("stacks", nargs="+", help="stack names in stacks/, stack files, or Pulumi project directories")
     p.add_argument("--catalog", action="append", metavar="FILE", help="a catalog override file (prices, types)")
+    add_config_option(p, " (the same reading as plan --config)")
     add_max_age_option(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
@@ -46,11 +48,12 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     console = wide_console()
     now = clock.utcnow()
+    overrides = parse_config(args.config)  # a bad --config is one line, exit 2, before any stack is rendered
     results = []
     failed = False
     for target in args.stacks:
         for project_dir, stack_file in stacks.resolve(target):
-            rendering = render_target(project_dir, stack_file)
+            rendering = render_target(project_dir, stack_file, overrides=overrides)
             if rendering.error:
                 failed = True
                 results.append({"stack": rendering.stack, "error": rendering.error,

@@ -7,13 +7,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from typing import Any
 
+from gpulease.cli.conventions import EXIT_INCOMPLETE
 from gpulease.cli.envelope import (
     EXIT_FAILED,
     EXIT_OK,
     add_parser,
     call_failed,
     envelope,
+    error,
     guarded,
     print_json,
 )
@@ -34,7 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Destroy the stack's instance and everything it does not retain, then list what stays (the data "
         "disk, the checkpoint bucket, baked images) with its monthly cost. --all removes the disk and the bucket too "
         "(only those the stack created and tags as its own), after you type the stack's name, or with --yes.",
-        codes=((EXIT_OK, "destroyed (and with --all, removed)"), (EXIT_FAILED, "the destroy or a removal failed")))
+        codes=((EXIT_OK, "destroyed (and with --all, removed)"), (EXIT_FAILED, "the destroy or a removal failed "
+               "before anything was deleted, or was refused"),
+               (EXIT_INCOMPLETE, "partly torn down: pulumi destroy (or --all) stopped part-way; what is gone and "
+                "what is left, with its monthly cost")))
     p.add_argument("stack")
     p.add_argument("--all", dest="remove_all", action="store_true", help="also remove the data disk and the bucket")
     p.add_argument("--yes", action="store_true", help="do not ask before --all removes (needed without a terminal)")
@@ -55,13 +61,15 @@ def confirm(stack: str, yes: bool) -> None:
 def cmd_down(args: argparse.Namespace) -> int:
     from gpulease.ephemeral.backend import OutputsUnreadableError
     from gpulease.ephemeral.progress import make_progress
-    from gpulease.lifecycle.teardown import TeardownError, down
+    from gpulease.lifecycle.teardown import PartialTeardownError, TeardownError, down
 
     if args.remove_all:
         confirm(args.stack, args.yes)
     progress = make_progress(True)  # progress on stderr: stdout carries only the answer
     try:
         result = down(args.stack, progress, remove_all=args.remove_all)
+    except PartialTeardownError as exc:
+        return partly_down(args, exc)
     except (TeardownError, OutputsUnreadableError) as exc:
         return call_failed(args, "down", "teardown-failed", exc)
     finally:
@@ -85,3 +93,35 @@ def cmd_down(args: argparse.Namespace) -> int:
     for command in result.commands:
         print(f"to remove on Alibaba Cloud: {command}")
     return EXIT_OK
+
+
+def _month(value: float | None) -> str:
+    return "price unknown" if value is None else f"${value:,.2f}/month"
+
+
+def partly_down(args: argparse.Namespace, exc: Any) -> int:
+    """A teardown that stopped part-way: what is gone, what is left and what that costs a month; exit 3. Nothing is
+    said to be destroyed or removed that was not."""
+    from gpulease.cli.envelope import one_line
+    from gpulease.cli.printable import printable
+
+    result = exc.result
+    print(f"gpulease: {printable(one_line(exc))}", file=sys.stderr)
+    if args.json:
+        print_json(envelope("down", result.as_dict(), [error("teardown-partial", one_line(exc))]))
+        return EXIT_INCOMPLETE
+    what = "pulumi destroy failed part-way; the stack is partly destroyed" if not result.destroyed else \
+        "destroyed, but --all stopped part-way"
+    print(f"{args.stack}: {what}")
+    for name in result.gone:
+        print(f"gone: {name}")
+    if result.left:
+        print("left:")
+        for line in result.left:
+            kept = " (retained)" if line.get("retained") else ""
+            print(f"  {line['resource']} ({line['item']}): {_month(line.get('monthlyUsd'))}{kept}")
+        total = "unknown" if result.left_monthly_usd is None else f"about ${result.left_monthly_usd:,.2f}/month"
+        print(f"  in all {total} while it is left (gpulease down {args.stack}{' --all' if result.destroyed else ''})")
+    for note in result.notes:
+        print(f"note: {note}")
+    return EXIT_INCOMPLETE

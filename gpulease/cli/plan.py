@@ -12,19 +12,16 @@ from __future__ import annotations
 import argparse
 import io
 import math
-import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from gpulease.cli.config_option import add_config_option, parse_config
 from gpulease.cli.conventions import error_entry, json_text, one_line, piped_width
 from gpulease.cli.output_file import OutputPathError, add_force_option, check_output, report_marker
 from gpulease.core.errors import UserError
 from gpulease.core.flag_numbers import number
-from gpulease.core.inputfile import MAX_DEPTH, StrictLoader
 from gpulease.core.terminal import Trimmed
 from gpulease.review import report as plan_report
 from gpulease.review import stacks
@@ -38,13 +35,6 @@ from gpulease.review.policy_runner import load_policy_config
 PIPED_WIDTH = 160
 """Columns of the terminal report when it is not written to a terminal (a CI log, a file, a pipe) and
 ``COLUMNS`` is unset."""
-CONFIG_VALUE_MAX_CHARS = 64 * 1024
-MAX_PATH_PARTS = MAX_DEPTH
-"""The most parts of a dotted ``--config`` path: as deep as a stack file's values may nest."""
-_PATH_PART = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*\Z")
-"""One field of a dotted ``--config`` path (a config key or a spec field: camelCase, or a key with - or _)."""
-
-
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "plan",
@@ -65,13 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", type=Path, metavar="FILE",
                    help="write the report to FILE instead of stdout (a new file or an earlier report; see --force)")
     add_force_option(p)
-    p.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
-                   help="a config value for the program, over the stack file's (repeatable): `instanceType=g5.xlarge` "
-                   "is the project's key, `aws:region=us-west-2` another namespace's, a dotted key a path inside one "
-                   "(`gpu.count=2`: the experiment's field, as `ephemeral --set` reads it; "
-                   "`gpulease:experiment.gpu.count=2` as `pulumi config set --path`); values are YAML "
-                   "(3 is a number, true a boolean, [a, b] a list). A project without stack files is reviewed with "
-                   "these and the program's own defaults")
+    add_config_option(p, ". A project without stack files is reviewed with these and the program's own defaults")
     p.add_argument("--stack", metavar="NAME",
                    help="for a project folder: review only this stack (its Pulumi.NAME.yaml, or, without one, a "
                    "stack of that name with only --config); default: every stack file, or `dev` when there is none")
@@ -82,10 +66,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"stop a program that runs longer (default {DEFAULT_TIMEOUT_S:g}); what it registered is "
                    "reviewed, marked partial")
     p.set_defaults(func=run)
-
-
-class ConfigOptionError(UserError):
-    """A ``--config`` that is not ``key=value`` with a YAML value."""
 
 
 MAX_TIMEOUT_S = 24 * 3600.0
@@ -107,42 +87,6 @@ def finite_policy_config(config: Any, path: Path, where: str = "") -> Any:
     elif isinstance(config, float) and not math.isfinite(config):
         raise UserError(f"policy config {path}: {where}: {config} is not a finite number; accepted: a number "
                         "such as 24 or 0.5")
-    return config
-
-
-def parse_config(options: list[str]) -> dict[str, Any]:
-    """``--config key=value`` options as config: keys as given (the project's namespace is added when the program
-    runs, like a stack file's bare keys), values read as YAML (aliases and tags refused)."""
-    accepted = ("key=value, e.g. instanceType=g5.xlarge, aws:region=us-west-2, replicas=3 or a dotted path "
-                "such as gpu.count=2")
-    config: dict[str, Any] = {}
-    for option in options:
-        key, sep, raw = option.partition("=")
-        key = key.strip()
-        namespace, colon, name = key.rpartition(":")
-        if not sep or not key or (colon and not (namespace and name)) or key.count(":") > 1 or " " in key:
-            raise ConfigOptionError(f"--config {option!r}: accepted: {accepted}")
-        if name.count(".") >= MAX_PATH_PARTS:
-            raise ConfigOptionError(f"--config {key[:60]}...: a dotted path of {name.count('.') + 1} parts, more than "
-                                    f"{MAX_PATH_PARTS}; accepted: a path of at most {MAX_PATH_PARTS} field names, "
-                                    "e.g. gpu.count=2")
-        bad = [part for part in name.split(".") if not _PATH_PART.match(part)]
-        if "." in name and bad:
-            shown = repr(bad[0]) if bad[0] else "an empty part"
-            raise ConfigOptionError(f"--config {key}: {shown} is not a field name in the dotted path; accepted: "
-                                    "dotted camelCase field names, e.g. gpu.count=2 or dataDisk.sizeGb=300 "
-                                    "(list items are set whole: ssh.allowedCidrs=[203.0.113.7/32])")
-        if len(raw) > CONFIG_VALUE_MAX_CHARS:
-            raise ConfigOptionError(f"--config {key}: the value is longer than {CONFIG_VALUE_MAX_CHARS} characters")
-        try:
-            value = yaml.load(raw, Loader=StrictLoader) if raw.strip() else ""
-        except yaml.YAMLError as exc:
-            problem = getattr(exc, "problem", None) or type(exc).__name__
-            raise ConfigOptionError(f"--config {key}: the value is not valid YAML ({problem}); accepted: a YAML "
-                                    "scalar such as 3, true or text, or a flow list or mapping") from None
-        except Exception as exc:
-            raise ConfigOptionError(f"--config {key}: {exc}") from None
-        config[key] = value
     return config
 
 

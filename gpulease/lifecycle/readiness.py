@@ -18,14 +18,17 @@ from typing import Any
 
 from components.spec.load import StackSpec, load_stack_spec
 from gpulease.core.catalog import CatalogError
+from gpulease.core.child_process import run_bounded
 from gpulease.core.shown import shown_path
 from gpulease.core.sizing.resolve import resolve_instance_type
 from gpulease.ephemeral.backend import MIN_PULUMI_CLI, _version_tuple
+from gpulease.lifecycle import reach
 from gpulease.lifecycle.quotas import Need, alicloud_quota, aws_quota
 from gpulease.review import stacks
 
 PULUMI_SECONDS = 30
-"""Each ``pulumi`` call's bound: ``whoami`` asks the backend, which may be a slow network away."""
+"""Each ``pulumi`` call's bound, the command and every process it started (``gpulease.core.child_process``):
+``whoami`` asks the backend, which may be a slow network away."""
 INSTALL = "install it: https://www.pulumi.com/docs/install/ (or `curl -fsSL https://get.pulumi.com | sh`)"
 # Interactive: a few seconds, not botocore's 60 s per connection attempt.
 AWS_TIMEOUTS = {"connect_timeout": 5, "read_timeout": 10, "retries": {"mode": "standard", "max_attempts": 2}}
@@ -40,8 +43,7 @@ def _pulumi(argv: list[str]) -> tuple[int | None, str, str]:
     if exe is None:
         return None, "", "not found"
     try:
-        done = subprocess.run([exe, *argv], capture_output=True, text=True, timeout=PULUMI_SECONDS, check=False,
-                              stdin=subprocess.DEVNULL)
+        done = run_bounded([exe, *argv], timeout=PULUMI_SECONDS)
     except subprocess.TimeoutExpired:
         return None, "", f"no answer within {PULUMI_SECONDS} s"
     except OSError as exc:
@@ -65,6 +67,11 @@ def pulumi_rows() -> list[dict[str, Any]]:
     code, out, err = _pulumi(["whoami", "--json"])
     if code != 0:
         last = (err.strip().splitlines() or ["no message"])[-1]
+        if code is None or reach.network_kind(last) != reach.UNKNOWN_KIND:
+            # The backend was not reached (a timeout, DNS, a refused connection): logging in again does not help.
+            rows.append(row("backend", False, f"`pulumi whoami` did not reach the backend: {last}",
+                            f"{reach.NETWORK_FIX}; the backend is PULUMI_BACKEND_URL or `pulumi login`'s URL"))
+            return rows
         rows.append(row("backend", False, f"not logged in to a backend: {last}",
                         "pulumi login (Pulumi Cloud), or pulumi login s3://<bucket> / pulumi login --local"))
         return rows
@@ -125,19 +132,29 @@ def unread_quotas(facts: StackFacts) -> list[dict[str, Any]]:
                 "(see the line above)") for n in facts.needs]
 
 
+def unreached_rows(unreached: reach.Unreached, service: str, facts: StackFacts) -> list[dict[str, Any]]:
+    """The endpoint was not reached: a network row with its fix; the credentials and quotas as not told."""
+    return [row("network", False, unreached.detail(service), reach.NETWORK_FIX, endpoint=unreached.endpoint),
+            row("credentials", None, "not asked: the endpoint was not reached (see the line above)"),
+            *unread_quotas(facts)]
+
+
 def aws_rows(facts: StackFacts) -> list[dict[str, Any]]:
     import boto3
     from botocore.config import Config
 
     config = Config(**AWS_TIMEOUTS)
     session = boto3.session.Session()  # a new one: the credentials of now, not those boto3 cached earlier
+    sts = session.client("sts", region_name=facts.region, config=config)
     try:
-        who = session.client("sts", region_name=facts.region, config=config).get_caller_identity()
+        who = sts.get_caller_identity()
     except Exception as exc:
-        text = " ".join(str(exc).split())[:200]
-        return [row("credentials", False, f"AWS credentials: {text}",
-                    "aws configure / aws sso login, or set AWS_PROFILE (https://docs.aws.amazon.com/cli/latest/"
-                    "userguide/cli-chap-authentication.html)"), *unread_quotas(facts)]
+        unreached = reach.aws_unreached(exc, sts.meta.endpoint_url)
+        if unreached is not None:
+            return unreached_rows(unreached, "AWS STS", facts)
+        what, fix = reach.aws_credentials_problem(exc) or (
+            f"AWS credentials: {' '.join(str(exc).split())[:200]}", "aws configure / aws sso login, or set AWS_PROFILE")
+        return [row("credentials", False, what, fix), *unread_quotas(facts)]
     rows = [row("credentials", True, f"AWS account {who['Account']} as {who['Arn']}", None, account=who["Account"])]
     quotas = session.client("service-quotas", region_name=facts.region, config=config)
     rows += [aws_quota(quotas, need) for need in facts.needs]
@@ -148,14 +165,23 @@ def alicloud_rows(facts: StackFacts) -> list[dict[str, Any]]:
     from gpulease.inventory.alicloud_clients import AlicloudClients
 
     clients = AlicloudClients(max_attempts=2)
+    fix = "set ALIBABA_CLOUD_ACCESS_KEY_ID / ALIBABA_CLOUD_ACCESS_KEY_SECRET, or `aliyun configure`"
     try:
-        clients.check_credentials()
-        account = clients.account_id(facts.region)
+        clients.check_credentials()  # the local chain: nothing is sent yet
     except Exception as exc:
         text = " ".join(str(getattr(exc, "message", exc)).split())[:200]
-        return [row("credentials", False, f"Alibaba Cloud credentials: {text}",
-                    "set ALIBABA_CLOUD_ACCESS_KEY_ID / ALIBABA_CLOUD_ACCESS_KEY_SECRET, or `aliyun configure`"),
-                *unread_quotas(facts)]
+        return [row("credentials", False, f"Alibaba Cloud credentials: {text}", fix), *unread_quotas(facts)]
+    try:
+        account = clients.account_id(facts.region)
+    except Exception as exc:
+        endpoint = clients.endpoint or str(getattr(clients.sts(facts.region), "_endpoint", None)
+                                           or f"sts.{facts.region}.aliyuncs.com")
+        unreached = reach.alicloud_unreached(exc, endpoint)
+        if unreached is not None:
+            return unreached_rows(unreached, "Alibaba Cloud STS", facts)
+        what = reach.alicloud_refused(exc) or (
+            f"Alibaba Cloud credentials: {' '.join(str(getattr(exc, 'message', exc)).split())[:200]}")
+        return [row("credentials", False, what, f"the key is wrong or disabled: {fix}"), *unread_quotas(facts)]
     rows = [row("credentials", True, f"Alibaba Cloud account {account}", None, account=account)]
     rows += [alicloud_quota(clients.ecs(facts.region), facts.region, need) for need in facts.needs]
     return rows

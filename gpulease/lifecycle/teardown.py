@@ -22,7 +22,7 @@ from typing import Any
 
 from components.aws_credentials import ProviderCredentials, bounded_config, session
 from gpulease.core import vocabulary as v
-from gpulease.ephemeral.backend import StackBackend, StackMissingError
+from gpulease.ephemeral.backend import ResourceEvent, StackBackend, StackMissingError
 from gpulease.ephemeral.progress import Progress
 from gpulease.lifecycle import deploy, verdict
 from gpulease.lifecycle.spot_requests import aws_open_spot_requests, cancel_with_strays, owned
@@ -38,6 +38,15 @@ class TeardownError(RuntimeError):
     """The destroy failed or what ``--all`` removes could not be removed: one line, what is left."""
 
 
+class PartialTeardownError(TeardownError):
+    """The teardown stopped part-way (``pulumi destroy`` failed after deleting some resources, or ``--all`` after
+    removing some): ``result`` says what is gone and what is left, with its monthly cost (exit 3)."""
+
+    def __init__(self, message: str, result: DownResult):
+        super().__init__(message)
+        self.result = result
+
+
 @dataclass
 class DownResult:
     stack: str
@@ -47,11 +56,47 @@ class DownResult:
     removed: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
+    partial: bool = False
+    gone: list[str] = field(default_factory=list)
+    """A partial teardown: the resources the destroy deleted before it failed."""
+    left: list[dict[str, Any]] = field(default_factory=list)
+    """A partial teardown: the priced lines still there (the stack's own and what it retains)."""
+    left_monthly_usd: float | None = None
+    """A partial teardown: what ``left`` costs a month; None when any of it (or all of it) is not priced."""
+    notes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"stack": self.stack, "destroyed": self.destroyed, "stays": self.stays,
-                "monthlyUsd": round(self.monthly_usd, 2), "removed": self.removed, "kept": self.kept,
-                "commands": self.commands}
+        monthly = (None if self.left_monthly_usd is None else round(self.left_monthly_usd, 2)) if self.partial \
+            else round(self.monthly_usd, 2)
+        return {"stack": self.stack, "destroyed": self.destroyed, "partial": self.partial, "stays": self.stays,
+                "monthlyUsd": monthly, "removed": self.removed, "kept": self.kept, "commands": self.commands,
+                "gone": self.gone, "left": self.left, "notes": self.notes}
+
+
+def _priced_total(lines: list[dict[str, Any]]) -> float | None:
+    """The sum of the lines' ``monthlyUsd``; None when there is none or one is unknown (never a false $0)."""
+    values = [line.get("monthlyUsd") for line in lines]
+    if not values or any(value is None for value in values):
+        return None
+    return float(sum(values))
+
+
+def destroy_stopped(result: DownResult, found: verdict.Verdict, deleted: list[str], remove_all: bool) -> DownResult:
+    """What a destroy that failed part-way leaves: the stack's lines it did not delete, and everything retained
+    (the destroy forgets a retained resource, the cloud keeps it)."""
+    retained = {str(r["resource"]) for r in found.retained}
+    result.partial, result.destroyed = True, False
+    result.gone = [name for name in dict.fromkeys(deleted) if name not in retained]
+    result.left = [dict(line) for line in found.priced if line.get("retained") or line["resource"] not in result.gone]
+    result.left_monthly_usd = _priced_total(result.left)
+    result.stays = [dict(item) for item in found.retained]
+    if not found.priced:
+        result.notes.append("what is left is not known offline (the review priced nothing): see `pulumi stack "
+                            f"--stack {result.stack}` or `gpulease ls`")
+    if remove_all:
+        result.notes.append("the data disk and the bucket were not removed (the destroy did not finish); "
+                            f"gpulease down {result.stack} --all again")
+    return result
 
 
 def _experiments(outputs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -99,6 +144,18 @@ def aws_remove_bucket(s3: Any, bucket: str, stack: str) -> str:
         s3.delete_objects(Bucket=bucket, Delete={"Objects": batch, "Quiet": True})
     s3.delete_bucket(Bucket=bucket)
     return f"bucket {bucket}"
+
+
+def removal_stopped(result: DownResult) -> DownResult:
+    """``--all`` stopped after the destroy: what it removed, and the retained lines of what it did not."""
+    kinds = {item.split(" ", 1)[0] for item in result.removed}  # "disk", "bucket"
+    result.partial = True
+    result.gone = list(result.removed)
+    result.left = [dict(s) for s in result.stays if s.get("type") != "image"
+                   and not ("disk" in kinds and "volume" in str(s.get("type")).lower())
+                   and not ("bucket" in kinds and "bucket" in str(s.get("type")).lower())]
+    result.left_monthly_usd = _priced_total(result.left)
+    return result
 
 
 def recovers_on_aws(st: deploy.Stack) -> bool:
@@ -168,14 +225,23 @@ def down(stack: str, progress: Progress, *, remove_all: bool, backend: StackBack
             record.detail = ", ".join(cancelled) or "none open"
             if ended:
                 record.detail += f"; terminated {', '.join(ended)} (launched by them, not the stack's)"
+    deleted: list[str] = []
+
+    def on_resource(event: ResourceEvent) -> None:
+        progress.resource(event)
+        if event.op == "delete" and event.done and not event.failed:
+            deleted.append(event.urn.rsplit("::", 1)[-1])
+
     with progress.step("pulumi destroy") as record:
         try:
-            backend.destroy(stack, lambda line: progress.line("pulumi", line), progress.resource)
+            backend.destroy(stack, lambda line: progress.line("pulumi", line), on_resource)
         except StackMissingError:
             record.detail = "no such stack in the backend (nothing to destroy)"
         except Exception as exc:
-            raise TeardownError(f"stack {stack!r}: pulumi destroy failed: {' '.join(str(exc).split())[:500]}; "
-                                "everything it did not delete is still there (gpulease down again)") from None
+            raise PartialTeardownError(
+                f"stack {stack!r}: pulumi destroy failed: {' '.join(str(exc).split())[:500]}; everything it did not "
+                "delete is still there (gpulease down again)", destroy_stopped(result, found, deleted, remove_all),
+            ) from None
     result.destroyed = True
     if requests and clients is not None:
         still = aws_open_spot_requests(clients[0], stack)
@@ -201,10 +267,17 @@ def down(stack: str, progress: Progress, *, remove_all: bool, backend: StackBack
         return result
     ec2, s3 = clients or CLIENTS(st.region, st.credentials)
     with progress.step("remove the disk and the bucket"):
-        for volume in volumes:
-            result.removed.append(aws_remove_volume(ec2, volume, stack))
-        if bucket:
-            result.removed.append(aws_remove_bucket(s3, bucket, stack))
+        try:
+            for volume in volumes:
+                result.removed.append(aws_remove_volume(ec2, volume, stack))
+            if bucket:
+                result.removed.append(aws_remove_bucket(s3, bucket, stack))
+        except Exception as exc:
+            if isinstance(exc, TeardownError) and not result.removed:
+                raise  # refused before anything was removed (a disk that is not the stack's): one line, exit 1
+            raise PartialTeardownError(f"stack {stack!r}: destroyed, but --all stopped after removing "
+                                       f"{', '.join(result.removed) or 'nothing'}: {' '.join(str(exc).split())[:300]}",
+                                       removal_stopped(result)) from None
     result.stays = [s for s in result.stays if s.get("type") == "image"]
     result.monthly_usd = 0.0
     return result

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpulease.core.catalog import HOURS_PER_MONTH
 from gpulease.review.engine import StackReview, review
 from gpulease.review.report import budget_total, worst
 
@@ -27,6 +28,10 @@ class Verdict:
     retained: list[dict[str, Any]] = field(default_factory=list)
     retained_monthly_usd: float = 0.0
     error: str | None = None
+    priced: list[dict[str, Any]] = field(default_factory=list)
+    """Every priced line (``resource``, ``type``, ``item``, ``hourlyUsd``, ``retained``) with what it costs a month
+    while it exists (``monthlyUsd``: a retained line's after-destroy cost, any other's hourly price over a month;
+    None when unpriced): what ``down`` says is left when a destroy stops part-way. Empty when nothing was priced."""
 
     @property
     def blocks(self) -> bool:
@@ -71,6 +76,11 @@ def summarize(found: StackReview, stack: str) -> Verdict:
         verdict.retained = [{"resource": line.resource, "type": line.type, "item": line.item,
                              "monthlyUsd": round(line.after_destroy_monthly_usd, 2)} for line in kept]
         verdict.retained_monthly_usd = cost.after_destroy_monthly_usd
+        verdict.priced = [{"resource": line.resource, "type": line.type, "item": line.item,
+                          "hourlyUsd": line.hourly_usd, "retained": line.retained,
+                          "monthlyUsd": round(line.after_destroy_monthly_usd, 2) if line.retained else
+                          (None if line.hourly_usd is None else round(line.hourly_usd * HOURS_PER_MONTH, 2))}
+                         for line in cost.lines]
     return verdict
 
 

@@ -19,6 +19,7 @@ from components.spec.experiment import ExperimentSpec
 from components.spec.load import load_stack_spec
 from gpulease.core import inputfile
 from gpulease.core import vocabulary as v
+from gpulease.core.child_process import run_bounded
 from gpulease.core.errors import UserError
 from gpulease.core.shown import shown_path
 from gpulease.review import stacks
@@ -37,8 +38,8 @@ def pulumi_outputs(stack: str, project_dir: Path) -> dict[str, Any]:
         raise LiveError(f"stack {stack!r}: the Pulumi CLI is not installed; it reads the stack's outputs (or give "
                         "them with --outputs FILE, the output of `pulumi stack output --json`)")
     try:
-        done = subprocess.run([exe, "stack", "output", "--json", "--stack", stack, "--cwd", str(project_dir)],
-                              capture_output=True, text=True, timeout=PULUMI_TIMEOUT_SECONDS, check=False)
+        done = run_bounded([exe, "stack", "output", "--json", "--stack", stack, "--cwd", str(project_dir)],
+                           timeout=PULUMI_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:
         raise LiveError(f"stack {stack!r}: `pulumi stack output` gave no answer within {PULUMI_TIMEOUT_SECONDS} s") from None
     if done.returncode != 0:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpulease.core.child_process import run_bounded
 from gpulease.core.errors import UserError
 from gpulease.review import stacks
 from gpulease.review.engine import render_target
@@ -61,10 +62,8 @@ def cloud_and_region(stack: str, config: dict[str, Any]) -> tuple[str, str]:
 def pulumi_outputs(project_dir: Path, stack: str, pulumi: str) -> dict[str, Any]:
     """The stack's outputs as the Pulumi CLI reports them (``pulumi stack output --json``)."""
     try:
-        done = subprocess.run(
-            [pulumi, "stack", "output", "--json", "--stack", stack, "--cwd", str(project_dir)],
-            capture_output=True, text=True, timeout=PULUMI_TIMEOUT_SECONDS, check=False,
-        )
+        done = run_bounded([pulumi, "stack", "output", "--json", "--stack", stack, "--cwd", str(project_dir)],
+                           timeout=PULUMI_TIMEOUT_SECONDS)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UserError(f"stack {stack}: `pulumi stack output` did not answer: {exc}") from None
     if done.returncode != 0:

@@ -6,6 +6,7 @@ import pytest
 
 # Fixtures of the command tests that other command tests use too (the moto bucket of an instance's reports, a
 # deployed stack, a stubbed review, the recording backend).
+from tests.cli.test_check import pulumi_on_path  # noqa: F401
 from tests.cli.test_down import deployed, review  # noqa: F401
 from tests.cli.test_init import key_file, reviewed  # noqa: F401
 from tests.cli.test_up import backend, passing_review  # noqa: F401

@@ -135,7 +135,7 @@ def test_check_aws_without_credentials_is_a_failed_line_not_a_traceback(aws, pul
     monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
     assert main(["check", "aws-lora-7b"]) == 1
     out = capsys.readouterr().out
-    assert "FAIL credentials  AWS credentials:" in out and "fix: aws configure / aws sso login" in out
+    assert "FAIL credentials  no AWS credentials found" in out and "fix: aws configure / aws sso login" in out
 
 
 def test_check_alicloud_reads_sts_and_the_spot_vcpu_attributes(ali, pulumi_on_path, capsys):

@@ -40,6 +40,8 @@ BAD_INPUT = {
     "push": ["push", "no-such-stack", "{tmp}"],
     "pull": ["pull", "no-such-stack", "{tmp}/out"],
     "status": ["status", "no-such-stack", "--outputs", MISSING],
+    "ssh": ["ssh", "no-such-stack", "--outputs", MISSING],
+    "schema": ["schema", "--write", "--check"],
 }
 """One user mistake per command that has --json, caught before anything is called."""
 
@@ -70,7 +72,11 @@ def test_a_user_mistake_is_the_one_envelope_with_bad_input(command, tmp_path, mo
     if "--format" not in argv:
         cut = argv.index("--") if "--" in argv else len(argv)
         argv[cut:cut] = ["--json"]
-    assert main(argv) == 2
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # a usage mistake (schema has no other input): the parser's own one line
+        code = exc.code
+    assert code == 2
     doc = _envelope(capsys.readouterr().out)
     assert doc["report"] == f"gpulease {command}" and doc["ok"] is False and doc["data"] is None
     assert [e["code"] for e in doc["errors"]] == ["bad-input"]
@@ -116,3 +122,41 @@ def test_the_schema_refuses_what_is_not_the_envelope():
 def test_the_docs_name_the_one_code():
     text = (Path(__file__).resolve().parents[2] / "docs" / "journey.md").read_text()
     assert "`bad-input`" in text and "badInput" not in text
+
+
+def test_ssh_json_is_the_target_and_commands_in_the_envelope_never_run(tmp_path, monkeypatch, capsys):
+    from gpulease.live import connect
+
+    monkeypatch.setattr(connect, "RUNNER", lambda connection: pytest.fail("ssh --json ran the session"))
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"instanceId": "i-0abc", "publicIp": "198.51.100.7"}))
+    for argv in (["ssh", "aws-lora-7b", "--json", "--outputs", str(outputs)],
+                 ["ssh", "--json", "aws-lora-7b", "--outputs", str(outputs)],
+                 ["ssh", "aws-lora-7b", "--format", "json", "--outputs", str(outputs)]):
+        assert main(argv) == 0
+        doc = _envelope(capsys.readouterr().out)
+        data = doc["data"]
+        assert (doc["report"], doc["ok"], data["mode"], data["instanceId"]) == ("gpulease ssh", True, "ssh", "i-0abc")
+        assert data["command"][0] == "ssh" and "ubuntu@198.51.100.7" in data["command"]
+
+
+def test_an_ssh_mistake_after_the_stack_is_the_envelope_too(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["ssh", "aws-lora-7b", "--json", "--node", "x"])
+    assert exit_.value.code == 2
+    captured = capsys.readouterr()
+    doc = _envelope(captured.out)
+    assert doc["report"] == "gpulease ssh" and doc["errors"][0]["code"] == "bad-input"
+    assert captured.err.count("\n") == 1 and "--node" in captured.err
+
+
+def test_schema_json_wraps_the_schema_and_the_staleness_check(capsys):
+    assert main(["schema"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert "$schema" in plain or "properties" in plain  # without --json: the schema itself, for editors
+    assert main(["schema", "--json"]) == 0
+    doc = _envelope(capsys.readouterr().out)
+    assert doc["report"] == "gpulease schema" and doc["data"] == plain
+    assert main(["schema", "--check", "--json"]) == 0
+    doc = _envelope(capsys.readouterr().out)
+    assert doc["data"]["upToDate"] is True and doc["ok"] is True

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from gpulease.cli.config_option import ConfigOptionError, parse_config
 from gpulease.cli.main import main
-from gpulease.cli.plan import ConfigOptionError, parse_config
 from gpulease.review.config_overrides import ConfigPathError, lay_over
 
 BASE = {"aws:region": "us-east-1", "gpulease:experiment": {"name": "x", "gpu": {"gpuMemoryGb": 24, "count": 1},

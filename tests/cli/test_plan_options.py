@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpulease.cli import main
-from gpulease.cli.plan import ConfigOptionError, parse_config
+from gpulease.cli.config_option import ConfigOptionError, parse_config
 
 PROGRAM = (
     "import pulumi, pulumi_aws as aws\n"

@@ -46,7 +46,9 @@ def test_an_abbreviated_or_unknown_flag_is_refused_with_a_near_miss_only(argv, l
     (["push", "aws-lora-7b", "--json"], "push", "gpulease push: the following arguments are required: path"),
     (["plan", "--json", "--bogus", "x"], "plan", "gpulease plan: "),
     (["plan", "aws-lora-7b", "--format", "json", "--bogus", "x"], "plan", "gpulease plan: unrecognized arguments"),
-    (["schema", "--json"], "schema", "gpulease schema: unrecognized arguments: --json; see gpulease schema --help"),
+    (["schema", "--json", "--write", "--check"], "schema",
+     "gpulease schema: argument --check: not allowed with argument --write; see gpulease schema --help"),
+    (["ssh", "aws-lora-7b", "--json", "--bogus"], "ssh", "gpulease ssh: unrecognized arguments: --bogus"),
     (["pln", "--json"], "usage", "'pln' is not a command; did you mean 'plan'?"),
 ])
 def test_with_json_a_usage_mistake_is_the_envelope_and_one_line(argv, report, message, capsys):

@@ -58,6 +58,8 @@ class RecordingBackend:
     fail: dict[str, BaseException] = field(default_factory=dict)
     hooks: dict[str, Callable[[], None]] = field(default_factory=dict)
     destroy_failures: int = 0
+    destroy_deletes_first: list[tuple[str, str]] = field(default_factory=list)
+    """The (type token, name) resources a failing destroy deletes before it fails (a destroy that fails part-way)."""
     version: str = "3.200.0"
     calls: list[tuple[str, str]] = field(default_factory=list)
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -126,6 +128,10 @@ class RecordingBackend:
             raise StackMissingError(stack)
         if self.destroy_failures > 0:
             self.destroy_failures -= 1
+            for token, name in self.destroy_deletes_first:
+                urn = f"urn:pulumi:{stack}::gpulease::{token}::{name}"
+                on_resource(ResourceEvent("delete", token, urn, done=False))
+                on_resource(ResourceEvent("delete", token, urn, done=True))
             raise RuntimeError("DependencyViolation: resource sg-1 has a dependent object")
         on_output("Destroying (ci stack):")
         return OperationResult({"delete": 4})
