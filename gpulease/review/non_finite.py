@@ -17,9 +17,28 @@ MAX_FOUND = 3
 """At most this many inputs are named per resource (the first ones, in input order)."""
 
 
+def _any_non_finite(struct: Any) -> bool:
+    """Whether a ``Struct`` holds a NaN or infinite number anywhere (no paths: the common case finds none)."""
+    pending = [[struct.fields[key] for key in struct.fields]]  # by key: a map's values() iterates in Python
+    while pending:
+        for value in pending.pop():
+            which = value.WhichOneof("kind")
+            if which == "number_value":
+                if not math.isfinite(value.number_value):
+                    return True
+            elif which == "struct_value":
+                fields = value.struct_value.fields
+                pending.append([fields[key] for key in fields])
+            elif which == "list_value":
+                pending.append(value.list_value.values)
+    return False
+
+
 def non_finite_paths(struct: Any) -> list[str]:
     """Dotted paths (list indices as numbers) of the NaN or infinite numbers in a ``google.protobuf.Struct``."""
     found: list[str] = []
+    if not _any_non_finite(struct):
+        return found
     stack: list[tuple[str, Any]] = [(key, struct.fields[key]) for key in reversed(list(struct.fields))]
     while stack and len(found) < MAX_FOUND:
         path, value = stack.pop()

@@ -30,6 +30,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from gpulease.core import clock
 from gpulease.review import remote_components
+from gpulease.review.captured_values import InputRecorder, copy_path, plain
 from gpulease.review.engine_config import engine_config
 from gpulease.review.invoke_sites import failure_site, recording_sites
 from gpulease.review.mock_hooks import HookRecorder, bound_hooks, recording_hooks
@@ -124,7 +125,9 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
 
     def __init__(self, mocks: pulumi.runtime.Mocks, prior: Rendering | None = None,
                  sink: Callable[[CapturedResource], None] | None = None):
-        super().__init__(mocks)
+        # The mocks behind a recorder: the inputs the SDK's monitor deserialized for them are the ones captured.
+        self.recorder = InputRecorder(mocks)
+        super().__init__(self.recorder)
         self.captured: list[CapturedResource] = []
         self.prior = {r.urn: r for r in prior.resources} if prior else {}
         # Called with each resource as it is registered: an isolated render streams them to the reviewer, so that
@@ -149,13 +152,14 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
 
     def _apply_ignore_changes(self, request) -> None:
         """What the engine does on an update: an ignored property keeps its value from the previous state."""
-        urn = self.make_urn(request.parent, request.type, request.name)
-        old = self.prior.get(urn)
-        if old is None or not request.ignoreChanges:
+        if not self.prior or not request.ignoreChanges:
+            return
+        old = self.prior.get(self.make_urn(request.parent, request.type, request.name))
+        if old is None:
             return
         inputs = rpc.deserialize_properties(request.object)
         for path in request.ignoreChanges:
-            _copy_path(old.inputs, inputs, path.split("."))
+            copy_path(old.inputs, inputs, path.split("."))
         request.object.CopyFrom(_sync_await(rpc.serialize_properties(inputs, {})))
 
     def RegisterResource(self, request):  # noqa: N802 - gRPC method name
@@ -169,11 +173,12 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
                                                remote_components.registration_site(request)))
                 return resource_pb2.RegisterResourceResponse(urn=self.make_urn(request.parent, request.type,
                                                                                request.name))
+        self.recorder.forget()
         response = super().RegisterResource(request)
         if request.type == "pulumi:pulumi:Stack":
             return response
         outputs = self.resources[response.urn].state if response.urn in self.resources else {}
-        self._capture(request, response, outputs)
+        self._capture(request, response, outputs, self.recorder.take())
         return response
 
     def _register_remote(self, request):
@@ -189,12 +194,14 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         shown = struct_pb2.Struct()
         shown.CopyFrom(struct)
         downgrade(shown)
-        captured.outputs, captured.output_struct = _plain(rpc.deserialize_properties(shown)), shown
+        captured.outputs, captured.output_struct = plain(rpc.deserialize_properties(shown)), shown
         # The engine knows the component: a reference to it (an input of another component) reads it back.
         self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, "", dict(outputs))
         return resource_pb2.RegisterResourceResponse(urn=urn, object=struct)
 
-    def _capture(self, request, response, outputs: Mapping[str, Any]) -> CapturedResource:
+    def _capture(self, request, response, outputs: Mapping[str, Any],
+                 inputs: dict[str, Any] | None = None) -> CapturedResource:
+        """Record one registration; ``inputs`` is the plain form of its deserialized inputs when already made."""
         if response.urn in self._urns:
             site = remote_components.registration_site(request)
             self.duplicates.append(f"duplicate resource URN {response.urn!r}{f' at {site}' if site else ''}: the "
@@ -206,8 +213,8 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
                 type=request.type,
                 name=request.name,
                 custom=bool(request.custom),
-                inputs=_plain(rpc.deserialize_properties(request.object)),
-                outputs=_plain(outputs),
+                inputs=plain(rpc.deserialize_properties(request.object)) if inputs is None else inputs,
+                outputs=plain(outputs),
                 id=response.id or None,
                 parent=request.parent or None,
                 provider=request.provider or None,
@@ -235,27 +242,6 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
     def Invoke(self, request):  # noqa: N802 - gRPC method name
         downgrade(request.args)
         return super().Invoke(request)
-
-
-def _copy_path(source: Mapping[str, Any], target: dict[str, Any], path: list[str]) -> None:
-    head, rest = path[0], path[1:]
-    if head not in source:
-        target.pop(head, None)
-    elif not rest:
-        target[head] = source[head]
-    elif isinstance(source[head], Mapping) and isinstance(target.get(head), dict):
-        _copy_path(source[head], target[head], rest)
-
-
-def _plain(value: Any) -> Any:
-    """Deserialized properties as plain JSON-like data (unknowns become None)."""
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if value is rpc.UNKNOWN or type(value).__name__ == "Unknown":
-        return None
-    return value
 
 
 def load_stack_file(path: Path) -> dict[str, Any]:
@@ -337,7 +323,7 @@ def render(
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}
         # Each export on its own: one not known during preview must not hide the others.
-        rendering.outputs = {key: _plain(_sync_await(plain_value(value))) for key, value in exports.items()}
+        rendering.outputs = {key: plain(_sync_await(plain_value(value))) for key, value in exports.items()}
     except pulumi.RunError as exc:
         rendering.error = _at_site(str(exc), exc, directory)
     except SystemExit as exc:

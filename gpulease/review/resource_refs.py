@@ -41,10 +41,15 @@ def _downgraded(value: struct_pb2.Value) -> bool:
 
 def _downgrade_struct(struct: struct_pb2.Struct) -> bool:
     found = False
-    for item in struct.fields.values():
-        if item.WhichOneof("kind") in ("struct_value", "list_value"):
+    fields = struct.fields
+    for key in fields:  # by key: a map's values() iterates in Python
+        item = fields[key]
+        if item.WhichOneof("kind") in _NESTED:
             found = _downgraded(item) or found
     return found
+
+
+_NESTED = frozenset(("struct_value", "list_value"))
 
 
 def downgrade(struct: struct_pb2.Struct) -> bool:

@@ -19,8 +19,9 @@ Both give the SDK's own results (pinned by ``tests/review/test_sdk_speed.py``), 
 
 - **The cyclic garbage collector**: a render allocates a few hundred thousand futures, outputs and callbacks
   that live until the render ends; every full collection walks all of them again (about 40% of a 100-run
-  sweep's render). It is paused while the program renders and collects once afterwards: memory grows by the
-  cycles a render leaves, which it frees at its end anyway (about the same peak for a 100-run sweep).
+  sweep's render). It is paused while the program renders (``collector_paused``); the first collection after
+  it frees the cycles the render left: memory grows by those cycles meanwhile, which the render frees at its
+  end anyway (about the same peak for a 100-run sweep).
 
 They are installed only while a program renders under mocks (``fast_registration``); under a real engine nothing
 changes.
@@ -142,6 +143,23 @@ class InlineExecutor(concurrent.futures.ThreadPoolExecutor):
 
 
 @contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a bounded piece of work runs, then back as it was.
+
+    For work that allocates a bounded amount and frees it by reference counting (a render, one analysis of a
+    rendering): a collection in the middle of it would only walk what is still in use, above all the
+    rendering's captured resources. Reference counting frees as before; only cycles wait for the next
+    collection. ``gpulease plan``'s render child runs with the collector off altogether (``isolation``)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+@contextmanager
 def fast_registration() -> Iterator[None]:
     """Install the equivalents while a program renders under mocks (on this thread's event loop)."""
     saved = (sdk_resource._get_stack_trace, sdk_rpc.declare_dependency)
@@ -151,13 +169,10 @@ def fast_registration() -> Iterator[None]:
     sdk_resource._get_stack_trace = stack_trace
     sdk_rpc.declare_dependency = declare_dependency
     loop.set_default_executor(inline)
-    collecting = gc.isenabled()
-    gc.disable()
     try:
-        yield
+        with collector_paused():
+            yield
     finally:
-        if collecting:
-            gc.enable()
         sdk_resource._get_stack_trace, sdk_rpc.declare_dependency = saved
         loop._default_executor = saved_executor  # type: ignore[attr-defined]
         inline.shutdown()

@@ -124,6 +124,11 @@ budget_tags = c.judges(ResourceValidationPolicy(
 
 def _known_or_none(value: Any) -> Any:
     """Plain data (``common.plain``'s) with every ``UNKNOWN`` as None."""
+    kind = type(value)  # the exact types plain data is made of first: an ABC check per value costs more
+    if kind is dict:
+        return {k: _known_or_none(x) for k, x in value.items()}
+    if kind is str or kind is float or kind is bool or kind is int:
+        return value
     if isinstance(value, Mapping):
         return {k: _known_or_none(x) for k, x in value.items()}
     if isinstance(value, list):

@@ -99,19 +99,23 @@ imdsv2_required = c.judges(ResourceValidationPolicy(
 ), (*METADATA_TYPES, CLOUDFORMATION_STACK))
 
 
-# kind -> (literals one of which any match contains, lower-cased; the pattern). The literals let a scan skip a
-# pattern with one substring search instead of running the expression over the whole user-data.
+# kind -> (literals one of which any match of an ASCII text contains, lower-cased; the pattern). The literals let
+# a scan skip a pattern with one substring search instead of running the expression over the whole user-data
+# (the secret-key names are what two expressions run for otherwise: "secret" is in most cloud-init). A text that
+# is not ASCII is scanned with every pattern: a case-insensitive expression matches letters that lower() keeps
+# apart ("ſ" for "s", the Kelvin sign for "k").
 SECRET_PATTERNS: dict[str, tuple[tuple[str, ...], str]] = {
     "an AWS access key id": (("akia", "asia"), r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
     "an AWS secret access key": (
-        ("secret",), r"(?i:aws_?secret_?access_?key)\s*[=:]\s*['\"]?[A-Za-z0-9/+=]{40}"),
+        ("secretaccess", "secret_access"), r"(?i:aws_?secret_?access_?key)\s*[=:]\s*['\"]?[A-Za-z0-9/+=]{40}"),
     "an Alibaba Cloud AccessKey id": (("ltai",), r"\bLTAI[0-9A-Za-z]{12,21}\b"),
     "an Alibaba Cloud AccessKey secret": (
-        ("secret",),
+        ("keysecret", "key_secret", "alicloud_secret_key"),
         r"(?i:access_?key_?secret|ALIBABA_CLOUD_ACCESS_KEY_SECRET|ALICLOUD_SECRET_KEY)\s*[=:]\s*['\"]?[A-Za-z0-9]{30}"),
     "a private key block": (
         ("private key",), r"-----BEGIN (?:(?:RSA|DSA|EC|OPENSSH|ENCRYPTED|PGP) )?PRIVATE KEY(?: BLOCK)?-----"),
-    "a GitHub token": (("gh", "github_pat_"), r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b"),
+    "a GitHub token": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+                       r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b"),
     "a Hugging Face token": (("hf_",), r"\bhf_[A-Za-z0-9]{30,}\b"),
     "a Slack token": (("xox",), r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b"),
     "an OpenAI-style API key": (("sk-",), r"\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}\b"),
@@ -142,9 +146,10 @@ def decoded_texts(raw: str, encoded: bool) -> list[str]:
 
 def find_secrets(text: str, extra: list[str] | None = None) -> list[str]:
     """``"<kind> on line N"`` for each secret found; the secret itself is never repeated."""
+    ascii_text = text.isascii()
     lowered = text.lower()
     candidates = [(kind, pattern) for kind, (literals, pattern) in SECRET_PATTERNS.items()
-                  if any(literal in lowered for literal in literals)]
+                  if not ascii_text or any(literal in lowered for literal in literals)]
     candidates += [(f"extraPatterns[{i}]", pattern) for i, pattern in enumerate(extra or [])]
     found = []
     for kind, pattern in candidates:

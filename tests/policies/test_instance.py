@@ -7,6 +7,7 @@ import gzip
 
 import pytest
 
+from policies.guardrails.instance import SECRET_PATTERNS, find_secrets
 from tests.support.policy import (
     ALI_INSTANCE,
     AWS_INSTANCE,
@@ -113,3 +114,49 @@ def test_clean_and_unknown_user_data_pass_and_extra_patterns_apply():
     (hit,) = found(analyze(res(AWS_INSTANCE, "gpu", aws_gpu(userData=clean)), config=config),
                    "no-secrets-in-user-data")
     assert hit[3].startswith("Instance 'gpu': userData holds extraPatterns[0] on line 3")
+
+
+KEY40 = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+ALI30 = "Q3mT8vX2kL9pR4sW7yB1nD6fH0jZ5c"
+
+
+SPELLINGS = [
+    # Every spelling each expression accepts, so the literals that let a scan skip it stay necessary.
+    (f"AWS_SECRET_ACCESS_KEY={KEY40}", "an AWS secret access key"),
+    (f"AwsSecretAccessKey: {KEY40}", "an AWS secret access key"),
+    (f"aws_secretaccess_key='{KEY40}'", "an AWS secret access key"),
+    (f"ALIBABA_CLOUD_ACCESS_KEY_SECRET={ALI30}", "an Alibaba Cloud AccessKey secret"),
+    (f"AccessKeySecret: {ALI30}", "an Alibaba Cloud AccessKey secret"),
+    (f"access_keysecret={ALI30}", "an Alibaba Cloud AccessKey secret"),
+    (f"ALICLOUD_SECRET_KEY={ALI30}", "an Alibaba Cloud AccessKey secret"),
+    ("token ASIAIOSFODNN7EXAMPLE", "an AWS access key id"),
+    ("LTAI5tQ9rXbK2mJd8vWn3pLs", "an Alibaba Cloud AccessKey id"),
+    ("-----BEGIN RSA PRIVATE KEY-----", "a private key block"),
+    ("gho_abcdefghijklmnopqrstuvwxyz0123456789", "a GitHub token"),
+    ("ghs_abcdefghijklmnopqrstuvwxyz0123456789", "a GitHub token"),
+    ("ghr_abcdefghijklmnopqrstuvwxyz0123456789", "a GitHub token"),
+    ("ghu_abcdefghijklmnopqrstuvwxyz0123456789", "a GitHub token"),
+    ("github_pat_" + "a1" * 31, "a GitHub token"),
+    ("hf_" + "aB3" * 10, "a Hugging Face token"),
+    ("xoxb-0123456789-abcdef", "a Slack token"),
+    ("sk-proj-" + "a" * 32, "an OpenAI-style API key"),
+    ("wandb_api_key = " + "0a" * 20, "a Weights & Biases API key"),
+    ("pul-" + "0a" * 20, "a Pulumi access token"),
+    ("AIza" + "B" * 35, "a Google API key"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), SPELLINGS)
+def test_each_spelling_of_each_secret_is_found(text, kind):
+    assert find_secrets(f"#!/bin/bash\n{text}\n") == [f"{kind} on line 2"]
+
+
+def test_every_secret_kind_has_a_spelling_above():
+    assert set(SECRET_PATTERNS) == {kind for _, kind in SPELLINGS}
+
+
+@pytest.mark.parametrize("name", ["AWS_\u017fECRET_ACCESS_KEY", "AWS_SECRET_ACCESS_\u212aEY"])
+def test_a_key_name_with_letters_lower_keeps_apart_is_still_scanned(name):
+    # The case-insensitive expression takes "ſ" for "s" and the Kelvin sign for "k"; str.lower() does not, so a
+    # text that is not ASCII is scanned with every expression instead of skipping by the literals.
+    assert find_secrets(f"#!/bin/bash\n{name}={KEY40}\n") == ["an AWS secret access key on line 2"]

@@ -142,3 +142,35 @@ def test_a_render_registers_the_same_resources_with_and_without_the_equivalents(
                       for r in rendering.resources)
 
     assert shape(fast) == shape(slow)
+
+
+def test_the_captured_inputs_are_the_registration_request_deserialized() -> None:
+    # The capture keeps the plain form of the inputs the SDK's monitor deserialized for the mocks
+    # (``captured_values.InputRecorder``): the same values as deserializing each request's properties again.
+    from pulumi.runtime import rpc
+
+    from gpulease.review import render as render_module
+    from gpulease.review.captured_values import plain
+
+    rendering = render_module.render_stack_file(render_module.PROJECT_ROOT / "stacks" / "Pulumi.aws-lora-7b.yaml")
+    assert rendering.error is None and len(rendering.resources) > 20
+    for r in rendering.resources:
+        assert r.inputs == plain(rpc.deserialize_properties(r.input_struct)), r.urn
+    assert any(r.inputs.get("tags") for r in rendering.resources)
+
+
+def test_the_collector_is_paused_while_the_pack_judges_and_restored_after() -> None:
+    from pulumi_policy import ResourceValidationPolicy
+
+    from gpulease.review.policy_runner import PolicyRunner
+
+    states = []
+
+    def validate(args, report) -> None:
+        states.append(gc.isenabled())
+
+    runner = PolicyRunner([ResourceValidationPolicy("records-collector", "records", validate)])
+    rendering = render({}, program=lambda: pulumi.CustomResource("aws:ec2/securityGroup:SecurityGroup", "sg", {}))
+    assert gc.isenabled()
+    runner.analyze(rendering)
+    assert states == [False] and gc.isenabled()
