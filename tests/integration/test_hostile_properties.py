@@ -8,13 +8,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from components.spec.clouds import SPEC_RULES
 from components.spec.load import SpecError, load_stack_spec
-from gpulease.core import inputfile
+from gpulease.core import inputfile, yaml_scalars
 from tests.support.specs import experiment
 
 FAST = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -56,10 +57,38 @@ plain = st.recursive(
 )
 
 
+class _Yaml12Dumper(yaml.SafeDumper):
+    """PyYAML's emitter follows YAML 1.1 and leaves ``0E0`` or ``1e3`` (text in 1.1, numbers in YAML 1.2, as the
+    Pulumi CLI reads a stack file) unquoted: a writer of stack files quotes every text that YAML 1.2 would read
+    as something else (the kit's own writers emit JSON scalars, always quoted)."""
+
+
+def _text(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    style = None if data and yaml_scalars.resolve(data)[0] == yaml_scalars.STR else '"'
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Yaml12Dumper.add_representer(str, _text)
+
+
+def test_yaml_1_2_numbers_that_pyyaml_leaves_plain_read_as_numbers() -> None:
+    """Why the writer above quotes: the reader follows YAML 1.2, not PyYAML's 1.1."""
+    assert yaml.safe_dump({"0E0": "1e3"}) == "0E0: 1e3\n"  # plain: text to PyYAML
+    path = _write(b"config: {b: 1e3, a: 0o17}\n")
+    key = _write(b"config: {0E0: x}\n")
+    try:
+        assert inputfile.load_yaml(path, what="stack file") == {"config": {"b": 1000, "a": 15}}
+        with pytest.raises(inputfile.InputFileError, match="key '0E0' is not text"):
+            inputfile.load_yaml(key, what="stack file")
+    finally:
+        path.unlink()
+        key.unlink()
+
+
 @FAST
 @given(plain)
 def test_plain_yaml_reads_back_exactly(value: Any) -> None:
-    path = _write(yaml.safe_dump({"config": value}, allow_unicode=True).encode())
+    path = _write(yaml.dump({"config": value}, Dumper=_Yaml12Dumper, allow_unicode=True).encode())
     try:
         assert inputfile.load_yaml(path, what="stack file") == {"config": value}
     finally:
