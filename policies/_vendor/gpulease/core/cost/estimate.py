@@ -166,11 +166,14 @@ def _price(pricer: Pricer, r: PricedResource, unit: ComputeUnit | None, data_gb:
 
 def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog, reclaim_stops: set[str]) -> StackCost:
     lines = pricer.lines
+    unpriced = {key: list(found) for key, found in pricer.unknown_of.items()}  # prices only, before the runtime
     runtimes = [hours for r in items if (hours := r.runtime_hours) is not None]
     stack_runtime = max(runtimes) if runtimes else None
+    no_runtime: list[str] = []
     if any(line.runtime_hours is None for line in lines):
         if stack_runtime is None:
-            pricer.unknown_price(f"max runtime: no resource carries {v.TAG_MAX_RUNTIME_HOURS}, so no worst case")
+            no_runtime.append(f"max runtime: no resource carries {v.TAG_MAX_RUNTIME_HOURS}, so no worst case")
+            pricer.unknown_price(no_runtime[0])
         else:
             pricer.note(f"resources without {v.TAG_MAX_RUNTIME_HOURS} are counted for the longest runtime ({stack_runtime:g} h)")
             lines = [
@@ -195,6 +198,7 @@ def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog, re
     for name in order:
         mine = [line for line in lines if line.experiment == name]
         rts = [line.runtime_hours for line in mine if line.runtime_hours is not None]
+        hourly_missing = _unpriced([*unpriced.get(None, []), *unpriced.get(name, [])], mine)
         experiments.append(
             ExperimentCost(
                 name=name,
@@ -209,10 +213,14 @@ def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog, re
                 stopped_hourly_usd=stopped.get(name),
                 worst_case_known=not (missing := [*stack_wide, *pricer.unknown_of.get(name, [])]) and name not in unknown,
                 worst_case_reason=_reason(missing) if missing or name in unknown else None,
+                hourly_reason=_joined(hourly_missing),
+                expected_reason=_joined([*hourly_missing, *no_runtime]),
+                after_destroy_reason=_joined(_unpriced_retained(mine)),
             )
         )
     if any(line.estimate for line in lines):
         pricer.note("spot prices and bucket sizes are estimates; the worst case charges the spot cap (on-demand by default)")
+    hourly_missing = _unpriced([x for found in unpriced.values() for x in found], lines)
     return StackCost(
         cloud=_main_cloud(items),
         region=pricer.region,
@@ -231,7 +239,30 @@ def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog, re
         worst_case_reason=_reason(pricer.unknown) if unknown or pricer.unknown else None,
         stopped_hourly_usd=(None if not stopped or None in stopped.values()
                             else sum(x for x in stopped.values() if x is not None)),
+        hourly_reason=_joined(hourly_missing),
+        expected_reason=_joined([*hourly_missing, *no_runtime]),
+        after_destroy_reason=_joined(_unpriced_retained(lines)),
     )
+
+
+def _unpriced(missing: list[str], lines: list[CostLine]) -> list[str]:
+    """What keeps the hourly figures from being known: the unknown prices, and any line without a price that
+    they do not name (never summed as $0)."""
+    found = list(dict.fromkeys(missing))
+    if not found:
+        found = [f"{line.resource}: {line.item} is not priced" for line in lines
+                 if line.hourly_usd is None or line.max_hourly_usd is None]
+    return found
+
+
+def _unpriced_retained(lines: list[CostLine]) -> list[str]:
+    """The retained items without a price: what keeps billing after destroy is then not known."""
+    return [f"{line.resource}: {line.item} is retained and not priced" for line in lines
+            if line.retained and line.hourly_usd is None]
+
+
+def _joined(found: list[str]) -> str | None:
+    return "; ".join(dict.fromkeys(found)) or None
 
 
 SIZE_KEYS = ("instanceClass", "instanceType", "nodeType", "dbInstanceClass")

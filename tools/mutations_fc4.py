@@ -1,0 +1,44 @@
+"""``make mutate`` rows for figures that hide an unpriced item (every sum of the stack and of each experiment that
+includes one is unknown: JSON null with its reason, "unknown" in text, never the lower bound), and for each resource
+priced in its own provider's region."""
+
+from __future__ import annotations
+
+from tools.mutation_row import Mutation
+
+AREA = "fc4"
+COST_TEXT = ("tests/review/test_cost_text.py",)
+ESTIMATE = "gpulease/core/cost/estimate.py"
+LINES = "gpulease/core/cost/lines.py"
+
+REGIONS = ("tests/core/test_cost.py::test_each_resource_is_priced_in_its_own_clouds_region_never_the_other_clouds",)
+PACK_REGION = ("tests/policies/test_fail_closed.py::test_the_budget_region_is_the_default_providers_under_the_engines_name_too",)
+
+MUTATIONS: list[Mutation] = [
+    Mutation(AREA, ESTIMATE, "    if r.options.get(\"explicitProvider\"):\n        return None",
+             "    if False:\n        return None", REGIONS,
+             "an explicit provider without a region is priced in none, never the stack's region"),
+    Mutation(AREA, ESTIMATE, "    return regions.get(r.cloud) if r.cloud else default",
+             "    return regions.get(r.cloud or \"\") or default", REGIONS,
+             "a resource is never priced in the other cloud's region"),
+    Mutation(AREA, "policies/guardrails/budget.py",
+             "        if region is None or cloud not in (\"aws\", \"alicloud\") or _explicit(r):",
+             "        if region is None or cloud not in (\"aws\", \"alicloud\"):", PACK_REGION,
+             "the pack takes a cloud's region from its default provider only"),
+    Mutation(AREA, ESTIMATE, "        hourly_reason=_joined(hourly_missing),\n        expected_reason",
+             "        hourly_reason=None,\n        expected_reason", COST_TEXT,
+             "the stack's hourly figure with an unpriced item is unknown"),
+    Mutation(AREA, ESTIMATE, "                hourly_reason=_joined(hourly_missing),",
+             "                hourly_reason=None,", COST_TEXT,
+             "an experiment's hourly figure with an unpriced item is unknown"),
+    Mutation(AREA, ESTIMATE, "                expected_reason=_joined([*hourly_missing, *no_runtime]),",
+             "                expected_reason=None,", COST_TEXT,
+             "an experiment's expected figure with an unpriced item is unknown"),
+    Mutation(AREA, ESTIMATE, "        expected_reason=_joined([*hourly_missing, *no_runtime]),\n        after",
+             "        expected_reason=None,\n        after", COST_TEXT,
+             "the stack's expected figure with an unpriced item is unknown"),
+    Mutation(AREA, ESTIMATE, "            if line.retained and line.hourly_usd is None]",
+             "            if False]", COST_TEXT, "a retained unpriced item makes the after-destroy figure unknown"),
+    Mutation(AREA, LINES, "            figures.update(dict.fromkeys(keys))", "            pass", COST_TEXT,
+             "an unknown figure is null in JSON"),
+]
