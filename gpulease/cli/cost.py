@@ -21,9 +21,9 @@ from gpulease.core.catalog.models import date_label
 from gpulease.core.cost import SHARED, StackCost
 from gpulease.core.cost.cluster import cluster_costs
 from gpulease.review import stacks
+from gpulease.review.cost_text import bounded
 from gpulease.review.engine import estimate, render_target
 from gpulease.review.phases import phase_line, phase_prices
-from gpulease.review.cost_text import bounded
 from gpulease.review.report import budget_total, common_name_prefix
 
 

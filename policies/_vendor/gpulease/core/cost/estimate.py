@@ -17,16 +17,18 @@ and what the policy pack sees) and prices them from the catalog:
   (``gpulease.core.resources.FREE_TYPES``) is listed as unpriced, never counted as $0; when an instance line has
   no price the worst case is unknown (``worst_case_known``), never a smaller number presented as the bound.
 
-The region of each resource is its own ``region`` input, else its explicit provider's (the ``region`` option),
-else ``region`` (the stack's configured ``aws:region`` / ``alicloud:region``, ``region.configured_region``), else
-the one the inputs name.
+The region of each resource is its own ``region`` input, else its explicit provider's (the ``region`` option;
+an explicit provider without one: no region), else its own cloud's in ``region`` (the stack's configured
+``aws:region`` / ``alicloud:region``, ``region.configured_regions``), else the one its cloud's inputs name; an
+AWS resource is never priced in Alibaba's region, nor the reverse.
 
 Every line carries the date of the price behind its figure (``price_as_of``; ``cap_as_of`` for the worst case when
 it differs), so a report can name how old each number is (``gpulease.core.catalog.freshness``).
 
 Each resource is a ``(type, inputs)`` pair, or ``(type, inputs, options)`` where options may hold ``name``,
-``retainOnDelete``, ``estimatedGb``, ``region`` (its explicit provider's), ``urn`` and ``dependencies`` (per input,
-the URNs it depends on: how a group finds the launch template it names).
+``retainOnDelete``, ``estimatedGb``, ``region`` (its explicit provider's), ``explicitProvider`` (true when it names
+an explicit provider: without a ``region`` it is priced in none, never the stack's), ``urn`` and ``dependencies``
+(per input, the URNs it depends on: how a group finds the launch template it names).
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ def estimate_resources(
             data_gb += rt.number(r.inputs.get("size")) or 0.0
     basis = "as much as the data disks" if data_gb else "no data disk to go by"
     for index, r in enumerate(items):
-        pricer.region = r.region or regions.get(r.cloud or "") or default
+        pricer.region = _region_of(r, regions, default)
         pricer.experiment = r.experiment
         _price(pricer, r, units.get(index), data_gb, basis)
         for hosted in r.hosted:  # what a CloudFormation stack's template runs, priced as the stack's lines
@@ -104,6 +106,18 @@ def estimate_resources(
     reclaim_stops = {r.experiment for index, r in enumerate(items) if stopped_by_reclaim(
         r.type, r.inputs, [t.props for t in units[index].templates] if index in units else ())}
     return _summarise(pricer, items, catalog, reclaim_stops)
+
+
+def _region_of(r: PricedResource, regions: Mapping[str, str], default: str | None) -> str | None:
+    """Where ``r`` is priced: its own region (its input, its explicit provider's), else its cloud's (each cloud's
+    default provider reads its own config key), never another cloud's; None for a resource on an explicit provider
+    that names no region: that provider reads no stack config (its region comes from the environment at
+    ``pulumi up``, unseen here), so it is priced nowhere rather than in the stack's region."""
+    if r.region:
+        return r.region
+    if r.options.get("explicitProvider"):
+        return None
+    return regions.get(r.cloud) if r.cloud else default
 
 
 def is_compute(type_: str) -> bool:
