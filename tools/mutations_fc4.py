@@ -14,7 +14,28 @@ LINES = "gpulease/core/cost/lines.py"
 REGIONS = ("tests/core/test_cost.py::test_each_resource_is_priced_in_its_own_clouds_region_never_the_other_clouds",)
 PACK_REGION = ("tests/policies/test_fail_closed.py::test_the_budget_region_is_the_default_providers_under_the_engines_name_too",)
 
+COUNTS = ("tests/policies/test_counts.py",)
+ML = "gpulease/core/compute/aws_ml_forms.py"
+
 MUTATIONS: list[Mutation] = [
+    Mutation(AREA, ML, "    if isinstance(cap, Uncountable):\n        return cap", "    if False:\n        return cap",
+             COUNTS, "a Batch vCPU cap that is no count leaves the size unknown"),
+    Mutation(AREA, ML, "                    return size  # never a negative term", "                    pass  # never a negative term",
+             COUNTS, "a SageMaker variant count that is no count leaves the size unknown"),
+    Mutation(AREA, "gpulease/core/compute/units.py",
+             "    if isinstance(desired, Uncountable) and not isinstance(capacity, Uncountable):",
+             "    if False:", COUNTS, "a desired size that is no count leaves the size unknown"),
+    Mutation(AREA, "gpulease/core/compute/kubernetes_forms.py",
+             "        if given is not None and given is not UNKNOWN and quantity(given) is None:",
+             "        if False:", COUNTS, "a Karpenter limit that is no quantity leaves the size unknown"),
+    Mutation(AREA, "gpulease/core/compute/kubernetes_forms.py",
+             "        return float(value) if math.isfinite(value) and value >= 0 else None",
+             "        return float(value) if math.isfinite(value) else None", COUNTS,
+             "a negative Karpenter limit is no quantity"),
+    Mutation(AREA, "gpulease/core/compute/alicloud_container_forms.py",
+             "    instances = count(config, \"metadata.instance\", shown=\"serviceConfig.metadata.instance\")",
+             "    instances = number(read(config, \"metadata.instance\"))", COUNTS,
+             "a PAI instance count goes through the count rule"),
     Mutation(AREA, ESTIMATE, "    if r.options.get(\"explicitProvider\"):\n        return None",
              "    if False:\n        return None", REGIONS,
              "an explicit provider without a region is priced in none, never the stack's region"),
