@@ -17,7 +17,20 @@ PACK_REGION = ("tests/policies/test_fail_closed.py::test_the_budget_region_is_th
 COUNTS = ("tests/policies/test_counts.py",)
 ML = "gpulease/core/compute/aws_ml_forms.py"
 
+CFN_CORPUS = ("tests/review/test_corpus.py::test_program_is_reviewed_as_expected[cloudformation-intrinsics]",)
+
 MUTATIONS: list[Mutation] = [
+    Mutation(AREA, "policies/guardrails/instance.py", "    if opaque:\n        found.append(not_judged(",
+             "    if False:\n        found.append(not_judged(", CFN_CORPUS,
+             "a template's metadata setting the pack cannot resolve is reported"),
+    Mutation(AREA, "policies/guardrails/instance.py", "for props in (inner.props, *chosen) for problem",
+             "for props in (inner.props,) for problem", CFN_CORPUS,
+             "every value a template lists for a metadata setting is judged"),
+    Mutation(AREA, "policies/guardrails/storage.py", "        if opaque:\n            report(not_judged(",
+             "        if False:\n            report(not_judged(", CFN_CORPUS,
+             "a template's volume encryption the pack cannot resolve is reported"),
+    Mutation(AREA, "policies/guardrails/storage.py", "for props in (e.props, *chosen)", "for props in (e.props,)",
+             CFN_CORPUS, "every value a template lists for a volume's encryption is judged"),
     Mutation(AREA, ML, "    if isinstance(cap, Uncountable):\n        return cap", "    if False:\n        return cap",
              COUNTS, "a Batch vCPU cap that is no count leaves the size unknown"),
     Mutation(AREA, ML, "                    return size  # never a negative term", "                    pass  # never a negative term",
