@@ -66,7 +66,7 @@ ENDPOINT = "aws:sagemaker/endpoint:Endpoint"
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 PAI = "alicloud:pai/service:Service"
 ACK_POOL = "alicloud:cs/nodePool:NodePool"
-NOT_COUNTS = [-2, 1.5, True, "1e1", "１２", 10**5000]
+NOT_COUNTS = [-2, -2.5, 1.5, True, "1e1", "１２", 10**5000]
 
 
 def _batch(type_: str, key: str, value) -> list:
@@ -113,7 +113,7 @@ READERS = {
 }
 
 
-@pytest.mark.parametrize("value", NOT_COUNTS, ids=["-2", "1.5", "bool", "text", "fullwidth", "10**5000"])
+@pytest.mark.parametrize("value", NOT_COUNTS, ids=["-2", "-2.5", "1.5", "bool", "text", "fullwidth", "10**5000"])
 @pytest.mark.parametrize("reader", sorted(READERS))
 def test_every_capacity_reader_takes_only_counts(reader, value):
     # Text that float() reads ("1e1") is no count either (ASCII digits are: the provider coerces them, see above).
