@@ -58,9 +58,9 @@ MUTATIONS: list[Mutation] = [
     # --- cost that cannot be priced ---------------------------------------------------------------------------
     Mutation("pack", "gpulease/core/cost/estimate.py", "worst_case_known=not unknown and not pricer.unknown,",
              "worst_case_known=not unknown,", COST, "a resource type the estimate does not price makes it unknown"),
-    Mutation("pack", "gpulease/core/cost/lines.py", 'out["worst_case_usd"] = None', "pass", COST,
+    Mutation("pack", "gpulease/core/cost/lines.py", '        figures["worst_case_usd"] = None', "        pass", COST,
              "an unknown worst case is null in JSON"),
     Mutation("pack", "gpulease/core/cost/estimate.py",
-             'pricer.region = r.region or regions.get(r.cloud or "") or default',
-             "pricer.region = r.region or default", COST, "each resource is priced in its own cloud's region"),
+             "    pricer.region = _region_of(r, regions, default)",
+             "    pricer.region = r.region or default", COST, "each resource is priced in its own cloud's region"),
 ]

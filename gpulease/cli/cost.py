@@ -22,6 +22,7 @@ from gpulease.core.catalog.models import date_label
 from gpulease.core.cost import SHARED, StackCost
 from gpulease.core.cost.cluster import cluster_costs
 from gpulease.review import stacks
+from gpulease.review.cost_text import bounded
 from gpulease.review.engine import estimate, render_target
 from gpulease.review.phases import phase_line, phase_prices
 from gpulease.review.report import budget_total, common_name_prefix
@@ -80,6 +81,11 @@ def _run(args: argparse.Namespace) -> int:
     return 2 if failed else 0
 
 
+def _known(value: float, reason: str | None, digits: int = 2) -> str:
+    """A figure of the per-experiment table, or ``unknown`` while an item in it has no price."""
+    return "unknown" if reason is not None else f"{value:,.{digits}f}"
+
+
 def _usd(value: float | None, digits: int = 2) -> str:
     return "?" if value is None else f"{value:,.{digits}f}"
 
@@ -120,15 +126,21 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
     hours = [e.runtime_hours for e in cost.experiments if e.runtime_hours is not None]
     until = f" ({max(hours):g} h)" if hours else ""
     spot = any(line.max_hourly_usd != line.hourly_usd for line in cost.lines)
-    console.print(f"[bold]per hour[/bold]: ${cost.hourly_usd:,.3f}"
-                  + (f" (at the spot cap ${cost.max_hourly_usd:,.3f})" if spot else " (on-demand: no spot cap)"))
+    if cost.hourly_reason is None:
+        console.print(f"[bold]per hour[/bold]: ${cost.hourly_usd:,.3f}"
+                      + (f" (at the spot cap ${cost.max_hourly_usd:,.3f})" if spot else " (on-demand: no spot cap)"))
+    else:
+        console.print(f"[bold]per hour[/bold]: {escape(bounded(cost.hourly_usd, cost.hourly_reason, f'${cost.hourly_usd:,.3f}'))}")
+    expected = escape(bounded(cost.expected_usd, cost.expected_reason, f"${cost.expected_usd:,.2f}")
+                      if cost.expected_reason != cost.hourly_reason else "unknown (the same unpriced items)")
     console.print(
-        f"[bold]until the deadline{until}[/bold]: expected ${cost.expected_usd:,.2f}, "
+        f"[bold]until the deadline{until}[/bold]: expected {expected}, "
         + (f"[bold]worst case ${cost.worst_case_usd:,.2f}[/bold]" if cost.worst_case_known
            else f"[bold]worst case unknown[/bold]: {escape(cost.worst_case_reason or 'an instance is unpriced')}")
         + (f" of budget ${budget:,.2f}" if (budget := budget_total(cost)) is not None else "")
     )
-    console.print(f"[bold]after destroy[/bold]: ${cost.after_destroy_monthly_usd:,.2f}/month for retained disks and buckets")
+    after = bounded(cost.after_destroy_monthly_usd, cost.after_destroy_reason, f"${cost.after_destroy_monthly_usd:,.2f}/month")
+    console.print(f"[bold]after destroy[/bold]: {escape(after)} for retained disks and buckets")
     console.print(table)
     if not wide:
         dates = sorted({price_date(line) for line in cost.lines if price_date(line)})
@@ -137,6 +149,10 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
     if len(cost.experiments) > 1:
         console.print(_experiments_table(cost))
     for cluster in cluster_costs(cost):
+        if cluster.unknown_reason is not None:
+            console.print(f"[bold]cluster {cluster.experiment}[/bold]: {cluster.nodes} nodes, cost unknown because "
+                          f"{escape(cluster.unknown_reason)}")
+            continue
         console.print(
             f"[bold]cluster {cluster.experiment}[/bold]: {cluster.nodes} nodes at ${cluster.node_hourly_usd:,.3f}/h each "
             f"(worst case ${cluster.node_worst_case_usd:,.2f} per node), ${cluster.cluster_hourly_usd:,.3f}/h for the "
@@ -171,7 +187,8 @@ def _experiments_table(cost: StackCost) -> Table:
             budget = f"[red]{budget}[/red]"
         name = f"{exp.name} (shared)" if exp.shared and exp.name != SHARED else exp.name
         table.add_row(
-            name, f"{exp.hourly_usd:,.3f}", "?" if exp.runtime_hours is None else f"{exp.runtime_hours:g}",
-            f"{exp.expected_usd:,.2f}", f"{exp.worst_case_usd:,.2f}" if exp.worst_case_known else "unknown", budget, f"{exp.after_destroy_monthly_usd:,.2f}",
+            name, _known(exp.hourly_usd, exp.hourly_reason, 3), "?" if exp.runtime_hours is None else f"{exp.runtime_hours:g}",
+            _known(exp.expected_usd, exp.expected_reason), f"{exp.worst_case_usd:,.2f}" if exp.worst_case_known else "unknown",
+            budget, _known(exp.after_destroy_monthly_usd, exp.after_destroy_reason),
         )
     return table

@@ -40,7 +40,7 @@ def default_channel(cfg: EphemeralConfig) -> InstanceChannel:
 BACKEND_FACTORY: Callable[[argparse.Namespace], StackBackend] = default_backend
 CHANNEL_FACTORY: Callable[[EphemeralConfig], InstanceChannel] = default_channel
 CREDENTIALS_CHECK: Callable[[str, str], str] = preflight.check_credentials
-COST_ESTIMATOR: Callable[[EphemeralConfig], dict[str, float] | None] = rendering.rendered_cost
+COST_ESTIMATOR: Callable[[EphemeralConfig], dict[str, float | None] | None] = rendering.rendered_cost
 RENDER_CHECK: Callable[[EphemeralConfig], None] = rendering.render_check
 
 GRACE_MINUTES = number("a number of minutes", 0, 7 * 24 * 60, example="60")

@@ -147,7 +147,7 @@ class EphemeralRun:
         *,
         sleep: Callable[[float], None] = time.sleep,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
-        estimator: Callable[[EphemeralConfig], dict[str, float] | None] | None = None,
+        estimator: Callable[[EphemeralConfig], dict[str, float | None] | None] | None = None,
     ):
         self.backend = backend
         self.channel_factory = channel_factory
@@ -283,7 +283,7 @@ class EphemeralRun:
                 "count": state.up_changes.get("create", 0) + state.up_changes.get("same", 0),
                 "changes": state.up_changes,
             },
-            "estimatedCostUsd": round(rates["hourlyUsd"] * hours, 4) if rates else None,
+            "estimatedCostUsd": round(rates["hourlyUsd"] * hours, 4) if rates and rates["hourlyUsd"] is not None else None,
             "hourlyUsd": rates["hourlyUsd"] if rates else None,
             "worstCaseUsd": rates["worstCaseUsd"] if rates else None,
             "artifacts": [str(p) for p in state.artifacts],

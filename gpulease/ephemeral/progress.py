@@ -164,7 +164,8 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
 def _cost(value: Any, hourly: Any, worst: Any) -> str | None:
     if value is None:
         return None
-    return f"${value:.2f} (${hourly:.2f}/h while it existed; at most ${worst:.2f} had it run to its deadline)"
+    bound = f"at most ${worst:.2f}" if worst is not None else "an unknown worst case (an item has no price)"
+    return f"${value:.2f} (${hourly:.2f}/h while it existed; {bound} had it run to its deadline)"
 
 
 def _teardown(teardown: dict[str, Any]) -> str:

@@ -24,7 +24,7 @@ def render_check(cfg: EphemeralConfig) -> None:
         raise RenderFailedError(f"stack '{cfg.stack}' (from {cfg.base_stack}) fails to render, so nothing was created: {detail}")
 
 
-def rendered_cost(cfg: EphemeralConfig) -> dict[str, float] | None:
+def rendered_cost(cfg: EphemeralConfig) -> dict[str, float | None] | None:
     """Hourly and worst-case cost of what the stack will create: its program rendered offline (under mocks) and
     priced by ``gpulease.core.cost``. None when it cannot be estimated; an estimate never fails a run."""
     try:
@@ -37,4 +37,6 @@ def rendered_cost(cfg: EphemeralConfig) -> dict[str, float] | None:
         )
     except Exception:
         return None
-    return {"hourlyUsd": round(cost.hourly_usd, 4), "worstCaseUsd": round(cost.worst_case_usd, 2)}
+    # A figure that includes an unpriced item is unknown (None), never its lower bound.
+    return {"hourlyUsd": round(cost.hourly_usd, 4) if cost.hourly_known else None,
+            "worstCaseUsd": round(cost.worst_case_usd, 2) if cost.worst_case_known else None}

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gpulease.core.catalog import HOURS_PER_MONTH
+from gpulease.review.cost_text import hourly
 from gpulease.review.engine import StackReview, review
 from gpulease.review.report import budget_total, worst
 
@@ -23,6 +24,8 @@ class Verdict:
     mandatory: list[dict[str, str]] = field(default_factory=list)
     advisory: int = 0
     hourly_usd: float | None = None
+    """None when unknown (an unpriced item): ``hourly`` then says why."""
+    hourly: str | None = None
     worst_case: str | None = None
     budget_usd: float | None = None
     retained: list[dict[str, Any]] = field(default_factory=list)
@@ -40,7 +43,7 @@ class Verdict:
 
     def as_dict(self) -> dict[str, Any]:
         return {"stack": self.stack, "status": self.status, "mandatory": self.mandatory, "advisoryCount": self.advisory,
-                "hourlyUsd": self.hourly_usd, "worstCase": self.worst_case, "budgetUsd": self.budget_usd,
+                "hourlyUsd": self.hourly_usd, "hourly": self.hourly, "worstCase": self.worst_case, "budgetUsd": self.budget_usd,
                 "retained": self.retained, "retainedMonthlyUsd": round(self.retained_monthly_usd, 2),
                 "error": self.error}
 
@@ -52,9 +55,10 @@ class Verdict:
             out.append(f"  {self.error}")
         for item in self.mandatory:
             out.append(f"  mandatory {item['policy']} on {item['resource']}: {item['message']}")
-        if self.hourly_usd is not None:
+        if self.worst_case is not None:
             budget = f" of a ${self.budget_usd:,.2f} budget" if self.budget_usd is not None else ""
-            out.append(f"  cost: ${self.hourly_usd:,.3f}/h; worst case {self.worst_case}{budget}")
+            per_hour = f"${self.hourly_usd:,.3f}/h" if self.hourly_usd is not None else self.hourly or "unknown"
+            out.append(f"  cost: {per_hour}; worst case {self.worst_case}{budget}")
         if self.advisory:
             out.append(f"  {self.advisory} advisory finding{'s' if self.advisory != 1 else ''}: `gpulease plan "
                        f"{self.stack}` shows {'them' if self.advisory != 1 else 'it'}")
@@ -69,7 +73,8 @@ def summarize(found: StackReview, stack: str) -> Verdict:
         verdict.advisory = len(found.policy.advisory)
     cost = found.cost
     if cost is not None:
-        verdict.hourly_usd = round(cost.hourly_usd, 4)
+        verdict.hourly_usd = round(cost.hourly_usd, 4) if cost.hourly_known else None  # never a lower bound
+        verdict.hourly = hourly(cost)
         verdict.worst_case = worst(cost)
         verdict.budget_usd = budget_total(cost)
         kept = [line for line in cost.lines if line.retained or line.after_destroy_monthly_usd > 0]

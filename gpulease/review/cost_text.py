@@ -1,9 +1,11 @@
-"""The cost as the reports print it: dollars, and hourly figures that are unknown while compute is unpriced.
+"""The cost as the reports print it: dollars, and every figure that includes an unpriced item said to be unknown.
 
-An instance-hours line with no price adds nothing to the hourly sums; printed, those sums would read $0.00 (or
-too little) for compute that costs money. While any compute line is unpriced, or the review is partial (what the
-program registers after its failure is not summed), every format says the hourly cost is unknown and why (JSON: ``hourlyUsd`` / ``maxHourlyUsd`` null, ``hourlyKnown`` false,
-``hourlyReason``).
+An item with no price adds nothing to a sum; printed, the sum would read $0.00 (or too little) for something that
+costs money. The cost model gives each figure of the stack and of each experiment a reason when it is only a lower
+bound (``gpulease.core.cost.lines.Known``: an unpriced instance type or resource type, a group of unknown size, no
+runtime, a partial review); every format then says so: JSON ``null`` with ``<figure>Known`` false and
+``<figure>Reason`` (``StackCost.as_dict``), the terminal, text and markdown ``unknown`` or ``at least $X, unknown
+because ...``.
 """
 
 from __future__ import annotations
@@ -18,33 +20,32 @@ def usd(value: float | None) -> str:
     return "n/a" if value is None else f"${value:,.2f}"
 
 
-def unpriced_compute(cost: StackCost) -> str | None:
-    """What compute has no hourly price (None when every instance line is priced): the hourly figures are then
-    unknown, never the $0.00 the unpriced lines would add."""
-    items = [f"{line.resource}: {line.item}" for line in cost.lines if line.compute and line.hourly_usd is None]
-    return "; ".join(items) or None
+def hourly_unknown(cost: Any) -> str | None:
+    """Why the hourly figures are unknown (a partial review, an unpriced item); None when they are known."""
+    return cost.hourly_reason
 
 
-def hourly_unknown(cost: StackCost) -> str | None:
-    """Why the hourly figures are unknown (a partial review, unpriced compute); None when they are known."""
-    missing = unpriced_compute(cost)
-    reasons = [cost.hourly_unknown, f"unpriced compute: {missing}" if missing else None]
-    return "; ".join(r for r in reasons if r) or None
+def bounded(value: float, reason: str | None, text: str) -> str:
+    """``text`` (the figure as printed) when it is known; else ``unknown because <reason>``, with the priced part
+    as ``at least <text>`` when it is more than zero."""
+    if reason is None:
+        return text
+    return f"at least {text}, unknown because {reason}" if value > 0 else f"unknown because {reason}"
 
 
 def hourly(cost: StackCost) -> str:
-    """The stack's hourly cost while running, or ``unknown (<why>)``."""
-    why = hourly_unknown(cost)
-    return f"unknown ({why})" if why else f"{usd(cost.hourly_usd)}/h"
+    """The stack's hourly cost while running, or ``unknown (<why>)`` with the priced part as a lower bound."""
+    why = cost.hourly_reason
+    if why is None:
+        return f"{usd(cost.hourly_usd)}/h"
+    return f"unknown (at least {usd(cost.hourly_usd)}/h; {why})" if cost.hourly_usd > 0 else f"unknown ({why})"
+
+
+def cell(value: float, reason: str | None) -> str:
+    """A summary cell: the dollars, or ``unknown``."""
+    return "unknown" if reason is not None else usd(value)
 
 
 def cost_json(cost: StackCost) -> dict[str, Any]:
-    """The cost's JSON: hourly figures ``null`` with ``hourlyReason`` while they are unknown."""
-    out = camel_keys(cost.as_dict())
-    out.pop("hourlyUnknown", None)
-    missing = hourly_unknown(cost)
-    out["hourlyKnown"] = missing is None
-    out["hourlyReason"] = missing
-    if missing:
-        out["hourlyUsd"] = out["maxHourlyUsd"] = None
-    return out
+    """The cost's JSON: every unknown figure ``null`` with its reason (``StackCost.as_dict``)."""
+    return camel_keys(cost.as_dict())

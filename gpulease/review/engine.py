@@ -109,16 +109,23 @@ PARTIAL_COST = "the review is partial: what the program registers after its fail
 
 
 def partial_cost(cost: StackCost, rendering: Rendering) -> StackCost:
-    """A partial rendering's worst case is unknown (never a known figure, never $0): what the program would have
-    registered after its failure is not in it."""
+    """A partial rendering's figures are all unknown (never a known figure, never $0): what the program would have
+    registered after its failure is not in them."""
     if rendering.partial:
         cost.worst_case_known = False
-        cost.hourly_unknown = PARTIAL_COST
-        cost.worst_case_reason = "; ".join(x for x in (PARTIAL_COST, cost.worst_case_reason) if x)
+        cost.hourly_reason, cost.expected_reason, cost.after_destroy_reason, cost.worst_case_reason = (
+            _partial(cost.hourly_reason), _partial(cost.expected_reason), _partial(cost.after_destroy_reason),
+            _partial(cost.worst_case_reason))
         cost.experiments = [
-            replace(e, worst_case_known=False, worst_case_reason="; ".join(x for x in (PARTIAL_COST, e.worst_case_reason) if x))
+            replace(e, worst_case_known=False, worst_case_reason=_partial(e.worst_case_reason),
+                    hourly_reason=_partial(e.hourly_reason), expected_reason=_partial(e.expected_reason),
+                    after_destroy_reason=_partial(e.after_destroy_reason))
             for e in cost.experiments]
     return cost
+
+
+def _partial(reason: str | None) -> str:
+    return "; ".join(x for x in (PARTIAL_COST, reason) if x)
 
 
 PLAN_QUOTAS = ("eip-quota", "gpu-vcpus")
@@ -254,7 +261,8 @@ def estimate(rendering: Rendering) -> StackCost:
 
     resources = [
         (r.type, r.inputs, {"name": r.name, "retainOnDelete": r.retain_on_delete, "urn": r.urn,
-                            "dependencies": r.property_dependencies, "region": region_of(r)})
+                            "dependencies": r.property_dependencies, "region": region_of(r),
+                            "explicitProvider": bool(r.provider)})
         for r in rendering.resources if r.custom
     ]
     return estimate_resources(resources, region=configured_regions(rendering.config))

@@ -147,19 +147,21 @@ def is_default_provider(name: str) -> bool:
     return name == "default" or name.startswith("default_")
 
 
+def _explicit(r: Any) -> bool:
+    return r.provider is not None and not is_default_provider(str(getattr(r.provider, "name", "")))
+
+
 def _region(resources: list) -> dict[str, str]:
     """Each cloud's region in the stack: its default provider's (the stack config's ``aws:region`` /
-    ``alicloud:region``), else its first explicit provider's; a stack may use both clouds."""
-    found: dict[str, tuple[bool, str]] = {}
+    ``alicloud:region``); a stack may use both clouds. An explicit provider's region is its own resources' only."""
+    found: dict[str, str] = {}
     for r in resources:
         region = _region_of(r)
         cloud = getattr(r.provider, "resource_type", "").removeprefix("pulumi:providers:")
-        if region is None or cloud not in ("aws", "alicloud"):
+        if region is None or cloud not in ("aws", "alicloud") or _explicit(r):
             continue
-        rank = (not is_default_provider(str(getattr(r.provider, "name", ""))), region)
-        if cloud not in found or rank < found[cloud]:
-            found[cloud] = rank
-    return {cloud: region for cloud, (_, region) in found.items()}
+        found.setdefault(cloud, region)
+    return found
 
 
 def reads_for_cost(type_: str) -> bool:
@@ -182,7 +184,7 @@ def estimate_stack(resources: list) -> cost.StackCost:
 def _estimate_stack(resources: list) -> cost.StackCost:
     plain = [
         (r.resource_type, _known_or_none(c.registered(r).props), {  # the conversion every rule shares
-            "name": r.name, "urn": r.urn, "region": _region_of(r),
+            "name": r.name, "urn": r.urn, "region": _region_of(r), "explicitProvider": _explicit(r),
             "dependencies": {k: [d.urn for d in deps] for k, deps in (r.property_dependencies or {}).items()},
         })
         for r in resources

@@ -31,6 +31,7 @@ from gpulease.core import resources as rt
 from gpulease.core.compute import UNKNOWN, form_of, read, read_all
 from gpulease.core.compute.cloudformation import STACK as CLOUDFORMATION_STACK
 from gpulease.core.compute.forms import FORMS
+from gpulease.core.compute.template_values import not_judged, variants
 from gpulease.core.compute.units import embedded
 
 from . import common as c
@@ -71,6 +72,22 @@ def _metadata_problems(type_: str, props: Any, max_hops: int, what: str) -> list
     return found
 
 
+def _template_metadata(inner: Any, max_hops: int) -> list[str]:
+    """A template's resource judged with every value its intrinsics may give the metadata settings; an intrinsic
+    there the pack cannot resolve is reported, never skipped (its value is not seen even when the stack runs)."""
+    what = c.display(inner.type, inner.name)
+    form = form_of(inner.type)
+    meta = form.metadata if form is not None else None
+    if meta is None:
+        return _metadata_problems(inner.type, inner.props, max_hops, what)
+    settings = (meta.tokens, meta.endpoint or "", meta.hop_limit or "")
+    chosen, opaque = variants(inner, settings)
+    found = [problem for props in (inner.props, *chosen) for problem in _metadata_problems(inner.type, props, max_hops, what)]
+    if opaque:
+        found.append(not_judged(what, opaque, "whether it requires metadata tokens"))
+    return list(dict.fromkeys(found))
+
+
 def _imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> None:
     max_hops = int(c.config_value(args.get_config(), "maxHopLimit", 2))
     what = c.display(args.resource_type, args.name)
@@ -78,7 +95,7 @@ def _imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> None:
         # What its template creates (an AWS::EC2::LaunchTemplate, an AWS::EC2::Instance) is judged as the same
         # resource in the stack would be, named as the other rules name it (LaunchTemplate 'stack/LogicalId').
         for inner in embedded(c.registered(args)):
-            for problem in _metadata_problems(inner.type, inner.props, max_hops, c.display(inner.type, inner.name)):
+            for problem in _template_metadata(inner, max_hops):
                 report(problem)
         return
     for problem in _metadata_problems(args.resource_type, c.plain(args.props), max_hops, what):

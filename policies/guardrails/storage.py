@@ -40,6 +40,7 @@ from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
 from gpulease.core.compute import Registered, form_of, read, read_all
 from gpulease.core.compute.cloudformation import STACK as CLOUDFORMATION_STACK
+from gpulease.core.compute.template_values import not_judged, variants
 from gpulease.core.compute.units import embedded
 
 from . import buckets
@@ -148,9 +149,15 @@ def _template_storage(stack: Any, require_key: bool, report: ReportViolation) ->
     inner = embedded(c.registered(stack))
     covered = _covered_templates([_Embedded(e) for e in inner])
     for e in inner:
-        problems = _unencrypted(e.type, e.props, require_key, e.dependencies, e.urn in covered)
+        form = form_of(e.type)
+        settings = [f"{d.path}.{d.encrypted}" if d.path else d.encrypted for d in (form.disks if form else ())]
+        chosen, opaque = variants(e, settings)
+        problems = list(dict.fromkeys(p for props in (e.props, *chosen)
+                                      for p in _unencrypted(e.type, props, require_key, e.dependencies, e.urn in covered)))
         if problems:
             report(f"{c.display(e.type, e.name)}: {'; '.join(problems)}", stack.urn)
+        if opaque:
+            report(not_judged(c.display(e.type, e.name), opaque, "whether its volumes are encrypted"), stack.urn)
 
 
 class _Embedded:

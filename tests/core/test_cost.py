@@ -184,6 +184,27 @@ def test_region_comes_from_region_inputs_zones_or_arns():
     assert estimate_resources([(AWS_VOLUME, zone)], region="us-west-2").region == "us-west-2"
 
 
+def test_each_resource_is_priced_in_its_own_clouds_region_never_the_other_clouds():
+    aws_gpu = {"instanceType": "g5.xlarge", "tags": tags("a")}
+    ali_gpu = {"instanceType": "ecs.gn7i-c8g1.2xlarge", "tags": tags("a")}
+    both = [(AWS_INSTANCE, aws_gpu, {"name": "a"}), ("alicloud:ecs/instance:Instance", ali_gpu, {"name": "b"})]
+
+    def regions(cost) -> dict[str, str | None]:
+        return {line.resource: line.region for line in cost.lines if line.compute}
+
+    assert regions(estimate_resources(both, region={"aws": "us-east-1", "alicloud": "cn-hangzhou"})) == {
+        "a": "us-east-1", "b": "cn-hangzhou"}
+    # Only AWS's region is configured: the Alibaba instance is priced in none, never "in us-east-1".
+    cost = estimate_resources(both, region={"aws": "us-east-1"})
+    assert regions(cost) == {"a": "us-east-1", "b": None}
+    assert "alicloud instance ecs.gn7i-c8g1.2xlarge (no region) (not priced (no region))" in cost.unknown_prices
+    # An explicit provider without a region reads no stack config: unknown, never the configured region.
+    bare = [(AWS_INSTANCE, aws_gpu, {"name": "a", "explicitProvider": True})]
+    assert regions(estimate_resources(bare, region={"aws": "us-east-1"})) == {"a": None}
+    west = [(AWS_INSTANCE, aws_gpu, {"name": "a", "explicitProvider": True, "region": "us-west-2"})]
+    assert regions(estimate_resources(west, region={"aws": "us-east-1"})) == {"a": "us-west-2"}
+
+
 @pytest.mark.parametrize(
     ("zone", "region"),
     [("us-east-1a", "us-east-1"), ("us-east-1-bos-1a", "us-east-1"), ("cn-hangzhou-h", "cn-hangzhou"),

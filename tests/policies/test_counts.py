@@ -4,6 +4,8 @@ never a smaller, zero or negative term of a sum."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from gpulease.core import vocabulary as v
@@ -55,3 +57,88 @@ def test_a_scheduled_size_that_is_no_count_leaves_the_worst_case_unknown():
     cost = estimate_resources(_group(1, schedule="0x64"), region="us-east-1")
     assert not cost.worst_case_known
     assert any("up.maxSize='0x64' is not a count of instances" in u for u in cost.unknown_prices), cost.unknown_prices
+
+
+BATCH = "aws:batch/computeEnvironment:ComputeEnvironment"
+NATIVE_BATCH = "aws-native:batch:ComputeEnvironment"
+ENDPOINT_CONFIG = "aws:sagemaker/endpointConfiguration:EndpointConfiguration"
+ENDPOINT = "aws:sagemaker/endpoint:Endpoint"
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+PAI = "alicloud:pai/service:Service"
+ACK_POOL = "alicloud:cs/nodePool:NodePool"
+NOT_COUNTS = [-2, -2.5, 1.5, True, "1e1", "１２", 10**5000]
+
+
+def _batch(type_: str, key: str, value) -> list:
+    resources = {"type": "EC2", key: value, "instanceTypes": ["p4d.24xlarge"]}
+    return [(type_, {"type": "MANAGED", "computeResources": resources, "tags": TAGS}, {"name": "ce"})]
+
+
+def _endpoint(count) -> list:
+    variant = {"variantName": "v", "modelName": "m", "instanceType": "ml.p4d.24xlarge", "initialInstanceCount": count}
+    return [(ENDPOINT_CONFIG, {"name": "cfg", "productionVariants": [variant, {**variant, "initialInstanceCount": 4}]},
+             {"name": "cfg", "urn": "urn:cfg"}),
+            (ENDPOINT, {"endpointConfigName": "cfg", "tags": TAGS}, {"name": "ep", "dependencies": {
+                "endpointConfigName": ["urn:cfg"]}})]
+
+
+def _node_pool(cpu) -> list:
+    spec = {"template": {"metadata": {"labels": {v.TAG_EXPERIMENT: "x"}}, "spec": {"requirements": [
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p4d.24xlarge"]}]}},
+        "limits": {"cpu": cpu}}
+    return [(NODE_POOL, {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "spec": spec}, {"name": "pool"})]
+
+
+def _pai(count) -> list:
+    computing = {"computing": {"instance_type": "ecs.gn7i-c8g1.2xlarge"}}
+    if isinstance(count, int) and count > 10**100:  # JSON carries any number of digits; Python prints at most 4300
+        config = '{"metadata": {"instance": 1' + "0" * 4000 + '}, "cloud": ' + json.dumps(computing) + "}"
+    else:
+        config = json.dumps({"metadata": {"instance": count}, "cloud": computing})
+    return [(PAI, {"serviceConfig": config, "tags": TAGS}, {"name": "eas"})]
+
+
+def _ack(value) -> list:
+    return [(ACK_POOL, {"clusterId": "c", "instanceTypes": ["ecs.gn7i-c8g1.2xlarge"], "desiredSize": value,
+                        "tags": TAGS}, {"name": "ack"})]
+
+
+READERS = {
+    "batch maxVcpus": lambda x: _batch(BATCH, "maxVcpus", x),
+    "aws-native batch maxvCpus": lambda x: _batch(NATIVE_BATCH, "maxvCpus", x),
+    "sagemaker initialInstanceCount": _endpoint,
+    "karpenter limits.cpu": _node_pool,
+    "pai metadata.instance": _pai,
+    "ack desiredSize": _ack,
+}
+
+
+@pytest.mark.parametrize("value", NOT_COUNTS, ids=["-2", "-2.5", "1.5", "bool", "text", "fullwidth", "10**5000"])
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_every_capacity_reader_takes_only_counts(reader, value):
+    # Text that float() reads ("1e1") is no count either (ASCII digits are: the provider coerces them, see above).
+    if value == 1.5 and reader == "karpenter limits.cpu":
+        pytest.skip("a cpu limit of 1.5 is a quantity (1500m)")
+    cost = estimate_resources(READERS[reader](value), region={"aws": "us-east-1", "alicloud": "cn-hangzhou"})
+    assert not cost.worst_case_known and cost.as_dict()["worst_case_usd"] is None, (reader, value)
+    what = "a Kubernetes quantity" if reader.startswith("karpenter") else "a count of instances"
+    assert any(f"is not {what}" in u for u in cost.unknown_prices), cost.unknown_prices
+    assert all((line.worst_case_usd or 0) >= 0 and (line.hourly_usd or 0) >= 0 for line in cost.lines)
+
+
+def test_a_negative_variant_count_never_cancels_another_variants_cost():
+    cost = estimate_resources(_endpoint(-4), region="us-east-1")
+    assert any("productionVariants.0.initialInstanceCount=-4 is not a count" in u for u in cost.unknown_prices), \
+        cost.unknown_prices
+
+
+def test_a_batch_desired_vcpus_that_is_no_count_leaves_the_size_unknown():
+    resources = {"type": "EC2", "maxVcpus": 96, "desiredVcpus": -96, "instanceTypes": ["p4d.24xlarge"]}
+    cost = estimate_resources([(BATCH, {"type": "MANAGED", "computeResources": resources, "tags": TAGS},
+                                {"name": "ce"})], region="us-east-1")
+    assert any("computeResources.desiredVcpus=-96 is not a count" in u for u in cost.unknown_prices), cost.unknown_prices
+    good = {**resources, "desiredVcpus": 96, "maxVcpus": 192}
+    cost = estimate_resources([(BATCH, {"type": "MANAGED", "computeResources": good, "tags": TAGS},
+                                {"name": "ce"})], region="us-east-1")
+    (line,) = [line for line in cost.lines if line.compute]
+    assert "× 2 " in line.item and "expected 1 ×" in line.item, line.item

@@ -253,3 +253,5 @@ def test_the_budget_region_is_the_default_providers_under_the_engines_name_too()
 
     assert _region([on("a-explicit", "ap-south-1"), on("default_6_50_0", "eu-west-1")]) == {"aws": "eu-west-1"}
     assert _region([on("a-explicit", "ap-south-1"), on("default", "eu-west-1")]) == {"aws": "eu-west-1"}
+    # An explicit provider's region is its own resources' only: never the stack's region for the default provider.
+    assert _region([on("a-explicit", "ap-south-1")]) == {}

@@ -15,6 +15,8 @@ pulumi_awsx, resources used as values, lookups as examples write them, failures 
     template_contains: [[name, "text"]]            # a CloudFormation stack's template body
     subnet_of: [instance, subnet]                  # the instance's subnetId is that subnet's id
     cost: {region, items: ["a substring of a cost line"], not_zero: true}   # not_zero: priced, never a known $0
+    line_regions: {resource: region}               # the region its compute line was priced in (null: none)
+    unknown: [figure]                              # hourly, expected, worstCase: null with its reason
     outputs: {key: value}                          # a string: a prefix; lists and maps matched item by item
 """
 
@@ -44,7 +46,12 @@ def programs() -> list[Path]:
 @pytest.fixture(scope="module")
 def reviewed() -> dict[str, tuple[dict, int, Any]]:
     """Every program reviewed once, in one run of the engine (as ``gpulease plan DIR DIR ...``)."""
-    reviews = review([str(p) for p in programs()], now=FIXED_NOW)
+    # The SDKs' Provider classes read the region from the environment (pulumi_aws: AWS_REGION, AWS_DEFAULT_REGION;
+    # pulumi_alicloud: ALICLOUD_REGION): the corpus is reviewed without any, as a CI runner has none.
+    with pytest.MonkeyPatch.context() as env:
+        for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "ALICLOUD_REGION"):
+            env.delenv(name, raising=False)
+        reviews = review([str(p) for p in programs()], now=FIXED_NOW)
     stacks = report.to_json(reviews)["stacks"]
     return {r.rendering.project: (stack, r.exit_code, r.rendering) for r, stack in zip(reviews, stacks, strict=True)}
 
@@ -115,6 +122,13 @@ def test_program_is_reviewed_as_expected(program: Path, reviewed: dict) -> None:
             # (an unpriced instance line makes the hourly figures unknown with the reason, never $0.00)
             assert (actual["maxHourlyUsd"] or 0) > 0 or (not actual["hourlyKnown"] and actual["hourlyReason"]), actual
             assert not (actual["worstCaseKnown"] and actual["worstCaseUsd"] == 0.0), actual
+    if "line_regions" in expected:
+        got = {line["resource"]: line["region"] for line in stack["cost"]["lines"] if line["compute"]}
+        assert got == expected["line_regions"], got
+    for figure in expected.get("unknown") or []:
+        for figures in (stack["cost"], *stack["cost"]["experiments"]):
+            assert figures[f"{figure}Known"] is False and figures[f"{figure}Reason"], (figure, figures)
+            assert figures[f"{figure}Usd"] is None, (figure, figures)
     for key, value in (expected.get("outputs") or {}).items():
         assert _matches(stack["outputs"].get(key), value), (key, stack["outputs"].get(key))
 
@@ -138,7 +152,10 @@ def test_a_node_group_in_a_cloudformation_stack_is_judged_like_an_autoscaling_gr
     policies = {(v["policy"], v["resourceName"]) for v in stack["violations"]}
     assert ("spot-only-with-checkpointing", "v100-nodes") in policies
     assert ("max-runtime", "v100-nodes") in policies
-    assert stack["cost"]["maxHourlyUsd"] == 36.72  # p3.8xlarge on-demand (12.24 / h) × max size 3
+    (line,) = [line for line in stack["cost"]["lines"] if line["compute"]]
+    assert line["maxHourlyUsd"] == 36.72  # p3.8xlarge on-demand (12.24 / h) × max size 3
+    # The EKS control plane is not priced: the stack's hourly figure is unknown, never the nodes' alone.
+    assert (stack["cost"]["hourlyKnown"], stack["cost"]["maxHourlyUsd"]) == (False, None)
 
 
 def test_a_stack_that_names_no_region_is_priced_in_none(reviewed: dict) -> None:

@@ -22,7 +22,7 @@ from gpulease.core.compute.forms import (
     TemplateRef,
     register,
 )
-from gpulease.core.compute.paths import UNKNOWN, number, read, read_all
+from gpulease.core.compute.paths import UNKNOWN, Uncountable, count, read, read_all
 
 SCHEDULER_DOC = "https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-targets-universal.html"
 BATCH_DOC = "https://docs.aws.amazon.com/batch/latest/APIReference/API_UpdateComputeEnvironment.html"
@@ -43,7 +43,9 @@ def vcpu_capacity(max_vcpus: Any, types: list[Any], cloud: str = "aws") -> Any:
     """The most instances ``max_vcpus`` allows: the cap divided by the fewest vCPUs among the types (rounded up,
     AWS Batch may exceed the cap to fit an instance: ComputeResource.maxvCpus); ``UNKNOWN`` when the cap or a
     type's vCPUs are not known (a family name such as ``p4d``, or ``optimal``)."""
-    cap = number(max_vcpus)
+    cap = max_vcpus  # a count (``paths.count``): None, UNKNOWN, an Uncountable or a float
+    if isinstance(cap, Uncountable):
+        return cap
     if cap is UNKNOWN or cap is None or not types or any(t is UNKNOWN for t in types):
         return UNKNOWN
     vcpus = [hw[0] for t in types if (hw := hardware_of(cloud, t)) is not None]
@@ -106,19 +108,23 @@ def endpoint_variants(props: Mapping[str, Any]) -> Any:
     """The most instances an endpoint configuration runs: each variant's initial count, or its managed scaling
     maximum when enabled (ProductionVariantManagedInstanceScaling)."""
     total = 0.0
-    for path in ("productionVariants.*", "shadowProductionVariants.*"):
-        for variant in read_all(props, path):
+    for path in ("productionVariants", "shadowProductionVariants"):
+        for i, variant in enumerate(read_all(props, f"{path}.*")):
             if variant is UNKNOWN:
                 return UNKNOWN
             if read(variant, "instanceType") is None:
                 continue  # a serverless variant: no instances
-            count = number(read(variant, "initialInstanceCount"))
-            scaled = number(read(variant, "managedInstanceScaling.maxInstanceCount"))
+            initial = count(variant, "initialInstanceCount", shown=f"{path}.{i}.initialInstanceCount")
+            scaled = count(variant, "managedInstanceScaling.maxInstanceCount",
+                           shown=f"{path}.{i}.managedInstanceScaling.maxInstanceCount")
+            for size in (initial, scaled):
+                if isinstance(size, Uncountable):
+                    return size  # never a negative term that cancels another variant's instances
             if read(variant, "managedInstanceScaling.status") == "ENABLED" and scaled is not None:
-                count = scaled if count is None or count is UNKNOWN else max(count, scaled)
-            if count is UNKNOWN or count is None:
+                initial = scaled if initial is None or initial is UNKNOWN or scaled is UNKNOWN else max(initial, scaled)
+            if initial is UNKNOWN or initial is None:
                 return UNKNOWN
-            total += count
+            total += initial
     return total
 
 
@@ -138,7 +144,8 @@ register(
         type_reader=_batch_types,
         templates=(TemplateRef("computeResources.launchTemplate", "launchTemplateId", "launchTemplateName",
                                "computeResources", (rt.AWS_LAUNCH_TEMPLATE,)),),
-        capacity=lambda props: vcpu_capacity(read(props, "computeResources.maxVcpus"), _batch_types(props)),
+        capacity=lambda props: vcpu_capacity(count(props, "computeResources.maxVcpus"), _batch_types(props)),
+        desired=lambda props: vcpu_capacity(count(props, "computeResources.desiredVcpus"), _batch_types(props)),
         unsized=batch_unsized("computeResources.maxVcpus"),
         market=lambda props: batch_market(read(props, "computeResources.type"), "computeResources.type"),
         spot_how="compute_resources.type='SPOT'",

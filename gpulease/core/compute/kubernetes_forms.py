@@ -28,7 +28,7 @@ from gpulease.core.compute.forms import (
     UserData,
     register,
 )
-from gpulease.core.compute.paths import UNKNOWN, read, read_all
+from gpulease.core.compute.paths import UNKNOWN, Uncountable, read, read_all
 
 NODEPOOL_DOC = "https://karpenter.sh/docs/concepts/nodepools/"
 NODECLASS_DOC = "https://karpenter.sh/docs/concepts/nodeclasses/"
@@ -71,6 +71,11 @@ def node_pool_types(props: Mapping[str, Any]) -> list[Any]:
     return _allowed(props, INSTANCE_TYPE_LABELS) or _allowed(props, (FAMILY_LABEL,)) or []
 
 
+MAX_QUANTITY = 10**18
+"""Above this a limit is no quantity a cluster holds (and an integer may be too large for a float)."""
+QUANTITY = "a Kubernetes quantity (a non-negative number such as 1000 or \"1500m\")"
+
+
 def quantity(value: Any) -> Any:
     """A Kubernetes quantity as a number (``100``, ``"100"``, ``"1500m"``, ``"2k"``); ``UNKNOWN`` kept; None when
     it is not one."""
@@ -78,9 +83,11 @@ def quantity(value: Any) -> Any:
         return UNKNOWN
     if isinstance(value, bool):
         return None
+    if isinstance(value, int) and not 0 <= value <= MAX_QUANTITY:
+        return None  # negative, or too large for a float (10**5000)
     if isinstance(value, int | float):
-        return float(value) if math.isfinite(value) else None
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(m|k|M)?\s*", str(value))
+        return float(value) if math.isfinite(value) and value >= 0 else None
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(m|k|M)?\s*", str(value)[:64], re.ASCII)
     if not match:
         return None
     scale = {"m": 0.001, "k": 1e3, "M": 1e6}.get(match.group(2) or "", 1.0)
@@ -122,6 +129,10 @@ def node_pool_capacity(props: Mapping[str, Any]) -> Any:
     if any(hw is None for hw in hardware):
         return UNKNOWN
     bounds = []
+    for name in ("cpu", "nvidia.com/gpu"):
+        given = _limit(props, name)
+        if given is not None and given is not UNKNOWN and quantity(given) is None:
+            return Uncountable(f"spec.limits.{name}", given, QUANTITY)  # Kubernetes refuses the pool
     cpu = quantity(_limit(props, "cpu"))
     if isinstance(cpu, float):
         bounds.append(math.ceil(cpu / min(hw[0] for hw in hardware if hw)))

@@ -17,16 +17,18 @@ and what the policy pack sees) and prices them from the catalog:
   (``gpulease.core.resources.FREE_TYPES``) is listed as unpriced, never counted as $0; when an instance line has
   no price the worst case is unknown (``worst_case_known``), never a smaller number presented as the bound.
 
-The region of each resource is its own ``region`` input, else its explicit provider's (the ``region`` option),
-else ``region`` (the stack's configured ``aws:region`` / ``alicloud:region``, ``region.configured_region``), else
-the one the inputs name.
+The region of each resource is its own ``region`` input, else its explicit provider's (the ``region`` option;
+an explicit provider without one: no region), else its own cloud's in ``region`` (the stack's configured
+``aws:region`` / ``alicloud:region``, ``region.configured_regions``), else the one its cloud's inputs name; an
+AWS resource is never priced in Alibaba's region, nor the reverse.
 
 Every line carries the date of the price behind its figure (``price_as_of``; ``cap_as_of`` for the worst case when
 it differs), so a report can name how old each number is (``gpulease.core.catalog.freshness``).
 
 Each resource is a ``(type, inputs)`` pair, or ``(type, inputs, options)`` where options may hold ``name``,
-``retainOnDelete``, ``estimatedGb``, ``region`` (its explicit provider's), ``urn`` and ``dependencies`` (per input,
-the URNs it depends on: how a group finds the launch template it names).
+``retainOnDelete``, ``estimatedGb``, ``region`` (its explicit provider's), ``explicitProvider`` (true when it names
+an explicit provider: without a ``region`` it is priced in none, never the stack's), ``urn`` and ``dependencies``
+(per input, the URNs it depends on: how a group finds the launch template it names).
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ def estimate_resources(
             data_gb += rt.number(r.inputs.get("size")) or 0.0
     basis = "as much as the data disks" if data_gb else "no data disk to go by"
     for index, r in enumerate(items):
-        pricer.region = r.region or regions.get(r.cloud or "") or default
+        pricer.region = _region_of(r, regions, default)
         pricer.experiment = r.experiment
         _price(pricer, r, units.get(index), data_gb, basis)
         for hosted in r.hosted:  # what a CloudFormation stack's template runs, priced as the stack's lines
@@ -104,6 +106,18 @@ def estimate_resources(
     reclaim_stops = {r.experiment for index, r in enumerate(items) if stopped_by_reclaim(
         r.type, r.inputs, [t.props for t in units[index].templates] if index in units else ())}
     return _summarise(pricer, items, catalog, reclaim_stops)
+
+
+def _region_of(r: PricedResource, regions: Mapping[str, str], default: str | None) -> str | None:
+    """Where ``r`` is priced: its own region (its input, its explicit provider's), else its cloud's (each cloud's
+    default provider reads its own config key), never another cloud's; None for a resource on an explicit provider
+    that names no region: that provider reads no stack config (its region comes from the environment at
+    ``pulumi up``, unseen here), so it is priced nowhere rather than in the stack's region."""
+    if r.region:
+        return r.region
+    if r.options.get("explicitProvider"):
+        return None
+    return regions.get(r.cloud) if r.cloud else default
 
 
 def is_compute(type_: str) -> bool:
@@ -166,11 +180,14 @@ def _price(pricer: Pricer, r: PricedResource, unit: ComputeUnit | None, data_gb:
 
 def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog, reclaim_stops: set[str]) -> StackCost:
     lines = pricer.lines
+    unpriced = {key: list(found) for key, found in pricer.unknown_of.items()}  # prices only, before the runtime
     runtimes = [hours for r in items if (hours := r.runtime_hours) is not None]
     stack_runtime = max(runtimes) if runtimes else None
+    no_runtime: list[str] = []
     if any(line.runtime_hours is None for line in lines):
         if stack_runtime is None:
-            pricer.unknown_price(f"max runtime: no resource carries {v.TAG_MAX_RUNTIME_HOURS}, so no worst case")
+            no_runtime.append(f"max runtime: no resource carries {v.TAG_MAX_RUNTIME_HOURS}, so no worst case")
+            pricer.unknown_price(no_runtime[0])
         else:
             pricer.note(f"resources without {v.TAG_MAX_RUNTIME_HOURS} are counted for the longest runtime ({stack_runtime:g} h)")
             lines = [
@@ -195,6 +212,7 @@ def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog, re
     for name in order:
         mine = [line for line in lines if line.experiment == name]
         rts = [line.runtime_hours for line in mine if line.runtime_hours is not None]
+        hourly_missing = _unpriced([*unpriced.get(None, []), *unpriced.get(name, [])], mine)
         experiments.append(
             ExperimentCost(
                 name=name,
@@ -209,10 +227,14 @@ def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog, re
                 stopped_hourly_usd=stopped.get(name),
                 worst_case_known=not (missing := [*stack_wide, *pricer.unknown_of.get(name, [])]) and name not in unknown,
                 worst_case_reason=_reason(missing) if missing or name in unknown else None,
+                hourly_reason=_joined(hourly_missing),
+                expected_reason=_joined([*hourly_missing, *no_runtime]),
+                after_destroy_reason=_joined(_unpriced_retained(mine)),
             )
         )
     if any(line.estimate for line in lines):
         pricer.note("spot prices and bucket sizes are estimates; the worst case charges the spot cap (on-demand by default)")
+    hourly_missing = _unpriced([x for found in unpriced.values() for x in found], lines)
     return StackCost(
         cloud=_main_cloud(items),
         region=pricer.region,
@@ -231,7 +253,30 @@ def _summarise(pricer: Pricer, items: list[PricedResource], catalog: Catalog, re
         worst_case_reason=_reason(pricer.unknown) if unknown or pricer.unknown else None,
         stopped_hourly_usd=(None if not stopped or None in stopped.values()
                             else sum(x for x in stopped.values() if x is not None)),
+        hourly_reason=_joined(hourly_missing),
+        expected_reason=_joined([*hourly_missing, *no_runtime]),
+        after_destroy_reason=_joined(_unpriced_retained(lines)),
     )
+
+
+def _unpriced(missing: list[str], lines: list[CostLine]) -> list[str]:
+    """What keeps the hourly figures from being known: the unknown prices, and any line without a price that
+    they do not name (never summed as $0)."""
+    found = list(dict.fromkeys(missing))
+    if not found:
+        found = [f"{line.resource}: {line.item} is not priced" for line in lines
+                 if line.hourly_usd is None or line.max_hourly_usd is None]
+    return found
+
+
+def _unpriced_retained(lines: list[CostLine]) -> list[str]:
+    """The retained items without a price: what keeps billing after destroy is then not known."""
+    return [f"{line.resource}: {line.item} is retained and not priced" for line in lines
+            if line.retained and line.hourly_usd is None]
+
+
+def _joined(found: list[str]) -> str | None:
+    return "; ".join(dict.fromkeys(found)) or None
 
 
 SIZE_KEYS = ("instanceClass", "instanceType", "nodeType", "dbInstanceClass")

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gpulease.core.compute.forms import ON_DEMAND, SPOT, ComputeForm, Market, register
-from gpulease.core.compute.paths import UNKNOWN, json_object, number, read, read_all
+from gpulease.core.compute.paths import UNKNOWN, count, json_object, number, read, read_all
 
 ECI_CONTAINER_GROUP = "alicloud:eci/containerGroup:ContainerGroup"
 PAI_SERVICE = "alicloud:pai/service:Service"
@@ -59,8 +59,8 @@ def _pai_instances(props: Mapping[str, Any]) -> Any:
     config = service_config(props)
     if config is None:
         return UNKNOWN
-    count = number(read(config, "metadata.instance"))
-    return 1.0 if count is None else count
+    instances = count(config, "metadata.instance", shown="serviceConfig.metadata.instance")
+    return 1.0 if instances is None else instances
 
 
 register(

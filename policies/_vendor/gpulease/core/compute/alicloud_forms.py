@@ -25,7 +25,7 @@ from gpulease.core.compute.forms import (
     distribution,
     register,
 )
-from gpulease.core.compute.paths import UNKNOWN, count, number, read
+from gpulease.core.compute.paths import UNKNOWN, count, read
 
 IMDS_UNSET = "its default is optional, which leaves tokenless metadata reads open (pulumi_alicloud ecs.Instance http_tokens)"
 _METADATA = Metadata(tokens="httpTokens", endpoint="httpEndpoint", hop_limit="httpPutResponseHopLimit",
@@ -74,9 +74,9 @@ def _node_pool_capacity(props: Mapping[str, Any]) -> Any:
     if enable is UNKNOWN:
         return UNKNOWN
     if rt.flag(enable) or (enable is None and high is not None):
-        return number(high)
+        return count(props, "scalingConfig.maxSize")
     for path in ("desiredSize", "nodeCount"):
-        value = number(read(props, path))
+        value = count(props, path)
         if value is not None:
             return value
     return UNKNOWN
@@ -151,7 +151,7 @@ register(
         templates=(TemplateRef("launchTemplateId", None, None, "launchTemplateId", rt.ALI_LAUNCH_TEMPLATES),),
         attached=(Attached(rt.ALI_SCALING_CONFIGURATION, "scalingGroupId"),),
         capacity=lambda props: count(props, "maxSize"),
-        desired=lambda props: number(read(props, "desiredCapacity")),
+        desired=lambda props: count(props, "desiredCapacity"),
         weights=("launchTemplateOverrides.*.weightedCapacity",),
         market=_group_market,
         spot_how="on_demand_base_capacity=0 and on_demand_percentage_above_base_capacity=0, or a scaling "
@@ -173,7 +173,7 @@ register(
         capacity=_node_pool_capacity,
         unsized="it names no size: no desired_size, node_count or scaling_config.max_size, and pulumi_alicloud "
         "documents no default",
-        desired=lambda props: number(read(props, "desiredSize")),
+        desired=lambda props: count(props, "desiredSize"),
         market=_group_market, spot_how="spot_strategy='SpotAsPriceGo'",
         metadata=Metadata(tokens="instanceMetadataOptions.httpTokens", endpoint=None, hop_limit=None,
                           how="instance_metadata_options={'http_tokens': 'required'}", unset=IMDS_UNSET),

@@ -72,8 +72,8 @@ class Uncountable:
     digits (``"0x10"``, fullwidth digits), or too large for a float. The provider refuses it, so the size is
     unknown, never 1 or a negative term of a sum."""
 
-    def __init__(self, path: str, value: Any) -> None:
-        self.path, self.value = path, value
+    def __init__(self, path: str, value: Any, what: str = "a count of instances (a non-negative integer, e.g. 4)") -> None:
+        self.path, self.value, self.what = path, value, what
 
     def __str__(self) -> str:
         value = self.value
@@ -81,15 +81,18 @@ class Uncountable:
             shown = f"an integer of {value.bit_length()} bits"  # its digits may be too many to print
         else:
             shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
-        return f"{self.path}={shown} is not a count of instances (a non-negative integer, e.g. 4)"
+        return f"{self.path}={shown} is not {self.what}"
 
 
-def count(props: Any, path: str, default: Any = None) -> Any:
+def count(props: Any, path: str, default: Any = None, *, shown: str | None = None) -> Any:
     """The count of instances at ``path`` as a float: None when absent, ``UNKNOWN`` when not known during
-    preview, an ``Uncountable`` when it is not a non-negative integer (a boolean is not a number)."""
+    preview, an ``Uncountable`` when it is not a non-negative integer (a boolean is not a number). The one rule
+    every size reader uses (groups, fleets, Batch vCPUs, SageMaker variants, PAI instances, node pools); ``shown``
+    is the path named in the message when ``props`` is part of a resource (a variant of a list)."""
     value = read(props, path, default)
     if value is None or value is UNKNOWN:
         return value
+    path = shown or path
     whole: int | None = None
     if isinstance(value, bool):
         whole = None

@@ -289,8 +289,11 @@ def unit_of(res: Registered, resources: Sequence[Registered]) -> ComputeUnit | N
     if form.capacity_from_templates:
         sizes = [_capacity(t.form, t.props) for t in templates if t.form is not None]
         known = [s for s in sizes if isinstance(s, int | float)]
-        capacity = sum(known) if sizes and len(known) == len(sizes) else UNKNOWN
+        bad = next((s for s in sizes if isinstance(s, Uncountable)), None)
+        capacity = bad or (sum(known) if sizes and len(known) == len(sizes) else UNKNOWN)
         desired = None
+    if isinstance(desired, Uncountable) and not isinstance(capacity, Uncountable):
+        capacity = desired  # a desired size the provider refuses: the size is unknown, never the max alone
     return ComputeUnit(
         resource=res, form=form, templates=templates, types=types,
         types_unknown=missing or any(t is UNKNOWN for t in raw), types_opaque=opaque, templates_named=absent, capacity=capacity,

@@ -28,9 +28,15 @@ class ClusterCost:
     cluster_worst_case_usd: float
     shared_hourly_usd: float
     """What the nodes share (the bucket), per hour."""
+    unknown_reason: str | None = None
+    """Why the figures are lower bounds only (an unpriced item of the experiment, no runtime); None when known."""
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """JSON form: the figures ``null`` while they are unknown, with ``unknown_reason``."""
+        out = asdict(self)
+        if self.unknown_reason is not None:
+            out.update({k: None for k in out if k.endswith("_usd")})
+        return out
 
 
 def cluster_costs(cost: StackCost) -> list[ClusterCost]:
@@ -61,5 +67,7 @@ def cluster_costs(cost: StackCost) -> list[ClusterCost]:
             cluster_max_hourly_usd=experiment.max_hourly_usd,
             cluster_worst_case_usd=experiment.worst_case_usd,
             shared_hourly_usd=experiment.hourly_usd - in_nodes,
+            unknown_reason=experiment.hourly_reason or (None if experiment.worst_case_known
+                                                        else experiment.worst_case_reason or "unknown worst case"),
         ))
     return out

@@ -49,8 +49,28 @@ class CostLine:
         return self.max_hourly_usd * self.runtime_hours
 
 
+class Known:
+    """Whether each figure is the figure or a lower bound only (its ``<name>_reason`` says what it lacks)."""
+
+    hourly_reason: str | None
+    expected_reason: str | None
+    after_destroy_reason: str | None
+
+    @property
+    def hourly_known(self) -> bool:
+        return self.hourly_reason is None
+
+    @property
+    def expected_known(self) -> bool:
+        return self.expected_reason is None
+
+    @property
+    def after_destroy_known(self) -> bool:
+        return self.after_destroy_reason is None
+
+
 @dataclass(frozen=True)
-class ExperimentCost:
+class ExperimentCost(Known):
     """The lines of one experiment (a sweep's shared resources form their own row)."""
 
     name: str
@@ -69,10 +89,17 @@ class ExperimentCost:
     """False when something it bills has no price, or an instance no runtime: ``worst_case_usd`` is then a lower
     bound only, and ``worst_case_reason`` says what is missing."""
     worst_case_reason: str | None = None
+    hourly_reason: str | None = None
+    """Why ``hourly_usd`` and ``max_hourly_usd`` are lower bounds only (something it bills by the hour has no
+    price); None when they are the figure. ``Figures``: every format says "unknown", never the lower bound."""
+    expected_reason: str | None = None
+    """Why ``expected_usd`` is a lower bound only (an unpriced item, or no runtime to multiply by); None when known."""
+    after_destroy_reason: str | None = None
+    """Why ``after_destroy_monthly_usd`` is a lower bound only (a retained item without a price); None when known."""
 
 
 @dataclass
-class StackCost:
+class StackCost(Known):
     cloud: str | None
     region: str | None
     hourly_usd: float
@@ -94,25 +121,45 @@ class StackCost:
     is unknown with ``worst_case_reason`` (never $0)."""
     worst_case_reason: str | None = None
     """What makes the worst case unknown (None when it is known)."""
-    hourly_unknown: str | None = None
-    """Why the hourly figures are unknown besides unpriced compute (a partial review: what the program registers
-    after its failure is not in them); None when nothing else hides any."""
+    hourly_reason: str | None = None
+    """Why ``hourly_usd`` and ``max_hourly_usd`` are lower bounds only: an item billed by the hour without a price
+    (an instance type the catalog lacks, a resource type the model does not price, a group of unknown size), or a
+    partial review (what the program registers after its failure is not in them); None when they are the figure."""
+    expected_reason: str | None = None
+    """Why ``expected_usd`` is a lower bound only: an unpriced item, or a resource without a runtime; None when known."""
+    after_destroy_reason: str | None = None
+    """Why ``after_destroy_monthly_usd`` is a lower bound only (a retained item without a price); None when known."""
     stopped_hourly_usd: float | None = None
     """Per hour while the experiments whose spot instances a reclaim stops are stopped: their disks and addresses
     only (``gpulease.core.cost.stopped``); None when no instance of the stack is stopped by a reclaim."""
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON form: an unknown worst case is ``null`` with its reason, never the lower bound."""
+        """JSON form: every unknown figure (of the stack and of each experiment) is ``null`` with its reason and a
+        ``*_known`` false, never the lower bound the priced items add up to."""
         out = asdict(self)
         out["lines"] = [
             {**asdict(line), "expected_usd": line.expected_usd, "worst_case_usd": line.worst_case_usd} for line in self.lines
         ]
-        if not self.worst_case_known:
-            out["worst_case_usd"] = None
-        for exp in out["experiments"]:
-            if not exp["worst_case_known"]:
-                exp["worst_case_usd"] = None
+        for figures in (out, *out["experiments"]):
+            null_unknown(figures)
         return out
+
+
+FIGURES = {"hourly": ("hourly_usd", "max_hourly_usd"), "expected": ("expected_usd",),
+           "after_destroy": ("after_destroy_monthly_usd",)}
+"""Each figure with a ``<name>_reason`` (beside the worst case's ``worst_case_known``), and the sums it covers."""
+
+
+def null_unknown(figures: dict[str, Any]) -> None:
+    """The JSON of a stack's or an experiment's figures: each unknown one ``null``, with ``<name>_known`` false
+    beside its ``<name>_reason``."""
+    for name, keys in FIGURES.items():
+        known = figures.get(f"{name}_reason") is None
+        figures[f"{name}_known"] = known
+        if not known:
+            figures.update(dict.fromkeys(keys))
+    if not figures["worst_case_known"]:
+        figures["worst_case_usd"] = None
 
 
 
