@@ -12,6 +12,10 @@ AREA = "fix26"
 DOG = "instance/watchdog.py"
 REQUEST = "instance/spot_request.py"
 DEADLINE_END = ("tests/instance/test_spot_deadline_end.py",)
+_PROGRAM = "tests/policies/test_programs.py::test_program_review_finds_exactly_what_is_expected[{}]"
+ENDS = (_PROGRAM.format("aws-persistent-ends"),)
+TEMPLATES = (_PROGRAM.format("aws-persistent-templates"),)
+DEADLINES = "policies/guardrails/deadlines.py"
 
 MUTATIONS = [
     # -- 1: at the deadline, no shutdown before the schedule's cancel, and only on a request read as ended --
@@ -39,4 +43,39 @@ MUTATIONS = [
     Mutation(AREA, DOG, "        return self.awaiting_stop is not None and self.clock.monotonic() < self.awaiting_stop",
              "        return True", DEADLINE_END,
              "only while the cloud's stop is awaited is a SIGTERM left without a cancel"),
+    # -- 3: a cancel counts at the end of its flexible window, a termination at the start of its own --
+    Mutation(AREA, DEADLINES, "        first_stop = min((t[0] for t in terminates if isinstance(t, tuple)), default=None)",
+             "        first_stop = min((t[1] for t in terminates if isinstance(t, tuple)), default=None)", ENDS,
+             "a termination counts from the earliest time its flexible window lets it fire"),
+    Mutation(AREA, DEADLINES, "        first_cancel = min((t[1] for t in cancels if isinstance(t, tuple)), default=None)",
+             "        first_cancel = min((t[0] for t in cancels if isinstance(t, tuple)), default=None)", ENDS,
+             "a cancel counts from the latest time its flexible window lets it fire"),
+    # -- 4: valid_until with a termination before it --
+    Mutation(AREA, DEADLINES, "        if until is not None and (first_stop is None or first_stop - until >= SCHEDULER_PRECISION):",
+             "        if until is not None:", ENDS + (_PROGRAM.format("aws-persistent-instance"),),
+             "a request ended by valid_until alone is not terminated before it"),
+    # -- 5: persistent and terminated on interruption --
+    Mutation(AREA, "gpulease/core/compute/aws_forms.py",
+             '    behavior = _folded(read(props, "instanceInterruptionBehavior", "terminate"))',
+             '    behavior = _folded(read(props, "instanceInterruptionBehavior", "stop"))', ENDS,
+             "a spot request is terminated on interruption unless it says otherwise (the SDK's default)"),
+    Mutation(AREA, "gpulease/core/compute/aws_forms.py",
+             "        persistent=_persistent_spot_request, cancels=CANCEL_SCHEDULE, hazards=_request_hazards,",
+             "        persistent=_persistent_spot_request, cancels=CANCEL_SCHEDULE,", ENDS,
+             "a persistent request that terminates on a reclaim cannot be bounded"),
+    # -- 6: aws-native and launch-template forms --
+    Mutation(AREA, "gpulease/core/compute/aws_forms.py", "(rt.AWS_LAUNCH_TEMPLATE, rt.AWS_NATIVE_LAUNCH_TEMPLATE))",
+             "(rt.AWS_LAUNCH_TEMPLATE,))", TEMPLATES, "a pulumi_aws instance reads an aws-native launch template"),
+    Mutation(AREA, "gpulease/core/compute/aws_native_forms.py",
+             "        persistent=_no_market_options, cancels=a.CANCEL_SCHEDULE,\n", "", TEMPLATES,
+             "an aws-native instance's persistent request (its template's) is judged"),
+    Mutation(AREA, "gpulease/core/compute/aws_native_forms.py", "        persistent=_lt_persistent,\n", "", TEMPLATES,
+             "an aws-native launch template's persistent market options are read"),
+    Mutation(AREA, DEADLINES, "read(props, OWN_TYPE) not in (None, UNKNOWN)",
+             'read(props, "instanceMarketOptions") is not None', TEMPLATES,
+             "market options naming no spot type do not hide the template's persistent one"),
+    # -- 8: down judges by the live requests, not the file --
+    Mutation(AREA, "gpulease/lifecycle/teardown.py", '    return st.spec.cloud == "aws"\n',
+             '    return st.spec.cloud == "aws" and any(e.spot.recover for e in st.spec.experiments)\n',
+             ("tests/cli/test_down.py",), "down ends a stack's live spot requests whatever its file says now"),
 ]

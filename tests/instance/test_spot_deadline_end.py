@@ -75,6 +75,19 @@ def test_a_request_not_read_as_ended_leaves_the_end_to_the_schedule_and_retries(
     assert _stamped(rig, "shutdown")[0] >= iso(FIRED + bounds.value("spot_cancel_retry"))
 
 
+def test_a_retry_after_the_deadline_shuts_down_once_the_request_reads_as_ended(tmp_path: Path) -> None:
+    aws = tmp_path / "bin" / "aws-ec2"
+    with MetadataServer(MetadataState(cloud="aws")) as server:
+        rig = _rig(tmp_path, server, request_state="active", state_exit=0)
+        dog, _ = run_in_process(rig, start=DEADLINE_EPOCH - 6 * 60, max_ticks=40)
+        assert not dog.done
+        # The own cancel still fails; the schedule's retry has cancelled the request since.
+        fake_aws(aws, tmp_path / "events.jsonl", exit_code=254, request_state="cancelled", state_exit=0)
+        dog.run(max_ticks=40)
+    assert dog.done and rig.names()[-2:] == ["aws-describe-spot-instance-requests", "shutdown"]
+    assert _saved(rig)["requestEnded"] is True
+
+
 def test_the_state_read_with_the_request_id_unknown_filters_by_this_instance(tmp_path: Path) -> None:
     events = tmp_path / "events.jsonl"
     with MetadataServer(MetadataState(cloud="aws")) as server:
