@@ -52,7 +52,7 @@ MUTATIONS = [
              "a cancel counts from the latest time its flexible window lets it fire"),
     # -- 4: valid_until with a termination before it --
     Mutation(AREA, DEADLINES, "        if until is not None and (first_stop is None or first_stop - until >= SCHEDULER_PRECISION):",
-             "        if until is not None:", ENDS + (_PROGRAM.format("aws-persistent-instance"),),
+             "        if until is not None:", (*ENDS, _PROGRAM.format("aws-persistent-instance")),
              "a request ended by valid_until alone is not terminated before it"),
     # -- 5: persistent and terminated on interruption --
     Mutation(AREA, "gpulease/core/compute/aws_forms.py",
