@@ -135,6 +135,13 @@ TABLE: dict[str, Bound] = {
     "manifest_update": Bound(30, "copying the run manifest to the bucket after recording the spot request's end"),
     "spot_cancel_retry": Bound(300, "the pause before the own spot request's cancel is tried again after an end "
                                "before the deadline (idle, budget) that could not cancel it (no shutdown meanwhile)"),
+    "spot_schedule_precision": Bound(60, "EventBridge Scheduler calls a one-time schedule's target within this long "
+                                     "after its time: at the deadline, after an own cancel that failed, the watchdog "
+                                     "waits this long past the stack's cancelling schedule before reading the request"),
+    "spot_schedule_lead": Bound(120, "the stack's schedule cancels the persistent request this long before the "
+                                "deadline (components/aws/lifetime.py CANCEL_LEAD): the wait for it to have fired and "
+                                "the one read of the request's state fit before the terminating schedule's time",
+                                inner=("spot_schedule_precision", "aws_call"), margin=10),
     "system_jobs_query": Bound(5, "systemctl list-jobs on SIGTERM: is the system powering off or rebooting?",
                                "system_jobs_seconds"),
     "spot_cancel_on_stop": Bound(15, "cancelling the own spot request on a power-off from inside, retries included "

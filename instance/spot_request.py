@@ -12,7 +12,8 @@ Both calls go through the AWS CLI with the instance role only (``cloud_access.st
 endpoint given, the tokenless fallback and every other credential source taken away), each bounded, retried with
 a pause until the ``spot_cancel`` bound (``bounds``) runs out. The outcome is returned for the state and the run
 manifest; the watchdog shuts down on it only when the request is cancelled (or there is none), or at the deadline
-(when the stack's cloud-side schedule has cancelled it). ``powering_off`` tells a power-off from a reboot on
+(once the stack's cloud-side schedule has certainly fired, and only when ``request_state`` reads the request as
+ended). ``powering_off`` tells a power-off from a reboot on
 SIGTERM (a power-off from inside terminates the instance, and the request would open again).
 """
 
@@ -36,6 +37,14 @@ DESCRIBE = ["{aws}", "ec2", "describe-instances", "--region", "{region}", "--ins
             "--query", QUERY, "--output", "text"]
 CANCEL = ["{aws}", "ec2", "cancel-spot-instance-requests", "--region", "{region}",
           "--spot-instance-request-ids", "{request}", "--output", "json"]
+STATE_BY_ID = ["{aws}", "ec2", "describe-spot-instance-requests", "--region", "{region}",
+               "--spot-instance-request-ids", "{request}", "--output", "json"]
+STATE_BY_INSTANCE = ["{aws}", "ec2", "describe-spot-instance-requests", "--region", "{region}",
+                     "--filters", "Name=instance-id,Values={instance}", "--output", "json"]
+ENDED = ("cancelled", "closed", "completed")
+"""The states of a request that launches nothing more (EC2 API Reference, SpotInstanceRequest.State: open | active
+| closed | cancelled | failed; CancelledSpotInstanceRequest.State adds completed). ``failed`` is not among them: a
+request that failed on its parameters is not documented as never re-opening, so it is not taken as ended."""
 # A spot request id as EC2 writes it (sir-ab12cd34); anything else the CLI prints is not one.
 REQUEST_ID = re.compile(r"^sir-[0-9a-z]{1,32}\Z")
 RETRY_PAUSE_SECONDS = bounds.value("spot_cancel_pause")
@@ -115,6 +124,34 @@ def _attempt(settings: dict[str, Any], fill: dict[str, str], outcome: dict[str, 
         outcome["cancelled"] = True
         return True, f"spot request {outcome['requestId']} is {state}: it launches nothing more"
     return False, f"cancel-spot-instance-requests {outcome['requestId']} answered state {state or 'unknown'}"
+
+
+def request_state(settings: dict[str, Any], instance_id: str | None, request_id: str | None, metadata: ca.Metadata,
+                  credentials: ca.RoleCredentials | None, timeout: float) -> tuple[bool, str]:
+    """One read of this instance's spot request (``aws ec2 describe-spot-instance-requests``, by the request's id when
+    known, else by the ``instance-id`` filter): (ended, what was read). Ended only when EC2 lists at least one request
+    and every one listed is cancelled, closed or completed (``ENDED``); a failed call, an answer that is not JSON, an
+    empty list or any other state is not ended (fail closed: no shutdown)."""
+    if not request_id and not instance_id:
+        return False, "neither this instance's id nor its spot request's is known: the request's state cannot be read"
+    template = STATE_BY_ID if request_id else STATE_BY_INSTANCE
+    fill = {"aws": str(settings.get("aws_command") or "aws"), "instance": instance_id or "",
+            "request": request_id or ""}
+    code, out, err = _aws(settings, template, fill, metadata, credentials, timeout)
+    what = f"describe-spot-instance-requests ({request_id or 'instance ' + str(instance_id)})"
+    if code != 0:
+        return False, f"{what} {_failed(code, err, timeout)}: the request's state is not known"
+    try:
+        answer = json.loads(out)
+    except ValueError:
+        return False, f"{what} printed {_tail(out)!r}, not JSON: the request's state is not known"
+    listed = answer.get("SpotInstanceRequests") if isinstance(answer, dict) else None
+    states = [item.get("State") for item in listed if isinstance(item, dict)] if isinstance(listed, list) else []
+    if not states:
+        return False, f"{what} lists no request: its state is not known"
+    if all(state in ENDED for state in states):
+        return True, f"{what}: {', '.join(map(str, states))}; it launches nothing more"
+    return False, f"{what}: {', '.join(map(str, states))}, not ended"
 
 
 POWER_OFF_UNITS = ("poweroff.target", "halt.target")

@@ -19,7 +19,9 @@ Runs as a systemd service (``Restart=always``) and reads its settings from the J
    it carries on as on a normal boot. The watchdog's own end then cancels its own spot request first on AWS
    (``spot_request``): at the deadline the shutdown follows whatever the answer; before it (idle, budget) a cancel
    that failed means no shutdown, the cancel retried every ``spot_cancel_retry`` until it succeeds or the deadline
-   comes. A SIGTERM while the system powers off (not a reboot), with no notice handled, cancels it too;
+   comes. At the deadline a cancel that failed means no shutdown before the stack's cancelling schedule has
+   certainly fired, and then only when EC2 says the request has ended. A SIGTERM while the system powers off
+   (not a reboot), unless the cloud's stop after a notice is awaited, cancels it too;
 3. idle: GPU utilization (CPU on a preparation instance, ``idle_source = cpu``) below ``idle_gpu_percent``
    (``idle_cpu_percent``) for ``idle_minutes`` with no busy marker and no live SSH
    session: sync, then shutdown. A GPU that cannot be read (nvidia-smi missing, failing, printing [N/A]) is
@@ -197,8 +199,9 @@ class Watchdog:
         """After a notice with recovery on: until when (monotonic) the cloud's stop is waited for (nothing else
         runs but the deadline)."""
         self.pending_end: tuple[str, str, float] | None = None
-        """An end before the deadline whose spot request could not be cancelled: (cause, reason, next try at,
-        monotonic). No shutdown until the cancel succeeds or the deadline comes."""
+        """An end whose spot request could not be cancelled: (cause, reason, next try at, monotonic). No shutdown
+        until the cancel succeeds (or, at the deadline, EC2 says the request has ended); before the deadline, until
+        the deadline comes."""
         self.notice_end: float | None = None
         self.handled_notice: str | None = None
         self.started = False
@@ -350,6 +353,9 @@ class Watchdog:
                 self._guarded("id claim", self._reclaim)
             self._guarded("deadline read", self.refresh_deadline)
         now = self.clock.now()
+        if self.pending_end is not None and self.pending_end[0] == "deadline":
+            self.retry_pending_end(mono)  # the deadline's end is under way: only its cancel is retried
+            return
         if now >= self.deadline_rule.final_at():
             self.finish(
                 "deadline",
@@ -401,17 +407,20 @@ class Watchdog:
         settled = True
         if cancel:
             outcome = self.cancel_spot_request(cause, before_deadline=cause != "deadline")
-            settled = outcome["cancelled"] or outcome["state"] == "none" or cause == "deadline"
+            settled = outcome["cancelled"] or outcome["state"] == "none"
         if hook:
             self.checkpoint_hook(cause, window_end)
         if window_end is None:
             window_end = min(self.deadline, self.clock.now() + IDLE_SYNC_WINDOW_SECONDS)
         self.final_sync(window_end)
         self.flush_logs(window_end)
+        if not settled and cause == "deadline":
+            settled = self.after_schedule_cancel(outcome)
         if not settled:
             # A shutdown from inside terminates the instance, and a persistent request whose instance is terminated
-            # opens again and launches a new one that nothing of this experiment ends but the stack's schedule at
-            # the deadline: so no shutdown until the request is cancelled, or the deadline comes.
+            # opens again and launches a new one, untagged, that nothing of this experiment ends: so no shutdown
+            # until the request is cancelled. Before the deadline the deadline comes; at it the stack's schedule
+            # terminates this instance (after its cancelling one), and the cancel is retried meanwhile.
             self.pending_end = (cause, reason, self.clock.monotonic() + bounds.value("spot_cancel_retry", self.s))
             return
         if self.s["self_release"] and self.cloud == "alicloud":
@@ -518,29 +527,64 @@ class Watchdog:
         return False
 
     def retry_pending_end(self, mono: float) -> None:
-        """An end whose cancel failed: try the cancel again every ``spot_cancel_retry``; shut down once it is done."""
+        """An end whose cancel failed: try the cancel again every ``spot_cancel_retry`` (at the deadline, and read the
+        request's state when it fails); shut down once the request has ended."""
         assert self.pending_end is not None
         cause, reason, at = self.pending_end
         if mono < at:
             return
         outcome = self.cancel_spot_request(cause, before_deadline=True)
-        if outcome["cancelled"] or outcome["state"] == "none":
+        if outcome["cancelled"] or outcome["state"] == "none" or (cause == "deadline" and self.request_ended(outcome)):
             self.pending_end = None
             self.shutdown(reason)
         else:
             self.pending_end = (cause, reason, mono + bounds.value("spot_cancel_retry", self.s))
+
+    def after_schedule_cancel(self, outcome: dict[str, Any]) -> bool:
+        """At the deadline, after an own cancel that failed: may the watchdog shut down? Not before the stack's
+        cancelling schedule has certainly fired (``spot_schedule_lead`` before the deadline, plus the Scheduler's
+        ``spot_schedule_precision``), and then only when EC2 says the request has ended (one read, ``request_ended``).
+        Otherwise no shutdown: the stack's terminating schedule ends this instance at the deadline, after its cancel.
+        A shutdown from inside with the request still open would terminate this instance and re-open the request,
+        which launches a new instance that carries no tags (so no deadline of its own) and that no schedule names."""
+        fired = self.deadline - bounds.value("spot_schedule_lead") + bounds.value("spot_schedule_precision")
+        wait = fired - self.clock.now()
+        if wait > 0:
+            self.decide("spot-request", f"waiting {wait:.0f} s, until {stamp(fired)}, for the stack's schedule to "
+                        "cancel the request (it fires at the deadline less "
+                        f"{bounds.value('spot_schedule_lead'):.0f} s, within {bounds.value('spot_schedule_precision'):.0f} s)")
+            self.clock.sleep(wait)
+        return self.request_ended(outcome)
+
+    def request_ended(self, outcome: dict[str, Any]) -> bool:
+        """One read of the request's state (``spot_request.request_state``), logged and recorded; True only when EC2
+        says it is cancelled, closed or completed."""
+        request = outcome.get("requestId")
+        ended, detail = spot_request.request_state(self.s, self.own_instance_id(),
+                                                   request if isinstance(request, str) else None, self.metadata, self.credentials,
+                                                   self.clock.real(bounds.value("aws_call")))
+        outcome.update(stateRead=detail, stateReadAt=stamp(self.clock.now()), requestEnded=ended)
+        self.state["spot_request"] = outcome
+        self._save_state(self.state)
+        self.decide("spot-request", detail + (" -> shutting down" if ended else
+                    " -> NOT shutting down (that would terminate this instance and re-open the request): the stack's "
+                    "schedule terminates this instance at the deadline; the cancel is retried meanwhile"))
+        return ended
+
+    def own_instance_id(self) -> str | None:
+        if self.claim.instance_id is not None:
+            return self.claim.instance_id
+        try:
+            return self.metadata.value("/latest/meta-data/instance-id")
+        except ca.MetadataError:
+            return None
 
     def cancel_spot_request(self, cause: str, before_deadline: bool = False,
                             budget: float | None = None, to_manifest: bool = True) -> dict[str, Any]:
         """Cancel this instance's own spot request (AWS, ``spot_request``), record the outcome in the state and the
         run manifest. Not cancelled before the deadline: no shutdown, retried (``retry_pending_end``); at the
         deadline the shutdown follows whatever it is (the stack's schedule has cancelled it two minutes before)."""
-        instance = self.claim.instance_id
-        if instance is None:
-            try:
-                instance = self.metadata.value("/latest/meta-data/instance-id")
-            except ca.MetadataError:
-                instance = None
+        instance = self.own_instance_id()
         earlier = self.state.get("spot_request")
         known = earlier.get("requestId") if isinstance(earlier, dict) else None
         settings = self.s if budget is None else {**self.s, "spot_cancel_seconds": budget}
@@ -560,7 +604,8 @@ class Watchdog:
                     f"the cancel is retried every {retry:.0f} s, the shutdown follows it, or the deadline")
             outcome["outcome"] = "not cancelled: no shutdown, retrying"
         else:
-            then = " -> shutting down anyway: the stack's schedule cancels the request at the deadline"
+            then = (" -> no shutdown before the stack's schedule has cancelled the request (read once it has "
+                    "certainly fired)")
         self.decide("spot-request", outcome["detail"] + then)
         self.state["spot_request"] = outcome
         self._save_state(self.state)
@@ -857,8 +902,14 @@ class Watchdog:
         if ok and self.s["exit_after_shutdown"]:
             self.done = True
 
+    def stop_awaited(self) -> bool:
+        """Is the cloud's stop after a handled notice still awaited (``waiting_for_stop``, on the monotonic clock)?
+        Only then is a SIGTERM the cloud's stop, which the request must survive; once the watchdog carries on as on a
+        normal boot (the cloud did not act on the notice), a power-off is one from inside again."""
+        return self.awaiting_stop is not None and self.clock.monotonic() < self.awaiting_stop
+
     def cancel_on_power_off(self) -> None:
-        """SIGTERM with no spot notice handled: a power-off from inside (``shutdown -h``, a job's poweroff) ends
+        """SIGTERM outside the wait for the cloud's stop after a notice: a power-off from inside (``shutdown -h``, a job's poweroff) ends
         this instance (``instance_initiated_shutdown_behavior = terminate``) and would open its persistent
         request again, so the request is cancelled before the final sync; a reboot, or the service alone being
         stopped, keeps it (``spot_request.powering_off``)."""
@@ -872,7 +923,7 @@ class Watchdog:
 
     def stop(self) -> None:
         """SIGTERM (a shutdown from elsewhere, a restart): one last sync of what is there."""
-        if self.shutdown_at is None and self.recover and self.cloud == "aws" and self.handled_notice is None:
+        if self.shutdown_at is None and self.recover and self.cloud == "aws" and not self.stop_awaited():
             self.cancel_on_power_off()
         if self.shutdown_at is None and self.s["checkpoint_uri"]:
             self.decide("stopping", "the service is being stopped -> final sync")

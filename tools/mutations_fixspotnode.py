@@ -37,12 +37,12 @@ MUTATIONS = [
     Mutation(AREA, DOG, '            st.expect_stop(self.s["state_dir"], self.claim, f"{cause}: {detail}")',
              "            pass", END, "a handled notice marks the coming stop"),
     # -- D: no shutdown before the deadline while the request is open --
-    Mutation(AREA, DOG, '            settled = outcome["cancelled"] or outcome["state"] == "none" or cause == "deadline"',
-             "            settled = True", END, "an end before the deadline whose cancel failed does not shut down"),
+    Mutation(AREA, DOG, '            settled = outcome["cancelled"] or outcome["state"] == "none"\n        if hook:',
+             "            settled = True\n        if hook:", END, "an end before the deadline whose cancel failed does not shut down"),
     Mutation(AREA, DOG, "        if mono < at:\n            return\n", "        pass\n", END,
              "the cancel is retried every spot_cancel_retry, not on every tick"),
     # -- E: a power-off from inside --
-    Mutation(AREA, DOG, '        if self.shutdown_at is None and self.recover and self.cloud == "aws" and self.handled_notice is None:',
+    Mutation(AREA, DOG, '        if self.shutdown_at is None and self.recover and self.cloud == "aws" and not self.stop_awaited():',
              "        if False:", END, "a power-off from inside cancels the own request before the final sync"),
     Mutation(AREA, REQUEST, "    if power:\n        return True,", "    if False:\n        return True,", END,
              "a power-off (poweroff.target, halt.target queued) is told from a reboot"),

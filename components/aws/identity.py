@@ -144,16 +144,18 @@ def terminate_only_policy(instance_arns: list[str], request_arns: list[str] | No
 
 
 def own_spot_request_policy(request_arn: str) -> str:
-    """What the watchdog needs to end its own persistent request before it shuts down: find the request's id
-    (DescribeInstances has no resource-level permissions, hence ``*``: Service Authorization Reference, Amazon EC2)
-    and cancel exactly that request."""
+    """What the watchdog needs to end its own persistent request before it shuts down: find the request's id, and at
+    the deadline after a cancel that failed read whether the stack's schedule has cancelled it (DescribeInstances
+    and DescribeSpotInstanceRequests have no resource-level permissions, hence ``*``: Service Authorization
+    Reference, Amazon EC2), and cancel exactly that request."""
     return json.dumps(
         {
             "Version": "2012-10-17",
             "Statement": [
                 {"Sid": "CancelOwnSpotRequest", "Effect": "Allow", "Action": "ec2:CancelSpotInstanceRequests",
                  "Resource": request_arn},
-                {"Sid": "FindOwnSpotRequest", "Effect": "Allow", "Action": "ec2:DescribeInstances", "Resource": "*"},
+                {"Sid": "FindOwnSpotRequest", "Effect": "Allow",
+                 "Action": ["ec2:DescribeInstances", "ec2:DescribeSpotInstanceRequests"], "Resource": "*"},
             ],
         },
         sort_keys=True,

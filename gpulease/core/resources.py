@@ -24,6 +24,7 @@ from gpulease.core import vocabulary as v
 AWS_INSTANCE = "aws:ec2/instance:Instance"
 AWS_SPOT_REQUEST = "aws:ec2/spotInstanceRequest:SpotInstanceRequest"
 AWS_LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+AWS_NATIVE_LAUNCH_TEMPLATE = "aws-native:ec2:LaunchTemplate"
 AWS_VOLUME = "aws:ebs/volume:Volume"
 AWS_EIP = "aws:ec2/eip:Eip"
 AWS_SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"

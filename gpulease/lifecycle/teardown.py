@@ -158,9 +158,12 @@ def removal_stopped(result: DownResult) -> DownResult:
     return result
 
 
-def recovers_on_aws(st: deploy.Stack) -> bool:
-    """Whether the stack runs an AWS instance on a persistent spot request (``spot.recover``)."""
-    return st.spec.cloud == "aws" and any(e.spot.recover for e in st.spec.experiments)
+def checks_spot_requests(st: deploy.Stack) -> bool:
+    """Whether ``down`` cancels the stack's live spot requests and checks none is open after the destroy: on every
+    AWS stack, whatever its file says now. The file is not what was deployed: an earlier ``up`` with
+    ``spot.recover`` on may have left a persistent request running after the file was turned to ``recover: false``
+    or on-demand; the requests are found by their own tags (``gpulease:stack``), which they keep."""
+    return st.spec.cloud == "aws"
 
 
 def aws_clients(region: str, creds: ProviderCredentials) -> tuple[Any, Any]:
@@ -212,7 +215,7 @@ def down(stack: str, progress: Progress, *, remove_all: bool, backend: StackBack
             except Exception as exc:
                 raise TeardownError(f"stack {stack!r}: --all needs working AWS credentials to remove the disk and "
                                     f"the bucket ({type(exc).__name__}); nothing was changed") from None
-    requests = recovers_on_aws(st)
+    requests = checks_spot_requests(st)
     if requests:
         clients = clients or CLIENTS(st.region, st.credentials)
         with progress.step("cancel the stack's spot requests") as record:

@@ -34,7 +34,15 @@ than this before the termination may come after it."""
 REQUEST_IDS = "SpotInstanceRequestIds"
 REQUEST_ID = re.compile(r"^sir-[0-9a-z]+\Z")
 OWN_REQUEST = {rt.AWS_INSTANCE: "spotInstanceRequestId", rt.AWS_SPOT_REQUEST: "id"}
-"""Where a unit holds the id of its own spot request (an instance's output, a spot request's own id)."""
+"""Where a unit holds the id of its own spot request (an instance's output, a spot request's own id; an aws-native
+instance has none: AWS::EC2::Instance returns no spot request id, so a cancel of it cannot be confirmed)."""
+OWN_TYPE = "instanceMarketOptions.spotOptions.spotInstanceType"
+UNTIL_PATHS = ("validUntil", "instanceMarketOptions.spotOptions.validUntil",
+               "launchTemplateData.instanceMarketOptions.spotOptions.validUntil")
+"""Where a persistent request's own end is written: a spot request, an instance's or a launch template's market
+options (pulumi_aws), an aws-native launch template's data."""
+REOPEN_DOC = "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/using-spot-instances-request.html#terminating-a-spot-instance"
+FLEX_DOC = "https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-schedule-flexible-time-windows.html"
 
 
 @dataclass
@@ -46,8 +54,10 @@ class Verdict:
     late: list[str] = field(default_factory=list)
 
 
-def schedule_fire_time(props: Mapping[str, Any]) -> tuple[Any, str | None]:
-    """The latest moment a one-time EventBridge Scheduler schedule fires (its at() plus any flexible window)."""
+def schedule_fire_span(props: Mapping[str, Any]) -> tuple[Any, str | None]:
+    """When a one-time EventBridge Scheduler schedule fires: (earliest, latest), its at() and that plus its flexible
+    window ("invokes the target at any time within the time window", https://docs.aws.amazon.com/scheduler/latest/
+    UserGuide/managing-schedule-flexible-time-windows.html); ``UNKNOWN`` during preview, None with a problem."""
     expression = read(props, "scheduleExpression")
     if expression is UNKNOWN:
         return UNKNOWN, None
@@ -59,11 +69,11 @@ def schedule_fire_time(props: Mapping[str, Any]) -> tuple[Any, str | None]:
         tz = ZoneInfo(zone if isinstance(zone, str) else "UTC")
     except (KeyError, ValueError):
         return None, f"scheduleExpressionTimezone {zone!r} is not a time zone"
-    moment = datetime.fromisoformat(match.group(1)).replace(tzinfo=tz)
+    moment = latest = datetime.fromisoformat(match.group(1)).replace(tzinfo=tz)
     if read(props, "flexibleTimeWindow.mode") == "FLEXIBLE":
         window = rt.number(read(props, "flexibleTimeWindow.maximumWindowInMinutes")) or 0
-        moment += timedelta(minutes=window)
-    return moment, None
+        latest = moment + timedelta(minutes=window)
+    return (moment, latest), None
 
 
 def _schedule_input(props: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -113,14 +123,21 @@ def _cancel_input_problem(data: Mapping[str, Any] | None, own: Any, own_readable
 
 def persistent_request(unit: ComputeUnit, expires: datetime | None) -> str | None:
     """Why the unit runs on a persistent spot request with no end of its own, or None: read on the unit, and for a
-    form whose request a schedule may cancel (an instance) on the launch templates it launches from when it sets no
-    market options itself (an ``aws.ec2.Instance(launch_template=...)`` takes the template's)."""
+    form whose request a schedule may cancel (an instance) on the launch templates it launches from when it does not
+    name its spot request type itself (an ``aws.ec2.Instance(launch_template=...)`` takes the template's). Market
+    options without ``spot_options.spot_instance_type`` on the instance do not hide a template's persistent type:
+    how EC2 merges the two is not documented (RunInstances: "Any parameters that you specify in RunInstances
+    override the same parameters in the launch template", not said of a part of one), so the template's counts."""
     problem = unit.form.persistent(unit.resource.props, expires)
-    if problem is not None or unit.form.cancels is None or read(unit.resource.props, "instanceMarketOptions") is not None:
+    props = unit.resource.props
+    if problem is not None or unit.form.cancels is None or read(props, OWN_TYPE) not in (None, UNKNOWN):
         return problem
+    own_market = read(props, "instanceMarketOptions") is not None
     for tpl in unit.templates:
         if tpl.form is not None and (found := tpl.form.persistent(tpl.props, expires)) is not None:
-            return f"its launch template {tpl.name}'s {found}"
+            merged = (" (the instance's own instance_market_options name no spot_instance_type, and how EC2 merges "
+                      "them with the template's is not documented: judged as the template's)") if own_market else ""
+            return f"its launch template {tpl.name}'s {found}{merged}"
     return None
 
 
@@ -207,10 +224,12 @@ class Stoppers:
 
     def _fires(self, covering: list[tuple[Registered, Any]], d: Deadline, expires: datetime | None,
                grace: timedelta, verdict: Verdict) -> list[Any]:
-        """When each covering schedule fires (``UNKNOWN`` during preview); the wrong or late ones go to ``verdict``."""
+        """When each covering schedule fires, (earliest, latest) (``UNKNOWN`` during preview); the wrong or late ones
+        go to ``verdict``."""
         times = []
         for sched, data in covering:
-            fires, problem = schedule_fire_time(sched.props)
+            span, problem = schedule_fire_span(sched.props)
+            fires = span if span is UNKNOWN or span is None else span[1]
             wrong = _holds(data, d.requires) if data is not None else []
             if problem or wrong:
                 verdict.late.append(f"{sched.name}: {problem or ', '.join(wrong)}")
@@ -219,7 +238,7 @@ class Stoppers:
                                     f"{v.rfc3339(expires)}")
             else:
                 verdict.ok = True
-                times.append(fires)
+                times.append(span)
         return times
 
     def _scheduler(self, unit: ComputeUnit, d: Deadline, expires: datetime | None, grace: timedelta,
@@ -229,10 +248,19 @@ class Stoppers:
     def request_end(self, unit: ComputeUnit, expires: datetime | None, grace: timedelta) -> str | None:
         """Why the unit's persistent spot request would outlive its deadline, or None: no persistent request, one
         that ends by itself in time (its form's ``persistent`` reader), or a schedule cancelling exactly that request
-        (``cancels``) by the deadline and before any schedule terminating the unit (terminating first re-opens it)."""
+        (``cancels``) by the deadline and before any schedule terminating the unit (terminating first re-opens it).
+        A request ended by its ``valid_until`` alone is held to the same order: a termination less than 60 s after
+        it re-opens the request while it is still valid, unless a cancel comes first."""
         form = unit.form
         problem = persistent_request(unit, expires)
-        if problem is None or form.cancels is None:
+        until = None
+        if problem is None:
+            problem = persistent_request(unit, None)  # persistent, and ended in time by its own valid_until?
+            if problem is None or form.cancels is None:
+                return None
+            until = next((when for props in (unit.resource.props, *(tpl.props for tpl in unit.templates))
+                          for path in UNTIL_PATHS if (when := c.parse_time(read(props, path))) is not None), None)
+        if form.cancels is None:
             return problem
         d = form.cancels
         verdict = Verdict()
@@ -245,20 +273,32 @@ class Stoppers:
             else:
                 covering.append((sched, data))
         cancels = self._fires(covering, d, expires, grace, verdict)
+        terminates = [t for dl in form.deadlines if dl.kind == "scheduler"
+                      for t in self._scheduler(unit, dl, expires, grace, Verdict())]
+        # The cancel counts by when it has certainly been called (the latest of its window), the termination by the
+        # earliest it may come (its at(), a flexible window only widening it): the cancel must come first.
+        first_cancel = min((t[1] for t in cancels if isinstance(t, tuple)), default=None)
+        first_stop = min((t[0] for t in terminates if isinstance(t, tuple)), default=None)
+        if until is not None and (first_stop is None or first_stop - until >= SCHEDULER_PRECISION):
+            return None  # its valid_until has ended it before any termination can come
+        if until is not None and not verdict.ok:
+            assert first_stop is not None
+            return (f"its request ends at valid_until={v.rfc3339(until)}, but a schedule may terminate its instance at "
+                    f"{v.rfc3339(first_stop)}, not at least 60 s after that: a termination re-opens a persistent request "
+                    f"that is still valid, which launches a new instance ({REOPEN_DOC}), and how promptly EC2 ends a "
+                    "request at its ValidUntil is not documented; accepted: the termination at least 60 s after "
+                    f"valid_until, or {d.accepted}")
         if not verdict.ok:
             late = f" ({'; '.join(verdict.late)})" if verdict.late else ""
             return f"{problem}, or {d.accepted}{late}"
-        terminates = [t for dl in form.deadlines if dl.kind == "scheduler"
-                      for t in self._scheduler(unit, dl, expires, grace, Verdict())]
-        first_cancel = min((t for t in cancels if isinstance(t, datetime)), default=None)
-        first_stop = min((t for t in terminates if isinstance(t, datetime)), default=None)
         if first_cancel is not None and first_stop is not None and first_stop - first_cancel < SCHEDULER_PRECISION:
             return (f"its request is cancelled at {v.rfc3339(first_cancel)}, not at least 60 s before its termination "
                     f"at {v.rfc3339(first_stop)}: terminating first re-opens a persistent request, which launches a new "
-                    "instance (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/using-spot-instances-request.html"
-                    "#terminating-a-spot-instance), and EventBridge Scheduler calls a target anywhere in the 60 s after "
-                    "its time (https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html); accepted: "
-                    "the cancelling schedule at least 60 s earlier than the terminating one")
+                    f"instance ({REOPEN_DOC}), EventBridge Scheduler calls a target anywhere in the 60 s after "
+                    "its time (https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html), and a "
+                    f"flexible time window anywhere in the window ({FLEX_DOC}): the cancel is counted at the end of its "
+                    "window, the termination at the start of its own; accepted: the cancelling schedule's latest time "
+                    "at least 60 s earlier than the terminating one's earliest")
         return None
 
     def _group_schedule(self, unit: ComputeUnit, d: Deadline, expires: datetime | None, grace: timedelta,

@@ -16,7 +16,9 @@ pool) is reported as unbounded, naming what would bound it; so is a setting that
 protection, a persistent spot request). A persistent spot request is accepted with a cloud-side end of its own: a
 ``valid_until`` no later than the deadline, or a schedule cancelling exactly that request
 (``ec2:cancelSpotInstanceRequests``, its input exactly that request's id) by the deadline and at least 60 s
-before the schedule that terminates its instance (``deadlines.request_end``).
+before the schedule that terminates its instance (``deadlines.request_end``), the cancel counted at the end of its
+flexible window and the termination at its start; a ``valid_until`` alone only when no termination may come less
+than 60 s after it. A persistent spot request that a reclaim terminates cannot be bounded (``aws_forms``).
 ``acceptUnbounded`` names resources accepted after review, each by its full URN or its URN's tail
 ``<type token>::<name>`` (``common.listed``); a bare name matches nothing.
 """

@@ -164,6 +164,25 @@ def test_down_fails_when_a_spot_request_is_still_open_after_the_destroy(deployed
     assert f"aws ec2 cancel-spot-instance-requests --region us-east-1 --spot-instance-request-ids {ours}" in err
 
 
+def test_down_of_a_stack_whose_file_no_longer_recovers_still_ends_its_live_requests(aws, review, monkeypatch, capsys):
+    """The file says on-demand now (aws-debug-t4), but a persistent request an earlier `up` made is live under the
+    stack's tags and has launched an instance the stack does not track: down cancels it and terminates that one, and
+    checks again after the destroy."""
+    stack = "aws-debug-t4"
+    ec2, s3 = aws.client("ec2"), aws.client("s3")
+    request = _spot_request(ec2, stack)
+    stray = _held_by(ec2, request)
+    backend = RecordingBackend(stacks={stack: StackInfo(stack)}, outputs_by_stack={stack: {"instanceId": "i-0tracked"}})
+    monkeypatch.setattr(deploy, "BACKEND", lambda: backend)
+    monkeypatch.setattr(teardown, "CLIENTS", lambda region, creds: (ec2, s3))
+    assert main(["down", stack]) == 0
+    assert _live(ec2) == [] and _state(ec2, stray) == "terminated"
+    checked = []
+    monkeypatch.setattr(teardown, "aws_open_spot_requests", lambda client, name: checked.append(name) or [])
+    assert main(["down", stack]) == 0
+    assert checked == [stack]  # the check after the destroy runs on an on-demand stack too
+
+
 def _held_by(ec2: Any, rid: str) -> str:
     [held] = ec2.describe_spot_instance_requests(SpotInstanceRequestIds=[rid])["SpotInstanceRequests"]
     return held["InstanceId"]

@@ -50,15 +50,6 @@ def test_an_idle_end_whose_cancel_fails_does_not_shut_down_and_retries_until_can
     assert _saved(rig)["spot_request"]["cancelled"] is True
 
 
-def test_at_the_deadline_a_failed_cancel_still_shuts_down(tmp_path: Path) -> None:
-    with MetadataServer(MetadataState(cloud="aws")) as server:
-        rig = make_rig(tmp_path, metadata_url=server.url, spot_recover=True, warn_hook=None, spot_cancel_seconds=10,
-                       aws_command=str(fake_aws(tmp_path / "bin" / "aws-ec2", tmp_path / "events.jsonl", exit_code=254)))
-        dog, _ = run_in_process(rig, start=DEADLINE_EPOCH - 6 * 60, max_ticks=20)
-    assert dog.done and rig.names()[-1] == "shutdown"
-    assert "shutting down anyway: the stack's schedule cancels the request at the deadline" in rig.log_text()
-
-
 def test_an_empty_describe_answer_is_not_no_request(tmp_path: Path) -> None:
     with MetadataServer(MetadataState(cloud="aws")) as server:
         rig = make_rig(tmp_path, metadata_url=server.url, spot_recover=True, warn_hook=None, spot_cancel_seconds=20,

@@ -28,19 +28,25 @@ REQUEST = "sir-0abc1234"
 
 
 def fake_aws(path: Path, events: Path, *, describe: str = REQUEST, cancel_state: str = "cancelled",
-             exit_code: int = 0) -> Path:
-    """The AWS CLI's two ec2 calls: describe-instances prints ``describe`` (the --query's text), cancel prints the
-    JSON EC2 answers; each call appends its argv and credential environment to ``events``."""
+             exit_code: int = 0, request_state: str = "cancelled", state_exit: int | None = None) -> Path:
+    """The AWS CLI's ec2 calls: describe-instances prints ``describe`` (the --query's text), cancel prints the
+    JSON EC2 answers, describe-spot-instance-requests lists one request in ``request_state`` (as the stack's
+    cancelling schedule leaves it); each call appends its argv and credential environment to ``events``. Every call
+    exits ``exit_code``, the state read ``state_exit`` when given."""
     path.parent.mkdir(exist_ok=True)
+    state_code = exit_code if state_exit is None else state_exit
     return executable(path, f"""import json, os, sys
 args = sys.argv[1:]
 env = {{k: v for k, v in os.environ.items() if k.startswith("AWS_")}}
 with open({str(events)!r}, "a") as fh:
     fh.write(json.dumps({{"name": "aws-" + args[1], "argv": args, "env": env}}) + "\\n")
-if {exit_code}:
+code = {state_code} if args[1] == "describe-spot-instance-requests" else {exit_code}
+if code:
     print("An error occurred (UnauthorizedOperation)", file=sys.stderr)
-    sys.exit({exit_code})
-if args[1] == "describe-instances":
+    sys.exit(code)
+if args[1] == "describe-spot-instance-requests":
+    print(json.dumps({{"SpotInstanceRequests": [{{"SpotInstanceRequestId": {REQUEST!r}, "State": {request_state!r}}}]}}))
+elif args[1] == "describe-instances":
     print({describe!r})
 else:
     ids = args[args.index("--spot-instance-request-ids") + 1]
@@ -140,16 +146,18 @@ def test_a_cancel_that_keeps_failing_is_retried_within_its_bound_and_the_shutdow
     start = DEADLINE_EPOCH - 6 * 60
     with MetadataServer(MetadataState(cloud="aws")) as server:
         rig = make_rig(tmp_path, metadata_url=server.url, spot_recover=True, spot_cancel_seconds=20,
-                       aws_command=str(fake_aws(tmp_path / "bin" / "aws-ec2", tmp_path / "events.jsonl", exit_code=254)))
+                       aws_command=str(fake_aws(tmp_path / "bin" / "aws-ec2", tmp_path / "events.jsonl", exit_code=254,
+                                                state_exit=0)))
         dog, _ = run_in_process(rig, start=start, max_ticks=20)
     assert dog.done and rig.names()[-1] == "shutdown"
-    tries = [n for n in rig.names() if n.startswith("aws-")]
+    tries = [n for n in rig.names() if n in ("aws-describe-instances", "aws-cancel-spot-instance-requests")]
     # Each try is followed by a 5 s pause: at most 20 s / 5 s of them (spot_cancel_seconds), and more than one.
     assert 2 <= len(tries) <= 4 and set(tries) == {"aws-describe-instances"}
     saved = json.loads((Path(rig.settings["state_dir"]) / "watchdog-state.json").read_text())["spot_request"]
     assert saved["cancelled"] is False and saved["attempts"] == len(tries)
     assert "gave up after" in saved["detail"] and "within 20 s" in saved["detail"]
-    assert "shutting down anyway: the stack's schedule cancels the request at the deadline" in rig.log_text()
+    assert "no shutdown before the stack's schedule has cancelled the request" in rig.log_text()
+    assert rig.names()[-2] == "aws-describe-spot-instance-requests"  # the schedule's cancel read, then the shutdown
 
 
 def test_a_request_that_does_not_end_cancelled_counts_as_not_cancelled(tmp_path: Path) -> None:

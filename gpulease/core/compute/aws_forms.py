@@ -52,7 +52,8 @@ _METADATA = Metadata(
     how="metadata_options={'http_tokens': 'required'}",
     unset=IMDS_UNSET,
 )
-_LAUNCH_TEMPLATE_REF = TemplateRef("launchTemplate", "id", "name", "launchTemplate", (rt.AWS_LAUNCH_TEMPLATE,))
+_LAUNCH_TEMPLATE_REF = TemplateRef("launchTemplate", "id", "name", "launchTemplate",
+                                   (rt.AWS_LAUNCH_TEMPLATE, rt.AWS_NATIVE_LAUNCH_TEMPLATE))
 _INSTANCE_DISKS = (
     Disk("the root block device", "rootBlockDevice"),
     Disk("ebsBlockDevices", "ebsBlockDevices.*", name_key="deviceName"),
@@ -130,6 +131,20 @@ def _persistent_market_options(props: Mapping[str, Any], expires: datetime | Non
         return None
     return (f"instance_market_options.spot_options.spot_instance_type is persistent: {REOPENS}; accepted: "
             f"spot_instance_type='one-time', or valid_until no later than its {v.TAG_EXPIRES_AT} tag")
+
+
+def _request_hazards(props: Mapping[str, Any], expires: datetime | None) -> list[str]:
+    """A persistent request whose instance a reclaim terminates (RequestSpotInstances' default; RunInstances takes
+    persistent only with stop or hibernate) opens again and launches a new instance, which carries none of the
+    request's tags and which no schedule names, whatever ends the request later."""
+    behavior = _folded(read(props, "instanceInterruptionBehavior", "terminate"))  # the SDK docstring's default
+    if _folded(read(props, "spotType", "persistent")) != "persistent" or behavior in ("stop", "hibernate", UNKNOWN):
+        return []
+    return [f"spot_type persistent with instance_interruption_behavior={behavior} cannot be bounded: a reclaim "
+            "terminates its instance and the request opens again and launches a new one (\"If the request is "
+            "persistent, the request is opened again after your Spot Instance is interrupted\", https://docs.aws."
+            "amazon.com/AWSEC2/latest/UserGuide/spot-requests.html), untagged and named by no schedule; accepted: "
+            "spot_type='one-time', or instance_interruption_behavior='stop' with a schedule cancelling the request"]
 
 
 def _lt_instance_tags(props: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -246,7 +261,7 @@ register(
         market=lambda props: Market(SPOT, "a spot request"), spot_cap="spotPrice",
         metadata=_METADATA, user_data=_INSTANCE_USER_DATA, disks=_INSTANCE_DISKS,
         deadlines=(_terminate_schedule("its instance"),),
-        persistent=_persistent_spot_request, cancels=CANCEL_SCHEDULE,
+        persistent=_persistent_spot_request, cancels=CANCEL_SCHEDULE, hazards=_request_hazards,
         decoys=(("validUntil", "valid_until ends the request, not the instance it launched (RequestSpotInstances "
                  "ValidUntil)"),),
         public_ip=("associatePublicIpAddress",), security_groups=("vpcSecurityGroupIds", "securityGroups"),

@@ -30,7 +30,7 @@ from gpulease.core.compute.forms import (
 from gpulease.core.compute.paths import UNKNOWN, count, read, read_all
 
 INSTANCE = "aws-native:ec2:Instance"
-LAUNCH_TEMPLATE = "aws-native:ec2:LaunchTemplate"
+LAUNCH_TEMPLATE = rt.AWS_NATIVE_LAUNCH_TEMPLATE
 AUTOSCALING_GROUP = "aws-native:autoscaling:AutoScalingGroup"
 NODE_GROUP = "aws-native:eks:Nodegroup"
 BATCH_ENVIRONMENT = "aws-native:batch:ComputeEnvironment"
@@ -64,6 +64,16 @@ def _mappings(path: str) -> Disk:
 def _lt_market(props: Mapping[str, Any]) -> Market:
     data = read(props, _DATA)
     return Market(UNKNOWN) if data is UNKNOWN else a._instance_market(data or {})
+
+
+def _lt_persistent(props: Mapping[str, Any], expires: datetime | None) -> str | None:
+    """The template's persistent request (``launchTemplateData.instanceMarketOptions``), as its pulumi_aws twin's."""
+    data = read(props, _DATA)
+    return a._persistent_market_options(data, expires) if isinstance(data, Mapping) else None
+
+
+def _no_market_options(props: Mapping[str, Any], expires: datetime | None) -> str | None:
+    return None  # AWS::EC2::Instance has no market options: its persistent request is its launch template's
 
 
 def _lt_instance_tags(props: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -125,6 +135,7 @@ register(
         metadata=_metadata(""), user_data=(UserData("userData", encoded=True),),
         disks=(_mappings("blockDeviceMappings"),),
         deadlines=(a._terminate_schedule("it"),),
+        persistent=_no_market_options, cancels=a.CANCEL_SCHEDULE,
         public_ip=("networkInterfaces.*.associatePublicIpAddress",),
         security_groups=("securityGroupIds", "securityGroups"), identity=("id", "instanceId"),
         source="pulumi_aws_native ec2.Instance (AWS::EC2::Instance)",
@@ -137,6 +148,7 @@ register(
         metadata=_metadata(f"{_DATA}."), user_data=(UserData(f"{_DATA}.userData", encoded=True),),
         disks=(_mappings(f"{_DATA}.blockDeviceMappings"),), tags="",
         instance_tags=_lt_instance_tags, identity=("id", "launchTemplateId", "launchTemplateName"),
+        persistent=_lt_persistent,
         public_ip=(f"{_DATA}.networkInterfaces.*.associatePublicIpAddress",),
         security_groups=(f"{_DATA}.securityGroupIds", f"{_DATA}.securityGroups"),
         source="pulumi_aws_native ec2.LaunchTemplate (AWS::EC2::LaunchTemplate)",

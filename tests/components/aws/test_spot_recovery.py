@@ -115,7 +115,8 @@ def test_instance_role_may_cancel_its_own_request_after_the_instance(recovering)
     assert json.loads(policy.inputs["policy"])["Statement"] == [
         {"Sid": "CancelOwnSpotRequest", "Effect": "Allow", "Action": "ec2:CancelSpotInstanceRequests",
          "Resource": f"{ARN}:spot-instances-request/{request_id(recovering)}"},
-        {"Sid": "FindOwnSpotRequest", "Effect": "Allow", "Action": "ec2:DescribeInstances", "Resource": "*"},
+        {"Sid": "FindOwnSpotRequest", "Effect": "Allow",
+         "Action": ["ec2:DescribeInstances", "ec2:DescribeSpotInstanceRequests"], "Resource": "*"},
     ]
 
 

@@ -5,8 +5,9 @@ deadline by a scheduler schedule, as public programs that want a reclaimed insta
 - ``cancelled``: a second schedule cancels its request (by the instance's spot_instance_request_id) a few minutes
   before the termination;
 - ``cancelled-late``: the cancelling schedule fires with the termination, in no guaranteed order;
-- ``until``: the request's own valid_until is the deadline;
-- ``request``: an aws.ec2.SpotInstanceRequest (persistent by default) whose schedule cancels it by its id.
+- ``until``: the request's own valid_until is the deadline, the termination at the deadline too;
+- ``request``: an aws.ec2.SpotInstanceRequest (persistent and terminated on interruption by default) whose schedule
+  cancels it by its id: a reclaim before then re-opens it and it launches an instance no schedule names.
 """
 
 import json
