@@ -29,7 +29,7 @@ MUTATIONS = [
              "a process outside the listed slices still makes the MIG GPU busy"),
     # -- the last log lines before the end --
     Mutation(AREA, "instance/watchdog.py", "        self.final_sync(window_end)\n        self.flush_logs(window_end)\n"
-             "        if not settled:", "        self.final_sync(window_end)\n        if not settled:", FLUSH,
+             "        if not settled and cause", "        self.final_sync(window_end)\n        if not settled and cause", FLUSH,
              "the final sequence copies the logs before the shutdown"),
     Mutation(AREA, "instance/log_upload.py",
              "            while self.job.poll() is None and time.monotonic() < min(end, started + each):",

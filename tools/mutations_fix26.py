@@ -12,9 +12,8 @@ AREA = "fix26"
 DOG = "instance/watchdog.py"
 REQUEST = "instance/spot_request.py"
 DEADLINE_END = ("tests/instance/test_spot_deadline_end.py",)
-_PROGRAM = "tests/policies/test_programs.py::test_program_review_finds_exactly_what_is_expected[{}]"
-ENDS = (_PROGRAM.format("aws-persistent-ends"),)
-TEMPLATES = (_PROGRAM.format("aws-persistent-templates"),)
+PERSISTENT = ("tests/policies/test_persistent_requests.py",)
+ENDS = TEMPLATES = PERSISTENT
 DEADLINES = "policies/guardrails/deadlines.py"
 
 MUTATIONS = [
@@ -52,7 +51,7 @@ MUTATIONS = [
              "a cancel counts from the latest time its flexible window lets it fire"),
     # -- 4: valid_until with a termination before it --
     Mutation(AREA, DEADLINES, "        if until is not None and (first_stop is None or first_stop - until >= SCHEDULER_PRECISION):",
-             "        if until is not None:", (*ENDS, _PROGRAM.format("aws-persistent-instance")),
+             "        if until is not None:", PERSISTENT,
              "a request ended by valid_until alone is not terminated before it"),
     # -- 5: persistent and terminated on interruption --
     Mutation(AREA, "gpulease/core/compute/aws_forms.py",

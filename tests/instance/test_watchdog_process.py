@@ -15,6 +15,7 @@ import yaml
 
 from components.spec.experiment import ExperimentSpec
 from components.userdata import render_user_data, settings_for, tools_bundle
+from tests.instance.test_spot_recovery import fake_aws
 from tests.support.instance import DEADLINE_EPOCH, MetadataServer, MetadataState, deadline_tags, events, iso, make_rig
 from tests.support.specs import BASE_EXPERIMENT
 
@@ -64,12 +65,16 @@ def test_shipped_watchdog_enforces_the_deadline_on_an_accelerated_clock(tmp_path
     script, shipped = shipped_watchdog(tmp_path)
     with MetadataServer(MetadataState(cloud="aws", tags=deadline_tags())) as server:
         settings, rig = rig_settings(tmp_path, shipped, server.url)
+        # Spot recovery is on for this spot experiment: the own request is cancelled first (an AWS CLI stand-in).
+        assert settings["spot_recover"] is True
+        settings["aws_command"] = str(fake_aws(tmp_path / "bin" / "aws-ec2", rig.events))
         # 200x: the two minutes before the final sync pass in well under a second.
         proc = start(script, settings, tmp_path, speed=200, clock_start=DEADLINE_EPOCH - 7 * 60)
         out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0, out
-    assert rig.names() == ["checkpoint-hook", "sync", "shutdown"]
-    assert events(rig.events)[1]["argv"] == ["s3", "sync", str(rig.checkpoints), "s3://bucket/ckpt/", "--region", "us-east-1"]
+    assert rig.names() == ["aws-describe-instances", "aws-cancel-spot-instance-requests", "checkpoint-hook", "sync",
+                           "shutdown"]
+    assert events(rig.events)[3]["argv"] == ["s3", "sync", str(rig.checkpoints), "s3://bucket/ckpt/", "--region", "us-east-1"]
     (when,) = re.findall(r"^(\S+) deadline: ", out, flags=re.M)
     # On a real (accelerated) clock the tick lands within a poll interval of final_sync_minutes before the deadline.
     assert iso(DEADLINE_EPOCH - 5 * 60) <= when <= iso(DEADLINE_EPOCH - 5 * 60 + 60)
