@@ -15,6 +15,7 @@ from gpulease.review import (  # noqa: F401 - each registers its answers (or its
     lookups_alicloud,
     lookups_aws,
     lookups_policy_document,
+    manifest_text,
     mocks_alicloud,
     mocks_aws,
     mocks_images,
@@ -35,13 +36,13 @@ class UnansweredLookup(Exception):  # noqa: N818 - it names what happened, as th
     Raised into the program at its call, and kept on the mocks so that a program that catches it is still
     reported: the review of what it registered is partial."""
 
-    def __init__(self, token: str, site: str | None):
+    def __init__(self, token: str, site: str | None, note: str = ""):
         self.token, self.site = token, site
         where = f" at {site}" if site else ""
         super().__init__(
             f"the lookup {token}{where} has no offline answer (the review's mocks answer the common lookups of "
             "both clouds; see docs/policies.md#reviewing-any-pulumi-program), so the program stopped there; what "
-            "it registered before is reviewed, the rest is not"
+            f"it registered before is reviewed, the rest is not{note}"
         )
 
 
@@ -71,7 +72,8 @@ class CloudMocks(pulumi.runtime.Mocks):
         self.calls.append((args.token, dict(args.args)))
         handler = CALLS.get(args.token)
         if handler is None:
-            error = UnansweredLookup(args.token, INVOKE_SITE.get())
+            note = manifest_text.gpu_note(dict(args.args)) if args.token == "kubernetes:yaml:decode" else ""
+            error = UnansweredLookup(args.token, INVOKE_SITE.get(), note)
             self.unanswered = self.unanswered or error
             raise error
         try:

@@ -20,7 +20,7 @@ from google.protobuf import struct_pb2
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 
-from gpulease.review import mock_registry
+from gpulease.review import manifest_text, mock_registry
 from gpulease.review.invoke_sites import display_path, is_program_file
 from gpulease.review.mock_registry import Child
 
@@ -62,12 +62,13 @@ class Gap:
     name: str
     site: str | None
     compute: list[str]
+    note: str = ""
 
     def describe(self) -> str:
         where = f" at {self.site}" if self.site else ""
         sizes = f"; its inputs that name compute: {', '.join(self.compute)}" if self.compute else ""
         return (f"the remote component {self.token} {self.name!r}{where} has no offline model, so what it creates "
-                f"was not reviewed{sizes} (modelled: {', '.join(sorted(mock_registry.COMPONENTS))}; see "
+                f"was not reviewed{sizes}{self.note} (modelled: {', '.join(sorted(mock_registry.COMPONENTS))}; see "
                 "docs/policies.md#components-offline)")
 
 
@@ -135,5 +136,6 @@ def expand(monitor: Any, request: Any, urn: str, region: str) -> tuple[dict[str,
     inputs = _plain(rpc.deserialize_properties(request.object, keep_unknowns=True))
     model = mock_registry.COMPONENTS.get(request.type)
     if model is None:
-        return {}, Gap(request.type, request.name, registration_site(request), compute_inputs(inputs))
+        return {}, Gap(request.type, request.name, registration_site(request), compute_inputs(inputs),
+                       manifest_text.gpu_note(inputs))
     return model.build(_Build(monitor, request, urn, request.name, inputs, region)), None

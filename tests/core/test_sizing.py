@@ -204,3 +204,11 @@ def test_pure_bf16_eight_bit_full_fine_tune_of_7b_fits_one_80_gb_gpu() -> None:
     lean = estimate(Workload(**common, optimizer="adamw-8bit", master_weights=False)).total_gb
     standard = estimate(Workload(**common)).total_gb
     assert lean < 80 * 0.9 < standard
+
+
+@pytest.mark.parametrize("value", ["1" * 5000, "9" * 5000 + "B"])
+def test_a_huge_parameter_count_is_refused_with_a_short_echo(value):
+    with pytest.raises(ValueError) as caught:
+        parse_params(value)
+    message = str(caught.value)
+    assert len(message) < 200 and "…" in message and "accepted: e.g. 7B" in message

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, replace
 
 from gpulease.core.errors import UserError
+from gpulease.core.shown import echo
 
 
 class SizingError(UserError):
@@ -71,10 +72,10 @@ def parse_params(value: str | float | int) -> float:
     else:
         match = _PARAMS.match(str(value))
         if not match:
-            raise ValueError(f"{value!r} is not a parameter count; accepted: e.g. 7B, 1.5B, 350M or 7e9")
+            raise ValueError(f"{echo(value)} is not a parameter count; accepted: e.g. 7B, 1.5B, 350M or 7e9")
         count = float(match.group(1)) * _SCALE[match.group(2).lower()]
     if not 1e6 <= count <= 1e13:
-        raise ValueError(f"{value!r} is outside 1M-10T parameters")
+        raise ValueError(f"{echo(value)} is outside 1M-10T parameters; accepted: e.g. 7B, 1.5B, 350M or 7e9")
     return count
 
 
