@@ -37,6 +37,7 @@ from gpulease.core import clock, inputfile
 from gpulease.core.errors import UserError
 from gpulease.review.render import CapturedResource, Rendering
 from gpulease.review.sdk_speed import collector_paused
+from gpulease.review.stack_view import StackRequest, StackResource
 from policies.guardrails import pack, storage
 from policies.guardrails.servicer import SharedConversionServicer, reads
 
@@ -191,7 +192,7 @@ class PolicyRunner:
         # The resource rules judge only the types they declare (common.judges): a resource no rule reads is not
         # sent, as the servicer would answer it with nothing.
         judged = self._judged_types
-        stack_request = analyzer_pb2.AnalyzeStackRequest()
+        stack_request = StackRequest([])
         for res in rendering.resources:
             if judged(res.type):
                 request = analyzer_pb2.AnalyzeRequest(
@@ -200,7 +201,8 @@ class PolicyRunner:
                 request.properties.CopyFrom(_struct(res.input_struct, res.inputs))
                 self._collect(self.servicer.Analyze(request, None), res.urn, by_urn, result, "resource")
             if self._stack_reads(res.type):
-                _stack_resource(res, providers, into=stack_request.resources)
+                stack_request.resources.append(StackResource(
+                    res, _struct(res.output_struct, res.outputs), _options(res), providers.of(res)))
         self._collect(self.servicer.AnalyzeStack(stack_request, None), None, by_urn, result, "stack")
         self._retention_option_check(rendering, result)
         return result
