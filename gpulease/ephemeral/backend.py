@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from pulumi import automation as auto
 from pulumi.automation import errors as auto_errors
 
+from components.spec.load import STACK_FILE_ENV
 from gpulease.core.errors import UserError
 from gpulease.review.stacks import PROJECT_ROOT
 
@@ -91,8 +92,9 @@ class StackBackend(Protocol):
         ...
 
     def up(self, stack: str, on_output: LineSink, on_resource: ResourceSink, *,
-           config_file: str | None = None, refresh: bool = False) -> OperationResult:
-        """``pulumi up``; ``config_file`` reads the stack's config from that file instead of its stack file;
+           config_file: str | None = None, refresh: bool = False, stack_file: str | None = None) -> OperationResult:
+        """``pulumi up``; ``stack_file`` (the file the review read, as the user named it) reaches the program as
+        ``GPULEASE_STACK_FILE``; ``config_file`` reads the stack's config from that file instead of its stack file;
         ``refresh``: ``pulumi up --refresh`` (read what exists before the update)."""
         ...
 
@@ -231,7 +233,12 @@ class AutomationBackend:
             raise
 
     def up(self, stack: str, on_output: LineSink, on_resource: ResourceSink, *,
-           config_file: str | None = None, refresh: bool = False) -> OperationResult:
+           config_file: str | None = None, refresh: bool = False, stack_file: str | None = None) -> OperationResult:
+        # stack_file: the program names the file gpulease reviewed (components/program.py reads STACK_FILE_ENV);
+        # the workspace's env_vars are merged into every pulumi command's environment, which the program
+        # inherits (pulumi/automation/_local_workspace.py, LocalWorkspaceOptions.env_vars).
+        if stack_file is not None:
+            self.env_vars[STACK_FILE_ENV] = stack_file
         # policy_packs: the pack judges the update as `pulumi up --policy-pack` does; config_file:
         # `pulumi up --config-file` (the Automation API's up() takes both).
         result = self._select(stack).up(

@@ -138,7 +138,8 @@ def deploy(st: Stack, backend: StackBackend, progress: Progress, result: UpResul
             with progress.step(f"pulumi up ({label})") as record:
                 try:
                     changes = backend.up(st.name, lambda line: progress.line("pulumi", line), seen,
-                                         config_file=config_file, **({"refresh": True} if refresh else {}))
+                                         config_file=config_file, stack_file=shown_path(st.path),
+                                         **({"refresh": True} if refresh else {}))
                     result.tries.append({"choice": label, "outcome": "ok", "changes": changes.resource_changes})
                     return
                 except Exception as exc:

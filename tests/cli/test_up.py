@@ -139,7 +139,7 @@ def test_capacity_error_tries_the_next_zone_pinned_for_that_update_only(passing_
     pinned: list[dict[str, Any]] = []
     original_up = backend.up
 
-    def up(stack, on_output, on_resource, *, config_file=None):
+    def up(stack, on_output, on_resource, *, config_file=None, stack_file=None):
         if config_file:
             pinned.append(json.loads(Path(config_file).read_text()))
         return original_up(stack, on_output, on_resource, config_file=config_file)

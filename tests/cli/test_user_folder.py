@@ -51,3 +51,29 @@ def test_up_deploys_a_users_stack_with_its_file_as_the_config(tmp_path, key_file
     assert deploy.load("my-llama").config_file == str((tmp_path / "Pulumi.my-llama.yaml").resolve())
     assert deploy.load("aws-lora-7b").config_file is None  # the kit's own stacks: pulumi reads them itself
     assert Path(tmp_path / "Pulumi.my-llama.yaml").is_file()
+
+
+def test_up_hands_the_program_the_file_plan_reviewed(tmp_path, key_file, monkeypatch, passing_review, backend):
+    """The program names the stack file from GPULEASE_STACK_FILE: without it, a user's file outside stacks/ would be
+    reported as the kit's stacks/Pulumi.my-llama.yaml, a file that up never deployed."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*FLAGS, "--public-key", str(key_file)]) == 0
+    assert main(["up", "my-llama", "--no-wait", "--json"]) == 0
+    assert backend.program_sources == ["Pulumi.my-llama.yaml"]  # as typed, relative to the folder up ran in
+
+
+def test_the_automation_backend_puts_the_stack_file_in_the_programs_environment(monkeypatch):
+    from components.spec.load import STACK_FILE_ENV
+    from gpulease.ephemeral import backend as automation
+
+    seen: dict[str, str] = {}
+
+    class Stack:
+        def up(self, **kwargs: object) -> object:
+            return type("R", (), {"summary": type("S", (), {"resource_changes": {}})()})()
+
+    made = deploy.default_backend()
+    monkeypatch.setattr(automation.AutomationBackend, "_select",
+                        lambda self, stack: seen.update(self.env_vars) or Stack())
+    made.up("my-llama", print, print, stack_file="elsewhere/Pulumi.my-llama.yaml")
+    assert seen[STACK_FILE_ENV] == "elsewhere/Pulumi.my-llama.yaml"

@@ -67,6 +67,9 @@ class RecordingBackend:
     """Failures of successive ups: the (type token, name) resources each created first, and the error it raised."""
     config_files: list[str | None] = field(default_factory=list)
     refreshes: list[bool] = field(default_factory=list)
+    program_sources: list[str] = field(default_factory=list)
+    """The stack file each up's program names, as components/program.py derives it: GPULEASE_STACK_FILE when the
+    caller passed it to the program's environment, else the Pulumi CLI's stacks/Pulumi.<stack>.yaml."""
 
     def _enter(self, op: str, stack: str) -> None:
         self.calls.append((op, stack))
@@ -96,9 +99,10 @@ class RecordingBackend:
         self.stacks[stack] = StackInfo(stack)
 
     def up(self, stack: str, on_output: LineSink, on_resource: ResourceSink, *,
-           config_file: str | None = None, refresh: bool = False) -> OperationResult:
+           config_file: str | None = None, refresh: bool = False, stack_file: str | None = None) -> OperationResult:
         self._enter("up", stack)
         self.config_files.append(config_file)
+        self.program_sources.append(stack_file or f"stacks/Pulumi.{stack}.yaml")
         self.refreshes.append(refresh)
         if self.up_failures:
             # A failed update: the resources it created before the failure are announced, then the error.
