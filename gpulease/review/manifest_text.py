@@ -21,6 +21,10 @@ from gpulease.core.compute.scan import gpu_mentions
 
 MAX_TEXT = 1_000_000
 MAX_DOCUMENTS = 1_000
+MAX_NODES = 200_000
+"""Values walked in all the manifests together: YAML aliases share nodes, so a few hundred bytes can expand to
+10**9 values (a "billion laughs"); past this, the manifests count as unreadable."""
+MAX_DEPTH = 64
 TEXT_KEYS = ("yaml", "text")
 """Inputs holding manifest text: the components' ``yaml`` (v1 and v2), ``kubernetes:yaml:decode``'s ``text``."""
 OBJECT_KEYS = ("objs",)
@@ -37,9 +41,28 @@ def _documents(value: Any) -> list[Any] | None:
                 found.append(document)
                 if len(found) > MAX_DOCUMENTS:
                     return None
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError, ValueError):
             return None
     return found
+
+
+def _bounded(documents: list[Any]) -> bool:
+    """Whether the documents hold at most ``MAX_NODES`` values, none nested deeper than ``MAX_DEPTH`` and no
+    cycle (an object that holds itself): walked without recursion, aliases counted each time they are reached."""
+    budget = MAX_NODES
+    stack: list[tuple[Any, int, frozenset[int]]] = [(d, 0, frozenset()) for d in documents]
+    while stack:
+        node, depth, above = stack.pop()
+        budget -= 1
+        if budget < 0 or depth > MAX_DEPTH:
+            return False
+        if isinstance(node, dict | list | tuple):
+            if id(node) in above:
+                return False
+            inner = above | {id(node)}
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, depth + 1, inner) for child in children)
+    return True
 
 
 def gpu_note(inputs: Any) -> str:
@@ -61,6 +84,8 @@ def gpu_note(inputs: Any) -> str:
             documents.append(value)
     if inputs.get("files"):
         unread = True
+    if not _bounded(documents):
+        documents, unread = [], True
     hits = gpu_mentions(documents)
     if hits:
         what = "; ".join(f"{_kind(documents, path)}{found}" for path, found in hits)
@@ -73,7 +98,7 @@ def gpu_note(inputs: Any) -> str:
 
 def _kind(documents: list[Any], path: str) -> str:
     """``NodePool 'gpu': `` for the document a hit's path starts in (``[2].spec…``)."""
-    if not path.startswith("["):
+    if not path.startswith("[") or "]" not in path:
         return ""
     try:
         document = documents[int(path[1:path.index("]")])]

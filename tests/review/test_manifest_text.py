@@ -24,3 +24,25 @@ def test_what_cannot_be_read_says_gpus_may_be_inside_never_none():
     for inputs in ({"files": ["manifests/*.yaml"]}, {"yaml": "a: [unclosed"}, {"yaml": "x" * (MAX_TEXT + 1)},
                    {"yaml": "---\n" * 2000}):
         assert "GPU compute may be among its manifests" in gpu_note(inputs), inputs
+
+
+def _laughs(levels: int = 9) -> str:
+    lines = ["a0: &a0 [lol]"]
+    for i in range(1, levels + 1):
+        lines.append(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]")
+    return "kind: ConfigMap\ndata:\n" + "\n".join("  " + line for line in lines) + "\n"
+
+
+def test_hostile_manifests_end_at_once_as_unreadable():
+    import time
+
+    cycle: dict = {"kind": "Pod"}
+    cycle["self"] = cycle
+    deep: dict = {"nodeSelector": {"node.kubernetes.io/instance-type": "p4d.24xlarge"}}
+    for _ in range(900):
+        deep = {"x": deep}
+    started = time.monotonic()
+    for inputs in ({"yaml": _laughs()}, {"yaml": "a: " + "[" * 3000 + "]" * 3000}, {"objs": [cycle]},
+                   {"objs": [deep]}):
+        assert "GPU compute may be among its manifests" in gpu_note(inputs), list(inputs)
+    assert time.monotonic() - started < 10
