@@ -15,7 +15,6 @@ from gpulease.review import (  # noqa: F401 - each registers its answers (or its
     lookups_alicloud,
     lookups_aws,
     lookups_policy_document,
-    manifest_text,
     mocks_alicloud,
     mocks_aws,
     mocks_images,
@@ -24,6 +23,7 @@ from gpulease.review import (  # noqa: F401 - each registers its answers (or its
 )
 from gpulease.review.invoke_sites import INVOKE_SITE, INVOKE_TYPE
 from gpulease.review.lookup_args import LookupArgumentError, coerce_args
+from gpulease.review.manifest_text import gpu_note
 from gpulease.review.mock_ids import ACCOUNT_ID, ALICLOUD_ACCOUNT_ID, _hex
 from gpulease.review.mock_registry import CALLS, RESOURCES
 
@@ -72,7 +72,7 @@ class CloudMocks(pulumi.runtime.Mocks):
         self.calls.append((args.token, dict(args.args)))
         handler = CALLS.get(args.token)
         if handler is None:
-            note = manifest_text.gpu_note(dict(args.args)) if args.token == "kubernetes:yaml:decode" else ""
+            note = gpu_note(dict(args.args)) if args.token == "kubernetes:yaml:decode" else ""
             error = UnansweredLookup(args.token, INVOKE_SITE.get(), note)
             self.unanswered = self.unanswered or error
             raise error

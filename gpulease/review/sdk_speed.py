@@ -25,7 +25,7 @@ Both give the SDK's own results (pinned by ``tests/review/test_sdk_speed.py``), 
 
 - **The site of each registration**: while computing the stack trace, the program's own ``file:line`` is kept
   in a context variable the registration's task inherits, so that an input the SDK cannot serialize (an integer
-  beyond a double's range, ``10**400``) fails naming the program's line, the resource and the input's size
+  beyond a double's range, ``10**400``) fails naming the program's line and the resource
   (``prepare_resource``), not as a bare ``OverflowError`` from inside the SDK.
 
 They are installed only while a program renders under mocks (``fast_registration``); under a real engine nothing
@@ -50,7 +50,7 @@ from pulumi.runtime import resource_cycle_breaker as sdk_cycles
 from pulumi.runtime import rpc as sdk_rpc
 from pulumi.runtime.proto import source_pb2
 
-from gpulease.review.invoke_sites import display_path, is_program_file
+from gpulease.review.invoke_sites import program_site
 
 _SDK_PREPARE = sdk_resource.prepare_resource
 _URIS: dict[str, str | None] = {}
@@ -91,7 +91,7 @@ def stack_trace() -> source_pb2.StackTrace:
             if seen == 3:
                 third = position
                 break
-    REGISTRATION_SITE.set(_program_site(frames))
+    REGISTRATION_SITE.set(program_site(frames[0]))
     if third is None or third >= len(frames) - 1:
         return source_pb2.StackTrace()
     out = []
@@ -103,13 +103,6 @@ def stack_trace() -> source_pb2.StackTrace:
         else:
             out.append(source_pb2.StackFrame(pc=source_pb2.SourcePosition(uri=uri, line=line)))
     return source_pb2.StackTrace(frames=out)
-
-
-def _program_site(frames: list[Any]) -> str | None:
-    for frame in frames:
-        if is_program_file(frame.f_code.co_filename):
-            return f"{display_path(frame.f_code.co_filename)}:{frame.f_lineno}"
-    return None
 
 
 async def prepare_resource(res: Any, ty: str, *args: Any, **kwargs: Any) -> Any:
