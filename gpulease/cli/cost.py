@@ -21,6 +21,7 @@ from gpulease.core.catalog.freshness import line_prices, stale
 from gpulease.core.catalog.models import date_label
 from gpulease.core.cost import SHARED, StackCost
 from gpulease.core.cost.cluster import cluster_costs
+from gpulease.core.shown import shown_path
 from gpulease.review import stacks
 from gpulease.review.cost_text import bounded
 from gpulease.review.engine import estimate, render_target
@@ -58,7 +59,7 @@ def _run(args: argparse.Namespace) -> int:
             if rendering.error:
                 failed = True
                 results.append({"stack": rendering.stack, "error": rendering.error,
-                                "stackFile": str(stack_file)})
+                                "stackFile": shown_path(stack_file) if stack_file is not None else None})
                 if not args.json:
                     console.print(f"[red]{rendering.stack}: {rendering.error}[/red]")
                 continue

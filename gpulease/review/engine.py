@@ -50,7 +50,8 @@ class StackReview:
 
     @property
     def stack_file_label(self) -> str:
-        return str(self.stack_file) if self.stack_file is not None else NO_STACK_FILE
+        """The stack file as the user would type it here (relative to the working folder when inside it)."""
+        return shown_path(self.stack_file) if self.stack_file is not None else NO_STACK_FILE
 
     @property
     def status(self) -> str:

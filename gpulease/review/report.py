@@ -349,7 +349,7 @@ def to_json(reviews: list[StackReview]) -> dict[str, Any]:
             {
                 "project": r.project,
                 "stack": r.stack,
-                "stackFile": str(review.stack_file) if review.stack_file is not None else None,
+                "stackFile": review.stack_file_label if review.stack_file is not None else None,
                 "status": review.status,
                 "partial": r.partial,
                 "error": r.error,
