@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -17,8 +16,9 @@ import uuid
 import pytest
 
 from tests.support.paths import ROOT
+from tests.support.programs import required
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed here (make setup adds it)")
+required("tmux")  # fails in CI when missing, never skipped there
 
 FIRST_SCREEN = 24
 END = "__gpulease_screen_end__"

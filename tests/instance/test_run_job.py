@@ -7,7 +7,6 @@ import json
 import os
 import pwd
 import secrets
-import shutil
 import subprocess
 import time
 from collections.abc import Iterator
@@ -18,8 +17,9 @@ import pytest
 
 from instance import run_job
 from tests.support.job_agent import JOB_USER, data_directory
+from tests.support.programs import required
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed here")
+required("tmux")  # fails in CI when missing, never skipped there
 
 
 def _tmux_as_user(*args: str) -> subprocess.CompletedProcess[str]:
