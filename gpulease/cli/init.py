@@ -64,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(checkpoints.signal and process; default train.py)")
     p.add_argument("--no-checkpoint-signal", action="store_true",
                    help="spot: no signal (the last checkpoint the job wrote is synced; the review says so)")
-    p.add_argument("--hours", type=HOURS, default="8", help="maxRuntimeHours, the hard deadline (default 8)")
+    p.add_argument("--hours", type=HOURS, help="maxRuntimeHours, the hard deadline (default 8; asked on a terminal)")
     p.add_argument("--project", help="the project tag (default: the name)")
     p.add_argument("--cost-center", default="unassigned", help="the cost-center tag (default unassigned)")
     p.add_argument("--output", metavar="FILE", help="write here instead of stacks/Pulumi.NAME.yaml")
@@ -117,6 +117,8 @@ def gather(args: argparse.Namespace) -> object:
     owner = _get(args.owner, "your e-mail (tags every resource)", a.check_owner,
                  missing=("--owner", "your e-mail"))
     budget = _get(args.budget, "budget in USD", a.check_budget, missing=("--budget", "the budget in USD"))
+    hours = _get(args.hours, "hours until the hard deadline (maxRuntimeHours)", a.check_hours,
+                 default=f"{a.DEFAULT_HOURS:g}")
     market = _get(args.market, "market (spot, on-demand)", a.check_market, default="spot")
     reason = process = None
     if market == "on-demand":
@@ -152,7 +154,7 @@ def gather(args: argparse.Namespace) -> object:
     return a.Answers(name=name, owner=owner, cloud=cloud, region=region, params=params, method=method,
                      budget_usd=budget, ssh_from=cidrs, no_port=no_port, public_key=public_key, key_name=key_name,
                      sources=[a.parse_source(s) for s in args.source], market=market, on_demand_reason=reason,
-                     checkpoint_process=process, hours=a.check_hours(args.hours), project=args.project,
+                     checkpoint_process=process, hours=hours, project=args.project,
                      cost_center=args.cost_center)
 
 

@@ -160,17 +160,19 @@ def test_init_asks_on_a_terminal(tmp_path, key_file, monkeypatch, reviewed, caps
             return True
 
     monkeypatch.setattr("sys.stdin", Tty(""))
-    answers = iter(["", "8B", "qlora", "us-west-2", "", "ada@example.org", "45", "", "", "198.51.100.9/32"])
+    answers = iter(["", "8B", "qlora", "us-west-2", "", "ada@example.org", "45", "12", "", "", "198.51.100.9/32"])
     asked: list[str] = []
     monkeypatch.setattr(init_cli, "ASK", lambda q: asked.append(q) or next(answers))
     out = tmp_path / "Pulumi.exp-8b-qlora.yaml"
     assert main(["init", "--public-key", str(key_file), "--output", str(out)]) == 0
     assert asked[0] == "cloud (aws, alicloud) [aws]: " and asked[4] == "stack name [exp-8b-qlora]: "
-    assert asked[7] == "market (spot, on-demand) [spot]: " and asked[8].endswith("[train.py]: ")
+    assert asked[7] == "hours until the hard deadline (maxRuntimeHours) [8]: "
+    assert asked[8] == "market (spot, on-demand) [spot]: " and asked[9].endswith("[train.py]: ")
     exp = yaml.safe_load(out.read_text())["config"]["gpulease:experiment"]
     assert exp["name"] == "exp-8b-qlora" and exp["budgetUsd"] == 45 and exp["gpu"]["fit"]["method"] == "qlora"
     assert exp["ssh"]["allowedCidrs"] == ["198.51.100.9/32"]
     assert exp["market"] == "spot" and exp["checkpoints"]["signal"] == "USR1"
+    assert exp["maxRuntimeHours"] == 12  # the answer, not the default 8
 
 
 def _project(tmp_path: Path) -> Path:

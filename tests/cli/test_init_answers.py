@@ -23,7 +23,7 @@ from gpulease.lifecycle import answers
 from gpulease.review import stacks
 
 FLAGS = ["init", "--name", "llama8b-lora", "--owner", "ada@ml-team.io", "--params", "8B", "--method", "lora",
-         "--region", "us-west-2", "--ssh-from", "203.0.113.7/32", "--cloud", "aws"]
+         "--region", "us-west-2", "--ssh-from", "203.0.113.7/32", "--cloud", "aws", "--hours", "8"]
 
 
 class Tty(io.StringIO):

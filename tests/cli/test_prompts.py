@@ -20,7 +20,7 @@ class Tty(io.StringIO):
 
 def test_init_asks_on_stderr_and_prints_only_json_on_stdout(tmp_path, key_file, reviewed, monkeypatch,
                                                              capsys):
-    monkeypatch.setattr("sys.stdin", Tty("\n8B\nqlora\nus-west-2\n\nada@example.org\n45\n\n\n198.51.100.9/32\n"))
+    monkeypatch.setattr("sys.stdin", Tty("\n8B\nqlora\nus-west-2\n\nada@example.org\n45\n\n\n\n198.51.100.9/32\n"))
     out = tmp_path / "Pulumi.exp-8b-qlora.yaml"
     assert main(["init", "--public-key", str(key_file), "--output", str(out), "--json"]) == 0
     captured = capsys.readouterr()
