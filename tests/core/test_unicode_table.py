@@ -5,6 +5,7 @@ Unicode 15.x tables decides a ``to:`` path the way ``gpulease plan`` did."""
 from __future__ import annotations
 
 import unicodedata
+from itertools import pairwise
 
 import pytest
 
@@ -41,7 +42,7 @@ def test_check_reports_a_stale_table(monkeypatch: pytest.MonkeyPatch, tmp_path, 
 def test_ranges_are_merged_sorted_and_disjoint() -> None:
     for table in (unicode_table.UNSAFE, unicode_table.HIDDEN):
         assert all(a <= b for a, b in table)
-        assert all(prev[1] + 1 < nxt[0] for prev, nxt in zip(table, table[1:], strict=False))
+        assert all(prev[1] + 1 < nxt[0] for prev, nxt in pairwise(table))
     assert generator.ranges(frozenset({"Cc"}), category=lambda c: "Cc" if c in "\x01\x02\x04" else "Ll") == [
         (1, 2), (4, 4)]
 
