@@ -55,8 +55,11 @@ def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
     return "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
 
 
-_ESCAPED = re.compile("[" + _char_class(UNSAFE) + _char_class(INVISIBLE) + "]")
-"""Every character ``unsafe`` answers True for, as one character class (the escaper's search, in C)."""
+_BMP = tuple((a, min(b, 0xFFFF)) for a, b in sorted(UNSAFE + INVISIBLE) if a <= 0xFFFF)
+_ESCAPED = re.compile("[" + _char_class(_BMP) + "\\U00010000-\\U0010ffff]")
+"""The escaper's one search, in C: every character of the Basic Multilingual Plane ``unsafe`` answers True for, and
+every character beyond it (rare in names; ``unsafe`` decides each). A class of BMP characters only is one bitmap
+lookup per character; ranges beyond U+FFFF would be scanned one by one for every character of every name."""
 REPORT_NAMES: Mapping[str, str] = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 """How the review's reports write the common controls (the way the findings quote names with ``repr``)."""
 
@@ -92,7 +95,8 @@ def escaped(text: str, named: Mapping[str, str] = REPORT_NAMES, keep: str = "") 
     """``text`` with every unsafe character except those in ``keep`` written out (``named`` first)."""
     if _ESCAPED.search(text) is None:
         return text  # no control, format, separator or invisible character at all (the common case, checked in C)
-    return _ESCAPED.sub(lambda m: m.group() if m.group() in keep else _shown(m.group(), named), text)
+    return _ESCAPED.sub(lambda m: _shown(m.group(), named) if m.group() not in keep and unsafe(m.group())
+                        else m.group(), text)
 
 
 def printable(text: object) -> str:
