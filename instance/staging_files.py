@@ -7,9 +7,8 @@ Every path below the folder is walked one component at a time from an open direc
 and checked to be a regular file with ``fstat`` on the descriptor it will be written or read through, so a FIFO, a
 device or a folder where a file is expected is refused too, and opening a FIFO never blocks. The folder itself is
 reached the same way from an anchor the bootstrap made (the data disk's mount point). Renames happen between
-descriptors of the same folder (``renameat``).
-
-A refusal is a ``ConfinementError`` naming the path and what was found there.
+descriptors of the same folder (``renameat``). A refusal is a ``ConfinementError`` naming the path and what was
+found there.
 """
 
 from __future__ import annotations
@@ -21,10 +20,15 @@ import json
 import os
 import re
 import stat
-import unicodedata
 import urllib.parse
+from bisect import bisect_right
 from collections.abc import Iterator
 from typing import Any
+
+try:
+    from instance.unicode_table import HIDDEN
+except ImportError:  # on the instance: installed next to this file
+    from unicode_table import HIDDEN  # type: ignore[no-redef]
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -39,7 +43,7 @@ LONGEST_SUFFIX = ".part.json"
 TO_MAX_BYTES = 512
 """The longest ``to:`` folder in UTF-8 bytes, which the spec accepts too (``components/spec/workflow.py``
 TO_MAX_BYTES): the rest of PATH_MAX is left to the paths below it."""
-HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+_HIDDEN_STARTS = tuple(a for a, _ in HIDDEN)
 INVISIBLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x2800, 0x2800),
              (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0100, 0xE01EF))
 """Characters drawn as nothing: the same table as ``gpulease/core/printable.py`` INVISIBLE (a test compares the
@@ -47,8 +51,6 @@ two definitions over every code point)."""
 _INVISIBLE = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in INVISIBLE) + "]")
 NAME_LIMIT = NAME_MAX - len(LONGEST_SUFFIX)
 REL_LIMIT = PATH_MAX - TO_MAX_BYTES - len(LONGEST_SUFFIX) - 1
-
-
 ENCODED_SEPARATOR = re.compile(r"%(?:2[fF]|5[cC])")
 FILE_NAME_MAX = NAME_MAX - len(LONGEST_SUFFIX)
 """The longest file name a source may give: NAME_MAX less the {suffix} staging writes beside the file."""
@@ -105,8 +107,9 @@ def kind(mode: int) -> str:
 
 def hidden(char: str) -> bool:
     """Whether ``char`` does not read as itself in a name (a control, format, separator, invisible, surrogate,
-    private-use or unassigned code point)."""
-    return unicodedata.category(char) in HIDDEN_CATEGORIES or _INVISIBLE.match(char) is not None
+    private-use or unassigned code point), from the Unicode 14.0 table ``unicode_table.py``, as the kit decides."""
+    i = bisect_right(_HIDDEN_STARTS, ord(char)) - 1
+    return (i >= 0 and ord(char) <= HIDDEN[i][1]) or _INVISIBLE.match(char) is not None
 
 
 def shown(text: str) -> str:

@@ -62,6 +62,7 @@ MUTATIONS: list[Mutation] = [
              "    unpriced = {key: list(found) for key, found in pricer.unknown_of.items()}", "    unpriced = {}", COST,
              "the hourly cost is unknown while compute is unpriced, with what has no price"),
     Mutation(AREA, "gpulease/core/printable.py",
-             'return "".join(_shown(c, named) if c not in keep and unsafe(c) else c for c in text)', "return text",
+             "    return _ESCAPED.sub(lambda m: _shown(m.group(), named) if m.group() not in keep and unsafe(m.group())\n"
+             "                        else m.group(), text)", "    return text",
              PRINTABLE, "control characters in names are escaped in report lines"),
 ]

@@ -19,8 +19,8 @@ FIT = ("tests/cli/test_capacity_fit.py",)
 BUDGET = ("tests/policies/test_budget.py",)
 
 MUTATIONS = [
-    Mutation("journey2", "gpulease/core/printable.py", "return unicodedata.category(char) in UNSAFE_CATEGORIES",
-             'return char == "\\x00"', LOGS, "logs never send a control character an instance wrote to the terminal"),
+    Mutation("journey2", "gpulease/core/printable.py", "_ESCAPED = re.compile(\"[\" + _char_class(_BMP) +",
+             '_ESCAPED = re.compile("[\\x00" +', LOGS, "logs never send a control character an instance wrote to the terminal"),
     Mutation("journey2", "gpulease/cli/logs.py",
              "hidden = len(group) - count if count and tag not in RECORD_TAGS and len(group) > count else 0",
              "hidden = 0", LOGS, "logs show the last lines of each log, not all of it"),

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from tools.mutation_row import Mutation
 
+UNICODE = ("tests/core/test_unicode_table.py",)
+
 MUTATIONS: list[Mutation] = [
     Mutation("lost4", "gpulease/core/same_file.py",
              '        if target.suffix in PROGRAM_SUFFIXES and target.is_relative_to(_resolved(Path(folder))):',
@@ -59,4 +61,12 @@ MUTATIONS: list[Mutation] = [
              "staging refuses a source path over 4096 bytes"),
     Mutation("lost4", "instance/staging.py", "        _source_path(uri, parts.path)\n", "",
              ("tests/instance/test_source_paths_one_rule.py",), "staging applies the rule to an https source"),
+    Mutation("unicode", "gpulease/core/printable.py", "    return _within(HIDDEN, _HIDDEN_STARTS, ord(char)) or",
+             '    return unsafe(char) or __import__("unicodedata").category(char) in NOT_A_CHARACTER or',
+             UNICODE, "the kit's hidden characters come from the Unicode 14.0 table, not this Python's unicodedata"),
+    Mutation("unicode", "instance/staging_files.py", "    return (i >= 0 and ord(char) <= HIDDEN[i][1]) or",
+             '    return __import__("unicodedata").category(char) in {"Cc", "Cf", "Cn"} or', UNICODE,
+             "the instance's hidden characters come from the same Unicode 14.0 table as the kit's"),
+    Mutation("unicode", "components/userdata/tools.py", '("unicode_table.py", "staging_files.py",', '("staging_files.py",',
+             UNICODE, "the Unicode table ships with staging's parts"),
 ]

@@ -17,9 +17,10 @@ WATCHDOG_SCRIPT = INSTANCE_DIR / "watchdog.py"
 JOB_AGENT_SCRIPT = INSTANCE_DIR / "job_agent.py"
 CLOUD_ACCESS_SCRIPT = INSTANCE_DIR / "cloud_access.py"
 STAGING_SCRIPT = INSTANCE_DIR / "staging.py"
-# Staging's parts: confined files, HTTP with deadlines, the parallel downloader, the hubs' listings.
-STAGING_PARTS = tuple(INSTANCE_DIR / name for name in ("staging_files.py", "staging_http.py", "staging_fetch.py",
-                                                       "staging_hubs.py"))
+# Staging's parts: the Unicode table names are checked with, confined files, HTTP with deadlines, the parallel
+# downloader, the hubs' listings.
+STAGING_PARTS = tuple(INSTANCE_DIR / name for name in ("unicode_table.py", "staging_files.py", "staging_http.py",
+                                                       "staging_fetch.py", "staging_hubs.py"))
 FETCH_SCRIPT = INSTANCE_DIR / "fetch_tools.py"
 # The run tools: the heartbeat and spend estimate (watchdog), the log files' upload (watchdog), the verification, the
 # run manifest, the run unit.

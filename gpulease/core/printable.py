@@ -13,17 +13,27 @@ a Python-style escape (``\\x1b``, ``\\u202e``, ``\\U000e0041``) or the caller's 
 ``hidden`` adds what a name must not hold either (surrogates, private-use and unassigned code points): the one
 definition the spec's refusals of ``to:``, ``--to``, ``--dest`` and names use; the instance's copy (standard library
 only, ``instance/staging_files.py``) is compared with it over every code point by a test.
+
+Both look the categories up in one generated table (``unicode_table.py``, from Unicode 14.0.0, the tables of
+Python 3.11; ``python -m tools.unicode_table --write``), not in the running Python's ``unicodedata``: its tables
+follow the Python version (Unicode 15.0 in Python 3.12, 15.1 in 3.13), and a code point unassigned in one and
+assigned in the next (U+1FAE9) would make a ``to:`` path that ``gpulease plan`` accepted be refused on the paid
+instance, or the other way round. For the same reason the escaper's fast path is a regular expression built from
+the table, not ``str.isprintable()``.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
+from bisect import bisect_right
 from collections.abc import Mapping
 
+from gpulease.core.unicode_table import HIDDEN, UNSAFE
+
 UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+"""The categories of ``UNSAFE`` in the table (controls, format characters, separators)."""
 NOT_A_CHARACTER = frozenset({"Cs", "Co", "Cn"})
-"""Surrogates, private-use and unassigned code points: no name holds one."""
+"""Surrogates, private-use and unassigned code points: no name holds one (``HIDDEN`` less ``UNSAFE``)."""
 INVISIBLE: tuple[tuple[int, int], ...] = (
     (0x034F, 0x034F),  # COMBINING GRAPHEME JOINER (Mn)
     (0x115F, 0x1160),  # HANGUL CHOSEONG / JUNGSEONG FILLER (Lo)
@@ -37,6 +47,19 @@ INVISIBLE: tuple[tuple[int, int], ...] = (
 )
 """Code points of other categories than the unsafe ones that are drawn as nothing (inclusive ranges)."""
 _INVISIBLE = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in INVISIBLE) + "]")
+_UNSAFE_STARTS = tuple(a for a, _ in UNSAFE)
+_HIDDEN_STARTS = tuple(a for a, _ in HIDDEN)
+
+
+def _char_class(ranges: tuple[tuple[int, int], ...]) -> str:
+    return "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges)
+
+
+_BMP = tuple((a, min(b, 0xFFFF)) for a, b in sorted(UNSAFE + INVISIBLE) if a <= 0xFFFF)
+_ESCAPED = re.compile("[" + _char_class(_BMP) + "\\U00010000-\\U0010ffff]")
+"""The escaper's one search, in C: every character of the Basic Multilingual Plane ``unsafe`` answers True for, and
+every character beyond it (rare in names; ``unsafe`` decides each). A class of BMP characters only is one bitmap
+lookup per character; ranges beyond U+FFFF would be scanned one by one for every character of every name."""
 REPORT_NAMES: Mapping[str, str] = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 """How the review's reports write the common controls (the way the findings quote names with ``repr``)."""
 
@@ -46,14 +69,19 @@ def invisible(char: str) -> bool:
     return _INVISIBLE.match(char) is not None
 
 
+def _within(ranges: tuple[tuple[int, int], ...], starts: tuple[int, ...], code: int) -> bool:
+    i = bisect_right(starts, code) - 1
+    return i >= 0 and code <= ranges[i][1]
+
+
 def unsafe(char: str) -> bool:
     """Whether printing ``char`` raw could change what the terminal or a rendered page shows."""
-    return unicodedata.category(char) in UNSAFE_CATEGORIES or invisible(char)
+    return _within(UNSAFE, _UNSAFE_STARTS, ord(char)) or invisible(char)
 
 
 def hidden(char: str) -> bool:
     """Whether ``char`` does not read as itself in a name: unsafe, or not a character at all."""
-    return unsafe(char) or unicodedata.category(char) in NOT_A_CHARACTER
+    return _within(HIDDEN, _HIDDEN_STARTS, ord(char)) or invisible(char)
 
 
 def _shown(char: str, named: Mapping[str, str]) -> str:
@@ -65,9 +93,10 @@ def _shown(char: str, named: Mapping[str, str]) -> str:
 
 def escaped(text: str, named: Mapping[str, str] = REPORT_NAMES, keep: str = "") -> str:
     """``text`` with every unsafe character except those in ``keep`` written out (``named`` first)."""
-    if text.isprintable() and not _INVISIBLE.search(text):
+    if _ESCAPED.search(text) is None:
         return text  # no control, format, separator or invisible character at all (the common case, checked in C)
-    return "".join(_shown(c, named) if c not in keep and unsafe(c) else c for c in text)
+    return _ESCAPED.sub(lambda m: _shown(m.group(), named) if m.group() not in keep and unsafe(m.group())
+                        else m.group(), text)
 
 
 def printable(text: object) -> str:
