@@ -32,7 +32,7 @@ from gpulease.core import clock
 from gpulease.review import remote_components
 from gpulease.review.captured_values import InputRecorder, copy_path, plain
 from gpulease.review.engine_config import engine_config
-from gpulease.review.invoke_sites import failure_site, recording_sites
+from gpulease.review.invoke_sites import export_problem, failure_site, recording_sites
 from gpulease.review.mock_hooks import HookRecorder, bound_hooks, recording_hooks
 from gpulease.review.mocks import CloudMocks
 from gpulease.review.non_finite import non_finite_paths, refusal
@@ -317,13 +317,17 @@ def render(
             runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
 
     try:
-        with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), exit_raises(), \
+        with _program_cwd(directory), clock.frozen(now), recording_sites() as unsent, fast_registration(), exit_raises(), \
                 recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())):
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}
         # Each export on its own: one not known during preview must not hide the others.
         rendering.outputs = {key: plain(_sync_await(plain_value(value))) for key, value in exports.items()}
+        # Under mocks the stack's outputs are never sent; the engine refuses what cannot be serialized.
+        refused = [line for key, value in rendering.outputs.items() if (line := export_problem(key, value))]
+        if refused:
+            raise pulumi.RunError("; ".join(refused))
     except pulumi.RunError as exc:
         rendering.error = _at_site(str(exc), exc, directory)
     except SystemExit as exc:
@@ -338,6 +342,9 @@ def render(
         if rendering.error is not None:
             finish_registrations()
         discard_pending_outputs()
+    if unsent and (rendering.error is None or unsent[0] not in rendering.error):
+        # A value the engine could not be sent, raised where the program caught it or never looked: still partial.
+        rendering.error = f"{rendering.error}; and {unsent[0]}" if rendering.error else unsent[0]
     unanswered = getattr(mocks, "unanswered", None)
     if unanswered is not None:
         rendering.error = str(unanswered)
