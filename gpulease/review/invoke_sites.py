@@ -14,8 +14,8 @@ sending is therefore labelled with its program site (``SENDING``: a lookup's arg
 ``register_outputs``; a resource's inputs through ``prepare_resource`` and ``REGISTRATION_SITE``, set by the
 registration's stack trace in ``sdk_speed``), and the serialization's ``OverflowError`` becomes one line naming the
 site, what was sent and what is accepted. Stack outputs are never sent under mocks: ``export_problem`` checks them
-as the engine would receive them, at the ``pulumi.export`` site recorded in ``EXPORT_SITES``. Every such line is
-also kept in ``UNSENT``, so a program that catches the error (or never reads a lookup's output) is still partial.
+as the engine would receive them, at the ``pulumi.export`` site recorded in ``EXPORT_SITES``. The SDK's task
+bookkeeping re-raises such an error at the program's end even when the program caught it: the render fails.
 """
 
 from __future__ import annotations
@@ -54,8 +54,6 @@ SENDING: contextvars.ContextVar[tuple[str | None, str, str] | None] = contextvar
 component's outputs."""
 EXPORT_SITES: dict[str, str | None] = {}
 """``file:line`` of each ``pulumi.export`` of the render under way, by output name."""
-UNSENT: list[str] = []
-"""Every value of the render under way the engine could not be sent (one line each)."""
 ACCEPTED = "accepted: a number within a double's range (about ±1.8e308)"
 
 _SDK_PREPARE = sdk_resource.prepare_resource
@@ -124,7 +122,6 @@ def _wrap(original: Callable[..., Any]) -> Callable[..., Any]:
 def _too_large(where: str | None, subject: str, what: str, exc: BaseException) -> pulumi.RunError:
     at = f"{where}: " if where else ""
     line = f"{at}{subject}: {what} number is too large to send to the engine ({exc}); {ACCEPTED}"
-    UNSENT.append(line)
     return pulumi.RunError(line)
 
 
@@ -182,7 +179,6 @@ def export_problem(name: str, value: Any) -> str | None:
         at = f"{site}: " if site else ""
         line = (f"{at}stack output {name!r}: a stack output number is too large to send to the engine ({exc}); "
                 f"{ACCEPTED}")
-        UNSENT.append(line)
         return line
     return None
 
@@ -201,9 +197,9 @@ def _serialize_plain(value: Any) -> None:
 
 
 @contextmanager
-def recording_sites() -> Iterator[list[str]]:
+def recording_sites() -> Iterator[None]:
     """While a program renders: every invoke carries its program site in ``INVOKE_SITE``, and what the SDK
-    cannot send to the engine is one line naming the program's site (kept in the list yielded)."""
+    cannot send to the engine is one line naming the program's site."""
     originals = {name: getattr(pulumi.runtime, name) for name in _ENTRY_POINTS}
     saved = (sdk_resource.prepare_resource, sdk_rpc.serialize_properties, pulumi.resource.register_resource_outputs,
              sdk_stack.Stack.output)
@@ -215,9 +211,8 @@ def recording_sites() -> Iterator[list[str]]:
     pulumi.resource.register_resource_outputs = _outputs_registered(saved[2])
     sdk_stack.Stack.output = _exported(saved[3])  # type: ignore[method-assign]
     EXPORT_SITES.clear()
-    UNSENT.clear()
     try:
-        yield UNSENT
+        yield
     finally:
         for name, original in originals.items():
             setattr(pulumi.runtime, name, original)

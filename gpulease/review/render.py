@@ -317,7 +317,7 @@ def render(
             runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
 
     try:
-        with _program_cwd(directory), clock.frozen(now), recording_sites() as unsent, fast_registration(), exit_raises(), \
+        with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), exit_raises(), \
                 recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())):
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
@@ -342,9 +342,6 @@ def render(
         if rendering.error is not None:
             finish_registrations()
         discard_pending_outputs()
-    if unsent and (rendering.error is None or unsent[0] not in rendering.error):
-        # A value the engine could not be sent, raised where the program caught it or never looked: still partial.
-        rendering.error = f"{rendering.error}; and {unsent[0]}" if rendering.error else unsent[0]
     unanswered = getattr(mocks, "unanswered", None)
     if unanswered is not None:
         rendering.error = str(unanswered)
