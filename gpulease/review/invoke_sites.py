@@ -7,6 +7,15 @@ stack that asks. So while a program renders, the SDK's invoke entry points (``pu
 wrapped: the wrapper finds the program's frame on the caller's stack and puts ``file:line`` in a context
 variable. The SDK copies the context into the task and the worker thread (``asyncio.ensure_future``,
 ``wrap_with_context``), so the mocks read the site of the very call they answer.
+
+The same sites name what the SDK cannot send to the engine: a number beyond a double's range (``10**400``) makes
+the SDK's serialization raise a bare ``OverflowError`` inside a task, off the program's stack. Under mocks each
+sending is therefore labelled with its program site (``SENDING``: a lookup's arguments, a component's
+``register_outputs``; a resource's inputs through ``prepare_resource`` and ``REGISTRATION_SITE``, set by the
+registration's stack trace in ``sdk_speed``), and the serialization's ``OverflowError`` becomes one line naming the
+site, what was sent and what is accepted. Stack outputs are never sent under mocks: ``export_problem`` checks them
+as the engine would receive them, at the ``pulumi.export`` site recorded in ``EXPORT_SITES``. The SDK's task
+bookkeeping re-raises such an error at the program's end even when the program caught it: the render fails.
 """
 
 from __future__ import annotations
@@ -21,13 +30,33 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pulumi
+import pulumi.resource
 import pulumi.runtime
+from pulumi.runtime import resource as sdk_resource
+from pulumi.runtime import rpc as sdk_rpc
+from pulumi.runtime import stack as sdk_stack
 
 INVOKE_SITE: contextvars.ContextVar[str | None] = contextvars.ContextVar("gpulease_invoke_site", default=None)
 """``file:line`` of the program's call of the lookup being answered (None outside a wrapped invoke)."""
 INVOKE_TYPE: contextvars.ContextVar[type | None] = contextvars.ContextVar("gpulease_invoke_type", default=None)
 """The SDK's result class of the lookup being answered (its ``typ``), which declares the result's types."""
 
+REGISTRATION_SITE: contextvars.ContextVar[str | None] = contextvars.ContextVar("gpulease_registration_site",
+                                                                              default=None)
+"""The program's ``file:line`` of the resource being registered (set by ``sdk_speed.stack_trace``, read by
+``prepare_resource``: the registration's task is created after it, with a copy of this context). Left set after
+the registration, so that work a component starts after registering itself (a v1 ``ConfigGroup``'s
+``kubernetes:yaml:decode`` tasks) carries the line of the program's call."""
+SENDING: contextvars.ContextVar[tuple[str | None, str, str] | None] = contextvars.ContextVar("gpulease_sending",
+                                                                                            default=None)
+"""What is being serialized for the engine: (program site, subject, what of it) for a lookup's arguments and a
+component's outputs."""
+EXPORT_SITES: dict[str, str | None] = {}
+"""``file:line`` of each ``pulumi.export`` of the render under way, by output name."""
+ACCEPTED = "accepted: a number within a double's range (about ±1.8e308)"
+
+_SDK_PREPARE = sdk_resource.prepare_resource
 _ENTRY_POINTS = ("invoke", "invoke_single", "invoke_async", "invoke_output", "invoke_output_single")
 _REVIEW_DIR = str(Path(__file__).resolve().parent) + os.sep
 
@@ -74,11 +103,15 @@ def program_site(frame: Any = None) -> str | None:
 def _wrap(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        token = INVOKE_SITE.set(program_site(sys._getframe(1)))
+        site = program_site(sys._getframe(1))
+        token = INVOKE_SITE.set(site)
         typed = INVOKE_TYPE.set(kwargs.get("typ") or (args[3] if len(args) > 3 else None))
+        lookup = kwargs.get("tok") or (args[0] if args else "")
+        sending = SENDING.set((site, f"the lookup {lookup}", "an argument"))
         try:
             return original(*args, **kwargs)
         finally:
+            SENDING.reset(sending)
             INVOKE_TYPE.reset(typed)
             INVOKE_SITE.reset(token)
 
@@ -86,18 +119,105 @@ def _wrap(original: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _too_large(where: str | None, subject: str, what: str, exc: BaseException) -> pulumi.RunError:
+    at = f"{where}: " if where else ""
+    line = f"{at}{subject}: {what} number is too large to send to the engine ({exc}); {ACCEPTED}"
+    return pulumi.RunError(line)
+
+
+async def prepare_resource(res: Any, ty: str, *args: Any, **kwargs: Any) -> Any:
+    """The SDK's ``prepare_resource``; an input it cannot serialize is one line naming the program's line."""
+    SENDING.set(None)  # this registration's own task: its inputs, not a lookup or outputs it was started under
+    try:
+        return await _SDK_PREPARE(res, ty, *args, **kwargs)
+    except OverflowError as exc:
+        raise _too_large(REGISTRATION_SITE.get(), f"{ty} {getattr(res, '_name', '')!r}", "an input", exc) from exc
+
+
+def _serializing(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    async def serialize_properties(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await original(*args, **kwargs)
+        except OverflowError as exc:
+            sending = SENDING.get()
+            if sending is None:
+                raise
+            raise _too_large(*sending, exc) from exc
+
+    return serialize_properties
+
+
+def _outputs_registered(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def register_resource_outputs(res: Any, outputs: Any) -> Any:
+        subject = f"{getattr(res, '_type', '')} {getattr(res, '_name', '')!r}".strip()
+        sending = SENDING.set((program_site(sys._getframe(1)), subject, "an output"))
+        try:
+            return original(res, outputs)
+        finally:
+            SENDING.reset(sending)
+
+    return register_resource_outputs
+
+
+def _exported(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def output(self: Any, name: str, value: Any) -> Any:
+        EXPORT_SITES[name] = program_site(sys._getframe(1))
+        return original(self, name, value)
+
+    return output
+
+
+def export_problem(name: str, value: Any) -> str | None:
+    """The line for a stack output the engine could not be sent (``value`` resolved, plain), else None."""
+    try:
+        _serialize_plain(value)
+    except OverflowError as exc:
+        site = EXPORT_SITES.get(name)
+        at = f"{site}: " if site else ""
+        line = (f"{at}stack output {name!r}: a stack output number is too large to send to the engine ({exc}); "
+                f"{ACCEPTED}")
+        return line
+    return None
+
+
+def _serialize_plain(value: Any) -> None:
+    """Raise ``OverflowError`` where the engine's protobuf ``Value`` cannot hold a number of ``value``."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+        elif isinstance(item, int) and not isinstance(item, bool):
+            float(item)
+
+
 @contextmanager
 def recording_sites() -> Iterator[None]:
-    """While a program renders: every invoke carries its program site in ``INVOKE_SITE``."""
+    """While a program renders: every invoke carries its program site in ``INVOKE_SITE``, and what the SDK
+    cannot send to the engine is one line naming the program's site."""
     originals = {name: getattr(pulumi.runtime, name) for name in _ENTRY_POINTS}
+    saved = (sdk_resource.prepare_resource, sdk_rpc.serialize_properties, pulumi.resource.register_resource_outputs,
+             sdk_stack.Stack.output)
     for name, original in originals.items():
         if not hasattr(original, "__gpulease_original__"):
             setattr(pulumi.runtime, name, _wrap(original))
+    sdk_resource.prepare_resource = prepare_resource
+    sdk_rpc.serialize_properties = _serializing(saved[1])
+    pulumi.resource.register_resource_outputs = _outputs_registered(saved[2])
+    sdk_stack.Stack.output = _exported(saved[3])  # type: ignore[method-assign]
+    EXPORT_SITES.clear()
     try:
         yield
     finally:
         for name, original in originals.items():
             setattr(pulumi.runtime, name, original)
+        (sdk_resource.prepare_resource, sdk_rpc.serialize_properties, pulumi.resource.register_resource_outputs,
+         sdk_stack.Stack.output) = saved
 
 
 def failure_site(exc: BaseException, base: str | None = None) -> str | None:

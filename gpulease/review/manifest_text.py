@@ -9,10 +9,15 @@ are read here as YAML 1.2-compatible safe YAML, at most ``MAX_TEXT`` characters 
 scanned with the same rules as resources of unknown types (``gpulease.core.compute.scan.gpu_mentions``: Karpenter
 requirements, node selectors on accelerated types, ``nvidia.com/gpu`` requests). What cannot be read says GPU
 compute may be inside: never that there is none.
+
+A v1 ``ConfigGroup`` given one string rather than a list (``yaml=text``) iterates it: each character is decoded
+on its own, so no one lookup holds the manifests. The string is kept when the group registers
+(``note_component``, from the registration's stack trace) and read in place of a one-character text.
 """
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any
 
 import yaml
@@ -28,6 +33,28 @@ MAX_DEPTH = 64
 TEXT_KEYS = ("yaml", "text")
 """Inputs holding manifest text: the components' ``yaml`` (v1 and v2), ``kubernetes:yaml:decode``'s ``text``."""
 OBJECT_KEYS = ("objs",)
+
+GROUP_TEXT: contextvars.ContextVar[str | None] = contextvars.ContextVar("gpulease_group_text", default=None)
+"""The single string a v1 ``ConfigGroup`` registered in this context was given as ``yaml`` (None: a list)."""
+_V1_GROUP = "ConfigGroup.__init__"
+
+
+def note_component(frame: Any) -> None:
+    """Keep a v1 ``ConfigGroup``'s ``yaml`` string (``frame``: a concrete resource's constructor registering)."""
+    code = frame.f_code
+    if code.co_name == "__init__" and getattr(code, "co_qualname", "") == _V1_GROUP \
+            and "pulumi_kubernetes" in code.co_filename:
+        text = frame.f_locals.get("yaml")
+        GROUP_TEXT.set(text if isinstance(text, str) else None)
+
+
+def decode_inputs(args: dict[str, Any]) -> dict[str, Any]:
+    """The manifests a ``kubernetes:yaml:decode`` stands for: one character of a group's single string stands
+    for the whole string."""
+    text, group = args.get("text"), GROUP_TEXT.get()
+    if group is not None and isinstance(text, str) and len(text) <= 1:
+        return {"yaml": group}
+    return args
 
 
 def _documents(value: Any) -> list[Any] | None:

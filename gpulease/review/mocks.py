@@ -21,9 +21,9 @@ from gpulease.review import (  # noqa: F401 - each registers its answers (or its
     mocks_time,
     models,
 )
-from gpulease.review.invoke_sites import INVOKE_SITE, INVOKE_TYPE
+from gpulease.review.invoke_sites import INVOKE_SITE, INVOKE_TYPE, REGISTRATION_SITE
 from gpulease.review.lookup_args import LookupArgumentError, coerce_args
-from gpulease.review.manifest_text import gpu_note
+from gpulease.review.manifest_text import decode_inputs, gpu_note
 from gpulease.review.mock_ids import ACCOUNT_ID, ALICLOUD_ACCOUNT_ID, _hex
 from gpulease.review.mock_registry import CALLS, RESOURCES
 
@@ -72,8 +72,11 @@ class CloudMocks(pulumi.runtime.Mocks):
         self.calls.append((args.token, dict(args.args)))
         handler = CALLS.get(args.token)
         if handler is None:
-            note = gpu_note(dict(args.args)) if args.token == "kubernetes:yaml:decode" else ""
-            error = UnansweredLookup(args.token, INVOKE_SITE.get(), note)
+            site = INVOKE_SITE.get()
+            note = ""
+            if args.token == "kubernetes:yaml:decode":  # started by a component's task: its registration's line
+                note, site = gpu_note(decode_inputs(dict(args.args))), site or REGISTRATION_SITE.get()
+            error = UnansweredLookup(args.token, site, note)
             self.unanswered = self.unanswered or error
             raise error
         try:

@@ -32,7 +32,7 @@ from gpulease.core import clock
 from gpulease.review import remote_components
 from gpulease.review.captured_values import InputRecorder, copy_path, plain
 from gpulease.review.engine_config import engine_config
-from gpulease.review.invoke_sites import failure_site, recording_sites
+from gpulease.review.invoke_sites import export_problem, failure_site, recording_sites
 from gpulease.review.mock_hooks import HookRecorder, bound_hooks, recording_hooks
 from gpulease.review.mocks import CloudMocks
 from gpulease.review.non_finite import non_finite_paths, refusal
@@ -324,6 +324,10 @@ def render(
         exports = getattr(root, "outputs", {}) or {}
         # Each export on its own: one not known during preview must not hide the others.
         rendering.outputs = {key: plain(_sync_await(plain_value(value))) for key, value in exports.items()}
+        # Under mocks the stack's outputs are never sent; the engine refuses what cannot be serialized.
+        refused = [line for key, value in rendering.outputs.items() if (line := export_problem(key, value))]
+        if refused:
+            raise pulumi.RunError("; ".join(refused))
     except pulumi.RunError as exc:
         rendering.error = _at_site(str(exc), exc, directory)
     except SystemExit as exc:

@@ -24,9 +24,8 @@ Both give the SDK's own results (pinned by ``tests/review/test_sdk_speed.py``), 
   end anyway (about the same peak for a 100-run sweep).
 
 - **The site of each registration**: while computing the stack trace, the program's own ``file:line`` is kept
-  in a context variable the registration's task inherits, so that an input the SDK cannot serialize (an integer
-  beyond a double's range, ``10**400``) fails naming the program's line and the resource
-  (``prepare_resource``), not as a bare ``OverflowError`` from inside the SDK.
+  in ``invoke_sites.REGISTRATION_SITE``, a context variable the registration's task inherits, so that an input the
+  SDK cannot serialize fails naming the program's line (``invoke_sites.prepare_resource``).
 
 They are installed only while a program renders under mocks (``fast_registration``); under a real engine nothing
 changes.
@@ -36,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextvars
 import gc
 import pathlib
 import sys
@@ -44,21 +42,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import pulumi
 from pulumi.runtime import resource as sdk_resource
 from pulumi.runtime import resource_cycle_breaker as sdk_cycles
 from pulumi.runtime import rpc as sdk_rpc
 from pulumi.runtime.proto import source_pb2
 
-from gpulease.review.invoke_sites import program_site
+from gpulease.review.invoke_sites import REGISTRATION_SITE, program_site
+from gpulease.review.manifest_text import note_component
 
-_SDK_PREPARE = sdk_resource.prepare_resource
 _URIS: dict[str, str | None] = {}
-
-REGISTRATION_SITE: contextvars.ContextVar[str | None] = contextvars.ContextVar("gpulease_registration_site",
-                                                                              default=None)
-"""The program's ``file:line`` of the resource being registered (set by ``stack_trace``, read by
-``prepare_resource``: the registration's task is created after it, with a copy of this context)."""
 
 
 def _uri(filename: str) -> str | None:
@@ -92,6 +84,8 @@ def stack_trace() -> source_pb2.StackTrace:
                 third = position
                 break
     REGISTRATION_SITE.set(program_site(frames[0]))
+    if third is not None:
+        note_component(frames[third])
     if third is None or third >= len(frames) - 1:
         return source_pb2.StackTrace()
     out = []
@@ -103,19 +97,6 @@ def stack_trace() -> source_pb2.StackTrace:
         else:
             out.append(source_pb2.StackFrame(pc=source_pb2.SourcePosition(uri=uri, line=line)))
     return source_pb2.StackTrace(frames=out)
-
-
-async def prepare_resource(res: Any, ty: str, *args: Any, **kwargs: Any) -> Any:
-    """The SDK's ``prepare_resource``; an input it cannot serialize is one line naming the program's line."""
-    try:
-        return await _SDK_PREPARE(res, ty, *args, **kwargs)
-    except OverflowError as exc:
-        site = REGISTRATION_SITE.get()
-        name = getattr(res, "_name", "")
-        where = f"{site}: " if site else ""
-        raise pulumi.RunError(
-            f"{where}{ty} {name!r}: an input number is too large to send to the engine ({exc}); accepted: a "
-            "number within a double's range (about ±1.8e308)") from exc
 
 
 def declare_dependency(from_resource: Any, to_resource: Any) -> bool:
@@ -191,18 +172,17 @@ def collector_paused() -> Iterator[None]:
 @contextmanager
 def fast_registration() -> Iterator[None]:
     """Install the equivalents while a program renders under mocks (on this thread's event loop)."""
-    saved = (sdk_resource._get_stack_trace, sdk_rpc.declare_dependency, sdk_resource.prepare_resource)
+    saved = (sdk_resource._get_stack_trace, sdk_rpc.declare_dependency)
     loop = asyncio.get_event_loop()
     saved_executor = loop._default_executor  # type: ignore[attr-defined]
     inline = InlineExecutor()
     sdk_resource._get_stack_trace = stack_trace
-    sdk_resource.prepare_resource = prepare_resource
     sdk_rpc.declare_dependency = declare_dependency
     loop.set_default_executor(inline)
     try:
         with collector_paused():
             yield
     finally:
-        sdk_resource._get_stack_trace, sdk_rpc.declare_dependency, sdk_resource.prepare_resource = saved
+        sdk_resource._get_stack_trace, sdk_rpc.declare_dependency = saved
         loop._default_executor = saved_executor  # type: ignore[attr-defined]
         inline.shutdown()
