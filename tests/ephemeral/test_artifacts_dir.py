@@ -14,6 +14,10 @@ from tests.ephemeral.test_cli import github, stand_ins  # noqa: F401  (fixtures)
 STACKS = PROJECT_ROOT / "stacks"
 
 
+def _never(outputs, job_id, dest):
+    raise AssertionError(f"artifacts downloaded into {dest}")
+
+
 @pytest.mark.parametrize(
     ("where", "named"),
     [
@@ -25,6 +29,7 @@ STACKS = PROJECT_ROOT / "stacks"
     ],
 )
 def test_an_artifacts_dir_among_the_inputs_is_refused_before_anything(stand_ins, capsys, where, named) -> None:  # noqa: F811
+    stand_ins["channel"].download_artifacts = _never  # a run let through writes nothing into the project
     before = sorted(p.name for p in STACKS.iterdir())
     code = cli.main(["ephemeral", "run", "--base-stack", "aws-lora-7b", "--artifacts-dir", str(where), "--", "x"])
     err = capsys.readouterr().err
@@ -35,6 +40,7 @@ def test_an_artifacts_dir_among_the_inputs_is_refused_before_anything(stand_ins,
 
 
 def test_a_symlink_to_the_stack_files_folder_is_refused_too(stand_ins, tmp_path, capsys) -> None:  # noqa: F811
+    stand_ins["channel"].download_artifacts = _never
     link = tmp_path / "art"
     link.symlink_to(STACKS)
     assert cli.main(["ephemeral", "run", "--base-stack", "aws-lora-7b", "--artifacts-dir", str(link), "--", "x"]) == 2
