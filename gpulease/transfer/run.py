@@ -182,6 +182,8 @@ def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, consol
                             problem = f"lands on the same file as {first!r}"
                     if problem is None and (read := input_problem(local_target(dest, key, prefix), where.reads)):
                         problem = f"lands on {read}, a file this command reads"
+                    if problem is None:
+                        problem = stack_file_problem(local_target(dest, key, prefix), where.reads)
                     if problem:
                         refused.append(f"{key!r} ({problem})")
                         continue
@@ -241,6 +243,22 @@ def incomplete_line(result: dict[str, Any]) -> str:
     return (f"pull: incomplete: {len(failed)} object(s) failed: {_failures(failed)}; the other "
             f"{len(result['received']) + len(result['skipped'])} are in {result['dest']}; rename the conflicting "
             "objects in the bucket (one name cannot be both a file and a folder) to pull them")
+
+
+STACK_FILE = re.compile(r"^Pulumi\.[^/]+\.ya?ml\Z", re.IGNORECASE)
+
+
+def stack_file_problem(target: Path, reads: tuple[Path, ...]) -> str | None:
+    """Why ``target`` must not be written (None: it may): a ``Pulumi.<name>.yaml`` in the folder of the stack file
+    or the project file this command reads would be a stack of the project (``plan .`` reviews it, ``up`` deploys
+    it) that came from the bucket."""
+    if not STACK_FILE.match(target.name):
+        return None
+    here = target.parent.resolve()
+    for read in reads:
+        if Path(read).parent.resolve() == here:
+            return f"would be a stack file in {Path(read).parent}, beside the ones this project deploys"
+    return None
 
 
 def _known_same(dest: Path, listed: Listed, held: os.stat_result, record: PullRecord, limits: PullBounds) -> bool:
