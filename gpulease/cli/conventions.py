@@ -40,6 +40,7 @@ EXIT_CODES_EPILOG = """exit codes (every command):
   1    the answer is no: a mandatory policy violation (plan), nothing fits (size), a call or the job failed
   2    bad input or missing credentials: one line on stderr naming what to fix; nothing was created or written
   3    incomplete: a stack reviewed only in part (plan), a teardown that failed (ephemeral: resources may remain)
+       a pull that left out objects it could not write beside the others (named)
   130  interrupted (Ctrl-C)"""
 
 

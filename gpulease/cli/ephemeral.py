@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gpulease.cli.conventions import error_entry, print_json
+from gpulease.cli.output_file import refuse_input_folder
 from gpulease.core import clock
 from gpulease.core.errors import UserError
 from gpulease.core.flag_numbers import number
@@ -22,6 +23,7 @@ from gpulease.ephemeral.backend import AutomationBackend, StackBackend
 from gpulease.ephemeral.channel import InstanceChannel, open_channel
 from gpulease.ephemeral.config import DEFAULT_MAX_HOURS, EphemeralConfig, build_config
 from gpulease.ephemeral.progress import make_progress, print_summary
+from gpulease.review.stacks import PROJECT_ROOT as PROJECT_DIR
 
 
 class EphemeralUsageError(UserError):
@@ -157,11 +159,31 @@ def _prepare(args: argparse.Namespace) -> tuple[StackBackend, EphemeralConfig]:
         ci_run=naming.ci_run_label(env, stack),
     )
     _ = cfg.region  # a stack without any region cannot be created
+    if getattr(args, "artifacts_dir", None) is not None:
+        reads, within = _artifact_inputs(cfg)
+        refuse_input_folder(args.artifacts_dir, reads, within=within)
     RENDER_CHECK(cfg)  # a program that fails offline would fail halfway through pulumi up
     backend = BACKEND_FACTORY(args)
     backend.cli_version()
     CREDENTIALS_CHECK(cfg.spec.cloud, cfg.base_stack)
     return backend, cfg
+
+
+def _artifact_inputs(cfg: EphemeralConfig) -> tuple[list[Path], list[Path]]:
+    """What ``--artifacts-dir`` must not be, hold or lie inside: the project's Pulumi.yaml, the base stack file,
+    the stack files' folder and a program folder of its own (``main:``), all read by this run."""
+    from gpulease.review import stacks
+
+    project = PROJECT_DIR
+    try:
+        _, stack_dir = stacks.project_info(project)
+        main = stacks.project_meta(project).get("main")
+    except UserError:
+        stack_dir, main = project, None
+    program = [project / main] if isinstance(main, str) and main.strip() and (project / main) != project else []
+    program = [p.parent if p.suffix == ".py" else p for p in program]
+    within = [*([stack_dir] if stack_dir.resolve() != project.resolve() else []), *program]
+    return [project / "Pulumi.yaml", project / "Pulumi.yml", cfg.base_file, stack_dir, *program], within
 
 
 def _finish(args: argparse.Namespace, document: dict[str, Any], human: Callable[[Console], None]) -> int:

@@ -5,6 +5,7 @@ exists. Checked before any work, so a refusal costs nothing (one line, exit 2)."
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -71,3 +72,34 @@ def check_output(path: Path, *, reads: Iterable[Path] = (), force: bool = False,
     if path.exists() and not force and not is_own_report(path):
         raise OutputPathError(f"{option} {path}: exists and is not a gpulease report; accepted: {accepted}, or "
                               f"{FORCE_OPTION} to replace it")
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.expanduser().resolve()
+    except (OSError, RuntimeError):  # a symlink loop: compared as written
+        return path.absolute()
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or path.is_relative_to(folder)
+
+
+def refuse_input_folder(folder: Path, reads: Iterable[Path] = (), *, within: Iterable[Path] = (),
+                        option: str = "--artifacts-dir") -> None:
+    """Refuse (one line, exit 2) a folder a command writes files into when it is one of ``reads`` (or a link to
+    one), holds one of them (``.`` holding Pulumi.yaml), or lies inside one of ``within`` (the stack files' folder),
+    before anything is created: what it writes there would replace or sit among the command's inputs."""
+    accepted = "a folder outside the stack files' folder that holds none of the command's inputs, e.g. artifacts"
+    target = _resolved(folder)
+    for read in (Path(r) for r in reads):
+        found = input_problem(folder, [read])
+        if found is None and os.path.lexists(read) and _inside(_resolved(read), target):
+            found = f"it holds {read}"
+        if found is not None:
+            raise OutputPathError(f"{option} {folder}: the files it receives would land among this command's "
+                                  f"inputs ({found}); accepted: {accepted}")
+    for inner in (Path(w) for w in within):
+        if _inside(target, _resolved(inner)):
+            raise OutputPathError(f"{option} {folder}: is inside {inner}, which holds this command's inputs; "
+                                  f"accepted: {accepted}")

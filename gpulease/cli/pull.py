@@ -5,15 +5,23 @@ deadline and a page cap per listing (``gpulease.transfer.bounded``), both in its
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from rich.console import Console
 
 from components.spec.text import hidden_character
-from gpulease.cli.conventions import print_json
+from gpulease.cli.conventions import EXIT_INCOMPLETE, error_entry, one_line, print_json
 from gpulease.core.flag_numbers import number
 from gpulease.transfer.bounded import DEFAULT_DEADLINE_SECONDS, MAX_PAGES, PullBounds
-from gpulease.transfer.run import DEFAULT_PULL_PREFIXES, add_location_options, located, pull, store_for
+from gpulease.transfer.run import (
+    DEFAULT_PULL_PREFIXES,
+    add_location_options,
+    incomplete_line,
+    located,
+    pull,
+    store_for,
+)
 
 DEADLINE_SECONDS = number("a number of seconds", 0, 7 * 24 * 3600, above=True,
                           accepted=f"above 0, at most 604800 (a week), default {DEFAULT_DEADLINE_SECONDS:g}",
@@ -57,6 +65,12 @@ def run(args: argparse.Namespace) -> int:
     dest = args.dest or Path(where.stack)
     limits = PullBounds(args.deadline_seconds)
     result = pull(where, store_for(where, args.profile), prefixes, dest, console, bar=not args.json, limits=limits)
+    if result["failed"]:  # the rest arrived; the ones that cannot be written beside them are named: exit 3
+        line = one_line(incomplete_line(result))
+        print(f"gpulease: {line}", file=sys.stderr)
+        if args.json:
+            print_json("pull", result, ok=False, errors=[error_entry("pull-incomplete", line)], legacy=result)
+        return EXIT_INCOMPLETE
     if args.json:
         print_json("pull", result, ok=True, legacy=result)
     else:

@@ -226,3 +226,27 @@ def progress_bar(console: Console, enabled: bool = True) -> Iterator[Progress]:
                TimeRemainingColumn())
     with Progress(*columns, console=console, disable=not enabled, transient=False) as progress:
         yield progress
+
+
+class FileOrFolder:
+    """Keys of one pull that cannot all be written: ``final/a`` is a file and ``final/a/b`` needs ``final/a`` as a
+    folder. The first key listed keeps its place; each later one that conflicts is failed on its own (named with
+    the key it conflicts with), before anything touches the disk, so the rest of the pull goes on."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, str] = {}    # local file (normcased) -> its key
+        self.folders: dict[str, str] = {}  # local folder (normcased) -> the first key below it
+
+    def conflict(self, key: str) -> str | None:
+        parts = key.split("/")
+        folders = [os.path.normcase("/".join(parts[:i])) for i in range(1, len(parts))]
+        here = os.path.normcase(key)
+        above = next((self.files[f] for f in folders if f in self.files), None)
+        if above is not None:
+            return f"needs {above!r} as a folder, but that object is a file in this pull"
+        if here in self.folders:
+            return f"is a file where {self.folders[here]!r} needs a folder in this pull"
+        self.files[here] = key
+        for f in folders:
+            self.folders.setdefault(f, key)
+        return None

@@ -21,6 +21,7 @@ from gpulease.transfer.files import (
     DEFAULT_CHECKPOINT_PREFIX,
     KEY_MAX_BYTES,
     SHOWN_SKIPPED,
+    FileOrFolder,
     confined_target,
     key_prefix,
     key_problem,
@@ -155,7 +156,9 @@ def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, consol
     and never replaced unasked."""
     limits = limits or PullBounds()
     got, skipped, refused, kept = [], [], [], []
+    failed: list[dict[str, str]] = []  # objects that cannot land beside others of this pull (the rest goes on)
     chosen: dict[str, str] = {}  # local file -> the key that goes there
+    shapes = FileOrFolder()
     suffixes = getattr(store, "temp_suffixes", ())
     _destination_folder(dest)
     record = PullRecord(dest, where.bucket)
@@ -179,8 +182,13 @@ def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, consol
                             problem = f"lands on the same file as {first!r}"
                     if problem is None and (read := input_problem(local_target(dest, key, prefix), where.reads)):
                         problem = f"lands on {read}, a file this command reads"
+                    if problem is None:
+                        problem = stack_file_problem(local_target(dest, key, prefix), where.reads)
                     if problem:
                         refused.append(f"{key!r} ({problem})")
+                        continue
+                    if clash := shapes.conflict(key):
+                        failed.append({"key": key, "reason": clash})
                         continue
                     _, have = confined_target(dest, key, prefix, suffixes)
                     held = local_stat(dest, key) if have is not None else None
@@ -213,14 +221,44 @@ def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, consol
         if kept:
             found.append(f"kept {len(kept)} local file(s) that differ from the bucket's object and were not written "
                          f"by an earlier pull: {', '.join(repr(k) for k in kept[:5])}{' ...' if len(kept) > 5 else ''}")
-        fixes = [*(["rename them in the bucket to pull them"] if refused else []),
+        if failed:
+            found.append(f"failed {len(failed)} object(s): {_failures(failed)}")
+        fixes = [*(["rename them in the bucket to pull them"] if refused or failed else []),
                  *(["move the kept files away to pull the bucket's version"] if kept else [])]
         raise UserError(f"pull: {'; '.join(found)}; the other {len(got) + len(skipped)} are in {os.fspath(dest)}; "
                         f"{' and '.join(fixes)}")
-    if not got and not skipped:
+    if not got and not skipped and not failed:
         raise UserError(f"stack {where.stack}: nothing under {', '.join(prefixes)} in {where.bucket}")
     return {"stack": where.stack, "bucket": where.bucket, "foundBy": where.found_by, "dest": os.fspath(dest),
-            "received": got, "skipped": skipped, "bounds": limits.report()}
+            "received": got, "skipped": skipped, "failed": failed, "bounds": limits.report()}
+
+
+def _failures(failed: list[dict[str, str]]) -> str:
+    return ", ".join(f"{f['key']!r} ({f['reason']})" for f in failed[:5]) + (" ..." if len(failed) > 5 else "")
+
+
+def incomplete_line(result: dict[str, Any]) -> str:
+    """The one line a pull with failed objects ends with (exit 3): which failed and why, what arrived."""
+    failed = result["failed"]
+    return (f"pull: incomplete: {len(failed)} object(s) failed: {_failures(failed)}; the other "
+            f"{len(result['received']) + len(result['skipped'])} are in {result['dest']}; rename the conflicting "
+            "objects in the bucket (one name cannot be both a file and a folder) to pull them")
+
+
+STACK_FILE = re.compile(r"^Pulumi\.[^/]+\.ya?ml\Z", re.IGNORECASE)
+
+
+def stack_file_problem(target: Path, reads: tuple[Path, ...]) -> str | None:
+    """Why ``target`` must not be written (None: it may): a ``Pulumi.<name>.yaml`` in the folder of the stack file
+    or the project file this command reads would be a stack of the project (``plan .`` reviews it, ``up`` deploys
+    it) that came from the bucket."""
+    if not STACK_FILE.match(target.name):
+        return None
+    here = target.parent.resolve()
+    for read in reads:
+        if Path(read).parent.resolve() == here:
+            return f"would be a stack file in {Path(read).parent}, beside the ones this project deploys"
+    return None
 
 
 def _known_same(dest: Path, listed: Listed, held: os.stat_result, record: PullRecord, limits: PullBounds) -> bool:

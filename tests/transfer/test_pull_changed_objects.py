@@ -177,3 +177,24 @@ def test_the_stack_file_and_the_project_file_are_what_a_pull_reads(s3):
 
     where = locate(STACK, bucket=BUCKET)
     assert {p.name for p in where.reads} >= {f"Pulumi.{STACK}.yaml", "Pulumi.yaml"}
+
+
+class StackFiles:
+    def page(self, prefix, token):
+        return ([("stacks/Pulumi.other.yaml", 9, None), ("stacks/notes.txt", 5, None)], None)
+
+    def download(self, key, target, progress):
+        Path(target).write_bytes(b"config: 1" if key.endswith(".yaml") else b"notes")
+
+
+def test_a_pull_into_the_project_never_adds_a_stack_file_to_it(tmp_path):
+    project = tmp_path / "proj"
+    (project / "stacks").mkdir(parents=True)
+    (project / "Pulumi.yaml").write_text("name: x\nstackConfigDir: stacks\n")
+    stack_file = project / "stacks" / "Pulumi.s.yaml"
+    stack_file.write_text("config: {}\n")
+    where = StackBucket(STACK, "aws", "us-west-2", "b12", "--bucket", reads=(stack_file, project / "Pulumi.yaml"))
+    with pytest.raises(UserError, match=r"'stacks/Pulumi.other.yaml' \(would be a stack file in .*stacks, beside"):
+        pull_objects(where, StackFiles(), ["stacks/"], project, Console(quiet=True), bar=False)
+    assert not (project / "stacks" / "Pulumi.other.yaml").exists()
+    assert (project / "stacks" / "notes.txt").read_bytes() == b"notes"  # the rest arrives
