@@ -28,7 +28,7 @@ MUTATIONS = [
              "    return any(p.gi in known for p in own), f\"MIG GPU {gpu}: \"", MIG,
              "a process outside the listed slices still makes the MIG GPU busy"),
     # -- the last log lines before the end --
-    Mutation(AREA, "instance/watchdog.py", "        self.final_sync(window_end)\n        self.flush_logs(window_end)\n"
+    Mutation(AREA, "instance/watchdog_end.py", "        self.final_sync(window_end)\n        self.flush_logs(window_end)\n"
              "        if not settled and cause", "        self.final_sync(window_end)\n        if not settled and cause", FLUSH,
              "the final sequence copies the logs before the shutdown"),
     Mutation(AREA, "instance/log_upload.py",

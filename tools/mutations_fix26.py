@@ -10,6 +10,8 @@ from tools.mutation_row import Mutation
 
 AREA = "fix26"
 DOG = "instance/watchdog.py"
+DOG_END = "instance/watchdog_end.py"
+DOG_SPOT = "instance/watchdog_spot.py"
 REQUEST = "instance/spot_request.py"
 DEADLINE_END = ("tests/instance/test_spot_deadline_end.py",)
 PERSISTENT = ("tests/policies/test_persistent_requests.py",)
@@ -18,12 +20,12 @@ DEADLINES = "policies/guardrails/deadlines.py"
 
 MUTATIONS = [
     # -- 1: at the deadline, no shutdown before the schedule's cancel, and only on a request read as ended --
-    Mutation(AREA, DOG, '        if not settled and cause == "deadline":\n            settled = self.after_schedule_cancel(outcome)',
+    Mutation(AREA, DOG_END, '        if not settled and cause == "deadline":\n            settled = self.after_schedule_cancel(outcome)',
              '        if not settled and cause == "deadline":\n            settled = True', DEADLINE_END,
              "a failed own cancel at the deadline does not shut down without reading the request's state"),
-    Mutation(AREA, DOG, "        if wait > 0:", "        if False:", DEADLINE_END,
+    Mutation(AREA, DOG_SPOT, "        if wait > 0:", "        if False:", DEADLINE_END,
              "the state is read only once the stack's cancelling schedule has certainly fired"),
-    Mutation(AREA, DOG, '        fired = self.deadline - bounds.value("spot_schedule_lead") + bounds.value("spot_schedule_precision")',
+    Mutation(AREA, DOG_SPOT, '        fired = self.deadline - bounds.value("spot_schedule_lead") + bounds.value("spot_schedule_precision")',
              '        fired = self.deadline - bounds.value("spot_schedule_lead")', DEADLINE_END,
              "the wait covers the Scheduler's precision, not only the schedule's time"),
     Mutation(AREA, REQUEST, "    if all(state in ENDED for state in states):",
@@ -36,10 +38,10 @@ MUTATIONS = [
              "            self.retry_pending_end(mono)",
              '        if False:\n            self.retry_pending_end(mono)', DEADLINE_END,
              "after the deadline only the cancel is retried (no final sequence on every tick)"),
-    Mutation(AREA, DOG, '(cause == "deadline" and self.request_ended(outcome))', "False", DEADLINE_END,
+    Mutation(AREA, DOG_SPOT, '(cause == "deadline" and self.request_ended(outcome))', "False", DEADLINE_END,
              "a retry at the deadline reads the request's state when the cancel fails"),
     # -- 2: a power-off after a notice the cloud did not act on --
-    Mutation(AREA, DOG, "        return self.awaiting_stop is not None and self.clock.monotonic() < self.awaiting_stop",
+    Mutation(AREA, DOG_SPOT, "        return self.awaiting_stop is not None and self.clock.monotonic() < self.awaiting_stop",
              "        return True", DEADLINE_END,
              "only while the cloud's stop is awaited is a SIGTERM left without a cancel"),
     # -- 3: a cancel counts at the end of its flexible window, a termination at the start of its own --

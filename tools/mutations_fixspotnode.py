@@ -11,6 +11,8 @@ from tools.mutation_row import Mutation
 AREA = "spot-node"
 STATE = "instance/instance_state.py"
 DOG = "instance/watchdog.py"
+DOG_SPOT = "instance/watchdog_spot.py"
+DOG_END = "instance/watchdog_end.py"
 REQUEST = "instance/spot_request.py"
 DAMAGE = ("tests/instance/test_state_damage.py",)
 GAPS = ("tests/instance/test_instance_state.py",)
@@ -34,15 +36,15 @@ MUTATIONS = [
              "        pass  # the gap counts as running", GAPS, "a gap with no stop announced counts as running"),
     Mutation(AREA, STATE, '    expected = last.get("stopExpected") if isinstance(last.get("stopExpected"), str) else None',
              '    expected = "reclaim"', GAPS, "a reboot is not recorded as a spot interruption"),
-    Mutation(AREA, DOG, '            st.expect_stop(self.s["state_dir"], self.claim, f"{cause}: {detail}")',
+    Mutation(AREA, DOG_SPOT, '            st.expect_stop(self.s["state_dir"], self.claim, f"{cause}: {detail}")',
              "            pass", END, "a handled notice marks the coming stop"),
     # -- D: no shutdown before the deadline while the request is open --
-    Mutation(AREA, DOG, '            settled = outcome["cancelled"] or outcome["state"] == "none"\n        if hook:',
+    Mutation(AREA, DOG_END, '            settled = outcome["cancelled"] or outcome["state"] == "none"\n        if hook:',
              "            settled = True\n        if hook:", END, "an end before the deadline whose cancel failed does not shut down"),
-    Mutation(AREA, DOG, "        if mono < at:\n            return\n", "        pass\n", END,
+    Mutation(AREA, DOG_SPOT, "        if mono < at:\n            return\n", "        pass\n", END,
              "the cancel is retried every spot_cancel_retry, not on every tick"),
     # -- E: a power-off from inside --
-    Mutation(AREA, DOG, '        if self.shutdown_at is None and self.recover and self.cloud == "aws" and not self.stop_awaited():',
+    Mutation(AREA, DOG_END, '        if self.shutdown_at is None and self.recover and self.cloud == "aws" and not self.stop_awaited():',
              "        if False:", END, "a power-off from inside cancels the own request before the final sync"),
     Mutation(AREA, REQUEST, "    if power:\n        return True,", "    if False:\n        return True,", END,
              "a power-off (poweroff.target, halt.target queued) is told from a reboot"),

@@ -15,22 +15,22 @@ SAME_DISK = ("tests/instance/test_same_disk_resume.py",)
 
 MUTATIONS = [
     # -- the notice: save and sync, never shut down; the wait for the cloud's stop is bounded --
-    Mutation(AREA, "instance/watchdog.py", "            if self.recover:\n                self.save_for_recovery(",
+    Mutation(AREA, "instance/watchdog_spot.py", "            if self.recover:\n                self.save_for_recovery(",
              "            if False:\n                self.save_for_recovery(", (*RECOVERY, *JOURNEY),
              "with spot recovery a notice never shuts the instance down (the cloud stops it)"),
     Mutation(AREA, "instance/watchdog.py", 'self.recover = self.s["spot_recover"] is True and',
              'self.recover = bool(self.s["spot_recover"]) and', RECOVERY, "only a JSON true turns recovery on"),
-    Mutation(AREA, "instance/watchdog.py", "            if self.recover and detail == self.handled_notice:\n"
+    Mutation(AREA, "instance/watchdog_spot.py", "            if self.recover and detail == self.handled_notice:\n"
              "                return False", "            if False:\n                return False", RECOVERY,
              "a notice already saved for is not acted on again"),
-    Mutation(AREA, "instance/watchdog.py", "        if mono < self.awaiting_stop:\n            return True",
+    Mutation(AREA, "instance/watchdog_spot.py", "        if mono < self.awaiting_stop:\n            return True",
              "        if True:\n            return True", RECOVERY,
              "the wait for the cloud's stop ends: the instance carries on as on a normal boot"),
     Mutation(AREA, "instance/watchdog.py", "        if self.awaiting_stop is not None and self.waiting_for_stop(mono):",
              "        if self.awaiting_stop is not None:", RECOVERY,
              "the deadline is watched while the cloud's stop is waited for"),
     # -- the watchdog's own end: cancel its own request first, judge the answer, bounded, shut down anyway --
-    Mutation(AREA, "instance/watchdog.py", '        cancel = self.recover and self.cloud == "aws"',
+    Mutation(AREA, "instance/watchdog_end.py", '        cancel = self.recover and self.cloud == "aws"',
              "        cancel = False", RECOVERY, "the watchdog's own end cancels its own persistent spot request"),
     Mutation(AREA, "instance/spot_request.py", '    if state in ("cancelled", "closed", "completed"):',
              "    if True:", RECOVERY, "a request is cancelled only when EC2 says so"),

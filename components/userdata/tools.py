@@ -36,7 +36,13 @@ RULE_SCRIPTS = tuple(INSTANCE_DIR / name for name in (
     "clock.py", "bounds.py", "instance_state.py", "gpu_query.py", "deadline_rule.py", "idle_rule.py", "spot_rule.py",
     "budget_rule.py", "sync_rule.py", "starved_rule.py", "disk_space.py", "process_tree.py", "spot_request.py",
 ))
-TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, JOB_AGENT_SCRIPT, STAGING_SCRIPT, *STAGING_PARTS,
+# The watchdog's parts beside its loop: defaults and shared bounds, /proc, the log, the spot notices and recovery,
+# the syncs, the idle measurement, the end.
+WATCHDOG_PARTS = tuple(INSTANCE_DIR / name for name in (
+    "watchdog_defaults.py", "watchdog_procs.py", "watchdog_log.py", "watchdog_spot.py", "watchdog_sync.py",
+    "watchdog_idle.py", "watchdog_end.py",
+))
+TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, *WATCHDOG_PARTS, JOB_AGENT_SCRIPT, STAGING_SCRIPT, *STAGING_PARTS,
                 CLUSTER_SCRIPT, LAUNCH_SCRIPT, *RUN_SCRIPTS, *RULE_SCRIPTS)
 TOOLS_FOLDER = "_gpulease/tools/"
 

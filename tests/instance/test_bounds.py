@@ -13,7 +13,7 @@ from unittest.mock import patch
 
 from components.userdata import cloudinit, decode_user_data
 from components.userdata.cloudinit import WATCHDOG_UNIT_TEXT, unit_bound_settings
-from instance import bounds, instance_setup, run_job, staging, sync_rule, watchdog
+from instance import bounds, instance_setup, run_job, staging, sync_rule, watchdog, watchdog_defaults
 from tests.support.specs import experiment, render_experiment
 from tests.support.userdata import cloud_config, files
 
@@ -83,7 +83,7 @@ def test_the_tools_wait_what_the_table_says() -> None:
     assert bounds.TABLE["tmux_install"].seconds == run_job.DEFAULTS["tmux_install_timeout_seconds"]
     assert bounds.TABLE["hook"].seconds == watchdog.DEFAULTS["hook_timeout_seconds"]
     assert bounds.TABLE["gpu_grace"].seconds == 60 * watchdog.DEFAULTS["gpu_grace_minutes"]
-    assert bounds.value("idle_sync_window") == watchdog.IDLE_SYNC_WINDOW_SECONDS
+    assert bounds.value("idle_sync_window") == watchdog_defaults.IDLE_SYNC_WINDOW_SECONDS
     schedule = sync_rule.SyncSchedule({"checkpoint_interval_minutes": 1, "checkpoint_uri": "s3://b/"}, 0.0)
     assert schedule.timeout == bounds.value("sync_min")
     assert cloudinit.SETUP_UNIT_TEXT.count("{timeout}") == 1

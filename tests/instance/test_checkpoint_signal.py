@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from instance import watchdog
+from instance import watchdog, watchdog_procs
 from tests.support.instance import FakeClock, make_rig
 
 START = 1_900_000_000.0
@@ -80,4 +80,4 @@ def test_the_signal_goes_to_the_worker_and_never_to_the_torchrun_launcher(tmp_pa
     ([], False),
 ])
 def test_what_counts_as_the_launcher(argv: list[str], launcher: bool) -> None:
-    assert watchdog._launcher(argv) is launcher
+    assert watchdog_procs._launcher(argv) is launcher
