@@ -178,3 +178,34 @@ def test_the_served_servicer_keeps_the_collector_off_what_the_process_holds_and_
         assert served.Analyze(single, None).SerializeToString() == plain.Analyze(single, None).SerializeToString()
     finally:
         gc.unfreeze()
+
+
+def test_a_provider_is_converted_once_across_requests_and_again_when_its_properties_differ(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pulumi_policy import policy as sdk_policy
+
+    converted: list[str] = []
+    sdk_reader = sdk_policy._PolicyAnalyzerServicer._get_provider_resource
+
+    def counting(self, request):
+        converted.append(request.provider.properties["region"])
+        return sdk_reader(self, request)
+
+    monkeypatch.setattr(sdk_policy._PolicyAnalyzerServicer, "_get_provider_resource", counting)
+    s = servicer()
+    configure(s)
+
+    def request(region: str) -> analyzer_pb2.AnalyzeRequest:
+        provider = analyzer_pb2.AnalyzerProviderResource(type="pulumi:providers:aws", name="default",
+                                                         urn="urn:pulumi:s::p::pulumi:providers:aws::default")
+        provider.properties.update({"region": region})
+        return analyzer_pb2.AnalyzeRequest(type="aws:ec2/instance:Instance", urn="urn:pulumi:s::p::aws:x::gpu",
+                                           name="gpu", provider=provider)
+
+    answers = [s.Analyze(request(region), None).SerializeToString()
+               for region in ("us-east-1", "us-east-1", "eu-west-1", "us-east-1")]
+    assert converted == ["us-east-1", "eu-west-1"]
+    assert answers[0] == answers[1] == answers[3]
+    configure(s)
+    s.Analyze(request("us-east-1"), None)
+    assert converted == ["us-east-1", "eu-west-1", "us-east-1"]  # Configure starts afresh
