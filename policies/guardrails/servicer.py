@@ -289,11 +289,11 @@ class ServedServicer(SharedConversionServicer):
     what the process holds for good.
 
     A pack process serves one ``pulumi preview`` / ``pulumi up`` and exits. Everything it holds before the first
-    request (interpreter, pulumi, grpc, protobuf, the rules: some 280,000 tracked objects) and what the first stack
+    request (interpreter, pulumi, grpc, protobuf, the rules: some 42,000 tracked objects) and what the first stack
     adds (the modules the rules import on first use, their first-use caches) stays alive until then, yet every full
-    collection walked it again: a quarter of the pack's own CPU per analysis. They are frozen (``gc.freeze``) once
-    the servicer is built and once more after the first ``AnalyzeStack``, after one collection, so no garbage of
-    that request is frozen. The collector still runs and frees what requests leave in cycles; answers are unchanged.
+    collection walked it again (a quarter of the servicer's CPU per analysis, measured in one process). It is
+    frozen (``gc.freeze``) once the servicer is built and once more after the first ``AnalyzeStack``, after one
+    collection, so no garbage of that request is frozen. The collector still runs and frees what requests leave in cycles; answers are unchanged.
     ``gpulease plan`` keeps ``SharedConversionServicer`` (it pauses the collector per analysis instead)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
