@@ -19,15 +19,16 @@ if importlib.util.find_spec("gpulease") is None:
     sys.path.insert(1, str(HERE / "_vendor"))
 
 from guardrails import pack  # noqa: E402
-from guardrails.servicer import SharedConversionServicer  # noqa: E402
+from guardrails.servicer import ServedServicer  # noqa: E402
 from pulumi_policy import PolicyPack  # noqa: E402
 from pulumi_policy import policy as sdk_policy  # noqa: E402
 
 # PolicyPack builds its analyzer servicer by this module-level name and then serves it until the process ends:
-# the pack's own servicer (the SDK's, converting each resource once per request; guardrails/servicer.py) takes
-# its place while it is built, and the name is given back should PolicyPack ever return.
+# the pack's own servicer (the SDK's, converting each resource once per request, with the collector kept off what
+# the process holds for good; guardrails/servicer.py) takes its place while it is built, and the name is given
+# back should PolicyPack ever return.
 sdk_servicer = sdk_policy._PolicyAnalyzerServicer
-sdk_policy._PolicyAnalyzerServicer = SharedConversionServicer
+sdk_policy._PolicyAnalyzerServicer = ServedServicer
 try:
     PolicyPack(
         name=pack.PACK_NAME,

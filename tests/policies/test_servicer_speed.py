@@ -131,3 +131,81 @@ def test_the_pack_answers_its_first_request_without_pydantic_or_the_cost_model()
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_served_servicer_keeps_the_collector_off_what_the_process_holds_and_answers_the_same() -> None:
+    import gc
+    import weakref
+
+    from gpulease.review.policy_runner import _options
+    from policies.guardrails.servicer import ServedServicer
+
+    rendering = render_stack_file(ROOT / "stacks" / "Pulumi.ali-full-7b.yaml")
+    assert rendering.error is None
+    providers = _ProviderInfo(rendering)
+    request = analyzer_pb2.AnalyzeStackRequest(resources=[_stack_resource(r, providers) for r in rendering.resources])
+    resource = rendering.resources[-1]
+    single = analyzer_pb2.AnalyzeRequest(type=resource.type, urn=resource.urn, name=resource.name,
+                                         options=_options(resource), provider=providers.of(resource),
+                                         properties=_struct(resource.input_struct, resource.inputs))
+    gc.unfreeze()
+    try:
+        served = ServedServicer(pack.PACK_NAME, "0.1.0", pack.all_policies(), pack.PACK_ENFORCEMENT)
+        built = gc.get_freeze_count()
+        assert built > 10_000  # what the process held when the servicer was built is out of the collector's reach
+        plain = servicer()
+        configure(served), configure(plain)
+
+        class Cycle:
+            pass
+
+        garbage = Cycle()
+        garbage.me = garbage
+        dead = weakref.ref(garbage)
+        del garbage
+        gc.disable()  # no collection of its own during the request: only the servicer's can free the cycle
+        try:
+            first = served.AnalyzeStack(request, None)
+        finally:
+            gc.enable()
+        assert dead() is None  # collected before the second freeze: garbage is never frozen
+        assert gc.get_freeze_count() >= built
+        assert first.SerializeToString() == plain.AnalyzeStack(request, None).SerializeToString()
+        assert len(first.diagnostics) > 0
+        again = gc.get_freeze_count()
+        assert served.AnalyzeStack(request, None).SerializeToString() == first.SerializeToString()
+        assert gc.get_freeze_count() == again  # frozen once after the first stack, not after every request
+        assert served.Analyze(single, None).SerializeToString() == plain.Analyze(single, None).SerializeToString()
+    finally:
+        gc.unfreeze()
+
+
+def test_a_provider_is_converted_once_across_requests_and_again_when_its_properties_differ(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pulumi_policy import policy as sdk_policy
+
+    converted: list[str] = []
+    sdk_reader = sdk_policy._PolicyAnalyzerServicer._get_provider_resource
+
+    def counting(self, request):
+        converted.append(request.provider.properties["region"])
+        return sdk_reader(self, request)
+
+    monkeypatch.setattr(sdk_policy._PolicyAnalyzerServicer, "_get_provider_resource", counting)
+    s = servicer()
+    configure(s)
+
+    def request(region: str) -> analyzer_pb2.AnalyzeRequest:
+        provider = analyzer_pb2.AnalyzerProviderResource(type="pulumi:providers:aws", name="default",
+                                                         urn="urn:pulumi:s::p::pulumi:providers:aws::default")
+        provider.properties.update({"region": region})
+        return analyzer_pb2.AnalyzeRequest(type="aws:ec2/instance:Instance", urn="urn:pulumi:s::p::aws:x::gpu",
+                                           name="gpu", provider=provider)
+
+    answers = [s.Analyze(request(region), None).SerializeToString()
+               for region in ("us-east-1", "us-east-1", "eu-west-1", "us-east-1")]
+    assert converted == ["us-east-1", "eu-west-1"]
+    assert answers[0] == answers[1] == answers[3]
+    configure(s)
+    s.Analyze(request("us-east-1"), None)
+    assert converted == ["us-east-1", "eu-west-1", "us-east-1"]  # Configure starts afresh
