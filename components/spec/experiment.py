@@ -28,6 +28,7 @@ from components.spec.sections import (
 )
 from components.spec.spot import SpotSpec, default_recover, spot_problems
 from components.spec.suggest import nearest_hint
+from components.spec.text import schema_pattern
 from components.spec.workflow import DataSpec, Phase, PrepSpec, workflow_problems
 from components.spec_rules import CloudSpecRules, Problem
 from components.tagging import experiment_tags
@@ -49,10 +50,12 @@ class ExperimentSpec(SpecModel):
     """One experiment: one GPU instance, one data disk, a checkpoint prefix."""
 
     name: str = Field(..., description="DNS-safe experiment name (lowercase letters, digits, hyphens).",
-                      json_schema_extra={"pattern": DNS_LABEL.pattern})
-    owner: str = Field(..., description="Owner email; every resource is tagged with it.")
-    project: str = Field(..., min_length=1, max_length=64)
-    cost_center: str = Field(..., min_length=1, max_length=64)
+                      json_schema_extra={"pattern": schema_pattern(DNS_LABEL)})
+    owner: str = Field(..., description="Owner email; every resource is tagged with it.",
+                       json_schema_extra={"pattern": schema_pattern(v.EMAIL)})
+    project: str = Field(..., min_length=1, max_length=64, json_schema_extra={"pattern": schema_pattern(v.TAG_VALUE_PATTERN)})
+    cost_center: str = Field(..., min_length=1, max_length=64,
+                             json_schema_extra={"pattern": schema_pattern(v.TAG_VALUE_PATTERN)})
     budget_usd: float = Field(..., gt=0, le=BUDGET_USD_MAX, description="Budget for the whole experiment in USD.")
     tags: dict[str, str] = Field(default_factory=dict, description="Extra tags on every resource.")
     cloud: Cloud = "aws"

@@ -12,7 +12,7 @@ from pydantic import Field, field_validator, model_validator
 from components.spec import keys
 from components.spec.cidr import CIDR_PATTERN
 from components.spec.clouds import all_key_types
-from components.spec.text import plain_command, plain_path
+from components.spec.text import plain_command, plain_path, schema_pattern
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
 
@@ -88,7 +88,8 @@ class SshSpec(SpecModel):
     )
     public_key: str | None = Field(None, description="An OpenSSH public key; a key pair is created from it.")
     key_name: str | None = Field(None, description="An existing key pair name.")
-    user: str = Field("ubuntu", description="Login user for the SSH command output (a POSIX user name, e.g. ubuntu).")
+    user: str = Field("ubuntu", description="Login user for the SSH command output (a POSIX user name, e.g. ubuntu).",
+                      json_schema_extra={"pattern": schema_pattern(POSIX_USER)})
     forward: list[int | str] = Field(
         default_factory=list,
         description="Ports gpulease ssh forwards from the instance to this machine: 6006 (the same port here), or "
