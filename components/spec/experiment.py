@@ -15,11 +15,11 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from components.spec import keys
 from components.spec.clouds import SPEC_RULES, Cloud, all_key_types
 from components.spec.cluster import MAX_NODES, ClusterSpec, cluster_problems
+from components.spec.iam import IamSpec
 from components.spec.run import BudgetAlertsSpec, JobSpec, VerifySpec, run_problems
 from components.spec.sections import (
     CheckpointSpec,
     DataDiskSpec,
-    IamSpec,
     ImageSpec,
     NetworkSpec,
     SshSpec,

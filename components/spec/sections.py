@@ -7,12 +7,12 @@ import ipaddress
 import re
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from components.spec import keys
 from components.spec.cidr import CIDR_PATTERN
 from components.spec.clouds import all_key_types
-from components.spec.text import plain_command, plain_path, schema_pattern
+from components.spec.text import any_case, plain_command, plain_path, schema_pattern
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
 
@@ -31,6 +31,9 @@ STACK_REFERENCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(/[A-Za-z0-9][A-Z
 HOOK_MAX_LENGTH = 2048
 PATH_MAX_LENGTH = 1024
 PREFIX_MAX_LENGTH = 512
+_KEY_PART = r"(?!\.\.?(/|(?![\s\S])))[A-Za-z0-9!_.*'()-]+"
+KEY_PREFIX = re.compile(rf"^{_KEY_PART}(/{_KEY_PART})*/?\Z")
+"""Folder names of letters, digits and ! _ . * ' ( ) -, joined by /: no leading slash, no empty, . or .. part."""
 """A checkpoint prefix becomes part of a tag value (checked against the cloud's limit) and of IAM resource ARNs."""
 
 
@@ -226,12 +229,25 @@ class LifecycleSpec(SpecModel):
         return self
 
 
+def _given(field: str) -> dict:
+    """JSON Schema: ``field`` is given, not null."""
+    return {"required": [field], "properties": {field: {"not": {"type": "null"}}}}
+
+
+def _together(a: str, b: str) -> dict:
+    """JSON Schema: when ``a`` is given (not null), so is ``b``."""
+    return {"if": _given(a), "then": _given(b)}
+
+
 class CheckpointSpec(SpecModel):
+    model_config = ConfigDict(json_schema_extra={"allOf": [_together("signal", "process"), _together("process", "signal")]})
+
     enabled: bool = Field(True, description="false only for on-demand experiments.")
     bucket: str | None = Field(None, description="An existing bucket; a new one is created when omitted.",
                                json_schema_extra={"anyOf": [{"type": "string", "pattern": BUCKET_NAME.pattern},
                                                             {"type": "null"}]})
-    prefix: str = Field("checkpoints/", description="Key prefix for this experiment's checkpoints.")
+    prefix: str = Field("checkpoints/", description="Key prefix for this experiment's checkpoints.",
+                        max_length=PREFIX_MAX_LENGTH, json_schema_extra={"pattern": schema_pattern(KEY_PREFIX)})
     interval_minutes: int = Field(15, ge=1, le=1440, description="How often the watchdog syncs /data/checkpoints.")
     retain: bool = Field(True, description="Keep a created bucket when the stack is destroyed.")
     lifecycle: LifecycleSpec = Field(default_factory=LifecycleSpec)
@@ -243,6 +259,7 @@ class CheckpointSpec(SpecModel):
     signal: str | None = Field(
         None,
         description="A signal sent to the training process before a final sync (instead of or besides hook), e.g. USR1.",
+        json_schema_extra={"pattern": schema_pattern(any_case("(SIG)?(" + "|".join(CHECKPOINT_SIGNALS) + ")"))},
     )
     process: str | None = Field(
         None,
@@ -290,9 +307,7 @@ class CheckpointSpec(SpecModel):
     @field_validator("prefix")
     @classmethod
     def _prefix(cls, prefix: str) -> str:
-        parts = prefix.removesuffix("/").split("/")
-        if (prefix.startswith("/") or not re.match(r"^[A-Za-z0-9!_.*'()/-]+\Z", prefix)
-                or any(part in ("", ".", "..") for part in parts) or len(prefix) > PREFIX_MAX_LENGTH):
+        if not KEY_PREFIX.match(prefix) or len(prefix) > PREFIX_MAX_LENGTH:
             raise ValueError(f"{prefix!r} is not a clean key prefix; accepted: folder names of letters, digits and "
                              f"! _ . * ' ( ) -, joined by /, at most {PREFIX_MAX_LENGTH} characters, no leading slash, "
                              "no empty, . or .. part (e.g. 'checkpoints/' or 'team/llama/')")
@@ -300,6 +315,10 @@ class CheckpointSpec(SpecModel):
 
 
 class ImageSpec(SpecModel):
+    # At most one image source (source_problems; id with family has its own message).
+    model_config = ConfigDict(json_schema_extra={"not": {"anyOf": [
+        {"allOf": [_given(a), _given(b)]} for a, b in (("id", "family"), ("id", "fromStack"), ("family", "fromStack"))]}})
+
     id: str | None = Field(None, description="An image id (ami-... / an Alibaba image id).")
     family: str | None = Field(None, description="A family resolved by lookup to the newest image.")
     root_disk_gb: int = Field(100, ge=30, le=2048)
@@ -308,7 +327,8 @@ class ImageSpec(SpecModel):
                        "second pulumi up after the bootstrap reported ready).")
     retain_days: int = Field(30, ge=1, le=3650, description="The baked image's retention (tag gpulease:retain-until).")
     from_stack: str | None = Field(None, description="Use the image another stack baked (a stack reference: "
-                                   "stack, project/stack or org/project/stack).")
+                                   "stack, project/stack or org/project/stack).",
+                                   json_schema_extra={"pattern": schema_pattern(STACK_REFERENCE)})
 
     @field_validator("from_stack")
     @classmethod
@@ -331,26 +351,6 @@ class NetworkSpec(SpecModel):
     vpc_id: str | None = None
     subnet_id: str | None = Field(None, description="AWS subnet or Alibaba vSwitch id; the default VPC otherwise.")
     availability_zone: str | None = Field(None, description="Pin the zone; otherwise the first zone offering the type.")
-
-
-# An IAM managed policy's ARN (IAM identifiers, "IAM ARNs": arn:<partition>:iam::<account>:policy/<path><name>).
-POLICY_ARN = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::(\d{12}|aws):policy/([\w+=,.@-]+/)*[\w+=,.@-]{1,128}\Z")
-
-
-class IamSpec(SpecModel):
-    permissions_boundary: str | None = Field(
-        None, max_length=2048,
-        description="AWS: the managed policy set as the permissions boundary of every IAM role the stack creates "
-        "(the instance role and the deadline role), e.g. arn:aws:iam::123456789012:policy/gpulease-boundary.",
-    )
-
-    @field_validator("permissions_boundary")
-    @classmethod
-    def _policy_arn(cls, value: str | None) -> str | None:
-        if value is not None and not POLICY_ARN.match(value):
-            raise ValueError(f"{value!r} is not an IAM policy ARN; accepted: e.g. "
-                             "arn:aws:iam::123456789012:policy/gpulease-boundary")
-        return value
 
 
 class WatchdogSpec(SpecModel):

@@ -69,3 +69,9 @@ def schema_pattern(*regexes: re.Pattern[str] | str) -> str:
                 break
         parts.append(text)
     return "^(?:" + "|".join(f"(?:{p})" for p in parts) + ")(?![\\s\\S])"
+
+
+def any_case(pattern: str) -> str:
+    """``pattern`` (letters, digits and regex syntax) matching its letters in either case, without a flag (a JSON
+    Schema pattern has none)."""
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in pattern)
