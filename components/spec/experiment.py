@@ -10,9 +10,10 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from components.spec import keys
+from components.spec.cloud_schema import add_cloud_rules
 from components.spec.clouds import SPEC_RULES, Cloud, all_key_types
 from components.spec.cluster import MAX_NODES, ClusterSpec, cluster_problems
 from components.spec.iam import IamSpec
@@ -49,6 +50,7 @@ DEADLINE_YEARS = (2000, 2999)
 class ExperimentSpec(SpecModel):
     """One experiment: one GPU instance, one data disk, a checkpoint prefix."""
 
+    model_config = ConfigDict(json_schema_extra=add_cloud_rules)
     name: str = Field(..., description="DNS-safe experiment name (lowercase letters, digits, hyphens).",
                       json_schema_extra={"pattern": schema_pattern(DNS_LABEL)})
     owner: str = Field(..., description="Owner email; every resource is tagged with it.",
