@@ -7,18 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from components.spec.clouds import SPEC_RULES
+from components.spec.schema_terms import absent, given, is_value
 from components.spec.text import schema_pattern
 from components.spec_rules import CloudSpecRules
 
 
 def _or_null(node: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": [node, {"type": "null"}]}
-
-
-def _on(cloud: str, default: str) -> dict[str, Any]:
-    """JSON Schema: the experiment is on ``cloud`` (named, or not named when it is the default)."""
-    named = {"required": ["cloud"], "properties": {"cloud": {"const": cloud}}}
-    return {"anyOf": [named, {"not": {"required": ["cloud"]}}]} if cloud == default else named
 
 
 def _accepts(rules: CloudSpecRules) -> dict[str, Any]:
@@ -37,8 +32,19 @@ def _accepts(rules: CloudSpecRules) -> dict[str, Any]:
     }}
 
 
+def _market_rules(default: str) -> list[dict[str, Any]]:
+    """The market's cross-field rules (``ExperimentSpec._cross_field``): a reason on on-demand and only there, a
+    price cap and no checkpoints-off on spot."""
+    return [{"if": is_value("market", "on-demand", default),
+             "then": {**given("onDemandReason"), **absent("maxSpotPriceUsd")},
+             "else": {"allOf": [absent("onDemandReason"),
+                                {"properties": {"checkpoints": {"properties": {"enabled": {"const": True}}}}}]}}]
+
+
 def add_cloud_rules(schema: dict[str, Any], model: type) -> None:
-    """``json_schema_extra`` of ``ExperimentSpec``: one ``if``/``then`` per cloud."""
-    default = model.model_fields["cloud"].default  # type: ignore[attr-defined]
+    """``json_schema_extra`` of ``ExperimentSpec``: one ``if``/``then`` per cloud, and the market's rules."""
+    fields = model.model_fields  # type: ignore[attr-defined]
     schema.setdefault("allOf", []).extend(
-        {"if": _on(name, default), "then": _accepts(rules)} for name, rules in SPEC_RULES.items())
+        {"if": is_value("cloud", name, fields["cloud"].default), "then": _accepts(rules)}
+        for name, rules in SPEC_RULES.items())
+    schema["allOf"] += _market_rules(fields["market"].default)

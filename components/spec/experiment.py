@@ -74,7 +74,10 @@ class ExperimentSpec(SpecModel):
         description="Hourly cap for a spot instance in USD (0.001-1000, above any GPU's on-demand price); the "
         "on-demand price otherwise.",
     )
-    on_demand_reason: str | None = Field(None, description="Why this experiment cannot run on spot.")
+    on_demand_reason: str | None = Field(
+        None, description="Why this experiment cannot run on spot.", max_length=v.TAG_VALUE_MAX_LEN,
+        # A tag value of at least 10 characters once stripped (the tag's pattern allows no other space).
+        json_schema_extra={"pattern": schema_pattern(v.TAG_VALUE_PATTERN), "allOf": [{"pattern": "[^ ].{8,}[^ ]"}]})
     max_runtime_hours: float = Field(..., gt=0, le=v.MAX_RUNTIME_HOURS_CAP, description="Hard deadline after creation.")
     expires_at: datetime | None = Field(
         None,

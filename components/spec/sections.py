@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from components.spec import keys
 from components.spec.cidr import CIDR_PATTERN
 from components.spec.clouds import all_key_types
+from components.spec.schema_terms import given, is_value, together
 from components.spec.text import any_case, plain_command, plain_path, schema_pattern
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
@@ -79,6 +80,12 @@ def tag_safe(value: str, what: str) -> str:
 
 
 class SshSpec(SpecModel):
+    model_config = ConfigDict(json_schema_extra={"allOf": [  # _shape, for the JSON Schema
+        {"if": is_value("mode", "ssh", "ssh"),
+         "then": {"properties": {"allowedCidrs": {"minItems": 1}},
+                  "oneOf": [given(f, {"type": "string", "minLength": 1}) for f in ("publicKey", "keyName")]},
+         "else": {"properties": {"allowedCidrs": {"maxItems": 0}}}}]})
+
     mode: Literal["ssh", "ssm", "cloud-assistant"] = Field(
         "ssh",
         description="ssh: inbound TCP 22 from allowedCidrs only. ssm (AWS) / cloud-assistant (Alibaba): no inbound rule at all.",
@@ -229,18 +236,8 @@ class LifecycleSpec(SpecModel):
         return self
 
 
-def _given(field: str) -> dict:
-    """JSON Schema: ``field`` is given, not null."""
-    return {"required": [field], "properties": {field: {"not": {"type": "null"}}}}
-
-
-def _together(a: str, b: str) -> dict:
-    """JSON Schema: when ``a`` is given (not null), so is ``b``."""
-    return {"if": _given(a), "then": _given(b)}
-
-
 class CheckpointSpec(SpecModel):
-    model_config = ConfigDict(json_schema_extra={"allOf": [_together("signal", "process"), _together("process", "signal")]})
+    model_config = ConfigDict(json_schema_extra={"allOf": [together("signal", "process"), together("process", "signal")]})
 
     enabled: bool = Field(True, description="false only for on-demand experiments.")
     bucket: str | None = Field(None, description="An existing bucket; a new one is created when omitted.",
@@ -317,7 +314,7 @@ class CheckpointSpec(SpecModel):
 class ImageSpec(SpecModel):
     # At most one image source (source_problems; id with family has its own message).
     model_config = ConfigDict(json_schema_extra={"not": {"anyOf": [
-        {"allOf": [_given(a), _given(b)]} for a, b in (("id", "family"), ("id", "fromStack"), ("family", "fromStack"))]}})
+        {"allOf": [given(a), given(b)]} for a, b in (("id", "family"), ("id", "fromStack"), ("family", "fromStack"))]}})
 
     id: str | None = Field(None, description="An image id (ami-... / an Alibaba image id).")
     family: str | None = Field(None, description="A family resolved by lookup to the newest image.")
