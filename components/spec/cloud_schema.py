@@ -8,8 +8,8 @@ from typing import Any
 
 from components.spec.clouds import SPEC_RULES
 from components.spec.schema_terms import absent, given, is_value
-from components.spec.text import schema_pattern
 from components.spec_rules import CloudSpecRules
+from gpulease.core.schema_pattern import schema_pattern
 
 
 def _or_null(node: dict[str, Any]) -> dict[str, Any]:

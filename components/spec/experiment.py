@@ -29,13 +29,13 @@ from components.spec.sections import (
 )
 from components.spec.spot import SpotSpec, default_recover, spot_problems
 from components.spec.suggest import nearest_hint
-from components.spec.text import schema_pattern
 from components.spec.workflow import DataSpec, Phase, PrepSpec, workflow_problems
 from components.spec_rules import CloudSpecRules, Problem
 from components.tagging import experiment_tags
 from gpulease.core import clock
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
+from gpulease.core.schema_pattern import schema_pattern
 from gpulease.core.sizing.resolve import GpuSpec
 from gpulease.core.validation_words import a_or_an
 

@@ -6,8 +6,8 @@ import re
 
 from pydantic import Field, field_validator
 
-from components.spec.text import schema_pattern
 from gpulease.core.model import SpecModel
+from gpulease.core.schema_pattern import schema_pattern
 
 # An IAM managed policy's ARN (IAM identifiers, "IAM ARNs": arn:<partition>:iam::<account>:policy/<path><name>).
 POLICY_ARN = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::(\d{12}|aws):policy/([\w+=,.@-]+/)*[\w+=,.@-]{1,128}\Z")

@@ -13,9 +13,10 @@ from components.spec import keys
 from components.spec.cidr import CIDR_PATTERN
 from components.spec.clouds import all_key_types
 from components.spec.schema_terms import given, is_value, together
-from components.spec.text import any_case, plain_command, plain_path, schema_pattern
+from components.spec.text import plain_command, plain_path
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
+from gpulease.core.schema_pattern import any_case, schema_pattern
 
 CHECKPOINT_SIGNALS = ("USR1", "USR2", "TERM", "INT", "HUP")
 BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")  # also the JSON schema's pattern: fullmatch here

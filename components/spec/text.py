@@ -54,24 +54,3 @@ def hidden_character(text: str) -> str | None:
         return "starts or ends with a space"
     return None
 
-
-def schema_pattern(*regexes: re.Pattern[str] | str) -> str:
-    """The loader's own regex(es), whole-string matched, as one JSON Schema pattern: ``jsonschema`` searches
-    (ECMA-262 semantics), so the pattern is anchored with ``^`` and ended with ``(?![\\s\\S])``: neither ``\\Z``
-    (not ECMA-262) nor ``$`` (which Python lets match before a trailing newline)."""
-    parts = []
-    for regex in regexes:
-        text = regex.pattern if isinstance(regex, re.Pattern) else regex
-        text = text.removeprefix("^")
-        for end in ("\\Z", "$"):
-            if text.endswith(end) and not text.endswith("\\" + end):
-                text = text.removesuffix(end)
-                break
-        parts.append(text)
-    return "^(?:" + "|".join(f"(?:{p})" for p in parts) + ")(?![\\s\\S])"
-
-
-def any_case(pattern: str) -> str:
-    """``pattern`` (letters, digits and regex syntax) matching its letters in either case, without a flag (a JSON
-    Schema pattern has none)."""
-    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in pattern)

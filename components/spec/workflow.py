@@ -18,10 +18,11 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from components.spec.text import hidden_character, plain_path, schema_pattern
+from components.spec.text import hidden_character, plain_path
 from components.spec_rules import Problem
 from gpulease.core import datasources as ds
 from gpulease.core.model import SpecModel
+from gpulease.core.schema_pattern import schema_pattern
 
 Phase = Literal["prep", "train", "parked"]
 MOUNT_POINT = "/data"

@@ -7,8 +7,8 @@ import pytest
 from pydantic import ValidationError
 
 from components.spec.schema import stack_config_json_schema
-from components.spec.text import any_case, schema_pattern
 from components.spec.workflow import DataSpec
+from gpulease.core.schema_pattern import any_case, schema_pattern
 
 DEFS = stack_config_json_schema()["$defs"]
 
