@@ -13,7 +13,7 @@ from components.spec import keys
 from components.spec.cidr import CIDR_PATTERN
 from components.spec.clouds import all_key_types
 from components.spec.schema_terms import given, is_value, together
-from components.spec.text import plain_command, plain_path
+from components.spec.text import COMMAND_SCHEMA, PATH_SCHEMA, plain_command, plain_path
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
 from gpulease.core.schema_pattern import any_case, schema_pattern
@@ -32,6 +32,8 @@ STACK_REFERENCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(/[A-Za-z0-9][A-Z
 # bounded here so that the largest spec accepted still leaves user-data a quarter under the cloud's limit.
 HOOK_MAX_LENGTH = 2048
 PATH_MAX_LENGTH = 1024
+ABSOLUTE_FILE = re.compile(r"^/[\s\S]*[^/]\Z")
+"""An absolute path of a file: starting with /, not ending with one."""
 PREFIX_MAX_LENGTH = 512
 _KEY_PART = r"(?!\.\.?(/|(?![\s\S])))[A-Za-z0-9!_.*'()-]+"
 KEY_PREFIX = re.compile(rf"^{_KEY_PART}(/{_KEY_PART})*/?\Z")
@@ -251,7 +253,7 @@ class CheckpointSpec(SpecModel):
     lifecycle: LifecycleSpec = Field(default_factory=LifecycleSpec)
     hook: str | None = Field(
         None,
-        max_length=HOOK_MAX_LENGTH,
+        max_length=HOOK_MAX_LENGTH, json_schema_extra=COMMAND_SCHEMA,
         description="Command run before a checkpoint sync on a spot notice or the deadline, e.g. \"pkill -USR1 -f '[t]rain.py'\" (a pattern that cannot match the hook's own shell).",
     )
     signal: str | None = Field(
@@ -261,7 +263,7 @@ class CheckpointSpec(SpecModel):
     )
     process: str | None = Field(
         None,
-        max_length=HOOK_MAX_LENGTH,
+        max_length=HOOK_MAX_LENGTH, json_schema_extra=COMMAND_SCHEMA,
         description="Part of the training process's command line that signal is sent to, e.g. train.py.",
     )
     hook_timeout_seconds: int = Field(
@@ -354,13 +356,13 @@ class NetworkSpec(SpecModel):
 class WatchdogSpec(SpecModel):
     idle_gpu_percent: int = Field(5, ge=0, le=100, description="Below this GPU utilization the GPU counts as idle.")
     warn_minutes: int = Field(15, ge=0, le=240, description="Run the warning hook this long before the deadline.")
-    warn_hook: str | None = Field(None, max_length=HOOK_MAX_LENGTH, description="Command run when the deadline is near.")
+    warn_hook: str | None = Field(None, max_length=HOOK_MAX_LENGTH, json_schema_extra=COMMAND_SCHEMA, description="Command run when the deadline is near.")
     final_sync_minutes: int = Field(
         5, ge=1, le=60, description="Run the checkpoint hook and the final sync this long before the deadline, then shut down."
     )
     busy_marker: str = Field(
         "/data/busy",
-        max_length=PATH_MAX_LENGTH,
+        max_length=PATH_MAX_LENGTH, json_schema_extra={**PATH_SCHEMA, "pattern": schema_pattern(ABSOLUTE_FILE)},
         description="While this file exists the instance never counts as idle (touch it from a job)."
     )
     busy_marker_max_age_minutes: int = Field(
@@ -382,6 +384,6 @@ class WatchdogSpec(SpecModel):
     @classmethod
     def _busy_marker(cls, path: str) -> str:
         plain_path(path)
-        if not path.startswith("/") or path.endswith("/"):
+        if not ABSOLUTE_FILE.match(path):
             raise ValueError(f"{path!r} is not an absolute path of a file; accepted: e.g. /data/busy")
         return path
