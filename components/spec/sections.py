@@ -99,7 +99,9 @@ class SshSpec(SpecModel):
         # ranges are the loader's alone.
         json_schema_extra={"items": {"type": "string", "pattern": CIDR_PATTERN}},
     )
-    public_key: str | None = Field(None, description="An OpenSSH public key; a key pair is created from it.")
+    public_key: str | None = Field(None, description="An OpenSSH public key; a key pair is created from it.",
+                                   # The line's shape; the key itself is parsed by the loader (components/spec/keys.py).
+                                   json_schema_extra={"pattern": keys.line_pattern(all_key_types())})
     key_name: str | None = Field(None, description="An existing key pair name.")
     user: str = Field("ubuntu", description="Login user for the SSH command output (a POSIX user name, e.g. ubuntu).",
                       json_schema_extra={"pattern": schema_pattern(POSIX_USER)})

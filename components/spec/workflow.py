@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from components.spec.text import hidden_character, plain_path
+from components.spec.text import PATH_SCHEMA, hidden_character, plain_path
 from components.spec_rules import Problem
 from gpulease.core import datasources as ds
 from gpulease.core.model import SpecModel
@@ -60,6 +60,12 @@ def _only_for(field: str, schemes: tuple[str, ...]) -> dict:
             "then": {"properties": {field: {"type": "null"}}}}
 
 
+_NAME = r"(?!\.\.?(/|(?![\s\S])))[^/\x00-\x1f\x7f]+"
+_FOLDER_PATTERN = rf"^{re.escape(MOUNT_POINT)}(/{_NAME})+/?(?![\s\S])"
+"""JSON Schema of ``_to``'s shape: a normalised folder under the mount point (no empty, . or .. name)."""
+_RESERVED_PATTERN = rf"^{re.escape(MOUNT_POINT)}/({'|'.join(map(re.escape, RESERVED_DIRS))})(/|(?![\s\S]))"
+
+
 class DataSourceSpec(SpecModel):
     model_config = ConfigDict(json_schema_extra={"allOf": [  # merged with SpecModel's
         _only_for("revision", ds.HUB_SCHEMES), _only_for("region", ds.BUCKET_SCHEMES)]})
@@ -68,7 +74,9 @@ class DataSourceSpec(SpecModel):
                      "modelscope://org/repo or https://host/file.",
                      # The scheme and the characters; the rest of a URI's shape is parse_source's alone.
                      json_schema_extra={"pattern": _scheme_pattern(ds.SCHEMES) + r"[^\s\\\x00-\x1f\x7f]*(?![\s\S])"})
-    to: str = Field(..., description="A folder on the data disk, e.g. /data/models/llama-2-7b.")
+    to: str = Field(..., description="A folder on the data disk, e.g. /data/models/llama-2-7b.",
+                    json_schema_extra={**PATH_SCHEMA, "pattern": _FOLDER_PATTERN, "maxLength": TO_MAX_BYTES,
+                                       "not": {"type": "string", "pattern": _RESERVED_PATTERN}})
     sha256: str | None = Field(None, description="The file's SHA-256 (one-file sources): staging fails on a mismatch.",
                                json_schema_extra={"pattern": schema_pattern(SHA256)})
     revision: str | None = Field(None, description="Hub sources: a branch, tag or commit (hf: main, modelscope: master).",
