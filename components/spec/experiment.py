@@ -43,8 +43,14 @@ DNS_LABEL = re.compile(r"^[a-z]([a-z0-9-]{0,38}[a-z0-9])?$")  # also the JSON sc
 BUDGET_USD_MAX = 1_000_000
 """Far above the worst case of the largest stack the spec accepts (20 nodes of the dearest type for 168 hours is
 about $300,000); a larger number is a typo, and 1e308 would overflow the cost arithmetic."""
+_END = "(?![\\s\\S])"
+"""How schema_pattern ends a pattern."""
 DEADLINE_YEARS = (2000, 2999)
 """expiresAt years accepted: far outside them the date arithmetic of a deadline overflows (year 9999 + offset)."""
+assert DEADLINE_YEARS[0] % 1000 == 0 and DEADLINE_YEARS[1] == DEADLINE_YEARS[0] + 999  # the pattern's year below
+DEADLINE_PATTERN = (rf"^{DEADLINE_YEARS[0] // 1000}[0-9]{{3}}-[0-9]{{2}}-[0-9]{{2}}[Tt ][0-9]{{2}}:[0-9]{{2}}"
+                    r"(:[0-9]{2}(\.[0-9]+)?)?([Zz]|[+-][0-9]{2}:?[0-9]{2})(?![\s\S])")
+"""JSON Schema of an expiresAt the loader reads: RFC 3339 with Z or an offset, in the years above."""
 
 
 class ExperimentSpec(SpecModel):
@@ -80,7 +86,7 @@ class ExperimentSpec(SpecModel):
         json_schema_extra={"pattern": schema_pattern(v.TAG_VALUE_PATTERN), "allOf": [{"pattern": "[^ ].{8,}[^ ]"}]})
     max_runtime_hours: float = Field(..., gt=0, le=v.MAX_RUNTIME_HOURS_CAP, description="Hard deadline after creation.")
     expires_at: datetime | None = Field(
-        None,
+        None, json_schema_extra={"pattern": DEADLINE_PATTERN},
         description="An explicit deadline (RFC 3339 UTC); otherwise creation time + maxRuntimeHours, recorded once.",
     )
     deadline_renewal: int = Field(
@@ -100,6 +106,9 @@ class ExperimentSpec(SpecModel):
     ci_run: str | None = Field(
         None,
         description="The CI run an ephemeral stack belongs to (set by gpulease ephemeral); tagged on every resource.",
+        # A tag value once stripped (the loader strips it).
+        json_schema_extra={"pattern": schema_pattern(r"\s*" + schema_pattern(v.TAG_VALUE_PATTERN).removesuffix(_END)[1:] + r"\s*"),
+                           "maxLength": v.TAG_VALUE_MAX_LEN, "allOf": [{"pattern": r"\S"}]},
     )
     # --- the workflow before training (components/spec/workflow.py) ---
     phase: Phase = Field("train", description="prep: a CPU instance on the same disk and bucket; train: the GPU "

@@ -83,7 +83,8 @@ class JobSpec(SpecModel):
     )
     params_file: str | None = Field(
         None,
-        max_length=PATH_MAX_LENGTH, json_schema_extra={**PATH_SCHEMA, "minLength": 1},
+        max_length=PATH_MAX_LENGTH, json_schema_extra={"minLength": 1, "allOf": [
+            PATH_SCHEMA, {"not": {"type": "string", "pattern": r"(^|/)\.{1,2}(/|(?![\s\S]))"}}]},
         description="Hyperparameters / seed file recorded in the run manifest: a path under /data (absolute, or "
         "relative to /data).",
     )

@@ -109,6 +109,10 @@ class SshSpec(SpecModel):
         default_factory=list,
         description="Ports gpulease ssh forwards from the instance to this machine: 6006 (the same port here), or "
         "'16006:6006' (local:remote), e.g. TensorBoard and Jupyter.",
+        # Each entry's shape and range (forward_ports); a local port given twice is the loader's alone.
+        json_schema_extra={"maxItems": MAX_FORWARDS, "items": {"anyOf": [
+            {"type": "integer", "minimum": 1, "maximum": 65535},
+            {"type": "string", "pattern": r"^\s*[0-9]+(?::[0-9]+)?\s*(?![\s\S])"}]}},
     )
 
     @field_validator("forward")
