@@ -21,9 +21,11 @@ def _accepts(rules: CloudSpecRules) -> dict[str, Any]:
     image: dict[str, Any] = {"family": _or_null({"enum": list(rules.image_families)})}
     if rules.image_id is not None:
         image["id"] = {"pattern": schema_pattern(rules.image_id)}
-    transition = {"properties": {"storageClass": {"enum": list(rules.storage_classes)}}, "allOf": [
-        {"if": {"required": ["storageClass"], "properties": {"storageClass": {"const": name}}},
-         "then": {"properties": {"days": {"minimum": least}}}} for name, least in rules.transition_min_days.items()]}
+    transition: dict[str, Any] = {"properties": {"storageClass": {"enum": list(rules.storage_classes)}}}
+    if rules.transition_min_days:
+        transition["allOf"] = [
+            {"if": {"required": ["storageClass"], "properties": {"storageClass": {"const": name}}},
+             "then": {"properties": {"days": {"minimum": least}}}} for name, least in rules.transition_min_days.items()]
     return {"properties": {
         "region": _or_null({"enum": list(rules.regions)}),
         "ssh": {"properties": {"mode": {"not": {"enum": others}}}},
