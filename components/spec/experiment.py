@@ -10,16 +10,17 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from components.spec import keys
+from components.spec.cloud_schema import add_cloud_rules
 from components.spec.clouds import SPEC_RULES, Cloud, all_key_types
 from components.spec.cluster import MAX_NODES, ClusterSpec, cluster_problems
+from components.spec.iam import IamSpec
 from components.spec.run import BudgetAlertsSpec, JobSpec, VerifySpec, run_problems
 from components.spec.sections import (
     CheckpointSpec,
     DataDiskSpec,
-    IamSpec,
     ImageSpec,
     NetworkSpec,
     SshSpec,
@@ -34,6 +35,7 @@ from components.tagging import experiment_tags
 from gpulease.core import clock
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
+from gpulease.core.schema_pattern import schema_pattern
 from gpulease.core.sizing.resolve import GpuSpec
 from gpulease.core.validation_words import a_or_an
 
@@ -41,18 +43,27 @@ DNS_LABEL = re.compile(r"^[a-z]([a-z0-9-]{0,38}[a-z0-9])?$")  # also the JSON sc
 BUDGET_USD_MAX = 1_000_000
 """Far above the worst case of the largest stack the spec accepts (20 nodes of the dearest type for 168 hours is
 about $300,000); a larger number is a typo, and 1e308 would overflow the cost arithmetic."""
+_END = "(?![\\s\\S])"
+"""How schema_pattern ends a pattern."""
 DEADLINE_YEARS = (2000, 2999)
 """expiresAt years accepted: far outside them the date arithmetic of a deadline overflows (year 9999 + offset)."""
+assert DEADLINE_YEARS[0] % 1000 == 0 and DEADLINE_YEARS[1] == DEADLINE_YEARS[0] + 999  # the pattern's year below
+DEADLINE_PATTERN = (rf"^{DEADLINE_YEARS[0] // 1000}[0-9]{{3}}-[0-9]{{2}}-[0-9]{{2}}[Tt ][0-9]{{2}}:[0-9]{{2}}"
+                    r"(:[0-9]{2}(\.[0-9]+)?)?([Zz]|[+-][0-9]{2}:?[0-9]{2})(?![\s\S])")
+"""JSON Schema of an expiresAt the loader reads: RFC 3339 with Z or an offset, in the years above."""
 
 
 class ExperimentSpec(SpecModel):
     """One experiment: one GPU instance, one data disk, a checkpoint prefix."""
 
+    model_config = ConfigDict(json_schema_extra=add_cloud_rules)
     name: str = Field(..., description="DNS-safe experiment name (lowercase letters, digits, hyphens).",
-                      json_schema_extra={"pattern": DNS_LABEL.pattern})
-    owner: str = Field(..., description="Owner email; every resource is tagged with it.")
-    project: str = Field(..., min_length=1, max_length=64)
-    cost_center: str = Field(..., min_length=1, max_length=64)
+                      json_schema_extra={"pattern": schema_pattern(DNS_LABEL)})
+    owner: str = Field(..., description="Owner email; every resource is tagged with it.",
+                       json_schema_extra={"pattern": schema_pattern(v.EMAIL)})
+    project: str = Field(..., min_length=1, max_length=64, json_schema_extra={"pattern": schema_pattern(v.TAG_VALUE_PATTERN)})
+    cost_center: str = Field(..., min_length=1, max_length=64,
+                             json_schema_extra={"pattern": schema_pattern(v.TAG_VALUE_PATTERN)})
     budget_usd: float = Field(..., gt=0, le=BUDGET_USD_MAX, description="Budget for the whole experiment in USD.")
     tags: dict[str, str] = Field(default_factory=dict, description="Extra tags on every resource.")
     cloud: Cloud = "aws"
@@ -69,10 +80,13 @@ class ExperimentSpec(SpecModel):
         description="Hourly cap for a spot instance in USD (0.001-1000, above any GPU's on-demand price); the "
         "on-demand price otherwise.",
     )
-    on_demand_reason: str | None = Field(None, description="Why this experiment cannot run on spot.")
+    on_demand_reason: str | None = Field(
+        None, description="Why this experiment cannot run on spot.", max_length=v.TAG_VALUE_MAX_LEN,
+        # A tag value of at least 10 characters once stripped (the tag's pattern allows no other space).
+        json_schema_extra={"pattern": schema_pattern(v.TAG_VALUE_PATTERN), "allOf": [{"pattern": "[^ ].{8,}[^ ]"}]})
     max_runtime_hours: float = Field(..., gt=0, le=v.MAX_RUNTIME_HOURS_CAP, description="Hard deadline after creation.")
     expires_at: datetime | None = Field(
-        None,
+        None, json_schema_extra={"pattern": DEADLINE_PATTERN},
         description="An explicit deadline (RFC 3339 UTC); otherwise creation time + maxRuntimeHours, recorded once.",
     )
     deadline_renewal: int = Field(
@@ -92,6 +106,9 @@ class ExperimentSpec(SpecModel):
     ci_run: str | None = Field(
         None,
         description="The CI run an ephemeral stack belongs to (set by gpulease ephemeral); tagged on every resource.",
+        # A tag value once stripped (the loader strips it).
+        json_schema_extra={"pattern": schema_pattern(r"\s*" + schema_pattern(v.TAG_VALUE_PATTERN).removesuffix(_END)[1:] + r"\s*"),
+                           "maxLength": v.TAG_VALUE_MAX_LEN, "allOf": [{"pattern": r"\S"}]},
     )
     # --- the workflow before training (components/spec/workflow.py) ---
     phase: Phase = Field("train", description="prep: a CPU instance on the same disk and bucket; train: the GPU "

@@ -11,6 +11,7 @@ sources). RSA keys shorter than 2048 bits are refused on every cloud as too weak
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from cryptography.exceptions import UnsupportedAlgorithm
@@ -45,3 +46,10 @@ def key_type(line: str, known_types: Iterable[str]) -> str:
     if not isinstance(key, rsa.RSAPublicKey | ed25519.Ed25519PublicKey | ec.EllipticCurvePublicKey):
         raise PublicKeyError(f"key type {declared!r} is not one the clouds import")
     return declared
+
+
+def line_pattern(known_types: Iterable[str]) -> str:
+    """JSON Schema pattern of a key line's shape, ``<type> <base64 key> [comment]`` on one line (around it, space
+    the loader strips); whether the key parses is ``key_type``'s alone."""
+    types = "|".join(re.escape(t) for t in sorted(set(known_types)))
+    return rf"^\s*(?:{types})[ \t]+[A-Za-z0-9+/]+={{0,3}}(?:[ \t][^\r\n]*)?\s*(?![\s\S])"

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 from pydantic import Field, field_validator
 
 from components.spec.sections import PATH_MAX_LENGTH
-from components.spec.text import plain_command, plain_path
+from components.spec.text import COMMAND_SCHEMA, PATH_SCHEMA, plain_command, plain_path
 from components.spec_rules import Problem
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
+from gpulease.core.schema_pattern import schema_pattern
 
 if TYPE_CHECKING:
     from components.spec.experiment import ExperimentSpec
@@ -45,7 +46,7 @@ class VerifySpec(SpecModel):
     command: str = Field(
         ...,
         min_length=1,
-        max_length=COMMAND_MAX_LENGTH,
+        max_length=COMMAND_MAX_LENGTH, json_schema_extra=COMMAND_SCHEMA,
         description="A short run of the training (a few steps), run as the login user in /data after readiness; "
         "it reads GPULEASE_VERIFY_STEPS and GPULEASE_CHECKPOINT_DIR from its environment.",
     )
@@ -57,7 +58,7 @@ class VerifySpec(SpecModel):
     )
     resume_command: str | None = Field(
         None,
-        max_length=COMMAND_MAX_LENGTH,
+        max_length=COMMAND_MAX_LENGTH, json_schema_extra=COMMAND_SCHEMA,
         description="Started after the first run is killed at its first checkpoint; it must print "
         "GPULEASE_RESUMED_STEP=<n> (or write n to $GPULEASE_RESUME_STEP_FILE) with the step it resumed at.",
     )
@@ -77,17 +78,18 @@ class JobSpec(SpecModel):
     """The training job the instance starts after readiness (and after ``verify`` passed), in a tmux session."""
 
     command: str = Field(
-        ..., min_length=1, max_length=COMMAND_MAX_LENGTH,
+        ..., min_length=1, max_length=COMMAND_MAX_LENGTH, json_schema_extra=COMMAND_SCHEMA,
         description="Run with bash -lc as the login user in /data, inside the tmux session.",
     )
     params_file: str | None = Field(
         None,
-        max_length=PATH_MAX_LENGTH,
+        max_length=PATH_MAX_LENGTH, json_schema_extra={"minLength": 1, "allOf": [
+            PATH_SCHEMA, {"not": {"type": "string", "pattern": r"(^|/)\.{1,2}(/|(?![\s\S]))"}}]},
         description="Hyperparameters / seed file recorded in the run manifest: a path under /data (absolute, or "
         "relative to /data).",
     )
     session: str = Field("train", description="The tmux session's name (gpulease ssh attaches to it).",
-                         json_schema_extra={"pattern": SESSION_NAME.pattern})
+                         json_schema_extra={"pattern": schema_pattern(SESSION_NAME)})
 
     @field_validator("command")
     @classmethod
@@ -121,12 +123,14 @@ class BudgetAlertsSpec(SpecModel):
     actual spend and for the forecast."""
 
     emails: list[str] | None = Field(
-        None, description="Who is notified (at most 10); the owner when omitted."
+        None, description="Who is notified (at most 10); the owner when omitted.",
+        json_schema_extra={"minItems": 1, "maxItems": MAX_ALERT_EMAILS,
+                           "items": {"type": "string", "pattern": schema_pattern(v.EMAIL)}},
     )
     thresholds: list[float] = Field(
         default_factory=lambda: list(DEFAULT_THRESHOLDS),
         description="Percentages of budgetUsd (at most 5, each in (0, 1000]); each is notified for the actual "
-        "spend and for the forecast.",
+        "spend and for the forecast.", json_schema_extra={"minItems": 1, "maxItems": MAX_THRESHOLDS},
     )
 
     @field_validator("emails")

@@ -7,14 +7,16 @@ import ipaddress
 import re
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from components.spec import keys
 from components.spec.cidr import CIDR_PATTERN
 from components.spec.clouds import all_key_types
-from components.spec.text import plain_command, plain_path
+from components.spec.schema_terms import given, is_value, together
+from components.spec.text import COMMAND_SCHEMA, PATH_SCHEMA, plain_command, plain_path
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
+from gpulease.core.schema_pattern import any_case, schema_pattern
 
 CHECKPOINT_SIGNALS = ("USR1", "USR2", "TERM", "INT", "HUP")
 BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")  # also the JSON schema's pattern: fullmatch here
@@ -30,7 +32,12 @@ STACK_REFERENCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(/[A-Za-z0-9][A-Z
 # bounded here so that the largest spec accepted still leaves user-data a quarter under the cloud's limit.
 HOOK_MAX_LENGTH = 2048
 PATH_MAX_LENGTH = 1024
+ABSOLUTE_FILE = re.compile(r"^/[\s\S]*[^/]\Z")
+"""An absolute path of a file: starting with /, not ending with one."""
 PREFIX_MAX_LENGTH = 512
+_KEY_PART = r"(?!\.\.?(/|(?![\s\S])))[A-Za-z0-9!_.*'()-]+"
+KEY_PREFIX = re.compile(rf"^{_KEY_PART}(/{_KEY_PART})*/?\Z")
+"""Folder names of letters, digits and ! _ . * ' ( ) -, joined by /: no leading slash, no empty, . or .. part."""
 """A checkpoint prefix becomes part of a tag value (checked against the cloud's limit) and of IAM resource ARNs."""
 
 
@@ -76,6 +83,12 @@ def tag_safe(value: str, what: str) -> str:
 
 
 class SshSpec(SpecModel):
+    model_config = ConfigDict(json_schema_extra={"allOf": [  # _shape, for the JSON Schema
+        {"if": is_value("mode", "ssh", "ssh"),
+         "then": {"properties": {"allowedCidrs": {"minItems": 1}},
+                  "oneOf": [given(f, {"type": "string", "minLength": 1}) for f in ("publicKey", "keyName")]},
+         "else": {"properties": {"allowedCidrs": {"maxItems": 0}}}}]})
+
     mode: Literal["ssh", "ssm", "cloud-assistant"] = Field(
         "ssh",
         description="ssh: inbound TCP 22 from allowedCidrs only. ssm (AWS) / cloud-assistant (Alibaba): no inbound rule at all.",
@@ -86,13 +99,20 @@ class SshSpec(SpecModel):
         # ranges are the loader's alone.
         json_schema_extra={"items": {"type": "string", "pattern": CIDR_PATTERN}},
     )
-    public_key: str | None = Field(None, description="An OpenSSH public key; a key pair is created from it.")
+    public_key: str | None = Field(None, description="An OpenSSH public key; a key pair is created from it.",
+                                   # The line's shape; the key itself is parsed by the loader (components/spec/keys.py).
+                                   json_schema_extra={"pattern": keys.line_pattern(all_key_types())})
     key_name: str | None = Field(None, description="An existing key pair name.")
-    user: str = Field("ubuntu", description="Login user for the SSH command output (a POSIX user name, e.g. ubuntu).")
+    user: str = Field("ubuntu", description="Login user for the SSH command output (a POSIX user name, e.g. ubuntu).",
+                      json_schema_extra={"pattern": schema_pattern(POSIX_USER)})
     forward: list[int | str] = Field(
         default_factory=list,
         description="Ports gpulease ssh forwards from the instance to this machine: 6006 (the same port here), or "
         "'16006:6006' (local:remote), e.g. TensorBoard and Jupyter.",
+        # Each entry's shape and range (forward_ports); a local port given twice is the loader's alone.
+        json_schema_extra={"maxItems": MAX_FORWARDS, "items": {"anyOf": [
+            {"type": "integer", "minimum": 1, "maximum": 65535},
+            {"type": "string", "pattern": r"^\s*[0-9]+(?::[0-9]+)?\s*(?![\s\S])"}]}},
     )
 
     @field_validator("forward")
@@ -226,26 +246,30 @@ class LifecycleSpec(SpecModel):
 
 
 class CheckpointSpec(SpecModel):
+    model_config = ConfigDict(json_schema_extra={"allOf": [together("signal", "process"), together("process", "signal")]})
+
     enabled: bool = Field(True, description="false only for on-demand experiments.")
     bucket: str | None = Field(None, description="An existing bucket; a new one is created when omitted.",
                                json_schema_extra={"anyOf": [{"type": "string", "pattern": BUCKET_NAME.pattern},
                                                             {"type": "null"}]})
-    prefix: str = Field("checkpoints/", description="Key prefix for this experiment's checkpoints.")
+    prefix: str = Field("checkpoints/", description="Key prefix for this experiment's checkpoints.",
+                        max_length=PREFIX_MAX_LENGTH, json_schema_extra={"pattern": schema_pattern(KEY_PREFIX)})
     interval_minutes: int = Field(15, ge=1, le=1440, description="How often the watchdog syncs /data/checkpoints.")
     retain: bool = Field(True, description="Keep a created bucket when the stack is destroyed.")
     lifecycle: LifecycleSpec = Field(default_factory=LifecycleSpec)
     hook: str | None = Field(
         None,
-        max_length=HOOK_MAX_LENGTH,
+        max_length=HOOK_MAX_LENGTH, json_schema_extra=COMMAND_SCHEMA,
         description="Command run before a checkpoint sync on a spot notice or the deadline, e.g. \"pkill -USR1 -f '[t]rain.py'\" (a pattern that cannot match the hook's own shell).",
     )
     signal: str | None = Field(
         None,
         description="A signal sent to the training process before a final sync (instead of or besides hook), e.g. USR1.",
+        json_schema_extra={"pattern": schema_pattern(any_case("(SIG)?(" + "|".join(CHECKPOINT_SIGNALS) + ")"))},
     )
     process: str | None = Field(
         None,
-        max_length=HOOK_MAX_LENGTH,
+        max_length=HOOK_MAX_LENGTH, json_schema_extra=COMMAND_SCHEMA,
         description="Part of the training process's command line that signal is sent to, e.g. train.py.",
     )
     hook_timeout_seconds: int = Field(
@@ -289,9 +313,7 @@ class CheckpointSpec(SpecModel):
     @field_validator("prefix")
     @classmethod
     def _prefix(cls, prefix: str) -> str:
-        parts = prefix.removesuffix("/").split("/")
-        if (prefix.startswith("/") or not re.match(r"^[A-Za-z0-9!_.*'()/-]+\Z", prefix)
-                or any(part in ("", ".", "..") for part in parts) or len(prefix) > PREFIX_MAX_LENGTH):
+        if not KEY_PREFIX.match(prefix) or len(prefix) > PREFIX_MAX_LENGTH:
             raise ValueError(f"{prefix!r} is not a clean key prefix; accepted: folder names of letters, digits and "
                              f"! _ . * ' ( ) -, joined by /, at most {PREFIX_MAX_LENGTH} characters, no leading slash, "
                              "no empty, . or .. part (e.g. 'checkpoints/' or 'team/llama/')")
@@ -299,6 +321,10 @@ class CheckpointSpec(SpecModel):
 
 
 class ImageSpec(SpecModel):
+    # At most one image source (source_problems; id with family has its own message).
+    model_config = ConfigDict(json_schema_extra={"not": {"anyOf": [
+        {"allOf": [given(a), given(b)]} for a, b in (("id", "family"), ("id", "fromStack"), ("family", "fromStack"))]}})
+
     id: str | None = Field(None, description="An image id (ami-... / an Alibaba image id).")
     family: str | None = Field(None, description="A family resolved by lookup to the newest image.")
     root_disk_gb: int = Field(100, ge=30, le=2048)
@@ -307,7 +333,8 @@ class ImageSpec(SpecModel):
                        "second pulumi up after the bootstrap reported ready).")
     retain_days: int = Field(30, ge=1, le=3650, description="The baked image's retention (tag gpulease:retain-until).")
     from_stack: str | None = Field(None, description="Use the image another stack baked (a stack reference: "
-                                   "stack, project/stack or org/project/stack).")
+                                   "stack, project/stack or org/project/stack).",
+                                   json_schema_extra={"pattern": schema_pattern(STACK_REFERENCE)})
 
     @field_validator("from_stack")
     @classmethod
@@ -332,36 +359,16 @@ class NetworkSpec(SpecModel):
     availability_zone: str | None = Field(None, description="Pin the zone; otherwise the first zone offering the type.")
 
 
-# An IAM managed policy's ARN (IAM identifiers, "IAM ARNs": arn:<partition>:iam::<account>:policy/<path><name>).
-POLICY_ARN = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::(\d{12}|aws):policy/([\w+=,.@-]+/)*[\w+=,.@-]{1,128}\Z")
-
-
-class IamSpec(SpecModel):
-    permissions_boundary: str | None = Field(
-        None, max_length=2048,
-        description="AWS: the managed policy set as the permissions boundary of every IAM role the stack creates "
-        "(the instance role and the deadline role), e.g. arn:aws:iam::123456789012:policy/gpulease-boundary.",
-    )
-
-    @field_validator("permissions_boundary")
-    @classmethod
-    def _policy_arn(cls, value: str | None) -> str | None:
-        if value is not None and not POLICY_ARN.match(value):
-            raise ValueError(f"{value!r} is not an IAM policy ARN; accepted: e.g. "
-                             "arn:aws:iam::123456789012:policy/gpulease-boundary")
-        return value
-
-
 class WatchdogSpec(SpecModel):
     idle_gpu_percent: int = Field(5, ge=0, le=100, description="Below this GPU utilization the GPU counts as idle.")
     warn_minutes: int = Field(15, ge=0, le=240, description="Run the warning hook this long before the deadline.")
-    warn_hook: str | None = Field(None, max_length=HOOK_MAX_LENGTH, description="Command run when the deadline is near.")
+    warn_hook: str | None = Field(None, max_length=HOOK_MAX_LENGTH, json_schema_extra=COMMAND_SCHEMA, description="Command run when the deadline is near.")
     final_sync_minutes: int = Field(
         5, ge=1, le=60, description="Run the checkpoint hook and the final sync this long before the deadline, then shut down."
     )
     busy_marker: str = Field(
         "/data/busy",
-        max_length=PATH_MAX_LENGTH,
+        max_length=PATH_MAX_LENGTH, json_schema_extra={**PATH_SCHEMA, "pattern": schema_pattern(ABSOLUTE_FILE)},
         description="While this file exists the instance never counts as idle (touch it from a job)."
     )
     busy_marker_max_age_minutes: int = Field(
@@ -383,6 +390,6 @@ class WatchdogSpec(SpecModel):
     @classmethod
     def _busy_marker(cls, path: str) -> str:
         plain_path(path)
-        if not path.startswith("/") or path.endswith("/"):
+        if not ABSOLUTE_FILE.match(path):
             raise ValueError(f"{path!r} is not an absolute path of a file; accepted: e.g. /data/busy")
         return path

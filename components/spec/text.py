@@ -53,3 +53,10 @@ def hidden_character(text: str) -> str | None:
     if text != text.strip():
         return "starts or ends with a space"
     return None
+
+
+
+PATH_SCHEMA = {"not": {"type": "string", "pattern": _CONTROL.pattern}}
+"""JSON Schema of ``plain_path``: no control character."""
+COMMAND_SCHEMA = {"pattern": r"\S", "not": {"type": "string", "pattern": _CONTROL_IN_COMMAND.pattern}}
+"""JSON Schema of ``plain_command``: not blank, no control character but line breaks and tabs."""

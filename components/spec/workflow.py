@@ -16,12 +16,13 @@ import posixpath
 import re
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from components.spec.text import hidden_character, plain_path
+from components.spec.text import PATH_SCHEMA, hidden_character, plain_path
 from components.spec_rules import Problem
 from gpulease.core import datasources as ds
 from gpulease.core.model import SpecModel
+from gpulease.core.schema_pattern import schema_pattern
 
 Phase = Literal["prep", "train", "parked"]
 MOUNT_POINT = "/data"
@@ -39,22 +40,49 @@ STAGING_SUFFIX = ".part.json"
 """The longest name staging writes beside a file it downloads (``instance/staging_files.py`` LONGEST_SUFFIX)."""
 MAX_SOURCES = 32
 """Every source travels in user-data; 32 keeps the largest spec a quarter under the smaller (AWS) limit."""
-SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
+SHA256 = re.compile(r"^[0-9a-fA-F]{64}\Z")
+"""Either case: the loader keeps the lowercase form."""
 REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}\Z")
 REGION = re.compile(r"^[a-z]{2}(-[a-z0-9]+){1,3}\Z")
 # AWS secret names: 1-512 of letters, digits and /_+=.@- (Secrets Manager CreateSecret, Name); an ARN is accepted
 # as it is. Alibaba Cloud KMS secret names: 1-192 of letters, digits, _ / + = . @ - (KMS CreateSecret, SecretName).
 SECRET_REF = re.compile(r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]{1,512}|"
-                        r"[A-Za-z0-9/_+=.@-]{1,192})$")
+                        r"[A-Za-z0-9/_+=.@-]{1,192})\Z")
+
+
+def _scheme_pattern(schemes: tuple[str, ...]) -> str:
+    return "^(" + "|".join(map(re.escape, schemes)) + ")://"
+
+
+def _only_for(field: str, schemes: tuple[str, ...]) -> dict:
+    """JSON Schema: ``field`` is given (not null) only on a source of one of ``schemes``, as ``_fits`` says."""
+    return {"if": {"required": ["uri"], "properties": {"uri": {"not": {"pattern": _scheme_pattern(schemes)}}}},
+            "then": {"properties": {field: {"type": "null"}}}}
+
+
+_NAME = r"(?!\.\.?(/|(?![\s\S])))[^/\x00-\x1f\x7f]+"
+_FOLDER_PATTERN = rf"^{re.escape(MOUNT_POINT)}(/{_NAME})+/?(?![\s\S])"
+"""JSON Schema of ``_to``'s shape: a normalised folder under the mount point (no empty, . or .. name)."""
+_RESERVED_PATTERN = rf"^{re.escape(MOUNT_POINT)}/({'|'.join(map(re.escape, RESERVED_DIRS))})(/|(?![\s\S]))"
 
 
 class DataSourceSpec(SpecModel):
+    model_config = ConfigDict(json_schema_extra={"allOf": [  # merged with SpecModel's
+        _only_for("revision", ds.HUB_SCHEMES), _only_for("region", ds.BUCKET_SCHEMES)]})
+
     uri: str = Field(..., description="s3://bucket/key-or-prefix/, oss://..., hf://org/repo, hf://datasets/org/repo, "
-                     "modelscope://org/repo or https://host/file.")
-    to: str = Field(..., description="A folder on the data disk, e.g. /data/models/llama-2-7b.")
-    sha256: str | None = Field(None, description="The file's SHA-256 (one-file sources): staging fails on a mismatch.")
-    revision: str | None = Field(None, description="Hub sources: a branch, tag or commit (hf: main, modelscope: master).")
-    region: str | None = Field(None, description="Bucket sources: the bucket's region when it is not the stack's.")
+                     "modelscope://org/repo or https://host/file.",
+                     # The scheme and the characters; the rest of a URI's shape is parse_source's alone.
+                     json_schema_extra={"pattern": _scheme_pattern(ds.SCHEMES) + r"[^\s\\\x00-\x1f\x7f]*(?![\s\S])"})
+    to: str = Field(..., description="A folder on the data disk, e.g. /data/models/llama-2-7b.",
+                    json_schema_extra={**PATH_SCHEMA, "pattern": _FOLDER_PATTERN, "maxLength": TO_MAX_BYTES,
+                                       "not": {"type": "string", "pattern": _RESERVED_PATTERN}})
+    sha256: str | None = Field(None, description="The file's SHA-256 (one-file sources): staging fails on a mismatch.",
+                               json_schema_extra={"pattern": schema_pattern(SHA256)})
+    revision: str | None = Field(None, description="Hub sources: a branch, tag or commit (hf: main, modelscope: master).",
+                                 json_schema_extra={"pattern": schema_pattern(REVISION), "not": {"type": "string", "pattern": r"\.\."}})
+    region: str | None = Field(None, description="Bucket sources: the bucket's region when it is not the stack's.",
+                               json_schema_extra={"pattern": schema_pattern(REGION)})
 
     @field_validator("uri")
     @classmethod
@@ -95,7 +123,7 @@ class DataSourceSpec(SpecModel):
     @field_validator("sha256")
     @classmethod
     def _sha256(cls, value: str | None) -> str | None:
-        if value is not None and not SHA256.match(value.lower()):
+        if value is not None and not SHA256.match(value):
             raise ValueError(f"{value!r} is not a SHA-256; accepted: 64 hexadecimal digits")
         return value.lower() if value else value
 
@@ -144,7 +172,8 @@ class DataSpec(SpecModel):
                                           description="Staged on the instance before readiness, in order.")
     hub_token_secret: str | None = Field(
         None, description="AWS Secrets Manager secret (name or ARN) / Alibaba Cloud KMS secret name holding a private "
-        "hub token; read on the instance with its role, never in user-data, logs or tags.")
+        "hub token; read on the instance with its role, never in user-data, logs or tags.",
+        json_schema_extra={"pattern": schema_pattern(SECRET_REF)})
 
     @field_validator("hub_token_secret")
     @classmethod

@@ -7,7 +7,7 @@ it. The program resolves each experiment's section once, before the first lookup
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from gpulease.core import vocabulary as v
 from gpulease.core.catalog.loader import OVERRIDES_ENV, CatalogError, load_catalog
@@ -18,8 +18,16 @@ from gpulease.core.sizing.offers import find_offers
 from gpulease.core.sizing.workload import FitSpec
 
 
+def _given(field: str) -> dict:
+    return {"required": [field], "properties": {field: {"not": {"type": "null"}}}}
+
+
 class GpuSpec(SpecModel):
     """Either an explicit instance type, or requirements resolved through the catalog."""
+
+    # _one_way, for the JSON Schema: exactly one of the three ways.
+    model_config = ConfigDict(json_schema_extra={"oneOf": [
+        _given("instanceType"), {"anyOf": [_given("gpuMemoryGb"), _given("model")]}, _given("fit")]})
 
     instance_type: str | None = Field(None, description="An explicit instance type, e.g. g5.xlarge or ecs.gn7i-c8g1.2xlarge.")
     gpu_memory_gb: float | None = Field(None, gt=0, description="Memory per GPU, at least this many GB.")

@@ -13,7 +13,8 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from gpulease.core.model import SpecModel
-from gpulease.core.sizing.shapes import PRESETS, ModelShape, SizingError, model_shape, parse_params
+from gpulease.core.schema_pattern import schema_pattern
+from gpulease.core.sizing.shapes import PARAMS, PRESETS, ModelShape, SizingError, model_shape, parse_params
 
 Method = Literal["full", "lora", "qlora"]
 Precision = Literal["bf16", "fp16", "fp32"]
@@ -84,7 +85,8 @@ class FitSpec(SpecModel):
     params: str | float = Field(
         ..., description="Model size: a preset (1B, 3B, 7B, 8B, 13B, 14B, 32B, 34B, 70B, 405B) or a count such as 7e9.",
         # The count's range in the schema too (parse_params refuses the rest).
-        json_schema_extra={"anyOf": [{"type": "string"}, {"type": "number", "minimum": 1e6, "maximum": 1e13}]},
+        json_schema_extra={"anyOf": [{"type": "string", "pattern": schema_pattern(PARAMS)},
+                                     {"type": "number", "minimum": 1e6, "maximum": 1e13}]},
     )
     method: Method = Field(default("method"), description="full fine-tuning, LoRA adapters, or LoRA on 4-bit base weights.")
     precision: Precision = Field(default("precision"), description="Working precision (bf16/fp16: mixed precision).")

@@ -61,7 +61,8 @@ PRESETS: dict[str, ModelShape] = {
     )
 }
 
-_PARAMS = re.compile(r"^\s*(\d+(?:\.\d+)?(?:e\d+)?)\s*([kmbt]?)\s*\Z", re.IGNORECASE)
+PARAMS = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?(?:[eE][0-9]+)?)\s*([kmbtKMBT]?)\s*\Z")
+"""A parameter count as text (7B, 1.5b, 350M, 7e9); also the JSON Schema's pattern ([0-9]: ASCII digits only)."""
 _SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 
 
@@ -70,7 +71,7 @@ def parse_params(value: str | float | int) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool):
         count = float(value)
     else:
-        match = _PARAMS.match(str(value))
+        match = PARAMS.match(str(value))
         if not match:
             raise ValueError(f"{echo(value)} is not a parameter count; accepted: e.g. 7B, 1.5B, 350M or 7e9")
         count = float(match.group(1)) * _SCALE[match.group(2).lower()]
