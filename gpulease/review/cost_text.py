@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpulease.core import money
 from gpulease.core.cost import StackCost
 from gpulease.review.jsonkeys import camel_keys
 
 
 def usd(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:,.2f}"
+    return money.usd(value, "n/a")
 
 
 def hourly_unknown(cost: Any) -> str | None:
