@@ -192,9 +192,9 @@ def orphan_warning(records: list[dict[str, Any]]) -> str | None:
 
 def print_table(inventories: list[RegionInventory], now: datetime, console: Console, cloud: str = "aws") -> None:
     table = Table(title=f"gpulease-managed resources ({cloud})", show_lines=False)
-    for column in ("region", "kind", "id", "owner / experiment", "state", "detail", "age", "expires at", "retain", "$/h",
-                   "spent", "$/month"):
-        table.add_column(column, justify="right" if column in ("age", "$/h", "spent", "$/month") else "left")
+    for column in ("region", "kind", "id", "owner / experiment", "state", "detail", "age", "expires at", "retain", "per hour",
+                   "spent", "per month"):
+        table.add_column(column, justify="right" if column in ("age", "per hour", "spent", "per month") else "left")
     total_monthly = 0.0
     total_hourly = 0.0
     total_stopped: float | None = 0.0

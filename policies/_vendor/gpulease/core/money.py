@@ -28,7 +28,7 @@ def _amount(x: float, places: int) -> str:
     value = Decimal(repr(x)) if isinstance(x, float) else Decimal(x)
     sign, value = ("-" if value < 0 else ""), abs(value)
     rounded = value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
-    if 0 < value < SMALL and rounded < SMALL:
+    if 0 < value < SMALL:
         exponent = value.adjusted() - 1  # two significant digits
         rounded = value.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_UP)
         if rounded >= SMALL:
