@@ -2,7 +2,8 @@
 
 - ``usd(x)``: a total, ``$1,234.57``;
 - ``usd_per_hour(x)``: a rate, ``$0.322/h`` (3 decimals);
-- ``usd_per_month(x)``: ``$12.30/month``.
+- ``usd_per_month(x)``: ``$12.30/month``;
+- ``usd_per_gb(x)``: ``$0.117/GB`` (a price per GB, with the digits of a rate).
 
 All three use a thousands separator and round half up on the decimal digits the value was written with
 (``usd(1.005)`` is ``$1.01``, not the binary float's ``$1.00``). A positive value never reads as zero: below
@@ -50,3 +51,8 @@ def usd_per_hour(x: float | None, unknown: str = "unknown") -> str:
 def usd_per_month(x: float | None, unknown: str = "unknown") -> str:
     """A monthly figure: ``$12.30/month``."""
     return unknown if x is None else _amount(x, 2) + "/month"
+
+
+def usd_per_gb(x: float | None, unknown: str = "unknown") -> str:
+    """A price per GB (egress): ``$0.117/GB``, the digits of a rate."""
+    return unknown if x is None else _amount(x, 3) + "/GB"

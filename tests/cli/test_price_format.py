@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from gpulease.cli import main
-from gpulease.core.money import usd, usd_per_hour, usd_per_month
+from gpulease.core.money import usd, usd_per_gb, usd_per_hour, usd_per_month
 from gpulease.ephemeral.progress import print_summary
 from tests.cli.test_down import STACK, deployed, review  # noqa: F401  (fixtures)
 from tests.support.inventory import FUTURE, REGION, address, launch, tags, volume
@@ -20,8 +20,8 @@ from tests.support.policy import AWS_INSTANCE, aws_gpu, aws_schedule_for, checkp
 from tests.support.policy import analyze as analyze_policy
 from tests.support.policy import tags as policy_tags
 
-TOKEN = re.compile(r"\$([0-9][0-9,]*\.[0-9]{2,})(/h|/month)?")
-SHOW = {None: usd, "/h": usd_per_hour, "/month": usd_per_month}
+TOKEN = re.compile(r"\$([0-9][0-9,]*\.[0-9]{2,})(/h|/month|/GB)?")
+SHOW = {None: usd, "/h": usd_per_hour, "/month": usd_per_month, "/GB": usd_per_gb}
 # A number with cents and no ``$`` in front: a price someone forgot to mark (times are ``s``, sizes ``GB``).
 BARE = re.compile(r"(?<!budgetUsd )(?<![\w$.,/·-])\d[\d,]*\.\d{2,}(?![\w.]|\s*(?:s\b|GB|%|x\b|h\b))")
 
@@ -42,9 +42,9 @@ def bad_prices(text: str) -> list[str]:
 
 def test_the_scan_catches_each_old_way() -> None:
     for wrong in ("$0.0379/h", "(est. 60% off $0.8048)", "$0.85/h", "$0.3219/h", "| 0.322 |", "$1234.50", "$1,234.5",
-                  "$0.0000/h", "$12.3/month", "${:g}"):
+                  "$0.0000/h", "$12.3/month", "$0.09/GB", "${:g}"):
         assert bad_prices(wrong), wrong
-    assert bad_prices("$0.322/h $0.0042/h $1,234.57 $12.30/month $0.09/GB, 21.7 GB, 0.25 s, 8 h") == []
+    assert bad_prices("$0.322/h $0.0042/h $1,234.57 $12.30/month $0.090/GB, 21.7 GB, 0.25 s, 8 h") == []
 
 
 @pytest.mark.parametrize("argv", [

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from gpulease.core.money import usd, usd_per_hour, usd_per_month
+from gpulease.core.money import usd, usd_per_gb, usd_per_hour, usd_per_month
 
 GRAMMAR = re.compile(r"-?\$[0-9][0-9,]*\.[0-9]{2,}(/h|/month)?")
 
@@ -19,6 +19,7 @@ def test_exact_strings() -> None:
     assert usd_per_hour(1234.5) == "$1,234.500/h"
     assert usd_per_month(12.3) == "$12.30/month"
     assert usd_per_month(0.0042) == "$0.0042/month"
+    assert usd_per_gb(0.117) == "$0.117/GB" and usd_per_gb(0.09) == "$0.090/GB"
     assert usd(0) == "$0.00" and usd_per_hour(0) == "$0.000/h"
 
 
