@@ -21,6 +21,7 @@ from gpulease.core.catalog.freshness import line_prices, stale
 from gpulease.core.catalog.models import date_label
 from gpulease.core.cost import SHARED, StackCost
 from gpulease.core.cost.cluster import cluster_costs
+from gpulease.core.money import usd, usd_per_hour, usd_per_month
 from gpulease.core.shown import shown_path
 from gpulease.review import stacks
 from gpulease.review.cost_text import bounded
@@ -82,13 +83,13 @@ def _run(args: argparse.Namespace) -> int:
     return 2 if failed else 0
 
 
-def _known(value: float, reason: str | None, digits: int = 2) -> str:
+def _known(value: float, reason: str | None, show: Any = usd) -> str:
     """A figure of the per-experiment table, or ``unknown`` while an item in it has no price."""
-    return "unknown" if reason is not None else f"{value:,.{digits}f}"
+    return "unknown" if reason is not None else show(value)
 
 
-def _usd(value: float | None, digits: int = 2) -> str:
-    return "?" if value is None else f"{value:,.{digits}f}"
+def _usd(value: float | None, show: Any = usd) -> str:
+    return "?" if value is None else show(value)
 
 
 def print_cost(stack: str, cost: StackCost, console: Console) -> None:
@@ -107,9 +108,9 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
     names = [line.resource[len(prefix):] if prefix else line.resource for line in cost.lines]
     longest = min(24, max((len(n) for n in names), default=8))
     columns = [("experiment", "left", False, 0)] if several else []
-    columns += [("resource", "left", False, longest), ("item", "left", False, 10), ("$/h", "right", True, 0),
-                ("cap $/h", "right", True, 0), ("hours", "right", True, 0), ("worst case $", "right", False, 0),
-                ("after destroy $/month", "right", False, 0)]
+    columns += [("resource", "left", False, longest), ("item", "left", False, 10), ("per hour", "right", True, 0),
+                ("cap", "right", True, 0), ("hours", "right", True, 0), ("worst case", "right", False, 0),
+                ("after destroy", "right", False, 0)]
     if wide:
         columns.append(("price date", "left", False, 10))
     for col, justify, figure, least in columns:
@@ -118,9 +119,9 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
     for line in cost.lines:
         name = line.resource[len(prefix):] if prefix and line.resource.startswith(prefix) else line.resource
         row = [line.experiment] if several else []
-        row += [name, line.item, _usd(line.hourly_usd, 4), _usd(line.max_hourly_usd, 4),
+        row += [name, line.item, _usd(line.hourly_usd, usd_per_hour), _usd(line.max_hourly_usd, usd_per_hour),
                 "?" if line.runtime_hours is None else f"{line.runtime_hours:g}", _usd(line.worst_case_usd),
-                _usd(line.after_destroy_monthly_usd) if line.retained else ""]
+                _usd(line.after_destroy_monthly_usd, usd_per_month) if line.retained else ""]
         if wide:
             row.append(price_date(line))
         table.add_row(*row)
@@ -128,19 +129,19 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
     until = f" ({max(hours):g} h)" if hours else ""
     spot = any(line.max_hourly_usd != line.hourly_usd for line in cost.lines)
     if cost.hourly_reason is None:
-        console.print(f"[bold]per hour[/bold]: ${cost.hourly_usd:,.3f}"
-                      + (f" (at the spot cap ${cost.max_hourly_usd:,.3f})" if spot else " (on-demand: no spot cap)"))
+        console.print(f"[bold]per hour[/bold]: {usd_per_hour(cost.hourly_usd)}"
+                      + (f" (at the spot cap {usd_per_hour(cost.max_hourly_usd)})" if spot else " (on-demand: no spot cap)"))
     else:
-        console.print(f"[bold]per hour[/bold]: {escape(bounded(cost.hourly_usd, cost.hourly_reason, f'${cost.hourly_usd:,.3f}'))}")
-    expected = escape(bounded(cost.expected_usd, cost.expected_reason, f"${cost.expected_usd:,.2f}")
+        console.print(f"[bold]per hour[/bold]: {escape(bounded(cost.hourly_usd, cost.hourly_reason, usd_per_hour(cost.hourly_usd)))}")
+    expected = escape(bounded(cost.expected_usd, cost.expected_reason, usd(cost.expected_usd))
                       if cost.expected_reason != cost.hourly_reason else "unknown (the same unpriced items)")
     console.print(
         f"[bold]until the deadline{until}[/bold]: expected {expected}, "
-        + (f"[bold]worst case ${cost.worst_case_usd:,.2f}[/bold]" if cost.worst_case_known
+        + (f"[bold]worst case {usd(cost.worst_case_usd)}[/bold]" if cost.worst_case_known
            else f"[bold]worst case unknown[/bold]: {escape(cost.worst_case_reason or 'an instance is unpriced')}")
-        + (f" of budget ${budget:,.2f}" if (budget := budget_total(cost)) is not None else "")
+        + (f" of budget {usd(budget)}" if (budget := budget_total(cost)) is not None else "")
     )
-    after = bounded(cost.after_destroy_monthly_usd, cost.after_destroy_reason, f"${cost.after_destroy_monthly_usd:,.2f}/month")
+    after = bounded(cost.after_destroy_monthly_usd, cost.after_destroy_reason, usd_per_month(cost.after_destroy_monthly_usd))
     console.print(f"[bold]after destroy[/bold]: {escape(after)} for retained disks and buckets")
     console.print(table)
     if not wide:
@@ -155,14 +156,14 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
                           f"{escape(cluster.unknown_reason)}")
             continue
         console.print(
-            f"[bold]cluster {cluster.experiment}[/bold]: {cluster.nodes} nodes at ${cluster.node_hourly_usd:,.3f}/h each "
-            f"(worst case ${cluster.node_worst_case_usd:,.2f} per node), ${cluster.cluster_hourly_usd:,.3f}/h for the "
-            f"cluster with what the nodes share, worst case ${cluster.cluster_worst_case_usd:,.2f}"
+            f"[bold]cluster {cluster.experiment}[/bold]: {cluster.nodes} nodes at {usd_per_hour(cluster.node_hourly_usd)} each "
+            f"(worst case {usd(cluster.node_worst_case_usd)} per node), {usd_per_hour(cluster.cluster_hourly_usd)} for the "
+            f"cluster with what the nodes share, worst case {usd(cluster.cluster_worst_case_usd)}"
         )
     for exp in cost.experiments:
         if exp.budget_usd is not None and exp.worst_case_known and exp.worst_case_usd > exp.budget_usd:
             console.print(
-                f"[red]over budget[/red] {exp.name}: worst case ${exp.worst_case_usd:,.2f} > budget ${exp.budget_usd:,.2f}"
+                f"[red]over budget[/red] {exp.name}: worst case {usd(exp.worst_case_usd)} > budget {usd(exp.budget_usd)}"
             )
     for note in cost.notes:
         console.print(f"note: {note}")
@@ -180,16 +181,16 @@ def price_date(line: Any) -> str:
 
 def _experiments_table(cost: StackCost) -> Table:
     table = Table(title="per experiment", title_justify="left")
-    for col in ("experiment", "$/h", "hours", "expected $", "worst case $", "budget $", "after destroy $/month"):
+    for col in ("experiment", "per hour", "hours", "expected", "worst case", "budget", "after destroy"):
         table.add_column(col, justify="left" if col == "experiment" else "right")
     for exp in cost.experiments:
-        budget: Any = "" if exp.budget_usd is None else f"{exp.budget_usd:,.2f}"
+        budget: Any = "" if exp.budget_usd is None else usd(exp.budget_usd)
         if exp.budget_usd is not None and exp.worst_case_known and exp.worst_case_usd > exp.budget_usd:
             budget = f"[red]{budget}[/red]"
         name = f"{exp.name} (shared)" if exp.shared and exp.name != SHARED else exp.name
         table.add_row(
-            name, _known(exp.hourly_usd, exp.hourly_reason, 3), "?" if exp.runtime_hours is None else f"{exp.runtime_hours:g}",
-            _known(exp.expected_usd, exp.expected_reason), f"{exp.worst_case_usd:,.2f}" if exp.worst_case_known else "unknown",
-            budget, _known(exp.after_destroy_monthly_usd, exp.after_destroy_reason),
+            name, _known(exp.hourly_usd, exp.hourly_reason, usd_per_hour), "?" if exp.runtime_hours is None else f"{exp.runtime_hours:g}",
+            _known(exp.expected_usd, exp.expected_reason), usd(exp.worst_case_usd) if exp.worst_case_known else "unknown",
+            budget, _known(exp.after_destroy_monthly_usd, exp.after_destroy_reason, usd_per_month),
         )
     return table

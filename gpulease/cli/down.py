@@ -22,6 +22,7 @@ from gpulease.cli.envelope import (
 )
 from gpulease.cli.prompt import ask
 from gpulease.core.errors import UserError
+from gpulease.core.money import usd_per_month
 
 CONFIRM: Callable[[str], str] = ask
 """How ``--all`` asks on a terminal (a test replaces it)."""
@@ -85,9 +86,9 @@ def cmd_down(args: argparse.Namespace) -> int:
     if result.stays:
         print("what stays:")
         for s in result.stays:
-            cost = f"${s['monthlyUsd']:,.2f}/month" if s.get("monthlyUsd") is not None else s.get("note", "")
+            cost = usd_per_month(s['monthlyUsd']) if s.get("monthlyUsd") is not None else s.get("note", "")
             print(f"  {s['resource']} ({s['item']}): {cost}")
-        print(f"  in all about ${result.monthly_usd:,.2f}/month until removed (gpulease down {args.stack} --all)")
+        print(f"  in all about {usd_per_month(result.monthly_usd)} until removed (gpulease down {args.stack} --all)")
     else:
         print("nothing stays")
     for command in result.commands:
@@ -96,7 +97,7 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 def _month(value: float | None) -> str:
-    return "price unknown" if value is None else f"${value:,.2f}/month"
+    return usd_per_month(value, "price unknown")
 
 
 def partly_down(args: argparse.Namespace, exc: Any) -> int:
@@ -120,7 +121,7 @@ def partly_down(args: argparse.Namespace, exc: Any) -> int:
         for line in result.left:
             kept = " (retained)" if line.get("retained") else ""
             print(f"  {line['resource']} ({line['item']}): {_month(line.get('monthlyUsd'))}{kept}")
-        total = "unknown" if result.left_monthly_usd is None else f"about ${result.left_monthly_usd:,.2f}/month"
+        total = "unknown" if result.left_monthly_usd is None else f"about {usd_per_month(result.left_monthly_usd)}"
         print(f"  in all {total} while it is left (gpulease down {args.stack}{' --all' if result.destroyed else ''})")
     for note in result.notes:
         print(f"note: {note}")

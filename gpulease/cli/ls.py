@@ -15,6 +15,7 @@ from rich.table import Table
 from gpulease.cli.conventions import error_entry, print_json
 from gpulease.cli.wrap import wrapped
 from gpulease.core import clock
+from gpulease.core.money import usd, usd_per_hour, usd_per_month
 from gpulease.core.vocabulary import TAG_EXPERIMENT, TAG_EXPIRES_AT, TAG_OWNER, TAG_RETAIN, TAG_RETAIN_UNTIL
 from gpulease.inventory import aws
 from gpulease.inventory.options import add_cloud_options, clients_from_args, output_console, resolve_regions
@@ -166,8 +167,8 @@ def _detail(r: dict[str, Any]) -> str:
     return ""
 
 
-def _money(value: float | None, digits: int = 2) -> str:
-    return "-" if value is None else f"${value:,.{digits}f}"
+def _money(value: float | None, show: Any = usd) -> str:
+    return "-" if value is None else show(value)
 
 
 def rows(inventories: list[RegionInventory], now: datetime, cloud: str = "aws") -> list[dict[str, Any]]:
@@ -191,9 +192,9 @@ def orphan_warning(records: list[dict[str, Any]]) -> str | None:
 
 def print_table(inventories: list[RegionInventory], now: datetime, console: Console, cloud: str = "aws") -> None:
     table = Table(title=f"gpulease-managed resources ({cloud})", show_lines=False)
-    for column in ("region", "kind", "id", "owner / experiment", "state", "detail", "age", "expires at", "retain", "$/h",
-                   "spent", "$/month"):
-        table.add_column(column, justify="right" if column in ("age", "$/h", "spent", "$/month") else "left")
+    for column in ("region", "kind", "id", "owner / experiment", "state", "detail", "age", "expires at", "retain", "per hour",
+                   "spent", "per month"):
+        table.add_column(column, justify="right" if column in ("age", "per hour", "spent", "per month") else "left")
     total_monthly = 0.0
     total_hourly = 0.0
     total_stopped: float | None = 0.0
@@ -220,19 +221,19 @@ def print_table(inventories: list[RegionInventory], now: datetime, console: Cons
             "" if age is None else f"{age:.1f}h",
             r["expiresAt"] or "-",
             r["retain"] or "",
-            _money(r.get("hourlyUsd"), 3) if r["kind"] == "instance" else "",
+            _money(r.get("hourlyUsd"), usd_per_hour) if r["kind"] == "instance" else "",
             _money(r.get("spendUsd")) if r["kind"] == "instance" else "",
-            _money(r.get("monthlyUsd")) if r["kind"] in ("image", "snapshot") else "",
+            _money(r.get("monthlyUsd"), usd_per_month) if r["kind"] in ("image", "snapshot") else "",
         )
         total_monthly += r.get("monthlyUsd") or 0.0
     if Measurement.get(console, console.options.update_width(10_000), table).maximum <= console.width:
         console.print(table)
     else:  # narrower than the rows: a block per resource, so that no id, name or price is cut short
         _print_blocks(records, console, table.title)
-    console.print(f"running instances cost {_money(total_hourly, 3)}/h; spent so far {_money(total_spent)} (estimate)"
-                  + (f"; stopped instances {_money(total_stopped, 3) + '/h' if total_stopped is not None else 'unknown'}"
+    console.print(f"running instances cost {_money(total_hourly, usd_per_hour)}; spent so far {_money(total_spent)} (estimate)"
+                  + (f"; stopped instances {usd_per_hour(total_stopped)}"
                      " (volumes and address only)" if any_stopped else "")
-                  + (f"; images and snapshots store for {_money(total_monthly)}/month" if total_monthly else ""))
+                  + (f"; images and snapshots store for {_money(total_monthly, usd_per_month)}" if total_monthly else ""))
     if (warning := orphan_warning(records)) is not None:
         console.print(f"[bold red]warning[/bold red]: {warning}", soft_wrap=True)
 
@@ -247,9 +248,9 @@ def _print_blocks(records: list[dict[str, Any]], console: Console, title: Any) -
                   ("age", "" if age is None else f"{age:.1f}h"), ("expires at", r["expiresAt"] or "-"),
                   ("retain", r["retain"] or "")]
         if r["kind"] == "instance":
-            fields += [("$/h", _money(r.get("hourlyUsd"), 3)), ("spent", _money(r.get("spendUsd")))]
+            fields += [("per hour", _money(r.get("hourlyUsd"), usd_per_hour)), ("spent", _money(r.get("spendUsd")))]
         if r["kind"] in ("image", "snapshot"):
-            fields.append(("$/month", _money(r.get("monthlyUsd"))))
+            fields.append(("per month", _money(r.get("monthlyUsd"), usd_per_month)))
         console.print(f"{r['id']}  {r['kind']} in {r['region']}, {state}".rstrip(", "), markup=False, overflow="ignore",
                       crop=False)
         shown = "; ".join(f"{name} {value}" for name, value in fields if value)

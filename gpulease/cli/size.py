@@ -15,6 +15,7 @@ from gpulease.core.catalog import OVERRIDES_ENV, CatalogError, load_catalog
 from gpulease.core.catalog.freshness import DatedPrice, describe_catalog, stale
 from gpulease.core.catalog.models import date_label
 from gpulease.core.flag_numbers import number
+from gpulease.core.money import usd_per_hour
 from gpulease.core.sizing import (
     DEFAULT_HEADROOM,
     METHODS,
@@ -186,7 +187,7 @@ def smaller_gpu_hint(workload: Workload, catalog: Any, args: argparse.Namespace,
         if found:
             best = found[0]
             return (f"smaller GPU: with {flags} this needs {best.estimate.total_gb:.1f} GB per GPU and fits "
-                    f"{best.instance.type} ({best.instance.describe_gpus()}, ${best.on_demand_usd:.3f}/h on-demand)")
+                    f"{best.instance.type} ({best.instance.describe_gpus()}, {usd_per_hour(best.on_demand_usd)} on-demand)")
     return None
 
 
@@ -225,7 +226,7 @@ def _offers_table(offers: list[Any], total: int, cloud: str, region: str, width:
     if wide:
         columns += [("mem BW GB/s", "right", True), ("link", "left", True), ("vCPU", "right", True),
                     ("RAM GB", "right", True)]
-    columns += [("on-demand $/h", "right", True), ("spot $/h", "right", True)]
+    columns += [("on-demand", "right", True), ("spot", "right", True)]
     dated = width >= DATED_WIDTH
     if dated:
         columns.append(("price date", "left", False))
@@ -239,7 +240,8 @@ def _offers_table(offers: list[Any], total: int, cloud: str, region: str, width:
         row = [it.type, it.describe_gpus(), f"{o.estimate.total_gb:.1f}", f"{o.headroom_gb:.1f}"]
         if wide:
             row += [f"{it.memory_bandwidth_gbps:g}", link, str(it.vcpu), f"{it.ram_gb:g}"]
-        row += [f"{o.on_demand_usd:.3f}", f"{o.spot_usd:.3f} {o.spot_zone}" if o.spot_zone else f"{o.spot_usd:.3f} est."]
+        row += [usd_per_hour(o.on_demand_usd), f"{usd_per_hour(o.spot_usd)} {o.spot_zone}" if o.spot_zone
+                else f"{usd_per_hour(o.spot_usd)} est."]
         if dated:
             row.append(date_label(o.on_demand_as_of) + (f" (spot {date_label(o.spot_as_of)})" if o.spot_zone else ""))
         table.add_row(*row)
@@ -259,10 +261,10 @@ def offers_lines(offers: list[Any], total: int, cloud: str, region: str) -> list
     out = [f"{cloud} instance types in {region} that fit, cheapest first{more}:"]
     for o in offers:
         it = o.instance
-        spot = f"{o.spot_usd:.3f} in {o.spot_zone}" if o.spot_zone else f"{o.spot_usd:.3f} est."
+        spot = f"{usd_per_hour(o.spot_usd)} in {o.spot_zone}" if o.spot_zone else f"{usd_per_hour(o.spot_usd)} est."
         out += [f"{it.type}  {it.describe_gpus()}",
-                f"  need {o.estimate.total_gb:.1f} GB/GPU, {o.headroom_gb:.1f} GB free; $/h on-demand "
-                f"{o.on_demand_usd:.3f}, spot {spot}"]
+                f"  need {o.estimate.total_gb:.1f} GB/GPU, {o.headroom_gb:.1f} GB free; on-demand "
+                f"{usd_per_hour(o.on_demand_usd)}, spot {spot}"]
     return out
 
 

@@ -13,6 +13,7 @@ from gpulease.core import clock
 from gpulease.core.catalog import Catalog
 from gpulease.core.catalog.freshness import DatedPrice, describe_catalog, stale
 from gpulease.core.catalog.models import date_label
+from gpulease.core.money import usd_per_hour
 from gpulease.core.sizing import Workload
 from gpulease.core.sizing.cluster import MFU, ClusterOffer, find_cluster_offers
 
@@ -68,15 +69,15 @@ def _table(offers: list[ClusterOffer], total: int, cloud: str, region: str, node
                   title_justify="left")
     for col, justify in (
         ("instance type", "left"), ("GPUs per node", "left"), ("need/GPU GB", "right"), ("within a node", "left"),
-        ("between nodes", "left"), ("comm s/step", "right"), ("compute s/step", "right"), ("$/h per node", "right"),
-        ("$/h cluster", "right"), ("price date", "left"),
+        ("between nodes", "left"), ("comm s/step", "right"), ("compute s/step", "right"), ("per node", "right"),
+        ("cluster", "right"), ("price date", "left"),
     ):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for o in offers:
         it: Any = o.instance
         table.add_row(
             it.type, it.describe_gpus(), f"{o.estimate.total_gb:.1f}", o.within_node, o.fabric.title,
-            _seconds(o.comm_seconds), _seconds(o.compute_seconds), f"{o.node_usd:.3f}", f"{o.cluster_usd:.3f}",
+            _seconds(o.comm_seconds), _seconds(o.compute_seconds), usd_per_hour(o.node_usd), usd_per_hour(o.cluster_usd),
             date_label(it.price_date(o.region)),
         )
     return table

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.table import Table
 
+from gpulease.core.money import usd, usd_per_hour
 from gpulease.ephemeral.backend import ResourceEvent
 
 
@@ -164,8 +165,8 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
 def _cost(value: Any, hourly: Any, worst: Any) -> str | None:
     if value is None:
         return None
-    bound = f"at most ${worst:.2f}" if worst is not None else "an unknown worst case (an item has no price)"
-    return f"${value:.2f} (${hourly:.2f}/h while it existed; {bound} had it run to its deadline)"
+    bound = f"at most {usd(worst)}" if worst is not None else "an unknown worst case (an item has no price)"
+    return f"{usd(value)} ({usd_per_hour(hourly)} while it existed; {bound} had it run to its deadline)"
 
 
 def _teardown(teardown: dict[str, Any]) -> str:

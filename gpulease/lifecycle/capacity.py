@@ -30,6 +30,7 @@ from typing import Any
 
 from components.spec.experiment import ExperimentSpec
 from gpulease.core.catalog import load_catalog
+from gpulease.core.money import usd_per_hour
 from gpulease.core.resources import DATA_DISK_TYPES
 from gpulease.core.sizing import find_offers
 from gpulease.core.sizing.resolve import resolve_instance_type
@@ -52,7 +53,7 @@ class Choice:
     hourly_usd: float
 
     def label(self) -> str:
-        return f"{self.instance_type} in {self.zone or 'the first zone offering it'} (${self.hourly_usd:.3f}/h)"
+        return f"{self.instance_type} in {self.zone or 'the first zone offering it'} ({usd_per_hour(self.hourly_usd)})"
 
 
 def fixed_zone(exp: ExperimentSpec) -> tuple[str | None, str | None]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gpulease.core.catalog import HOURS_PER_MONTH
+from gpulease.core.money import usd, usd_per_hour
 from gpulease.review.cost_text import hourly
 from gpulease.review.engine import StackReview, review
 from gpulease.review.report import budget_total, worst
@@ -56,8 +57,8 @@ class Verdict:
         for item in self.mandatory:
             out.append(f"  mandatory {item['policy']} on {item['resource']}: {item['message']}")
         if self.worst_case is not None:
-            budget = f" of a ${self.budget_usd:,.2f} budget" if self.budget_usd is not None else ""
-            per_hour = f"${self.hourly_usd:,.3f}/h" if self.hourly_usd is not None else self.hourly or "unknown"
+            budget = f" of a {usd(self.budget_usd)} budget" if self.budget_usd is not None else ""
+            per_hour = usd_per_hour(self.hourly_usd) if self.hourly_usd is not None else self.hourly or "unknown"
             out.append(f"  cost: {per_hour}; worst case {self.worst_case}{budget}")
         if self.advisory:
             out.append(f"  {self.advisory} advisory finding{'s' if self.advisory != 1 else ''}: `gpulease plan "

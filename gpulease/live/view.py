@@ -9,6 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from gpulease.core.money import usd, usd_per_hour
+
 
 def _ago(minutes: float | None) -> str:
     if minutes is None:
@@ -31,14 +33,14 @@ def _spend(doc: dict[str, Any]) -> str:
     budget, estimate, aws = spend.get("budgetUsd"), spend.get("estimate"), spend.get("awsBudget")
     parts = []
     if estimate:
-        share = f" ({estimate['percent']:g}% of ${budget:,.2f})" if budget and estimate.get("percent") is not None else ""
-        parts.append(f"at most ${estimate['usdAtMost']:,.2f}{share} by the watchdog's estimate "
-                     f"({estimate['hours']:g} h x ${estimate['maxHourlyUsd']:g}/h)")
+        share = f" ({estimate['percent']:g}% of {usd(budget)})" if budget and estimate.get("percent") is not None else ""
+        parts.append(f"at most {usd(estimate['usdAtMost'])}{share} by the watchdog's estimate "
+                     f"({estimate['hours']:g} h x {usd_per_hour(estimate['maxHourlyUsd'])})")
     if aws:
-        parts.append(f"AWS Budgets: actual ${aws['actualUsd']:,.2f}, forecast ${aws['forecastUsd']:,.2f} of "
-                     f"${aws['limitUsd']:,.2f}")
+        parts.append(f"AWS Budgets: actual {usd(aws['actualUsd'])}, forecast {usd(aws['forecastUsd'])} of "
+                     f"{usd(aws['limitUsd'])}")
     if not parts:
-        parts.append(f"no estimate yet (budget ${budget:,.2f})" if budget else "unknown")
+        parts.append(f"no estimate yet (budget {usd(budget)})" if budget else "unknown")
     return "; ".join(parts)
 
 

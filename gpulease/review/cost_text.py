@@ -12,12 +12,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpulease.core import money
 from gpulease.core.cost import StackCost
 from gpulease.review.jsonkeys import camel_keys
 
 
 def usd(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:,.2f}"
+    return money.usd(value, "n/a")
+
+
+def rate(value: float | None) -> str:
+    return money.usd_per_hour(value, "n/a")
+
+
+def monthly(value: float | None) -> str:
+    return money.usd_per_month(value, "n/a")
 
 
 def hourly_unknown(cost: Any) -> str | None:
@@ -37,13 +46,13 @@ def hourly(cost: StackCost) -> str:
     """The stack's hourly cost while running, or ``unknown (<why>)`` with the priced part as a lower bound."""
     why = cost.hourly_reason
     if why is None:
-        return f"{usd(cost.hourly_usd)}/h"
-    return f"unknown (at least {usd(cost.hourly_usd)}/h; {why})" if cost.hourly_usd > 0 else f"unknown ({why})"
+        return rate(cost.hourly_usd)
+    return f"unknown (at least {rate(cost.hourly_usd)}; {why})" if cost.hourly_usd > 0 else f"unknown ({why})"
 
 
-def cell(value: float, reason: str | None) -> str:
-    """A summary cell: the dollars, or ``unknown``."""
-    return "unknown" if reason is not None else usd(value)
+def cell(value: float, reason: str | None, show: Any = usd) -> str:
+    """A summary cell: the dollars (``show`` writes them), or ``unknown``."""
+    return "unknown" if reason is not None else show(value)
 
 
 def cost_json(cost: StackCost) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any
 from gpulease.core import clock
 from gpulease.core import resources as rt
 from gpulease.core.catalog import HOURS_PER_MONTH
+from gpulease.core.money import usd_per_hour, usd_per_month
 from gpulease.review.engine import estimate
 from gpulease.review.render import Rendering, render
 
@@ -82,7 +83,7 @@ def phase_line(prices: list[PhasePrice]) -> str:
         if p.hourly_usd is None:
             parts.append(f"{p.phase} ? ({p.error})")
         elif p.phase == "parked":
-            parts.append(f"parked ${p.hourly_usd:,.3f} (${p.monthly_usd or 0:,.2f}/month, storage only)")
+            parts.append(f"parked {usd_per_hour(p.hourly_usd)} ({usd_per_month(p.monthly_usd or 0)}, storage only)")
         else:
-            parts.append(f"{p.phase} ${p.hourly_usd:,.3f} ({p.instance})")
+            parts.append(f"{p.phase} {usd_per_hour(p.hourly_usd)} ({p.instance})")
     return f"phase: {current}; per hour: " + " · ".join(parts)

@@ -12,7 +12,7 @@ from gpulease.core.catalog.freshness import to_date
 from gpulease.core.catalog.models import UNDATED, date_label
 from gpulease.core.cost import ExperimentCost, StackCost, price_dates_used
 from gpulease.core.printable import printable
-from gpulease.review.cost_text import bounded, cell, cost_json, usd
+from gpulease.review.cost_text import bounded, cell, cost_json, monthly, rate, usd
 from gpulease.review.engine import NO_STACK_FILE, StackReview, exit_code
 from gpulease.review.phases import phase_line, phase_prices
 from gpulease.review.policy_runner import Violation
@@ -250,7 +250,7 @@ def _summary_row(review: StackReview) -> str:
     return (
         f"| `{printable(review.name)}` | {icon} | {len(review.rendering.custom_resources)} | "
         f"{len(groups.get('mandatory', []))} | {len(groups.get('advisory', []))} | "
-        f"{cell(c.hourly_usd, c.hourly_reason) if c else 'n/a'} | "
+        f"{cell(c.hourly_usd, c.hourly_reason, rate) if c else 'n/a'} | "
         f"{_cell(worst(c, limit=60)) if c else 'n/a'} | "
         f"{usd(budget_total(c)) if c else 'n/a'} |"
     )
@@ -286,12 +286,12 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
         for e in c.experiments:
             runtime = f"{e.runtime_hours:g} h" if e.runtime_hours else "none"
             worst = "unbounded" if _unbounded(e) else usd(e.worst_case_usd) if e.worst_case_known else unknown_worst(e)
-            out.append(f"| {_cell(e.name)} | {cell(e.hourly_usd, e.hourly_reason)} | "
-                       f"{cell(e.max_hourly_usd, e.hourly_reason)} | {runtime} | "
+            out.append(f"| {_cell(e.name)} | {cell(e.hourly_usd, e.hourly_reason, rate)} | "
+                       f"{cell(e.max_hourly_usd, e.hourly_reason, rate)} | {runtime} | "
                        f"{_cell(worst)} | {usd(e.budget_usd)} | {prices_as_of(c, e.name)} |")
         if c.hourly_reason:
-            out += ["", f"Per hour: {_cell(bounded(c.hourly_usd, c.hourly_reason, usd(c.hourly_usd) + '/h'))}."]
-        after = bounded(c.after_destroy_monthly_usd, c.after_destroy_reason, f"{usd(c.after_destroy_monthly_usd)}/month")
+            out += ["", f"Per hour: {_cell(bounded(c.hourly_usd, c.hourly_reason, rate(c.hourly_usd)))}."]
+        after = bounded(c.after_destroy_monthly_usd, c.after_destroy_reason, monthly(c.after_destroy_monthly_usd))
         out += ["", f"After destroy (retained disks and buckets): {_cell(after)}."
                 + f" Oldest price used: {aged(prices_as_of(c), review)}, from the {_cell(c.price_catalog)}."]
         if c.unknown_prices:

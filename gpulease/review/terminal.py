@@ -16,7 +16,7 @@ from rich.text import Text
 from gpulease.core.catalog.freshness import REFRESH_HINT
 from gpulease.core.printable import printable
 from gpulease.review import report
-from gpulease.review.cost_text import bounded, hourly
+from gpulease.review.cost_text import bounded, hourly, monthly
 from gpulease.review.engine import StackReview, exit_code
 from gpulease.review.phases import phase_line, phase_prices
 
@@ -63,7 +63,7 @@ def _cost(console: Console, review: StackReview) -> None:
         against = f" [red]over the budget {report.usd(budget)}[/red]" if over else f" of budget {report.usd(budget)}"
     _line(console, f"[bold]cost[/bold]: {hourly(c)} while running, worst case "
           f"{report.worst(c)}{against}, after destroy "
-          f"{bounded(c.after_destroy_monthly_usd, c.after_destroy_reason, report.usd(c.after_destroy_monthly_usd) + '/month')}"
+          f"{bounded(c.after_destroy_monthly_usd, c.after_destroy_reason, monthly(c.after_destroy_monthly_usd))}"
           + (f"  [yellow]unpriced: {'; '.join(c.unknown_prices)}[/yellow]" if c.unknown_prices else ""))
     _line(console, f"[bold]prices[/bold]: oldest used {report.aged(report.prices_as_of(c), review)}, from the "
           f"{c.price_catalog}")

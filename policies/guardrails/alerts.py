@@ -24,6 +24,7 @@ from pulumi_policy import ReportViolation, StackValidationArgs, StackValidationP
 
 from gpulease.core import resources as rt
 from gpulease.core import vocabulary as v
+from gpulease.core.money import usd
 
 from . import common as c
 
@@ -107,9 +108,9 @@ def _budget_alert(args: StackValidationArgs, report: ReportViolation) -> None:
             what = c.display_unit(unit)
             stack = tags.get(v.TAG_STACK)
             hint = f"TagKeyValue user:{v.TAG_STACK}${stack}" if isinstance(stack, str) else "one of its tags"
-            report(f"{what} has a budget of ${budget:g} and no budget alert covers it"
+            report(f"{what} has a budget of {usd(budget)} and no budget alert covers it"
                    + (f" ({'; '.join(problems)})" if problems else "")
-                   + f"; accepted: a COST budget in the stack filtered by {hint}, limited to at most ${budget:g}, "
+                   + f"; accepted: a COST budget in the stack filtered by {hint}, limited to at most {usd(budget)}, "
                    "notifying an e-mail address or an SNS topic (the spec's budgetAlerts)", res.urn)
 
 

@@ -41,6 +41,7 @@ from gpulease.core.catalog.freshness import (
     line_prices,
     stale,
 )
+from gpulease.core.money import usd, usd_per_hour
 
 from . import common as c
 from .taggable import is_accountable
@@ -238,9 +239,9 @@ def what_fits(budget: float, limit: float, worst: float, hourly: float, runtime:
     covers = max((limit - storage) / hourly, 0.0)
     per_hour = max((limit - storage) / runtime, 0.0)
     shorter = math.floor(covers * 10) / 10
-    return (f"; budgetUsd {budget:g} covers {shorter:g} h at ${hourly:,.3f}/h (storage ${storage:,.2f}); accepted: "
+    return (f"; budgetUsd {budget:g} covers {shorter:g} h at {usd_per_hour(hourly)} (storage {usd(storage)}); accepted: "
             + (f"maxRuntimeHours {shorter:g} or less, " if shorter > 0 else "")
-            + f"an instance type (or maxSpotPriceUsd) at most ${per_hour:,.3f}/h for the {runtime:g} h, or "
+            + f"an instance type (or maxSpotPriceUsd) at most {usd_per_hour(per_hour)} for the {runtime:g} h, or "
             f"budgetUsd {needed:g} or more")
 
 
@@ -259,8 +260,8 @@ def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> No
         limit = budget * (1 - margin / 100)
         if estimate.worst_case_usd > limit:
             names = ", ".join(repr(exp.name) for exp in budgeted)
-            report(f"worst-case cost ${estimate.worst_case_usd:,.2f} of {names} (${estimate.max_hourly_usd:,.2f}/h "
-                   f"until each deadline, storage included) exceeds budgetUsd ${budget:,.2f} (the {v.TAG_BUDGET_USD} tag)"
+            report(f"worst-case cost {usd(estimate.worst_case_usd)} of {names} ({usd_per_hour(estimate.max_hourly_usd)} "
+                   f"until each deadline, storage included) exceeds budgetUsd {usd(budget)} (the {v.TAG_BUDGET_USD} tag)"
                    + (f" less {margin:g}% headroom" if margin else "")
                    + what_fits(budget, limit, estimate.worst_case_usd, estimate.max_hourly_usd,
                                max((e.runtime_hours or 0.0 for e in budgeted), default=0.0), margin)
@@ -277,8 +278,8 @@ def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> No
                 None,
             )
             runtime = f"{exp.runtime_hours:g} h" if exp.runtime_hours else "its max runtime"
-            report(f"experiment {exp.name!r}: worst-case cost ${exp.worst_case_usd:,.2f} (${exp.max_hourly_usd:,.2f}/h "
-                   f"for {runtime}, storage included) exceeds its budgetUsd ${exp.budget_usd:,.2f} (the {v.TAG_BUDGET_USD} tag)"
+            report(f"experiment {exp.name!r}: worst-case cost {usd(exp.worst_case_usd)} ({usd_per_hour(exp.max_hourly_usd)} "
+                   f"for {runtime}, storage included) exceeds its budgetUsd {usd(exp.budget_usd)} (the {v.TAG_BUDGET_USD} tag)"
                    + (f" less {margin:g}% headroom" if margin else "")
                    + what_fits(exp.budget_usd, limit, exp.worst_case_usd, exp.max_hourly_usd, exp.runtime_hours,
                                margin)
@@ -299,7 +300,7 @@ def _budget_unpriced(args: StackValidationArgs, report: ReportViolation) -> None
             types = [t for m in missing for t in m.split(" ")[0].split("/")]
             gaps = [u for u in estimate.unknown_prices if any(t in u for t in types) or "runtime" in u]
             report(f"experiment {exp.name!r}: the worst case cannot be checked against its budget of "
-                   f"${exp.budget_usd:,.2f}; no price or runtime for: {', '.join(gaps or missing)}")
+                   f"{usd(exp.budget_usd)}; no price or runtime for: {', '.join(gaps or missing)}")
 
 
 def _budget_prices_fresh(args: StackValidationArgs, report: ReportViolation) -> None:

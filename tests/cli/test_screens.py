@@ -89,7 +89,7 @@ def test_size_shows_whole_instance_types_and_prices(screens, width):
     assert max(len(line) for line in lines) <= width
     text = "\n".join(lines)
     assert "g6e.xlarge" in text and "g6.12xlarge" in text  # whole names, never g6e…
-    assert "1.861" in text and "0.837 est." in text  # whole prices, never 0.8…
+    assert "$1.861/h" in text and "$0.837/h est." in text  # whole prices, never 0.8…
     first = "\n".join(lines[:FIRST_SCREEN])
     assert "total" in first and "that fit" in first  # the estimate and the first offers are on the first screen
     # and how to fit a smaller GPU
@@ -105,7 +105,7 @@ def test_cost_shows_whole_resource_names_and_the_worst_case_on_the_first_screen(
     text = " ".join(" ".join(lines).split())
     assert "resource names start llama7b-lora-" in text
     assert all(f" {name} " in text for name in ("instance", "data", "checkpoints"))  # whole, never "insta…"
-    assert "0.3219" in text and "0.8048" in text
+    assert "$0.322/h" in text and "$0.805/h" in text
     first = " ".join(" ".join(lines[:FIRST_SCREEN]).split())
     assert "worst case $" in first and "budget $40.00" in first
 
@@ -140,7 +140,7 @@ def test_size_at_40_columns_lists_whole_types_and_prices(screens):
     assert max(len(line) for line in lines) <= 40
     assert "g6e.xlarge  1 x L40S 48 GB" in lines  # a block per type: never g6e.xlarg
     text = " ".join(" ".join(lines).split())
-    assert "need 37.2 GB/GPU, 10.8 GB free; $/h on-demand 1.861, spot 0.837 est." in text
+    assert "need 37.2 GB/GPU, 10.8 GB free; on-demand $1.861/h, spot $0.837/h est." in text
 
 
 @pytest.mark.parametrize(("key", "width"), [(("help-up", 40), 40), (("help-up", 80), 80), (("help-init", 80), 80)])

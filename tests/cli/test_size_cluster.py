@@ -27,7 +27,7 @@ def test_size_across_nodes_table_and_a_workload_no_cluster_holds(capsys) -> None
     assert main(["size", "--params", "70B", "--method", "full", "--nodes", "4", "--gpus", "8"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "on 4 nodes (ZeRO-3: states sharded over every GPU)" in text
-    assert "EFA ×4, 400 Gbit/s" in text and "NVLink" in text and "$/h cluster" in text
+    assert "EFA ×4, 400 Gbit/s" in text and "NVLink" in text and "per node" in text and "cluster" in text
     assert "warning (p4de.24xlarge): communication would dominate: about 6.35 s per step over EFA ×4" in text
     # Data parallelism keeps a full 7B model's states on every GPU: no 80 GB GPU holds them.
     assert main(["size", "--params", "7B", "--method", "full", "--nodes", "2", "--parallel", "ddp", "--gpus", "8"]) == 1

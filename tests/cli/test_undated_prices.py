@@ -46,7 +46,7 @@ def test_plan_names_the_file_and_row_and_the_freshness_check_counts_them(undated
         "age is unknown, so they count as stale prices; accepted: asOf: YYYY-MM-DD in the row, the day the prices "
         "were read"]
     fresh = next(v for s in data["stacks"] for v in s["violations"] if v["policy"] == "budget-prices-fresh")
-    assert ("used prices older than 30 days or undated: undated (age unknown): g6.xlarge spot (est. 60% off $0.5) "
+    assert ("used prices older than 30 days or undated: undated (age unknown): g6.xlarge spot (est. 60% off $0.500/h) "
             "in us-east-1; 2025-06-01 (") in fresh["message"]
     with clock.frozen(FIXED_NOW):
         assert main(["plan", "aws-lora-7b"]) == 0

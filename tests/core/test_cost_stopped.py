@@ -42,7 +42,7 @@ def test_a_recovering_spot_instance_costs_its_volumes_and_address_while_stopped(
     expected = (100 + 200) * 0.08 / 730 + 0.005
     assert cost.stopped_hourly_usd == pytest.approx(expected)
     assert round(expected, 4) == 0.0379
-    assert "while stopped by a reclaim: $0.0379/h (volumes and address only)" in cost.notes
+    assert "while stopped by a reclaim: $0.038/h (volumes and address only)" in cost.notes
     (exp,) = cost.experiments
     assert exp.stopped_hourly_usd == pytest.approx(expected)
     assert cost.as_dict()["stopped_hourly_usd"] == pytest.approx(expected)
@@ -75,11 +75,11 @@ def test_an_auto_assigned_public_ipv4_is_counted_while_stopped_so_the_figure_err
 def test_a_sweep_gets_one_line_per_recovering_experiment():
     cost = estimate_resources(aws_stack(spot(), "a") + aws_stack(spot("one-time", "terminate"), "b"), "us-east-1")
     assert [n for n in cost.notes if "while stopped" in n] == [
-        "while stopped by a reclaim: $0.0379/h (volumes and address only)"]
+        "while stopped by a reclaim: $0.038/h (volumes and address only)"]
     both = estimate_resources(aws_stack(spot(), "a") + aws_stack(spot(), "b"), "us-east-1")
     assert [n for n in both.notes if "while stopped" in n] == [
-        "while stopped by a reclaim: a: $0.0379/h (volumes and address only)",
-        "while stopped by a reclaim: b: $0.0379/h (volumes and address only)",
+        "while stopped by a reclaim: a: $0.038/h (volumes and address only)",
+        "while stopped by a reclaim: b: $0.038/h (volumes and address only)",
     ]
     assert both.stopped_hourly_usd == pytest.approx(2 * ((100 + 200) * 0.08 / 730 + 0.005))
 
@@ -102,7 +102,7 @@ def test_alibaba_economical_stop_on_interruption_costs_the_disks():
     ], "cn-hangzhou")
     # cn-hangzhou cloud_essd (PL1) $0.14/GB-month.
     assert cost.stopped_hourly_usd == pytest.approx((100 + 200) * 0.14 / 730)
-    assert "while stopped by a reclaim: $0.0575/h (volumes and address only)" in cost.notes
+    assert "while stopped by a reclaim: $0.058/h (volumes and address only)" in cost.notes
     released = estimate_resources([(ALI_INSTANCE, {"instanceType": "ecs.gn7i-c8g1.2xlarge",
                                                    "spotStrategy": "SpotAsPriceGo", "tags": tags()})], "cn-hangzhou")
     assert released.stopped_hourly_usd is None

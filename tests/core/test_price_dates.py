@@ -53,7 +53,7 @@ def test_expected_cost_uses_the_current_spot_price_of_the_disk_s_zone_and_the_wo
     assert (line.hourly_usd, line.max_hourly_usd) == (0.2977, 0.8)  # us-east-1b's spot price; the on-demand cap
     assert line.expected_usd == pytest.approx(0.2977 * 10) and line.worst_case_usd == pytest.approx(8.0)
     assert (line.price_as_of, line.cap_as_of) == ("2026-11-30", None)  # both prices from the refresh
-    assert "$0.2977/h in us-east-1b on 2026-11-30" in line.item
+    assert "$0.298/h in us-east-1b on 2026-11-30" in line.item
 
 
 def test_the_instance_s_own_zone_wins_and_an_unknown_zone_takes_the_region_s_highest(fresh_g6):
@@ -143,7 +143,7 @@ def test_stale_price_advisory_names_the_prices_and_follows_the_configured_age():
     assert (policy, level, resource) == ("budget-prices-fresh", "advisory", None)
     assert detail.startswith("the cost estimate and the budget check used prices older than 30 days: "
                              "2025-06-01 (548 days old): ")
-    assert "g5.xlarge spot (est. 60% off $1.006) in us-east-1" in detail and "(shipped catalog of 2025-06-01)" in detail
+    assert "g5.xlarge spot (est. 60% off $1.006/h) in us-east-1" in detail and "(shipped catalog of 2025-06-01)" in detail
     assert _stale_hits(analyze(*stack, config={"budget-prices-fresh": {"maxPriceAgeDays": 600}})) == []
     assert _stale_hits(analyze(*stack, config={"budget-prices-fresh": {"maxPriceAgeDays": 500}}))
 
@@ -168,7 +168,7 @@ def test_budget_violation_says_which_prices_it_used(fresh_g6, monkeypatch):
     [hit] = [h for h in found(result) if h[0] == "budget-worst-case"]
     detail = hit[3]
     assert "exceeds budgetUsd $1.00 (the gpulease:budget-usd tag)" in detail
-    assert "prices used in us-east-1: g6.xlarge spot ($0.4102/h, the highest of 3 zone(s) in us-east-1 on 2026-11-30)" \
+    assert "prices used in us-east-1: g6.xlarge spot ($0.410/h, the highest of 3 zone(s) in us-east-1 on 2026-11-30)" \
            " (2026-11-30)" in detail
     assert "storage and addresses (2025-06-01)" in detail
     assert detail.endswith(f"shipped catalog of 2025-06-01, overrides: {fresh_g6})")

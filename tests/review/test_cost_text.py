@@ -93,13 +93,13 @@ def test_an_unknown_figure_reads_unknown_in_every_format(tmp_path, capsys):
     (stack,) = json.loads(capsys.readouterr().out)["data"]["stacks"]
     assert [stack[k] for k in ("hourlyUsd", "expectedUsd", "worstCaseUsd")] == [None] * 3
     assert [stack["experiments"][0][k] for k in ("hourlyUsd", "expectedUsd")] == [None, None]
-    assert "cost: unknown (at least $1.01/h; aws instance p9.96xlarge" in _plan(capsys, directory, "text")
+    assert "cost: unknown (at least $1.006/h; aws instance p9.96xlarge" in _plan(capsys, directory, "text")
     markdown = _plan(capsys, directory, "markdown")
     assert "| e | unknown | unknown | 4 h | unknown: aws instance p9.96xlarge" in markdown
-    assert "Per hour: at least $1.01/h, unknown because aws instance p9.96xlarge" in markdown
+    assert "Per hour: at least $1.006/h, unknown because aws instance p9.96xlarge" in markdown
     main(["cost", str(directory)])
     terminal = " ".join(capsys.readouterr().out.split())
-    assert "per hour: at least $1.006, unknown because aws instance p9.96xlarge" in terminal
+    assert "per hour: at least $1.006/h, unknown because aws instance p9.96xlarge" in terminal
     assert "expected unknown (the same unpriced items)" in terminal and "expected $" not in terminal
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from gpulease.core import resources as rt
 from gpulease.core.catalog.models import InstanceType
+from gpulease.core.money import usd_per_hour
 
 ZONE_INPUTS = ("availabilityZone", "zoneId")
 
@@ -72,12 +73,12 @@ def quote(it: InstanceType, region: str, *, spot: bool, cap: float | None, zone:
     zones = it.spot_zone_prices(region)
     if zone is not None and zone in zones:
         current, when = zones[zone], it.spot_price_date(zone)
-        label = f"{it.type} spot (${current:g}/h in {zone} on {when.isoformat()})"
+        label = f"{it.type} spot ({usd_per_hour(current)} in {zone} on {when.isoformat()})"
     elif zones:
         zone_used = max(zones, key=lambda z: (zones[z], z))
         current, when = zones[zone_used], it.spot_price_date(zone_used)
-        label = f"{it.type} spot (${current:g}/h, the highest of {len(zones)} zone(s) in {region} on {when.isoformat()})"
+        label = f"{it.type} spot ({usd_per_hour(current)}, the highest of {len(zones)} zone(s) in {region} on {when.isoformat()})"
     else:
         current, when = on_demand * (1 - it.spot_discount), od_date
-        label = f"{it.type} spot (est. {it.spot_discount:.0%} off ${on_demand:g})"
+        label = f"{it.type} spot (est. {it.spot_discount:.0%} off {usd_per_hour(on_demand)})"
     return InstanceQuote(label, min(current, worst), worst, when, worst_as_of, estimate=True)

@@ -59,7 +59,7 @@ def test_the_pack_refuses_an_aws_stack_whose_budget_alert_is_missing_or_wrong() 
     without = dataclasses.replace(r, resources=[x for x in r.resources if x.type != BUDGET])
     [(level, message)] = _violations(without, "budget-alert")
     assert level == "mandatory"
-    assert "has a budget of $40 and no budget alert covers it" in message
+    assert "has a budget of $40.00 and no budget alert covers it" in message
     assert "a COST budget in the stack filtered by TagKeyValue user:gpulease:stack$lora" in message
     budget = r.one(BUDGET)
     for change, why in [

@@ -14,6 +14,7 @@ from gpulease.core.catalog.cpu import load_cpu_catalog
 from gpulease.core.compute import SPOT, ComputeUnit, form_of
 from gpulease.core.cost.lines import SHARED, CostLine
 from gpulease.core.cost.spot import instance_zone, quote
+from gpulease.core.money import usd_per_gb
 
 AWS_DEFAULT_VOLUME_TYPE = "gp2"
 """The EC2 API's default when a volume names no type."""
@@ -222,7 +223,7 @@ class Pricer:
         self.add(r, "public IP (billed by traffic)" if free else "public IPv4 address", prices.public_ipv4_hour if prices else None,
                  as_of=prices.item_date("publicIpv4Hour") if prices else None, keeps_billing_stopped=True)
         if prices is not None:
-            self.note(f"internet egress (e.g. downloading results) is billed per GB: ${prices.egress_gb:g}/GB in {self.region}; not included")
+            self.note(f"internet egress (e.g. downloading results) is billed per GB: {usd_per_gb(prices.egress_gb)} in {self.region}; not included")
 
     def bucket(self, r: PricedResource, cloud: str, assumed_gb: float, basis: str) -> None:
         prices = self.region_prices(cloud)

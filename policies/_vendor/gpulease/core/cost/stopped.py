@@ -28,6 +28,7 @@ from typing import Any
 
 from gpulease.core import resources as rt
 from gpulease.core.cost.lines import CostLine
+from gpulease.core.money import usd_per_hour
 
 AWS_STOPPING_BEHAVIOURS = ("stop", "hibernate")
 ALICLOUD_STOPPING_BEHAVIOURS = ("Stop",)
@@ -78,7 +79,7 @@ def stopped_hourly(lines: Iterable[CostLine]) -> float | None:
 def stopped_note(figures: Mapping[str, float | None]) -> list[str]:
     """The report's line(s): one for a single experiment, one per experiment in a sweep."""
     def usd(value: float | None) -> str:
-        return "unknown (a disk or address is unpriced or of unknown size)" if value is None else f"${value:,.4f}/h"
+        return "unknown (a disk or address is unpriced or of unknown size)" if value is None else usd_per_hour(value)
 
     if len(figures) == 1:
         (value,) = figures.values()

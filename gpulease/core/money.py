@@ -1,0 +1,58 @@
+"""How a price is written for a person, in every command and policy message.
+
+- ``usd(x)``: a total, ``$1,234.57``;
+- ``usd_per_hour(x)``: a rate, ``$0.322/h`` (3 decimals);
+- ``usd_per_month(x)``: ``$12.30/month``;
+- ``usd_per_gb(x)``: ``$0.117/GB`` (a price per GB, with the digits of a rate).
+
+All three use a thousands separator and round half up on the decimal digits the value was written with
+(``usd(1.005)`` is ``$1.01``, not the binary float's ``$1.00``). A positive value never reads as zero: below
+$0.01 it is shown with two significant digits (``$0.0042/h``). A negative value (a credit) keeps its sign in
+front (``-$1.50``). NaN and infinity are refused with ``ValueError``: a price that is not a number is a bug to
+surface, not a string to print. ``None`` is the caller's unknown word (``unknown`` unless told otherwise).
+Tables put the ``$`` in their cells too; JSON output keeps plain numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_UP, Decimal
+
+SMALL = Decimal("0.01")
+
+
+def _amount(x: float, places: int) -> str:
+    if isinstance(x, bool) or not isinstance(x, (int, float, Decimal)):
+        raise ValueError(f"a price must be a number, not {x!r}")
+    if (isinstance(x, float) and not math.isfinite(x)) or (isinstance(x, Decimal) and not x.is_finite()):
+        raise ValueError(f"a price must be a finite number, not {x!r}")
+    value = Decimal(repr(x)) if isinstance(x, float) else Decimal(x)
+    sign, value = ("-" if value < 0 else ""), abs(value)
+    rounded = value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    if 0 < value < SMALL:
+        exponent = value.adjusted() - 1  # two significant digits
+        rounded = value.quantize(Decimal(1).scaleb(exponent), rounding=ROUND_HALF_UP)
+        if rounded >= SMALL:
+            rounded = SMALL.quantize(Decimal(1).scaleb(-places))
+        return f"{sign}${rounded:f}"
+    return f"{sign}${rounded:,.{places}f}"
+
+
+def usd(x: float | None, unknown: str = "unknown") -> str:
+    """A total: ``$1,234.57``."""
+    return unknown if x is None else _amount(x, 2)
+
+
+def usd_per_hour(x: float | None, unknown: str = "unknown") -> str:
+    """A rate: ``$0.322/h``, ``$0.0042/h``."""
+    return unknown if x is None else _amount(x, 3) + "/h"
+
+
+def usd_per_month(x: float | None, unknown: str = "unknown") -> str:
+    """A monthly figure: ``$12.30/month``."""
+    return unknown if x is None else _amount(x, 2) + "/month"
+
+
+def usd_per_gb(x: float | None, unknown: str = "unknown") -> str:
+    """A price per GB (egress): ``$0.117/GB``, the digits of a rate."""
+    return unknown if x is None else _amount(x, 3) + "/GB"
