@@ -14,7 +14,7 @@ from rich.console import Console
 from gpulease.cli import main
 from gpulease.core.money import usd, usd_per_gb, usd_per_hour, usd_per_month
 from gpulease.ephemeral.progress import print_summary
-from tests.cli.test_down import STACK, deployed, review  # noqa: F401  (fixtures)
+from tests.cli.test_down import STACK
 from tests.support.inventory import FUTURE, REGION, address, launch, tags, volume
 from tests.support.policy import AWS_INSTANCE, aws_gpu, aws_schedule_for, checkpoint_bucket, found, res
 from tests.support.policy import analyze as analyze_policy
@@ -61,7 +61,7 @@ def test_command_text_writes_prices_one_way(argv, capsys, monkeypatch) -> None:
     assert bad_prices(out) == []
 
 
-def test_down_writes_prices_one_way(deployed, capsys) -> None:  # noqa: F811
+def test_down_writes_prices_one_way(deployed, capsys) -> None:
     assert main(["down", STACK]) == 0
     out = capsys.readouterr().out
     assert "/month" in out and bad_prices(out) == []

@@ -52,7 +52,7 @@ def test_size_shows_current_spot_prices_dates_and_stale_warnings(capsys, fresh_g
     with clock.frozen(FIXED_NOW):
         assert main([*args, "--limit", "3"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "0.298" in text and "us-east-1b" in text and "(spot" in text and "0.184 est." in text
+    assert "$0.298/h us-east-1b" in text and "(spot" in text and "$0.184/h est." in text
     # Once, briefly: how old, and how to clear it.
     assert "warning: stale prices up to 548 days old (2025-06-01; " in text
     assert " older than 30 days); `gpulease catalog refresh` writes fresh ones to your catalog folder" in text

@@ -94,7 +94,9 @@ def test_ls_shows_images_with_their_monthly_storage_cost(aws, fleet, capsys):
     assert row["monthlyUsd"] == pytest.approx(round(row["sizeGb"] * price, 2))
     assert main(["ls", "--region", REGION, "--no-buckets"]) == 0
     out = capsys.readouterr().out
-    assert "$/month" in out and "images and snapshots store for $" in out
+    from gpulease.core.money import usd_per_month
+
+    assert usd_per_month(row["monthlyUsd"]) in out and "images and snapshots store for $" in out
 
 
 def test_the_programs_shape_a_managed_snapshot_and_an_image_registered_from_it(aws):

@@ -166,7 +166,7 @@ def test_markdown_comment(capsys):
     assert "| `gpulease/aws-lora-7b` | ✅ pass |" in text
     # Four resources; an hourly GPU with no max runtime has no worst case to bound it.
     (row,) = [line for line in text.splitlines() if line.startswith("| `handwritten-gpu/dev` |")]
-    assert re.fullmatch(r"\| `handwritten-gpu/dev` \| ❌ fail \| 4 \| 13 \| 2 \| \$\d+\.\d\d \| "
+    assert re.fullmatch(r"\| `handwritten-gpu/dev` \| ❌ fail \| 4 \| 13 \| 2 \| \$\d+\.\d{3}/h \| "
                         r"unbounded \(no max runtime\) \| n/a \|", row), row
     assert "#### Mandatory violations (block the deployment) (13)" in text
     assert "#### Advisory findings (2)" in text
