@@ -128,10 +128,36 @@ def _too_large(where: str | None, subject: str, what: str, exc: BaseException) -
 async def prepare_resource(res: Any, ty: str, *args: Any, **kwargs: Any) -> Any:
     """The SDK's ``prepare_resource``; an input it cannot serialize is one line naming the program's line."""
     SENDING.set(None)  # this registration's own task: its inputs, not a lookup or outputs it was started under
+    subject = f"{ty} {getattr(res, '_name', '')!r}"
+    timeouts = getattr(next((a for a in args if isinstance(a, pulumi.ResourceOptions)), kwargs.get("opts")),
+                       "custom_timeouts", None)
+    for key in ("create", "update", "delete"):
+        value = getattr(timeouts, key, None)
+        if value is not None and not isinstance(value, str):  # the request's field is a string (a Go duration)
+            raise _unsendable(REGISTRATION_SITE.get(), subject, TypeError(
+                f"custom_timeouts {key} is {type(value).__name__}, not a duration string such as '90m'"))
     try:
         return await _SDK_PREPARE(res, ty, *args, **kwargs)
     except OverflowError as exc:
         raise _too_large(REGISTRATION_SITE.get(), f"{ty} {getattr(res, '_name', '')!r}", "an input", exc) from exc
+    except (ValueError, TypeError) as exc:
+        raise _unsendable(REGISTRATION_SITE.get(), f"{ty} {getattr(res, '_name', '')!r}", exc) from exc
+
+
+SHOWN = 80
+"""The most characters of a refused value's description echoed in the line."""
+
+
+def _unsendable(where: str | None, subject: str, exc: BaseException) -> pulumi.RunError:
+    """An input the SDK cannot serialize (a ``Decimal``, a ``Fraction``, an object of its own): one line, the
+    SDK's innermost reason (its messages nest one line per level: ``... has risen: <reason>``) at most ``SHOWN``
+    characters."""
+    lines = [line for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+    reason = lines[-1].split(" has risen: ")[-1].strip()
+    reason = reason if len(reason) <= SHOWN else f"{reason[:SHOWN - 3]}..."
+    at = f"{where}: " if where else ""
+    return pulumi.RunError(f"{at}{subject}: an input cannot be sent to the engine ({reason}); accepted: strings, "
+                           "numbers within a double's range, booleans, lists and maps of them, and outputs")
 
 
 def _serializing(original: Callable[..., Any]) -> Callable[..., Any]:

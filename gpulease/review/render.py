@@ -41,6 +41,9 @@ from gpulease.review.resource_refs import downgrade, plain_value
 from gpulease.review.sdk_rpcs import discard_pending_outputs, finish_registrations
 from gpulease.review.sdk_speed import fast_registration
 from gpulease.review.stacks import PROJECT_ROOT, load_stack_config
+from gpulease.review.thread_errors import thread_errors
+from gpulease.review.unknown_compute import problem as unknown_compute
+from gpulease.review.unknown_compute import unknown_stack_outputs
 
 
 @dataclass
@@ -179,6 +182,8 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
             return response
         outputs = self.resources[response.urn].state if response.urn in self.resources else {}
         self._capture(request, response, outputs, self.recorder.take())
+        if unknown := unknown_compute(request, remote_components.registration_site(request)):
+            self.duplicates.append(unknown)  # a compute form whose instance type cannot be seen: partial
         return response
 
     def _register_remote(self, request):
@@ -318,6 +323,7 @@ def render(
 
     try:
         with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), exit_raises(), \
+                unknown_stack_outputs(), thread_errors(monitor.duplicates, str(directory)), \
                 recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())):
             _sync_await(_run_program(run))
         root = settings.get_root_resource()

@@ -6,7 +6,7 @@ type or family (``node.kubernetes.io/instance-type``, ``karpenter.k8s.aws/instan
 resource request (``nvidia.com/gpu`` ...) is compute the pack cannot judge. ``gpu_mentions`` walks the inputs
 once, depth-first, and stops at the first few hits; a resource without any of these keys costs one pass over
 its keys. A text input holding JSON is read as what it holds; WorkSpaces' ``GRAPHICS*`` compute types count as GPU
-compute. Inputs nested deeper than ``MAX_DEPTH`` are a hit of their own ("too deep to scan"): what the scan
+compute; a name/value setting (Elastic Beanstalk's option settings) whose name is a type input is read as that input. Inputs nested deeper than ``MAX_DEPTH`` are a hit of their own ("too deep to scan"): what the scan
 cannot read is never passed.
 """
 
@@ -77,6 +77,24 @@ def _requirement(node: Mapping[str, Any]) -> str | None:
     return None
 
 
+SETTING_NAMES = ("name", "optionName", "OptionName")
+SETTING_VALUES = ("value", "Value")
+"""A setting given as a name/value pair: Elastic Beanstalk's option settings name the instance type as
+``{namespace: "aws:autoscaling:launchconfiguration", name: "InstanceType", value: "p3.2xlarge"}`` or
+``{namespace: "aws:ec2:instances", name: "InstanceTypes", value: "p3.2xlarge,g5.xlarge"}`` (a comma-separated list)
+(https://docs.aws.amazon.com/elasticbeanstalk/latest/dg/command-options-general.html)."""
+
+
+def _named_setting(node: Mapping[str, Any]) -> str | None:
+    """A name/value setting whose name is an instance type input and whose value names an accelerated type."""
+    name = next((node[k] for k in SETTING_NAMES if isinstance(node.get(k), str)), None)
+    value = next((node[k] for k in SETTING_VALUES if k in node), None)
+    if name is None or not _type_key(name) or not isinstance(value, str | list | tuple):
+        return None
+    hits = _accelerated_value([v.strip() for v in value.split(",")] if isinstance(value, str) else value)
+    return f"{name}={','.join(hits)}" if hits else None
+
+
 def gpu_mentions(props: Any) -> list[tuple[str, str]]:
     """``(path, what)`` for the first few places the inputs ask for GPU or accelerator compute; [] for none."""
     hits: list[tuple[str, str]] = []
@@ -88,6 +106,9 @@ def gpu_mentions(props: Any) -> list[tuple[str, str]]:
             continue
         if isinstance(node, Mapping):
             if "key" in node and (found := _requirement(node)):
+                hits.append((path, found))
+                continue
+            if (found := _named_setting(node)) is not None:
                 hits.append((path, found))
                 continue
             for key, child in node.items():

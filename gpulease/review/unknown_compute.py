@@ -1,0 +1,144 @@
+"""GPU compute a preview cannot see: the field that decides a compute form's instance type is not known offline.
+
+Where a compute reader (``gpulease.core.compute``: a form's ``instance_types`` paths or its ``type_reader``) reads
+the field that decides what a compute-bearing resource launches, a value not known during preview (the engine's
+unknown sentinel in the registration's wire form: an output of a resource not created yet, a stack reference's
+output, which nothing answers offline) may be a GPU type. The review cannot judge it, so it is partial (exit 3),
+never a default type and never "no GPU": ``problem`` gives the one line, with the program's ``file:line``.
+
+A stack reference (``pulumi.StackReference``) is answered offline only for the outputs the mocks know
+(``mocks_images.stack_reference``); the SDK reads any other name as a known ``None``, which the engine form drops,
+so the field would look absent and take a default. ``unknown_stack_outputs`` makes those outputs unknown instead,
+as they are to anyone who cannot read the other stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import pulumi
+from pulumi.runtime import rpc
+
+from gpulease.core.compute import UNKNOWN, form_of, read_all
+
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+
+
+def wire_values(struct: Any) -> Any:
+    """A registration's wire inputs as plain data, the engine's unknown sentinel read as ``UNKNOWN``."""
+    return _marked(rpc.deserialize_properties(struct, keep_unknowns=True))
+
+
+def _marked(value: Any) -> Any:
+    if value is rpc.UNKNOWN or type(value).__name__ == "Unknown":
+        return UNKNOWN
+    if isinstance(value, Mapping):
+        return {k: _marked(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_marked(v) for v in value]
+    return value
+
+
+def _first_unknown(value: Any, path: str) -> str | None:
+    """The dotted path of the first ``UNKNOWN`` in ``value`` (``path`` names ``value``), or None."""
+    if value is UNKNOWN:
+        return path
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            if (found := _first_unknown(inner, f"{path}.{key}" if path else str(key))) is not None:
+                return found
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            if (found := _first_unknown(inner, f"{path}[{index}]")) is not None:
+                return found
+    return None
+
+
+def _path_prefix(props: Mapping[str, Any], path: str) -> str:
+    """The part of ``path`` (``*`` steps kept) down to the first value that is not known."""
+    steps = path.split(".")
+    for end in range(1, len(steps) + 1):
+        if UNKNOWN in read_all(props, ".".join(steps[:end])):
+            return ".".join(steps[:end])
+    return path
+
+
+IGNORED = ("tags", "tagsAll", "metadata")
+"""Inputs that never decide a form's instance types (an unknown tag is judged by the tag rules)."""
+
+
+def unknown_field(type_: str, props: Mapping[str, Any]) -> str | None:
+    """The field deciding ``type_``'s instance types or accelerators that is not known offline, or None."""
+    form = form_of(type_)
+    if form is None:
+        return None
+    for path in form.instance_types:
+        if UNKNOWN in read_all(props, path):
+            return _path_prefix(props, path)
+    if form.type_reader is not None and UNKNOWN in form.type_reader(props):
+        for key in props:
+            if key not in IGNORED and (found := _first_unknown(props[key], key)) is not None:
+                return found
+        return "its instance types"
+    return None
+
+
+def _why(field: str, dependencies: Mapping[str, list[str]]) -> str:
+    top = field.split(".")[0].split("[")[0]
+    urns = dependencies.get(top) or []
+    for urn in urns:
+        kind, name = urn.split("::")[2].split("$")[-1], urn.split("::")[-1]
+        if kind == STACK_REFERENCE:
+            return f"an output of stack reference {name!r}, not read offline"
+    if urns:
+        kind, name = urns[0].split("::")[2].split("$")[-1], urns[0].split("::")[-1]
+        return f"an output of {kind} {name!r}, not created during preview"
+    return "a value not known during preview"
+
+
+def problem(request: Any, site: str | None) -> str | None:
+    """One line when ``request`` (a RegisterResource) is a compute form whose instance type is not known."""
+    if form_of(request.type) is None:
+        return None
+    field = unknown_field(request.type, wire_values(request.object))
+    if field is None:
+        return None
+    deps = {k: list(v.urns) for k, v in request.propertyDependencies.items()}
+    where = f"{site}: " if site else ""
+    return (f"{where}GPU compute may be here: {field} of {request.type} {request.name!r} is unknown offline "
+            f"({_why(field, deps)}); the review cannot judge what it launches; accepted: a known value")
+
+
+@contextmanager
+def unknown_stack_outputs() -> Iterator[None]:
+    """Stack reference outputs the mocks do not answer read as unknown, not as ``None`` (see the module doc)."""
+    original_get, original_require = pulumi.StackReference.get_output, pulumi.StackReference.require_output
+
+    def answered(ref: pulumi.StackReference, name: Any) -> pulumi.Output[bool]:
+        return pulumi.Output.all(pulumi.Output.from_input(name), ref.outputs).apply(
+            lambda pair: isinstance(pair[1], Mapping) and pair[0] in pair[1])
+
+    def unknown_unless_answered(ref: pulumi.StackReference, name: Any, original: Any) -> pulumi.Output[Any]:
+        if not pulumi.runtime.is_dry_run():
+            return original(ref, name)
+        value = original_get(ref, name)
+        known = answered(ref, name)
+
+        async def is_known() -> bool:
+            return bool(await known.future()) and await value.is_known()
+
+        async def future() -> Any:
+            if not await known.future():
+                return None
+            return await original(ref, name).future()
+
+        return pulumi.Output(value.resources(), future(), is_known(), value.is_secret())
+
+    pulumi.StackReference.get_output = lambda ref, name: unknown_unless_answered(ref, name, original_get)
+    pulumi.StackReference.require_output = lambda ref, name: unknown_unless_answered(ref, name, original_require)
+    try:
+        yield
+    finally:
+        pulumi.StackReference.get_output, pulumi.StackReference.require_output = original_get, original_require
