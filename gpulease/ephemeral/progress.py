@@ -148,7 +148,8 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         ("resources", summary.get("resources", {}).get("count")),
         ("instance", summary.get("instanceType")),
         ("estimated cost", _cost(summary.get("estimatedCostUsd"), summary.get("hourlyUsd"), summary.get("worstCaseUsd"))),
-        ("artifacts", f"{len(summary.get('artifacts', []))} files in {summary.get('artifactsDir')}"),
+        ("artifacts", f"{len(summary.get('artifacts', []))} files in {summary.get('artifactsDir')}"
+                      + (f"; {len(summary['refusedArtifacts'])} refused" if summary.get("refusedArtifacts") else "")),
         ("torn down", _teardown(summary.get("teardown", {}))),
     ]
     if summary.get("error"):

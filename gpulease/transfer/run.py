@@ -24,9 +24,9 @@ from gpulease.transfer.files import (
     FileOrFolder,
     confined_target,
     key_prefix,
-    key_problem,
     local_files,
     local_target,
+    name_problem,
     progress_bar,
     put_in_place,
 )
@@ -175,11 +175,7 @@ def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, consol
                     listed = Listed.of(row)
                     key = listed.key
                     limits.check(f"starting {key!r}")
-                    problem = key_problem(dest, key, suffixes)  # never a local name that reads otherwise
-                    if problem is None:
-                        first = chosen.setdefault(os.path.normcase(os.fspath(local_target(dest, key, prefix))), key)
-                        if first != key:
-                            problem = f"lands on the same file as {first!r}"
+                    problem = name_problem(dest, key, prefix, chosen, suffixes)  # never a name that reads otherwise
                     if problem is None and (read := input_problem(local_target(dest, key, prefix), where.reads)):
                         problem = f"lands on {read}, a file this command reads"
                     if problem is None:
