@@ -40,7 +40,7 @@ MUTATIONS: list[Mutation] = [
              "an https source with a fragment is refused"),
     Mutation("spec", SOURCES, '    if any(p in (".", "..") for p in parts):\n        return "the path holds a . or .. part', "    if False:\n        return \"the path holds a . or .. part",
              REFUSALS, "percent-encoded . and .. parts of an https path are refused"),
-    Mutation("spec", SOURCES, '    if any(not c.isprintable() for c in decoded) or "\\\\" in decoded:', "    if False:",
+    Mutation("spec", SOURCES, '    if any(hidden(c) for c in decoded) or "\\\\" in decoded:', "    if False:",
              REFUSALS, "%00 and %0a in an https path are refused"),
     # --- text the instance runs or writes -----------------------------------------------------------------
     Mutation("spec", TEXT, "    bad = _CONTROL.search(path)", "    bad = None", REFUSALS,

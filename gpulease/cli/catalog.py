@@ -30,6 +30,7 @@ from gpulease.core.catalog.freshness import describe_catalog
 from gpulease.core.catalog.loader import override_paths
 from gpulease.core.catalog.user_folder import USER_CATALOG_ENV, user_catalog_dir
 from gpulease.core.errors import UserError
+from gpulease.core.printable import printable
 
 REGION = re.compile(r"^[a-z]{2}(?:-gov)?-[a-z]+(?:-\d+)?\Z")
 EXIT_PARTIAL = 1
@@ -184,9 +185,11 @@ def print_report(console: Console, report: changes.Report, fetched: list[Fetched
         console.print(f"[red]failed[/red]: {line}")
     if output is not None:
         if output.resolve().parent == user_catalog_dir().resolve():
-            console.print(f"Wrote {output}: in your catalog folder, so every command prices with it from now on.")
+            console.print(f"Wrote {printable(output)}: in your catalog folder, so every command prices with it from now "
+                          "on.", markup=False)
         else:
-            console.print(f"Wrote {output}. Use it: move it to {user_catalog_dir()} (every command reads that "
-                          f"folder), or GPULEASE_CATALOG_OVERRIDES={output}, or --catalog {output}.")
+            shown = printable(output)
+            console.print(f"Wrote {shown}. Use it: move it to {printable(user_catalog_dir())} (every command reads "
+                          f"that folder), or GPULEASE_CATALOG_OVERRIDES={shown}, or --catalog {shown}.", markup=False)
     else:
         console.print("[red]Nothing written[/red]: some calls failed (retry, or pass --allow-partial to keep what was fetched).")

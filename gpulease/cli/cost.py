@@ -22,6 +22,7 @@ from gpulease.core.catalog.models import date_label
 from gpulease.core.cost import SHARED, StackCost
 from gpulease.core.cost.cluster import cluster_costs
 from gpulease.core.money import usd, usd_per_hour, usd_per_month
+from gpulease.core.printable import printable
 from gpulease.core.shown import shown_path
 from gpulease.review import stacks
 from gpulease.review.cost_text import bounded
@@ -62,7 +63,7 @@ def _run(args: argparse.Namespace) -> int:
                 results.append({"stack": rendering.stack, "error": rendering.error,
                                 "stackFile": shown_path(stack_file) if stack_file is not None else None})
                 if not args.json:
-                    console.print(f"[red]{rendering.stack}: {rendering.error}[/red]")
+                    console.print(f"[red]{escape(printable(rendering.stack))}: {escape(printable(rendering.error))}[/red]")
                 continue
             cost = estimate(rendering)
             old = stale(line_prices(cost.lines, cost.region), now, args.max_price_age)
@@ -100,10 +101,10 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
     several = len({line.experiment for line in cost.lines}) > 1
     prefix = common_name_prefix([line.resource for line in cost.lines])
     wide = console.width >= 100
-    title = f"gpulease cost: {stack} ({cost.cloud}, {cost.region or 'region unknown'})"
+    title = f"gpulease cost: {printable(stack)} ({cost.cloud}, {cost.region or 'region unknown'})"
     if prefix:
-        title += f"; resource names start {prefix}"
-    console.print(f"[bold]{title}[/bold]", overflow="fold")
+        title += f"; resource names start {printable(prefix)}"
+    console.print(f"[bold]{escape(title)}[/bold]", overflow="fold")
     table = Table(title="each line", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     names = [line.resource[len(prefix):] if prefix else line.resource for line in cost.lines]
     longest = min(24, max((len(n) for n in names), default=8))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from gpulease.cli.conventions import error_entry, print_json
@@ -18,6 +19,7 @@ from gpulease.cli.output_file import refuse_input_folder
 from gpulease.core import clock
 from gpulease.core.errors import UserError
 from gpulease.core.flag_numbers import number
+from gpulease.core.printable import printable
 from gpulease.ephemeral import gc, naming, orchestrator, preflight, rendering
 from gpulease.ephemeral.backend import AutomationBackend, StackBackend
 from gpulease.ephemeral.channel import InstanceChannel, open_channel
@@ -233,13 +235,15 @@ def cmd_up(args: argparse.Namespace) -> int:
 
     def human(console: Console) -> None:
         if result["exitCode"] == 0:
-            console.print(f"[green]{cfg.stack} is up[/green]; it is destroyed at its deadline or by: "
-                          f"gpulease ephemeral down {cfg.stack}")
+            name = escape(printable(cfg.stack))
+            console.print(f"[green]{name} is up[/green]; it is destroyed at its deadline or by: "
+                          f"gpulease ephemeral down {name}")
             for key in ("instanceId", "instanceType", "sshCommand", "checkpointUri", "deadline"):
                 if key in result["outputs"]:
-                    console.print(f"  {key}: {result['outputs'][key]}", markup=False)
+                    console.print(f"  {key}: {printable(result['outputs'][key])}", markup=False)
         else:
-            console.print(f"[red]{cfg.stack} failed[/red]: {result['error']}", markup=True)
+            console.print(f"[red]{escape(printable(cfg.stack))} failed[/red]: {escape(printable(result['error']))}",
+                          markup=True)
 
     return _finish(args, result, human)
 
@@ -263,10 +267,11 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 def _teardown_line(result: dict[str, Any]) -> str:
+    """The line for the console (rich markup): the stack's name and the error escaped, never raw."""
     t = result["teardown"]
     if t["removed"]:
-        return f"{result['stack']}: destroyed and removed"
-    return f"{result['stack']}: NOT torn down: {t['error']}"
+        return escape(f"{printable(result['stack'])}: destroyed and removed")
+    return escape(f"{printable(result['stack'])}: NOT torn down: {printable(t['error'])}")
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
@@ -305,7 +310,7 @@ def cmd_gc(args: argparse.Namespace) -> int:
             console.print(f"nothing to collect ({len(result['checked'])} ephemeral stacks checked)")
         for item in result["collected"]:
             if item.get("dryRun"):
-                console.print(f"would destroy {item['stack']}")
+                console.print(f"would destroy {printable(item['stack'])}", markup=False)
             else:
                 console.print(_teardown_line(item))
 

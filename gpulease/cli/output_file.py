@@ -10,7 +10,9 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from components.spec.text import hidden_character
 from gpulease.core.errors import UserError
+from gpulease.core.printable import printable
 from gpulease.core.same_file import input_problem
 
 REPORT_HEADER = re.compile(
@@ -61,6 +63,7 @@ def check_output(path: Path, *, reads: Iterable[Path] = (), force: bool = False,
                  sources: Iterable[Path] = ()) -> None:
     """Refuse ``path`` (one line, exit 2) when the report cannot or must not go there."""
     accepted = "a new file (or an earlier gpulease report) in an existing folder, e.g. plan.md"
+    refuse_hidden(path, option, accepted)
     if path.is_dir():
         raise OutputPathError(f"{option} {path}: is a folder; accepted: {accepted}")
     parent = path.parent if str(path.parent) else Path(".")
@@ -72,6 +75,16 @@ def check_output(path: Path, *, reads: Iterable[Path] = (), force: bool = False,
     if path.exists() and not force and not is_own_report(path):
         raise OutputPathError(f"{option} {path}: exists and is not a gpulease report; accepted: {accepted}, or "
                               f"{FORCE_OPTION} to replace it")
+
+
+def refuse_hidden(path: Path, option: str, accepted: str) -> None:
+    """Refuse (one line, exit 2) a path the command writes that holds a character not shown as itself: not UTF-8
+    (``\\xff``, decoded as a surrogate), a control, format (U+202E) or invisible one: the file written would not be
+    the one its name reads as."""
+    why = hidden_character(os.fspath(path))
+    if why:
+        shown = printable(os.fsencode(path).decode("utf-8", "backslashreplace"))  # \xff as itself, not a surrogate
+        raise OutputPathError(f"{option} {shown}: {why}; accepted: {accepted}, named in printable UTF-8 characters")
 
 
 def _resolved(path: Path) -> Path:
@@ -91,6 +104,7 @@ def refuse_input_folder(folder: Path, reads: Iterable[Path] = (), *, within: Ite
     one), holds one of them (``.`` holding Pulumi.yaml), or lies inside one of ``within`` (the stack files' folder),
     before anything is created: what it writes there would replace or sit among the command's inputs."""
     accepted = "a folder outside the stack files' folder that holds none of the command's inputs, e.g. artifacts"
+    refuse_hidden(folder, option, accepted)
     target = _resolved(folder)
     for read in (Path(r) for r in reads):
         found = input_problem(folder, [read])

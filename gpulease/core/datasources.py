@@ -19,6 +19,8 @@ import re
 import urllib.parse
 from dataclasses import dataclass
 
+from gpulease.core.printable import hidden, printable
+
 SCHEMES = ("s3", "oss", "hf", "modelscope", "https")
 BUCKET_SCHEMES = ("s3", "oss")
 HUB_SCHEMES = ("hf", "modelscope")
@@ -121,9 +123,9 @@ def parse_source(uri: str) -> SourceUri:
     scheme, sep, rest = uri.partition("://")
     if not sep or scheme not in SCHEMES:
         raise ValueError(f"{uri!r}: unknown or missing scheme; accepted: {', '.join(s + '://' for s in SCHEMES)}")
-    if any(c.isspace() or not c.isprintable() for c in uri) or "\\" in uri:
-        raise ValueError(f"{uri!r}: holds a space, a control character or a backslash; accepted: a URI of printable "
-                         "characters without spaces (percent-encode them)")
+    if any(c.isspace() or hidden(c) for c in uri) or "\\" in uri:  # the instance's rule (rel_parts), not isprintable
+        raise ValueError(f"'{printable(uri)}': holds a space, a control character, an invisible or unassigned one or a "
+                         "backslash; accepted: a URI of printable characters without spaces (percent-encode them)")
     if scheme in BUCKET_SCHEMES:
         bucket, _, key = rest.partition("/")
         if not _BUCKET.match(bucket) or ".." in bucket:
@@ -167,9 +169,10 @@ def _https_source(uri: str, scheme: str) -> SourceUri:
         raise ValueError(f"{uri!r}: the path holds a % that is not a %XX escape; accepted: a path with each % "
                          "followed by two hexadecimal digits (%25 for a % itself)")
     decoded = urllib.parse.unquote(parts.path)
-    if any(not c.isprintable() for c in decoded) or "\\" in decoded:
-        raise ValueError(f"{uri!r}: the path decodes to a control character or backslash (%00, %0a ...); "
-                         "accepted: a path of printable characters")
+    if any(hidden(c) for c in decoded) or "\\" in decoded:
+        shown = next((printable(c) for c in decoded if hidden(c)), "\\")
+        raise ValueError(f"{uri!r}: the path decodes to a control character, an invisible or unassigned one or a "
+                         f"backslash ({shown}); accepted: a path of printable characters")
     if (problem := source_path_problem(parts.path)) is not None:
         raise ValueError(f"{uri!r}: {problem}")
     return SourceUri(scheme, parts.netloc, parts.path + (f"?{parts.query}" if parts.query else ""))

@@ -31,12 +31,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Protocol
 
 from gpulease.core import vocabulary as v
 from gpulease.core.errors import UserError
 from gpulease.ephemeral import records
+from gpulease.transfer.files import write_confined
 
 CONTROL_DIR = "_gpulease/"
 READY_MARKER = "ready.json"
@@ -65,8 +66,17 @@ class InstanceChannel(Protocol):
         ...
 
     def download_artifacts(self, outputs: Mapping[str, Any], job_id: str, dest: Path) -> list[Path]:
-        """Copy the job's artifacts into ``dest``; return the files written."""
+        """Copy the job's artifacts into ``dest``; return the files written (a ``Collected`` also names the
+        artifacts refused, with why)."""
         ...
+
+
+class Collected(list[Path]):
+    """The artifacts written (the list) and those refused, never written (``refused``: ``'name' (reason)``)."""
+
+    def __init__(self, written: list[Path], refused: list[str]) -> None:
+        super().__init__(written)
+        self.refused = refused
 
 
 @dataclass(frozen=True)
@@ -265,20 +275,15 @@ class BucketChannel:
                 raise ChannelError(f"the job did not finish before the stack's deadline {v.rfc3339(deadline)}")
             self.sleep(self.poll_seconds)
 
-    def download_artifacts(self, outputs: Mapping[str, Any], job_id: str, dest: Path) -> list[Path]:
+    def download_artifacts(self, outputs: Mapping[str, Any], job_id: str, dest: Path) -> Collected:
         loc = location_from_outputs(outputs)
         prefix = f"{loc.job(job_id)}artifacts/"
-        written: list[Path] = []
-        root = dest.resolve()
-        for key in self._keys(loc.bucket, prefix):
-            relative = PurePosixPath(key[len(prefix) :])
-            if not relative.parts or ".." in relative.parts or key.endswith("/"):
-                continue  # never write outside dest, and skip "directory" placeholder objects
-            target = root.joinpath(*relative.parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            self.client.download_file(loc.bucket, key, str(target))
-            written.append(target)
-        return written
+        # "Folder" placeholder objects (a key ending in /) hold nothing to write; every other key is written with
+        # pull's rules (gpulease.transfer.files.write_confined), or refused and named.
+        names = [key[len(prefix):] for key in self._keys(loc.bucket, prefix) if not key.endswith("/")]
+        written, refused = write_confined(dest, names, prefix,
+                                          lambda name, path: self.client.download_file(loc.bucket, prefix + name, path))
+        return Collected(written, refused)
 
 
 def open_channel(cloud: str, region: str) -> InstanceChannel:

@@ -131,6 +131,7 @@ class RunState:
     ready: bool = False
     command_exit: int | None = None
     artifacts: list[Path] = field(default_factory=list)
+    refused_artifacts: list[str] = field(default_factory=list)
     error: str | None = None
     failed_step: str | None = None
     instance_started: float | None = None
@@ -232,8 +233,13 @@ class EphemeralRun:
                 with p.step("collect artifacts") as record:
                     if train_error is None:
                         state.failed_step = "collect artifacts"
-                    state.artifacts = channel.download_artifacts(state.outputs, cfg.stack, options.artifacts_dir)
-                    record.detail = f"{len(state.artifacts)} files into {options.artifacts_dir}"
+                    collected = channel.download_artifacts(state.outputs, cfg.stack, options.artifacts_dir)
+                    state.artifacts = list(collected)
+                    state.refused_artifacts = list(getattr(collected, "refused", []))
+                    refused = state.refused_artifacts
+                    record.detail = f"{len(state.artifacts)} files into {options.artifacts_dir}" + (
+                        f"; refused {len(refused)} (never written): {', '.join(refused[:5])}"
+                        f"{' ...' if len(refused) > 5 else ''}" if refused else "")
             except Exception as exc:
                 if train_error is None:
                     raise
@@ -287,6 +293,7 @@ class EphemeralRun:
             "hourlyUsd": rates["hourlyUsd"] if rates else None,
             "worstCaseUsd": rates["worstCaseUsd"] if rates else None,
             "artifacts": [str(p) for p in state.artifacts],
+            "refusedArtifacts": state.refused_artifacts,
             "artifactsDir": str(options.artifacts_dir),
             "teardown": tear.as_dict() if tear else {},
             "steps": [{"name": s.name, "status": s.status, "seconds": s.seconds, "detail": s.detail} for s in self.progress.steps],

@@ -14,9 +14,11 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from gpulease.core.money import usd, usd_per_hour
+from gpulease.core.printable import escaped
 from gpulease.ephemeral.backend import ResourceEvent
 
 
@@ -55,10 +57,13 @@ class Progress:
             self._step_finished(record)
 
     def line(self, source: str, text: str) -> None:
-        self._emit(f"{source}: {text}" if source else text)
+        # What the instance wrote (job log lines, verify details, a marker's instance id) never reaches the terminal
+        # raw: an ESC sequence or U+202E is written out as an escape, as ``gpulease logs`` does; tabs are kept.
+        text = escaped(text, keep="\t")
+        self._emit(f"{escaped(source)}: {text}" if source else text)
 
     def note(self, text: str) -> None:
-        self._emit(text)
+        self._emit(escaped(text, keep="\t"))
 
     def resource(self, event: ResourceEvent) -> None:
         # Counted, not printed: the engine's own output lines (``line``) already name each step.
@@ -76,7 +81,7 @@ class Progress:
         self._emit(f"==> {record.name}")
 
     def _step_finished(self, record: StepRecord) -> None:
-        tail = f": {record.detail}" if record.detail else ""
+        tail = f": {escaped(record.detail, keep=chr(9))}" if record.detail else ""
         self._emit(f"<== {record.name} {record.status} in {record.seconds:g}s{tail}")
 
 
@@ -118,7 +123,7 @@ class RichProgress(Progress):
 
     def _step_finished(self, record: StepRecord) -> None:
         colour = {"ok": "green", "failed": "red", "interrupted": "yellow"}.get(record.status, "white")
-        tail = f": {record.detail}" if record.detail else ""
+        tail = f": {escape(escaped(record.detail, keep=chr(9)))}" if record.detail else ""
         self.console.print(f"[{colour}]■ {record.name} {record.status}[/{colour}] in {record.seconds:g}s{tail}", markup=True)
 
     def close(self) -> None:
@@ -148,7 +153,8 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         ("resources", summary.get("resources", {}).get("count")),
         ("instance", summary.get("instanceType")),
         ("estimated cost", _cost(summary.get("estimatedCostUsd"), summary.get("hourlyUsd"), summary.get("worstCaseUsd"))),
-        ("artifacts", f"{len(summary.get('artifacts', []))} files in {summary.get('artifactsDir')}"),
+        ("artifacts", f"{len(summary.get('artifacts', []))} files in {summary.get('artifactsDir')}"
+                      + (f"; {len(summary['refusedArtifacts'])} refused" if summary.get("refusedArtifacts") else "")),
         ("torn down", _teardown(summary.get("teardown", {}))),
     ]
     if summary.get("error"):

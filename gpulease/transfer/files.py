@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -250,3 +251,42 @@ class FileOrFolder:
         for f in folders:
             self.folders.setdefault(f, key)
         return None
+
+
+def name_problem(dest: Path, key: str, prefix: str, chosen: dict[str, str], temp_suffixes: tuple[str, ...] = ()) -> str | None:
+    """Why ``key`` (relative to ``dest``) cannot be written as it reads (None: it can): ``key_problem``, or it lands on
+    the same local file as a key seen before in this transfer (``chosen``: local file, normcased -> its key)."""
+    problem = key_problem(dest, key, temp_suffixes)
+    if problem is None:
+        first = chosen.setdefault(os.path.normcase(os.fspath(local_target(dest, key, prefix))), key)
+        if first != key:
+            problem = f"lands on the same file as {first!r}"
+    return problem
+
+
+def write_confined(dest: Path, names: list[str], prefix: str, fetch: Callable[[str, str], None]) -> tuple[list[Path], list[str]]:
+    """Each of ``names`` (keys relative to ``dest``) fetched (``fetch(name, local_path)``) into a private folder of
+    this call (0700) and renamed into place below ``dest`` by descriptor, with pull's rules: a name that does not
+    read as itself or is not canonical, two names on one file, a file where a folder goes, a symlink on the way
+    and a file already there are refused (never written, never overwritten). Returns the files written and the
+    refused names with why (``'name' (reason)``)."""
+    written: list[Path] = []
+    refused: list[str] = []
+    chosen: dict[str, str] = {}
+    shapes = FileOrFolder()
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dest, prefix=".gpulease-fetch-") as own:
+        for name in names:
+            problem = name_problem(dest, name, prefix, chosen) or shapes.conflict(name)
+            try:
+                if problem is None and confined_target(dest, name, prefix)[1] is not None:
+                    problem = "a local file is already there; never overwritten"
+                if problem is None:
+                    landed = os.path.join(own, f"{len(written) + len(refused)}.download")
+                    fetch(name, landed)
+                    written.append(put_in_place(dest, name, prefix, landed))
+            except UserError as exc:
+                problem = str(exc)
+            if problem is not None:
+                refused.append(f"'{printable(name)}' ({problem})")
+    return written, refused

@@ -13,7 +13,9 @@ from typing import Any
 
 from rich.console import Console
 
+from components.spec.text import hidden_character
 from gpulease.core.errors import UserError
+from gpulease.core.printable import printable
 from gpulease.core.same_file import input_problem
 from gpulease.review.organization import check_name
 from gpulease.transfer.bounded import PullBounds, PullDeadlineError
@@ -22,11 +24,12 @@ from gpulease.transfer.files import (
     KEY_MAX_BYTES,
     SHOWN_SKIPPED,
     FileOrFolder,
+    LocalFile,
     confined_target,
     key_prefix,
-    key_problem,
     local_files,
     local_target,
+    name_problem,
     progress_bar,
     put_in_place,
 )
@@ -99,10 +102,13 @@ def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, 
     left_out: list[str] = []
     files = local_files(path, key_prefix(to, reserved), left_out)
     if left_out:
-        shown = ", ".join(left_out[:SHOWN_SKIPPED]) + (" ..." if len(left_out) > SHOWN_SKIPPED else "")
+        shown = ", ".join(printable(name) for name in left_out[:SHOWN_SKIPPED]) + (" ..." if len(left_out) > SHOWN_SKIPPED else "")
         console.print(f"push: left out {len(left_out)} entr{'y' if len(left_out) == 1 else 'ies'} that "
                       f"{'is' if len(left_out) == 1 else 'are'} not a regular file or folder: {shown}",
                       markup=False, highlight=False)
+    unreadable = _name_refusal(files, path)
+    if unreadable:
+        raise UserError(unreadable)
     longest = KEY_MAX_BYTES.get(where.cloud, min(KEY_MAX_BYTES.values()))
     too_long = [f.key for f in files if len(f.key.encode()) > longest]
     if too_long:
@@ -122,6 +128,23 @@ def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, 
     return {"stack": where.stack, "bucket": where.bucket, "foundBy": where.found_by,
             "uri": f"{scheme}://{where.bucket}/{key_prefix(to, reserved)}", "sent": sent, "skipped": skipped,
             "leftOut": left_out[:SHOWN_SKIPPED], "leftOutCount": len(left_out)}
+
+
+def _name_refusal(files: list[LocalFile], path: Path) -> str | None:
+    """The one line refusing a push (before anything is sent) when a file's name is not UTF-8 or holds a character
+    that does not read as itself (ESC, U+202E, U+3164): ``pull`` and the instance's staging refuse such keys."""
+    bad = [(f, hidden_character(f.key)) for f in files]  # the key's prefix (--to) is checked already
+    bad = [(f, why) for f, why in bad if why]
+    if not bad:
+        return None
+    f, why = bad[0]
+    name = os.fspath(f.path)
+    utf8 = not any("\udc80" <= c <= "\udcff" for c in f.key)
+    shown = printable(name) if utf8 else printable(repr(os.fsencode(name))[2:-1])
+    what = why if utf8 else "is not UTF-8 (an object key is UTF-8)"
+    more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+    return (f"push: {shown}: the file name {what}{more}; pull and the instance refuse such a key; nothing sent; "
+            f"accepted: file names of printable UTF-8 characters (rename it)")
 
 
 def _destination_folder(dest: Path) -> None:
@@ -175,11 +198,7 @@ def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, consol
                     listed = Listed.of(row)
                     key = listed.key
                     limits.check(f"starting {key!r}")
-                    problem = key_problem(dest, key, suffixes)  # never a local name that reads otherwise
-                    if problem is None:
-                        first = chosen.setdefault(os.path.normcase(os.fspath(local_target(dest, key, prefix))), key)
-                        if first != key:
-                            problem = f"lands on the same file as {first!r}"
+                    problem = name_problem(dest, key, prefix, chosen, suffixes)  # never a name that reads otherwise
                     if problem is None and (read := input_problem(local_target(dest, key, prefix), where.reads)):
                         problem = f"lands on {read}, a file this command reads"
                     if problem is None:
