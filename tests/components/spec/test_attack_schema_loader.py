@@ -95,3 +95,10 @@ def test_every_pattern_is_valid_ecma_unicode() -> None:
     # An identity escape of a non-syntax character outside a class is a SyntaxError under /u.
     bad = [p for p in patterns if re.search(r"(?<!\\)(?:\\\\)*\\-", re.sub(r"\[(?:\\.|[^\]\\])*\]", "", p))]
     assert not bad, bad
+
+
+def test_cluster_port_collision_same_verdict() -> None:
+    cluster = F.load_stack_file(STACKS_DIR / "Pulumi.aws-cluster-4x8.yaml")
+    cluster[F.KEY] = F._with(cluster[F.KEY], ("cluster",), {"rendezvousPort": 29400, "noticePort": 29400})
+    schema, loader = _verdicts(cluster)
+    assert schema == loader, f"rendezvousPort == noticePort: schema {schema}, loader {loader}"
