@@ -19,7 +19,8 @@ from gpulease.core.model import SpecModel
 from gpulease.core.schema_pattern import any_case, schema_pattern
 
 CHECKPOINT_SIGNALS = ("USR1", "USR2", "TERM", "INT", "HUP")
-BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")  # also the JSON schema's pattern: fullmatch here
+BUCKET_NAME = re.compile(r"^(?![\s\S]*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\Z")
+"""A bucket name (no ``..``); the JSON Schema's pattern too (``schema_pattern``)."""
 # POSIX user names: the portable filename characters, not starting with a hyphen (POSIX.1-2017, 3.437 User
 # Name and 3.282 Portable Filename Character Set), in the lowercase form useradd(8) accepts by default
 # (NAME_REGEX ^[a-z][-a-z0-9_]*$), at most 32 characters ("Usernames may only be up to 32 characters long").
@@ -250,7 +251,7 @@ class CheckpointSpec(SpecModel):
 
     enabled: bool = Field(True, description="false only for on-demand experiments.")
     bucket: str | None = Field(None, description="An existing bucket; a new one is created when omitted.",
-                               json_schema_extra={"anyOf": [{"type": "string", "pattern": BUCKET_NAME.pattern},
+                               json_schema_extra={"anyOf": [{"type": "string", "pattern": schema_pattern(BUCKET_NAME)},
                                                             {"type": "null"}]})
     prefix: str = Field("checkpoints/", description="Key prefix for this experiment's checkpoints.",
                         max_length=PREFIX_MAX_LENGTH, json_schema_extra={"pattern": schema_pattern(KEY_PREFIX)})
@@ -306,7 +307,7 @@ class CheckpointSpec(SpecModel):
     @field_validator("bucket")
     @classmethod
     def _bucket(cls, name: str | None) -> str | None:
-        if name is not None and (not BUCKET_NAME.fullmatch(name) or ".." in name):
+        if name is not None and not BUCKET_NAME.match(name):
             raise ValueError(f"{name!r} is not a bucket name; accepted: 3-63 lowercase letters, digits, dots and hyphens")
         return name
 

@@ -1,4 +1,4 @@
-"""Attack atk24: stacks the JSON Schema (schema/stack-config.schema.json, Draft 2020-12 via jsonschema) and the loader
+"""Stacks the JSON Schema (schema/stack-config.schema.json, Draft 2020-12 via jsonschema) and the loader
 (load_stack_spec) judge differently. Each case is one field changed from the fuzz test's valid base."""
 
 from __future__ import annotations
