@@ -9,19 +9,19 @@ import re
 
 import pytest
 
-import tests.components.spec.test_schema_fuzz as F
+import tests.components.spec.test_schema_fuzz as fz
 from components.spec.load import SpecError, load_stack_spec
 from tests.support.paths import STACKS_DIR
 
 SCHEMA_FILE = json.loads((STACKS_DIR.parent / "schema" / "stack-config.schema.json").read_text())
-CONFIG = F.load_stack_file(STACKS_DIR / "Pulumi.aws-lora-7b.yaml")
-OTHERS = {k: v for k, v in CONFIG.items() if k != F.KEY}
-BASE = F._merge(CONFIG[F.KEY], F.RICH)
-SWEEP = F.load_stack_file(STACKS_DIR / "Pulumi.aws-sweep-lora.yaml")
+CONFIG = fz.load_stack_file(STACKS_DIR / "Pulumi.aws-lora-7b.yaml")
+OTHERS = {k: v for k, v in CONFIG.items() if k != fz.KEY}
+BASE = fz._merge(CONFIG[fz.KEY], fz.RICH)
+SWEEP = fz.load_stack_file(STACKS_DIR / "Pulumi.aws-sweep-lora.yaml")
 
 
 def _verdicts(config: dict) -> tuple[bool, bool]:
-    schema = F.jsonschema.Draft202012Validator(SCHEMA_FILE).is_valid({"config": config})
+    schema = fz.jsonschema.Draft202012Validator(SCHEMA_FILE).is_valid({"config": config})
     try:
         load_stack_spec("atk", config)
         loader = True
@@ -50,14 +50,14 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_field_case_same_verdict(name: str) -> None:
     path, value = CASES[name]
-    spec = F._with(BASE, tuple(path.split(".")), value)
-    schema, loader = _verdicts({**OTHERS, F.KEY: spec})
+    spec = fz._with(BASE, tuple(path.split(".")), value)
+    schema, loader = _verdicts({**OTHERS, fz.KEY: spec})
     assert schema == loader, f"{path}={value!r}: schema {schema}, loader {loader}"
 
 
 @pytest.mark.parametrize("region", ["cn-hangzhou", "us-east-1\n"])
 def test_provider_region_key_same_verdict(region: str) -> None:
-    schema, loader = _verdicts({**OTHERS, "aws:region": region, F.KEY: BASE})
+    schema, loader = _verdicts({**OTHERS, "aws:region": region, fz.KEY: BASE})
     assert schema == loader, f"aws:region={region!r}: schema {schema}, loader {loader}"
 
 
@@ -72,9 +72,9 @@ def test_sweep_run_same_verdict(run: dict) -> None:
 
 def test_loader_refuses_non_ascii_account_id() -> None:
     # Python's \d takes Arabic-Indic digits; IAM (and an ECMA-262 validator) do not.
-    spec = F._with(BASE, ("iam", "permissionsBoundary"), "arn:aws:iam::\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669\u0660\u0661\u0662:policy/x")
+    spec = fz._with(BASE, ("iam", "permissionsBoundary"), "arn:aws:iam::\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669\u0660\u0661\u0662:policy/x")
     with pytest.raises(SpecError):
-        load_stack_spec("atk", {**OTHERS, F.KEY: spec})
+        load_stack_spec("atk", {**OTHERS, fz.KEY: spec})
 
 
 def test_every_pattern_is_valid_ecma_unicode() -> None:
@@ -98,7 +98,7 @@ def test_every_pattern_is_valid_ecma_unicode() -> None:
 
 
 def test_cluster_port_collision_same_verdict() -> None:
-    cluster = F.load_stack_file(STACKS_DIR / "Pulumi.aws-cluster-4x8.yaml")
-    cluster[F.KEY] = F._with(cluster[F.KEY], ("cluster",), {"rendezvousPort": 29400, "noticePort": 29400})
+    cluster = fz.load_stack_file(STACKS_DIR / "Pulumi.aws-cluster-4x8.yaml")
+    cluster[fz.KEY] = fz._with(cluster[fz.KEY], ("cluster",), {"rendezvousPort": 29400, "noticePort": 29400})
     schema, loader = _verdicts(cluster)
     assert schema == loader, f"rendezvousPort == noticePort: schema {schema}, loader {loader}"
