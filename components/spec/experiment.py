@@ -29,6 +29,7 @@ from components.spec.sections import (
 )
 from components.spec.spot import SpotSpec, default_recover, spot_problems
 from components.spec.suggest import nearest_hint
+from components.spec.tags import RESERVED_TAG_PREFIXES, TAGS_SCHEMA
 from components.spec.workflow import DataSpec, Phase, PrepSpec, workflow_problems
 from components.spec_rules import CloudSpecRules, Problem
 from components.tagging import experiment_tags
@@ -65,7 +66,8 @@ class ExperimentSpec(SpecModel):
     cost_center: str = Field(..., min_length=1, max_length=64,
                              json_schema_extra={"pattern": schema_pattern(v.TAG_VALUE_PATTERN)})
     budget_usd: float = Field(..., gt=0, le=BUDGET_USD_MAX, description="Budget for the whole experiment in USD.")
-    tags: dict[str, str] = Field(default_factory=dict, description="Extra tags on every resource.")
+    tags: dict[str, str] = Field(default_factory=dict, description="Extra tags on every resource.",
+                                 json_schema_extra=TAGS_SCHEMA)
     cloud: Cloud = "aws"
     region: str | None = Field(None, description="Defaults to the provider's region config (aws:region / alicloud:region).")
     gpu: GpuSpec
@@ -165,7 +167,7 @@ class ExperimentSpec(SpecModel):
     @classmethod
     def _tags(cls, tags: dict[str, str]) -> dict[str, str]:
         for key, value in tags.items():
-            if key.startswith(v.TAG_PREFIX) or key.lower().startswith(("aws:", "aliyun", "acs:")):
+            if key.startswith(v.TAG_PREFIX) or key.lower().startswith(RESERVED_TAG_PREFIXES):
                 raise ValueError(
                     f"key {key!r} uses a reserved prefix; accepted: keys not starting with {v.TAG_PREFIX}, aws:, aliyun or acs:"
                 )
