@@ -4,9 +4,28 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.spec.clouds import SPEC_RULES
 from components.spec.experiment import ExperimentSpec
 from components.spec.load import CONFIG_NAMESPACE, EXPERIMENT_KEY, SWEEP_KEY
+from components.spec.regions import PROVIDER_REGION_KEYS
+from components.spec.schema_terms import absent, is_value
 from components.spec.sweep import SweepSpec
+
+EXPERIMENT = f"{CONFIG_NAMESPACE}:{EXPERIMENT_KEY}"
+SWEEP = f"{CONFIG_NAMESPACE}:{SWEEP_KEY}"
+
+
+def _provider_region_rules() -> list[dict[str, Any]]:
+    """``region_problems``: the provider's region key of the stack's cloud is one of that cloud's regions when the
+    spec names no region (a sweep's cloud and region are its base's: runs may not change them)."""
+    default = ExperimentSpec.model_fields["cloud"].default
+    rules = []
+    for cloud, key in PROVIDER_REGION_KEYS.items():
+        on_cloud = {"allOf": [is_value("cloud", cloud, default), absent("region")]}
+        for declared, spec in ((EXPERIMENT, on_cloud), (SWEEP, {"properties": {"base": on_cloud}})):
+            rules.append({"if": {"required": [declared], "properties": {declared: spec}},
+                          "then": {"properties": {key: {"enum": list(SPEC_RULES[cloud].regions)}}}})
+    return rules
 
 
 def stack_config_json_schema() -> dict[str, Any]:
@@ -30,12 +49,12 @@ def stack_config_json_schema() -> dict[str, Any]:
             "config": {
                 "type": "object",
                 "properties": {
-                    f"{CONFIG_NAMESPACE}:{EXPERIMENT_KEY}": {"$ref": "#/$defs/ExperimentSpec"},
-                    f"{CONFIG_NAMESPACE}:{SWEEP_KEY}": {"$ref": "#/$defs/SweepSpec"},
-                    "aws:region": {"type": "string"},
-                    "alicloud:region": {"type": "string"},
+                    EXPERIMENT: {"$ref": "#/$defs/ExperimentSpec"},
+                    SWEEP: {"$ref": "#/$defs/SweepSpec"},
+                    **{key: {"type": "string"} for key in PROVIDER_REGION_KEYS.values()},
                 },
                 "additionalProperties": True,
+                "allOf": _provider_region_rules(),
             },
         },
         "$defs": defs,
