@@ -4,15 +4,34 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel
+
 from components.spec.clouds import SPEC_RULES
 from components.spec.experiment import ExperimentSpec
 from components.spec.load import CONFIG_NAMESPACE, EXPERIMENT_KEY, SWEEP_KEY
 from components.spec.regions import PROVIDER_REGION_KEYS
 from components.spec.schema_terms import absent, is_value
-from components.spec.sweep import SweepSpec
+from components.spec.sweep import REPLACED_SECTIONS, SWEEP_SHARED_FIELDS, SweepSpec
 
 EXPERIMENT = f"{CONFIG_NAMESPACE}:{EXPERIMENT_KEY}"
 SWEEP = f"{CONFIG_NAMESPACE}:{SWEEP_KEY}"
+
+
+def _overrides(exp: dict[str, Any]) -> dict[str, Any]:
+    """A run's overrides (``load_stack_spec``): experiment fields but the shared ones and ``name``; a field an
+    override replaces whole (not a section merged key by key over the base's) has the experiment's schema."""
+    fields = ExperimentSpec.model_fields
+    allowed = [f.alias or name for name, f in fields.items()
+               if (f.alias or name) not in (*SWEEP_SHARED_FIELDS, "name")]
+    merged = {f.alias or name for name, f in fields.items() if _is_model(f.annotation)} - set(REPLACED_SECTIONS)
+    return {"type": "object", "description": "Keys of the experiment spec, merged over base.",
+            "propertyNames": {"enum": allowed},
+            "properties": {k: exp["properties"][k] for k in allowed if k not in merged and k in exp["properties"]}}
+
+
+def _is_model(annotation: Any) -> bool:
+    return (isinstance(annotation, type) and issubclass(annotation, BaseModel)) or (
+        annotation is not None and any(_is_model(a) for a in getattr(annotation, "__args__", ())))
 
 
 def _provider_region_rules() -> list[dict[str, Any]]:
@@ -37,6 +56,7 @@ def stack_config_json_schema() -> dict[str, Any]:
     defs.update(sweep.pop("$defs", {}))
     sweep["properties"]["base"] = {"$ref": "#/$defs/ExperimentSpec", "description": "Experiment spec shared by every run."}
     defs["SweepSpec"] = sweep
+    defs["SweepRun"]["properties"]["overrides"] = _overrides(exp)
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "gpulease stack config",
@@ -54,6 +74,8 @@ def stack_config_json_schema() -> dict[str, Any]:
                     **{key: {"type": "string"} for key in PROVIDER_REGION_KEYS.values()},
                 },
                 "additionalProperties": True,
+                # load_stack_spec: exactly one of them.
+                "oneOf": [{"required": [EXPERIMENT]}, {"required": [SWEEP]}],
                 "allOf": _provider_region_rules(),
             },
         },
