@@ -36,7 +36,7 @@ from components.tagging import experiment_tags
 from gpulease.core import clock
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
-from gpulease.core.schema_pattern import schema_pattern
+from gpulease.core.schema_pattern import PY_SPACE, schema_pattern
 from gpulease.core.sizing.resolve import GpuSpec
 from gpulease.core.validation_words import a_or_an
 
@@ -109,8 +109,8 @@ class ExperimentSpec(SpecModel):
         None,
         description="The CI run an ephemeral stack belongs to (set by gpulease ephemeral); tagged on every resource.",
         # A tag value once stripped (the loader strips it).
-        json_schema_extra={"pattern": schema_pattern(r"\s*" + schema_pattern(v.TAG_VALUE_PATTERN).removesuffix(_END)[1:] + r"\s*"),
-                           "maxLength": v.TAG_VALUE_MAX_LEN, "allOf": [{"pattern": r"\S"}]},
+        json_schema_extra={"pattern": schema_pattern(f"[{PY_SPACE}]*" + schema_pattern(v.TAG_VALUE_PATTERN).removesuffix(_END)[1:] + f"[{PY_SPACE}]*"),
+                           "maxLength": v.TAG_VALUE_MAX_LEN, "allOf": [{"pattern": f"[^{PY_SPACE}]"}]},
     )
     # --- the workflow before training (components/spec/workflow.py) ---
     phase: Phase = Field("train", description="prep: a CPU instance on the same disk and bucket; train: the GPU "

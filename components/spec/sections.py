@@ -16,7 +16,7 @@ from components.spec.schema_terms import given, is_value, together
 from components.spec.text import COMMAND_SCHEMA, PATH_SCHEMA, plain_command, plain_path
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
-from gpulease.core.schema_pattern import any_case, schema_pattern
+from gpulease.core.schema_pattern import PY_SPACE, any_case, schema_pattern
 
 CHECKPOINT_SIGNALS = ("USR1", "USR2", "TERM", "INT", "HUP")
 BUCKET_NAME = re.compile(r"^(?![\s\S]*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\Z")
@@ -113,7 +113,7 @@ class SshSpec(SpecModel):
         # Each entry's shape and range (forward_ports); a local port given twice is the loader's alone.
         json_schema_extra={"maxItems": MAX_FORWARDS, "items": {"anyOf": [
             {"type": "integer", "minimum": 1, "maximum": 65535},
-            {"type": "string", "pattern": r"^\s*[0-9]+(?::[0-9]+)?\s*(?![\s\S])"}]}},
+            {"type": "string", "pattern": rf"^[{PY_SPACE}]*[0-9]+(?::[0-9]+)?[{PY_SPACE}]*(?![\s\S])"}]}},
     )
 
     @field_validator("forward")
@@ -291,7 +291,8 @@ class CheckpointSpec(SpecModel):
     def _signal(cls, name: str | None) -> str | None:
         if name is None:
             return None
-        bare = name.upper().removeprefix("SIG")
+        # ASCII first: str.upper() makes "SIGUSR1" of "\u017figusr1" (long s) and of "s\u0131gusr1" (dotless i).
+        bare = name.upper().removeprefix("SIG") if name.isascii() else ""
         if bare not in CHECKPOINT_SIGNALS:
             raise ValueError(f"{name!r} is not a signal for a checkpoint; accepted: {', '.join(CHECKPOINT_SIGNALS)}")
         return f"SIG{bare}"

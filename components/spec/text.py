@@ -70,5 +70,5 @@ HIDDEN_SCHEMA = {"not": {"type": "string", "pattern": "[" + "".join(
 """JSON Schema of ``hidden_character``: no hidden character, no space at either end."""
 PATH_SCHEMA = {"not": {"type": "string", "pattern": _CONTROL.pattern}}
 """JSON Schema of ``plain_path``: no control character."""
-COMMAND_SCHEMA = {"pattern": r"\S", "not": {"type": "string", "pattern": _CONTROL_IN_COMMAND.pattern}}
+COMMAND_SCHEMA = {"pattern": f"[^{PY_SPACE}]", "not": {"type": "string", "pattern": _CONTROL_IN_COMMAND.pattern}}
 """JSON Schema of ``plain_command``: not blank, no control character but line breaks and tabs."""

@@ -22,7 +22,7 @@ from components.spec.text import HIDDEN_SCHEMA, PATH_SCHEMA, hidden_character, p
 from components.spec_rules import Problem
 from gpulease.core import datasources as ds
 from gpulease.core.model import SpecModel
-from gpulease.core.schema_pattern import ANY_SPACE, schema_pattern
+from gpulease.core.schema_pattern import ANY_SPACE, literal, schema_pattern
 
 Phase = Literal["prep", "train", "parked"]
 MOUNT_POINT = "/data"
@@ -46,12 +46,12 @@ REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}\Z")
 REGION = re.compile(r"^[a-z]{2}(-[a-z0-9]+){1,3}\Z")
 # AWS secret names: 1-512 of letters, digits and /_+=.@- (Secrets Manager CreateSecret, Name); an ARN is accepted
 # as it is. Alibaba Cloud KMS secret names: 1-192 of letters, digits, _ / + = . @ - (KMS CreateSecret, SecretName).
-SECRET_REF = re.compile(r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]{1,512}|"
+SECRET_REF = re.compile(r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]{1,512}|"
                         r"[A-Za-z0-9/_+=.@-]{1,192})\Z")
 
 
 def _scheme_pattern(schemes: tuple[str, ...]) -> str:
-    return "^(" + "|".join(map(re.escape, schemes)) + ")://"
+    return "^(" + "|".join(map(literal, schemes)) + ")://"
 
 
 def _only_for(field: str, schemes: tuple[str, ...]) -> dict:
@@ -61,9 +61,9 @@ def _only_for(field: str, schemes: tuple[str, ...]) -> dict:
 
 
 _NAME = r"(?!\.\.?(/|(?![\s\S])))[^/\x00-\x1f\x7f]+"
-_FOLDER_PATTERN = rf"^{re.escape(MOUNT_POINT)}(/{_NAME})+/?(?![\s\S])"
+_FOLDER_PATTERN = rf"^{literal(MOUNT_POINT)}(/{_NAME})+/?(?![\s\S])"
 """JSON Schema of ``_to``'s shape: a normalised folder under the mount point (no empty, . or .. name)."""
-_RESERVED_PATTERN = rf"^{re.escape(MOUNT_POINT)}/({'|'.join(map(re.escape, RESERVED_DIRS))})(/|(?![\s\S]))"
+_RESERVED_PATTERN = rf"^{literal(MOUNT_POINT)}/({'|'.join(map(literal, RESERVED_DIRS))})(/|(?![\s\S]))"
 
 
 class DataSourceSpec(SpecModel):

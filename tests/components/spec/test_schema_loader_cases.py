@@ -6,6 +6,8 @@ from __future__ import annotations
 import copy
 import json
 import re
+import shutil
+import subprocess
 
 import pytest
 
@@ -102,3 +104,26 @@ def test_cluster_port_collision_same_verdict() -> None:
     cluster[fz.KEY] = fz._with(cluster[fz.KEY], ("cluster",), {"rendezvousPort": 29400, "noticePort": 29400})
     schema, loader = _verdicts(cluster)
     assert schema == loader, f"rendezvousPort == noticePort: schema {schema}, loader {loader}"
+
+
+def _patterns(node: object) -> list[str]:
+    if isinstance(node, dict):
+        return [*([node["pattern"]] if isinstance(node.get("pattern"), str) else []),
+                *(p for v in node.values() for p in _patterns(v))]
+    if isinstance(node, list):
+        return [p for v in node for p in _patterns(v)]
+    return []
+
+
+NODE = shutil.which("node") or "node"
+
+
+def test_every_pattern_compiles_in_node_with_the_u_flag() -> None:
+    # An editor's validator (ajv, vscode-json-languageservice) compiles each pattern as new RegExp(p, "u").
+    script = ("const ps = JSON.parse(require('fs').readFileSync(0, 'utf8')); const bad = [];"
+              "for (const p of ps) { try { new RegExp(p, 'u'); } catch (e) { bad.push(p.slice(0, 80) + ': ' + e.message); } }"
+              "process.stdout.write(JSON.stringify(bad));")
+    patterns = sorted(set(_patterns(SCHEMA_FILE)))
+    assert len(patterns) > 30
+    out = subprocess.run([NODE, "-e", script], input=json.dumps(patterns), capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == []
