@@ -35,15 +35,16 @@ def _is_model(annotation: Any) -> bool:
 
 
 def _provider_region_rules() -> list[dict[str, Any]]:
-    """``region_problems``: the provider's region key of the stack's cloud is one of that cloud's regions when the
-    spec names no region (a sweep's cloud and region are its base's: runs may not change them)."""
+    """``region_problems``: the provider's region key of the stack's cloud is one of that cloud's regions (or null,
+    which is not naming one) when the spec names no region; another cloud's key is that provider's alone (a sweep's cloud and region are its base's: runs may not change them)."""
     default = ExperimentSpec.model_fields["cloud"].default
     rules = []
     for cloud, key in PROVIDER_REGION_KEYS.items():
         on_cloud = {"allOf": [is_value("cloud", cloud, default), absent("region")]}
         for declared, spec in ((EXPERIMENT, on_cloud), (SWEEP, {"properties": {"base": on_cloud}})):
             rules.append({"if": {"required": [declared], "properties": {declared: spec}},
-                          "then": {"properties": {key: {"enum": list(SPEC_RULES[cloud].regions)}}}})
+                          "then": {"properties": {key: {"anyOf": [{"enum": list(SPEC_RULES[cloud].regions)},
+                                                                  {"type": "null"}]}}}})
     return rules
 
 
@@ -71,7 +72,9 @@ def stack_config_json_schema() -> dict[str, Any]:
                 "properties": {
                     EXPERIMENT: {"$ref": "#/$defs/ExperimentSpec"},
                     SWEEP: {"$ref": "#/$defs/SweepSpec"},
-                    **{key: {"type": "string"} for key in PROVIDER_REGION_KEYS.values()},
+                    # The provider's: gpulease reads only its own cloud's (_provider_region_rules).
+                    **{key: {"description": f"The {cloud} provider's region."}
+                       for cloud, key in PROVIDER_REGION_KEYS.items()},
                 },
                 "additionalProperties": True,
                 # load_stack_spec: exactly one of them.
