@@ -120,6 +120,8 @@ def properties(node: dict, path: tuple = (), stop: tuple = ()) -> Iterator[tuple
             if name not in stop:
                 yield from properties(child, (*path, name), stop)
         if branch.get("type") == "array" and isinstance(branch.get("items"), dict):
+            if path and not any("properties" in b for b in _branches(branch["items"])):
+                yield (*path, EVERY), branch["items"], ()  # a list of values: its first item
             yield from properties(branch["items"], (*path, EVERY), stop)
 
 
