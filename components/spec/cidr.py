@@ -28,6 +28,7 @@ _IPV6 = "(" + "|".join((
 (``IPv6address``): eight groups of 1-4 hexadecimal digits, one ``::`` for a run of zero groups, the last two
 groups optionally an IPv4 address; what ``ipaddress.ip_network`` reads (which also refuses octets with leading
 zeros, as ``_OCTET`` does)."""
-CIDR_PATTERN = (rf"^{_IPV4}(/(3[0-2]|[12]?[0-9]))?$|"
-                rf"^{_IPV6}(/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))?$")
-"""The shape of an IPv4 or IPv6 network (a bare address is its /32 or /128), for the JSON Schema."""
+CIDR_PATTERN = (rf"^(?:{_IPV4}(/(3[0-2]|[12]?[0-9]))?|"
+                rf"{_IPV6}(/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)(?![\s\S])")
+"""The shape of an IPv4 or IPv6 network (a bare address is its /32 or /128), for the JSON Schema: ended with
+``(?![\\s\\S])``, as ``schema_pattern`` ends one (``$`` would match before a trailing newline)."""

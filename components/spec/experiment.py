@@ -29,13 +29,14 @@ from components.spec.sections import (
 )
 from components.spec.spot import SpotSpec, default_recover, spot_problems
 from components.spec.suggest import nearest_hint
+from components.spec.tags import RESERVED_TAG_PREFIXES, TAGS_SCHEMA
 from components.spec.workflow import DataSpec, Phase, PrepSpec, workflow_problems
 from components.spec_rules import CloudSpecRules, Problem
 from components.tagging import experiment_tags
 from gpulease.core import clock
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
-from gpulease.core.schema_pattern import schema_pattern
+from gpulease.core.schema_pattern import PY_SPACE, schema_pattern
 from gpulease.core.sizing.resolve import GpuSpec
 from gpulease.core.validation_words import a_or_an
 
@@ -65,7 +66,8 @@ class ExperimentSpec(SpecModel):
     cost_center: str = Field(..., min_length=1, max_length=64,
                              json_schema_extra={"pattern": schema_pattern(v.TAG_VALUE_PATTERN)})
     budget_usd: float = Field(..., gt=0, le=BUDGET_USD_MAX, description="Budget for the whole experiment in USD.")
-    tags: dict[str, str] = Field(default_factory=dict, description="Extra tags on every resource.")
+    tags: dict[str, str] = Field(default_factory=dict, description="Extra tags on every resource.",
+                                 json_schema_extra=TAGS_SCHEMA)
     cloud: Cloud = "aws"
     region: str | None = Field(None, description="Defaults to the provider's region config (aws:region / alicloud:region).")
     gpu: GpuSpec
@@ -107,8 +109,8 @@ class ExperimentSpec(SpecModel):
         None,
         description="The CI run an ephemeral stack belongs to (set by gpulease ephemeral); tagged on every resource.",
         # A tag value once stripped (the loader strips it).
-        json_schema_extra={"pattern": schema_pattern(r"\s*" + schema_pattern(v.TAG_VALUE_PATTERN).removesuffix(_END)[1:] + r"\s*"),
-                           "maxLength": v.TAG_VALUE_MAX_LEN, "allOf": [{"pattern": r"\S"}]},
+        json_schema_extra={"pattern": schema_pattern(f"[{PY_SPACE}]*" + schema_pattern(v.TAG_VALUE_PATTERN).removesuffix(_END)[1:] + f"[{PY_SPACE}]*"),
+                           "maxLength": v.TAG_VALUE_MAX_LEN, "allOf": [{"pattern": f"[^{PY_SPACE}]"}]},
     )
     # --- the workflow before training (components/spec/workflow.py) ---
     phase: Phase = Field("train", description="prep: a CPU instance on the same disk and bucket; train: the GPU "
@@ -165,7 +167,7 @@ class ExperimentSpec(SpecModel):
     @classmethod
     def _tags(cls, tags: dict[str, str]) -> dict[str, str]:
         for key, value in tags.items():
-            if key.startswith(v.TAG_PREFIX) or key.lower().startswith(("aws:", "aliyun", "acs:")):
+            if key.startswith(v.TAG_PREFIX) or key.lower().startswith(RESERVED_TAG_PREFIXES):
                 raise ValueError(
                     f"key {key!r} uses a reserved prefix; accepted: keys not starting with {v.TAG_PREFIX}, aws:, aliyun or acs:"
                 )

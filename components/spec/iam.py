@@ -10,7 +10,10 @@ from gpulease.core.model import SpecModel
 from gpulease.core.schema_pattern import schema_pattern
 
 # An IAM managed policy's ARN (IAM identifiers, "IAM ARNs": arn:<partition>:iam::<account>:policy/<path><name>).
-POLICY_ARN = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::(\d{12}|aws):policy/([\w+=,.@-]+/)*[\w+=,.@-]{1,128}\Z")
+POLICY_ARN = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::([0-9]{12}|aws):policy/([A-Za-z0-9_+=,.@-]+/)*"
+                        r"[A-Za-z0-9_+=,.@-]{1,128}\Z")
+r"""ASCII only: Python's ``\d`` and ``\w`` take other scripts' digits and letters, which IAM (and an ECMA-262
+validator reading the schema) do not."""
 
 
 class IamSpec(SpecModel):

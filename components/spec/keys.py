@@ -11,12 +11,13 @@ sources). RSA keys shorter than 2048 bits are refused on every cloud as too weak
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import load_ssh_public_key
+
+from gpulease.core.schema_pattern import PY_SPACE, literal
 
 MIN_RSA_BITS = 2048
 
@@ -51,5 +52,6 @@ def key_type(line: str, known_types: Iterable[str]) -> str:
 def line_pattern(known_types: Iterable[str]) -> str:
     """JSON Schema pattern of a key line's shape, ``<type> <base64 key> [comment]`` on one line (around it, space
     the loader strips); whether the key parses is ``key_type``'s alone."""
-    types = "|".join(re.escape(t) for t in sorted(set(known_types)))
-    return rf"^\s*(?:{types})[ \t]+[A-Za-z0-9+/]+={{0,3}}(?:[ \t][^\r\n]*)?\s*(?![\s\S])"
+    types = "|".join(literal(t) for t in sorted(set(known_types)))
+    space = f"[{PY_SPACE}]*"  # what str.strip() removes: Python's \s and ECMA-262's differ
+    return rf"^{space}(?:{types})[ \t]+[A-Za-z0-9+/]+={{0,3}}(?:[ \t][^\r\n]*)?{space}(?![\s\S])"

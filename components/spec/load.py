@@ -24,6 +24,7 @@ from components.spec.sweep import SWEEP_SHARED_FIELDS, SweepSpec, deep_merge
 from gpulease.core.errors import UserError
 from gpulease.core.model import SpecModel
 from gpulease.core.shown import capped, capped_quotes
+from gpulease.core.yaml_scalars import as_program_sees
 
 CONFIG_NAMESPACE = "gpulease"
 STACK_FILE_ENV = "GPULEASE_STACK_FILE"
@@ -74,11 +75,24 @@ class SpecError(UserError):
         return self if self.located else SpecError(self.stack, self.problems, source)
 
 
+def _as_delivered(raw: Any) -> Any:
+    """``raw`` with each float as the program reads it from the Pulumi CLI's JSON (``as_program_sees``: ``30.0`` is
+    ``30``), so that a dict or JSON input judges a whole-number float as a stack file's does, and as the JSON Schema
+    does (its ``integer`` is any number without a fractional part)."""
+    if isinstance(raw, float):
+        return as_program_sees(raw)
+    if isinstance(raw, Mapping):
+        return {k: _as_delivered(v) for k, v in raw.items()}
+    if isinstance(raw, list | tuple):
+        return [_as_delivered(v) for v in raw]
+    return raw
+
+
 def _strict(model: type[ModelT], raw: Any) -> ModelT:
     """``raw`` validated as the program receives it: as JSON (the Pulumi CLI hands structured config to the program
     as JSON), strictly (``"8"`` is not a number, ``true`` is not 1, ``'yes'`` is not true), by the camelCase
     names only (``idle_minutes`` is an unknown field): what the JSON Schema says, the loader does."""
-    return model.model_validate_json(json.dumps(raw, allow_nan=True), strict=True, by_alias=True, by_name=False)
+    return model.model_validate_json(json.dumps(_as_delivered(raw), allow_nan=True), strict=True, by_alias=True, by_name=False)
 
 
 def _validate_experiment(stack: str, prefix: str, raw: Any, source: str | None) -> ExperimentSpec:

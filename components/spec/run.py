@@ -130,7 +130,9 @@ class BudgetAlertsSpec(SpecModel):
     thresholds: list[float] = Field(
         default_factory=lambda: list(DEFAULT_THRESHOLDS),
         description="Percentages of budgetUsd (at most 5, each in (0, 1000]); each is notified for the actual "
-        "spend and for the forecast.", json_schema_extra={"minItems": 1, "maxItems": MAX_THRESHOLDS},
+        "spend and for the forecast.", json_schema_extra={
+            "minItems": 1, "maxItems": MAX_THRESHOLDS, "uniqueItems": True,
+            "items": {"type": "number", "exclusiveMinimum": 0, "maximum": 1000}},
     )
 
     @field_validator("emails")

@@ -16,10 +16,11 @@ from components.spec.schema_terms import given, is_value, together
 from components.spec.text import COMMAND_SCHEMA, PATH_SCHEMA, plain_command, plain_path
 from gpulease.core import vocabulary as v
 from gpulease.core.model import SpecModel
-from gpulease.core.schema_pattern import any_case, schema_pattern
+from gpulease.core.schema_pattern import PY_SPACE, any_case, schema_pattern
 
 CHECKPOINT_SIGNALS = ("USR1", "USR2", "TERM", "INT", "HUP")
-BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")  # also the JSON schema's pattern: fullmatch here
+BUCKET_NAME = re.compile(r"^(?![\s\S]*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\Z")
+"""A bucket name (no ``..``); the JSON Schema's pattern too (``schema_pattern``)."""
 # POSIX user names: the portable filename characters, not starting with a hyphen (POSIX.1-2017, 3.437 User
 # Name and 3.282 Portable Filename Character Set), in the lowercase form useradd(8) accepts by default
 # (NAME_REGEX ^[a-z][-a-z0-9_]*$), at most 32 characters ("Usernames may only be up to 32 characters long").
@@ -112,7 +113,7 @@ class SshSpec(SpecModel):
         # Each entry's shape and range (forward_ports); a local port given twice is the loader's alone.
         json_schema_extra={"maxItems": MAX_FORWARDS, "items": {"anyOf": [
             {"type": "integer", "minimum": 1, "maximum": 65535},
-            {"type": "string", "pattern": r"^\s*[0-9]+(?::[0-9]+)?\s*(?![\s\S])"}]}},
+            {"type": "string", "pattern": rf"^[{PY_SPACE}]*[0-9]+(?::[0-9]+)?[{PY_SPACE}]*(?![\s\S])"}]}},
     )
 
     @field_validator("forward")
@@ -250,7 +251,7 @@ class CheckpointSpec(SpecModel):
 
     enabled: bool = Field(True, description="false only for on-demand experiments.")
     bucket: str | None = Field(None, description="An existing bucket; a new one is created when omitted.",
-                               json_schema_extra={"anyOf": [{"type": "string", "pattern": BUCKET_NAME.pattern},
+                               json_schema_extra={"anyOf": [{"type": "string", "pattern": schema_pattern(BUCKET_NAME)},
                                                             {"type": "null"}]})
     prefix: str = Field("checkpoints/", description="Key prefix for this experiment's checkpoints.",
                         max_length=PREFIX_MAX_LENGTH, json_schema_extra={"pattern": schema_pattern(KEY_PREFIX)})
@@ -290,7 +291,8 @@ class CheckpointSpec(SpecModel):
     def _signal(cls, name: str | None) -> str | None:
         if name is None:
             return None
-        bare = name.upper().removeprefix("SIG")
+        # ASCII first: str.upper() makes "SIGUSR1" of "\u017figusr1" (long s) and of "s\u0131gusr1" (dotless i).
+        bare = name.upper().removeprefix("SIG") if name.isascii() else ""
         if bare not in CHECKPOINT_SIGNALS:
             raise ValueError(f"{name!r} is not a signal for a checkpoint; accepted: {', '.join(CHECKPOINT_SIGNALS)}")
         return f"SIG{bare}"
@@ -306,7 +308,7 @@ class CheckpointSpec(SpecModel):
     @field_validator("bucket")
     @classmethod
     def _bucket(cls, name: str | None) -> str | None:
-        if name is not None and (not BUCKET_NAME.fullmatch(name) or ".." in name):
+        if name is not None and not BUCKET_NAME.match(name):
             raise ValueError(f"{name!r} is not a bucket name; accepted: 3-63 lowercase letters, digits, dots and hyphens")
         return name
 

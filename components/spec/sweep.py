@@ -10,16 +10,20 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from gpulease.core.model import SpecModel
+from gpulease.core.schema_pattern import schema_pattern
+
+RUN_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,18}[a-z0-9])?\Z")
 
 
 class SweepRun(SpecModel):
-    name: str = Field(..., description="Run name, appended to the base experiment name.")
+    name: str = Field(..., description="Run name, appended to the base experiment name.",
+                      json_schema_extra={"pattern": schema_pattern(RUN_NAME)})
     overrides: dict[str, Any] = Field(default_factory=dict, description="Keys of the experiment spec, merged over base.")
 
     @field_validator("name")
     @classmethod
     def _name(cls, name: str) -> str:
-        if not re.match(r"^[a-z0-9]([a-z0-9-]{0,18}[a-z0-9])?\Z", name):
+        if not RUN_NAME.match(name):
             raise ValueError(f"{name!r}; accepted: 1-20 lowercase letters, digits and hyphens")
         return name
 

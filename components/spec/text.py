@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from gpulease.core.printable import hidden
+from gpulease.core.printable import INVISIBLE, hidden
+from gpulease.core.schema_pattern import PY_SPACE
+from gpulease.core.unicode_table import HIDDEN
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _CONTROL_IN_COMMAND = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -56,7 +58,17 @@ def hidden_character(text: str) -> str | None:
 
 
 
+def _class_range(a: int, b: int) -> str:
+    # \uXXXX reads alike in Python and ECMA-262; a character beyond U+FFFF goes in as itself (ECMA-262 writes it
+    # \u{...} under the u flag, which Python does not read).
+    one = (lambda c: f"\\u{c:04x}") if b <= 0xFFFF else chr
+    return one(a) if a == b else f"{one(a)}-{one(b)}"
+
+
+HIDDEN_SCHEMA = {"not": {"type": "string", "pattern": "[" + "".join(
+    _class_range(a, b) for a, b in sorted(HIDDEN + INVISIBLE)) + f"]|^[{PY_SPACE}]|[{PY_SPACE}](?![\\s\\S])"}}
+"""JSON Schema of ``hidden_character``: no hidden character, no space at either end."""
 PATH_SCHEMA = {"not": {"type": "string", "pattern": _CONTROL.pattern}}
 """JSON Schema of ``plain_path``: no control character."""
-COMMAND_SCHEMA = {"pattern": r"\S", "not": {"type": "string", "pattern": _CONTROL_IN_COMMAND.pattern}}
+COMMAND_SCHEMA = {"pattern": f"[^{PY_SPACE}]", "not": {"type": "string", "pattern": _CONTROL_IN_COMMAND.pattern}}
 """JSON Schema of ``plain_command``: not blank, no control character but line breaks and tabs."""

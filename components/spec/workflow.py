@@ -18,11 +18,11 @@ from typing import Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from components.spec.text import PATH_SCHEMA, hidden_character, plain_path
+from components.spec.text import HIDDEN_SCHEMA, PATH_SCHEMA, hidden_character, plain_path
 from components.spec_rules import Problem
 from gpulease.core import datasources as ds
 from gpulease.core.model import SpecModel
-from gpulease.core.schema_pattern import schema_pattern
+from gpulease.core.schema_pattern import ANY_SPACE, literal, schema_pattern
 
 Phase = Literal["prep", "train", "parked"]
 MOUNT_POINT = "/data"
@@ -46,12 +46,12 @@ REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}\Z")
 REGION = re.compile(r"^[a-z]{2}(-[a-z0-9]+){1,3}\Z")
 # AWS secret names: 1-512 of letters, digits and /_+=.@- (Secrets Manager CreateSecret, Name); an ARN is accepted
 # as it is. Alibaba Cloud KMS secret names: 1-192 of letters, digits, _ / + = . @ - (KMS CreateSecret, SecretName).
-SECRET_REF = re.compile(r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]{1,512}|"
+SECRET_REF = re.compile(r"^(arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]{1,512}|"
                         r"[A-Za-z0-9/_+=.@-]{1,192})\Z")
 
 
 def _scheme_pattern(schemes: tuple[str, ...]) -> str:
-    return "^(" + "|".join(map(re.escape, schemes)) + ")://"
+    return "^(" + "|".join(map(literal, schemes)) + ")://"
 
 
 def _only_for(field: str, schemes: tuple[str, ...]) -> dict:
@@ -61,9 +61,9 @@ def _only_for(field: str, schemes: tuple[str, ...]) -> dict:
 
 
 _NAME = r"(?!\.\.?(/|(?![\s\S])))[^/\x00-\x1f\x7f]+"
-_FOLDER_PATTERN = rf"^{re.escape(MOUNT_POINT)}(/{_NAME})+/?(?![\s\S])"
+_FOLDER_PATTERN = rf"^{literal(MOUNT_POINT)}(/{_NAME})+/?(?![\s\S])"
 """JSON Schema of ``_to``'s shape: a normalised folder under the mount point (no empty, . or .. name)."""
-_RESERVED_PATTERN = rf"^{re.escape(MOUNT_POINT)}/({'|'.join(map(re.escape, RESERVED_DIRS))})(/|(?![\s\S]))"
+_RESERVED_PATTERN = rf"^{literal(MOUNT_POINT)}/({'|'.join(map(literal, RESERVED_DIRS))})(/|(?![\s\S]))"
 
 
 class DataSourceSpec(SpecModel):
@@ -73,10 +73,11 @@ class DataSourceSpec(SpecModel):
     uri: str = Field(..., description="s3://bucket/key-or-prefix/, oss://..., hf://org/repo, hf://datasets/org/repo, "
                      "modelscope://org/repo or https://host/file.",
                      # The scheme and the characters; the rest of a URI's shape is parse_source's alone.
-                     json_schema_extra={"pattern": _scheme_pattern(ds.SCHEMES) + r"[^\s\\\x00-\x1f\x7f]*(?![\s\S])"})
+                     json_schema_extra={"pattern": _scheme_pattern(ds.SCHEMES) + rf"[^{ANY_SPACE}\\\x00-\x1f\x7f]*(?![\s\S])"})
     to: str = Field(..., description="A folder on the data disk, e.g. /data/models/llama-2-7b.",
                     json_schema_extra={**PATH_SCHEMA, "pattern": _FOLDER_PATTERN, "maxLength": TO_MAX_BYTES,
-                                       "not": {"type": "string", "pattern": _RESERVED_PATTERN}})
+                                       "not": {"anyOf": [
+                                           {"type": "string", "pattern": _RESERVED_PATTERN}, HIDDEN_SCHEMA["not"]]}})
     sha256: str | None = Field(None, description="The file's SHA-256 (one-file sources): staging fails on a mismatch.",
                                json_schema_extra={"pattern": schema_pattern(SHA256)})
     revision: str | None = Field(None, description="Hub sources: a branch, tag or commit (hf: main, modelscope: master).",

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, replace
 
 from gpulease.core.errors import UserError
+from gpulease.core.schema_pattern import PY_SPACE
 from gpulease.core.shown import echo
 
 
@@ -61,7 +62,8 @@ PRESETS: dict[str, ModelShape] = {
     )
 }
 
-PARAMS = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?(?:[eE][0-9]+)?)\s*([kmbtKMBT]?)\s*\Z")
+_SPACE = f"[{PY_SPACE}]*"  # Python's \s spelled out: ECMA-262's (the schema's reader) is another set
+PARAMS = re.compile(rf"^{_SPACE}([0-9]+(?:\.[0-9]+)?(?:[eE][0-9]+)?){_SPACE}([kmbtKMBT]?){_SPACE}\Z")
 """A parameter count as text (7B, 1.5b, 350M, 7e9); also the JSON Schema's pattern ([0-9]: ASCII digits only)."""
 _SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 
