@@ -1,0 +1,30 @@
+"""Attack (issue 27): in a project made from templates/gpulease-experiment (as `pulumi new` would), `gpulease init`
+writes Pulumi.NAME.yaml that its own review refuses (owner '' : the template reads other keys), and the
+`next: gpulease plan NAME` it prints answers "no stack NAME" though the file is in the folder."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {"PYTHONPATH": str(ROOT), "COLUMNS": "200", "PATH": "/usr/bin:/bin", "HOME": str(home)}
+    return subprocess.run([sys.executable, "-m", "gpulease", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL)
+
+
+def test_init_then_plan_in_a_template_project(tmp_path):
+    project = tmp_path / "myexp"
+    shutil.copytree(ROOT / "templates" / "gpulease-experiment", project)
+    text = (project / "Pulumi.yaml").read_text().replace("${PROJECT}", "myexp").replace("${DESCRIPTION}", "x")
+    (project / "Pulumi.yaml").write_text(text)
+    done = run(project, tmp_path, "init", "--name", "tt", "--params", "8B", "--owner", "a@b.org", "--budget", "60",
+               "--no-port")
+    assert "ERROR" not in done.stdout, done.stdout
+    again = run(project, tmp_path, "plan", "tt")
+    assert "no stack 'tt'" not in again.stderr, again.stderr
