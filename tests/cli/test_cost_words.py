@@ -1,6 +1,6 @@
-"""Attack (issue 27): `cost` text says the expected spend is unknown for a fully priced stack, while JSON has it;
-the budget verdict's way out (`an instance type (or maxSpotPriceUsd) at most $X/h`) leaves out storage, so
-following it still fails."""
+"""`cost` text says what JSON says (the expected spend of a fully priced stack), and says so when the lines, each
+rounded, do not add up to the exact total; the budget verdict's way out (`an instance type (or maxSpotPriceUsd) at
+most $X/h`) counts storage and addresses, so following it passes the budget rule."""
 from __future__ import annotations
 
 import json
@@ -22,6 +22,17 @@ def test_cost_text_expected_is_known_when_json_knows_it():
     data = json.loads(run("cost", "aws-lora-7b", "--format", "json").stdout)["data"]["stacks"][0]
     assert data["expectedUsd"] is not None
     assert "expected unknown" not in text, text.splitlines()[2]
+    assert f"expected ${data['expectedUsd']:.2f}" in text, text.splitlines()[2]
+
+
+def test_cost_says_the_rounded_lines_do_not_add_up_to_the_total():
+    data = json.loads(run("cost", "aws-lora-7b", "--format", "json").stdout)["data"]["stacks"][0]
+    text = " ".join(run("cost", "aws-lora-7b").stdout.split())
+    shown = round(sum(round(line["worstCaseUsd"], 2) for line in data["lines"]), 2)
+    total = round(data["worstCaseUsd"], 2)
+    assert f"worst case ${total:.2f}" in text
+    assert shown != total  # this shipped stack is such a case ($6.80 shown in the lines, $6.79 exact)
+    assert f"the lines, each rounded, add up to ${shown:.2f}" in text, text
 
 
 def test_budget_way_out_by_spot_cap_fits(tmp_path):

@@ -3,7 +3,6 @@ writes Pulumi.NAME.yaml that its own review refuses (owner '' : the template rea
 `next: gpulease plan NAME` it prints answers "no stack NAME" though the file is in the folder."""
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
