@@ -48,7 +48,8 @@ def test_budget_way_out_by_spot_cap_fits(tmp_path):
     first = run("plan", "t1", cwd=project).stdout
     cap = re.search(r"maxSpotPriceUsd\) at most \$([0-9.]+)/h", first.replace("\n", " "))
     assert cap, first
-    src2 = src.replace('market: "spot"', f'market: "spot"\n    maxSpotPriceUsd: {cap.group(1)}', 1)
+    src2 = re.sub(r'(\n( *)market: "?spot"?\n)', lambda m: f"{m.group(1)}{m.group(2)}maxSpotPriceUsd: {cap.group(1)}\n",
+                  src, count=1)
     assert src2 != src
     (project / "stacks" / "Pulumi.t1.yaml").write_text(src2)
     second = run("plan", "t1", cwd=project)
