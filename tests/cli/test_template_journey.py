@@ -1,6 +1,6 @@
-"""Attack (issue 27): in a project made from templates/gpulease-experiment (as `pulumi new` would), `gpulease init`
-writes Pulumi.NAME.yaml that its own review refuses (owner '' : the template reads other keys), and the
-`next: gpulease plan NAME` it prints answers "no stack NAME" though the file is in the folder."""
+"""In a project made from templates/gpulease-experiment (as `pulumi new` would), `gpulease init` writes
+Pulumi.NAME.yaml that its own review accepts (the template's program declares a spec the stack file holds), and the
+`next: gpulease plan NAME` it prints (and `check NAME`) finds the file in the folder."""
 from __future__ import annotations
 
 import shutil
@@ -27,3 +27,6 @@ def test_init_then_plan_in_a_template_project(tmp_path):
     assert "ERROR" not in done.stdout, done.stdout
     again = run(project, tmp_path, "plan", "tt")
     assert "no stack 'tt'" not in again.stderr, again.stderr
+    assert "PASS" in again.stdout and "is not an email address" not in again.stdout, again.stdout[:800]
+    checked = run(project, tmp_path, "check", "tt")
+    assert "no stack 'tt'" not in checked.stdout + checked.stderr, checked.stderr
