@@ -26,6 +26,4 @@ MUTATIONS = [
     Mutation("journey4", "policies/guardrails/budget.py",
              "    hours = sum(line.runtime_hours or 0.0 for line in compute) or runtime",
              "    hours = runtime", WAY_OUT, "several instances are offered a price each, over all their hours"),
-    Mutation("journey4", "policies/guardrails/budget.py", "        down = math.floor(rate * 10 ** places) / 10 ** places",
-             "        down = round(rate, places)", WAY_OUT, "the offered price is rounded down, never past the fit"),
 ]

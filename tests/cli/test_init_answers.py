@@ -77,7 +77,7 @@ def test_a_refused_answer_on_a_terminal_is_asked_again(tmp_path, key_file, revie
     assert main([*FLAGS, "--public-key", str(key_file), "--output", str(out)]) == 0
     assert asked[:3] == ["budget in USD: "] * 3
     err = capsys.readouterr().err
-    assert "--budget '\\\\uff180' is not an amount of USD; accepted: a number above 0 and at most 1000000, e.g. 60 " \
+    assert "--budget '\\uff180' is not an amount of USD; accepted: a number above 0 and at most 1000000, e.g. 60 " \
            "(ASCII digits); asked again (2 tries left)" in err
     assert "asked again (1 try left)" in err
     assert yaml.safe_load(out.read_text())["config"]["gpulease:experiment"]["budgetUsd"] == 60
