@@ -21,6 +21,7 @@ from gpulease.cli import init as init_cli
 from gpulease.cli.main import main
 from gpulease.lifecycle import answers
 from gpulease.review import stacks
+from tests.support.paths import ROOT
 
 FLAGS = ["init", "--name", "llama8b-lora", "--owner", "ada@ml-team.io", "--params", "8B", "--method", "lora",
          "--region", "us-west-2", "--ssh-from", "203.0.113.7/32", "--cloud", "aws", "--hours", "8"]
@@ -215,3 +216,17 @@ def test_a_spot_stack_without_the_signal_gets_plans_advisory_at_once(tmp_path, k
                  "--no-review"]) == 0
     assert "advisory: experiment 'llama8b-lora': spot without checkpoints.hook" in " ".join(
         capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize(("cloud", "hours", "least"), [("aws", "0.0001", "0.25"), ("alicloud", "0.5", "0.75")])
+def test_hours_under_the_clouds_minimum_are_refused_before_anything_is_written(tmp_path, cloud, hours, least):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "gpulease", "init", "--cloud", cloud, "--hours", hours, "--name",
+                           "short-one", "--params", "8B", "--owner", "a@b.org", "--budget", "60", "--no-port"],
+                          cwd=tmp_path, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
+                          env={"PYTHONPATH": str(ROOT), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "COLUMNS": "200"})
+    assert done.returncode != 0
+    assert f"--hours {hours} is under the {least} h an {cloud} stack runs at least" in done.stderr, done.stderr
+    assert not list(tmp_path.rglob("Pulumi.*.yaml"))
