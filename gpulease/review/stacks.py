@@ -167,6 +167,8 @@ def searched(project_dir: Path = PROJECT_ROOT) -> str:
         return f"{project_info(own)[1]} or {config_dir}"
     if os.path.lexists(here / "Pulumi.yaml"):
         return (f"{config_dir} (not {here}: a Pulumi project of its own, whose stacks `gpulease plan .` reviews)")
+    if here.resolve() == config_dir.resolve():  # inside the kit's stacks/: that folder, once (no stacks/stacks)
+        return str(config_dir)
     return f"{here}, {here / 'stacks'} or {config_dir}"
 
 

@@ -30,3 +30,11 @@ def test_init_then_plan_in_a_template_project(tmp_path):
     assert "PASS" in again.stdout and "is not an email address" not in again.stdout, again.stdout[:800]
     checked = run(project, tmp_path, "check", "tt")
     assert "no stack 'tt'" not in checked.stdout + checked.stderr, checked.stderr
+
+
+def test_a_mistyped_name_from_inside_the_kits_stacks_folder_names_each_folder_once(tmp_path):
+    done = run(ROOT / "stacks", tmp_path, "plan", "aws-lora-7x")
+    line = done.stderr.strip()
+    assert f"in {ROOT / 'stacks'};" in line and line.count(f"{ROOT / 'stacks'}") == 1, line
+    assert "stacks/stacks" not in line, line
+    assert "did you mean 'aws-lora-7b'" in line, line
