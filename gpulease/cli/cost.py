@@ -89,6 +89,20 @@ def _known(value: float, reason: str | None, show: Any = usd) -> str:
     return "unknown" if reason is not None else show(value)
 
 
+NARROW = 90
+"""Below this many columns the after-destroy column does not fit beside the others: its figures go below the table."""
+
+
+def _rows_rounded(cost: StackCost) -> str:
+    """A note when the lines' worst cases, each shown rounded to the cent, do not add up to the shown total (which is
+    the exact sum, rounded once)."""
+    figures = [line.worst_case_usd for line in cost.lines]
+    if not cost.worst_case_known or any(f is None for f in figures):
+        return ""
+    shown = sum(float(usd(f).replace("$", "").replace(",", "")) for f in figures if f is not None)
+    return "" if usd(shown) == usd(cost.worst_case_usd) else f" (the lines, each rounded, add up to {usd(shown)})"
+
+
 def _usd(value: float | None, show: Any = usd) -> str:
     return "?" if value is None else show(value)
 
@@ -101,6 +115,7 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
     several = len({line.experiment for line in cost.lines}) > 1
     prefix = common_name_prefix([line.resource for line in cost.lines])
     wide = console.width >= 100
+    apart = console.width < NARROW  # the after-destroy figures below the table: a price is never cut
     title = f"gpulease cost: {printable(stack)} ({cost.cloud}, {cost.region or 'region unknown'})"
     if prefix:
         title += f"; resource names start {printable(prefix)}"
@@ -110,8 +125,9 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
     longest = min(24, max((len(n) for n in names), default=8))
     columns = [("experiment", "left", False, 0)] if several else []
     columns += [("resource", "left", False, longest), ("item", "left", False, 10), ("per hour", "right", True, 0),
-                ("cap", "right", True, 0), ("hours", "right", True, 0), ("worst case", "right", False, 0),
-                ("after destroy", "right", False, 0)]
+                ("cap", "right", True, 0), ("hours", "right", True, 0), ("worst case", "right", True, 0)]
+    if not apart:
+        columns.append(("after destroy", "right", True, 0))
     if wide:
         columns.append(("price date", "left", False, 10))
     for col, justify, figure, least in columns:
@@ -121,8 +137,9 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
         name = line.resource[len(prefix):] if prefix and line.resource.startswith(prefix) else line.resource
         row = [line.experiment] if several else []
         row += [name, line.item, _usd(line.hourly_usd, usd_per_hour), _usd(line.max_hourly_usd, usd_per_hour),
-                "?" if line.runtime_hours is None else f"{line.runtime_hours:g}", _usd(line.worst_case_usd),
-                _usd(line.after_destroy_monthly_usd, usd_per_month) if line.retained else ""]
+                "?" if line.runtime_hours is None else f"{line.runtime_hours:g}", _usd(line.worst_case_usd)]
+        if not apart:
+            row.append(_usd(line.after_destroy_monthly_usd, usd_per_month) if line.retained else "")
         if wide:
             row.append(price_date(line))
         table.add_row(*row)
@@ -135,16 +152,21 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
     else:
         console.print(f"[bold]per hour[/bold]: {escape(bounded(cost.hourly_usd, cost.hourly_reason, usd_per_hour(cost.hourly_usd)))}")
     expected = escape(bounded(cost.expected_usd, cost.expected_reason, usd(cost.expected_usd))
-                      if cost.expected_reason != cost.hourly_reason else "unknown (the same unpriced items)")
+                      if cost.expected_reason is None or cost.expected_reason != cost.hourly_reason else "unknown (the same unpriced items)")
     console.print(
         f"[bold]until the deadline{until}[/bold]: expected {expected}, "
         + (f"[bold]worst case {usd(cost.worst_case_usd)}[/bold]" if cost.worst_case_known
            else f"[bold]worst case unknown[/bold]: {escape(cost.worst_case_reason or 'an instance is unpriced')}")
         + (f" of budget {usd(budget)}" if (budget := budget_total(cost)) is not None else "")
+        + _rows_rounded(cost)
     )
     after = bounded(cost.after_destroy_monthly_usd, cost.after_destroy_reason, usd_per_month(cost.after_destroy_monthly_usd))
     console.print(f"[bold]after destroy[/bold]: {escape(after)} for retained disks and buckets")
     console.print(table)
+    kept = [(line.resource[len(prefix):] if prefix and line.resource.startswith(prefix) else line.resource,
+             _usd(line.after_destroy_monthly_usd, usd_per_month)) for line in cost.lines if line.retained]
+    if apart and kept:
+        console.print("after destroy, each line: " + ", ".join(f"{escape(n)} {v}" for n, v in kept), overflow="fold")
     if not wide:
         dates = sorted({price_date(line) for line in cost.lines if price_date(line)})
         if dates:

@@ -117,7 +117,7 @@ def gather(args: argparse.Namespace) -> object:
     owner = _get(args.owner, "your e-mail (tags every resource)", a.check_owner,
                  missing=("--owner", "your e-mail"))
     budget = _get(args.budget, "budget in USD", a.check_budget, missing=("--budget", "the budget in USD"))
-    hours = _get(args.hours, "hours until the hard deadline (maxRuntimeHours)", a.check_hours,
+    hours = _get(args.hours, "hours until the hard deadline (maxRuntimeHours)", lambda h: a.check_hours(h, cloud),
                  default=f"{a.DEFAULT_HOURS:g}")
     market = _get(args.market, "market (spot, on-demand)", a.check_market, default="spot")
     reason = process = None

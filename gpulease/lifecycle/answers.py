@@ -126,8 +126,25 @@ def check_budget(text: str | float) -> float:
     return _number("--budget", BUDGET, text)
 
 
-def check_hours(text: str | float) -> float:
-    return _number("--hours", HOURS, text)
+def check_hours(text: str | float, cloud: str | None = None) -> float:
+    """The hours until the deadline; with ``cloud``, at least that cloud's shortest runtime (the stack file's own
+    check), so a too-short deadline is refused (and asked again) at once, not after every other answer."""
+    hours = _number("--hours", HOURS, text)
+    if cloud is not None:
+        least = min_runtime_hours(cloud)
+        if hours < least:
+            raise AnswerError(f"--hours {hours:g} is under the {least:g} h an {cloud} stack runs at least; accepted: a number "
+                              f"from {least:g} to 720, e.g. {DEFAULT_HOURS:g}")
+    return hours
+
+
+def min_runtime_hours(cloud: str) -> float:
+    """The shortest ``maxRuntimeHours`` the stack file of ``cloud`` accepts (its spec's ``min_runtime_minutes``)."""
+    if cloud == "alicloud":
+        from components.alicloud.spec import MIN_RUNTIME_MINUTES
+    else:
+        from components.aws.spec import MIN_RUNTIME_MINUTES
+    return MIN_RUNTIME_MINUTES / 60
 
 
 def _number(flag: str, parse: Callable[[str], float], text: str | float) -> float:

@@ -109,15 +109,45 @@ def resolve(target: str, project_dir: Path = PROJECT_ROOT) -> list[tuple[Path, P
         if not files:
             raise StackNotFoundError(f"{path} has no Pulumi.<stack>.yaml files")
         return [(path.resolve(), f) for f in files]
+    here = kit_project_here(project_dir)
+    for f in _own_stacks(project_dir):
+        if stack_name(f) == target and here is not None:
+            return [(here, f)]
     for f in [*user_stack_files(project_dir), *stack_files(project_dir)]:
         if stack_name(f) == target:
             return [(project_dir, f)]
     raise StackNotFoundError(not_found(target, project_dir))
 
 
+KIT_PROGRAM = "from components.program import main"
+"""The line of a project's ``__main__.py`` that makes it the kit's program (the ``pulumi new`` template's, a copy of
+the kit's own): a bare stack name finds that project's stacks, which it declares as the kit does."""
+
+
+def kit_project_here(project_dir: Path = PROJECT_ROOT) -> Path | None:
+    """The folder the command runs in when it is a Pulumi project running the kit's program (not the kit itself)."""
+    here = Path.cwd()
+    if here.resolve() == project_dir.resolve() or not os.path.lexists(here / "Pulumi.yaml"):
+        return None
+    try:
+        text = (here / "__main__.py").read_text(encoding="utf-8", errors="replace")[:65536]
+    except (OSError, ValueError):
+        return None
+    return here.resolve() if any(line.strip() == KIT_PROGRAM for line in text.splitlines()) else None
+
+
+def _own_stacks(project_dir: Path) -> list[Path]:
+    here = kit_project_here(project_dir)
+    try:
+        return stack_files(here) if here is not None else []
+    except UserError:
+        return []
+
+
 def known_names(project_dir: Path = PROJECT_ROOT) -> list[str]:
     """Every stack a bare name finds, in the order it is looked up (the folder the command runs in, then the kit's)."""
-    return list(dict.fromkeys(stack_name(f) for f in [*user_stack_files(project_dir), *stack_files(project_dir)]))
+    return list(dict.fromkeys(stack_name(f) for f in [*_own_stacks(project_dir), *user_stack_files(project_dir),
+                                                      *stack_files(project_dir)]))
 
 
 def nearest_name(target: str, project_dir: Path = PROJECT_ROOT) -> str | None:
@@ -133,8 +163,12 @@ def searched(project_dir: Path = PROJECT_ROOT) -> str:
     here = Path.cwd()
     if here.resolve() == project_dir.resolve():
         return str(config_dir)
+    if (own := kit_project_here(project_dir)) is not None:
+        return f"{project_info(own)[1]} or {config_dir}"
     if os.path.lexists(here / "Pulumi.yaml"):
         return (f"{config_dir} (not {here}: a Pulumi project of its own, whose stacks `gpulease plan .` reviews)")
+    if here.resolve() == config_dir.resolve():  # inside the kit's stacks/: that folder, once (no stacks/stacks)
+        return str(config_dir)
     return f"{here}, {here / 'stacks'} or {config_dir}"
 
 

@@ -21,6 +21,7 @@ from gpulease.cli import init as init_cli
 from gpulease.cli.main import main
 from gpulease.lifecycle import answers
 from gpulease.review import stacks
+from tests.support.paths import ROOT
 
 FLAGS = ["init", "--name", "llama8b-lora", "--owner", "ada@ml-team.io", "--params", "8B", "--method", "lora",
          "--region", "us-west-2", "--ssh-from", "203.0.113.7/32", "--cloud", "aws", "--hours", "8"]
@@ -77,7 +78,7 @@ def test_a_refused_answer_on_a_terminal_is_asked_again(tmp_path, key_file, revie
     assert main([*FLAGS, "--public-key", str(key_file), "--output", str(out)]) == 0
     assert asked[:3] == ["budget in USD: "] * 3
     err = capsys.readouterr().err
-    assert "--budget '\\\\uff180' is not an amount of USD; accepted: a number above 0 and at most 1000000, e.g. 60 " \
+    assert "--budget '\\uff180' is not an amount of USD; accepted: a number above 0 and at most 1000000, e.g. 60 " \
            "(ASCII digits); asked again (2 tries left)" in err
     assert "asked again (1 try left)" in err
     assert yaml.safe_load(out.read_text())["config"]["gpulease:experiment"]["budgetUsd"] == 60
@@ -215,3 +216,17 @@ def test_a_spot_stack_without_the_signal_gets_plans_advisory_at_once(tmp_path, k
                  "--no-review"]) == 0
     assert "advisory: experiment 'llama8b-lora': spot without checkpoints.hook" in " ".join(
         capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize(("cloud", "hours", "least"), [("aws", "0.0001", "0.25"), ("alicloud", "0.5", "0.75")])
+def test_hours_under_the_clouds_minimum_are_refused_before_anything_is_written(tmp_path, cloud, hours, least):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "gpulease", "init", "--cloud", cloud, "--hours", hours, "--name",
+                           "short-one", "--params", "8B", "--owner", "a@b.org", "--budget", "60", "--no-port"],
+                          cwd=tmp_path, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120,
+                          env={"PYTHONPATH": str(ROOT), "HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "COLUMNS": "200"})
+    assert done.returncode != 0
+    assert f"--hours {hours} is under the {least} h an {cloud} stack runs at least" in done.stderr, done.stderr
+    assert not list(tmp_path.rglob("Pulumi.*.yaml"))

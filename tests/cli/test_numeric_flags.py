@@ -53,7 +53,7 @@ def test_the_parser_reads_ascii_numbers_and_names_the_character_it_refuses() -> 
     assert [read_number(t) for t in ("300", "0.5", ".5", "1e3", "+2", "-1")] == [300, 0.5, 0.5, 1000, 2, -1]
     assert [read_number(t, whole=True) for t in ("0", "12", "1.5", "-1", "٣")] == [0, 12, None, None, None]
     parse = number("a number of seconds", 0, 60, above=True, example="30")
-    with pytest.raises(argparse.ArgumentTypeError, match=r"^'\\\\u0663\\\\u0660\\\\u0660' is not a number of seconds; "
+    with pytest.raises(argparse.ArgumentTypeError, match=r"^'\\u0663\\u0660\\u0660' is not a number of seconds; "
                        r"accepted: a number above 0 and at most 60, e\.g\. 30 \(ASCII digits\)$"):
         parse("٣٠٠")
     assert parse("60") == 60 and parse("0.25") == 0.25
@@ -74,3 +74,13 @@ def test_pull_deadline_in_unicode_digits_is_one_line_and_exit_2(given: str, caps
     err = capsys.readouterr().err
     assert "argument --deadline-seconds:" in err and "is not a number of seconds" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1, err
+
+
+def test_a_refused_character_is_shown_as_one_escape_and_a_typed_backslash_as_two() -> None:
+    parse = number("a number of hours", 0, 720, above=True, example="8")
+    with pytest.raises(argparse.ArgumentTypeError) as hit:
+        parse("８")
+    assert str(hit.value).startswith("'\\uff18' is not a number of hours"), str(hit.value)  # one backslash
+    with pytest.raises(argparse.ArgumentTypeError) as typed:
+        parse("a'b\\uff18")
+    assert str(typed.value).startswith("'a\\'b\\\\uff18' is not"), str(typed.value)  # typed, not the character

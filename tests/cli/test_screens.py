@@ -7,6 +7,7 @@ the pane's history."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -155,3 +156,16 @@ def test_help_is_wrapped_to_the_terminal(screens, key, width):
     assert "On a capacity error at first creation" in text or "a comment on every field" in text
     # The exit-code table keeps its shape: each code starts a line, its text wraps under the text.
     assert any(line.startswith("  130 ") for line in lines)
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_cost_never_cuts_an_after_destroy_price(screens, width):
+    lines, code = screens[("cost", width)]
+    assert code == 0
+    words = " ".join(lines).split()
+    text = " ".join(words)
+    assert "data $16.00/month" in text or " $16.00/month " in text, "\n".join(lines)
+    assert "$4.60/month" in text, "\n".join(lines)
+    whole = re.compile(r"^\$[0-9.,]+(/h|/month|/GB)?[,;:.)]*$")
+    assert not [w for w in words if w.startswith("$") and not whole.match(w)], "\n".join(lines)
+    assert "destro" not in words and "afte" not in words

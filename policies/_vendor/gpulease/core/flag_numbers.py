@@ -25,7 +25,10 @@ MAX_TEXT = 40
 
 def shown(text: str) -> str:
     """The text as the refusal quotes it: a non-ASCII character written as its escape (``'\\u0663'``)."""
-    return repr(escaped(text.encode("ascii", "backslashreplace").decode("ascii")))
+    # Quoted by hand, not repr(): repr would double the backslash of each escape (``'\\uff18'``). A backslash typed
+    # is doubled first, so an escape shown is always one the text did not hold as typed characters.
+    ascii_text = text.replace("\\", "\\\\").encode("ascii", "backslashreplace").decode("ascii")
+    return "'" + escaped(ascii_text).replace("'", "\\'") + "'"
 
 
 def read_number(text: str, *, whole: bool = False) -> float | None:
