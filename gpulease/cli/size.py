@@ -108,6 +108,12 @@ def _run(args: argparse.Namespace) -> int:
     workload = Workload(shape=shape, **{name: getattr(args, name) for name in WORKLOAD_SETTINGS})
     catalog = load_catalog()
     region = args.region or DEFAULT_REGION[args.cloud]
+    if args.region is not None:
+        from components.spec.regions import region_problems
+
+        for _, problem in region_problems(args.cloud, region, {}, "--region"):  # a typo named as one, with the nearest
+            raise CatalogError("--region: " + problem.replace("this stack's cloud is", "--cloud is").replace(
+                "(cloud defaults to", "(--cloud defaults to").replace("accepted: cloud: ", "accepted: --cloud "))
     if region not in catalog.regions_of(args.cloud):
         raise CatalogError(
             f"--region: the catalog has no {args.cloud} prices in {region}; priced regions: "

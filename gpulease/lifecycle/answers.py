@@ -140,11 +140,9 @@ def check_hours(text: str | float, cloud: str | None = None) -> float:
 
 def min_runtime_hours(cloud: str) -> float:
     """The shortest ``maxRuntimeHours`` the stack file of ``cloud`` accepts (its spec's ``min_runtime_minutes``)."""
-    if cloud == "alicloud":
-        from components.alicloud.spec import MIN_RUNTIME_MINUTES
-    else:
-        from components.aws.spec import MIN_RUNTIME_MINUTES
-    return MIN_RUNTIME_MINUTES / 60
+    from components.spec.clouds import SPEC_RULES
+
+    return SPEC_RULES[cloud].min_runtime_minutes / 60
 
 
 def _number(flag: str, parse: Callable[[str], float], text: str | float) -> float:

@@ -35,6 +35,11 @@ def pulumi_outputs(stack: str, project_dir: Path) -> dict[str, Any]:
     """``pulumi stack output --json`` of ``stack`` in ``project_dir`` (the stack's backend must be logged in)."""
     exe = shutil.which("pulumi")
     if exe is None:
+        try:
+            stacks.resolve_one(stack, project_dir)
+        except UserError as exc:  # no stack file either: say so first (with the nearest name), then what is missing
+            raise LiveError(f"{exc}; and the Pulumi CLI, which would read the outputs of a stack made elsewhere, is "
+                            "not installed") from None
         raise LiveError(f"stack {stack!r}: the Pulumi CLI is not installed; it reads the stack's outputs (or give "
                         "them with --outputs FILE, the output of `pulumi stack output --json`)")
     try:

@@ -58,3 +58,15 @@ def test_size_shows_current_spot_prices_dates_and_stale_warnings(capsys, fresh_g
     assert " older than 30 days); `gpulease catalog refresh` writes fresh ones to your catalog folder" in text
     assert text.count("stale") == 1
 
+
+
+def test_a_mistyped_region_is_named_with_the_nearest_one(capsys):
+    assert main(["size", "--params", "7B", "--region", "us-west2"]) == 2
+    assert capsys.readouterr().err == (
+        "gpulease: --region: 'us-west2' is not an AWS region (did you mean us-west-2?); accepted: an AWS region, e.g. "
+        "us-west-2 (the list is in components/aws/spec.py)\n")
+    assert main(["size", "--params", "7B", "--region", "cn-hangzhou"]) == 2
+    assert "accepted: --cloud alicloud to use it" in capsys.readouterr().err
+    # A real region the catalog has no prices for is named as such.
+    assert main(["size", "--params", "7B", "--region", "ap-south-1"]) == 2
+    assert "the catalog has no aws prices in ap-south-1" in capsys.readouterr().err

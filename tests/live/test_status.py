@@ -120,6 +120,13 @@ def test_without_outputs_the_pulumi_cli_is_asked_and_its_absence_is_said(tmp_pat
     monkeypatch.setenv("PATH", str(tmp_path))
     assert main(["status", STACK]) == EXIT_BAD_INPUT
     assert "the Pulumi CLI is not installed" in capsys.readouterr().err
+    # A stack with no stack file here is named as such first, not blamed on the missing CLI alone.
+    for command in ("status", "logs"):
+        assert main([command, "nosuch"]) == EXIT_BAD_INPUT
+        err = capsys.readouterr().err
+        assert err.startswith("gpulease: no stack 'nosuch' in ") and err.count("\n") == 1
+        assert err.rstrip().endswith("and the Pulumi CLI, which would read the outputs of a stack made elsewhere, is "
+                                     "not installed")
     pulumi = tmp_path / "pulumi"
     pulumi.write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/asked\necho '{{}}'\n")
     pulumi.chmod(0o755)
