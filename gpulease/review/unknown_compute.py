@@ -56,12 +56,19 @@ def _first_unknown(value: Any, path: str) -> str | None:
     return None
 
 
+def holds_unknown(value: Any) -> bool:
+    """Whether ``value`` is ``UNKNOWN`` or holds it anywhere inside (list elements, mapping values)."""
+    return _first_unknown(value, "") is not None
+
+
 def _path_prefix(props: Mapping[str, Any], path: str) -> str:
-    """The part of ``path`` (``*`` steps kept) down to the first value that is not known."""
+    """The part of ``path`` (``*`` steps kept) down to the first value not known, with the unknown element's place."""
     steps = path.split(".")
     for end in range(1, len(steps) + 1):
-        if UNKNOWN in read_all(props, ".".join(steps[:end])):
-            return ".".join(steps[:end])
+        prefix = ".".join(steps[:end])
+        for value in read_all(props, prefix):
+            if (found := _first_unknown(value, prefix)) is not None:
+                return found
     return path
 
 
@@ -75,9 +82,9 @@ def unknown_field(type_: str, props: Mapping[str, Any]) -> str | None:
     if form is None:
         return None
     for path in form.instance_types:
-        if UNKNOWN in read_all(props, path):
+        if any(holds_unknown(value) for value in read_all(props, path)):
             return _path_prefix(props, path)
-    if form.type_reader is not None and UNKNOWN in form.type_reader(props):
+    if form.type_reader is not None and holds_unknown(list(form.type_reader(props))):
         for key in props:
             if key not in IGNORED and (found := _first_unknown(props[key], key)) is not None:
                 return found

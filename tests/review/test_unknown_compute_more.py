@@ -1,4 +1,4 @@
-"""Attack (issue 25, round 2): possible GPU compute behind a preview-unknown value that still exits 0,
+"""Possible GPU compute behind a preview-unknown value that still exits 0,
 and unknown counts priced as one instance."""
 
 from __future__ import annotations
