@@ -50,6 +50,9 @@ MUTATIONS: list[Mutation] = [
     Mutation("unknown-compute", UC, "    return _first_unknown(value, \"\") is not None",
              "    return value is UNKNOWN", UNKNOWN_COMPUTE,
              "an unknown element inside an instance types list (no '*' step) is partial"),
+    Mutation("unknown-compute", "gpulease/review/engine.py",
+             "    return resource.inputs if struct is None else wire_values(struct)", "    return resource.inputs",
+             UNKNOWN_COMPUTE, "a size unknown offline makes the worst case unknown, never one instance"),
     Mutation("unknown-compute", "gpulease/review/thread_errors.py", "    threading.excepthook = hook",
              "    pass", UNKNOWN_COMPUTE, "a thread's failure is one line of a partial review"),
 ]

@@ -55,3 +55,4 @@ def test_unknown_max_size_is_not_one_instance(tmp_path: Path) -> None:
     [r] = review([str(_write(tmp_path, "asg-max-unknown", body))], now=FIXED_NOW)
     [exp] = report.to_json([r])["stacks"][0]["cost"]["experiments"]
     assert exp["worstCaseKnown"] is False, exp
+    assert "size unknown offline" in exp["worstCaseReason"], exp
