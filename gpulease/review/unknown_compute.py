@@ -21,7 +21,10 @@ from typing import Any
 import pulumi
 from pulumi.runtime import rpc
 
+from gpulease.core import resources as rt
 from gpulease.core.compute import UNKNOWN, form_of, read_all
+from gpulease.core.compute.components import MODELLED_COMPONENTS
+from gpulease.core.compute.scan import MAY_BE_GPU, gpu_mentions
 
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 
@@ -105,17 +108,35 @@ def _why(field: str, dependencies: Mapping[str, list[str]]) -> str:
     return "a value not known during preview"
 
 
+def _unjudged(type_: str) -> bool:
+    """The types the pack's ``unjudged-gpu-compute`` scan reads (no compute form, may cost something)."""
+    return (form_of(type_) is None and not type_.startswith("pulumi:") and not rt.is_free_type(type_)
+            and type_ not in MODELLED_COMPONENTS)
+
+
+def unscanned_field(props: Mapping[str, Any]) -> str | None:
+    """For a type outside the compute-form registry: the GPU-deciding input (an instance type key, a GPU count,
+    a node selector or requirement on instance types) not known offline, or None (``scan.gpu_mentions``)."""
+    return next((path for path, what in gpu_mentions(props, unknowns=True) if what == MAY_BE_GPU), None)
+
+
 def problem(request: Any, site: str | None) -> str | None:
-    """One line when ``request`` (a RegisterResource) is a compute form whose instance type is not known."""
-    if form_of(request.type) is None:
+    """One line when ``request`` (a RegisterResource) is a compute form whose instance type is not known, or a type
+    the pack cannot judge whose GPU-deciding input is not known."""
+    if form_of(request.type) is not None:
+        field = unknown_field(request.type, wire_values(request.object))
+        judged = "the review cannot judge what it launches"
+    elif _unjudged(request.type):
+        field = unscanned_field(wire_values(request.object))
+        judged = "no compute form reads this type and the GPU scan cannot see what it asks for"
+    else:
         return None
-    field = unknown_field(request.type, wire_values(request.object))
     if field is None:
         return None
     deps = {k: list(v.urns) for k, v in request.propertyDependencies.items()}
     where = f"{site}: " if site else ""
     return (f"{where}GPU compute may be here: {field} of {request.type} {request.name!r} is unknown offline "
-            f"({_why(field, deps)}); the review cannot judge what it launches; accepted: a known value")
+            f"({_why(field, deps)}); {judged}; accepted: a known value")
 
 
 @contextmanager

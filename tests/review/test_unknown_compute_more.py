@@ -56,3 +56,20 @@ def test_unknown_max_size_is_not_one_instance(tmp_path: Path) -> None:
     [exp] = report.to_json([r])["stacks"][0]["cost"]["experiments"]
     assert exp["worstCaseKnown"] is False, exp
     assert "size unknown offline" in exp["worstCaseReason"], exp
+
+
+KNOWN_NOT_GPU = {
+    # an unknown input that decides no GPU (a name, a cluster id) on a type outside the registry is no finding
+    "emr-instance-group-unknown-name": "aws.emr.InstanceGroup('g', cluster_id=U, name=U, instance_type='m5.xlarge',\n"
+      "    instance_count=4)\n",
+    "k8s-job-unknown-image": "k8s.batch.v1.Job('j', spec={'template': {'spec': {'restart_policy': 'Never',\n"
+      "    'node_selector': {'node.kubernetes.io/instance-type': 'm5.xlarge'}, 'containers': [{'name': 'c', 'image': U}]}}})\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(KNOWN_NOT_GPU))
+def test_unknown_input_deciding_no_gpu_is_not_partial(tmp_path: Path, name: str) -> None:
+    [r] = review([str(_write(tmp_path, name, HEAD + KNOWN_NOT_GPU[name]))], now=FIXED_NOW)
+    stack = report.to_json([r])["stacks"][0]
+    assert "GPU compute may be here" not in (stack.get("error") or ""), stack.get("error")
+    assert r.exit_code == 0, stack["status"]
