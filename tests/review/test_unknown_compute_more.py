@@ -73,3 +73,25 @@ def test_unknown_input_deciding_no_gpu_is_not_partial(tmp_path: Path, name: str)
     stack = report.to_json([r])["stacks"][0]
     assert "GPU compute may be here" not in (stack.get("error") or ""), stack.get("error")
     assert r.exit_code == 0, stack["status"]
+
+
+APPLIES = {
+    # a callback that only formats a string: its skip hides no resource
+    "apply-formatting": ("pulumi.export('arn', U.apply(lambda v: f'arn:aws:s3:::{v}'.upper()))\n", False),
+    # a helper of the program that registers a resource, called from the callback
+    "apply-helper-registers": ("def make(_):\n    return aws.ec2.Instance('gpu', instance_type='p4d.24xlarge',\n"
+                               "        ami='ami-0123456789abcdef0', tags=tags, metadata_options=MD,\n"
+                               "        root_block_device={'encrypted': True})\n"
+                               "U.apply(lambda v: make(v))\n", True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(APPLIES))
+def test_skipped_apply_is_partial_only_when_it_may_register(tmp_path: Path, name: str) -> None:
+    body, registers = APPLIES[name]
+    [r] = review([str(_write(tmp_path, name, HEAD + body))], now=FIXED_NOW)
+    stack = report.to_json([r])["stacks"][0]
+    line = HEAD.count("\n") + body.count("\n")  # the .apply call is the program's last line
+    skipped = f"an apply on a value unknown offline was not run (at __main__.py:{line})"
+    assert (skipped in (stack.get("error") or "")) is registers, stack.get("error")
+    assert (r.exit_code != 0) is registers, stack["status"]  # 2 here: nothing else was registered to review
