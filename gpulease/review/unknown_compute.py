@@ -29,14 +29,22 @@ from gpulease.core.compute.scan import MAY_BE_GPU, gpu_mentions
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 
 
+def is_secret(value: Any) -> bool:
+    """Whether ``value`` is the SDK's envelope of a secret (``rpc.wrap_rpc_secret``: its signature key and value)."""
+    return isinstance(value, Mapping) and value.get(rpc._special_sig_key) == rpc._special_secret_sig
+
+
 def wire_values(struct: Any) -> Any:
-    """A registration's wire inputs as plain data, the engine's unknown sentinel read as ``UNKNOWN``."""
+    """A registration's wire inputs as plain data, the engine's unknown sentinel read as ``UNKNOWN``, a secret as
+    the value it holds."""
     return _marked(rpc.deserialize_properties(struct, keep_unknowns=True))
 
 
 def _marked(value: Any) -> Any:
     if value is rpc.UNKNOWN or type(value).__name__ == "Unknown":
         return UNKNOWN
+    if is_secret(value):
+        return _marked(value.get("value"))  # the value a secret holds: read as itself, never as its envelope
     if isinstance(value, Mapping):
         return {k: _marked(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -95,3 +95,17 @@ def test_skipped_apply_is_partial_only_when_it_may_register(tmp_path: Path, name
     skipped = f"an apply on a value unknown offline was not run (at __main__.py:{line})"
     assert (skipped in (stack.get("error") or "")) is registers, stack.get("error")
     assert (r.exit_code != 0) is registers, stack["status"]  # 2 here: nothing else was registered to review
+
+
+def test_secret_instance_type_is_priced_and_listed_as_secret(tmp_path: Path) -> None:
+    body = HEAD + ("aws.ec2.Instance('gpu', instance_type=pulumi.Output.secret('p4d.24xlarge'),\n"
+                   "    ami='ami-0123456789abcdef0', tags=tags, metadata_options=MD, root_block_device={'encrypted': True})\n")
+    [r] = review([str(_write(tmp_path, "secret-type", body))], now=FIXED_NOW)
+    stack = report.to_json([r])["stacks"][0]
+    [line] = [line for line in stack["cost"]["lines"] if line["compute"]]
+    assert line["hourlyUsd"] and line["item"].startswith("p4d.24xlarge"), line  # priced as the type it holds
+    [gpu] = [res for res in r.rendering.resources if res.name == "gpu"]
+    assert gpu.inputs["instanceType"] == "[secret]", gpu.inputs
+    for shown in (str(report.to_json([r])), report.markdown([r])):
+        assert "4dabf18193072939515e22adb298388d" not in shown, shown  # the SDK's secret envelope never printed
+    assert "[secret]" in report.markdown([r])
