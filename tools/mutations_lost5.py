@@ -8,7 +8,7 @@ from tools.mutation_row import Mutation
 
 SHAPES = ("tests/transfer/test_pull_file_or_folder.py",)
 ARTIFACTS = ("tests/ephemeral/test_artifacts_dir.py",)
-UNKNOWN_COMPUTE = ("tests/review/test_unknown_compute.py",)
+UNKNOWN_COMPUTE = ("tests/review/test_unknown_compute.py", "tests/review/test_unknown_compute_more.py")
 UC = "gpulease/review/unknown_compute.py"
 
 MUTATIONS: list[Mutation] = [
@@ -29,10 +29,11 @@ MUTATIONS: list[Mutation] = [
     Mutation("lost5", "gpulease/cli/ephemeral.py",
              "        refuse_input_folder(args.artifacts_dir, reads, within=within)", "        pass", ARTIFACTS,
              "ephemeral run checks --artifacts-dir before anything is created"),
-    Mutation("unknown-compute", UC, "        if UNKNOWN in read_all(props, path):\n            return _path_prefix(",
+    Mutation("unknown-compute", UC,
+             "        if any(holds_unknown(value) for value in read_all(props, path)):\n            return _path_prefix(",
              "        if False:\n            return _path_prefix(", UNKNOWN_COMPUTE,
              "an instance type path unknown at preview makes the review partial"),
-    Mutation("unknown-compute", UC, "    if form.type_reader is not None and UNKNOWN in form.type_reader(props):",
+    Mutation("unknown-compute", UC, "    if form.type_reader is not None and holds_unknown(list(form.type_reader(props))):",
              "    if False:", UNKNOWN_COMPUTE, "types a form's reader cannot know (a NodePool's unknown spec) are partial"),
     Mutation("unknown-compute", UC, "        if not pulumi.runtime.is_dry_run():", "        if True:", UNKNOWN_COMPUTE,
              "a stack reference output the mocks do not answer is unknown, never an absent value"),
@@ -46,6 +47,24 @@ MUTATIONS: list[Mutation] = [
     Mutation("unknown-compute", "gpulease/review/invoke_sites.py",
              "        if value is not None and not isinstance(value, str):", "        if False:", UNKNOWN_COMPUTE,
              "a custom timeout that is not a duration string names the line"),
+    Mutation("unknown-compute", UC, "    return _first_unknown(value, \"\") is not None",
+             "    return value is UNKNOWN", UNKNOWN_COMPUTE,
+             "an unknown element inside an instance types list (no '*' step) is partial"),
+    Mutation("unknown-compute", "gpulease/review/engine.py",
+             "    return resource.inputs if struct is None else wire_values(struct)", "    return resource.inputs",
+             UNKNOWN_COMPUTE, "a size unknown offline makes the worst case unknown, never one instance"),
+    Mutation("unknown-compute", "gpulease/core/compute/scan.py",
+             "                if unknowns and (_type_key(key) or key in NODE_LABELS or key in COUNT_KEYS) and _holds_unknown(child):",
+             "                if False:", UNKNOWN_COMPUTE,
+             "a GPU-deciding input unknown offline on a type outside the registry (EMR, Kubernetes) is partial"),
+    Mutation("unknown-compute", "gpulease/review/skipped_applies.py",
+             "        if run_with_unknowns or not pulumi.runtime.is_dry_run() or not may_register(func):",
+             "        if True:", UNKNOWN_COMPUTE,
+             "an apply skipped at preview whose callback may register resources makes the review partial"),
+    Mutation("unknown-compute", "gpulease/review/skipped_applies.py",
+             "    if isinstance(value, types.FunctionType | types.MethodType):\n        return may_register(value, depth + 1)",
+             "    if isinstance(value, types.FunctionType | types.MethodType):\n        return False", UNKNOWN_COMPUTE,
+             "a program helper the skipped callback calls is read by the same rule"),
     Mutation("unknown-compute", "gpulease/review/thread_errors.py", "    threading.excepthook = hook",
              "    pass", UNKNOWN_COMPUTE, "a thread's failure is one line of a partial review"),
 ]

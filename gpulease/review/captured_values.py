@@ -16,18 +16,24 @@ import pulumi
 from pulumi.runtime import rpc
 
 _SCALARS = frozenset((str, int, float, bool, type(None)))
+SECRET = "[secret]"
+"""How the capture records a secret input (``pulumi.Output.secret``): what the reports list, never its value."""
 
 
 def plain(value: Any) -> Any:
     """Deserialized properties as plain JSON-like data (unknowns become None)."""
     kind = type(value)
     if kind is dict:
+        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+            return SECRET  # a secret input is never shown: every report prints it as this
         return {k: plain(v) for k, v in value.items()}
     if kind in _SCALARS:
         return value
     if kind is list:
         return [plain(v) for v in value]
     if isinstance(value, Mapping):
+        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+            return SECRET
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [plain(v) for v in value]

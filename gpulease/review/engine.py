@@ -24,6 +24,7 @@ from gpulease.review.config_overrides import lay_over
 from gpulease.review.policy_runner import PolicyResult, PolicyRunner, Violation
 from gpulease.review.render import Rendering, load_stack_file, render
 from gpulease.review.stacks import DEFAULT_STACK, PROJECT_ROOT
+from gpulease.review.unknown_compute import wire_values
 
 EXIT_OK = 0
 EXIT_VIOLATIONS = 1
@@ -248,6 +249,13 @@ def render_target(project_dir: Path, stack_file: Path | None, now: datetime | No
     return start_render(project_dir, stack_file, now=now, **kwargs).result()
 
 
+def cost_inputs(resource: Any) -> Any:
+    """A resource's inputs for the cost model: values not known offline kept as ``UNKNOWN`` (an unknown size is an
+    unknown worst case, never an absent one read as a single instance), secrets unwrapped."""
+    struct = getattr(resource, "input_struct", None)
+    return resource.inputs if struct is None else wire_values(struct)
+
+
 def estimate(rendering: Rendering) -> StackCost:
     """The cost model's estimate for a rendering: in the stack's configured region, each resource in its explicit
     provider's, templates found through the dependencies (``gpulease.core.cost``)."""
@@ -261,7 +269,7 @@ def estimate(rendering: Rendering) -> StackCost:
         return rendering.config.get(f"{r.type.split(':', 1)[0]}:region")
 
     resources = [
-        (r.type, r.inputs, {"name": r.name, "retainOnDelete": r.retain_on_delete, "urn": r.urn,
+        (r.type, cost_inputs(r), {"name": r.name, "retainOnDelete": r.retain_on_delete, "urn": r.urn,
                             "dependencies": r.property_dependencies, "region": region_of(r),
                             "explicitProvider": bool(r.provider)})
         for r in rendering.resources if r.custom

@@ -40,6 +40,7 @@ from gpulease.review.program_exit import ProcessExit, exit_raises
 from gpulease.review.resource_refs import downgrade, plain_value
 from gpulease.review.sdk_rpcs import discard_pending_outputs, finish_registrations
 from gpulease.review.sdk_speed import fast_registration
+from gpulease.review.skipped_applies import recording_skipped_applies
 from gpulease.review.stacks import PROJECT_ROOT, load_stack_config
 from gpulease.review.thread_errors import thread_errors
 from gpulease.review.unknown_compute import problem as unknown_compute
@@ -323,7 +324,7 @@ def render(
 
     try:
         with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), exit_raises(), \
-                unknown_stack_outputs(), thread_errors(monitor.duplicates, str(directory)), \
+                unknown_stack_outputs(), recording_skipped_applies(monitor.duplicates), thread_errors(monitor.duplicates, str(directory)), \
                 recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())):
             _sync_await(_run_program(run))
         root = settings.get_root_resource()

@@ -21,19 +21,30 @@ from typing import Any
 import pulumi
 from pulumi.runtime import rpc
 
+from gpulease.core import resources as rt
 from gpulease.core.compute import UNKNOWN, form_of, read_all
+from gpulease.core.compute.components import MODELLED_COMPONENTS
+from gpulease.core.compute.scan import MAY_BE_GPU, gpu_mentions
 
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 
 
+def is_secret(value: Any) -> bool:
+    """Whether ``value`` is the SDK's envelope of a secret (``rpc.wrap_rpc_secret``: its signature key and value)."""
+    return isinstance(value, Mapping) and value.get(rpc._special_sig_key) == rpc._special_secret_sig
+
+
 def wire_values(struct: Any) -> Any:
-    """A registration's wire inputs as plain data, the engine's unknown sentinel read as ``UNKNOWN``."""
+    """A registration's wire inputs as plain data, the engine's unknown sentinel read as ``UNKNOWN``, a secret as
+    the value it holds."""
     return _marked(rpc.deserialize_properties(struct, keep_unknowns=True))
 
 
 def _marked(value: Any) -> Any:
     if value is rpc.UNKNOWN or type(value).__name__ == "Unknown":
         return UNKNOWN
+    if is_secret(value):
+        return _marked(value.get("value"))  # the value a secret holds: read as itself, never as its envelope
     if isinstance(value, Mapping):
         return {k: _marked(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -56,12 +67,19 @@ def _first_unknown(value: Any, path: str) -> str | None:
     return None
 
 
+def holds_unknown(value: Any) -> bool:
+    """Whether ``value`` is ``UNKNOWN`` or holds it anywhere inside (list elements, mapping values)."""
+    return _first_unknown(value, "") is not None
+
+
 def _path_prefix(props: Mapping[str, Any], path: str) -> str:
-    """The part of ``path`` (``*`` steps kept) down to the first value that is not known."""
+    """The part of ``path`` (``*`` steps kept) down to the first value not known, with the unknown element's place."""
     steps = path.split(".")
     for end in range(1, len(steps) + 1):
-        if UNKNOWN in read_all(props, ".".join(steps[:end])):
-            return ".".join(steps[:end])
+        prefix = ".".join(steps[:end])
+        for value in read_all(props, prefix):
+            if (found := _first_unknown(value, prefix)) is not None:
+                return found
     return path
 
 
@@ -75,9 +93,9 @@ def unknown_field(type_: str, props: Mapping[str, Any]) -> str | None:
     if form is None:
         return None
     for path in form.instance_types:
-        if UNKNOWN in read_all(props, path):
+        if any(holds_unknown(value) for value in read_all(props, path)):
             return _path_prefix(props, path)
-    if form.type_reader is not None and UNKNOWN in form.type_reader(props):
+    if form.type_reader is not None and holds_unknown(list(form.type_reader(props))):
         for key in props:
             if key not in IGNORED and (found := _first_unknown(props[key], key)) is not None:
                 return found
@@ -98,17 +116,35 @@ def _why(field: str, dependencies: Mapping[str, list[str]]) -> str:
     return "a value not known during preview"
 
 
+def _unjudged(type_: str) -> bool:
+    """The types the pack's ``unjudged-gpu-compute`` scan reads (no compute form, may cost something)."""
+    return (form_of(type_) is None and not type_.startswith("pulumi:") and not rt.is_free_type(type_)
+            and type_ not in MODELLED_COMPONENTS)
+
+
+def unscanned_field(props: Mapping[str, Any]) -> str | None:
+    """For a type outside the compute-form registry: the GPU-deciding input (an instance type key, a GPU count,
+    a node selector or requirement on instance types) not known offline, or None (``scan.gpu_mentions``)."""
+    return next((path for path, what in gpu_mentions(props, unknowns=True) if what == MAY_BE_GPU), None)
+
+
 def problem(request: Any, site: str | None) -> str | None:
-    """One line when ``request`` (a RegisterResource) is a compute form whose instance type is not known."""
-    if form_of(request.type) is None:
+    """One line when ``request`` (a RegisterResource) is a compute form whose instance type is not known, or a type
+    the pack cannot judge whose GPU-deciding input is not known."""
+    if form_of(request.type) is not None:
+        field = unknown_field(request.type, wire_values(request.object))
+        judged = "the review cannot judge what it launches"
+    elif _unjudged(request.type):
+        field = unscanned_field(wire_values(request.object))
+        judged = "no compute form reads this type and the GPU scan cannot see what it asks for"
+    else:
         return None
-    field = unknown_field(request.type, wire_values(request.object))
     if field is None:
         return None
     deps = {k: list(v.urns) for k, v in request.propertyDependencies.items()}
     where = f"{site}: " if site else ""
     return (f"{where}GPU compute may be here: {field} of {request.type} {request.name!r} is unknown offline "
-            f"({_why(field, deps)}); the review cannot judge what it launches; accepted: a known value")
+            f"({_why(field, deps)}); {judged}; accepted: a known value")
 
 
 @contextmanager

@@ -27,7 +27,7 @@ def group_instances(p: Pricer, r: PricedResource, unit: ComputeUnit) -> None:
         p.add(r, f"{'/'.join(types) or 'instances'} ({label}, size unknown)", None, compute=True)
         return
     if size is UNKNOWN or size is None:
-        why = unit.form.unsized or "it is not known before the update runs"
+        why = unit.form.unsized or "size unknown offline: a value not known before the update runs"
         p.unknown_price(f"{r.name}: the size of the {label} is unknown ({why})")
         p.add(r, f"{'/'.join(types) or 'instances'} ({label}, size unknown)", None, compute=True)
         return

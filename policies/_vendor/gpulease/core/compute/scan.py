@@ -25,7 +25,7 @@ from gpulease.core.compute.kubernetes_forms import (
     INSTANCE_TYPE_LABELS,
     quantity,
 )
-from gpulease.core.compute.paths import MAX_JSON, embedded_json  # noqa: F401  (read by the forms and the rules)
+from gpulease.core.compute.paths import MAX_JSON, UNKNOWN, embedded_json  # noqa: F401  (read by the forms, rules)
 
 TYPE_KEYS = frozenset({
     "instanceType", "instanceTypes", "instanceClass", "instanceFamily", "instanceFamilies", "acceleratorType",
@@ -95,8 +95,32 @@ def _named_setting(node: Mapping[str, Any]) -> str | None:
     return f"{name}={','.join(hits)}" if hits else None
 
 
-def gpu_mentions(props: Any) -> list[tuple[str, str]]:
-    """``(path, what)`` for the first few places the inputs ask for GPU or accelerator compute; [] for none."""
+MAY_BE_GPU = "a value unknown offline, which may be a GPU type or count"
+"""What ``gpu_mentions(..., unknowns=True)`` reports where a GPU-deciding input is not known during preview."""
+
+
+def _holds_unknown(value: Any) -> bool:
+    if value is UNKNOWN:
+        return True
+    if isinstance(value, Mapping):
+        return any(_holds_unknown(v) for v in value.values())
+    return isinstance(value, list | tuple) and any(_holds_unknown(v) for v in value)
+
+
+def _unknown_requirement(node: Mapping[str, Any]) -> bool:
+    """A requirement ``{key, operator, values}`` on an instance type, family, category or GPU label whose key or
+    values are not known offline."""
+    key = node.get("key")
+    if key is UNKNOWN:
+        return True
+    selects = key in NODE_LABELS or key == CATEGORY_LABEL or key in GPU_LABELS
+    return selects and _holds_unknown(node.get("values"))
+
+
+def gpu_mentions(props: Any, *, unknowns: bool = False) -> list[tuple[str, str]]:
+    """``(path, what)`` for the first few places the inputs ask for GPU or accelerator compute; [] for none.
+    With ``unknowns``, a GPU-deciding input (a type key, a node label on instance types, a GPU count, a
+    requirement on those) whose value is not known offline (``UNKNOWN``) is a hit too: it may be a GPU."""
     hits: list[tuple[str, str]] = []
     stack: list[tuple[str, Any, int]] = [("", props, 0)]
     while stack and len(hits) < MAX_HITS:
@@ -108,6 +132,9 @@ def gpu_mentions(props: Any) -> list[tuple[str, str]]:
             if "key" in node and (found := _requirement(node)):
                 hits.append((path, found))
                 continue
+            if unknowns and "key" in node and _unknown_requirement(node):
+                hits.append((path, MAY_BE_GPU))
+                continue
             if (found := _named_setting(node)) is not None:
                 hits.append((path, found))
                 continue
@@ -115,6 +142,9 @@ def gpu_mentions(props: Any) -> list[tuple[str, str]]:
                 if not isinstance(key, str) or key in SKIPPED:
                     continue
                 where = f"{path}.{key}" if path else key
+                if unknowns and (_type_key(key) or key in NODE_LABELS or key in COUNT_KEYS) and _holds_unknown(child):
+                    hits.append((where, MAY_BE_GPU))
+                    continue
                 if _type_key(key) or key in NODE_LABELS:
                     if found_types := _accelerated_value(child):
                         hits.append((where, ", ".join(found_types)))
