@@ -127,8 +127,8 @@ the kit's own): a bare stack name finds that project's stacks, which it declares
 def kit_project_here(project_dir: Path = PROJECT_ROOT) -> Path | None:
     """The folder the command runs in when it is a Pulumi project running the kit's program (not the kit itself)."""
     here = Path.cwd()
-    if here.resolve() == project_dir.resolve() or not os.path.lexists(here / "Pulumi.yaml"):
-        return None
+    if here.resolve() in (project_dir.resolve(), PROJECT_ROOT.resolve()) or not os.path.lexists(here / "Pulumi.yaml"):
+        return None  # the kit itself is never "a project running the kit's program"
     try:
         text = (here / "__main__.py").read_text(encoding="utf-8", errors="replace")[:65536]
     except (OSError, ValueError):

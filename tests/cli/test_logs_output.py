@@ -78,7 +78,7 @@ def test_a_bad_line_count_is_one_line_exit_2(text, capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["logs", STACK, "--lines", text])
     assert exit_.value.code == 2
-    shown = repr(text.encode("ascii", "backslashreplace").decode())  # '²' is written as '\\xb2'
+    shown = "'" + text.encode("ascii", "backslashreplace").decode() + "'"  # '²' is written as '\xb2', one backslash
     assert f"{shown} is not a number of lines; accepted: 0 (all) to 1000000, e.g. 100" in capsys.readouterr().err
 
 

@@ -33,7 +33,7 @@ def test_size_command_table_and_bad_input(capsys):
     assert main(["size", "--params", "seven"]) == 2
     assert "--params" in capsys.readouterr().err
     assert main(["size", "--params", "7B", "--region", "mars-1"]) == 2
-    assert "priced regions" in capsys.readouterr().err
+    assert "'mars-1' is not an AWS region" in capsys.readouterr().err
 
 
 def test_size_shows_current_spot_prices_dates_and_stale_warnings(capsys, fresh_g6):
