@@ -72,11 +72,13 @@ class InstanceChannel(Protocol):
 
 
 class Collected(list[Path]):
-    """The artifacts written (the list) and those refused, never written (``refused``: ``'name' (reason)``)."""
+    """The artifacts written (the list) and those refused, never written (``refused``: ``'name' (reason)``);
+    ``failed``: those of ``refused`` whose fetch failed (still in the bucket, not collected)."""
 
-    def __init__(self, written: list[Path], refused: list[str]) -> None:
+    def __init__(self, written: list[Path], refused: list[str], failed: list[str] | None = None) -> None:
         super().__init__(written)
         self.refused = refused
+        self.failed = failed or []
 
 
 @dataclass(frozen=True)
@@ -281,9 +283,11 @@ class BucketChannel:
         # "Folder" placeholder objects (a key ending in /) hold nothing to write; every other key is written with
         # pull's rules (gpulease.transfer.files.write_confined), or refused and named.
         names = [key[len(prefix):] for key in self._keys(loc.bucket, prefix) if not key.endswith("/")]
+        failed: list[str] = []
         written, refused = write_confined(dest, names, prefix,
-                                          lambda name, path: self.client.download_file(loc.bucket, prefix + name, path))
-        return Collected(written, refused)
+                                          lambda name, path: self.client.download_file(loc.bucket, prefix + name, path),
+                                          failed)
+        return Collected(written, refused, failed)
 
 
 def open_channel(cloud: str, region: str) -> InstanceChannel:

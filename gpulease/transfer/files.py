@@ -17,6 +17,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from components.spec.text import hidden_character
 from gpulease.core.errors import UserError
 from gpulease.core.printable import printable
+from gpulease.transfer.noreplace import FETCH_ERRORS, noreplace_rename
 
 AGAIN = ("Run the same command again to resume (what is already there is skipped); for a bucket that does not "
          "exist: is the stack deployed, and --org the stack's Pulumi organization?")
@@ -206,16 +207,37 @@ def confined_target(dest: Path, key: str, prefix: str, temp_suffixes: tuple[str,
         os.close(fd)
 
 
+class AppearedMeanwhile(UserError):
+    """A file appeared at an object's place while it downloaded: kept, and the download dropped."""
+
+
+def _place_no_replace(src: str, name: str, fd: int) -> None:
+    """``src`` to ``name`` in the folder ``fd``, never replacing what is there (``FileExistsError``): the kernel's
+    ``renameat2(RENAME_NOREPLACE)`` where it has it, else a hard link (which refuses an existing name) and the
+    source unlinked."""
+    if noreplace_rename(src, name, fd):
+        return
+    os.link(src, name, dst_dir_fd=fd, follow_symlinks=False)
+    os.unlink(src)
+
+
 def put_in_place(dest: Path, key: str, prefix: str, downloaded: str) -> Path:
     """Move ``downloaded`` (a file in a private folder of this pull) to its place below ``dest``: the folder is
-    entered again from ``dest`` with ``O_NOFOLLOW`` and the file renamed into it by descriptor, so a symlink swapped
-    in after ``confined_target`` looked is refused or bypassed, never written through."""
+    entered again from ``dest`` with ``O_NOFOLLOW`` and the file moved into it by descriptor without replacing
+    anything, so a symlink swapped in after ``confined_target`` looked is refused or bypassed, never written
+    through, and a file that appeared there during the download is kept (``AppearedMeanwhile``)."""
     target = local_target(dest, key, prefix)
     name = PurePosixPath(key).parts[-1]
     fd, shown = folder_of(dest, key)
     try:
         _regular_or_absent(fd, name, key, shown)
-        os.rename(downloaded, name, dst_dir_fd=fd)
+        try:
+            _place_no_replace(downloaded, name, fd)
+        except FileExistsError:
+            with suppress(OSError):
+                os.unlink(downloaded)
+            raise AppearedMeanwhile(f"object {key!r}: {shown / name} appeared during the download; kept, never "
+                                    "overwritten (move it away and fetch again)") from None
         return target
     finally:
         os.close(fd)
@@ -264,12 +286,15 @@ def name_problem(dest: Path, key: str, prefix: str, chosen: dict[str, str], temp
     return problem
 
 
-def write_confined(dest: Path, names: list[str], prefix: str, fetch: Callable[[str, str], None]) -> tuple[list[Path], list[str]]:
+def write_confined(dest: Path, names: list[str], prefix: str, fetch: Callable[[str, str], None],
+                   failed: list[str] | None = None) -> tuple[list[Path], list[str]]:
     """Each of ``names`` (keys relative to ``dest``) fetched (``fetch(name, local_path)``) into a private folder of
     this call (0700) and renamed into place below ``dest`` by descriptor, with pull's rules: a name that does not
     read as itself or is not canonical, two names on one file, a file where a folder goes, a symlink on the way
     and a file already there are refused (never written, never overwritten). Returns the files written and the
-    refused names with why (``'name' (reason)``)."""
+    refused names with why (``'name' (reason)``). An object whose fetch fails (a 404 after the listing, a 5xx
+    after the client's retries, a full disk) is refused with its reason and also named in ``failed``; the rest go
+    on."""
     written: list[Path] = []
     refused: list[str] = []
     chosen: dict[str, str] = {}
@@ -287,6 +312,10 @@ def write_confined(dest: Path, names: list[str], prefix: str, fetch: Callable[[s
                     written.append(put_in_place(dest, name, prefix, landed))
             except UserError as exc:
                 problem = str(exc)
+            except FETCH_ERRORS as exc:  # botocore already retried what is transient (its retry config)
+                problem = f"not collected: {type(exc).__name__}: {str(exc).strip()[:300]}"
+                if failed is not None:
+                    failed.append(f"'{printable(name)}' ({problem})")
             if problem is not None:
                 refused.append(f"'{printable(name)}' ({problem})")
     return written, refused
