@@ -207,7 +207,7 @@ def confined_target(dest: Path, key: str, prefix: str, temp_suffixes: tuple[str,
         os.close(fd)
 
 
-class AppearedMeanwhile(UserError):
+class AppearedMeanwhileError(UserError):
     """A file appeared at an object's place while it downloaded: kept, and the download dropped."""
 
 
@@ -221,22 +221,35 @@ def _place_no_replace(src: str, name: str, fd: int) -> None:
     os.unlink(src)
 
 
-def put_in_place(dest: Path, key: str, prefix: str, downloaded: str) -> Path:
+def _same_file(fd: int, name: str, seen: os.stat_result) -> bool:
+    try:
+        now = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) == (seen.st_dev, seen.st_ino, seen.st_size,
+                                                                      seen.st_mtime_ns)
+
+
+def put_in_place(dest: Path, key: str, prefix: str, downloaded: str, own: os.stat_result | None = None) -> Path:
     """Move ``downloaded`` (a file in a private folder of this pull) to its place below ``dest``: the folder is
     entered again from ``dest`` with ``O_NOFOLLOW`` and the file moved into it by descriptor without replacing
     anything, so a symlink swapped in after ``confined_target`` looked is refused or bypassed, never written
-    through, and a file that appeared there during the download is kept (``AppearedMeanwhile``)."""
+    through, and a file that appeared there during the download is kept (``AppearedMeanwhileError``). ``own``:
+    the pull's own earlier copy, seen before the download; replaced only while it is still that very file."""
     target = local_target(dest, key, prefix)
     name = PurePosixPath(key).parts[-1]
     fd, shown = folder_of(dest, key)
     try:
         _regular_or_absent(fd, name, key, shown)
         try:
-            _place_no_replace(downloaded, name, fd)
+            if own is not None and _same_file(fd, name, own):
+                os.rename(downloaded, name, dst_dir_fd=fd)
+            else:
+                _place_no_replace(downloaded, name, fd)
         except FileExistsError:
             with suppress(OSError):
                 os.unlink(downloaded)
-            raise AppearedMeanwhile(f"object {key!r}: {shown / name} appeared during the download; kept, never "
+            raise AppearedMeanwhileError(f"object {key!r}: {shown / name} appeared during the download; kept, never "
                                     "overwritten (move it away and fetch again)") from None
         return target
     finally:

@@ -10,6 +10,13 @@ import os
 from boto3.exceptions import RetriesExceededError, S3TransferFailedError
 from botocore.exceptions import BotoCoreError, ClientError
 
+from gpulease.core.errors import UserError
+
+
+class ObjectFetchError(UserError):
+    """One object's download failed (after the SDK's own retries); the other objects can still be fetched."""
+
+
 FETCH_ERRORS: tuple[type[BaseException], ...] = (ClientError, BotoCoreError, RetriesExceededError,
                                                  S3TransferFailedError, OSError)
 """What one object's download may fail with that leaves the others fetchable (botocore retried the transient)."""
