@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gpulease.core import vocabulary as v
+from gpulease.ephemeral.artifact_bounds import ArtifactBounds
 from gpulease.ephemeral.backend import StackBackend, StackExistsError
 from gpulease.ephemeral.channel import InstanceChannel
 from gpulease.ephemeral.config import EphemeralConfig
@@ -61,6 +62,7 @@ class RunOptions:
     command: str
     artifacts_dir: Path
     ready_timeout_s: float = 20 * 60
+    artifact_bounds: ArtifactBounds = field(default_factory=ArtifactBounds)
 
 
 @dataclass
@@ -176,7 +178,8 @@ class EphemeralRun:
                 with p.step("collect artifacts") as record:
                     if train_error is None:
                         state.failed_step = "collect artifacts"
-                    collected = channel.download_artifacts(state.outputs, cfg.stack, options.artifacts_dir)
+                    collected = channel.download_artifacts(state.outputs, cfg.stack, options.artifacts_dir,
+                                                           bounds=options.artifact_bounds)
                     state.artifacts = list(collected)
                     state.refused_artifacts = list(getattr(collected, "refused", []))
                     state.failed_artifacts = list(getattr(collected, "failed", []))

@@ -71,7 +71,7 @@ def teardown(
         return result
     if keep_bucket:
         progress.note(f"kept bucket {keep_bucket} and stack {stack}: artifacts there were not collected; "
-                      f"`gpulease pull` them, then `gpulease ephemeral destroy {stack}`")
+                      f"`gpulease pull` them, then `gpulease ephemeral down {stack}`")
         return result
     with progress.step("remove stack") as record:
         try:

@@ -300,21 +300,26 @@ def name_problem(dest: Path, key: str, prefix: str, chosen: dict[str, str], temp
 
 
 def write_confined(dest: Path, names: list[str], prefix: str, fetch: Callable[[str, str], None],
-                   failed: list[str] | None = None) -> tuple[list[Path], list[str]]:
+                   failed: list[str] | None = None,
+                   stop: Callable[[], str | None] = lambda: None) -> tuple[list[Path], list[str]]:
     """Each of ``names`` (keys relative to ``dest``) fetched (``fetch(name, local_path)``) into a private folder of
     this call (0700) and renamed into place below ``dest`` by descriptor, with pull's rules: a name that does not
     read as itself or is not canonical, two names on one file, a file where a folder goes, a symlink on the way
     and a file already there are refused (never written, never overwritten). Returns the files written and the
     refused names with why (``'name' (reason)``). An object whose fetch fails (a 404 after the listing, a 5xx
     after the client's retries, a full disk) is refused with its reason and also named in ``failed``; the rest go
-    on."""
+    on. ``stop``: why no further name is fetched (a deadline), each remaining one then named in ``failed``."""
     written: list[Path] = []
     refused: list[str] = []
     chosen: dict[str, str] = {}
     shapes = FileOrFolder()
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest, prefix=".gpulease-fetch-") as own:
-        for name in names:
+        for index, name in enumerate(names):
+            if (why := stop()) is not None:
+                if failed is not None:
+                    failed += [f"'{printable(rest)}' ({why})" for rest in names[index:]]
+                break
             problem = name_problem(dest, name, prefix, chosen) or shapes.conflict(name)
             try:
                 if problem is None and confined_target(dest, name, prefix)[1] is not None:

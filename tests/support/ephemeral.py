@@ -192,7 +192,7 @@ class ScriptedChannel:
             on_line(line)
         return self.exit_code
 
-    def download_artifacts(self, outputs: Mapping[str, Any], job_id: str, dest: Path) -> list[Path]:
+    def download_artifacts(self, outputs: Mapping[str, Any], job_id: str, dest: Path, bounds: Any = None) -> list[Path]:
         self._enter("download_artifacts", str(dest))
         written = []
         for name, body in self.artifacts.items():
