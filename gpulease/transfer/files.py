@@ -106,7 +106,10 @@ def local_files(path: Path, prefix: str, skipped: list[str] | None = None) -> li
             found = p.stat()
         except OSError:
             found = None
-        if found is not None and stat.S_ISREG(found.st_mode):
+        if found is not None and stat.S_ISREG(found.st_mode) and p.is_symlink() and not _inside(p, path):
+            if skipped is not None:  # /etc/passwd or ~/.ssh/id_rsa linked in: never sent from outside the folder
+                skipped.append(f"{rel} (a symlink to a file outside {path.name or path})")
+        elif found is not None and stat.S_ISREG(found.st_mode):
             out.append(LocalFile(p, prefix + rel, found.st_size, int(found.st_mtime)))
         elif found is not None and stat.S_ISDIR(found.st_mode) and not p.is_symlink():
             continue
@@ -115,6 +118,14 @@ def local_files(path: Path, prefix: str, skipped: list[str] | None = None) -> li
             link = "a symlink to " if found is not None and p.is_symlink() else ""
             skipped.append(f"{rel} ({link}{what})")
     return out
+
+
+def _inside(link: Path, folder: Path) -> bool:
+    """Whether ``link`` resolves to a file inside ``folder`` (both resolved: links on the way count)."""
+    try:
+        return link.resolve(strict=True).is_relative_to(folder.resolve(strict=True))
+    except OSError:
+        return False
 
 
 def key_problem(dest: Path, key: str, temp_suffixes: tuple[str, ...] = ()) -> str | None:

@@ -106,7 +106,7 @@ def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, 
     if left_out:
         shown = ", ".join(printable(name) for name in left_out[:SHOWN_SKIPPED]) + (" ..." if len(left_out) > SHOWN_SKIPPED else "")
         console.print(f"push: left out {len(left_out)} entr{'y' if len(left_out) == 1 else 'ies'} that "
-                      f"{'is' if len(left_out) == 1 else 'are'} not a regular file or folder: {shown}",
+                      f"{'is' if len(left_out) == 1 else 'are'} not a regular file or folder inside it: {shown}",
                       markup=False, highlight=False)
     unreadable = _name_refusal(files, path)
     if unreadable:
