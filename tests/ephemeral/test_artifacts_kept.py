@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gpulease.ephemeral.backend import all_but_bucket
 from gpulease.ephemeral.orchestrator import EXIT_INCOMPLETE
-from tests.ephemeral.test_run import STACK, execute, project  # noqa: F401  (fixture)
-from tests.support.ephemeral import RecordingBackend, ScriptedChannel
+from tests.ephemeral.test_run import execute
+from tests.support.ephemeral import RecordingBackend, ScriptedChannel, make_project
 
 
-def test_a_failed_artifact_keeps_the_bucket_and_exits_incomplete(project: Path, tmp_path: Path) -> None:  # noqa: F811
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path / "project")
+
+
+def test_a_failed_artifact_keeps_the_bucket_and_exits_incomplete(project: Path, tmp_path: Path) -> None:
     backend, channel = RecordingBackend(), ScriptedChannel(failed_artifacts=["b.txt"])
     summary, log = execute(project, backend, channel, tmp_path)
     assert summary["exitCode"] == EXIT_INCOMPLETE and summary["outcome"] == "artifacts-incomplete"
@@ -20,7 +27,7 @@ def test_a_failed_artifact_keeps_the_bucket_and_exits_incomplete(project: Path, 
     assert "kept bucket gpulease-bucket" in log
 
 
-def test_all_collected_destroys_everything(project: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_all_collected_destroys_everything(project: Path, tmp_path: Path) -> None:
     backend, channel = RecordingBackend(), ScriptedChannel()
     summary, _ = execute(project, backend, channel, tmp_path)
     assert backend.kept_buckets == [None] and backend.ops()[-1] == "remove" and summary["exitCode"] == 0
@@ -43,12 +50,11 @@ def test_the_kept_bucket_keeps_what_it_needs_and_nothing_else() -> None:
 
 
 def test_a_bucket_not_in_the_state_is_never_guessed() -> None:
-    import pytest
     with pytest.raises(RuntimeError, match="not in the stack's state"):
         all_but_bucket([{"urn": "u", "type": "aws:ec2/instance:Instance"}], "bkt")
 
 
-def test_a_collection_that_fails_whole_keeps_the_bucket(project: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_a_collection_that_fails_whole_keeps_the_bucket(project: Path, tmp_path: Path) -> None:
     from gpulease.ephemeral.channel import ChannelError
     backend, channel = RecordingBackend(), ScriptedChannel()
     channel.fail["download_artifacts"] = ChannelError("download_artifacts broke")
