@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from gpulease.catalog_refresh.fetched import Fetched
 from gpulease.core.catalog import Catalog
 from gpulease.core.cost import region_from_zone
+from gpulease.core.printable import printable
 
 SAME = 1e-9
 
@@ -93,5 +95,5 @@ def table(report: Report) -> Table:
     for c in sorted(rows(report), key=lambda c: (c.cloud, order.get(c.kind, 1), -abs(c.percent or 0), c.name, c.where)):
         pct = "" if c.percent is None else f"{c.percent:+.1f}%"
         style = "" if c.percent is None else "red" if c.percent > 0 else "green"
-        out.add_row(c.cloud, c.kind, c.name, c.where, _usd(c.old), f"{c.new:.6g}", f"[{style}]{pct}[/{style}]" if style else pct)
+        out.add_row(*(escape(printable(str(x))) for x in (c.cloud, c.kind, c.name, c.where)), _usd(c.old), f"{c.new:.6g}", f"[{style}]{pct}[/{style}]" if style else pct)
     return out

@@ -24,6 +24,7 @@ from gpulease.catalog_refresh.run import CLOUDS, Plan, default_regions, refresh
 from gpulease.cli.common import catalog_overrides, wide_console
 from gpulease.cli.conventions import error_entry, print_json
 from gpulease.cli.output_file import add_force_option, check_output
+from gpulease.cli.shown import shown as shown_value
 from gpulease.core import clock
 from gpulease.core.catalog import Catalog, CatalogError, load_catalog
 from gpulease.core.catalog.freshness import describe_catalog
@@ -175,14 +176,14 @@ def print_report(console: Console, report: changes.Report, fetched: list[Fetched
     else:
         console.print(f"No price changed ({report.unchanged} checked).")
     if report.new_types:
-        console.print(f"[bold]new instance types[/bold]: {', '.join(report.new_types)}")
+        console.print(f"[bold]new instance types[/bold]: {shown_value(', '.join(report.new_types))}")
     skipped = [s for found in fetched for s in found.skipped]
     for line in skipped[:20]:
-        console.print(f"skipped: {line}")
+        console.print(f"skipped: {printable(line)}", markup=False)
     if len(skipped) > 20:
         console.print(f"skipped: ... and {len(skipped) - 20} more (--json lists them all)")
     for line in (f for found in fetched for f in found.failures):
-        console.print(f"[red]failed[/red]: {line}")
+        console.print(f"[red]failed[/red]: {shown_value(line)}")
     if output is not None:
         if output.resolve().parent == user_catalog_dir().resolve():
             console.print(f"Wrote {printable(output)}: in your catalog folder, so every command prices with it from now "

@@ -16,6 +16,7 @@ from rich.table import Table
 from gpulease.cli.common import add_max_age_option, catalog_overrides, stale_json, stale_warning, wide_console
 from gpulease.cli.config_option import add_config_option, parse_config
 from gpulease.cli.conventions import camel_keys, error_entry, print_json
+from gpulease.cli.shown import shown
 from gpulease.core import clock
 from gpulease.core.catalog.freshness import line_prices, stale
 from gpulease.core.catalog.models import date_label
@@ -175,24 +176,24 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
         console.print(_experiments_table(cost))
     for cluster in cluster_costs(cost):
         if cluster.unknown_reason is not None:
-            console.print(f"[bold]cluster {cluster.experiment}[/bold]: {cluster.nodes} nodes, cost unknown because "
+            console.print(f"[bold]cluster {shown(cluster.experiment)}[/bold]: {cluster.nodes} nodes, cost unknown because "
                           f"{escape(cluster.unknown_reason)}")
             continue
         console.print(
-            f"[bold]cluster {cluster.experiment}[/bold]: {cluster.nodes} nodes at {usd_per_hour(cluster.node_hourly_usd)} each "
+            f"[bold]cluster {shown(cluster.experiment)}[/bold]: {cluster.nodes} nodes at {usd_per_hour(cluster.node_hourly_usd)} each "
             f"(worst case {usd(cluster.node_worst_case_usd)} per node), {usd_per_hour(cluster.cluster_hourly_usd)} for the "
             f"cluster with what the nodes share, worst case {usd(cluster.cluster_worst_case_usd)}"
         )
     for exp in cost.experiments:
         if exp.budget_usd is not None and exp.worst_case_known and exp.worst_case_usd > exp.budget_usd:
             console.print(
-                f"[red]over budget[/red] {exp.name}: worst case {usd(exp.worst_case_usd)} > budget {usd(exp.budget_usd)}"
+                f"[red]over budget[/red] {shown(exp.name)}: worst case {usd(exp.worst_case_usd)} > budget {usd(exp.budget_usd)}"
             )
     for note in cost.notes:
-        console.print(f"note: {note}")
+        console.print(f"note: {shown(note)}")
     for missing in cost.unknown_prices:
-        console.print(f"[yellow]unknown price[/yellow]: {missing} (not counted)")
-    console.print(f"Prices: {cost.price_catalog}; oldest price used {date_label(cost.prices_as_of)}; override with --catalog FILE.")
+        console.print(f"[yellow]unknown price[/yellow]: {shown(missing)} (not counted)")
+    console.print(f"Prices: {shown(cost.price_catalog)}; oldest price used {date_label(cost.prices_as_of)}; override with --catalog FILE.")
 
 
 def price_date(line: Any) -> str:

@@ -20,7 +20,7 @@ from gpulease.core import clock
 from gpulease.core.errors import UserError
 from gpulease.core.flag_numbers import number
 from gpulease.core.printable import printable
-from gpulease.ephemeral import gc, naming, orchestrator, preflight, rendering
+from gpulease.ephemeral import artifact_bounds, gc, naming, orchestrator, preflight, rendering
 from gpulease.ephemeral.backend import AutomationBackend, StackBackend
 from gpulease.ephemeral.channel import InstanceChannel, open_channel
 from gpulease.ephemeral.config import DEFAULT_MAX_HOURS, EphemeralConfig, build_config
@@ -99,6 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     creating(run)
     common(run)
     run.add_argument("--artifacts-dir", type=Path, default=Path("artifacts"), help="where artifacts are downloaded")
+    artifact_bounds.add_options(run)
     run.add_argument("training_command", nargs=argparse.REMAINDER, help="the command, after --")
     run.set_defaults(func=cmd_run)
 
@@ -210,7 +211,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         summary = orchestrator.EphemeralRun(backend, CHANNEL_FACTORY, progress, estimator=COST_ESTIMATOR).execute(
             cfg,
             orchestrator.RunOptions(
-                command=command, artifacts_dir=args.artifacts_dir, ready_timeout_s=args.ready_timeout_minutes * 60
+                command=command, artifacts_dir=args.artifacts_dir, ready_timeout_s=args.ready_timeout_minutes * 60,
+                artifact_bounds=artifact_bounds.from_args(args),
             ),
         )
     finally:

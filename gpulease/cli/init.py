@@ -21,9 +21,10 @@ from gpulease.cli.envelope import (
     one_line,
     print_json,
 )
-from gpulease.cli.output_file import refuse_inputs
+from gpulease.cli.output_file import refuse_hidden, refuse_inputs
 from gpulease.cli.prompt import ask
 from gpulease.core.errors import UserError
+from gpulease.core.printable import printable
 from gpulease.lifecycle.answer_numbers import BUDGET, HOURS
 
 T = TypeVar("T")
@@ -190,6 +191,8 @@ def cmd_init(args: argparse.Namespace) -> int:
                             "region (`gpulease size` lists what fits)")
     best = offers[0]
     path = stackfile.target_path(found, args.output)
+    refuse_hidden(Path(path), "--output" if args.output else "the stack file",
+                  "a file name that reads as itself, e.g. stacks/Pulumi.NAME.yaml")
     refuse_inputs(path, init_inputs(args, found, path), option="--output" if args.output else "the stack file",
                   accepted="a new stack file, e.g. stacks/Pulumi.NAME.yaml")
     stackfile.write(stackfile.render(found, best.instance.type), path, found.name, force=args.force)
@@ -214,7 +217,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         print_json(envelope("init", data, [] if code == EXIT_OK else [
             error("review-failed", f"the review says {result.status.upper()}: `gpulease plan {found.name}` shows why")]))
         return code
-    say(f"wrote {path}: {found.params} {found.method} on {found.cloud} {found.region} -> {best.instance.type} "
+    say(f"wrote {printable(str(path))}: {found.params} {found.method} on {found.cloud} {found.region} -> {best.instance.type} "
         f"({data['gpu']}, about {data['neededPerGpuGb']} GB needed per GPU), {found.ssh_mode} access")
     if result is not None:
         say("\n".join(result.lines()))

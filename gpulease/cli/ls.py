@@ -13,6 +13,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from gpulease.cli.conventions import error_entry, print_json
+from gpulease.cli.shown import shown
 from gpulease.cli.wrap import wrapped
 from gpulease.core import clock
 from gpulease.core.money import usd, usd_per_hour, usd_per_month
@@ -211,19 +212,22 @@ def print_table(inventories: list[RegionInventory], now: datetime, console: Cons
         total_spent += r.get("spendUsd") or 0.0
         age = r.get("ageHours")
         state = r.get("state") or ""
-        table.add_row(
+        table.add_row(*map(shown, (
             r["region"],
             r["kind"],
             r["id"],
             f"{r['owner'] or '-'} / {r['experiment'] or '-'}",
-            f"[bold red]{state} (!)[/bold red]" if r.get("instanceGone") else state,
-            _detail(r),
-            "" if age is None else f"{age:.1f}h",
-            r["expiresAt"] or "-",
-            r["retain"] or "",
-            _money(r.get("hourlyUsd"), usd_per_hour) if r["kind"] == "instance" else "",
-            _money(r.get("spendUsd")) if r["kind"] == "instance" else "",
-            _money(r.get("monthlyUsd"), usd_per_month) if r["kind"] in ("image", "snapshot") else "",
+        )),
+            f"[bold red]{shown(state)} (!)[/bold red]" if r.get("instanceGone") else shown(state),
+            *map(shown, (
+                _detail(r),
+                "" if age is None else f"{age:.1f}h",
+                r["expiresAt"] or "-",
+                r["retain"] or "",
+                _money(r.get("hourlyUsd"), usd_per_hour) if r["kind"] == "instance" else "",
+                _money(r.get("spendUsd")) if r["kind"] == "instance" else "",
+                _money(r.get("monthlyUsd"), usd_per_month) if r["kind"] in ("image", "snapshot") else "",
+            )),
         )
         total_monthly += r.get("monthlyUsd") or 0.0
     if Measurement.get(console, console.options.update_width(10_000), table).maximum <= console.width:
@@ -235,7 +239,7 @@ def print_table(inventories: list[RegionInventory], now: datetime, console: Cons
                      " (volumes and address only)" if any_stopped else "")
                   + (f"; images and snapshots store for {_money(total_monthly, usd_per_month)}" if total_monthly else ""))
     if (warning := orphan_warning(records)) is not None:
-        console.print(f"[bold red]warning[/bold red]: {warning}", soft_wrap=True)
+        console.print(f"[bold red]warning[/bold red]: {shown(warning)}", soft_wrap=True)
 
 
 def _print_blocks(records: list[dict[str, Any]], console: Console, title: Any) -> None:

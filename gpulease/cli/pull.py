@@ -12,6 +12,7 @@ from rich.console import Console
 
 from components.spec.text import hidden_character
 from gpulease.cli.conventions import EXIT_INCOMPLETE, error_entry, one_line, print_json
+from gpulease.cli.shown import shown
 from gpulease.core.flag_numbers import number
 from gpulease.transfer.bounded import DEFAULT_DEADLINE_SECONDS, MAX_PAGES, PullBounds
 from gpulease.transfer.run import (
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json("pull", result, ok=True, legacy=result)
     else:
-        console.print(f"{where.bucket} (found by {where.found_by}): received {len(result['received'])}, "
-                      f"already here {len(result['skipped'])}, into {result['dest']} ({limits.pages} listing pages "
+        console.print(f"{shown(where.bucket)} (found by {shown(where.found_by)}): received {len(result['received'])}, "
+                      f"already here {len(result['skipped'])}, into {shown(result['dest'])} ({limits.pages} listing pages "
                       f"of at most {limits.max_pages}, deadline {limits.seconds:g} s)")
     return 0

@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from gpulease.cli.conventions import print_json
+from gpulease.cli.shown import shown
 from gpulease.core.errors import UserError
 from gpulease.transfer.files import DEFAULT_CHECKPOINT_PREFIX, key_prefix
 from gpulease.transfer.run import add_location_options, located, push, store_for
@@ -60,6 +61,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json("push", result, ok=True, legacy=result)
     else:
-        console.print(f"{where.bucket} (found by {where.found_by}): sent {len(result['sent'])}, "
-                      f"already there {len(result['skipped'])}, under {result['uri']}")
+        console.print(f"{shown(where.bucket)} (found by {shown(where.found_by)}): sent {len(result['sent'])}, "
+                      f"already there {len(result['skipped'])}, under {shown(result['uri'])}")
     return 0

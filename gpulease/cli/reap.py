@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gpulease.cli.conventions import error_entry, print_json
+from gpulease.cli.shown import shown
 from gpulease.core import clock
 from gpulease.core.flag_numbers import number
 from gpulease.inventory import aws
@@ -95,7 +96,7 @@ def settings_from_args(args: argparse.Namespace) -> ReapSettings:
 def print_report(report: SweepReport, console: Console, *, show_kept: bool) -> None:
     mode = "executed" if report.executed else "dry run (pass --execute to act)"
     title = f"gpulease reap ({report.cloud}): account {report.account}, {', '.join(report.regions)}; {mode}"
-    table = Table(title=title)
+    table = Table(title=shown(title))
     for column in ("region", "kind", "id", "action", "status", "why", "detail"):
         table.add_column(column)
     order = {FAILED: 0, "done": 1, "would": 1, "gone": 2, KEPT: 3}
@@ -103,13 +104,14 @@ def print_report(report: SweepReport, console: Console, *, show_kept: bool) -> N
         if o.status == KEPT and not show_kept:
             continue
         style = STATUS_STYLE.get(o.status, "")
-        status = f"[{style}]{o.status}[/{style}]" if style else o.status
-        table.add_row(o.region, o.kind, o.id, o.action, status, o.reason, o.detail)
+        status = f"[{style}]{shown(o.status)}[/{style}]" if style else shown(o.status)
+        table.add_row(shown(o.region), shown(o.kind), shown(o.id), shown(o.action), status, shown(o.reason),
+                      shown(o.detail))
     console.print(table)
     counts = ", ".join(f"{n} {status}" for status, n in sorted(report.counts().items())) or "nothing managed found"
-    console.print(f"{counts}")
+    console.print(shown(counts))
     for error in report.errors:
-        console.print(f"[bold red]error:[/bold red] {error}")
+        console.print(f"[bold red]error:[/bold red] {shown(error)}")
 
 
 def run_sweep(args: argparse.Namespace, regions: list[str], settings: ReapSettings, allowed: list[str]) -> SweepReport:

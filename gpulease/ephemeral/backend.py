@@ -100,7 +100,11 @@ class StackBackend(Protocol):
 
     def outputs(self, stack: str) -> dict[str, Any]: ...
 
-    def destroy(self, stack: str, on_output: LineSink, on_resource: ResourceSink) -> OperationResult: ...
+    def destroy(self, stack: str, on_output: LineSink, on_resource: ResourceSink, *,
+                keep_bucket: str | None = None) -> OperationResult:
+        """``pulumi destroy``; ``keep_bucket``: every resource but that bucket (and what it needs: its parents,
+        what it depends on, the providers) is destroyed, so what it holds outlives the stack's instance."""
+        ...
 
     def remove(self, stack: str) -> None:
         """Remove the stack and its config file (only ever called once its resources are destroyed)."""
@@ -261,12 +265,17 @@ class AutomationBackend:
                                          f"not answer with a JSON object ({detail})") from None
         return {key: out.value for key, out in found.items()}
 
-    def destroy(self, stack: str, on_output: LineSink, on_resource: ResourceSink) -> OperationResult:
+    def destroy(self, stack: str, on_output: LineSink, on_resource: ResourceSink, *,
+                keep_bucket: str | None = None) -> OperationResult:
         # run_program: `pulumi destroy --run-program`, which delete hooks need (a spot instance's cancels its
         # request, components/aws/spot_hook.py); the engine refuses a destroy without it once one is in the state.
-        result = self._select(stack).destroy(
+        selected = self._select(stack)
+        target = None
+        if keep_bucket is not None:
+            target = all_but_bucket(selected.export_stack().deployment.get("resources") or [], keep_bucket)
+        result = selected.destroy(
             on_output=on_output, on_event=_event_adapter(on_resource), color="never", suppress_progress=True,
-            run_program=True,
+            run_program=True, target=target,
         )
         return OperationResult(dict(result.summary.resource_changes or {}))
 
@@ -278,6 +287,32 @@ class AutomationBackend:
             self._workspace().remove_stack(stack)
         except auto_errors.StackNotFoundError:
             raise StackMissingError(f"stack {stack!r} does not exist") from None
+
+
+BUCKET_TYPES = ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2", "alicloud:oss/bucket:Bucket")
+
+
+def all_but_bucket(resources: list[dict[str, Any]], bucket: str) -> list[str]:
+    """The URNs of a stack's state to destroy so that bucket ``bucket`` stays: all but the bucket, its parents,
+    what it depends on (transitively), the providers and the stack itself. No such bucket: fail closed."""
+    by_urn = {r.get("urn"): r for r in resources}
+    wanted = [r["urn"] for r in resources if r.get("type") in BUCKET_TYPES
+              and (r.get("outputs") or {}).get("bucket") == bucket]
+    if not wanted:
+        raise RuntimeError(f"bucket {bucket!r} is not in the stack's state; refusing a destroy that might delete it")
+    keep: set[str] = set()
+    while wanted:
+        urn = wanted.pop()
+        if urn in keep or urn not in by_urn:
+            continue
+        keep.add(urn)
+        res = by_urn[urn]
+        wanted += [res.get("parent") or "", *(res.get("dependencies") or []),
+                   *(d for deps in (res.get("propertyDependencies") or {}).values() for d in deps)]
+        provider = str(res.get("provider") or "").rsplit("::", 1)[0]
+        wanted.append(provider)
+    return [str(r["urn"]) for r in resources if r.get("urn") not in keep and not r.get("type", "").startswith(
+        ("pulumi:providers:", "pulumi:pulumi:Stack"))]
 
 
 def _event_adapter(on_resource: ResourceSink) -> Callable[[Any], None]:

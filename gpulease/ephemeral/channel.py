@@ -37,6 +37,7 @@ from typing import Any, Protocol
 from gpulease.core import vocabulary as v
 from gpulease.core.errors import UserError
 from gpulease.ephemeral import records
+from gpulease.ephemeral.artifact_bounds import ArtifactBounds
 from gpulease.transfer.files import write_confined
 
 CONTROL_DIR = "_gpulease/"
@@ -65,18 +66,21 @@ class InstanceChannel(Protocol):
         """Run ``command`` on the instance, stream its log lines, return its exit code."""
         ...
 
-    def download_artifacts(self, outputs: Mapping[str, Any], job_id: str, dest: Path) -> list[Path]:
-        """Copy the job's artifacts into ``dest``; return the files written (a ``Collected`` also names the
-        artifacts refused, with why)."""
+    def download_artifacts(self, outputs: Mapping[str, Any], job_id: str, dest: Path,
+                           bounds: ArtifactBounds | None = None) -> list[Path]:
+        """Copy the job's artifacts into ``dest`` within ``bounds``; return the files written (a ``Collected``
+        also names the artifacts refused and not collected, with why)."""
         ...
 
 
 class Collected(list[Path]):
-    """The artifacts written (the list) and those refused, never written (``refused``: ``'name' (reason)``)."""
+    """The artifacts written (the list) and those refused, never written (``refused``: ``'name' (reason)``);
+    ``failed``: those of ``refused`` whose fetch failed (still in the bucket, not collected)."""
 
-    def __init__(self, written: list[Path], refused: list[str]) -> None:
+    def __init__(self, written: list[Path], refused: list[str], failed: list[str] | None = None) -> None:
         super().__init__(written)
         self.refused = refused
+        self.failed = failed or []
 
 
 @dataclass(frozen=True)
@@ -275,15 +279,32 @@ class BucketChannel:
                 raise ChannelError(f"the job did not finish before the stack's deadline {v.rfc3339(deadline)}")
             self.sleep(self.poll_seconds)
 
-    def download_artifacts(self, outputs: Mapping[str, Any], job_id: str, dest: Path) -> Collected:
+    def download_artifacts(self, outputs: Mapping[str, Any], job_id: str, dest: Path,
+                           bounds: ArtifactBounds | None = None) -> Collected:
         loc = location_from_outputs(outputs)
         prefix = f"{loc.job(job_id)}artifacts/"
+        bounds = bounds or ArtifactBounds()
+        bounds.start()
         # "Folder" placeholder objects (a key ending in /) hold nothing to write; every other key is written with
-        # pull's rules (gpulease.transfer.files.write_confined), or refused and named.
-        names = [key[len(prefix):] for key in self._keys(loc.bucket, prefix) if not key.endswith("/")]
+        # pull's rules (gpulease.transfer.files.write_confined), or refused and named. The listing stops one past
+        # the count: what lies beyond is named as not collected, never listed on.
+        listed, more = self._sized(loc.bucket, prefix, bounds.max_objects + 1)
+        names, failed = bounds.split([(key[len(prefix):], size) for key, size in listed if not key.endswith("/")])
+        if more:
+            failed.append(f"(more objects under {prefix!r} beyond --max-artifacts {bounds.max_objects}: not listed)")
         written, refused = write_confined(dest, names, prefix,
-                                          lambda name, path: self.client.download_file(loc.bucket, prefix + name, path))
-        return Collected(written, refused)
+                                          lambda name, path: self.client.download_file(loc.bucket, prefix + name, path),
+                                          failed, stop=bounds.past)
+        return Collected(written, refused + [f for f in failed if f not in refused], failed)
+
+    def _sized(self, bucket: str, prefix: str, limit: int) -> tuple[list[tuple[str, int]], bool]:
+        """Up to ``limit`` (key, size) under ``prefix``, in key order, and whether more were there."""
+        found: list[tuple[str, int]] = []
+        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            found += [(item["Key"], int(item.get("Size", 0))) for item in page.get("Contents", [])]
+            if len(found) > limit:
+                return sorted(found)[:limit], True
+        return sorted(found), False
 
 
 def open_channel(cloud: str, region: str) -> InstanceChannel:

@@ -20,18 +20,23 @@ from pathlib import Path
 from typing import Any
 
 from gpulease.core import vocabulary as v
-from gpulease.ephemeral.backend import StackBackend, StackExistsError, StackMissingError
+from gpulease.ephemeral.artifact_bounds import ArtifactBounds
+from gpulease.ephemeral.backend import StackBackend, StackExistsError
 from gpulease.ephemeral.channel import InstanceChannel
 from gpulease.ephemeral.config import EphemeralConfig
 from gpulease.ephemeral.progress import Progress
 from gpulease.ephemeral.signals import Interrupted, SignalGuard, guard_signals
+from gpulease.ephemeral.teardown import DESTROY_ATTEMPTS, Teardown, teardown
+
+__all__ = ["DESTROY_ATTEMPTS", "Teardown", "teardown"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_TEARDOWN_FAILED = 3
 """Teardown did not finish: the stack is kept for ``ephemeral gc``; this wins over every other exit code."""
+EXIT_INCOMPLETE = 3
+"""Artifacts not all collected (named in the summary; the bucket that holds them is kept)."""
 
-DESTROY_ATTEMPTS = 3
 VERIFY_SLACK_MINUTES = 10
 """Waited for a verification beyond its maxMinutes: tmux and the result's copy to the bucket."""
 
@@ -53,74 +58,11 @@ def stack_deadline(outputs: Mapping[str, Any]) -> datetime | None:
 
 
 @dataclass
-class Teardown:
-    attempted: bool = False
-    destroyed: bool = False
-    removed: bool = False
-    error: str | None = None
-    resources_deleted: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "attempted": self.attempted,
-            "destroyed": self.destroyed,
-            "removed": self.removed,
-            "resourcesDeleted": self.resources_deleted,
-            "error": self.error,
-        }
-
-
-def teardown(
-    backend: StackBackend,
-    stack: str,
-    progress: Progress,
-    *,
-    attempts: int = DESTROY_ATTEMPTS,
-    sleep: Callable[[float], None] = time.sleep,
-) -> Teardown:
-    """Destroy (retrying: deletes can race the cloud's own eventual consistency), then remove the stack."""
-    result = Teardown(attempted=True)
-    with progress.step("destroy") as record:
-        for attempt in range(1, attempts + 1):
-            try:
-                changes = backend.destroy(stack, lambda line: progress.line("pulumi", line), progress.resource)
-                result.destroyed = True
-                result.resources_deleted = changes.resource_changes.get("delete", 0)
-                break
-            except StackMissingError:
-                result.destroyed = True
-                record.detail = "stack already gone"
-                break
-            except Exception as exc:
-                result.error = f"destroy attempt {attempt}/{attempts} failed: {str(exc).strip()[:500]}"
-                progress.note(result.error)
-                if attempt < attempts:
-                    sleep(min(30.0, 5.0 * attempt))
-        if not result.destroyed:
-            record.status = "failed"
-            record.detail = "stack kept for ephemeral gc (its deadline still stops the instance)"
-    if not result.destroyed:
-        return result
-    with progress.step("remove stack") as record:
-        try:
-            backend.remove(stack)
-            result.removed = True
-            result.error = None
-        except StackMissingError:
-            result.removed = True
-            result.error = None
-        except Exception as exc:
-            result.error = f"remove failed: {str(exc).strip()[:500]}"
-            record.status = "failed"
-            record.detail = result.error
-    return result
-
-
-@dataclass
 class RunOptions:
     command: str
     artifacts_dir: Path
     ready_timeout_s: float = 20 * 60
+    artifact_bounds: ArtifactBounds = field(default_factory=ArtifactBounds)
 
 
 @dataclass
@@ -132,6 +74,8 @@ class RunState:
     command_exit: int | None = None
     artifacts: list[Path] = field(default_factory=list)
     refused_artifacts: list[str] = field(default_factory=list)
+    failed_artifacts: list[str] = field(default_factory=list)
+    """Artifacts not collected (a failed fetch, a bound reached, the collection itself failed): still in the bucket."""
     error: str | None = None
     failed_step: str | None = None
     instance_started: float | None = None
@@ -178,7 +122,8 @@ class EphemeralRun:
             finally:
                 guard.disarm()
                 if state.created:
-                    tear = teardown(self.backend, cfg.stack, self.progress, sleep=self.sleep)
+                    tear = teardown(self.backend, cfg.stack, self.progress, sleep=self.sleep,
+                                    keep_bucket=self._bucket_to_keep(state))
             late = [signal.Signals(s).name for s in guard.received[1 if interrupted else 0 :]]
             if late:
                 self.progress.note(f"received {', '.join(late)} during teardown; teardown finished first")
@@ -233,18 +178,31 @@ class EphemeralRun:
                 with p.step("collect artifacts") as record:
                     if train_error is None:
                         state.failed_step = "collect artifacts"
-                    collected = channel.download_artifacts(state.outputs, cfg.stack, options.artifacts_dir)
+                    collected = channel.download_artifacts(state.outputs, cfg.stack, options.artifacts_dir,
+                                                           bounds=options.artifact_bounds)
                     state.artifacts = list(collected)
                     state.refused_artifacts = list(getattr(collected, "refused", []))
+                    state.failed_artifacts = list(getattr(collected, "failed", []))
+                    if state.failed_artifacts:
+                        record.status = "failed"
                     refused = state.refused_artifacts
                     record.detail = f"{len(state.artifacts)} files into {options.artifacts_dir}" + (
                         f"; refused {len(refused)} (never written): {', '.join(refused[:5])}"
                         f"{' ...' if len(refused) > 5 else ''}" if refused else "")
             except Exception as exc:
+                state.failed_artifacts = state.failed_artifacts or [f"(the collection failed: {str(exc).strip()[:300]})"]
                 if train_error is None:
                     raise
                 p.note(f"artifacts not collected: {exc}")
         state.failed_step = None
+
+    @staticmethod
+    def _bucket_to_keep(state: RunState) -> str | None:
+        """The checkpoint bucket, when artifacts in it were not collected (never destroyed with them)."""
+        if not state.failed_artifacts:
+            return None
+        uri = str(state.outputs.get("checkpointUri") or "")
+        return uri.partition("://")[2].partition("/")[0] or None
 
     def _summary(
         self,
@@ -256,7 +214,7 @@ class EphemeralRun:
         seconds: float,
         rates: dict[str, float] | None,
     ) -> dict[str, Any]:
-        if tear is not None and not (tear.destroyed and tear.removed):
+        if tear is not None and not (tear.destroyed and (tear.removed or tear.kept_bucket)):
             code, outcome = EXIT_TEARDOWN_FAILED, "teardown-failed"
         elif interrupted is not None:
             code, outcome = 128 + interrupted.signum, "interrupted"
@@ -264,6 +222,8 @@ class EphemeralRun:
             code, outcome = int(state.command_exit), "command-failed"
         elif state.error is not None:
             code, outcome = EXIT_FAILED, "failed"
+        elif state.failed_artifacts:
+            code, outcome = EXIT_INCOMPLETE, "artifacts-incomplete"
         else:
             code, outcome = EXIT_OK, "succeeded"
         hours = 0.0
@@ -294,6 +254,7 @@ class EphemeralRun:
             "worstCaseUsd": rates["worstCaseUsd"] if rates else None,
             "artifacts": [str(p) for p in state.artifacts],
             "refusedArtifacts": state.refused_artifacts,
+            "failedArtifacts": state.failed_artifacts,
             "artifactsDir": str(options.artifacts_dir),
             "teardown": tear.as_dict() if tear else {},
             "steps": [{"name": s.name, "status": s.status, "seconds": s.seconds, "detail": s.detail} for s in self.progress.steps],

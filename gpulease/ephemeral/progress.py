@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from gpulease.core.money import usd, usd_per_hour
-from gpulease.core.printable import escaped
+from gpulease.core.printable import escaped, printable
 from gpulease.ephemeral.backend import ResourceEvent
 
 
@@ -142,7 +142,7 @@ def make_progress(json_mode: bool, stream: TextIO | None = None) -> Progress:
 
 
 def print_summary(summary: dict[str, Any], console: Console) -> None:
-    table = Table(title=f"gpulease ephemeral: {summary.get('stack')}", show_header=False)
+    table = Table(title=f"gpulease ephemeral: {_shown(summary.get('stack'))}", show_header=False)
     table.add_column("", style="bold")
     table.add_column("")
     rows = [
@@ -157,14 +157,17 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
                       + (f"; {len(summary['refusedArtifacts'])} refused" if summary.get("refusedArtifacts") else "")),
         ("torn down", _teardown(summary.get("teardown", {}))),
     ]
+    if summary.get("failedArtifacts"):
+        failed = summary["failedArtifacts"]
+        rows.append(("not collected", f"{len(failed)}: {', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''}"))
     if summary.get("error"):
         rows.append(("error", summary["error"]))
     for key, value in rows:
         if value is not None:
-            table.add_row(key, str(value))
+            table.add_row(key, _shown(value))  # instance-written text (ready.json's "failed") among them
     steps = " · ".join(f"{s['name']} {s['status']} {s['seconds']:g}s" for s in summary.get("steps", []))
     if steps:
-        table.add_row("steps", steps)
+        table.add_row("steps", _shown(steps))
     console.print(table)
 
 
@@ -175,9 +178,17 @@ def _cost(value: Any, hourly: Any, worst: Any) -> str | None:
     return f"{usd(value)} ({usd_per_hour(hourly)} while it existed; {bound} had it run to its deadline)"
 
 
+def _shown(value: Any) -> str:
+    return escape(printable(str(value)))
+
+
 def _teardown(teardown: dict[str, Any]) -> str:
     if not teardown:
         return "-"
+    if teardown.get("keptBucket"):
+        return (f"destroyed but bucket {teardown['keptBucket']} (and the stack holding it): artifacts there were not "
+                f"collected; it bills for what it stores (S3 Standard: $0.023 per GB-month in us-east-1) until "
+                f"`gpulease ephemeral down`")
     if teardown.get("removed"):
         return "destroyed and removed"
     if teardown.get("destroyed"):

@@ -17,6 +17,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from components.spec.text import hidden_character
 from gpulease.core.errors import UserError
 from gpulease.core.printable import printable
+from gpulease.transfer.noreplace import FETCH_ERRORS, noreplace_rename
 
 AGAIN = ("Run the same command again to resume (what is already there is skipped); for a bucket that does not "
          "exist: is the stack deployed, and --org the stack's Pulumi organization?")
@@ -105,7 +106,10 @@ def local_files(path: Path, prefix: str, skipped: list[str] | None = None) -> li
             found = p.stat()
         except OSError:
             found = None
-        if found is not None and stat.S_ISREG(found.st_mode):
+        if found is not None and stat.S_ISREG(found.st_mode) and p.is_symlink() and not _inside(p, path):
+            if skipped is not None:  # /etc/passwd or ~/.ssh/id_rsa linked in: never sent from outside the folder
+                skipped.append(f"{rel} (a symlink to a file outside {path.name or path})")
+        elif found is not None and stat.S_ISREG(found.st_mode):
             out.append(LocalFile(p, prefix + rel, found.st_size, int(found.st_mtime)))
         elif found is not None and stat.S_ISDIR(found.st_mode) and not p.is_symlink():
             continue
@@ -114,6 +118,14 @@ def local_files(path: Path, prefix: str, skipped: list[str] | None = None) -> li
             link = "a symlink to " if found is not None and p.is_symlink() else ""
             skipped.append(f"{rel} ({link}{what})")
     return out
+
+
+def _inside(link: Path, folder: Path) -> bool:
+    """Whether ``link`` resolves to a file inside ``folder`` (both resolved: links on the way count)."""
+    try:
+        return link.resolve(strict=True).is_relative_to(folder.resolve(strict=True))
+    except OSError:
+        return False
 
 
 def key_problem(dest: Path, key: str, temp_suffixes: tuple[str, ...] = ()) -> str | None:
@@ -206,16 +218,50 @@ def confined_target(dest: Path, key: str, prefix: str, temp_suffixes: tuple[str,
         os.close(fd)
 
 
-def put_in_place(dest: Path, key: str, prefix: str, downloaded: str) -> Path:
+class AppearedMeanwhileError(UserError):
+    """A file appeared at an object's place while it downloaded: kept, and the download dropped."""
+
+
+def _place_no_replace(src: str, name: str, fd: int) -> None:
+    """``src`` to ``name`` in the folder ``fd``, never replacing what is there (``FileExistsError``): the kernel's
+    ``renameat2(RENAME_NOREPLACE)`` where it has it, else a hard link (which refuses an existing name) and the
+    source unlinked."""
+    if noreplace_rename(src, name, fd):
+        return
+    os.link(src, name, dst_dir_fd=fd, follow_symlinks=False)
+    os.unlink(src)
+
+
+def _same_file(fd: int, name: str, seen: os.stat_result) -> bool:
+    try:
+        now = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) == (seen.st_dev, seen.st_ino, seen.st_size,
+                                                                      seen.st_mtime_ns)
+
+
+def put_in_place(dest: Path, key: str, prefix: str, downloaded: str, own: os.stat_result | None = None) -> Path:
     """Move ``downloaded`` (a file in a private folder of this pull) to its place below ``dest``: the folder is
-    entered again from ``dest`` with ``O_NOFOLLOW`` and the file renamed into it by descriptor, so a symlink swapped
-    in after ``confined_target`` looked is refused or bypassed, never written through."""
+    entered again from ``dest`` with ``O_NOFOLLOW`` and the file moved into it by descriptor without replacing
+    anything, so a symlink swapped in after ``confined_target`` looked is refused or bypassed, never written
+    through, and a file that appeared there during the download is kept (``AppearedMeanwhileError``). ``own``:
+    the pull's own earlier copy, seen before the download; replaced only while it is still that very file."""
     target = local_target(dest, key, prefix)
     name = PurePosixPath(key).parts[-1]
     fd, shown = folder_of(dest, key)
     try:
         _regular_or_absent(fd, name, key, shown)
-        os.rename(downloaded, name, dst_dir_fd=fd)
+        try:
+            if own is not None and _same_file(fd, name, own):
+                os.rename(downloaded, name, dst_dir_fd=fd)
+            else:
+                _place_no_replace(downloaded, name, fd)
+        except FileExistsError:
+            with suppress(OSError):
+                os.unlink(downloaded)
+            raise AppearedMeanwhileError(f"object {key!r}: {shown / name} appeared during the download; kept, never "
+                                    "overwritten (move it away and fetch again)") from None
         return target
     finally:
         os.close(fd)
@@ -264,19 +310,27 @@ def name_problem(dest: Path, key: str, prefix: str, chosen: dict[str, str], temp
     return problem
 
 
-def write_confined(dest: Path, names: list[str], prefix: str, fetch: Callable[[str, str], None]) -> tuple[list[Path], list[str]]:
+def write_confined(dest: Path, names: list[str], prefix: str, fetch: Callable[[str, str], None],
+                   failed: list[str] | None = None,
+                   stop: Callable[[], str | None] = lambda: None) -> tuple[list[Path], list[str]]:
     """Each of ``names`` (keys relative to ``dest``) fetched (``fetch(name, local_path)``) into a private folder of
     this call (0700) and renamed into place below ``dest`` by descriptor, with pull's rules: a name that does not
     read as itself or is not canonical, two names on one file, a file where a folder goes, a symlink on the way
     and a file already there are refused (never written, never overwritten). Returns the files written and the
-    refused names with why (``'name' (reason)``)."""
+    refused names with why (``'name' (reason)``). An object whose fetch fails (a 404 after the listing, a 5xx
+    after the client's retries, a full disk) is refused with its reason and also named in ``failed``; the rest go
+    on. ``stop``: why no further name is fetched (a deadline), each remaining one then named in ``failed``."""
     written: list[Path] = []
     refused: list[str] = []
     chosen: dict[str, str] = {}
     shapes = FileOrFolder()
     dest.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=dest, prefix=".gpulease-fetch-") as own:
-        for name in names:
+        for index, name in enumerate(names):
+            if (why := stop()) is not None:
+                if failed is not None:
+                    failed += [f"'{printable(rest)}' ({why})" for rest in names[index:]]
+                break
             problem = name_problem(dest, name, prefix, chosen) or shapes.conflict(name)
             try:
                 if problem is None and confined_target(dest, name, prefix)[1] is not None:
@@ -287,6 +341,10 @@ def write_confined(dest: Path, names: list[str], prefix: str, fetch: Callable[[s
                     written.append(put_in_place(dest, name, prefix, landed))
             except UserError as exc:
                 problem = str(exc)
+            except FETCH_ERRORS as exc:  # botocore already retried what is transient (its retry config)
+                problem = f"not collected: {type(exc).__name__}: {str(exc).strip()[:300]}"
+                if failed is not None:
+                    failed.append(f"'{printable(name)}' ({problem})")
             if problem is not None:
                 refused.append(f"'{printable(name)}' ({problem})")
     return written, refused

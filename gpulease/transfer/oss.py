@@ -18,6 +18,7 @@ from typing import Any
 
 from gpulease.core.errors import UserError
 from gpulease.transfer.files import AGAIN, MTIME_KEY, LocalFile
+from gpulease.transfer.noreplace import ObjectFetchError
 
 CHECKPOINT_DIR = Path.home() / ".cache" / "gpulease" / "oss-checkpoints"
 PART_SIZE = 64 * 1024 * 1024
@@ -29,14 +30,14 @@ def _delta(progress: Callable[[int], None]) -> Callable[[int, int, int], None]:
 
 
 @contextmanager
-def _explained(bucket: str) -> Iterator[None]:
+def _explained(bucket: str, kind: type[UserError] = UserError) -> Iterator[None]:
     """An OSS refusal or a cut transfer (the SDK's errors) as one message naming the bucket."""
     import alibabacloud_oss_v2 as oss
 
     try:
         yield
     except oss.exceptions.BaseError as exc:
-        raise UserError(f"bucket {bucket}: {exc}. {AGAIN}") from None
+        raise kind(f"bucket {bucket}: {exc}. {AGAIN}") from None
 
 
 class OssStore:
@@ -115,7 +116,7 @@ class OssStore:
 
         self.checkpoint_dir.mkdir(parents=True, exist_ok=True)
         request = oss.GetObjectRequest(bucket=self.bucket, key=key, progress_fn=_delta(progress))
-        with _explained(self.bucket):
+        with _explained(self.bucket, ObjectFetchError):
             downloader = self.client.downloader(part_size=PART_SIZE, enable_checkpoint=True,
                                                 checkpoint_dir=self._folder())
             downloader.download_file(request, filepath=target)

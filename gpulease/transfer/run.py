@@ -23,6 +23,7 @@ from gpulease.transfer.files import (
     DEFAULT_CHECKPOINT_PREFIX,
     KEY_MAX_BYTES,
     SHOWN_SKIPPED,
+    AppearedMeanwhileError,
     FileOrFolder,
     LocalFile,
     confined_target,
@@ -34,6 +35,7 @@ from gpulease.transfer.files import (
     put_in_place,
 )
 from gpulease.transfer.locate import DEFAULT_ORGANIZATION, StackBucket, locate
+from gpulease.transfer.noreplace import ObjectFetchError
 from gpulease.transfer.pulled import Listed, PullRecord, file_digest, local_digest, local_stat, md5_of_tag
 
 DEFAULT_PULL_PREFIXES = ("final/", "logs/")
@@ -104,7 +106,7 @@ def push(where: StackBucket, store: Any, path: Path, to: str, console: Console, 
     if left_out:
         shown = ", ".join(printable(name) for name in left_out[:SHOWN_SKIPPED]) + (" ..." if len(left_out) > SHOWN_SKIPPED else "")
         console.print(f"push: left out {len(left_out)} entr{'y' if len(left_out) == 1 else 'ies'} that "
-                      f"{'is' if len(left_out) == 1 else 'are'} not a regular file or folder: {shown}",
+                      f"{'is' if len(left_out) == 1 else 'are'} not a regular file or folder inside it: {shown}",
                       markup=False, highlight=False)
     unreadable = _name_refusal(files, path)
     if unreadable:
@@ -216,7 +218,13 @@ def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, consol
                         continue
                     task = progress.add_task(key, total=listed.size)
                     landed = os.path.join(own, f"{len(got) + len(kept) + len(skipped)}.download")
-                    store.download(key, landed, limits.progress(key, lambda n, task=task: progress.advance(task, n)))
+                    try:
+                        store.download(key, landed, limits.progress(key, lambda n, task=task: progress.advance(task, n)))
+                    except ObjectFetchError as exc:  # this object only (the SDK retried it): the rest go on
+                        if limits.past():
+                            limits.check(f"downloading {key!r}")
+                        failed.append({"key": key, "reason": printable(str(exc))[:300]})
+                        continue
                     if held is not None and not record.vouches_local(key, held):
                         check = lambda key=key: limits.check(f"comparing {key!r}")  # noqa: E731
                         if file_digest(landed, "sha256", check) == local_digest(dest, key, "sha256", check):
@@ -227,7 +235,11 @@ def pull(where: StackBucket, store: Any, prefixes: list[str], dest: Path, consol
                             os.unlink(landed)
                             kept.append(key)
                         continue
-                    put_in_place(dest, key, prefix, landed)
+                    try:
+                        put_in_place(dest, key, prefix, landed, own=held)
+                    except AppearedMeanwhileError:
+                        kept.append(key)
+                        continue
                     record.note(listed, local_stat(dest, key))
                     got.append(key)
         finally:
@@ -260,8 +272,9 @@ def incomplete_line(result: dict[str, Any]) -> str:
     """The one line a pull with failed objects ends with (exit 3): which failed and why, what arrived."""
     failed = result["failed"]
     return (f"pull: incomplete: {len(failed)} object(s) failed: {_failures(failed)}; the other "
-            f"{len(result['received']) + len(result['skipped'])} are in {result['dest']}; rename the conflicting "
-            "objects in the bucket (one name cannot be both a file and a folder) to pull them")
+            f"{len(result['received']) + len(result['skipped'])} are in {result['dest']}; run the same pull again for "
+            "a failed download, and rename conflicting objects in the bucket (one name cannot be both a file and a "
+            "folder) to pull them")
 
 
 STACK_FILE = re.compile(r"^Pulumi\.[^/]+\.ya?ml\Z", re.IGNORECASE)

@@ -22,6 +22,7 @@ from botocore.exceptions import BotoCoreError, ClientError, ConnectionClosedErro
 
 from gpulease.core.errors import UserError
 from gpulease.transfer.files import AGAIN, MTIME_KEY, LocalFile
+from gpulease.transfer.noreplace import ObjectFetchError
 
 MULTIPART_THRESHOLD = 64 * 1024 * 1024
 PART_SIZE = 64 * 1024 * 1024  # 10,000 parts at most: files up to 640 GB
@@ -44,15 +45,15 @@ def transfer_config(threshold: int = MULTIPART_THRESHOLD, part_size: int = PART_
 
 
 @contextmanager
-def _explained(bucket: str) -> Iterator[None]:
+def _explained(bucket: str, kind: type[UserError] = UserError) -> Iterator[None]:
     """An S3 refusal (no such bucket, access denied, no credentials) as one message naming the bucket."""
     try:
         yield
     except RetriesExceededError as exc:  # its own text is only "Max Retries Exceeded"
-        raise UserError(f"bucket {bucket}: {MAX_ATTEMPTS} attempts failed, the last with: {exc.last_exception}. "
+        raise kind(f"bucket {bucket}: {MAX_ATTEMPTS} attempts failed, the last with: {exc.last_exception}. "
                         f"{AGAIN}") from None
     except (ClientError, BotoCoreError, S3UploadFailedError, S3TransferFailedError) as exc:
-        raise UserError(f"bucket {bucket}: {exc}. {AGAIN}") from None
+        raise kind(f"bucket {bucket}: {exc}. {AGAIN}") from None
 
 
 def _read_body(response: Any, url: str) -> None:
@@ -128,5 +129,5 @@ class S3Store:
         return found, token
 
     def download(self, key: str, target: str, progress: Any) -> None:
-        with _explained(self.bucket):
+        with _explained(self.bucket, ObjectFetchError):
             self.client.download_file(self.bucket, key, target, Config=self.config, Callback=progress)

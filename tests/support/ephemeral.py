@@ -68,6 +68,8 @@ class RecordingBackend:
     config_files: list[str | None] = field(default_factory=list)
     refreshes: list[bool] = field(default_factory=list)
     program_sources: list[str] = field(default_factory=list)
+    kept_buckets: list[str | None] = field(default_factory=list)
+    """The bucket each destroy was asked to keep (None: everything destroyed)."""
     """The stack file each up's program names, as components/program.py derives it: GPULEASE_STACK_FILE when the
     caller passed it to the program's environment, else the Pulumi CLI's stacks/Pulumi.<stack>.yaml."""
 
@@ -126,8 +128,10 @@ class RecordingBackend:
             raise StackMissingError(stack)
         return dict(self.outputs_by_stack.get(stack, {}))
 
-    def destroy(self, stack: str, on_output: LineSink, on_resource: ResourceSink) -> OperationResult:
+    def destroy(self, stack: str, on_output: LineSink, on_resource: ResourceSink, *,
+                keep_bucket: str | None = None) -> OperationResult:
         self._enter("destroy", stack)
+        self.kept_buckets.append(keep_bucket)
         if stack not in self.stacks:
             raise StackMissingError(stack)
         if self.destroy_failures > 0:
@@ -161,6 +165,8 @@ class ScriptedChannel:
     fail: dict[str, BaseException] = field(default_factory=dict)
     hooks: dict[str, Callable[[], None]] = field(default_factory=dict)
     calls: list[tuple[str, Any]] = field(default_factory=list)
+    failed_artifacts: list[str] = field(default_factory=list)
+    """Artifacts whose fetch fails (named in the collection's ``failed``, never written)."""
 
     def _enter(self, op: str, detail: Any) -> None:
         self.calls.append((op, detail))
@@ -186,7 +192,7 @@ class ScriptedChannel:
             on_line(line)
         return self.exit_code
 
-    def download_artifacts(self, outputs: Mapping[str, Any], job_id: str, dest: Path) -> list[Path]:
+    def download_artifacts(self, outputs: Mapping[str, Any], job_id: str, dest: Path, bounds: Any = None) -> list[Path]:
         self._enter("download_artifacts", str(dest))
         written = []
         for name, body in self.artifacts.items():
@@ -194,6 +200,10 @@ class ScriptedChannel:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(body)
             written.append(target)
+        if self.failed_artifacts:
+            from gpulease.ephemeral.channel import Collected
+            failed = [f"'{name}' (not collected: ClientError: 503)" for name in self.failed_artifacts]
+            return Collected(written, failed, failed)
         return written
 
 

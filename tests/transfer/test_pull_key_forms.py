@@ -102,7 +102,7 @@ def test_entries_inside_a_folder_that_are_not_files_are_named_not_skipped_silent
     result = push(WHERE, store, folder, "data/raw", console, bar=False)
     assert store.uploaded == ["data/raw/a.txt"]
     assert result["leftOutCount"] == 2 and result["leftOut"] == ["sub/pipe (a FIFO)", "zero (a symlink to a device)"]
-    assert ("push: left out 2 entries that are not a regular file or folder: sub/pipe (a FIFO), "
+    assert ("push: left out 2 entries that are not a regular file or folder inside it: sub/pipe (a FIFO), "
             "zero (a symlink to a device)") in console.export_text()
 
 

@@ -1,0 +1,88 @@
+"""Tearing an ephemeral stack down: destroy (retried), then remove; or keep the bucket that still holds artifacts."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gpulease.ephemeral.backend import StackBackend, StackMissingError
+from gpulease.ephemeral.progress import Progress
+
+DESTROY_ATTEMPTS = 3
+
+
+@dataclass
+class Teardown:
+    attempted: bool = False
+    destroyed: bool = False
+    removed: bool = False
+    error: str | None = None
+    resources_deleted: int = 0
+    kept_bucket: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        kept = {"keptBucket": self.kept_bucket} if self.kept_bucket else {}
+        return {
+            **kept,
+            "attempted": self.attempted,
+            "destroyed": self.destroyed,
+            "removed": self.removed,
+            "resourcesDeleted": self.resources_deleted,
+            "error": self.error,
+        }
+
+
+def teardown(
+    backend: StackBackend,
+    stack: str,
+    progress: Progress,
+    *,
+    attempts: int = DESTROY_ATTEMPTS,
+    sleep: Callable[[float], None] = time.sleep,
+    keep_bucket: str | None = None,
+) -> Teardown:
+    """Destroy (retrying: deletes can race the cloud's own eventual consistency), then remove the stack.
+    ``keep_bucket``: artifacts are still in that bucket, so everything else is destroyed (the instance stops
+    billing) and the bucket, with the stack that holds it, is kept."""
+    result = Teardown(attempted=True, kept_bucket=keep_bucket)
+    with progress.step("destroy") as record:
+        for attempt in range(1, attempts + 1):
+            try:
+                changes = backend.destroy(stack, lambda line: progress.line("pulumi", line), progress.resource,
+                                          **({"keep_bucket": keep_bucket} if keep_bucket else {}))
+                result.destroyed = True
+                result.resources_deleted = changes.resource_changes.get("delete", 0)
+                break
+            except StackMissingError:
+                result.destroyed = True
+                record.detail = "stack already gone"
+                break
+            except Exception as exc:
+                result.error = f"destroy attempt {attempt}/{attempts} failed: {str(exc).strip()[:500]}"
+                progress.note(result.error)
+                if attempt < attempts:
+                    sleep(min(30.0, 5.0 * attempt))
+        if not result.destroyed:
+            record.status = "failed"
+            record.detail = "stack kept for ephemeral gc (its deadline still stops the instance)"
+    if not result.destroyed:
+        return result
+    if keep_bucket:
+        progress.note(f"kept bucket {keep_bucket} and stack {stack}: artifacts there were not collected; "
+                      f"`gpulease pull` them, then `gpulease ephemeral down {stack}`")
+        return result
+    with progress.step("remove stack") as record:
+        try:
+            backend.remove(stack)
+            result.removed = True
+            result.error = None
+        except StackMissingError:
+            result.removed = True
+            result.error = None
+        except Exception as exc:
+            result.error = f"remove failed: {str(exc).strip()[:500]}"
+            record.status = "failed"
+            record.detail = result.error
+    return result
