@@ -25,7 +25,6 @@ from components.cluster import (
 from components.deadline import record_deadline
 from components.image_bake import (
     BAKED_IMAGE_OUTPUT,
-    READY_FOLDER,
     bake_gate_ids,
     baked_folder,
     baked_output,
@@ -33,6 +32,7 @@ from components.image_bake import (
     image_from_stack,
     image_name,
     image_tags,
+    ready_folder,
 )
 from components.naming import bootstrap_bucket_name, bucket_name
 from components.outputs import checkpoint_prefix, experiment_outputs, parked_outputs
@@ -303,10 +303,10 @@ class GpuExperimentStack(pulumi.ComponentResource):
             inst = built[0].instance
             if exp.image.bake and bucket is not None and self.baked is None:  # a single instance (the spec says so)
                 # Bake once: the readiness gate guards the update that creates the image, never a later one.
-                ready = bake_gate_ids(cloud.ready_instances(parts, bucket.name, inst),
-                                      cloud.ready_instances(parts, bucket.name, inst, baked_folder(pulumi.get_stack())), exp)
+                ready = bake_gate_ids(cloud.ready_instances(parts, bucket.name, inst, ready_folder(prefix)),
+                                      cloud.ready_instances(parts, bucket.name, inst, baked_folder(prefix, pulumi.get_stack())), exp)
                 image_labels = tagged(image_tags(exp, tags), "the baked image")
-                baked = cloud.bake_image(parts, inst, ready, f"{uri}{READY_FOLDER}", image_name(stack, exp), image_labels,
+                baked = cloud.bake_image(parts, inst, ready, cloud.bucket_uri(bucket.name, ready_folder(prefix)), image_name(stack, exp), image_labels,
                                          bucket.name)
                 self.baked = baked_output(baked, stack, exp)
             outputs = experiment_outputs(

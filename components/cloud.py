@@ -233,11 +233,11 @@ class Cloud(ABC):
 
     @abstractmethod
     def ready_instances(
-        self, exp: ExperimentParts, bucket: str, instance: pulumi.CustomResource, folder: str = "_gpulease/ready/"
+        self, exp: ExperimentParts, bucket: str, instance: pulumi.CustomResource, folder: str
     ) -> pulumi.Output[list[str]]:
-        """The ids of the instances whose readiness passed: the ready records under the experiment's prefix
-        (``components.image_bake.READY_FOLDER``), listed by a data source once ``instance`` exists; with ``folder``
-        the names of the records in that folder (``BAKED_FOLDER``: the experiments whose image was baked)."""
+        """The names of the records under the key prefix ``folder``, listed by a data source once ``instance``
+        exists: ``components.image_bake.ready_folder`` (the instances whose readiness passed) or ``baked_folder``
+        (the experiments whose image was baked)."""
 
     @abstractmethod
     def bake_image(

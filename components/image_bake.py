@@ -2,7 +2,7 @@
 
 **Whose readiness passed.** A Pulumi program is declarative and runs before (and without) the instance's own
 checks, so "the instance is ready" has to be a fact the program can read. The bootstrap publishes one: when every
-readiness check passed, it writes ``<checkpoint prefix>_gpulease/ready/<instance id>.json`` to the stack's bucket
+readiness check passed, it writes ``_gpulease/<checkpoint prefix>ready/<instance id>.json`` to the stack's bucket
 (``instance/instance_setup.py``, ``ready_record_command``). Baking is therefore a second ``pulumi up``:
 
 1. ``pulumi up`` (``image.bake: false``): the instance boots, stages its data and checks itself; ``ready.json``
@@ -12,7 +12,7 @@ readiness check passed, it writes ``<checkpoint prefix>_gpulease/ready/<instance
    output, so the check runs inside it: an instance without a record (not ready yet, or a new instance the same
    update creates) fails the update with a message naming the instance and the record it lacks, and no image is
    created (its inputs never resolve).
-3. Later updates keep the image: once it exists the program writes ``<prefix>_gpulease/baked/<stack>/<experiment>.json``,
+3. Later updates keep the image: once it exists the program writes ``_gpulease/<prefix>baked/<stack>/<experiment>.json``,
    and an update that lists it skips the readiness gate (an instance replaced later, by a pinned image or new
    user-data, has no ready record yet, and ``image.bake: true`` left set must not fail its ``pulumi up``). The
    record goes with the stack (destroy) and with ``image.bake: false``, so baking again checks readiness again.
@@ -39,12 +39,16 @@ from gpulease.core import vocabulary as v
 if TYPE_CHECKING:  # annotations only: the clouds import this module and the spec imports the clouds' rules
     from components.spec.experiment import ExperimentSpec
 
-READY_FOLDER = "_gpulease/ready/"
-"""Under the experiment's checkpoint prefix: one object per instance whose readiness passed, named by its id."""
-BAKED_FOLDER = "_gpulease/baked/"
-"""Under the experiment's checkpoint prefix: ``<experiment>.json`` once this stack baked its image (the image and the
-instance it was made from), written by the program after the image; later updates read it and keep the image
-without checking readiness again."""
+RECORDS_ROOT = "_gpulease/"
+"""The bucket-root folder of the kit's records (``record_folder``): outside every checkpoint prefix, so the
+checkpoint lifecycle rule (``checkpoints.lifecycle.keepDays``, filtered on the prefix) never expires them. A
+checkpoint prefix may not start with it (``components/spec/sections.py``)."""
+READY_FOLDER = "ready/"
+"""One object per instance whose readiness passed, named by its id (``record_folder(prefix, READY_FOLDER)``)."""
+BAKED_FOLDER = "baked/"
+"""``<stack>/<experiment>.json`` once this stack baked its image (the image and the instance it was made from),
+written by the program after the image; later updates read it and keep the image without checking readiness
+again (``baked_key``)."""
 ALREADY_BAKED = "<already baked>"
 """In the ids ``gate`` reads: the stack's image exists, so whichever instance runs now need not be ready."""
 BAKED_IMAGE_OUTPUT = "bakedImage"
@@ -79,15 +83,38 @@ def snapshot_create_timeout(root_disk_gb: int) -> str:
     return bake_timeouts.create_timeout(root_disk_gb)
 
 
-def baked_folder(stack: str) -> str:
+def record_folder(prefix: str, folder: str) -> str:
+    """The one place the kit's records are named: ``_gpulease/<checkpoint prefix><folder>`` at the bucket root.
+
+    The instance's writer (the ``ready_record_uri`` setting, ``components/userdata/workflow.py``), its role's write
+    grant (``components/*/identity.py``), the bake gate's listings and the baked record all derive from it. Under the
+    checkpoint prefix the records would expire with the checkpoints: an S3 lifecycle filter cannot exclude a
+    sub-prefix (Filter is Prefix, Tag, size or And of those: AWS S3 User Guide, "Lifecycle configuration elements")."""
+    return f"{RECORDS_ROOT}{prefix}{folder}"
+
+
+def record_uri(checkpoint_uri: str, folder: str) -> str:
+    """``record_folder`` as a URI, from the experiment's checkpoint URI (``s3://bucket/prefix/``):
+    ``s3://bucket/_gpulease/prefix/<folder>``."""
+    scheme, _, rest = checkpoint_uri.partition("://")
+    bucket, _, prefix = rest.partition("/")
+    return f"{scheme}://{bucket}/{record_folder(prefix, folder)}"
+
+
+def ready_folder(prefix: str) -> str:
+    """Where the ready records of the experiment with checkpoint prefix ``prefix`` are."""
+    return record_folder(prefix, READY_FOLDER)
+
+
+def baked_folder(prefix: str, stack: str) -> str:
     """Where this stack's baked records are (a stack's own: another stack on the same bucket and prefix, with an
     experiment of the same name, never skips this stack's readiness gate)."""
-    return f"{BAKED_FOLDER}{stack}/"
+    return f"{record_folder(prefix, BAKED_FOLDER)}{stack}/"
 
 
 def baked_key(prefix: str, spec: ExperimentSpec, stack: str) -> str:
-    """The object that says this stack baked its image: ``<prefix>_gpulease/baked/<stack>/<experiment>.json``."""
-    return f"{prefix}{baked_folder(stack)}{spec.name}.json"
+    """The object that says this stack baked its image: ``_gpulease/<prefix>baked/<stack>/<experiment>.json``."""
+    return f"{baked_folder(prefix, stack)}{spec.name}.json"
 
 
 def bake_gate_ids(ready: pulumi.Output[list[str]], baked: pulumi.Output[list[str]], spec: ExperimentSpec

@@ -588,15 +588,16 @@ def stage_data(settings: dict[str, Any], disk: dict[str, Any]) -> dict[str, Any]
 
 
 def publish_ready_record(settings: dict[str, Any], marker_path: str, instance_id: str | None) -> None:
-    """The ready record a bake waits for (``<uri>_gpulease/ready/<instance id>.json``): written only when every
-    check passed, named by the instance whose readiness it proves."""
-    uri, template = settings["checkpoint_uri"], settings.get("ready_record_command")
+    """The ready record a bake waits for (``<ready_record_uri><instance id>.json``, at the bucket root outside the
+    expiring checkpoint prefix): written only when every check passed, named by the instance whose readiness it
+    proves."""
+    uri, template = settings.get("ready_record_uri"), settings.get("ready_record_command")
     if not uri or not template or not instance_id:
         return
     out = storage_run(settings, list(template), {"file": marker_path, "dst": uri, "instance": instance_id},
                       bounds.value("bucket_copy"))
     if out.returncode == 0:
-        log(f"ready record published to {uri}_gpulease/ready/{instance_id}.json")
+        log(f"ready record published to {uri}{instance_id}.json")
     else:
         log(f"publishing the ready record failed ({out.returncode}): {(out.stderr or out.stdout).strip()[-300:]}")
 

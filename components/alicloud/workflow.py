@@ -24,7 +24,6 @@ import pulumi_alicloud as alicloud
 from components.alicloud.context import AlicloudContext
 from components.alicloud.identity import grant
 from components.image_bake import (
-    READY_FOLDER,
     baked_key,
     baked_record,
     gate,
@@ -65,10 +64,10 @@ class AlicloudWorkflow:
               document, cast(alicloud.ram.Role, identity), tags=exp.tags, opts=exp.opts())
 
     def ready_instances(
-        self, exp: ExperimentParts, bucket: str, instance: pulumi.CustomResource, folder: str = READY_FOLDER
+        self, exp: ExperimentParts, bucket: str, instance: pulumi.CustomResource, folder: str
     ) -> pulumi.Output[list[str]]:
         # Listed once the instance exists: the records a bake reads are the ones its instance could have written.
-        prefix = instance.id.apply(lambda _: f"{exp.prefix}{folder}")
+        prefix = instance.id.apply(lambda _: folder)
         listed = alicloud.oss.get_bucket_objects_output(bucket_name=bucket, key_prefix=prefix, opts=exp.ctx.invoke_opts())
         return listed.objects.apply(lambda objects: ready_ids([o.key for o in objects or []]))
 

@@ -10,6 +10,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
+from components.image_bake import ready_folder
 from components.naming import scoped_name
 from components.plan import Bucket, ExperimentParts
 
@@ -25,7 +26,9 @@ def assume_role_policy(service: str, source_account: str | None = None) -> str:
 
 
 def checkpoint_access_policy(bucket_arn: str, prefix: str) -> str:
-    """Read and write under the experiment's prefix, list only that prefix; nothing else in S3."""
+    """Read and write under the experiment's prefix, list only that prefix, and write (only) its ready records
+    (``components.image_bake.ready_folder``: outside the prefix, so the checkpoint lifecycle never expires them);
+    nothing else in S3."""
     return json.dumps(
         {
             "Version": "2012-10-17",
@@ -53,6 +56,12 @@ def checkpoint_access_policy(bucket_arn: str, prefix: str) -> str:
                         "s3:ListMultipartUploadParts",
                     ],
                     "Resource": f"{bucket_arn}/{prefix}*",
+                },
+                {
+                    "Sid": "WriteReadyRecords",
+                    "Effect": "Allow",
+                    "Action": "s3:PutObject",
+                    "Resource": f"{bucket_arn}/{ready_folder(prefix)}*",
                 },
             ],
         },

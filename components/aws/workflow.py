@@ -26,7 +26,6 @@ import pulumi_aws as aws
 from components.aws.context import AwsContext
 from components.aws.storage import object_tags
 from components.image_bake import (
-    READY_FOLDER,
     baked_key,
     baked_record,
     gate,
@@ -77,10 +76,10 @@ class AwsWorkflow:
         aws.iam.RolePolicy(f"{exp.name}-data-sources", role=profile.role, policy=document, opts=exp.opts())
 
     def ready_instances(
-        self, exp: ExperimentParts, bucket: str, instance: pulumi.CustomResource, folder: str = READY_FOLDER
+        self, exp: ExperimentParts, bucket: str, instance: pulumi.CustomResource, folder: str
     ) -> pulumi.Output[list[str]]:
         # Listed once the instance exists: the records a bake reads are the ones its instance could have written.
-        prefix = instance.id.apply(lambda _: f"{exp.prefix}{folder}")
+        prefix = instance.id.apply(lambda _: folder)
         listed = aws.s3.get_objects_output(bucket=bucket, prefix=prefix, opts=exp.ctx.invoke_opts())
         return listed.keys.apply(ready_ids)
 

@@ -183,6 +183,8 @@ class BootstrapSettings(BaseModel):
     """The secret's name only: the token is read on the instance with its role, never written here."""
     secret_command: list[str] | None = None
     ready_record_command: list[str] | None = None
+    ready_record_uri: str | None = None
+    """Where the ready records are (``components.image_bake.record_uri``): outside the expiring checkpoint prefix."""
 
     # --- the run sections (components/userdata/run_settings.py) ---
     verify: VerifySettings | None = None
@@ -198,7 +200,8 @@ class BootstrapSettings(BaseModel):
 
 
 WORKFLOW_DEFAULTS: dict[str, object] = {"phase": "train", "data_sources": [], "stage_commands": None,
-                                         "hub_token_secret": None, "secret_command": None, "ready_record_command": None}
+                                         "hub_token_secret": None, "secret_command": None, "ready_record_command": None,
+                                         "ready_record_uri": None}
 
 
 def settings_json(settings: BootstrapSettings) -> str:
@@ -275,7 +278,7 @@ def settings_for(
         job_agent=JobAgentSettings(**JOB_COMMANDS[cloud]) if spec.ci_run and checkpoint_uri else None,
         tools=ToolsObject(bucket=tools_bucket, key=tools_key(tools_prefix), region=region, sha256=tools_sha256()),
         cluster=cluster,
-        **workflow_settings(spec, cloud, checkpoint_uri is not None),
+        **workflow_settings(spec, cloud, checkpoint_uri),
         control_upload_command=JOB_COMMANDS[cloud]["copy_command"] if checkpoint_uri else None,
         **run_fields(spec),
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.image_bake import READY_FOLDER, record_uri
 from components.spec.experiment import ExperimentSpec
 
 # ossutil's credentials and endpoint, filled on the instance (the checkpoint sync's templates use the same).
@@ -38,9 +39,9 @@ SECRET_COMMANDS: dict[str, list[str] | None] = {
 }
 # The ready record a bake waits for (components/image_bake.py): one object per instance that passed readiness.
 READY_RECORD_COMMANDS: dict[str, list[str]] = {
-    "aws": ["aws", "s3", "cp", "{file}", "{dst}_gpulease/ready/{instance}.json", "--region", "{region}",
+    "aws": ["aws", "s3", "cp", "{file}", "{dst}{instance}.json", "--region", "{region}",
             "--only-show-errors"],
-    "alicloud": ["ossutil", "cp", "-f", "{file}", "{dst}_gpulease/ready/{instance}.json", *OSS_AUTH],
+    "alicloud": ["ossutil", "cp", "-f", "{file}", "{dst}{instance}.json", *OSS_AUTH],
 }
 
 
@@ -59,7 +60,7 @@ def source_settings(spec: ExperimentSpec) -> list[dict[str, Any]]:
     return out
 
 
-def workflow_settings(spec: ExperimentSpec, cloud: str, with_bucket: bool) -> dict[str, Any]:
+def workflow_settings(spec: ExperimentSpec, cloud: str, checkpoint_uri: str | None) -> dict[str, Any]:
     """The settings fields of the workflow: only what differs from the defaults, so that a stack that uses none of
     it gets the same settings as before."""
     fields: dict[str, Any] = {}
@@ -69,8 +70,9 @@ def workflow_settings(spec: ExperimentSpec, cloud: str, with_bucket: bool) -> di
         fields.update(data_sources=source_settings(spec), stage_commands=STAGE_COMMANDS[cloud])
     if spec.data.hub_token_secret:
         fields.update(hub_token_secret=spec.data.hub_token_secret, secret_command=SECRET_COMMANDS[cloud])
-    if with_bucket:
+    if checkpoint_uri is not None:
         # Always, not only with image.bake: turning the bake on must not change the user-data (and so replace the
         # instance it is about to image).
         fields["ready_record_command"] = READY_RECORD_COMMANDS[cloud]
+        fields["ready_record_uri"] = record_uri(checkpoint_uri, READY_FOLDER)
     return fields

@@ -1,7 +1,7 @@
 """The mocks' answers for the workflow before training: ready records in the bucket, baked images and their
 snapshots, and the ``bakedImage`` output of a stack another stack references.
 
-- Ready records: the bootstrap writes ``<prefix>_gpulease/ready/<instance id>.json`` once readiness passed; the
+- Ready records: the bootstrap writes ``_gpulease/<prefix>ready/<instance id>.json`` once readiness passed; the
   mocks list one for every instance they created (``MockState.ready``: set it False to play an instance that has
   not passed yet); objects an earlier update wrote (``MockState.objects``: a baked record) are listed too.
 - A stack reference (``pulumi:pulumi:StackReference``) answers with the ``bakedImage`` output a baking stack
@@ -18,13 +18,18 @@ from typing import Any
 
 import yaml
 
+from components.image_bake import READY_FOLDER, RECORDS_ROOT
 from gpulease.core import vocabulary as v
 from gpulease.review.mock_ids import _hex
 from gpulease.review.mock_registry import MockState, register_answers
 
 STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
 BAKED_DAYS_AGO = 3
-READY_FOLDER = "_gpulease/ready/"
+
+
+def _is_ready_folder(prefix: str) -> bool:
+    """A listing of ready records (``components.image_bake.ready_folder``: ``_gpulease/<prefix>ready/``)."""
+    return prefix.startswith(RECORDS_ROOT) and prefix.endswith(READY_FOLDER)
 
 
 def _ready_keys(m: MockState, prefix: str) -> list[str]:
@@ -38,14 +43,14 @@ def _stored_keys(m: MockState, prefix: str) -> list[str]:
 
 def aws_get_objects(m: MockState, a: dict) -> dict:
     prefix = str(a.get("prefix") or "")
-    keys = (_ready_keys(m, prefix) if prefix.endswith(READY_FOLDER) else []) + _stored_keys(m, prefix)
+    keys = (_ready_keys(m, prefix) if _is_ready_folder(prefix) else []) + _stored_keys(m, prefix)
     return {"bucket": a.get("bucket"), "prefix": prefix, "keys": keys, "commonPrefixes": [], "owners": [],
             "id": a.get("bucket")}
 
 
 def ali_bucket_objects(m: MockState, a: dict) -> dict:
     prefix = str(a.get("keyPrefix") or "")
-    keys = (_ready_keys(m, prefix) if prefix.endswith(READY_FOLDER) else []) + _stored_keys(m, prefix)
+    keys = (_ready_keys(m, prefix) if _is_ready_folder(prefix) else []) + _stored_keys(m, prefix)
     objects = [{"key": k, "contentLength": "1024", "contentType": "application/json", "etag": _hex("etag", k, length=32),
                 "lastModificationTime": "", "storageClass": "Standard", "acl": "default", "cacheControl": "",
                 "contentDisposition": "", "contentEncoding": "", "contentMd5": "", "expires": "",

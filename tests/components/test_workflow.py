@@ -178,7 +178,7 @@ def test_bake_refuses_an_instance_without_a_ready_record(cloud: str) -> None:
     r = run(cloud, spec_for(cloud, image={"bake": True}), mocks=NotReady(region=REGIONS[cloud], now=FIXED_NOW))
     assert r.error is not None and "has not passed readiness" in r.error
     inst = r.one(INSTANCES[cloud])
-    assert "no ready record" in r.error and f"_gpulease/ready/{inst.id}.json" in r.error
+    assert "no ready record" in r.error and f"_gpulease/ckpt/ready/{inst.id}.json" in r.error
     images = [x for x in r.resources if x.type in ("aws:ec2/ami:Ami", "alicloud:ecs/image:Image")]
     assert images == [] or all("snapshotId" not in x.inputs and "ebsBlockDevices" not in x.inputs for x in images)
 

@@ -321,6 +321,10 @@ def test_instance_role_least_privilege(spot) -> None:
         "s3:AbortMultipartUpload",
         "s3:ListMultipartUploadParts",
     }
+    # The ready records: written (only) outside the prefix the checkpoint lifecycle expires; nothing else extra.
+    assert statements["WriteReadyRecords"] == {"Sid": "WriteReadyRecords", "Effect": "Allow", "Action": "s3:PutObject",
+                                               "Resource": f"arn:aws:s3:::{name}/_gpulease/ckpt/ready/*"}
+    assert set(statements) == {"ListCheckpointPrefix", "LocateBucket", "ReadWriteCheckpoints", "WriteReadyRecords"}
     for statement in policy["Statement"]:
         actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
         assert all(not a.endswith("*") for a in actions)

@@ -90,9 +90,10 @@ def test_aws_settings_equal_the_spec_and_the_created_resources(aws_render, aws_t
         # The ready record a bake waits for, published by every stack with a bucket (turning image.bake on must not
         # change the user-data of the instance it images).
         "ready_record_command": [
-            "aws", "s3", "cp", "{file}", "{dst}_gpulease/ready/{instance}.json", "--region", "{region}",
-            "--only-show-errors",
+            "aws", "s3", "cp", "{file}", "{dst}{instance}.json", "--region", "{region}", "--only-show-errors",
         ],
+        # At the bucket root, outside the checkpoint prefix its lifecycle rule expires (image_bake.record_folder).
+        "ready_record_uri": f"s3://{bucket}/_gpulease/ckpt/ready/",
         "cli_install_command": ["snap", "install", "aws-cli", "--classic"],
         "self_release": False,
         "deadline_api": False,  # AWS reads its tags through IMDS (instance_metadata_tags enabled)

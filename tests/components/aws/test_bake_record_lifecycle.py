@@ -1,0 +1,50 @@
+"""Issue 24: the records that let a bake check readiness (ready records) and later updates skip it (baked records)
+must not expire with the checkpoints. Both clouds' checkpoint lifecycle rules filter on the checkpoint prefix and
+expire objects after checkpoints.lifecycle.keepDays (>= 1); the program never rewrites a baked record, so a record
+under the prefix would vanish and an instance replaced later would fail its update (NotReadyError)."""
+
+import pytest
+
+from components.alicloud.storage import lifecycle_rules as ali_rules
+from components.aws.storage import lifecycle_rules as aws_rules
+from components.image_bake import READY_FOLDER, baked_key, ready_folder, record_uri
+from components.spec.load import SpecError, load_stack_spec
+from tests.components.spec.test_schema_fuzz import load_stack_file
+from tests.support.paths import STACKS_DIR
+
+STACKS = sorted(STACKS_DIR.glob("Pulumi.*.yaml"))
+
+
+def _expiring_prefixes(cloud: str, spec) -> list[tuple[str, str]]:
+    """(rule id, prefix) of the rules that delete or move current objects."""
+    if cloud == "aws":
+        return [(r["id"], r["filter"]["prefix"]) for r in aws_rules(spec.checkpoints)
+                if r.get("expiration") or r.get("transitions")]
+    return [(r["id"], r["prefix"]) for r in ali_rules(spec.checkpoints) if r.get("expirations") or r.get("transitions")]
+
+
+@pytest.mark.parametrize("path", STACKS, ids=lambda p: p.stem)
+def test_no_record_key_matches_an_expiring_lifecycle_rule(path) -> None:
+    cloud = "aws" if ".aws-" in path.name else "alicloud"
+    stack = path.stem.removeprefix("Pulumi.")
+    for spec in load_stack_spec(stack, load_stack_file(path)).experiments:
+        rules = _expiring_prefixes(cloud, spec)
+        assert rules, f"{path.name}: no expiring rule found: the check below would pass vacuously"
+        keys = [baked_key(spec.checkpoints.prefix, spec, stack), f"{ready_folder(spec.checkpoints.prefix)}i-0abc.json"]
+        for key in keys:
+            hit = [rid for rid, prefix in rules if key.startswith(prefix)]
+            assert not hit, f"{path.name}: {key} expires after {spec.checkpoints.lifecycle.keep_days} days by {hit}"
+
+
+def test_the_instance_writer_and_the_bake_gate_name_the_same_key() -> None:
+    """The instance copies its ready record to ``ready_record_uri``; the program lists ``ready_folder(prefix)``."""
+    assert record_uri("s3://bkt/team/llama/", READY_FOLDER) == f"s3://bkt/{ready_folder('team/llama/')}"
+    assert record_uri("oss://bkt/checkpoints/", READY_FOLDER) == "oss://bkt/_gpulease/checkpoints/ready/"
+
+
+def test_a_prefix_inside_the_records_folder_is_refused() -> None:
+    config = load_stack_file(STACKS_DIR / "Pulumi.aws-lora-7b.yaml")
+    key = next(k for k in config if k.endswith(":experiment") or k == "gpulease:experiment")
+    config[key].setdefault("checkpoints", {})["prefix"] = "_gpulease/ck/"
+    with pytest.raises(SpecError, match="_gpulease"):
+        load_stack_spec("s", config)
