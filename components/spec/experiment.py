@@ -16,6 +16,7 @@ from components.spec import keys
 from components.spec.cloud_schema import add_cloud_rules
 from components.spec.clouds import SPEC_RULES, Cloud, all_key_types
 from components.spec.cluster import MAX_NODES, ClusterSpec, cluster_problems
+from components.spec.deadline_form import DEADLINE_PATTERN, DEADLINE_YEARS, parse_deadline
 from components.spec.iam import IamSpec
 from components.spec.run import BudgetAlertsSpec, JobSpec, VerifySpec, run_problems
 from components.spec.sections import (
@@ -46,13 +47,6 @@ BUDGET_USD_MAX = 1_000_000
 about $300,000); a larger number is a typo, and 1e308 would overflow the cost arithmetic."""
 _END = "(?![\\s\\S])"
 """How schema_pattern ends a pattern."""
-DEADLINE_YEARS = (2000, 2999)
-"""expiresAt years accepted: far outside them the date arithmetic of a deadline overflows (year 9999 + offset)."""
-assert DEADLINE_YEARS[0] % 1000 == 0 and DEADLINE_YEARS[1] == DEADLINE_YEARS[0] + 999  # the pattern's year below
-DEADLINE_PATTERN = (rf"^{DEADLINE_YEARS[0] // 1000}[0-9]{{3}}-[0-9]{{2}}-[0-9]{{2}}[Tt ][0-9]{{2}}:[0-9]{{2}}"
-                    r"(:[0-9]{2}(\.[0-9]+)?)?([Zz]|[+-][0-9]{2}:?[0-9]{2})(?![\s\S])")
-"""JSON Schema of an expiresAt the loader reads: RFC 3339 with Z or an offset, in the years above."""
-
 
 class ExperimentSpec(SpecModel):
     """One experiment: one GPU instance, one data disk, a checkpoint prefix."""
@@ -88,7 +82,7 @@ class ExperimentSpec(SpecModel):
         json_schema_extra={"pattern": schema_pattern(v.TAG_VALUE_PATTERN), "allOf": [{"pattern": "[^ ].{8,}[^ ]"}]})
     max_runtime_hours: float = Field(..., gt=0, le=v.MAX_RUNTIME_HOURS_CAP, description="Hard deadline after creation.")
     expires_at: datetime | None = Field(
-        None, json_schema_extra={"pattern": DEADLINE_PATTERN},
+        None, json_schema_extra={"pattern": DEADLINE_PATTERN, "format": "date-time"},
         description="An explicit deadline (RFC 3339 UTC); otherwise creation time + maxRuntimeHours, recorded once.",
     )
     deadline_renewal: int = Field(
@@ -188,6 +182,11 @@ class ExperimentSpec(SpecModel):
         checkpoints = data.get("checkpoints")
         enabled = checkpoints is not None and checkpoints.enabled
         return spot.model_copy(update={"recover": default_recover(data.get("market", ""), enabled, data.get("nodes", 0))})
+
+    @field_validator("expires_at", mode="before")
+    @classmethod
+    def _expires_form(cls, value: object) -> object:
+        return parse_deadline(value) if isinstance(value, str) else value
 
     @field_validator("expires_at")
     @classmethod

@@ -124,7 +124,7 @@ class BudgetAlertsSpec(SpecModel):
 
     emails: list[str] | None = Field(
         None, description="Who is notified (at most 10); the owner when omitted.",
-        json_schema_extra={"minItems": 1, "maxItems": MAX_ALERT_EMAILS,
+        json_schema_extra={"minItems": 1, "maxItems": MAX_ALERT_EMAILS, "uniqueItems": True,
                            "items": {"type": "string", "pattern": schema_pattern(v.EMAIL)}},
     )
     thresholds: list[float] = Field(

@@ -10,7 +10,7 @@ from components.spec.clouds import SPEC_RULES
 from components.spec.experiment import ExperimentSpec
 from components.spec.load import CONFIG_NAMESPACE, EXPERIMENT_KEY, SWEEP_KEY
 from components.spec.regions import PROVIDER_REGION_KEYS
-from components.spec.schema_terms import absent, is_value
+from components.spec.schema_terms import absent, given, is_value
 from components.spec.sweep import REPLACED_SECTIONS, SWEEP_SHARED_FIELDS, SweepSpec
 
 EXPERIMENT = f"{CONFIG_NAMESPACE}:{EXPERIMENT_KEY}"
@@ -27,6 +27,29 @@ def _overrides(exp: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "description": "Keys of the experiment spec, merged over base.",
             "propertyNames": {"enum": allowed},
             "properties": {k: exp["properties"][k] for k in allowed if k not in merged and k in exp["properties"]}}
+
+
+def _runs_where(market: str, then: dict[str, Any]) -> dict[str, Any]:
+    """Every run whose overrides set ``market`` to ``market`` also meets ``then`` (in its overrides)."""
+    overrides = {"if": given("market", {"const": market}), "then": then}
+    return {"properties": {"runs": {"items": {"properties": {"overrides": overrides}}}}}
+
+
+def _sweep_market_rules() -> list[dict[str, Any]]:
+    """The experiment's market rules (``cloud_schema._market_rules``) on a run whose overrides set ``market``: the
+    merged run (``deep_merge``: an override key replaces the base's, null clears it) has a reason on on-demand and
+    only there, and no price cap on on-demand. What the run needs in its overrides depends on what the base has."""
+    null = {"type": "null"}
+    rules = []
+    for field, market, when_base_has, when_base_lacks in (
+        ("onDemandReason", "on-demand", {"properties": {"onDemandReason": {"not": null}}}, given("onDemandReason")),
+        ("onDemandReason", "spot", {"required": ["onDemandReason"], **absent("onDemandReason")}, absent("onDemandReason")),
+        ("maxSpotPriceUsd", "on-demand", {"required": ["maxSpotPriceUsd"], **absent("maxSpotPriceUsd")},
+         absent("maxSpotPriceUsd")),
+    ):
+        rules.append({"if": {"required": ["base"], "properties": {"base": given(field)}},
+                      "then": _runs_where(market, when_base_has), "else": _runs_where(market, when_base_lacks)})
+    return rules
 
 
 def _is_model(annotation: Any) -> bool:
@@ -58,6 +81,7 @@ def stack_config_json_schema() -> dict[str, Any]:
     sweep["properties"]["base"] = {"$ref": "#/$defs/ExperimentSpec", "description": "Experiment spec shared by every run."}
     defs["SweepSpec"] = sweep
     defs["SweepRun"]["properties"]["overrides"] = _overrides(exp)
+    sweep.setdefault("allOf", []).extend(_sweep_market_rules())
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "gpulease stack config",

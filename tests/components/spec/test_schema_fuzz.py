@@ -33,12 +33,16 @@ def _inlined(node: Any) -> Any:
     return node
 
 
-VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+FORMATS = jsonschema.FormatChecker()
+"""The schema's ``format`` keywords are assertions here (an editor that checks formats refuses what the loader does:
+an expiresAt of February 30)."""
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA, format_checker=FORMATS)
 EXPERIMENT = _inlined(SCHEMA["properties"]["config"]["properties"][KEY])
 """The experiment's own schema: the other config keys are free-form (``additionalProperties``) but for the two
 region keys, which the base leaves as they are."""
 FOCUSED = {name: jsonschema.Draft202012Validator(
-    {**EXPERIMENT, "properties": {k: sub if k == name else True for k, sub in EXPERIMENT["properties"].items()}})
+    {**EXPERIMENT, "properties": {k: sub if k == name else True for k, sub in EXPERIMENT["properties"].items()}},
+    format_checker=FORMATS)
     for name in EXPERIMENT["properties"]}
 """By the top-level field a case changes: the experiment's schema, whole but for ``properties``, which judges that
 field only. A case differs from the valid base in that one field, so the other fields' verdicts are the base's
@@ -82,6 +86,14 @@ _TAG = ("the checkpoint URI (bucket, prefix, run name) must fit the cloud's tag 
         "three fields")
 _ORDER = "each transitions[].days must be before keepDays: a comparison of two fields"
 _PORTS = "a cluster's noticePort must differ from its rendezvousPort: a comparison of two fields"
+_CASE = ("two addresses that differ in case only are one mailbox: uniqueItems compares strings exactly, and a JSON "
+         "Schema has no case-insensitive comparison of two items")
+FIELD_VALUES = {
+    # Values a field's own bounds do not give: calendar dates its pattern admits, a list's duplicates.
+    "expiresAt": ("2030-02-30T01:00:00Z", "2030-01-01T24:00:00Z", "2030-01-01T01:00:00+24:00", "2030-01-01T23:59:60Z",
+                  "2030-01-01 01:00:00Z", "2030-01-01T01:00Z", "2030-01-01T01:00:00+0100"),
+    "budgetAlerts.emails": (["a@b.co", "a@b.co"], ["a@b.co", "A@B.co"], ["a@b.co", "c@d.co"]),
+}
 CROSS_FIELD = {
     # (field, value): why the loader's verdict depends on another field, which a JSON Schema cannot say for us.
     ("maxRuntimeHours", "0.5"): _SHORT_RUN,
@@ -92,6 +104,7 @@ CROSS_FIELD = {
     ("checkpoints.lifecycle.transitions.*.days", repr(10**12)): _ORDER,
     ("cluster.noticePort", repr(29500)): _PORTS,
     ("cluster.rendezvousPort", repr(29400)): _PORTS,
+    ("budgetAlerts.emails", repr(["a@b.co", "A@B.co"])): _CASE,
 }
 
 
@@ -156,11 +169,11 @@ def _trailing(value: Any) -> Iterator[str]:
         yield from (value + end for end in TRAILING)
 
 
-def values(node: dict, valid: Any = None, siblings: tuple = ()) -> list[Any]:
+def values(node: dict, valid: Any = None, siblings: tuple = (), extra: tuple = ()) -> list[Any]:
     """Boundary and hostile values of ``node``: its bounds, the base's ``valid`` value with a character after it,
     the other fields' defaults of its section (``siblings``: two fields that must differ), every field's values."""
     out: list[Any] = []
-    for value in (*_bounds(node), *_trailing(valid), *siblings, *STRINGS, *OTHERS):
+    for value in (*_bounds(node), *_trailing(valid), *siblings, *STRINGS, *OTHERS, *extra):
         if not any(value == seen and type(value) is type(seen) for seen in out):
             out.append(value)
     return out
@@ -225,7 +238,7 @@ def disagreements() -> tuple[int, list[str]]:
     for path, node, siblings in properties(SCHEMA["$defs"]["ExperimentSpec"]):
         where = ".".join(map(str, path))
         base = {**single, "nodes": CLUSTER_NODES} if path[0] == "cluster" else single
-        for value in values(node, _at(base, path), siblings):
+        for value in values(node, _at(base, path), siblings, FIELD_VALUES.get(where, ())):
             count += 1
             spec = _with(base, path, value)
             schema, loader = _schema(spec, path[0]), _loader(spec, others)

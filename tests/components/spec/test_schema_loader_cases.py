@@ -24,7 +24,7 @@ SWEEP = fz.load_stack_file(STACKS_DIR / "Pulumi.aws-sweep-lora.yaml")
 
 
 def _verdicts(config: dict) -> tuple[bool, bool]:
-    schema = fz.jsonschema.Draft202012Validator(SCHEMA_FILE).is_valid({"config": config})
+    schema = fz.jsonschema.Draft202012Validator(SCHEMA_FILE, format_checker=fz.FORMATS).is_valid({"config": config})
     try:
         load_stack_spec("atk", config)
         loader = True
