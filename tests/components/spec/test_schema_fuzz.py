@@ -36,6 +36,7 @@ def _inlined(node: Any) -> Any:
 FORMATS = jsonschema.FormatChecker()
 """The schema's ``format`` keywords are assertions here (an editor that checks formats refuses what the loader does:
 an expiresAt of February 30)."""
+assert not FORMATS.conforms("2030-02-30T01:00:00Z", "date-time"), "install rfc3339-validator (requirements-dev.txt)"
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA, format_checker=FORMATS)
 EXPERIMENT = _inlined(SCHEMA["properties"]["config"]["properties"][KEY])
 """The experiment's own schema: the other config keys are free-form (``additionalProperties``) but for the two

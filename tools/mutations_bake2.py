@@ -1,0 +1,35 @@
+"""``make mutate`` rows for the kit's records and the schema's agreement with the loader (issue 24): the ready and
+baked records stay out of the checkpoint lifecycle, the instance may write only their place, and the schema refuses
+the deadlines, e-mail lists and sweep overrides the loader refuses."""
+
+from __future__ import annotations
+
+from tools.mutation_row import Mutation
+
+LIFECYCLE = ("tests/components/aws/test_bake_record_lifecycle.py", "tests/instance/test_ready_record_key.py")
+ROLES = ("tests/components/aws/test_experiment.py", "tests/components/alicloud/test_experiment.py")
+AGREE = ("tests/components/spec/test_schema_loader_agree.py",)
+
+MUTATIONS = [
+    Mutation("bake2", "components/image_bake.py", '    return f"{RECORDS_ROOT}{prefix}{folder}"',
+             '    return f"{prefix}{RECORDS_ROOT}{folder}"', LIFECYCLE,
+             "the ready and baked records live outside the checkpoint prefix the lifecycle expires"),
+    Mutation("bake2", "components/userdata/workflow.py",
+             '        fields["ready_record_uri"] = record_uri(checkpoint_uri, READY_FOLDER)',
+             '        fields["ready_record_uri"] = checkpoint_uri + "_gpulease/ready/"', LIFECYCLE,
+             "the instance writes its ready record where the bake gate lists it"),
+    Mutation("bake2", "components/spec/sections.py", '        if prefix.split("/", 1)[0] == "_gpulease":',
+             "        if False:", LIFECYCLE, "a checkpoint prefix cannot put the checkpoints' lifecycle over the records"),
+    Mutation("bake2", "components/aws/identity.py", '"Resource": f"{bucket_arn}/{ready_folder(prefix)}*",',
+             '"Resource": f"{bucket_arn}/_gpulease/*",', ROLES, "the instance writes only its own ready records (AWS)"),
+    Mutation("bake2", "components/alicloud/identity.py", '"Resource": [f"{bucket_arn}/{ready_folder(prefix)}*"],',
+             '"Resource": [f"{bucket_arn}/*"],', ROLES, "the instance writes only its own ready records (OSS)"),
+    Mutation("bake2", "components/spec/deadline_form.py", "        return datetime.fromisoformat(value.upper())",
+             '        return datetime.fromisoformat("2030-01-01T01:00:00+00:00")', AGREE, "the loader parses the deadline it was given"),
+    Mutation("bake2", "components/spec/experiment.py", '"pattern": DEADLINE_PATTERN, "format": "date-time"}',
+             '"pattern": DEADLINE_PATTERN}', AGREE, "the schema refuses calendar times that do not exist"),
+    Mutation("bake2", "components/spec/run.py", '"maxItems": MAX_ALERT_EMAILS, "uniqueItems": True,',
+             '"maxItems": MAX_ALERT_EMAILS,', AGREE, "the schema refuses an alert address listed twice"),
+    Mutation("bake2", "components/spec/schema.py", "    sweep.setdefault(\"allOf\", []).extend(_sweep_market_rules())",
+             "    pass", AGREE, "the schema applies the market rules to a run's overrides"),
+]
