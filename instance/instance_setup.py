@@ -588,9 +588,8 @@ def stage_data(settings: dict[str, Any], disk: dict[str, Any]) -> dict[str, Any]
 
 
 def publish_ready_record(settings: dict[str, Any], marker_path: str, instance_id: str | None) -> None:
-    """The ready record a bake waits for (``<ready_record_uri><instance id>.json``, at the bucket root outside the
-    expiring checkpoint prefix): written only when every check passed, named by the instance whose readiness it
-    proves."""
+    """The ready record a bake waits for (``<ready_record_uri><instance id>.json``, outside the expiring checkpoint
+    prefix): written only when every check passed, named by the instance whose readiness it proves."""
     uri, template = settings.get("ready_record_uri"), settings.get("ready_record_command")
     if not uri or not template or not instance_id:
         return

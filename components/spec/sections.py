@@ -254,8 +254,8 @@ class CheckpointSpec(SpecModel):
                                json_schema_extra={"anyOf": [{"type": "string", "pattern": schema_pattern(BUCKET_NAME)},
                                                             {"type": "null"}]})
     prefix: str = Field("checkpoints/", description="Key prefix for this experiment's checkpoints.",
-                        max_length=PREFIX_MAX_LENGTH, json_schema_extra={
-                            "pattern": schema_pattern(KEY_PREFIX), "not": {"pattern": "^_gpulease(/|$)"}})
+                        max_length=PREFIX_MAX_LENGTH,
+                        json_schema_extra={"pattern": schema_pattern(KEY_PREFIX), "not": {"pattern": "^_gpulease(/|$)"}})
     interval_minutes: int = Field(15, ge=1, le=1440, description="How often the watchdog syncs /data/checkpoints.")
     retain: bool = Field(True, description="Keep a created bucket when the stack is destroyed.")
     lifecycle: LifecycleSpec = Field(default_factory=LifecycleSpec)
@@ -320,10 +320,8 @@ class CheckpointSpec(SpecModel):
             raise ValueError(f"{prefix!r} is not a clean key prefix; accepted: folder names of letters, digits and "
                              f"! _ . * ' ( ) -, joined by /, at most {PREFIX_MAX_LENGTH} characters, no leading slash, "
                              "no empty, . or .. part (e.g. 'checkpoints/' or 'team/llama/')")
-        if prefix.split("/", 1)[0] == "_gpulease":
-            raise ValueError(f"{prefix!r} starts with _gpulease/, the folder of the kit's records (ready and baked "
-                             "records, kept out of the checkpoint lifecycle); accepted: any other first folder, "
-                             "e.g. 'checkpoints/'")
+        if prefix.split("/", 1)[0] == "_gpulease":  # the bake records' folder (image_bake.RECORDS_ROOT)
+            raise ValueError(f"{prefix!r} starts with _gpulease/, the bake records' folder; accepted: another first folder")
         return prefix if prefix.endswith("/") else prefix + "/"
 
 
