@@ -9,6 +9,7 @@ from tools.mutation_row import Mutation
 LIFECYCLE = ("tests/components/aws/test_bake_record_lifecycle.py", "tests/instance/test_ready_record_key.py")
 ROLES = ("tests/components/aws/test_experiment.py", "tests/components/alicloud/test_experiment.py")
 AGREE = ("tests/components/spec/test_schema_loader_agree.py",)
+TOOLS = ("tests/components/aws/test_bake_record_lifecycle.py", "tests/instance/test_fetch_tools.py")
 
 MUTATIONS = [
     Mutation("bake2", "components/image_bake.py", '    return f"{RECORDS_ROOT}{prefix}{folder}"',
@@ -24,6 +25,10 @@ MUTATIONS = [
              '"Resource": f"{bucket_arn}/_gpulease/*",', ROLES, "the instance writes only its own ready records (AWS)"),
     Mutation("bake2", "components/alicloud/identity.py", '"Resource": [f"{bucket_arn}/{ready_folder(prefix)}*"],',
              '"Resource": [f"{bucket_arn}/*"],', ROLES, "the instance writes only its own ready records (OSS)"),
+    Mutation("bake2", "components/userdata/tools.py",
+             '    return f"{record_folder(prefix, TOOLS_FOLDER)}{tools_sha256()}.json"',
+             '    return f"{prefix}_gpulease/{TOOLS_FOLDER}{tools_sha256()}.json"', TOOLS,
+             "the tools bundle every boot fetches lives outside the checkpoint prefix the lifecycle expires"),
     Mutation("bake2", "components/spec/deadline_form.py", "        return datetime.fromisoformat(value.upper())",
              '        return datetime.fromisoformat("2030-01-01T01:00:00+00:00")', AGREE, "the loader parses the deadline it was given"),
     Mutation("bake2", "components/spec/experiment.py", '"pattern": DEADLINE_PATTERN, "format": "date-time"}',

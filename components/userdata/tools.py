@@ -10,6 +10,8 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
+from components.image_bake import record_folder  # the one place the kit's records are named
+
 INSTANCE_DIR = Path(__file__).resolve().parents[2] / "instance"
 """Where the readable sources live (the ``instance`` folder beside ``components``)."""
 SETUP_SCRIPT = INSTANCE_DIR / "instance_setup.py"
@@ -44,7 +46,8 @@ WATCHDOG_PARTS = tuple(INSTANCE_DIR / name for name in (
 ))
 TOOL_SCRIPTS = (CLOUD_ACCESS_SCRIPT, SETUP_SCRIPT, WATCHDOG_SCRIPT, *WATCHDOG_PARTS, JOB_AGENT_SCRIPT, STAGING_SCRIPT, *STAGING_PARTS,
                 CLUSTER_SCRIPT, LAUNCH_SCRIPT, *RUN_SCRIPTS, *RULE_SCRIPTS)
-TOOLS_FOLDER = "_gpulease/tools/"
+TOOLS_FOLDER = "tools/"
+"""The bundles' folder among the kit's records (``components.image_bake.record_folder``)."""
 
 
 @lru_cache(maxsize=16)
@@ -102,9 +105,11 @@ def tools_sha256() -> str:
 
 
 def tools_key(prefix: str) -> str:
-    """The bundle's object key under an experiment's checkpoint prefix (which its role may already read), named by
-    its hash, so that new tools are a new object and a running instance keeps the one it was started with."""
-    return f"{prefix}{TOOLS_FOLDER}{tools_sha256()}.json"
+    """The bundle's object key, ``_gpulease/<prefix>tools/<sha256>.json`` (``record_folder``): outside the checkpoint
+    prefix, so the checkpoint lifecycle never expires the object every boot fetches (an instance started, restarted
+    or replaced after ``keepDays`` would find no tools). Named by its hash, so that new tools are a new object and a
+    running instance keeps the one it was started with; the role may read exactly this key (``allow_tools_read``)."""
+    return f"{record_folder(prefix, TOOLS_FOLDER)}{tools_sha256()}.json"
 
 
 def _has_docstring(node: ast.AST) -> bool:

@@ -183,4 +183,4 @@ def test_the_watchdog_the_loader_installs_runs(tmp_path: Path, world) -> None:
 
 def test_the_bundle_hash_is_the_content_hash() -> None:
     assert hashlib.sha256(userdata.tools_bundle().encode()).hexdigest() == userdata.tools_sha256()
-    assert userdata.tools_key("runs/r8/") == f"runs/r8/_gpulease/tools/{userdata.tools_sha256()}.json"
+    assert userdata.tools_key("runs/r8/") == f"_gpulease/runs/r8/tools/{userdata.tools_sha256()}.json"

@@ -34,7 +34,7 @@ GOLDEN = FIXTURES / "review-golden"
 MOMENT = REVIEW_MOMENT
 UPDATE = os.environ.get("GPULEASE_UPDATE_GOLDEN") == "1"
 
-_TOOLS_HASH = re.compile(r"(_gpulease/tools/)[0-9a-f]{64}")
+_TOOLS_HASH = re.compile(r"(_gpulease/(?:[^\s\"]*/)?tools/)[0-9a-f]{64}")
 _MASKED_INPUTS = {"userData": "<user-data>", "userDataBase64": "<user-data>"}
 _TOOLS_OBJECTS = ("aws:s3/bucketObjectv2:BucketObjectv2", "alicloud:oss/bucketObject:BucketObject")
 

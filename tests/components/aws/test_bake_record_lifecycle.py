@@ -9,6 +9,7 @@ from components.alicloud.storage import lifecycle_rules as ali_rules
 from components.aws.storage import lifecycle_rules as aws_rules
 from components.image_bake import READY_FOLDER, baked_key, ready_folder, record_uri
 from components.spec.load import SpecError, load_stack_spec
+from components.userdata.tools import tools_key
 from tests.components.spec.test_schema_fuzz import load_stack_file
 from tests.support.paths import STACKS_DIR
 
@@ -30,7 +31,9 @@ def test_no_record_key_matches_an_expiring_lifecycle_rule(path) -> None:
     for spec in load_stack_spec(stack, load_stack_file(path)).experiments:
         rules = _expiring_prefixes(cloud, spec)
         assert rules, f"{path.name}: no expiring rule found: the check below would pass vacuously"
-        keys = [baked_key(spec.checkpoints.prefix, spec, stack), f"{ready_folder(spec.checkpoints.prefix)}i-0abc.json"]
+        prefix = spec.checkpoints.prefix
+        keys = [baked_key(prefix, spec, stack), f"{ready_folder(prefix)}i-0abc.json",
+                tools_key(prefix)]  # fetched at every boot: a restart after keepDays would find no tools
         for key in keys:
             hit = [rid for rid, prefix in rules if key.startswith(prefix)]
             assert not hit, f"{path.name}: {key} expires after {spec.checkpoints.lifecycle.keep_days} days by {hit}"

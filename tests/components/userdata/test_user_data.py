@@ -105,7 +105,7 @@ def test_aws_settings_equal_the_spec_and_the_created_resources(aws_render, aws_t
         # The tools: one object in the checkpoint bucket, under the experiment's own prefix (its role reads it).
         "tools": {
             "bucket": bucket,
-            "key": f"ckpt/_gpulease/tools/{userdata.tools_sha256()}.json",
+            "key": f"_gpulease/ckpt/tools/{userdata.tools_sha256()}.json",
             "region": "us-east-1",
             "sha256": userdata.tools_sha256(),
         },
@@ -181,7 +181,7 @@ def test_user_data_carries_the_loader_and_the_bundle_hash_not_the_tools(aws_rend
     ast.parse(loader, feature_version=(3, 10))
     assert not any(path.endswith(("/watchdog.py", "/instance_setup.py", "/cloud_access.py")) for path in written)
     obj = aws_render.one(BUCKET_OBJECT)
-    assert obj.inputs["key"] == userdata.tools_key("ckpt/") == f"ckpt/_gpulease/tools/{userdata.tools_sha256()}.json"
+    assert obj.inputs["key"] == userdata.tools_key("ckpt/") == f"_gpulease/ckpt/tools/{userdata.tools_sha256()}.json"
     assert obj.inputs["bucket"] == aws_render.one(BUCKET).inputs["bucket"]
     assert hashlib.sha256(obj.inputs["content"].encode()).hexdigest() == userdata.tools_sha256()
     assert obj.inputs["serverSideEncryption"] == "AES256"
