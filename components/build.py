@@ -271,11 +271,9 @@ class GpuExperimentStack(pulumi.ComponentResource):
                     nvidia_driver=exp.nvidia_driver,
                     cluster=None if rank is None else cluster_settings(exp, placed, rank, stack=stack, shared_uri=uri),
                 )
-                # Under the experiment's own prefix, which its role may read already; elsewhere it gets that one object.
+                # Outside the checkpoint prefix (tools_key), so every role gets a grant to read that one object.
                 upload = upload or cloud.upload_tools(parts, tools_bucket, key, tools_bundle())
-                tools = [upload]
-                if not own:
-                    tools.append(cloud.allow_tools_read(node, identity, tools_bucket, key))
+                tools = [upload, cloud.allow_tools_read(node, identity, tools_bucket, key)]
                 # The instance alone also carries its worst-case hourly price (the watchdog's spend estimate reads it).
                 nodes = placed.cluster.nodes if placed.cluster else 1
                 priced = tagged({**node.tags, **max_hourly_tag(exp, placed.instance_type, region, nodes)},

@@ -413,8 +413,13 @@ def test_instance_role_least_privilege(spot) -> None:
         assert all(res.startswith(bucket_arn) for res in statement["Resource"])
     attach = spot.by_name("exp1-checkpoint-access-attachment").inputs
     assert attach == {"roleName": role.outputs["roleName"], "policyName": checkpoint_access.outputs["policyName"], "policyType": "Custom"}
-    # The only other grant: releasing (or stopping) this one instance, see test_the_role_may_release_its_own_instance.
-    assert {p.name for p in spot.of_type(RAM_POLICY)} == {"exp1-checkpoint-access", "exp1-self-release"}
+    # The other grants: releasing (or stopping) this one instance (test_the_role_may_release_its_own_instance), and
+    # reading its one tools bundle, outside the prefix the checkpoint lifecycle expires.
+    assert {p.name for p in spot.of_type(RAM_POLICY)} == {"exp1-checkpoint-access", "exp1-self-release", "exp1-tools-read"}
+    (tools_read,) = json.loads(spot.by_name("exp1-tools-read").inputs["policyDocument"])["Statement"]
+    key = spot.one("alicloud:oss/bucketObject:BucketObject").inputs["key"]
+    assert tools_read["Action"] == ["oss:GetObject"] and tools_read["Resource"] == [f"{bucket_arn}/{key}"]
+    assert key.startswith("_gpulease/ckpt/tools/")
     bound = spot.one(RAM_ROLE_ATTACHMENT).inputs
     assert bound == {"instanceId": spot.one(INSTANCE).id, "ramRoleName": role.outputs["roleName"]}
 

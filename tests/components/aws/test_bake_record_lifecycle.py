@@ -51,3 +51,24 @@ def test_a_prefix_inside_the_records_folder_is_refused() -> None:
     config[key].setdefault("checkpoints", {})["prefix"] = "_gpulease/ck/"
     with pytest.raises(SpecError, match="_gpulease"):
         load_stack_spec("s", config)
+
+
+def test_the_instance_fetches_the_key_the_program_writes_and_may_read_only_that() -> None:
+    """The settings' ``tools.key`` (what ``instance/fetch_tools.py`` GETs at every boot), the bundle object the program
+    uploads and the role's one read grant name the same key, outside the expiring checkpoint prefix."""
+    import json
+
+    from tests.support.specs import experiment, render_experiment
+    from tests.support.userdata import INSTANCE, SPEC_OVERRIDES, cloud_config, decode, files
+
+    r = render_experiment(experiment(**SPEC_OVERRIDES))
+    assert r.error is None, r.error
+    written = files(cloud_config(decode(r.one(INSTANCE).inputs["userDataBase64"])))
+    settings = json.loads(written["/etc/gpulease/settings.json"]["content"])
+    obj = r.one("aws:s3/bucketObjectv2:BucketObjectv2")
+    grant = next(p for p in r.of_type("aws:iam/rolePolicy:RolePolicy") if p.name.endswith("-tools-read"))
+    (statement,) = json.loads(grant.inputs["policy"])["Statement"]
+    prefix = settings["checkpoint_uri"].split("://", 1)[1].partition("/")[2]
+    assert prefix and settings["tools"]["key"] == obj.inputs["key"] == tools_key(prefix)
+    assert statement["Action"] == "s3:GetObject" and statement["Resource"].endswith(f":::{obj.inputs['bucket']}/{obj.inputs['key']}")
+    assert not obj.inputs["key"].startswith(prefix), "the bundle would expire with the checkpoints"
