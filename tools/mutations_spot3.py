@@ -27,7 +27,7 @@ MUTATIONS = [
              "        if False:\n            return",
              HOOK, "a request EC2 no longer knows lets the delete go on"),
     Mutation(AREA, "gpulease/ephemeral/backend.py",
-             "            run_program=True,\n", "",
+             "            run_program=True, target=target,\n", "            target=target,\n",
              BACKEND, "the destroy runs the program, so its delete hooks run"),
     Mutation(AREA, "gpulease/lifecycle/deploy.py",
              "    parking = spot_requests.parked_spot_experiments(st.spec.cloud, st.spec.experiments)",

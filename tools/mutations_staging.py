@@ -114,7 +114,7 @@ MUTATIONS = [
     Mutation("staging", "gpulease/transfer/files.py", "    if not stat.S_ISREG(st.st_mode):\n        raise UserError",
              "    if False:\n        raise UserError", PULL,
              "pull refuses a link, FIFO, device or folder where a file goes"),
-    Mutation("staging", "gpulease/transfer/files.py", '    fd, shown = folder_of(dest, key)\n    try:\n        _regular_or_absent(fd, name, key, shown)\n        os.rename(downloaded, name, dst_dir_fd=fd)',
-             '    fd, shown = os.open("/", os.O_RDONLY), dest\n    try:\n        os.rename(downloaded, str(target))', ("tests/transfer/test_pull_confined.py",),
+    Mutation("staging", "gpulease/transfer/files.py", "                _place_no_replace(downloaded, name, fd)",
+             "                os.rename(downloaded, str(target))", ("tests/transfer/test_pull_confined.py",),
              "pull puts a file in place by directory descriptor (a symlink swapped in is not written through)"),
 ]

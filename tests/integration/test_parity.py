@@ -332,8 +332,13 @@ def test_the_guarantees_are_the_spec_not_just_equal(both) -> None:
     bucket = both["alicloud"].outputs["bucket"]
     assert access["wildcard"] is False
     assert access["list_only_under"] == ["ckpt/", "ckpt/*"]
-    for verb in ("read", "write", "abort-upload", "list-parts"):
+    for verb in ("abort-upload", "list-parts"):
         assert access["grants"][verb] == {f"{bucket}/ckpt/*"}
+    # Beyond the prefix only the kit's own records, which the checkpoint lifecycle must not expire: the instance writes
+    # its ready records there and reads its one tools bundle (components/image_bake.record_folder).
+    assert access["grants"]["write"] == {f"{bucket}/ckpt/*", f"{bucket}/_gpulease/ckpt/ready/*"}
+    assert {g for g in access["grants"]["read"] if g != f"{bucket}/ckpt/*"} <= {
+        g for g in access["grants"]["read"] if g.startswith(f"{bucket}/_gpulease/ckpt/tools/")}
     assert access["grants"]["list"] == {bucket}
     assert both["aws"].outputs["bucket"] == bucket  # same stack, same name on both clouds
 
