@@ -63,7 +63,8 @@ MUTATIONS = [
              "config_file=None", FOLDER, "up deploys a stack of the user's folder with that file as its config"),
     Mutation("journey2", "gpulease/lifecycle/capacity.py", "    if count is not None:\n        pinned[\"count\"] = count",
              "    if False:\n        pass", FIT, "the pinned copy keeps the GPU count the user asked for"),
-    Mutation("journey2", "policies/guardrails/budget.py", "    shorter = math.floor(covers * 10) / 10",
-             "    shorter = math.ceil(covers * 10) / 10", BUDGET,
+    Mutation("journey2", "policies/guardrails/way_out.py",
+             "    shorter = math.floor(max((limit - fixed) / rate, 0.0) * 100) / 100",
+             "    shorter = math.ceil(max((limit - fixed) / rate, 0.0) * 100) / 100", BUDGET,
              "the budget verdict never offers a maxRuntimeHours the budget does not cover"),
 ]

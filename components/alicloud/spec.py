@@ -32,7 +32,7 @@ IMAGE_FAMILIES: dict[str, dict[str, Any]] = {
 # "the release time must be at least 30 minutes later than the current time" (auto_release_time, pulumi_alicloud
 # ecs.Instance docstring / RunInstances AutoReleaseTime), and the 30 minutes count from the instance's creation:
 # 15 more minutes for the VPC, RAM role and bucket first (the deadline is fixed before them).
-MIN_RUNTIME_MINUTES = v.ALICLOUD_MIN_RELEASE_MINUTES + 15
+MIN_RUNTIME_MINUTES = v.MIN_RUNTIME_MINUTES["alicloud"]  # the release floor + 15 minutes
 
 # --- data disks --------------------------------------------------------------------------------------------
 # Disk sizes by category (pulumi_alicloud ecs.EcsDisk ``size`` docstring, from the ECS CreateDisk reference):

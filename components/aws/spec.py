@@ -56,7 +56,7 @@ MAX_TAGS = 50
 # the cloud-side stop are created after it, which takes minutes. EventBridge Scheduler invokes a one-time at()
 # target "with 60 second precision" (https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html);
 # 15 minutes leaves room for the resources before it and the boot.
-MIN_RUNTIME_MINUTES = 15
+MIN_RUNTIME_MINUTES = v.MIN_RUNTIME_MINUTES["aws"]
 
 # --- data disks --------------------------------------------------------------------------------------------
 # EBS CreateVolume (EC2 API reference https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CreateVolume.html,

@@ -252,6 +252,9 @@ def completion_words(parser: argparse.ArgumentParser) -> dict[str, list[str]]:
                 if action.option_strings and choices and not isinstance(choices, dict):
                     for flag in action.option_strings:
                         words[f"{path} {flag}".strip()] = [str(c) for c in choices]
+                elif action.option_strings and action.nargs != 0:  # takes a value: none offered, files
+                    for flag in action.option_strings:
+                        words[f"{path} {flag}".strip()] = []
         words[path] = sorted(dict.fromkeys(here))
 
     walk(parser, "")

@@ -8,14 +8,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from gpulease.cli.common import add_max_age_option, catalog_overrides, stale_json, stale_warning, wide_console
 from gpulease.cli.config_option import add_config_option, parse_config
 from gpulease.cli.conventions import camel_keys, error_entry, print_json
+from gpulease.cli.fit_table import Col, render
 from gpulease.cli.shown import shown
 from gpulease.core import clock
 from gpulease.core.catalog.freshness import line_prices, stale
@@ -90,18 +89,14 @@ def _known(value: float, reason: str | None, show: Any = usd) -> str:
     return "unknown" if reason is not None else show(value)
 
 
-NARROW = 90
-"""Below this many columns the after-destroy column does not fit beside the others: its figures go below the table."""
-
-
 def _rows_rounded(cost: StackCost) -> str:
     """A note when the lines' worst cases, each shown rounded to the cent, do not add up to the shown total (which is
     the exact sum, rounded once)."""
     figures = [line.worst_case_usd for line in cost.lines]
     if not cost.worst_case_known or any(f is None for f in figures):
         return ""
-    shown = sum(float(usd(f).replace("$", "").replace(",", "")) for f in figures if f is not None)
-    return "" if usd(shown) == usd(cost.worst_case_usd) else f" (the lines, each rounded, add up to {usd(shown)})"
+    added = sum(float(usd(f).replace("$", "").replace(",", "")) for f in figures if f is not None)
+    return "" if usd(added) == usd(cost.worst_case_usd) else f" (the lines, each rounded, add up to {usd(added)})"
 
 
 def _usd(value: float | None, show: Any = usd) -> str:
@@ -115,35 +110,28 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
 
     several = len({line.experiment for line in cost.lines}) > 1
     prefix = common_name_prefix([line.resource for line in cost.lines])
-    wide = console.width >= 100
-    apart = console.width < NARROW  # the after-destroy figures below the table: a price is never cut
     title = f"gpulease cost: {printable(stack)} ({cost.cloud}, {cost.region or 'region unknown'})"
     if prefix:
         title += f"; resource names start {printable(prefix)}"
     console.print(f"[bold]{escape(title)}[/bold]", overflow="fold")
-    table = Table(title="each line", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    names = [line.resource[len(prefix):] if prefix else line.resource for line in cost.lines]
-    longest = min(24, max((len(n) for n in names), default=8))
-    columns = [("experiment", "left", False, 0)] if several else []
-    columns += [("resource", "left", False, longest), ("item", "left", False, 10), ("per hour", "right", True, 0),
-                ("cap", "right", True, 0), ("hours", "right", True, 0), ("worst case", "right", True, 0)]
-    if not apart:
-        columns.append(("after destroy", "right", True, 0))
-    if wide:
-        columns.append(("price date", "left", False, 10))
-    for col, justify, figure, least in columns:
-        table.add_column(col, justify=justify, no_wrap=figure, overflow="fold",  # type: ignore[arg-type]
-                         min_width=least or None)
-    for line in cost.lines:
-        name = line.resource[len(prefix):] if prefix and line.resource.startswith(prefix) else line.resource
-        row = [line.experiment] if several else []
-        row += [name, line.item, _usd(line.hourly_usd, usd_per_hour), _usd(line.max_hourly_usd, usd_per_hour),
-                "?" if line.runtime_hours is None else f"{line.runtime_hours:g}", _usd(line.worst_case_usd)]
-        if not apart:
-            row.append(_usd(line.after_destroy_monthly_usd, usd_per_month) if line.retained else "")
-        if wide:
-            row.append(price_date(line))
-        table.add_row(*row)
+    names = [line.resource[len(prefix):] if prefix and line.resource.startswith(prefix) else line.resource
+             for line in cost.lines]
+    # Every cell is rich markup: what the program named (experiments, resources, items) is escaped for rich and for
+    # the terminal (``shown``); the lines below the table print the names as plain text.
+    cols = [Col("experiment", figure=True, cells=[shown(line.experiment) for line in cost.lines], drop=5)] if several else []
+    cols += [
+        Col("resource", figure=True, cells=[shown(n) for n in names]),
+        Col("item", cells=[shown(line.item) for line in cost.lines]),
+        Col("per hour", "right", True, [_usd(line.hourly_usd, usd_per_hour) for line in cost.lines], drop=4),
+        Col("cap", "right", True, [_usd(line.max_hourly_usd, usd_per_hour) for line in cost.lines], drop=3,
+            below="cap per hour"),
+        Col("hours", "right", True, ["?" if line.runtime_hours is None else f"{line.runtime_hours:g}"
+                                     for line in cost.lines], drop=4),
+        Col("worst case", "right", True, [_usd(line.worst_case_usd) for line in cost.lines]),
+        Col("after destroy", "right", True, [_usd(line.after_destroy_monthly_usd, usd_per_month) if line.retained
+                                             else "" for line in cost.lines], drop=2),
+        Col("price date", cells=[price_date(line) for line in cost.lines], drop=1, below=None),
+    ]
     hours = [e.runtime_hours for e in cost.experiments if e.runtime_hours is not None]
     until = f" ({max(hours):g} h)" if hours else ""
     spot = any(line.max_hourly_usd != line.hourly_usd for line in cost.lines)
@@ -163,17 +151,13 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
     )
     after = bounded(cost.after_destroy_monthly_usd, cost.after_destroy_reason, usd_per_month(cost.after_destroy_monthly_usd))
     console.print(f"[bold]after destroy[/bold]: {escape(after)} for retained disks and buckets")
-    console.print(table)
-    kept = [(line.resource[len(prefix):] if prefix and line.resource.startswith(prefix) else line.resource,
-             _usd(line.after_destroy_monthly_usd, usd_per_month)) for line in cost.lines if line.retained]
-    if apart and kept:
-        console.print("after destroy, each line: " + ", ".join(f"{escape(n)} {v}" for n, v in kept), overflow="fold")
-    if not wide:
+    out = render(console, cols, [printable(n) for n in names], "each line")
+    if any(col.header == "price date" for col in out):
         dates = sorted({price_date(line) for line in cost.lines if price_date(line)})
         if dates:
             console.print(f"price dates: {', '.join(dates)}", overflow="fold")
     if len(cost.experiments) > 1:
-        console.print(_experiments_table(cost))
+        _experiments_table(cost, console)
     for cluster in cluster_costs(cost):
         if cluster.unknown_reason is not None:
             console.print(f"[bold]cluster {shown(cluster.experiment)}[/bold]: {cluster.nodes} nodes, cost unknown because "
@@ -203,18 +187,19 @@ def price_date(line: Any) -> str:
     return date_label(line.price_as_of) + (f" (cap {date_label(line.cap_as_of)})" if line.cap_as_of else "")
 
 
-def _experiments_table(cost: StackCost) -> Table:
-    table = Table(title="per experiment", title_justify="left")
-    for col in ("experiment", "per hour", "hours", "expected", "worst case", "budget", "after destroy"):
-        table.add_column(col, justify="left" if col == "experiment" else "right")
-    for exp in cost.experiments:
-        budget: Any = "" if exp.budget_usd is None else usd(exp.budget_usd)
-        if exp.budget_usd is not None and exp.worst_case_known and exp.worst_case_usd > exp.budget_usd:
-            budget = f"[red]{budget}[/red]"
-        name = f"{exp.name} (shared)" if exp.shared and exp.name != SHARED else exp.name
-        table.add_row(
-            name, _known(exp.hourly_usd, exp.hourly_reason, usd_per_hour), "?" if exp.runtime_hours is None else f"{exp.runtime_hours:g}",
-            _known(exp.expected_usd, exp.expected_reason), usd(exp.worst_case_usd) if exp.worst_case_known else "unknown",
-            budget, _known(exp.after_destroy_monthly_usd, exp.after_destroy_reason, usd_per_month),
-        )
-    return table
+def _experiments_table(cost: StackCost, console: Console) -> None:
+    exps = cost.experiments
+    over = [exp.budget_usd is not None and exp.worst_case_known and exp.worst_case_usd > exp.budget_usd for exp in exps]
+    budgets = ["" if exp.budget_usd is None else usd(exp.budget_usd) for exp in exps]
+    names = [f"{exp.name} (shared)" if exp.shared and exp.name != SHARED else exp.name for exp in exps]
+    cols = [
+        Col("experiment", figure=True, cells=[shown(n) for n in names]),
+        Col("per hour", "right", True, [_known(e.hourly_usd, e.hourly_reason, usd_per_hour) for e in exps], drop=3),
+        Col("hours", "right", True, ["?" if e.runtime_hours is None else f"{e.runtime_hours:g}" for e in exps], drop=4),
+        Col("expected", "right", True, [_known(e.expected_usd, e.expected_reason) for e in exps], drop=2),
+        Col("worst case", "right", True, [usd(e.worst_case_usd) if e.worst_case_known else "unknown" for e in exps]),
+        Col("budget", "right", True, [f"[red]{b}[/red]" if o else b for b, o in zip(budgets, over, strict=True)], drop=5),
+        Col("after destroy", "right", True,
+            [_known(e.after_destroy_monthly_usd, e.after_destroy_reason, usd_per_month) for e in exps], drop=1),
+    ]
+    render(console, cols, names, "per experiment", simple=False, each="each experiment")

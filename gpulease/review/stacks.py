@@ -172,12 +172,21 @@ def searched(project_dir: Path = PROJECT_ROOT) -> str:
     return f"{here}, {here / 'stacks'} or {config_dir}"
 
 
+KNOWN_SHOWN = 10
+"""The most known stack names a refusal lists."""
+
+
 def not_found(target: str, project_dir: Path = PROJECT_ROOT) -> str:
     """One line: where ``target`` was looked for, the nearest known name, and how to make one."""
     close = nearest_name(target, project_dir)
     hint = f"; did you mean {close!r}?" if close else ""
     names = known_names(project_dir)
-    return (f"no stack {echo(target)} in {searched(project_dir)}{hint} (known stacks: {', '.join(names) or 'none'}); "
+    if len(names) > KNOWN_SHOWN:  # the nearest ones, so that a folder of thousands of stacks stays one short line
+        near = difflib.get_close_matches(target, names, n=KNOWN_SHOWN, cutoff=0.0)
+        listed = ", ".join(near) + f", … {len(names) - len(near)} more"
+    else:
+        listed = ", ".join(names) or "none"
+    return (f"no stack {echo(target)} in {searched(project_dir)}{hint} (known stacks: {listed}); "
             "`gpulease init` writes a new one")
 
 

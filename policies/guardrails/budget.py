@@ -20,8 +20,7 @@ is never silent either. Its message names the prices it used, with their dates.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pulumi_policy import (
@@ -45,6 +44,7 @@ from gpulease.core.money import usd, usd_per_hour
 
 from . import common as c
 from .taggable import is_accountable
+from .way_out import what_fits
 
 if TYPE_CHECKING:
     from gpulease.core import cost
@@ -227,41 +227,6 @@ def _budgeted(estimate: Any) -> list[Any]:
     return [e for e in estimate.experiments if e.budget_usd is not None]
 
 
-def what_fits(budget: float, limit: float, worst: float, hourly: float, runtime: float | None,
-              margin: float, compute: Sequence[Any] = ()) -> str:
-    """What the stack file's ``budgetUsd`` buys and the ways out: ``; budgetUsd 50 covers 11.2 h at $4.400/h
-    (storage $0.80); accepted: maxRuntimeHours 11.2 or less, an instance type (or maxSpotPriceUsd) at most
-    $2.050/h for the 24 h, or budgetUsd 106 or more``. The offered instance price is what each of the ``compute``
-    lines may cost an hour with every other line (disks, addresses, buckets) paid first: set, the worst case fits."""
-    needed = math.ceil(worst / (1 - margin / 100) * 100) / 100
-    if not hourly or not runtime:
-        return f"; budgetUsd {budget:g} is the stack file's field; accepted: budgetUsd {needed:g} or more"
-    storage = max(worst - hourly * runtime, 0.0)
-    covers = max((limit - storage) / hourly, 0.0)
-    shorter = math.floor(covers * 10) / 10
-    hours = sum(line.runtime_hours or 0.0 for line in compute) or runtime
-    others = max(worst - sum(line.worst_case_usd or 0.0 for line in compute), 0.0) if compute else storage
-    per_hour = _floor_shown((limit - others) / hours)
-    each = f" each (for {len(compute)} instances)" if len(compute) > 1 else ""
-    way = (f"an instance type (or maxSpotPriceUsd) at most {usd_per_hour(per_hour)}{each} for the {runtime:g} h, or "
-           if per_hour > 0 else
-           f"no instance price fits (the disks, addresses and buckets alone take {usd(others)} of it), so ")
-    return (f"; budgetUsd {budget:g} covers {shorter:g} h at {usd_per_hour(hourly)} (storage {usd(storage)}); accepted: "
-            + (f"maxRuntimeHours {shorter:g} or less, " if shorter > 0 else "")
-            + way + f"budgetUsd {needed:g} or more")
-
-
-def _floor_shown(rate: float) -> float:
-    """``rate`` rounded down to a figure ``usd_per_hour`` shows exactly (never rounded up past the rate)."""
-    if rate <= 0:
-        return 0.0
-    for places in (4, 3, 2):
-        down = math.floor(rate * 10 ** places) / 10 ** places
-        if float(usd_per_hour(down).removeprefix("$").removesuffix("/h").replace(",", "")) <= rate:
-            return down
-    return 0.0
-
-
 def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> None:
     margin = float(c.config_value(args.get_config(), "headroomPercent", 0))
     estimate = estimate_stack(args.resources)
@@ -280,9 +245,7 @@ def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> No
             report(f"worst-case cost {usd(estimate.worst_case_usd)} of {names} ({usd_per_hour(estimate.max_hourly_usd)} "
                    f"until each deadline, storage included) exceeds budgetUsd {usd(budget)} (the {v.TAG_BUDGET_USD} tag)"
                    + (f" less {margin:g}% headroom" if margin else "")
-                   + what_fits(budget, limit, estimate.worst_case_usd, estimate.max_hourly_usd,
-                               max((e.runtime_hours or 0.0 for e in budgeted), default=0.0), margin,
-                               [line for line in estimate.lines if line.compute])
+                   + what_fits(budget, limit, estimate.worst_case_usd, margin, estimate.lines)
                    + " (" + prices_used(estimate, {exp.name for exp in estimate.experiments}) + ")")
         return
     for exp in budgeted:
@@ -299,8 +262,8 @@ def _budget_worst_case(args: StackValidationArgs, report: ReportViolation) -> No
             report(f"experiment {exp.name!r}: worst-case cost {usd(exp.worst_case_usd)} ({usd_per_hour(exp.max_hourly_usd)} "
                    f"for {runtime}, storage included) exceeds its budgetUsd {usd(exp.budget_usd)} (the {v.TAG_BUDGET_USD} tag)"
                    + (f" less {margin:g}% headroom" if margin else "")
-                   + what_fits(exp.budget_usd, limit, exp.worst_case_usd, exp.max_hourly_usd, exp.runtime_hours,
-                               margin, [line for line in estimate.lines if line.compute and line.experiment == exp.name])
+                   + what_fits(exp.budget_usd, limit, exp.worst_case_usd, margin,
+                               [line for line in estimate.lines if line.experiment == exp.name])
                    + " (" + prices_used(estimate, {exp.name, _cost().SHARED}) + ")", anchor)
 
 

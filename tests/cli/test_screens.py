@@ -117,11 +117,11 @@ def test_plan_pass_says_the_verdict_cost_and_budget_first(screens):
     _no_ellipsis(lines)
     first = lines[:FIRST_SCREEN]
     # The budget-start record too, and spot recovery's cancel schedule, request tags and the watchdog's policy.
-    assert first[1].startswith("PASS: 0 mandatory, 2 advisory, 31 resources")  # prices, GPU vCPU quota; the spot request tagged with its experiment
+    assert first[1].startswith("PASS: 0 mandatory, 2 advisory, 32 resources")  # prices, GPU vCPU quota; the spot request tagged with its experiment
     joined = " ".join(" ".join(first).split())
     assert "worst case $" in joined and "of budget $40.00" in joined
     assert "names start llama7b-lora-" in " ".join(lines)
-    assert len(lines) <= 66  # 31 resources grouped by type, not a line per wrapped cell (plus the stack-file advisory)
+    assert len(lines) <= 66  # 32 resources grouped by type, not a line per wrapped cell (plus the stack-file advisory)
 
 
 def test_plan_fail_puts_the_mandatory_finding_next_to_fail(screens):

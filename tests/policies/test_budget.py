@@ -158,12 +158,14 @@ def test_the_budget_verdict_names_budget_usd_and_what_fits():
     # b: g5.xlarge at the on-demand cap $1.017/h for 8 h = $8.14 against 5 USD: 5 / 1.017 = 4.9 h; the instance at
     # $1.006/h, the rest $0.088 over 8 h: (5 - 0.088) / 8 h = $0.614/h for the instance, so that it fits once set.
     (hit,) = found(analyze(*runs("12", "5")), "budget-worst-case")
-    assert ("exceeds its budgetUsd $5.00 (the gpulease:budget-usd tag); budgetUsd 5 covers 4.9 h at $1.017/h (storage $0.00); "
-            "accepted: maxRuntimeHours 4.9 or less, an instance type (or maxSpotPriceUsd) at most $0.614/h for the "
+    assert ("exceeds its budgetUsd $5.00 (the gpulease:budget-usd tag); budgetUsd 5 covers 4.91 h at $1.017/h (disks, "
+            "addresses and buckets $0.09); accepted: maxRuntimeHours 4.91 or less, an instance type or a spot cap "
+            "(maxSpotPriceUsd) at most $0.614/h for the "
             "8 h, or budgetUsd 8.14 or more (prices used in us-east-1: ") in hit[3]
     # One budget shared by the stack: the same ways out for the stack as a whole.
     # Both runs at $2.037/h together: 12 / 2.037 = 5.89 h each; each instance: (12 - $0.20 of the rest) / 16 instance
     # hours = $0.737/h (not 12 / 8 h = $1.500/h, which set on each instance would still cost $24.20); $16.30 needed.
     (hit,) = found(analyze(*runs("12", "12")), "budget-worst-case")
-    assert "; budgetUsd 12 covers 5.8 h at $2.037/h (storage $0.00); accepted: maxRuntimeHours 5.8 or less" in hit[3]
+    assert ("; budgetUsd 12 covers 5.89 h at $2.037/h (disks, addresses and buckets $0.20); accepted: "
+            "maxRuntimeHours 5.89 or less") in hit[3]
     assert "at most $0.737/h each (for 2 instances) for the 8 h, or budgetUsd 16.3 or more" in hit[3]

@@ -89,7 +89,7 @@ def test_a_newcomer_goes_from_nothing_to_a_verified_job_and_back(world, ec2_quot
     out, _ = _screen(capsys)
     # The stack file named as typed here (the working folder holds it), then the verdict.
     assert f"gpulease/{NAME}  (Pulumi.{NAME}.yaml)" in out.splitlines()[0]
-    assert out.splitlines()[1] == "PASS: 0 mandatory, 2 advisory, 31 resources"
+    assert out.splitlines()[1] == "PASS: 0 mandatory, 2 advisory, 32 resources"
     assert "cost: $0.882/h while running, worst case $15.24 of budget $60.00" in " ".join(out.split())
     # 3. check: the Pulumi CLI (fake), the backend, the credentials and the quota (moto).
     assert main(["check", NAME]) == 0

@@ -71,6 +71,8 @@ MIN_SSH_PREFIX_V6 = 48
 SSH_PORT = 22
 ALICLOUD_MIN_RELEASE_MINUTES = 30
 """Alibaba Cloud refuses an ``auto_release_time`` less than 30 minutes in the future."""
+MIN_RUNTIME_MINUTES = {"aws": 15, "alicloud": ALICLOUD_MIN_RELEASE_MINUTES + 15}
+"""The shortest maxRuntimeHours each cloud's stack file accepts, in minutes (the reasons: components/*/spec.py)."""
 
 # Tag values must survive both clouds' character rules (AWS: letters, digits, spaces and + - = . _ : / @;
 # Alibaba OSS tags allow the same set). Free text such as an on-demand reason is validated against this.
