@@ -37,6 +37,10 @@ HIDDEN = {
     "pod-node-selector": "k8s.core.v1.Pod('p', spec={'node_selector': U, 'containers': [{'name': 'c', 'image': 'x'}]})\n",
     "pod-gpu-product-selector": "k8s.core.v1.Pod('p', spec={'node_selector': {'nvidia.com/gpu.product': U}, 'containers': [{'name': 'c', 'image': 'x'}]})\n",
     "deployment-template": "k8s.apps.v1.Deployment('d', spec={'replicas': 2, 'selector': {'match_labels': {'a': 'x'}}, 'template': U})\n",
+    # a managed node group without instance_types takes them from a launch template known only at update
+    "eks-node-group-launch-template-id": "aws.eks.NodeGroup('ng', cluster_name='c', node_role_arn='arn:aws:iam::123456789012:role/r',\n"
+        "    subnet_ids=['s'], tags=tags, launch_template={'id': U, 'version': '1'},\n"
+        "    scaling_config={'desired_size': 1, 'min_size': 0, 'max_size': 2})\n",
     "custom-resource-spec": "k8s.apiextensions.CustomResource('x', api_version='ray.io/v1', kind='RayCluster', metadata={'name': 'r'}, spec=U)\n",
 }
 
