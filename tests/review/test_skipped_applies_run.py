@@ -1,9 +1,9 @@
-"""Attack round 3 on issue 25 (fail closed): possible GPU compute that still exits 0, false partials on programs
-with no GPU, and secret values printed in reports."""
+"""Fail closed (issue 25): applies skipped at preview are run offline with an unknown value; possible GPU compute
+hidden in them, or under unknown parents of GPU-deciding keys, never exits 0; applies that register nothing stay
+judged."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ GPU = "aws.ec2.Instance('gpu', instance_type='p4d.24xlarge')"
 HELPERS = f"import pulumi_aws as aws\ndef make(t):\n    return {GPU}\n"
 
 HIDDEN = {
-    # skipped applies whose callbacks register resources, not seen by skipped_applies.may_register
+    # skipped applies whose callbacks register resources (run offline with an unknown value)
     "importlib": f"import importlib\nU.apply(lambda t: importlib.import_module('pulumi_aws').ec2.Instance('gpu', instance_type='p4d.24xlarge'))\n",
     "dunder-import": "U.apply(lambda t: __import__('pulumi_aws').ec2.Instance('gpu', instance_type='p4d.24xlarge'))\n",
     "dict-of-classes": "K = {'i': aws.ec2.Instance}\nU.apply(lambda t: K['i']('gpu', instance_type='p4d.24xlarge'))\n",
@@ -66,20 +66,3 @@ def test_no_gpu_apply_is_not_partial(tmp_path: Path, name: str) -> None:
     [r] = review([str(_write(tmp_path, name, HEAD + NO_GPU[name]))], now=FIXED_NOW)
     assert r.exit_code == 0, report.to_json([r])["stacks"][0].get("error")
 
-
-SECRETS = {
-    "instance-type": "aws.ec2.Instance('i', ami='ami-0123456789abcdef0', tags=tags, metadata_options=MD,\n"
-                     "    root_block_device={'encrypted': True}, instance_type=pulumi.Output.secret('g5.48xlarge'))\n",
-    "node-group-args": "aws.eks.NodeGroup('ng', cluster_name='c', node_role_arn='arn:aws:iam::123456789012:role/r', subnet_ids=['s'],\n"
-                       "    tags=tags, instance_types=pulumi.Output.secret(['g5.48xlarge']),\n"
-                       "    scaling_config={'desired_size': 1, 'min_size': 0, 'max_size': 2})\n",
-    "pod-node-selector": "k8s.core.v1.Pod('p', spec={'containers': [{'name': 'c', 'image': 'x', 'resources': {'limits': {'nvidia.com/gpu': '1'}}}],\n"
-                         "    'node_selector': {'node.kubernetes.io/instance-type': pulumi.Output.secret('g5.48xlarge')}})\n",
-}
-
-
-@pytest.mark.parametrize("name", sorted(SECRETS))
-def test_secret_value_is_never_printed(tmp_path: Path, name: str) -> None:
-    [r] = review([str(_write(tmp_path, name, HEAD + SECRETS[name]))], now=FIXED_NOW)
-    assert "g5.48xlarge" not in json.dumps(report.to_json([r]))
-    assert "g5.48xlarge" not in report.markdown([r])
