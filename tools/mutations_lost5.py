@@ -10,6 +10,7 @@ SHAPES = ("tests/transfer/test_pull_file_or_folder.py",)
 ARTIFACTS = ("tests/ephemeral/test_artifacts_dir.py",)
 UNKNOWN_COMPUTE = ("tests/review/test_unknown_compute.py", "tests/review/test_unknown_compute_more.py")
 UC = "gpulease/review/unknown_compute.py"
+SKIPPED_RUN = ("tests/review/test_skipped_applies_run.py",)
 
 MUTATIONS: list[Mutation] = [
     Mutation("lost5", "gpulease/transfer/files.py", "        if above is not None:", "        if False:", SHAPES,
@@ -58,9 +59,16 @@ MUTATIONS: list[Mutation] = [
              "                if False:", UNKNOWN_COMPUTE,
              "a GPU-deciding input unknown offline on a type outside the registry (EMR, Kubernetes) is partial"),
     Mutation("unknown-compute", "gpulease/review/skipped_applies.py",
-             "        if run_with_unknowns or not pulumi.runtime.is_dry_run() or not may_register(func):",
-             "        if True:", UNKNOWN_COMPUTE,
-             "an apply skipped at preview whose callback may register resources makes the review partial"),
+             "            if not known:\n                runs.run(func, site)",
+             "            if False:\n                runs.run(func, site)", UNKNOWN_COMPUTE + SKIPPED_RUN,
+             "an apply skipped at preview is run offline with the unknown marker"),
+    Mutation("unknown-compute", "gpulease/review/skipped_applies.py",
+             "            runs.add(registered_line(str(kind), str(name), runs.sites[-1]))", "            pass",
+             UNKNOWN_COMPUTE, "a resource registered by an apply run offline makes the review partial"),
+    Mutation("unknown-compute", "gpulease/review/skipped_applies.py",
+             "        except Exception:\n            if may_register(func):\n                self.add(skipped_line(site))",
+             "        except Exception:\n            pass", UNKNOWN_COMPUTE,
+             "a callback that raises offline falls back to the static rule"),
     Mutation("unknown-compute", "gpulease/review/skipped_applies.py",
              "    if isinstance(value, types.FunctionType | types.MethodType):\n        return may_register(value, depth + 1)",
              "    if isinstance(value, types.FunctionType | types.MethodType):\n        return False", UNKNOWN_COMPUTE,

@@ -19,7 +19,7 @@ HELPERS = f"import pulumi_aws as aws\ndef make(t):\n    return {GPU}\n"
 
 HIDDEN = {
     # skipped applies whose callbacks register resources (run offline with an unknown value)
-    "importlib": f"import importlib\nU.apply(lambda t: importlib.import_module('pulumi_aws').ec2.Instance('gpu', instance_type='p4d.24xlarge'))\n",
+    "importlib": "import importlib\nU.apply(lambda t: importlib.import_module('pulumi_aws').ec2.Instance('gpu', instance_type='p4d.24xlarge'))\n",
     "dunder-import": "U.apply(lambda t: __import__('pulumi_aws').ec2.Instance('gpu', instance_type='p4d.24xlarge'))\n",
     "dict-of-classes": "K = {'i': aws.ec2.Instance}\nU.apply(lambda t: K['i']('gpu', instance_type='p4d.24xlarge'))\n",
     "list-of-classes": "K = [aws.ec2.Instance]\nU.apply(lambda t: K[0]('gpu', instance_type='p4d.24xlarge'))\n",
