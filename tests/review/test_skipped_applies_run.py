@@ -45,6 +45,9 @@ HIDDEN = {
 }
 
 NO_GPU = {
+    # an unknown spec of a Kubernetes kind that runs no pods is no GPU
+    "service-spec": "k8s.core.v1.Service('s', spec=U)\n",
+    "pod-unknown-image": "k8s.core.v1.Pod('p', spec={'containers': [{'name': 'c', 'image': U}], 'node_selector': {'team': U}})\n",
     # formatting/policy applies that register nothing, reported as possibly registering
     "get-policy-document": "pulumi.export('p', U.apply(lambda a: aws.iam.get_policy_document(statements=[{'actions': ['s3:GetObject'], 'resources': [a]}]).json))\n",
     "provider-config-region": "pulumi.export('p', U.apply(lambda a: f'{a}-{aws.config.region}'))\n",
