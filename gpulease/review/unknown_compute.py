@@ -83,6 +83,18 @@ def _path_prefix(props: Mapping[str, Any], path: str) -> str:
     return path
 
 
+def _template_unknown(value: Any, path: str, id_key: str | None, name_key: str | None) -> str | None:
+    """The path of a template reference not known offline (the reference itself, or its id or name), or None."""
+    if value is UNKNOWN:
+        return path
+    if not isinstance(value, Mapping):
+        return None
+    keys = [k for k in (id_key, name_key) if k]
+    if any(value.get(k) is UNKNOWN for k in keys):
+        return f"{path}.{next(k for k in keys if value.get(k) is UNKNOWN)}"
+    return None
+
+
 IGNORED = ("tags", "tagsAll", "metadata")
 """Inputs that never decide a form's instance types (an unknown tag is judged by the tag rules)."""
 
@@ -95,6 +107,13 @@ def unknown_field(type_: str, props: Mapping[str, Any]) -> str | None:
     for path in form.instance_types:
         if any(holds_unknown(value) for value in read_all(props, path)):
             return _path_prefix(props, path)
+    if form.default_types and not any(read_all(props, path) for path in form.instance_types):
+        # No types of its own: a launch template decides them (an EKS node group's default applies only without
+        # one); a template unknown offline leaves them unknown.
+        for ref in form.templates:
+            for value in read_all(props, ref.path):
+                if (found := _template_unknown(value, ref.path, ref.id_key, ref.name_key)) is not None:
+                    return found
     if form.type_reader is not None and holds_unknown(list(form.type_reader(props))):
         for key in props:
             if key not in IGNORED and (found := _first_unknown(props[key], key)) is not None:
