@@ -55,7 +55,8 @@ MUTATIONS: list[Mutation] = [
              "    return resource.inputs if struct is None else wire_values(struct)", "    return resource.inputs",
              UNKNOWN_COMPUTE, "a size unknown offline makes the worst case unknown, never one instance"),
     Mutation("unknown-compute", "gpulease/core/compute/scan.py",
-             "                if unknowns and (_type_key(key) or key in NODE_LABELS or key in COUNT_KEYS) and _holds_unknown(child):",
+             "                if unknowns and (_type_key(key) or key in NODE_LABELS or key in COUNT_KEYS or _gpu_label(key)) \\\n"
+             "                        and _holds_unknown(child):",
              "                if False:", UNKNOWN_COMPUTE,
              "a GPU-deciding input unknown offline on a type outside the registry (EMR, Kubernetes) is partial"),
     Mutation("unknown-compute", "gpulease/core/compute/scan.py",
