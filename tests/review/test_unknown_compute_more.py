@@ -90,6 +90,9 @@ APPLIES = {
                                "U.apply(lambda v: U.apply(make))\n", RAN),
     # a callback that raises on the marker falls back to the static rule: it may register, so partial
     "raises-may-register": ("U.apply(lambda v: aws.ec2.Instance('gpu', instance_type=v['type']))\n", SKIPPED),
+    # ... and so does one whose program helper registers, read by the same rule
+    "raises-helper-may-register": ("def make(v):\n    return aws.ec2.Instance('gpu', instance_type=v['type'])\n"
+                                   "U.apply(lambda v: make(v))\n", SKIPPED),
     # a callback that raises on the marker and reads no resource class: ignored
     "raises-registers-nothing": ("pulumi.export('n', U.apply(lambda v: int(v) + 1))\n", None),
 }
