@@ -10,6 +10,7 @@ SHAPES = ("tests/transfer/test_pull_file_or_folder.py",)
 ARTIFACTS = ("tests/ephemeral/test_artifacts_dir.py",)
 UNKNOWN_COMPUTE = ("tests/review/test_unknown_compute.py", "tests/review/test_unknown_compute_more.py")
 UC = "gpulease/review/unknown_compute.py"
+SKIPPED_RUN = ("tests/review/test_skipped_applies_run.py",)
 
 MUTATIONS: list[Mutation] = [
     Mutation("lost5", "gpulease/transfer/files.py", "        if above is not None:", "        if False:", SHAPES,
@@ -54,13 +55,36 @@ MUTATIONS: list[Mutation] = [
              "    return resource.inputs if struct is None else wire_values(struct)", "    return resource.inputs",
              UNKNOWN_COMPUTE, "a size unknown offline makes the worst case unknown, never one instance"),
     Mutation("unknown-compute", "gpulease/core/compute/scan.py",
-             "                if unknowns and (_type_key(key) or key in NODE_LABELS or key in COUNT_KEYS) and _holds_unknown(child):",
+             "                if unknowns and (_type_key(key) or key in NODE_LABELS or key in COUNT_KEYS or _gpu_label(key)) \\\n"
+             "                        and _holds_unknown(child):",
              "                if False:", UNKNOWN_COMPUTE,
              "a GPU-deciding input unknown offline on a type outside the registry (EMR, Kubernetes) is partial"),
+    Mutation("unknown-compute", "gpulease/core/compute/scan.py",
+             "                if unknowns and parents and key in PARENT_KEYS and _unknown_parent(child):",
+             "                if False:", SKIPPED_RUN,
+             "an unknown parent of a GPU-deciding key on a Kubernetes workload may be GPU"),
+    Mutation("unknown-compute", "gpulease/core/compute/scan.py",
+             "or key in COUNT_KEYS or _gpu_label(key)) \\", "or key in COUNT_KEYS) \\", SKIPPED_RUN,
+             "an unknown value under a GPU product label may be GPU"),
+    Mutation("unknown-compute", "gpulease/review/unknown_compute.py",
+             "    return parts[2] in K8S_WORKLOADS or parts[1].split(\"/\")[0] not in K8S_BUILTIN_GROUPS",
+             "    return parts[2] in K8S_WORKLOADS", SKIPPED_RUN,
+             "a custom resource's unknown spec may be GPU"),
+    Mutation("unknown-compute", "gpulease/review/unknown_compute.py",
+             "                if (found := _template_unknown(value, ref.path, ref.id_key, ref.name_key)) is not None:",
+             "                if False:", SKIPPED_RUN,
+             "a node group whose launch template is unknown offline has unknown instance types"),
     Mutation("unknown-compute", "gpulease/review/skipped_applies.py",
-             "        if run_with_unknowns or not pulumi.runtime.is_dry_run() or not may_register(func):",
-             "        if True:", UNKNOWN_COMPUTE,
-             "an apply skipped at preview whose callback may register resources makes the review partial"),
+             "            if not known:\n                runs.run(func, site)",
+             "            if False:\n                runs.run(func, site)", UNKNOWN_COMPUTE + SKIPPED_RUN,
+             "an apply skipped at preview is run offline with the unknown marker"),
+    Mutation("unknown-compute", "gpulease/review/skipped_applies.py",
+             "            runs.add(registered_line(str(kind), str(name), runs.sites[-1]))", "            pass",
+             UNKNOWN_COMPUTE, "a resource registered by an apply run offline makes the review partial"),
+    Mutation("unknown-compute", "gpulease/review/skipped_applies.py",
+             "        except Exception:\n            if may_register(func):\n                self.add(skipped_line(site))",
+             "        except Exception:\n            pass", UNKNOWN_COMPUTE,
+             "a callback that raises offline falls back to the static rule"),
     Mutation("unknown-compute", "gpulease/review/skipped_applies.py",
              "    if isinstance(value, types.FunctionType | types.MethodType):\n        return may_register(value, depth + 1)",
              "    if isinstance(value, types.FunctionType | types.MethodType):\n        return False", UNKNOWN_COMPUTE,

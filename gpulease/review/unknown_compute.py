@@ -83,6 +83,18 @@ def _path_prefix(props: Mapping[str, Any], path: str) -> str:
     return path
 
 
+def _template_unknown(value: Any, path: str, id_key: str | None, name_key: str | None) -> str | None:
+    """The path of a template reference not known offline (the reference itself, or its id or name), or None."""
+    if value is UNKNOWN:
+        return path
+    if not isinstance(value, Mapping):
+        return None
+    keys = [k for k in (id_key, name_key) if k]
+    if any(value.get(k) is UNKNOWN for k in keys):
+        return f"{path}.{next(k for k in keys if value.get(k) is UNKNOWN)}"
+    return None
+
+
 IGNORED = ("tags", "tagsAll", "metadata")
 """Inputs that never decide a form's instance types (an unknown tag is judged by the tag rules)."""
 
@@ -95,6 +107,13 @@ def unknown_field(type_: str, props: Mapping[str, Any]) -> str | None:
     for path in form.instance_types:
         if any(holds_unknown(value) for value in read_all(props, path)):
             return _path_prefix(props, path)
+    if form.default_types and not any(read_all(props, path) for path in form.instance_types):
+        # No types of its own: a launch template decides them (an EKS node group's default applies only without
+        # one); a template unknown offline leaves them unknown.
+        for ref in form.templates:
+            for value in read_all(props, ref.path):
+                if (found := _template_unknown(value, ref.path, ref.id_key, ref.name_key)) is not None:
+                    return found
     if form.type_reader is not None and holds_unknown(list(form.type_reader(props))):
         for key in props:
             if key not in IGNORED and (found := _first_unknown(props[key], key)) is not None:
@@ -122,10 +141,31 @@ def _unjudged(type_: str) -> bool:
             and type_ not in MODELLED_COMPONENTS)
 
 
-def unscanned_field(props: Mapping[str, Any]) -> str | None:
+K8S_WORKLOADS = frozenset({"Pod", "PodTemplate", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job",
+                           "CronJob", "ReplicationController"})
+K8S_BUILTIN_GROUPS = frozenset({
+    "core", "apps", "batch", "networking.k8s.io", "rbac.authorization.k8s.io", "storage.k8s.io", "policy",
+    "autoscaling", "apiextensions.k8s.io", "admissionregistration.k8s.io", "scheduling.k8s.io", "coordination.k8s.io",
+    "discovery.k8s.io", "certificates.k8s.io", "node.k8s.io", "flowcontrol.apiserver.k8s.io", "events.k8s.io",
+    "apiregistration.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "resource.k8s.io", "meta", "helm.sh",
+    "yaml", "kustomize", "storagemigration.k8s.io", "internal.apiserver.k8s.io"})
+
+
+def pod_bearing(type_: str) -> bool:
+    """A Kubernetes workload (``kubernetes:apps/v1:Deployment``) or a custom resource of a kind outside the
+    built-in API groups (``kubernetes:ray.io/v1:RayCluster``): its spec may hold pods asking for GPUs."""
+    parts = type_.split(":")
+    if len(parts) != 3 or parts[0] != "kubernetes":
+        return False
+    return parts[2] in K8S_WORKLOADS or parts[1].split("/")[0] not in K8S_BUILTIN_GROUPS
+
+
+def unscanned_field(props: Mapping[str, Any], type_: str = "") -> str | None:
     """For a type outside the compute-form registry: the GPU-deciding input (an instance type key, a GPU count,
-    a node selector or requirement on instance types) not known offline, or None (``scan.gpu_mentions``)."""
-    return next((path for path, what in gpu_mentions(props, unknowns=True) if what == MAY_BE_GPU), None)
+    a node selector or requirement on instance types, on a workload a parent of those) not known offline, or None
+    (``scan.gpu_mentions``)."""
+    mentions = gpu_mentions(props, unknowns=True, parents=pod_bearing(type_))
+    return next((path for path, what in mentions if what == MAY_BE_GPU), None)
 
 
 def problem(request: Any, site: str | None) -> str | None:
@@ -135,7 +175,7 @@ def problem(request: Any, site: str | None) -> str | None:
         field = unknown_field(request.type, wire_values(request.object))
         judged = "the review cannot judge what it launches"
     elif _unjudged(request.type):
-        field = unscanned_field(wire_values(request.object))
+        field = unscanned_field(wire_values(request.object), request.type)
         judged = "no compute form reads this type and the GPU scan cannot see what it asks for"
     else:
         return None

@@ -75,26 +75,41 @@ def test_unknown_input_deciding_no_gpu_is_not_partial(tmp_path: Path, name: str)
     assert r.exit_code == 0, stack["status"]
 
 
+RAN = "was registered by an apply run offline with an unknown value (at __main__.py:{line})"
+SKIPPED = "an apply on a value unknown offline was not run (at __main__.py:{line})"
 APPLIES = {
-    # a callback that only formats a string: its skip hides no resource
-    "apply-formatting": ("pulumi.export('arn', U.apply(lambda v: f'arn:aws:s3:::{v}'.upper()))\n", False),
-    # a helper of the program that registers a resource, called from the callback
+    # a callback that only formats a string: run offline, it registers nothing
+    "apply-formatting": ("pulumi.export('arn', U.apply(lambda v: f'arn:aws:s3:::{v}'.upper()))\n", None),
+    # a helper of the program that registers a resource, called from the callback: run offline, it is seen
     "apply-helper-registers": ("def make(_):\n    return aws.ec2.Instance('gpu', instance_type='p4d.24xlarge',\n"
                                "        ami='ami-0123456789abcdef0', tags=tags, metadata_options=MD,\n"
                                "        root_block_device={'encrypted': True})\n"
-                               "U.apply(lambda v: make(v))\n", True),
+                               "U.apply(lambda v: make(v))\n", RAN),
+    # an apply nested in one run offline is run offline in turn
+    "nested-apply-registers": ("def make(_):\n    return aws.ec2.Instance('gpu', instance_type='p4d.24xlarge')\n"
+                               "U.apply(lambda v: U.apply(make))\n", RAN),
+    # a callback that raises on the marker falls back to the static rule: it may register, so partial
+    "raises-may-register": ("U.apply(lambda v: aws.ec2.Instance('gpu', instance_type=v['type']))\n", SKIPPED),
+    # ... and so does one whose program helper registers, read by the same rule
+    "raises-helper-may-register": ("def make(v):\n    return aws.ec2.Instance('gpu', instance_type=v['type'])\n"
+                                   "U.apply(lambda v: make(v))\n", SKIPPED),
+    # a callback that raises on the marker and reads no resource class: ignored
+    "raises-registers-nothing": ("pulumi.export('n', U.apply(lambda v: int(v) + 1))\n", None),
 }
 
 
 @pytest.mark.parametrize("name", sorted(APPLIES))
-def test_skipped_apply_is_partial_only_when_it_may_register(tmp_path: Path, name: str) -> None:
-    body, registers = APPLIES[name]
+def test_skipped_apply_is_run_offline(tmp_path: Path, name: str) -> None:
+    body, expected = APPLIES[name]
     [r] = review([str(_write(tmp_path, name, HEAD + body))], now=FIXED_NOW)
     stack = report.to_json([r])["stacks"][0]
     line = HEAD.count("\n") + body.count("\n")  # the .apply call is the program's last line
-    skipped = f"an apply on a value unknown offline was not run (at __main__.py:{line})"
-    assert (skipped in (stack.get("error") or "")) is registers, stack.get("error")
-    assert (r.exit_code != 0) is registers, stack["status"]  # 2 here: nothing else was registered to review
+    error = stack.get("error") or ""
+    for kind in (RAN, SKIPPED):
+        assert (kind.format(line=line) in error) is (kind == expected), error
+    assert (r.exit_code != 0) is (expected is not None), stack["status"]
+    if expected == RAN:
+        assert [res.name for res in r.rendering.resources if res.type == "aws:ec2/instance:Instance"] == ["gpu"]
 
 
 def test_secret_instance_type_is_priced_and_listed_as_secret(tmp_path: Path) -> None:

@@ -99,6 +99,24 @@ MAY_BE_GPU = "a value unknown offline, which may be a GPU type or count"
 """What ``gpu_mentions(..., unknowns=True)`` reports where a GPU-deciding input is not known during preview."""
 
 
+PARENT_KEYS = frozenset({
+    "containers", "initContainers", "ephemeralContainers", "resources", "limits", "requests", "spec", "template",
+    "jobTemplate", "nodeSelector", "affinity", "nodeAffinity", "tolerations", "workerGroupSpecs", "headGroupSpec"})
+"""With ``parents``: keys whose value can hold a GPU-deciding key (a container list, resources, limits, a pod
+spec or template, a node selector); such a value unknown as a whole (or an unknown element of it) may be GPU."""
+
+
+def _gpu_label(key: str) -> bool:
+    """A label key naming a GPU product or accelerator (``nvidia.com/gpu.product``, ``cloud.google.com/gke-
+    accelerator``, ``karpenter.k8s.aws/instance-gpu-name``): an unknown value under it may select GPU nodes."""
+    lowered = key.lower()
+    return "/" in key and ("gpu" in lowered or "accelerator" in lowered or "neuron" in lowered)
+
+
+def _unknown_parent(value: Any) -> bool:
+    return value is UNKNOWN or (isinstance(value, list | tuple) and any(v is UNKNOWN for v in value))
+
+
 def _holds_unknown(value: Any) -> bool:
     if value is UNKNOWN:
         return True
@@ -117,10 +135,12 @@ def _unknown_requirement(node: Mapping[str, Any]) -> bool:
     return selects and _holds_unknown(node.get("values"))
 
 
-def gpu_mentions(props: Any, *, unknowns: bool = False) -> list[tuple[str, str]]:
+def gpu_mentions(props: Any, *, unknowns: bool = False, parents: bool = False) -> list[tuple[str, str]]:
     """``(path, what)`` for the first few places the inputs ask for GPU or accelerator compute; [] for none.
-    With ``unknowns``, a GPU-deciding input (a type key, a node label on instance types, a GPU count, a
-    requirement on those) whose value is not known offline (``UNKNOWN``) is a hit too: it may be a GPU."""
+    With ``unknowns``, a GPU-deciding input (a type key, a node label on instance types or naming a GPU product
+    or accelerator, a GPU count, a requirement on those) whose value is not known offline (``UNKNOWN``) is a hit
+    too: it may be a GPU. With ``parents`` as well (a Kubernetes workload or custom resource), an unknown value
+    under one of ``PARENT_KEYS`` is a hit: it may hold a GPU-deciding key."""
     hits: list[tuple[str, str]] = []
     stack: list[tuple[str, Any, int]] = [("", props, 0)]
     while stack and len(hits) < MAX_HITS:
@@ -142,7 +162,11 @@ def gpu_mentions(props: Any, *, unknowns: bool = False) -> list[tuple[str, str]]
                 if not isinstance(key, str) or key in SKIPPED:
                     continue
                 where = f"{path}.{key}" if path else key
-                if unknowns and (_type_key(key) or key in NODE_LABELS or key in COUNT_KEYS) and _holds_unknown(child):
+                if unknowns and (_type_key(key) or key in NODE_LABELS or key in COUNT_KEYS or _gpu_label(key)) \
+                        and _holds_unknown(child):
+                    hits.append((where, MAY_BE_GPU))
+                    continue
+                if unknowns and parents and key in PARENT_KEYS and _unknown_parent(child):
                     hits.append((where, MAY_BE_GPU))
                     continue
                 if _type_key(key) or key in NODE_LABELS:
