@@ -23,8 +23,6 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 from pulumi.runtime import rpc
-from rich.table import Table
-from rich.text import Text
 
 from gpulease.review.captured_values import SECRET
 
@@ -121,6 +119,9 @@ class Redactor:
         """What a rich console prints, redacted: markup strings, ``Text`` (styles kept) and tables' cells."""
         if self._pattern is None:
             return value
+        from rich.table import Table  # a console is printing: rich is loaded already
+        from rich.text import Text
+
         if isinstance(value, str):
             return self.text(value, markup)
         if isinstance(value, Text):

@@ -115,3 +115,10 @@ def test_too_many_secrets_is_not_reviewed() -> None:
     assert redact.too_many({f"s{i:04d}" for i in range(redact.MAX_SECRETS + 1)})
     assert redact.too_many({"x" * (redact.MAX_LENGTH + 1)})
     assert redact.too_many({"abc"}) is None
+
+
+def test_a_program_past_the_secret_bound_is_not_reviewed(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(redact, "MAX_SECRETS", 0)
+    [r] = review([str(_write(tmp_path, "many", HEAD + SECRETS["instance-type"]))], now=FIXED_NOW)
+    assert r.exit_code == 2 and "secret inputs hold 1 distinct values" in r.rendering.error
+    assert "g5.48xlarge" not in json.dumps(report.to_json([r])) + _text([r])
