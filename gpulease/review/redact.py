@@ -169,7 +169,8 @@ class RedactingConsole:
         self._console, self._hide = console, hide
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
-        markup = kwargs.get("markup", None) is not False
+        markup = kwargs.get("markup")
+        markup = bool(getattr(self._console, "_markup", True)) if markup is None else markup
         self._console.print(*(self._hide.renderable(o, markup) for o in objects), **kwargs)
 
     def rule(self, title: Any = "", **kwargs: Any) -> None:
