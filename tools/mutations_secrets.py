@@ -33,4 +33,6 @@ MUTATIONS = [
              "        if (bound := None) is not None:", SECRETS, "a program past the secret bound is not reviewed"),
     Mutation("secrets", "gpulease/review/redact.py", "    if len(values) > MAX_SECRETS:", "    if False:", SECRETS,
              "more secret values than the bound are refused"),
+    Mutation("secrets", "gpulease/review/resource_refs.py", "    if await output.is_secret():", "    if False:",
+             SECRETS, "a secret stack export is recorded as [secret], never its value"),
 ]

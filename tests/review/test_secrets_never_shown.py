@@ -122,3 +122,12 @@ def test_a_program_past_the_secret_bound_is_not_reviewed(tmp_path: Path, monkeyp
     [r] = review([str(_write(tmp_path, "many", HEAD + SECRETS["instance-type"]))], now=FIXED_NOW)
     assert r.exit_code == 2 and "secret inputs hold 1 distinct values" in r.rendering.error
     assert "g5.48xlarge" not in json.dumps(report.to_json([r])) + _text([r])
+
+
+def test_a_secret_export_is_never_printed(tmp_path: Path) -> None:
+    body = "import pulumi\npulumi.export('instanceType', pulumi.Output.secret('SEKRIT-export'))\n" \
+           "pulumi.export('nested', {'a': pulumi.Output.secret('SEKRIT-nested')})\npulumi.export('open', 'shown')\n"
+    [r] = review([str(_write(tmp_path, "export", body))], now=FIXED_NOW)
+    assert r.rendering.outputs == {"instanceType": "[secret]", "nested": "[secret]", "open": "shown"}
+    for shown in (json.dumps(report.to_json([r])), report.markdown([r]), _text([r])):
+        assert "SEKRIT" not in shown
