@@ -24,7 +24,7 @@ from gpulease.core.cost.cluster import cluster_costs
 from gpulease.core.money import usd, usd_per_hour, usd_per_month
 from gpulease.core.printable import printable
 from gpulease.core.shown import shown_path
-from gpulease.review import stacks
+from gpulease.review import redact, stacks
 from gpulease.review.cost_text import bounded
 from gpulease.review.engine import estimate, render_target
 from gpulease.review.phases import phase_line, phase_prices
@@ -58,26 +58,30 @@ def _run(args: argparse.Namespace) -> int:
     for target in args.stacks:
         for project_dir, stack_file in stacks.resolve(target):
             rendering = render_target(project_dir, stack_file, overrides=overrides)
+            hide = redact.Redactor(redact.rendering_secrets(rendering))  # every line below: secrets as [secret]
+            shown = redact.RedactingConsole(console, hide)
+            if rendering.error is None and (bound := redact.too_many(hide.values)) is not None:
+                rendering.error = bound
             if rendering.error:
                 failed = True
-                results.append({"stack": rendering.stack, "error": rendering.error,
+                results.append({"stack": rendering.stack, "error": hide.text(rendering.error),
                                 "stackFile": shown_path(stack_file) if stack_file is not None else None})
                 if not args.json:
-                    console.print(f"[red]{escape(printable(rendering.stack))}: {escape(printable(rendering.error))}[/red]")
+                    shown.print(f"[red]{escape(printable(rendering.stack))}: {escape(printable(rendering.error))}[/red]")
                 continue
             cost = estimate(rendering)
             old = stale(line_prices(cost.lines, cost.region), now, args.max_price_age)
             phases = phase_prices(rendering)  # None unless the stack declares its phase
-            results.append({"stack": rendering.stack, "error": None, **cost.as_dict(),
+            results.append(hide.data({"stack": rendering.stack, "error": None, **cost.as_dict(),
                             "clusters": [c.as_dict() for c in cluster_costs(cost)],
                             "maxPriceAgeDays": args.max_price_age, "stalePrices": stale_json(old, now),
-                            **({"phases": [p.as_dict() for p in phases]} if phases is not None else {})})
+                            **({"phases": [p.as_dict() for p in phases]} if phases is not None else {})}))
             if not args.json:
-                print_cost(rendering.stack, cost, console)
+                print_cost(rendering.stack, cost, shown)
                 if phases is not None:
-                    console.print(phase_line(phases))
+                    shown.print(phase_line(phases))
                 if (warning := stale_warning(old, now, args.max_price_age)) is not None:
-                    console.print(f"[yellow]warning[/yellow]: {warning}")
+                    shown.print(f"[yellow]warning[/yellow]: {warning}")
     if args.json:
         errors = [error_entry("bad-input", str(r["error"]), file=r.get("stackFile")) for r in results if r["error"]]
         print_json("cost", {"stacks": camel_keys(results)}, ok=not failed, errors=errors)

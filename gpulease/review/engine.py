@@ -22,6 +22,7 @@ from gpulease.core.shown import shown_path
 from gpulease.review import isolation, preconditions, stacks
 from gpulease.review.config_overrides import lay_over
 from gpulease.review.policy_runner import PolicyResult, PolicyRunner, Violation
+from gpulease.review.redact import rendering_secrets, too_many
 from gpulease.review.render import Rendering, load_stack_file, render
 from gpulease.review.stacks import DEFAULT_STACK, PROJECT_ROOT
 from gpulease.review.unknown_compute import wire_values
@@ -308,6 +309,8 @@ def review(
                                organization=organization(proj) if organization is not None else None)
         rendering = pending.result()
         verdict, cost = pending.judgement or judge(rendering, runner, now)
+        if (bound := too_many(rendering_secrets(rendering))) is not None:  # a report could not hide them all
+            rendering, verdict, cost = replace(rendering, resources=[], error=bound), None, None
         if index + 1 < len(items):
             isolation.warm(pending.sdk_modules)
         out.append(StackReview(project_dir=proj, stack_file=stack_file, rendering=rendering, policy=verdict, cost=cost,

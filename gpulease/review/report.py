@@ -12,6 +12,7 @@ from gpulease.core.catalog.freshness import to_date
 from gpulease.core.catalog.models import UNDATED, date_label
 from gpulease.core.cost import ExperimentCost, StackCost, price_dates_used
 from gpulease.core.printable import printable
+from gpulease.review import redact
 from gpulease.review.cost_text import bounded, cell, cost_json, monthly, rate, usd
 from gpulease.review.engine import NO_STACK_FILE, StackReview, exit_code
 from gpulease.review.phases import phase_line, phase_prices
@@ -313,7 +314,9 @@ def _stack_section(review: StackReview, detailed: bool) -> list[str]:
 
 
 def markdown(reviews: list[StackReview]) -> str:
-    """The pull-request comment. Falls back to no resource tables and diagrams when it would be too long."""
+    """The pull-request comment. Falls back to no resource tables and diagrams when it would be too long. Every
+    secret value is replaced before the length is measured (``redact``)."""
+    hide = redact.for_reviews(reviews)
     for detailed in (True, False):
         failing = sum(1 for r in reviews if r.status != "pass")
         head = [
@@ -332,7 +335,7 @@ def markdown(reviews: list[StackReview]) -> str:
         if not detailed:
             foot.insert(0, "_Resource tables and diagrams were left out to fit one comment; run `gpulease plan` "
                         "locally for them._\n")
-        text = "\n".join([*head, *body, *foot]) + "\n"
+        text = hide.text("\n".join([*head, *body, *foot]) + "\n")
         if len(text) <= GITHUB_COMMENT_LIMIT:
             return text
     return text[: GITHUB_COMMENT_LIMIT - 100] + "\n\n_(truncated)_\n"
@@ -384,4 +387,4 @@ def to_json(reviews: list[StackReview]) -> dict[str, Any]:
                 "placeholders": placeholder_outputs(r),
             }
         )
-    return {"exitCode": exit_code(reviews), "stacks": out}
+    return {"exitCode": exit_code(reviews), "stacks": redact.for_reviews(reviews).data(out)}

@@ -16,6 +16,8 @@ import pulumi
 from google.protobuf import struct_pb2
 from pulumi.runtime import rpc
 
+from gpulease.review.captured_values import SECRET
+
 _SIG = rpc._special_sig_key
 _RESOURCE = rpc._special_resource_sig
 
@@ -59,8 +61,12 @@ def downgrade(struct: struct_pb2.Struct) -> bool:
 
 async def plain_value(value: Any) -> Any:
     """A value with its outputs resolved and each resource in it downgraded (its id; a component: its URN), as
-    the engine records an export that holds one."""
-    resolved = await pulumi.Output.from_input(value).future()
+    the engine records an export that holds one. A secret export (or one holding a secret) is ``[secret]``: its
+    value is never shown in a report."""
+    output = pulumi.Output.from_input(value)
+    resolved = await output.future()
+    if await output.is_secret():
+        return SECRET
     return await _downgrade_resources(resolved)
 
 

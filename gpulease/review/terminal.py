@@ -15,7 +15,7 @@ from rich.text import Text
 
 from gpulease.core.catalog.freshness import REFRESH_HINT
 from gpulease.core.printable import printable
-from gpulease.review import report
+from gpulease.review import redact, report
 from gpulease.review.cost_text import bounded, hourly, monthly
 from gpulease.review.engine import StackReview, exit_code
 from gpulease.review.phases import phase_line, phase_prices
@@ -98,7 +98,9 @@ def print_terminal(reviews: list[StackReview], console: Console, notes: list[str
                    advice: dict[str, list[str]] | None = None, catalog: list[str] | None = None) -> None:
     """The report of every stack, then ``notes`` (the organization the names hash, when unknown) and the exit
     code; ``advice``: the stack file's own advisories (``gpulease.lifecycle.advice``) by review name; ``catalog``:
-    the price catalog's advisories (undated override rows), once, with the first stack's."""
+    the price catalog's advisories (undated override rows), once, with the first stack's. Every line goes through
+    one redaction of the stacks' secret values first (``redact``)."""
+    console = redact.RedactingConsole(console, redact.for_reviews(reviews))
     for index, review in enumerate(reviews):
         r = review.rendering
         title = printable(f"{review.name}  ({review.stack_file_label})")
