@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tests.support.paths import ROOT
 from tests.support.programs import required
+from tests.support.zsh_session import zsh_with_completion
 
 HOSTILE = ("$(touch PWNED1)", "`touch PWNED2`", "a b", "it's")
 
@@ -79,45 +80,13 @@ def test_bash_script_takes_each_line_as_one_word_never_code(tmp_path):
     assert _bash_reply(tmp_path, bindir, tmp_path, "aws-m") == ["aws-mine"]
 
 
-def _pane(name: str) -> str:
-    return subprocess.run([required("tmux"), "capture-pane", "-p", "-t", name], capture_output=True, text=True,
-                          timeout=30, check=True).stdout
-
-
-def _until(name: str, wanted: str, timeout: float = 20.0) -> str:
-    end = time.monotonic() + timeout
-    text = _pane(name)
-    while wanted not in text and time.monotonic() < end:
-        time.sleep(0.2)
-        text = _pane(name)
-    return text
-
-
 def test_zsh_tab_never_runs_a_stack_name(tmp_path):
-    zsh, tmux = required("zsh"), required("tmux")
     project = _project(tmp_path)
     bindir = _bin(tmp_path, "".join(f"{n}\n" for n in ("aws-mine", *HOSTILE)))
-    script = subprocess.run([str(bindir / "gpulease"), "completion", "zsh"], capture_output=True, text=True,
-                            timeout=60, check=True).stdout
-    (tmp_path / "gpulease.zsh").write_text(script)
-    (tmp_path / ".zshrc").write_text(
-        "PS1='ready> '\nautoload -U compinit && compinit -u\n"
-        f"export PATH={shlex.quote(str(bindir))}:$PATH\n"
-        f'eval "$(cat {shlex.quote(str(tmp_path / "gpulease.zsh"))})"\n'
-        f"cd {shlex.quote(str(project / 'stacks'))}\n")
-    name = f"gpulease-zshq-{os.getpid()}"
-    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "COLUMNS", "LINES")}
-    subprocess.run([tmux, "new-session", "-d", "-s", name, "-x", "120", "-y", "30", "-e", f"ZDOTDIR={tmp_path}",
-                    zsh, "-i"], env=env, check=True, timeout=30)
-    try:
-        assert "ready>" in _until(name, "ready>")
-        subprocess.run([tmux, "send-keys", "-t", name, "gpulease plan ", "Tab"], check=True, timeout=30)
-        text = _until(name, "aws-mine")
+    with zsh_with_completion(tmp_path, bindir, project / "stacks") as zsh:
+        text = zsh.tab("gpulease plan ", "aws-mine")
         assert "aws-mine" in text, text
-        subprocess.run([tmux, "send-keys", "-t", name, "C-u", "gpulease plan it", "Tab"], check=True, timeout=30)
-        text = _until(name, "plan it\\'s")  # the one candidate, quoted as a word
+        text = zsh.tab("gpulease plan it", "plan it\\'s")  # the one candidate, quoted as a word
         assert "plan it\\'s" in text, text
         time.sleep(0.5)
         _no_file_made(tmp_path)
-    finally:
-        subprocess.run([tmux, "kill-session", "-t", name], capture_output=True, timeout=30, check=False)
