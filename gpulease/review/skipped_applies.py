@@ -14,7 +14,9 @@ site recording, with ``rpc.UNKNOWN`` (the sentinel string the capture reads as u
   (exit 3): "resource aws:ec2/instance:Instance 'gpu' was registered by an apply run offline with an unknown value
   (at file:line of the apply)", since at ``pulumi up`` the callback sees another value;
 - its return value is discarded: the apply's own output stays unknown for the program;
-- when it raises, or the budget is spent (each callback once, ``MAX_RUNS`` in all), the static rule below decides:
+- when it registers nothing, raises, or the budget is spent (each callback once, ``MAX_RUNS`` in all), the static
+  rule below decides (a callback that registers nothing for the marker may still register for the real value:
+  ``if env == "prod": ...``):
   a callback that *may register resources* makes the review partial ("an apply on a value unknown offline was not
   run (at file:line)"), any other is ignored. Applies nested in a callback run offline follow the same rule.
 
@@ -119,6 +121,8 @@ class _OfflineRuns:
         self.errors = errors
         self.ran: dict[int, Any] = {}  # id -> callback, kept alive so that an id is never reused
         self.sites: list[str | None] = []
+        self.registered = 0  # resources registered by callbacks run offline
+        self.nested = 0  # applies called by callbacks run offline (each decided by its own run)
 
     def add(self, line: str) -> None:
         if line not in self.errors:
@@ -134,10 +138,16 @@ class _OfflineRuns:
             return
         self.ran[id(func)] = func
         self.sites.append(site)
+        before = (self.registered, self.nested)
         try:
             func(rpc.UNKNOWN)  # the return value is discarded: the apply's output stays unknown
         except Exception:
             if may_register(func):
+                self.add(skipped_line(site))
+        else:
+            # Nothing registered with the marker proves nothing for the real value (``if env == "prod": ...``): the
+            # static rule still decides whether it may register.
+            if (self.registered, self.nested) == before and may_register(func):
                 self.add(skipped_line(site))
         finally:
             self.sites.pop()
@@ -154,6 +164,8 @@ def recording_skipped_applies(errors: list[str]) -> Iterator[None]:
         result = original(self, func, run_with_unknowns)
         if run_with_unknowns or not pulumi.runtime.is_dry_run():
             return result
+        if runs.sites:
+            runs.nested += 1
         site = program_site(sys._getframe(1))
         data = self._data
 
@@ -172,6 +184,7 @@ def recording_skipped_applies(errors: list[str]) -> Iterator[None]:
 
     def init(resource: pulumi.Resource, *args: Any, **kwargs: Any) -> None:
         if runs.sites:
+            runs.registered += 1
             kind, name = (list(args[:2]) + [kwargs.get("t", "?"), kwargs.get("name", "?")][len(args[:2]):])
             runs.add(registered_line(str(kind), str(name), runs.sites[-1]))
         original_init(resource, *args, **kwargs)

@@ -22,8 +22,9 @@ from tests.support.policy import tags as policy_tags
 
 TOKEN = re.compile(r"\$([0-9][0-9,]*\.[0-9]{2,})(/h|/month|/GB)?")
 SHOW = {None: usd, "/h": usd_per_hour, "/month": usd_per_month, "/GB": usd_per_gb}
-# A number with cents and no ``$`` in front: a price someone forgot to mark (times are ``s``, sizes ``GB``).
-BARE = re.compile(r"(?<!budgetUsd )(?<![\w$.,/·-])\d[\d,]*\.\d{2,}(?![\w.]|\s*(?:s\b|GB|%|x\b|h\b))")
+# A number with cents and no ``$`` in front: a price someone forgot to mark (times are ``s``, sizes ``GB``; the values
+# a verdict tells the user to type into the stack file, ``budgetUsd 8.17`` and ``maxRuntimeHours 0.98``, are bare).
+BARE = re.compile(r"(?<!budgetUsd )(?<!maxRuntimeHours )(?<![\w$.,/·-])\d[\d,]*\.\d{2,}(?![\w.]|\s*(?:s\b|GB|%|x\b|h\b))")
 
 
 def bad_prices(text: str) -> list[str]:

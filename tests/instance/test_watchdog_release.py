@@ -100,5 +100,7 @@ def test_the_role_may_release_its_own_instance_and_nothing_else() -> None:
     attachment = r.by_name("exp1-self-release-attachment").inputs
     assert attachment["roleName"] == r.one(RAM_ROLE).outputs["roleName"]
     assert attachment["policyName"] == r.by_name("exp1-self-release").outputs["policyName"]
-    assert len(r.of_type(RAM_POLICY)) == len(r.of_type(RAM_POLICY_ATTACHMENT)) == 2
+    # The self-release, the storage grant and the read of its one tools bundle (outside the checkpoint prefix).
+    assert len(r.of_type(RAM_POLICY)) == len(r.of_type(RAM_POLICY_ATTACHMENT)) == 3
+    assert {p.name for p in r.of_type(RAM_POLICY)} == {"exp1-self-release", "exp1-checkpoint-access", "exp1-tools-read"}
     assert json.loads(r.by_name("exp1-checkpoint-access").inputs["policyDocument"])  # the storage grant is apart
