@@ -9,6 +9,10 @@ from tools.mutation_row import Mutation
 SECRETS = ("tests/review/test_secrets_never_shown.py",)
 
 MUTATIONS = [
+    Mutation("secrets", "gpulease/review/redact.py",
+             "        forms = {form for v in values if len(v) >= MIN_LENGTH for form in written_forms(v)}",
+             "        forms = {v for v in values if len(v) >= MIN_LENGTH}", ("tests/review/test_secrets_escaped.py",),
+             "a secret is hidden in every spelling a report may write it (repr, JSON, markdown cell)"),
     Mutation("secrets", "gpulease/review/redact.py", "        return self._pattern.sub(lambda _: shown, text)",
              "        return text", SECRETS, "a secret value in a report's text is replaced with [secret]"),
     Mutation("secrets", "gpulease/review/redact.py",

@@ -17,13 +17,16 @@ characters each, matched by one compiled pattern (longest first); a program past
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import Any
 
 from google.protobuf import struct_pb2
 from pulumi.runtime import rpc
+from rich.markup import escape
 
+from gpulease.core.printable import printable
 from gpulease.review.captured_values import SECRET
 
 MIN_LENGTH = 3
@@ -99,11 +102,22 @@ def too_many(values: set[str]) -> str | None:
     return None
 
 
+def written_forms(value: str) -> set[str]:
+    """``value`` as the reports may write it: itself, quoted by ``repr`` or JSON (a tab as ``\\t``), escaped by the
+    kit's ``printable`` (``\\x1b``), for rich markup (``\\[``) and in a markdown table cell (``\\|``), and each of
+    those in a cell: a message that quotes a secret never prints it in another spelling."""
+    base = {value, repr(value)[1:-1], json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
+            printable(value), escape(value)}
+    forms = base | {form.replace("|", "\\|") for form in base}
+    return {form for form in forms if len(form) >= MIN_LENGTH}
+
+
 class Redactor:
     """Replaces each recorded secret value with ``[secret]`` in whatever a report prints."""
 
     def __init__(self, values: Iterable[str]):
-        ordered = sorted({v for v in values if len(v) >= MIN_LENGTH}, key=lambda v: (-len(v), v))
+        forms = {form for v in values if len(v) >= MIN_LENGTH for form in written_forms(v)}
+        ordered = sorted(forms, key=lambda v: (-len(v), v))
         self.values = frozenset(ordered)
         self._pattern = re.compile("|".join(re.escape(v) for v in ordered)) if ordered else None
 
