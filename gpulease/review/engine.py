@@ -25,7 +25,7 @@ from gpulease.review.policy_runner import PolicyResult, PolicyRunner, Violation
 from gpulease.review.redact import rendering_secrets, too_many
 from gpulease.review.render import Rendering, load_stack_file, render
 from gpulease.review.stacks import DEFAULT_STACK, PROJECT_ROOT
-from gpulease.review.unknown_compute import wire_values
+from gpulease.review.unknown_compute import holds_unknown_or_secret, wire_values
 
 EXIT_OK = 0
 EXIT_VIOLATIONS = 1
@@ -254,7 +254,8 @@ def cost_inputs(resource: Any) -> Any:
     """A resource's inputs for the cost model: values not known offline kept as ``UNKNOWN`` (an unknown size is an
     unknown worst case, never an absent one read as a single instance), secrets unwrapped."""
     struct = getattr(resource, "input_struct", None)
-    return resource.inputs if struct is None else wire_values(struct)
+    # Only a struct holding an unknown or a secret reads otherwise than the captured inputs.
+    return resource.inputs if struct is None or not holds_unknown_or_secret(struct) else wire_values(struct)
 
 
 def estimate(rendering: Rendering) -> StackCost:

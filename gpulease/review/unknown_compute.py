@@ -34,6 +34,21 @@ def is_secret(value: Any) -> bool:
     return isinstance(value, Mapping) and value.get(rpc._special_sig_key) == rpc._special_secret_sig
 
 
+_UNKNOWN_BYTES = rpc.UNKNOWN.encode()
+_SECRET_BYTES = rpc._special_secret_sig.encode()
+
+
+def wire_holds_unknown(struct: Any) -> bool:
+    """Whether ``struct`` (a registration's wire inputs) holds the engine's unknown sentinel anywhere: one search of
+    its serialized bytes, where the sentinel is a string written as itself."""
+    return _UNKNOWN_BYTES in struct.SerializeToString()
+
+
+def holds_unknown_or_secret(struct: Any) -> bool:
+    data = struct.SerializeToString()
+    return _UNKNOWN_BYTES in data or _SECRET_BYTES in data
+
+
 def wire_values(struct: Any) -> Any:
     """A registration's wire inputs as plain data, the engine's unknown sentinel read as ``UNKNOWN``, a secret as
     the value it holds."""
@@ -171,6 +186,8 @@ def unscanned_field(props: Mapping[str, Any], type_: str = "") -> str | None:
 def problem(request: Any, site: str | None) -> str | None:
     """One line when ``request`` (a RegisterResource) is a compute form whose instance type is not known, or a type
     the pack cannot judge whose GPU-deciding input is not known."""
+    if not (form_of(request.type) is not None or _unjudged(request.type)) or not wire_holds_unknown(request.object):
+        return None  # not a type read for compute, or nothing in it unknown offline
     if form_of(request.type) is not None:
         field = unknown_field(request.type, wire_values(request.object))
         judged = "the review cannot judge what it launches"
