@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from components.aws_credentials import ProviderCredentials, provider_credentials
+from components.spec import prompted
 from components.spec.load import CONFIG_NAMESPACE, EXPERIMENT_KEY, StackSpec, load_stack_spec
 from gpulease.core import inputfile
 from gpulease.core.errors import UserError
@@ -60,7 +61,7 @@ def load(stack: str) -> Stack:
                         "kit's program)")
     stack = stacks.stack_name(path)
     config = stacks.load_stack_config(path)
-    spec = load_stack_spec(stack, {k: v for k, v in config.items() if k.startswith("gpulease:")}, source=shown_path(path))
+    spec = load_stack_spec(stack, prompted.stack_config(config), source=shown_path(path))
     region = spec.base.region or config.get(f"{spec.cloud}:region")
     if not isinstance(region, str):
         raise UserError(f"{path}: no region; accepted: {spec.cloud}:region in the stack file")
