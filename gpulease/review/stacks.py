@@ -110,7 +110,7 @@ def resolve(target: str, project_dir: Path = PROJECT_ROOT) -> list[tuple[Path, P
             raise StackNotFoundError(f"{path} has no Pulumi.<stack>.yaml files")
         return [(path.resolve(), f) for f in files]
     here = kit_project_here(project_dir)
-    for f in _own_stacks(project_dir):
+    for f in own_stack_files(project_dir):
         if stack_name(f) == target and here is not None:
             return [(here, f)]
     for f in [*user_stack_files(project_dir), *stack_files(project_dir)]:
@@ -136,7 +136,8 @@ def kit_project_here(project_dir: Path = PROJECT_ROOT) -> Path | None:
     return here.resolve() if any(line.strip() == KIT_PROGRAM for line in text.splitlines()) else None
 
 
-def _own_stacks(project_dir: Path) -> list[Path]:
+def own_stack_files(project_dir: Path = PROJECT_ROOT) -> list[Path]:
+    """The stacks of the project the command runs in, when it runs the kit's program (``kit_project_here``)."""
     here = kit_project_here(project_dir)
     try:
         return stack_files(here) if here is not None else []
@@ -146,7 +147,7 @@ def _own_stacks(project_dir: Path) -> list[Path]:
 
 def known_names(project_dir: Path = PROJECT_ROOT) -> list[str]:
     """Every stack a bare name finds, in the order it is looked up (the folder the command runs in, then the kit's)."""
-    return list(dict.fromkeys(stack_name(f) for f in [*_own_stacks(project_dir), *user_stack_files(project_dir),
+    return list(dict.fromkeys(stack_name(f) for f in [*own_stack_files(project_dir), *user_stack_files(project_dir),
                                                       *stack_files(project_dir)]))
 
 

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,3 +30,39 @@ def test_template_project_check_reads_the_prompted_stack(tmp_path: Path) -> None
     assert gl("plan", "dev", cwd=proj).returncode == 0
     out = gl("check", "dev", cwd=proj)
     assert "declare exactly one" not in out.stdout + out.stderr
+
+
+def _project(tmp_path: Path) -> Path:
+    proj = tmp_path / "proj"
+    shutil.copytree(ROOT / "templates" / "gpulease-experiment", proj)
+    (proj / "Pulumi.yaml").write_text((proj / "Pulumi.yaml").read_text().replace("${PROJECT}", "myexp")
+                                      .replace("${DESCRIPTION}", "x"))
+    (proj / "Pulumi.dev.yaml").write_text(
+        "config:\n  aws:region: us-east-1\n  gpulease-new:name: llama8b-lora\n  gpulease-new:owner: bob@corp.io\n"
+        "  gpulease-new:budgetUsd: 60\n  gpulease-new:maxRuntimeHours: '8'\n  gpulease-new:sshFrom: none\n")
+    return proj
+
+
+def test_up_and_down_load_the_template_stack_in_its_own_project(tmp_path: Path, monkeypatch) -> None:
+    from gpulease.lifecycle import deploy
+
+    proj = _project(tmp_path)
+    monkeypatch.chdir(proj)
+    st = deploy.load("dev")
+    assert st.path == (proj / "Pulumi.dev.yaml").resolve()
+    assert st.spec.base.name == "llama8b-lora" and st.spec.base.budget_usd == 60 and st.region == "us-east-1"
+    # pulumi runs in the user's project (its own name, its own stack), reading its own stack file
+    assert st.work_dir == proj.resolve() and st.config_file is None
+    seen: list[Any] = []
+    monkeypatch.setattr(deploy, "BACKEND", lambda **kw: seen.append(kw) or object())
+    deploy.backend_for(st)
+    assert seen == [{"work_dir": proj.resolve()}]
+
+
+def test_a_subfolder_of_the_template_project_finds_its_stacks(tmp_path: Path) -> None:
+    proj = _project(tmp_path)
+    deeper = proj / "sub" / "deeper"
+    deeper.mkdir(parents=True)
+    out = gl("plan", "dev", cwd=deeper)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "llama8b-lora" in out.stdout
