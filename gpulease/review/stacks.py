@@ -124,10 +124,24 @@ KIT_PROGRAM = "from components.program import main"
 the kit's own): a bare stack name finds that project's stacks, which it declares as the kit does."""
 
 
+def enclosing_project(start: Path | None = None) -> Path | None:
+    """The nearest folder at or above ``start`` (the folder the command runs in) holding a ``Pulumi.yaml``, as the
+    Pulumi CLI finds a project; the walk stops below a home folder and at the filesystem root (neither is a
+    project: a stray ``~/Pulumi.yaml`` would claim every folder under it)."""
+    folder = Path(os.path.abspath(start or Path.cwd()))
+    homes = {Path(os.path.abspath(Path.home()))}
+    while folder != folder.parent and folder not in homes and folder.parent != Path("/home"):
+        if any(os.path.lexists(folder / name) for name in ("Pulumi.yaml", "Pulumi.yml")):
+            return folder
+        folder = folder.parent
+    return None
+
+
 def kit_project_here(project_dir: Path = PROJECT_ROOT) -> Path | None:
-    """The folder the command runs in when it is a Pulumi project running the kit's program (not the kit itself)."""
-    here = Path.cwd()
-    if here.resolve() in (project_dir.resolve(), PROJECT_ROOT.resolve()) or not os.path.lexists(here / "Pulumi.yaml"):
+    """The project the command runs in (the folder, or the nearest above it with a ``Pulumi.yaml``) when it is a
+    Pulumi project running the kit's program (not the kit itself)."""
+    here = enclosing_project()
+    if here is None or here.resolve() in (project_dir.resolve(), PROJECT_ROOT.resolve()):
         return None  # the kit itself is never "a project running the kit's program"
     try:
         text = (here / "__main__.py").read_text(encoding="utf-8", errors="replace")[:65536]
