@@ -66,3 +66,19 @@ def test_a_subfolder_of_the_template_project_finds_its_stacks(tmp_path: Path) ->
     out = gl("plan", "dev", cwd=deeper)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "llama8b-lora" in out.stdout
+
+
+def test_init_in_a_subfolder_writes_into_the_template_project(tmp_path: Path, monkeypatch) -> None:
+    from gpulease.cli.main import main
+    from gpulease.lifecycle import verdict
+
+    monkeypatch.setattr(verdict, "REVIEW", lambda path, stack: verdict.Verdict(
+        stack=stack, status="pass", hourly_usd=0.8823, worst_case="$15.24", budget_usd=60.0))
+    proj = _project(tmp_path)
+    deeper = proj / "sub" / "deeper"
+    deeper.mkdir(parents=True)
+    monkeypatch.chdir(deeper)
+    assert main(["init", "--name", "second", "--owner", "ada@example.org", "--params", "8B", "--method", "lora",
+                 "--no-port", "--budget", "60"]) == 0
+    assert (proj / "Pulumi.second.yaml").is_file()
+    assert not list(deeper.rglob("Pulumi.*"))
