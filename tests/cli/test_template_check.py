@@ -82,3 +82,14 @@ def test_init_in_a_subfolder_writes_into_the_template_project(tmp_path: Path, mo
                  "--no-port", "--budget", "60"]) == 0
     assert (proj / "Pulumi.second.yaml").is_file()
     assert not list(deeper.rglob("Pulumi.*"))
+
+
+def test_the_walk_up_stops_below_a_home_folder(tmp_path: Path) -> None:
+    home = _project(tmp_path)  # a stray Pulumi.yaml (the kit's program) in the home folder claims nothing under it
+    below = home / "work"
+    below.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100", "HOME": str(home)}
+    out = subprocess.run([sys.executable, "-m", "gpulease", "plan", "dev"], cwd=below, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "no stack 'dev'" in out.stderr, out.stdout + out.stderr
+    assert gl("plan", "dev", cwd=below).returncode == 0  # the same folder, not a home: found
