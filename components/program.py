@@ -14,17 +14,22 @@ from components.aws_credentials import provider_credentials
 from components.experiment import GpuExperiment
 from components.image_bake import BAKED_IMAGE_OUTPUT
 from components.spec.load import CONFIG_NAMESPACE, PROJECT_KEY, STACK_FILE_ENV, SpecError, load_stack_spec
+from components.spec.prompted import PROMPT_NAMESPACE, translated
 from components.spec.regions import PROVIDER_REGION_KEYS
 from gpulease.core.errors import UserError
 
 
 def gpulease_config() -> dict[str, Any]:
-    """Every ``gpulease:*`` key of the stack config, structured values parsed from their JSON form, and the
+    """Every ``gpulease:*`` key of the stack config (a `pulumi new` stack's prompted ``gpulease-new:*`` values as
+    its experiment, ``components/spec/prompted.py``), structured values parsed from their JSON form, and the
     providers' region keys as the CLI hands them (text), for the spec's region check."""
     merged = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     out: dict[str, Any] = {}
     for key, raw in merged.items():
         if key in PROVIDER_REGION_KEYS.values():  # text as the CLI hands it: the spec checks the region's name
+            out[key] = raw
+            continue
+        if key.startswith(f"{PROMPT_NAMESPACE}:"):  # a `pulumi new` stack's answers: text, as the template reads them
             out[key] = raw
             continue
         if not key.startswith(f"{CONFIG_NAMESPACE}:"):
@@ -33,7 +38,7 @@ def gpulease_config() -> dict[str, Any]:
             out[key] = json.loads(raw) if isinstance(raw, str) else raw
         except json.JSONDecodeError:
             out[key] = raw
-    return out
+    return translated(out)
 
 
 def main(config: dict[str, Any] | None = None, source: str | None = None) -> None:

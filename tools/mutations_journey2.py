@@ -1,6 +1,6 @@
 """``make mutate`` rows for what the CLI prints and reads: logs' tail and escaping, questions on stderr, the one
 envelope and its codes, near misses, the user's catalog folder, dotted --config paths, the stack file's advisories,
-the user's folder, the pinned GPU count and the budget verdict. Area ``journey2``:
+the user's folder, the pinned GPU count, the budget verdict and a `pulumi new` project's stacks. Area ``journey2``:
 ``python -m tools.mutate --area journey2``."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ ADVICE = ("tests/cli/test_advice.py",)
 FOLDER = ("tests/cli/test_user_folder.py",)
 FIT = ("tests/cli/test_capacity_fit.py",)
 BUDGET = ("tests/policies/test_budget.py",)
+TEMPLATE = ("tests/cli/test_template_check.py",)
 
 MUTATIONS = [
     Mutation("journey2", "gpulease/core/printable.py", "_ESCAPED = re.compile(\"[\" + _char_class(_BMP) +",
@@ -67,4 +68,11 @@ MUTATIONS = [
              "    shorter = math.floor(max((limit - fixed) / rate, 0.0) * 100) / 100",
              "    shorter = math.ceil(max((limit - fixed) / rate, 0.0) * 100) / 100", BUDGET,
              "the budget verdict never offers a maxRuntimeHours the budget does not cover"),
+    Mutation("journey2", "gpulease/review/stacks.py", " and folder not in homes and ", " and ", TEMPLATE,
+             "the walk up to a Pulumi.yaml stops below a home folder"),
+    Mutation("journey2", "gpulease/lifecycle/deploy.py", "    return BACKEND() if st.work_dir is None else "
+             "BACKEND(work_dir=st.work_dir)", "    return BACKEND()", TEMPLATE,
+             "up and down run a pulumi-new project's stack in that project, not in the kit's"),
+    Mutation("journey2", "components/spec/prompted.py", "    if not prompted(config):\n        return rest",
+             "    return rest", TEMPLATE, "a pulumi-new stack's prompted values are its experiment for check and up"),
 ]

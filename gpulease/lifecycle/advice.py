@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from components.spec import prompted
 from components.spec.load import load_stack_spec
 from gpulease.core.errors import UserError
 
@@ -51,7 +52,7 @@ def spec_advisories(spec: Any) -> list[str]:
 def config_advisories(stack: str, config: Mapping[str, Any]) -> list[str]:
     """The advisories of a stack's config; none for a config that is not a gpulease stack or not valid (the
     review says what is wrong with it)."""
-    ours = {k: v for k, v in config.items() if k.startswith("gpulease:")}
+    ours = prompted.stack_config(config)
     if not ours:
         return []
     try:

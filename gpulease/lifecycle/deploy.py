@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from components.aws_credentials import ProviderCredentials, provider_credentials
+from components.spec import prompted
 from components.spec.load import CONFIG_NAMESPACE, EXPERIMENT_KEY, StackSpec, load_stack_spec
 from gpulease.core import inputfile
 from gpulease.core.errors import UserError
@@ -46,21 +47,32 @@ class Stack:
     config_file: str | None = None
     credentials: ProviderCredentials = field(default_factory=ProviderCredentials)
     """The AWS provider's credentials (``aws:profile``, keys, roles), for the kit's own calls beside the engine."""
+    work_dir: Path | None = None
+    """The project ``pulumi up``/``destroy`` run in: None for the kit's folder, else a project made from the kit's
+    ``pulumi new`` template (its program is the kit's; its stacks belong to that project)."""
 
 
 def load(stack: str) -> Stack:
     """A stack named in ``stacks/`` or given as its file (the stack's name is then the file's), of this project:
     ``pulumi up``/``destroy`` run in this project's folder, so a stack file of another project is refused rather
-    than reviewed there and deployed here."""
+    than reviewed there and deployed here. A stack of the project the command runs in, when that project runs the
+    kit's program (``pulumi new`` from the kit's template), is deployed in that project's folder."""
     path = stacks.resolve_one(stack)
     kit = path.resolve().parent == (stacks.PROJECT_ROOT / "stacks").resolve()
+    own = stacks.kit_project_here()
+    if own is not None and path.resolve() in {f.resolve() for f in stacks.own_stack_files()}:
+        return _stack(path, own)
     if not kit and path.resolve() not in {f.resolve() for f in stacks.user_stack_files()}:
         raise UserError(f"{path}: not a stack of this project ({stacks.PROJECT_ROOT}/stacks) nor of this folder; "
                         "accepted: a stack in stacks/ or in the folder you run gpulease in (up and down run the "
                         "kit's program)")
+    return _stack(path, None, config_file=None if kit else str(path.resolve()))
+
+
+def _stack(path: Path, work_dir: Path | None, config_file: str | None = None) -> Stack:
     stack = stacks.stack_name(path)
     config = stacks.load_stack_config(path)
-    spec = load_stack_spec(stack, {k: v for k, v in config.items() if k.startswith("gpulease:")}, source=shown_path(path))
+    spec = load_stack_spec(stack, prompted.stack_config(config), source=shown_path(path))
     region = spec.base.region or config.get(f"{spec.cloud}:region")
     if not isinstance(region, str):
         raise UserError(f"{path}: no region; accepted: {spec.cloud}:region in the stack file")
@@ -68,17 +80,21 @@ def load(stack: str) -> Stack:
     # A stack of the user's folder: pulumi runs in the kit's folder and reads this file's config
     # (`pulumi up --config-file`), so the file stays where the user keeps it.
     creds = provider_credentials(config, str(path)) if spec.cloud == "aws" else ProviderCredentials()
-    return Stack(stack, path, dict(doc), spec, region, config_file=None if kit else str(path.resolve()),
-                 credentials=creds)
+    return Stack(stack, path, dict(doc), spec, region, config_file=config_file, credentials=creds, work_dir=work_dir)
 
 
-def default_backend() -> StackBackend:
-    return AutomationBackend(policy_packs=[str(stacks.PROJECT_ROOT / "policies")])
+def default_backend(work_dir: Path | None = None) -> StackBackend:
+    return AutomationBackend(work_dir=work_dir or stacks.PROJECT_ROOT, policy_packs=[str(stacks.PROJECT_ROOT / "policies")])
 
 
-BACKEND: Callable[[], StackBackend] = default_backend
+BACKEND: Callable[..., StackBackend] = default_backend
 CHANNEL: Callable[[str, str], InstanceChannel] = open_channel
 """The seams a test replaces: the Automation API and the bucket the instance reports to."""
+
+
+def backend_for(st: Stack) -> StackBackend:
+    """The backend of ``st``'s project: the kit's, or (``work_dir``) the `pulumi new` project it belongs to."""
+    return BACKEND() if st.work_dir is None else BACKEND(work_dir=st.work_dir)
 
 
 @dataclass
@@ -218,7 +234,7 @@ def up(stack: str, progress: Progress, *, wait_minutes: float = READY_MINUTES, w
     if found.blocks:
         raise ReviewRefusedError(f"stack {stack!r}: the review says {found.status.upper()}; nothing was deployed "
                                  f"(`gpulease plan {stack}` shows why)")
-    backend = BACKEND()
+    backend = backend_for(st)
     result = UpResult(stack)
     parking = spot_requests.parked_spot_experiments(st.spec.cloud, st.spec.experiments)
     if parking:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from components.spec import prompted
 from components.spec.load import StackSpec, load_stack_spec
 from gpulease.core.catalog import CatalogError
 from gpulease.core.child_process import run_bounded
@@ -111,7 +112,7 @@ def stack_facts(stack: str) -> StackFacts:
     """The stack's cloud, region and what it runs at once (SpecError / StackNotFoundError: one line, exit 2)."""
     path = stacks.resolve_one(stack)
     config = stacks.load_stack_config(path)
-    spec: StackSpec = load_stack_spec(stack, {k: v for k, v in config.items() if k.startswith("gpulease:")},
+    spec: StackSpec = load_stack_spec(stack, prompted.stack_config(config),
                                       source=shown_path(path))
     region = spec.base.region or config.get(f"{spec.cloud}:region")
     if not isinstance(region, str):

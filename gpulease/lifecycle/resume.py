@@ -106,7 +106,7 @@ def resume(stack: str, progress: Progress) -> ResumeResult:
     result = ResumeResult(stack, cloud)
     fleet = resume_clouds.FLEETS[cloud](st.region)
     try:
-        outputs = deploy.BACKEND().outputs(stack)
+        outputs = deploy.backend_for(st).outputs(stack)
     except StackMissingError:
         raise ResumeRefusedError(f"stack {stack!r} is not deployed; nothing was changed; accepted: gpulease up "
                                  f"{stack}") from None

@@ -101,9 +101,13 @@ def render(answers: Answers, instance_type: str | None) -> str:
 
 def target_path(answers: Answers, output: str | None, project_dir: Path = stacks.PROJECT_ROOT) -> Path:
     """``--output``; else the folder the command runs in: its ``stacks/`` when it has one (the kit's own folder
-    has), else the folder itself. ``gpulease plan NAME`` and ``up NAME`` find it there by its name."""
+    has), else the folder itself; in a project running the kit's program (``pulumi new`` from the kit's template,
+    the folder or one above it), that project's stack folder. ``gpulease plan NAME`` and ``up NAME`` find it there
+    by its name."""
     if output:
         return Path(output)
+    if (own := stacks.kit_project_here(project_dir)) is not None:
+        return stacks.project_info(own)[1] / f"Pulumi.{answers.name}.yaml"
     here = Path.cwd()
     if here.resolve() == project_dir.resolve():
         _, config_dir = stacks.project_info(project_dir)

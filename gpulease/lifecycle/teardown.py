@@ -189,7 +189,7 @@ def down(stack: str, progress: Progress, *, remove_all: bool, backend: StackBack
     st = deploy.load(stack)
     stack = st.name
     found = verdict.REVIEW(st.path, stack)
-    backend = backend or deploy.BACKEND()
+    backend = backend or deploy.backend_for(st)
     result = DownResult(stack)
     try:
         outputs = backend.outputs(stack)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from components.spec import prompted
 from components.spec.experiment import ExperimentSpec
 from components.spec.load import load_stack_spec
 from gpulease.core import inputfile
@@ -117,7 +118,7 @@ def _spec(stack: str) -> tuple[dict[str, ExperimentSpec], str | None]:
             raise  # a mistyped name: the nearest one, rather than asking the backend about a stack nobody made
         return {}, None  # a stack without a file here (a CI stack, one made elsewhere): its outputs alone
     config = stacks.load_stack_config(path)
-    spec = load_stack_spec(stack, {k: val for k, val in config.items() if k.startswith("gpulease:")}, source=shown_path(path))
+    spec = load_stack_spec(stack, prompted.stack_config(config), source=shown_path(path))
     region = spec.base.region or config.get(f"{spec.cloud}:region")
     return {e.name: e for e in spec.experiments}, region if isinstance(region, str) else None
 

@@ -110,7 +110,7 @@ def resolve(target: str, project_dir: Path = PROJECT_ROOT) -> list[tuple[Path, P
             raise StackNotFoundError(f"{path} has no Pulumi.<stack>.yaml files")
         return [(path.resolve(), f) for f in files]
     here = kit_project_here(project_dir)
-    for f in _own_stacks(project_dir):
+    for f in own_stack_files(project_dir):
         if stack_name(f) == target and here is not None:
             return [(here, f)]
     for f in [*user_stack_files(project_dir), *stack_files(project_dir)]:
@@ -124,10 +124,24 @@ KIT_PROGRAM = "from components.program import main"
 the kit's own): a bare stack name finds that project's stacks, which it declares as the kit does."""
 
 
+def enclosing_project(start: Path | None = None) -> Path | None:
+    """The nearest folder at or above ``start`` (the folder the command runs in) holding a ``Pulumi.yaml``, as the
+    Pulumi CLI finds a project; the walk stops below a home folder and at the filesystem root (neither is a
+    project: a stray ``~/Pulumi.yaml`` would claim every folder under it)."""
+    folder = Path(os.path.abspath(start or Path.cwd()))
+    homes = {Path(os.path.abspath(Path.home()))}
+    while folder != folder.parent and folder not in homes and folder.parent != Path("/home"):
+        if any(os.path.lexists(folder / name) for name in ("Pulumi.yaml", "Pulumi.yml")):
+            return folder
+        folder = folder.parent
+    return None
+
+
 def kit_project_here(project_dir: Path = PROJECT_ROOT) -> Path | None:
-    """The folder the command runs in when it is a Pulumi project running the kit's program (not the kit itself)."""
-    here = Path.cwd()
-    if here.resolve() in (project_dir.resolve(), PROJECT_ROOT.resolve()) or not os.path.lexists(here / "Pulumi.yaml"):
+    """The project the command runs in (the folder, or the nearest above it with a ``Pulumi.yaml``) when it is a
+    Pulumi project running the kit's program (not the kit itself)."""
+    here = enclosing_project()
+    if here is None or here.resolve() in (project_dir.resolve(), PROJECT_ROOT.resolve()):
         return None  # the kit itself is never "a project running the kit's program"
     try:
         text = (here / "__main__.py").read_text(encoding="utf-8", errors="replace")[:65536]
@@ -136,7 +150,8 @@ def kit_project_here(project_dir: Path = PROJECT_ROOT) -> Path | None:
     return here.resolve() if any(line.strip() == KIT_PROGRAM for line in text.splitlines()) else None
 
 
-def _own_stacks(project_dir: Path) -> list[Path]:
+def own_stack_files(project_dir: Path = PROJECT_ROOT) -> list[Path]:
+    """The stacks of the project the command runs in, when it runs the kit's program (``kit_project_here``)."""
     here = kit_project_here(project_dir)
     try:
         return stack_files(here) if here is not None else []
@@ -146,7 +161,7 @@ def _own_stacks(project_dir: Path) -> list[Path]:
 
 def known_names(project_dir: Path = PROJECT_ROOT) -> list[str]:
     """Every stack a bare name finds, in the order it is looked up (the folder the command runs in, then the kit's)."""
-    return list(dict.fromkeys(stack_name(f) for f in [*_own_stacks(project_dir), *user_stack_files(project_dir),
+    return list(dict.fromkeys(stack_name(f) for f in [*own_stack_files(project_dir), *user_stack_files(project_dir),
                                                       *stack_files(project_dir)]))
 
 
