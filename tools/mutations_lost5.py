@@ -52,7 +52,8 @@ MUTATIONS: list[Mutation] = [
              "    return value is UNKNOWN", UNKNOWN_COMPUTE,
              "an unknown element inside an instance types list (no '*' step) is partial"),
     Mutation("unknown-compute", "gpulease/review/engine.py",
-             "    return resource.inputs if struct is None else wire_values(struct)", "    return resource.inputs",
+             "    return resource.inputs if struct is None or not holds_unknown_or_secret(struct) else wire_values(struct)",
+             "    return resource.inputs",
              UNKNOWN_COMPUTE, "a size unknown offline makes the worst case unknown, never one instance"),
     Mutation("unknown-compute", "gpulease/core/compute/scan.py",
              "                if unknowns and (_type_key(key) or key in NODE_LABELS or key in COUNT_KEYS or _gpu_label(key)) \\\n"

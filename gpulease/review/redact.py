@@ -24,9 +24,7 @@ from typing import Any
 
 from google.protobuf import struct_pb2
 from pulumi.runtime import rpc
-from rich.markup import escape
 
-from gpulease.core.printable import printable
 from gpulease.review.captured_values import SECRET
 
 MIN_LENGTH = 3
@@ -106,6 +104,10 @@ def written_forms(value: str) -> set[str]:
     """``value`` as the reports may write it: itself, quoted by ``repr`` or JSON (a tab as ``\\t``), escaped by the
     kit's ``printable`` (``\\x1b``), for rich markup (``\\[``) and in a markdown table cell (``\\|``), and each of
     those in a cell: a message that quotes a secret never prints it in another spelling."""
+    from rich.markup import escape  # only where a program has secrets: a JSON or markdown plan imports no rich
+
+    from gpulease.core.printable import printable
+
     base = {value, repr(value)[1:-1], json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
             printable(value), escape(value)}
     forms = base | {form.replace("|", "\\|") for form in base}
