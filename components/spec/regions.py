@@ -14,8 +14,10 @@ PROVIDER_REGION_KEYS = {name: f"{name}:region" for name in SPEC_RULES}
 """The provider config key of each cloud's region (``aws:region``, ``alicloud:region``)."""
 
 
-def region_problems(cloud: str, region: str | None, config: Mapping[str, Any], prefix: str) -> list[tuple[str, str]]:
-    """The problem with the stack's region (the spec's ``region``, else the provider's config key), if any."""
+def region_problems(cloud: str, region: str | None, config: Mapping[str, Any], prefix: str,
+                    cloud_setting: str = "cloud: ", owner: str = "this stack's cloud") -> list[tuple[str, str]]:
+    """The problem with the stack's region (the spec's ``region``, else the provider's config key), if any;
+    ``cloud_setting``/``owner``: how the message names the setting that picks the cloud (a flag for a command)."""
     rules = SPEC_RULES[cloud]
     key = PROVIDER_REGION_KEYS[cloud]
     field, value = (f"{prefix}.region", region) if region is not None else (key, config.get(key))
@@ -28,9 +30,9 @@ def region_problems(cloud: str, region: str | None, config: Mapping[str, Any], p
         return []
     for name, other in SPEC_RULES.items():
         if name != cloud and value in other.regions:
-            default = " (cloud defaults to aws)" if cloud == "aws" else ""
-            return [(field, f"{value!r} is {a_or_an(other.title)} region, and this stack's cloud is {cloud}{default}; "
-                     f"accepted: cloud: {name} to use it, or {a_or_an(rules.title)} region, e.g. {example}")]
+            default = f" ({cloud_setting.rstrip(': ')} defaults to aws)" if cloud == "aws" else ""
+            return [(field, f"{value!r} is {a_or_an(other.title)} region, and {owner} is {cloud}{default}; "
+                     f"accepted: {cloud_setting}{name} to use it, or {a_or_an(rules.title)} region, e.g. {example}")]
     guess = nearest(value, rules.regions)
     near = f" (did you mean {guess}?)" if guess else ""
     return [(field, f"{value!r} is not {a_or_an(rules.title)} region{near}; accepted: {a_or_an(rules.title)} region, e.g. "

@@ -111,9 +111,9 @@ def _run(args: argparse.Namespace) -> int:
     if args.region is not None:
         from components.spec.regions import region_problems
 
-        for _, problem in region_problems(args.cloud, region, {}, "--region"):  # a typo named as one, with the nearest
-            raise CatalogError("--region: " + problem.replace("this stack's cloud is", "--cloud is").replace(
-                "(cloud defaults to", "(--cloud defaults to").replace("accepted: cloud: ", "accepted: --cloud "))
+        # A typo named as one, with the nearest region.
+        for _, problem in region_problems(args.cloud, region, {}, "--region", cloud_setting="--cloud ", owner="--cloud"):
+            raise CatalogError(f"--region: {problem}")
     if region not in catalog.regions_of(args.cloud):
         raise CatalogError(
             f"--region: the catalog has no {args.cloud} prices in {region}; priced regions: "
