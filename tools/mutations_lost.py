@@ -7,6 +7,8 @@ from __future__ import annotations
 from tools.mutation_row import Mutation
 
 PULL = ("tests/transfer/test_pull_bounded.py",)
+LOOP = (*PULL,
+        "tests/instance/test_staging_hostile.py::test_a_listing_whose_next_page_loops_fails_instead_of_reading_forever")
 NAMES = ("tests/transfer/test_destinations.py", "tests/components/spec/test_hidden_and_long_names.py")
 LONG = ("tests/instance/test_staging_long_names.py", "tests/components/spec/test_hidden_and_long_names.py")
 AGENT = ("tests/instance/test_job_agent_parts.py",)
@@ -16,7 +18,7 @@ PARITY = ("tests/components/spec/test_schema_parity.py",)
 PRECONDITIONS = ("tests/review/test_replacement_preconditions.py",)
 
 MUTATIONS = [
-    Mutation("lost", "instance/bounds.py", "        if token in self.seen:", "        if False:", PULL,
+    Mutation("lost", "instance/bounds.py", "        if token in self.seen:", "        if False:", LOOP,
              "a listing whose next page was already read is a loop (pull and staging)"),
     Mutation("lost", "instance/bounds.py", "        if len(self.seen) >= self.max_pages:", "        if False:", PULL,
              "a listing past the page cap is refused (pull and staging)"),

@@ -24,13 +24,16 @@ WHERE = StackBucket(stack=STACK, cloud="aws", bucket="b12", region="us-west-2", 
 
 
 class LoopingStore:
-    """A listing whose next-page token is always the same one, or always a new one."""
+    """A listing whose next-page token is always the same one, or always a new one. The store bounds itself: a pull
+    that reads on past ``most`` pages fails the test at once instead of hanging it (a missing loop check)."""
 
-    def __init__(self, same: bool) -> None:
-        self.same, self.reads = same, 0
+    def __init__(self, same: bool, most: int = 50) -> None:
+        self.same, self.reads, self.most = same, 0, most
 
     def page(self, prefix: str, token: str | None) -> tuple[list[tuple[str, int]], str | None]:
         self.reads += 1
+        if self.reads > self.most:
+            raise AssertionError(f"the pull read {self.reads} pages of a looping listing; it must stop at the loop")
         return [], "again" if self.same else f"t{self.reads}"
 
 
