@@ -38,13 +38,21 @@ class LoopingStore:
 
 
 class TricklingStore:
-    """One object whose download reports a byte every 10 ms and never ends."""
+    """One object whose download reports a byte every 10 ms and never ends by itself; after ``most`` seconds it
+    fails the test at once (a pull that no longer cuts it off at its deadline) instead of hanging it."""
+
+    def __init__(self, most: float = 3.0) -> None:
+        self.most = most
 
     def page(self, prefix: str, token: str | None) -> tuple[list[tuple[str, int]], str | None]:
         return [(f"{prefix}model.bin", 10**9)], None
 
     def download(self, key: str, target: str, progress) -> None:
+        end = time.monotonic() + self.most
         while True:
+            if time.monotonic() > end:
+                raise AssertionError(f"the download of {key} trickled on for {self.most} s; the pull's deadline "
+                                     "must cut it off")
             with Path(target).open("ab") as out:
                 out.write(b"x")
             progress(1)
