@@ -49,7 +49,7 @@ def stack_paths(parser: argparse.ArgumentParser, path: str = "") -> list[str]:
     return found
 
 
-REGION_FLAG = "--region"
+REGION_FLAGS = ("--region", "--regions")
 CLOUD_FLAG = "--cloud"
 
 
@@ -70,7 +70,7 @@ def script(words: dict[str, list[str]], shell: str, stack_commands: list[str] | 
     known = "|".join(shlex.quote(p) for p in paths)
     cases = "\n".join(f"        {shlex.quote(p)}) words={shlex.quote(' '.join(words[p]))} ;;" for p in paths)
     def after(p: str, c: list[str]) -> str:
-        if regions and not c and p.rpartition(" ")[2] == REGION_FLAG:
+        if regions and not c and p.rpartition(" ")[2] in REGION_FLAGS:
             return f"        {shlex.quote(p)}) regions=1; stacks=\"\"; files=\"\" ;;"
         return f"        {shlex.quote(p)}) words={shlex.quote(' '.join(c))}; stacks=\"\"; files={'' if c else 1} ;;"
 

@@ -66,6 +66,7 @@ def test_completion_after_region_offers_the_clouds_regions_not_files(tmp_path: P
     # No cloud on the line (status names a stack, not a cloud): both clouds' regions.
     both = _complete(tmp_path, "status", "mine", "--region", "cn-")
     assert "cn-north-1" in both and "cn-hangzhou" in both and "us-notes.txt" not in both, both
+    assert _complete(tmp_path, "ls", "--cloud", "alicloud", "--regions", "cn-hang") == ["cn-hangzhou"]
     assert _complete(tmp_path, "logs", "mine", "--region", "") and not _complete(tmp_path, "logs", "mine", "--region", "us-n")
 
 
