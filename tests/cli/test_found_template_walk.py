@@ -76,3 +76,27 @@ def test_a_bad_prompted_value_names_the_key_in_the_file(tmp_path: Path) -> None:
     out = gl("plan", "dev", cwd=proj)
     assert out.returncode == 2
     assert "gpulease-new:budgetUsd" in out.stdout + out.stderr, out.stdout[-400:]
+
+
+def test_init_inside_the_kits_template_folder_does_not_write_into_the_template(tmp_path: Path, monkeypatch) -> None:
+    # the template folder is copied whole by `pulumi new`: a stack file written there lands in every new project
+    from gpulease.cli.main import main
+    from gpulease.lifecycle import verdict
+    from gpulease.review import stacks
+
+    kit = tmp_path / "kit"
+    shutil.copytree(ROOT / "templates", kit / "templates")
+    monkeypatch.setattr(stacks, "PROJECT_ROOT", ROOT)
+    monkeypatch.setattr(verdict, "REVIEW", lambda path, stack: verdict.Verdict(
+        stack=stack, status="pass", hourly_usd=0.8823, worst_case="$15.24", budget_usd=60.0))
+    template = ROOT / "templates" / "gpulease-experiment"
+    monkeypatch.chdir(template)
+    before = set(os.listdir(template))
+    try:
+        main(["init", "--name", "probe-second", "--owner", "ada@example.org", "--params", "8B", "--method", "lora",
+              "--no-port", "--budget", "60"])
+        written = set(os.listdir(template)) - before
+    finally:
+        for name in set(os.listdir(template)) - before:
+            (template / name).unlink()
+    assert not written, f"init wrote {written} into the template folder"
