@@ -84,8 +84,6 @@ def test_init_inside_the_kits_template_folder_does_not_write_into_the_template(t
     from gpulease.lifecycle import verdict
     from gpulease.review import stacks
 
-    kit = tmp_path / "kit"
-    shutil.copytree(ROOT / "templates", kit / "templates")
     monkeypatch.setattr(stacks, "PROJECT_ROOT", ROOT)
     monkeypatch.setattr(verdict, "REVIEW", lambda path, stack: verdict.Verdict(
         stack=stack, status="pass", hourly_usd=0.8823, worst_case="$15.24", budget_usd=60.0))
