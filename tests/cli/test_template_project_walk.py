@@ -98,3 +98,40 @@ def test_init_inside_the_kits_template_folder_does_not_write_into_the_template(t
         for name in set(os.listdir(template)) - before:
             (template / name).unlink()
     assert not written, f"init wrote {written} into the template folder"
+
+
+def test_a_foreign_project_gets_a_refusal_not_the_kits_stack_of_the_same_name(tmp_path: Path, monkeypatch) -> None:
+    proj = tmp_path / "other"
+    proj.mkdir()
+    (proj / "Pulumi.yaml").write_text("name: other\nruntime: python\n")
+    (proj / "__main__.py").write_text("import pulumi\n")
+    from gpulease.core.errors import UserError
+    from gpulease.lifecycle import deploy
+
+    monkeypatch.chdir(proj)
+    with pytest.raises(UserError) as refused:
+        deploy.load("aws-lora-7b")
+    assert str(refused.value).startswith(f"{proj / 'Pulumi.yaml'}: ") and "\n" not in str(refused.value)
+    assert "is not the kit's" in str(refused.value)
+
+
+def test_a_stack_config_dir_that_is_no_folder_name_is_refused_showing_it(tmp_path: Path) -> None:
+    proj = _project(tmp_path / "proj")
+    with (proj / "Pulumi.yaml").open("a") as f:
+        f.write("stackConfigDir: {x: 1}\n")
+    out = gl("plan", "dev", cwd=proj)
+    assert out.returncode == 2 and "stackConfigDir:" in out.stderr and "'x': 1" in out.stderr, out.stderr
+    assert not (proj / "{'x': 1}").exists()
+
+
+@pytest.mark.parametrize(("line", "key", "shown"), [
+    ("  gpulease-new:name: ''\n", "gpulease-new:name", "''"),
+    ("  gpulease-new:budgetUsd: '٦٠'\n", "gpulease-new:budgetUsd", "'\\u0666\\u0660' is not a number"),
+])
+def test_an_empty_name_and_non_ascii_digits_are_refused_naming_the_prompted_key(tmp_path: Path, line: str, key: str,
+                                                                                shown: str) -> None:
+    proj = _project(tmp_path / "proj")
+    stack = STACK.replace("  gpulease-new:name: projexp\n", "") + line
+    (proj / "Pulumi.dev.yaml").write_text(stack if "name" in line else stack + "  gpulease-new:name: projexp\n")
+    out = gl("plan", "dev", cwd=proj)
+    assert out.returncode == 2 and f"{key}: {shown}" in out.stdout, out.stdout[-400:]
