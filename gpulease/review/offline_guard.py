@@ -3,10 +3,12 @@
 The callback sees a value it never sees at ``pulumi up`` (the unknown marker), so what it does besides registering
 (writing a file named after its value, deleting one, running a command, connecting somewhere) must not happen
 during ``gpulease plan``. ``refusing_side_effects`` installs one audit hook (``sys.addaudithook``, once per process:
-a hook cannot be removed) that raises ``PermissionError`` for the events below while the flag of this thread is
-set; the flag is set only around the synchronous call of the callback, so the review's own writes (its report, a
-render's stream to the reviewer, caches) are never refused, and code the callback schedules to run later (a task)
-is not under it either. The event names and arguments are Python's (https://docs.python.org/3/library/audit_events.html):
+a hook cannot be removed) that raises ``PermissionError`` for the events below while a context variable is set.
+It is set around the call of the callback, so code the callback schedules to run later on the event loop (a task,
+``call_soon``: asyncio copies the context) is under it too; it is cleared again while the SDK registers a resource
+the callback constructs (its registration tasks start from that context), and it is never set anywhere else, so
+the review's own writes (its report, a render's stream to the reviewer, caches) are never refused. A thread the
+callback starts begins with an empty context: what it does is not refused (a known limit). The event names and arguments are Python's (https://docs.python.org/3/library/audit_events.html):
 ``open`` is refused only for writing (a mode with ``w``, ``a``, ``x`` or ``+``, or write/create/truncate flags).
 
 A refused call raises inside the callback: it then counts as a callback that raised, and the static rule decides
@@ -16,9 +18,9 @@ A refused call raises inside the callback: it then counts as a callback that rai
 
 from __future__ import annotations
 
+import contextvars
 import os
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -36,7 +38,7 @@ REFUSED = frozenset({
 })
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
-_state = threading.local()
+_active: contextvars.ContextVar[bool] = contextvars.ContextVar("gpulease_offline_callback", default=False)
 _installed = False
 
 
@@ -49,7 +51,7 @@ def _writes(args: tuple[Any, ...]) -> bool:
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
-    if not getattr(_state, "active", False):
+    if not _active.get():
         return
     if event in REFUSED or (event == "open" and _writes(args)):
         raise PermissionError(f"{event} is refused while an apply's callback runs offline under gpulease plan")
@@ -64,22 +66,20 @@ def _install() -> None:
 
 @contextmanager
 def refusing_side_effects() -> Iterator[None]:
-    """Refuse the module doc's events on this thread for the duration (nesting keeps the outer state)."""
+    """Refuse the module doc's events in this context for the duration (nesting keeps the outer state)."""
     _install()
-    before = getattr(_state, "active", False)
-    _state.active = True
+    token = _active.set(True)
     try:
         yield
     finally:
-        _state.active = before
+        _active.reset(token)
 
 
 @contextmanager
 def allowing_side_effects() -> Iterator[None]:
     """The review's own code called from inside a callback (registration, mocks): never refused."""
-    before = getattr(_state, "active", False)
-    _state.active = False
+    token = _active.set(False)
     try:
         yield
     finally:
-        _state.active = before
+        _active.reset(token)

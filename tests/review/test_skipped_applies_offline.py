@@ -31,6 +31,10 @@ SIDE_EFFECTS = {
     "mkdir": "import os\nU.apply(lambda t: os.mkdir('made'))\n",
     "subprocess": "import subprocess\nU.apply(lambda t: subprocess.run(['touch', 'ran.txt']))\n",
     "os-system": "import os\nU.apply(lambda t: os.system('touch ran.txt'))\n",
+    # scheduled by the callback, run later on the event loop (asyncio copies the callback's context)
+    "call-soon": "import asyncio\nU.apply(lambda t: asyncio.get_event_loop().call_soon(lambda: open('later.txt', 'w')))\n",
+    "task": ("import asyncio\nasync def w():\n    open('task.txt', 'w').close()\n"
+             "U.apply(lambda t: asyncio.ensure_future(w()))\n"),
 }
 
 
