@@ -222,8 +222,8 @@ def absent_template(request: Any, urn: str, site: str | None, captured: Sequence
     if any(read_all(props, path) for path in form.instance_types):
         return None
     named = [_shown(value, ref) for ref in form.templates for value in read_all(props, ref.path)]
-    if not named:
-        return None
+    if not named or any(holds_unknown(value) for value in named):
+        return None  # a reference unknown offline is ``unknown_field``'s
 
     def check() -> str | None:
         regs = [Registered(type=c.type, name=c.name, urn=c.urn, props={**c.inputs, **({"id": c.id} if c.id else {})},
