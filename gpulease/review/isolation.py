@@ -133,6 +133,7 @@ class Outcome:
     finished: bool = False  # the child's final record arrived
     sdk_modules: list[str] = field(default_factory=list)
     judged: Any = None  # what ``judge`` returned in the child (None: it did not run, or failed)
+    unseen: bool = False  # ``Rendering.unseen``
 
 
 def _write(fd: int, record: tuple[str, Any]) -> None:
@@ -207,7 +208,7 @@ class Child:
                     judged = self.judge(rendering)
                 except Exception:
                     judged = None  # the reviewer judges the streamed resources itself
-            _write(self.fd, ("end", {"outputs": rendering.outputs, "error": rendering.error,
+            _write(self.fd, ("end", {"outputs": rendering.outputs, "error": rendering.error, "unseen": rendering.unseen,
                                      "sdk_modules": _sdk_modules(), "judged": judged}))
         except BaseException as exc:
             try:
@@ -233,6 +234,7 @@ class Child:
                 outcome.error = payload.get("error")
                 outcome.sdk_modules = payload.get("sdk_modules") or []
                 outcome.judged = payload.get("judged")
+                outcome.unseen = bool(payload.get("unseen"))
                 outcome.finished = True
         if timed_out or not outcome.finished:
             outcome.judged = None
@@ -310,4 +312,4 @@ def rendered(resources: list[CapturedResource], shown: int = 5) -> str:
 
 def rendering_of(outcome: Outcome, *, project: str, stack: str, config: dict[str, Any]) -> Rendering:
     return Rendering(project=project, stack=stack, config=config, resources=outcome.resources,
-                     outputs=outcome.outputs, error=outcome.error)
+                     outputs=outcome.outputs, error=outcome.error, unseen=outcome.unseen)

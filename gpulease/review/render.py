@@ -43,8 +43,8 @@ from gpulease.review.sdk_speed import fast_registration
 from gpulease.review.skipped_applies import recording_skipped_applies
 from gpulease.review.stacks import PROJECT_ROOT, load_stack_config
 from gpulease.review.thread_errors import thread_errors
+from gpulease.review.unknown_compute import absent_template, unknown_stack_outputs
 from gpulease.review.unknown_compute import problem as unknown_compute
-from gpulease.review.unknown_compute import unknown_stack_outputs
 
 
 @dataclass
@@ -87,13 +87,14 @@ class Rendering:
     error: str | None = None
     hooks: list[str] = field(default_factory=list)
     """The names of the resource hooks the program registered (bound to a resource or not)."""
+    unseen: bool = False  # an apply skipped at preview may register what the review did not see
 
     @property
     def partial(self) -> bool:
         """The program stopped before it finished (an error, a lookup without an answer, an exit, a crash, a
         time-out, a component without a model) after it registered anything: what it registered is reviewed, the
-        rest of the program is not. Nothing registered: an error (exit 2); anything: partial (exit 3)."""
-        return self.error is not None and bool(self.resources)
+        rest of the program is not. Nothing registered: an error (exit 2); anything (or ``unseen``): partial (exit 3)."""
+        return self.error is not None and (bool(self.resources) or self.unseen)
 
     def of_type(self, type_: str) -> list[CapturedResource]:
         return [r for r in self.resources if r.type == type_]
@@ -138,6 +139,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         # what a program registered before it crashed or hung is still reviewed.
         self.sink = sink
         self.gaps: list[remote_components.Gap] = []  # remote components without a model
+        self.late: list[Callable[[], str | None]] = []  # checks that need every resource (after the program)
         # What the engine or the pack refuses: a second resource of one URN (a failed update), NaN inputs.
         self.duplicates: list[str] = []
         self._urns: set[str] = set()
@@ -183,8 +185,11 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
             return response
         outputs = self.resources[response.urn].state if response.urn in self.resources else {}
         self._capture(request, response, outputs, self.recorder.take())
-        if unknown := unknown_compute(request, remote_components.registration_site):
+        site_of = remote_components.registration_site
+        if unknown := unknown_compute(request, site_of):
             self.duplicates.append(unknown)  # a compute form whose instance type cannot be seen: partial
+        elif check := absent_template(request, response.urn, site_of, self.captured):
+            self.late.append(check)
         return response
 
     def _register_remote(self, request):
@@ -324,7 +329,7 @@ def render(
 
     try:
         with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), exit_raises(), \
-                unknown_stack_outputs(), recording_skipped_applies(monitor.duplicates), thread_errors(monitor.duplicates, str(directory)), \
+                unknown_stack_outputs(), recording_skipped_applies(monitor.duplicates, rendering), thread_errors(monitor.duplicates, str(directory)), \
                 recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())):
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
@@ -353,7 +358,8 @@ def render(
     if unanswered is not None:
         rendering.error = str(unanswered)
     found = getattr(monitor, "gaps", [])  # a bare monitor (bench/sweep_speed.py's floor) has none
-    problems = [*getattr(monitor, "duplicates", []), *(gap.describe() for gap in found)]
+    problems = [*getattr(monitor, "duplicates", []), *(gap.describe() for gap in found),
+                *(line for check in getattr(monitor, "late", []) if (line := check()))]
     if problems:
         gaps = "; ".join(problems)
         rendering.error = f"{rendering.error}; and {gaps}" if rendering.error else gaps
