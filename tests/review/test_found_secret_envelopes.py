@@ -1,0 +1,68 @@
+"""Found by probing issue 25: a secret envelope that swallows a whole dict, a secret from secure stack config, and
+secrets printed outside the redacted report text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gpulease.review import report
+from gpulease.review.engine import review
+from tests.review.test_unknown_compute import TAGS, _write
+from tests.support.clock import FIXED_NOW
+
+MD = "MD = {'http_tokens': 'required'}\n"
+HEAD = "import pulumi, pulumi_aws as aws\nS = pulumi.Output.secret\n" + MD + TAGS
+INSTANCE = ("aws.ec2.Instance('gpu', instance_type='g5.xlarge', ami='ami-0123456789abcdef0', tags={tags},\n"
+            "    metadata_options=MD, root_block_device={rbd})\n")
+
+
+def test_eks_node_group_options_with_one_secret_field_keeps_its_gpu_type(tmp_path: Path) -> None:
+    # One secret field makes the SDK send the whole nodeGroupOptions as one secret envelope; the model read the
+    # envelope's keys, found no instanceType and built t3.medium nodes: the p4d.24xlarge rules never ran.
+    body = ("import pulumi, pulumi_eks as eks\n"
+            "eks.Cluster('training', node_group_options=eks.ClusterNodeGroupOptionsArgs(instance_type='p4d.24xlarge',\n"
+            "    desired_capacity=2, min_size=1, max_size=4, node_public_key=pulumi.Output.secret('ssh-rsa AAAAkey')))\n")
+    [r] = review([str(_write(tmp_path, "eks", body))], now=FIXED_NOW)
+    doc = report.to_json([r])["stacks"][0]
+    assert any(v["policy"] == "max-runtime" for v in doc["violations"]), doc["violations"]
+    assert "t3.medium" not in json.dumps(doc)
+
+
+def test_a_secret_instance_type_from_secure_config_never_passes(tmp_path: Path) -> None:
+    d = _write(tmp_path, "cfgsec", HEAD + "c = pulumi.Config()\n"
+               "aws.ec2.Instance('gpu', instance_type=c.require_secret('instanceType'), ami='ami-0123456789abcdef0',\n"
+               "    tags=tags, metadata_options=MD, root_block_device={'encrypted': True},\n"
+               "    instance_market_options={'market_type': 'spot'})\n")
+    (d / "Pulumi.test.yaml").write_text("config:\n  aws:region: us-east-1\n  cfgsec:instanceType:\n"
+                                        "    secure: v1:AAAABBBBCCCCDDDD\n")
+    [r] = review([str(d)], now=FIXED_NOW)
+    assert r.exit_code != 0  # "[secret]" is a placeholder, not an instance type that is known to be no GPU
+
+
+def test_a_secret_root_block_device_does_not_crash(tmp_path: Path) -> None:
+    body = HEAD + INSTANCE.format(tags="tags", rbd="S({'encrypted': True})")
+    [r] = review([str(_write(tmp_path, "rbd", body))], now=FIXED_NOW)  # AttributeError: 'str' has no 'get'
+    assert r.exit_code in (0, 1, 3)
+
+
+def test_one_secret_tag_keeps_the_comment_marker(tmp_path: Path) -> None:
+    body = HEAD + INSTANCE.format(tags="{**tags, 'gpulease:owner': S('li@example.com')}", rbd="{'encrypted': True}")
+    [r] = review([str(_write(tmp_path, "tag", body))], now=FIXED_NOW)
+    text = report.markdown([r])
+    assert text.startswith(report.COMMENT_MARKER)  # was "<!-- [secret]-plan -->": --output refuses it next run
+    assert "li@example.com" not in text
+
+
+def test_a_multiline_secret_in_a_partial_line_is_hidden_in_markdown(tmp_path: Path) -> None:
+    body = (HEAD + "pw = S('Hunter2\\nSecretPw')\n" + INSTANCE.format(tags="{**tags, 'Name': pw}",
+                                                                     rbd="{'encrypted': True}")
+            + "def boom(v):\n    raise ValueError('bad password ' + v)\npw.apply(boom)\n")
+    [r] = review([str(_write(tmp_path, "nl", body))], now=FIXED_NOW)
+    assert "SecretPw" not in report.markdown([r])  # the cell wrote Hunter2<br>SecretPw
+
+
+def test_a_secret_the_program_raises_is_hidden(tmp_path: Path) -> None:
+    body = HEAD + "pw = S('Hunter2SecretPw')\npw.apply(lambda v: (_ for _ in ()).throw(ValueError('bad ' + v)))\n"
+    [r] = review([str(_write(tmp_path, "exc", body))], now=FIXED_NOW)
+    assert "Hunter2SecretPw" not in json.dumps(report.to_json([r])) + report.markdown([r])
