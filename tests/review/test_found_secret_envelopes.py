@@ -66,3 +66,11 @@ def test_a_secret_the_program_raises_is_hidden(tmp_path: Path) -> None:
     body = HEAD + "pw = S('Hunter2SecretPw')\npw.apply(lambda v: (_ for _ in ()).throw(ValueError('bad ' + v)))\n"
     [r] = review([str(_write(tmp_path, "exc", body))], now=FIXED_NOW)
     assert "Hunter2SecretPw" not in json.dumps(report.to_json([r])) + report.markdown([r])
+
+
+def test_a_secret_equal_to_a_json_key_keeps_the_report_schema(tmp_path: Path) -> None:
+    body = HEAD + ("aws.ec2.Instance('gpu', instance_type='g5.xlarge', ami='ami-0123456789abcdef0', tags=tags,\n"
+                   "    metadata_options=MD, root_block_device={'encrypted': True}, user_data=S('type'))\n")
+    [r] = review([str(_write(tmp_path, "key", body))], now=FIXED_NOW)
+    resource = report.to_json([r])["stacks"][0]["resources"][0]
+    assert "type" in resource and "[secret]" not in resource  # the key itself was rewritten to "[secret]"
