@@ -32,29 +32,13 @@ MAX_SECRETS = 1000
 MAX_LENGTH = 4096
 
 
-def _number_text(value: float) -> list[str]:
+def number_texts(value: float) -> list[str]:
     if value != value or value in (float("inf"), float("-inf")):
         return [str(value)]
     texts = [repr(float(value))]
     if float(value).is_integer():
         texts.append(str(int(value)))
     return texts
-
-
-def _leaves(value: struct_pb2.Value, out: set[str]) -> None:
-    """Every string and number text inside a secret's value."""
-    kind = value.WhichOneof("kind")
-    if kind == "string_value":
-        out.add(value.string_value)
-    elif kind == "number_value":
-        out.update(_number_text(value.number_value))
-    elif kind == "struct_value":
-        for key, item in value.struct_value.fields.items():
-            out.add(key)
-            _leaves(item, out)
-    elif kind == "list_value":
-        for item in value.list_value.values:
-            _leaves(item, out)
 
 
 def _walk(value: struct_pb2.Value, out: set[str]) -> None:
@@ -64,8 +48,14 @@ def _walk(value: struct_pb2.Value, out: set[str]) -> None:
         fields = value.struct_value.fields
         sig = fields.get(rpc._special_sig_key)
         if sig is not None and sig.string_value == rpc._special_secret_sig:
-            if "value" in fields:
-                _leaves(fields["value"], out)
+            held = fields.get("value")
+            kind = held.WhichOneof("kind") if held is not None else None
+            # A secret dict or list is the SDK's lifting of a value that holds a secret somewhere: which of its
+            # leaves is secret is known only to the program's outputs (``program_secrets``), which record it.
+            if kind == "string_value":
+                out.add(held.string_value)
+            elif kind == "number_value":
+                out.update(number_texts(held.number_value))
             return
         for item in fields.values():
             _walk(item, out)
@@ -85,8 +75,10 @@ def secret_values(structs: Iterable[Any]) -> set[str]:
 
 
 def rendering_secrets(rendering: Any) -> set[str]:
-    """Every secret value one rendering's resources were registered with (inputs) or answered with (outputs)."""
-    return secret_values(s for r in rendering.resources for s in (r.input_struct, r.output_struct))
+    """Every secret value one rendering's resources were registered with (inputs) or answered with (outputs), and
+    every one its program made (``program_secrets``)."""
+    made = {v for v in getattr(rendering, "secrets", ()) if len(v) >= MIN_LENGTH and v != SECRET}
+    return made | secret_values(s for r in rendering.resources for s in (r.input_struct, r.output_struct))
 
 
 def too_many(values: set[str]) -> str | None:
@@ -102,15 +94,17 @@ def too_many(values: set[str]) -> str | None:
 
 def written_forms(value: str) -> set[str]:
     """``value`` as the reports may write it: itself, quoted by ``repr`` or JSON (a tab as ``\\t``), escaped by the
-    kit's ``printable`` (``\\x1b``), for rich markup (``\\[``) and in a markdown table cell (``\\|``), and each of
-    those in a cell: a message that quotes a secret never prints it in another spelling."""
+    kit's ``printable`` (``\\x1b``), for rich markup (``\\[``) and in a markdown table cell (``\\|``, a line
+    break as ``<br>``), and each of those in a cell: a message that quotes a secret never prints it in another
+    spelling."""
     from rich.markup import escape  # only where a program has secrets: a JSON or markdown plan imports no rich
 
     from gpulease.core.printable import printable
 
     base = {value, repr(value)[1:-1], json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
             printable(value), escape(value)}
-    forms = base | {form.replace("|", "\\|") for form in base}
+    cells = {form.replace("|", "\\|") for form in base}
+    forms = base | cells | {form.replace("\n", "<br>") for form in base | cells}
     return {form for form in forms if len(form) >= MIN_LENGTH}
 
 
@@ -160,8 +154,8 @@ class Redactor:
 
 
     def data(self, value: Any) -> Any:
-        """JSON-like data with every string (and key) redacted; a number whose text is a secret becomes
-        ``"[secret]"``."""
+        """JSON-like data with every string value redacted (never a key: the report's schema is the kit's, and a
+        secret equal to a key name must not rename it); a number whose text is a secret becomes ``"[secret]"``."""
         if self._pattern is None:
             return value
         if isinstance(value, str):
@@ -169,9 +163,9 @@ class Redactor:
         if isinstance(value, bool) or value is None:
             return value
         if isinstance(value, int | float):
-            return SECRET if any(t in self.values for t in _number_text(value)) else value
+            return SECRET if any(t in self.values for t in number_texts(value)) else value
         if isinstance(value, dict):
-            return {self.text(k) if isinstance(k, str) else k: self.data(v) for k, v in value.items()}
+            return {k: self.data(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self.data(v) for v in value]
         return value

@@ -37,6 +37,7 @@ from gpulease.review.mock_hooks import HookRecorder, bound_hooks, recording_hook
 from gpulease.review.mocks import CloudMocks
 from gpulease.review.non_finite import non_finite_paths, refusal
 from gpulease.review.program_exit import ProcessExit, exit_raises
+from gpulease.review.program_secrets import ProgramSecret, recording_secrets
 from gpulease.review.resource_refs import downgrade, plain_value
 from gpulease.review.sdk_rpcs import discard_pending_outputs, finish_registrations
 from gpulease.review.sdk_speed import fast_registration
@@ -87,6 +88,8 @@ class Rendering:
     error: str | None = None
     hooks: list[str] = field(default_factory=list)
     """The names of the resource hooks the program registered (bound to a resource or not)."""
+    secrets: set[str] = field(default_factory=set)
+    """Each text of each secret value the program made (``program_secrets``): hidden in every report."""
 
     @property
     def partial(self) -> bool:
@@ -312,6 +315,12 @@ def render(
                            organization=organization)
     rendering = Rendering(project=project, stack=stack, config=dict(config))
 
+    def secret(text: str) -> None:
+        if text not in rendering.secrets:
+            rendering.secrets.add(text)
+            if sink is not None:
+                sink(ProgramSecret(text))
+
     if program is None and program_dir is None:
         program = importlib.import_module("components.program").main
     directory = program_dir or PROJECT_ROOT
@@ -325,7 +334,7 @@ def render(
     try:
         with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), exit_raises(), \
                 unknown_stack_outputs(), recording_skipped_applies(monitor.duplicates), thread_errors(monitor.duplicates, str(directory)), \
-                recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())):
+                recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())), recording_secrets(secret):
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}
