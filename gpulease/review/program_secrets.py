@@ -61,8 +61,15 @@ def _gathering(original: Any, static: bool = True) -> Any:
 
 
 @contextmanager
-def recording_secrets(record: Callable[[str], None]) -> Iterator[None]:
-    """While the program runs, ``record`` receives each text of each secret value an output resolves to."""
+def recording_secrets(into: set[str], sink: Callable[[Any], None] | None = None) -> Iterator[None]:
+    """While the program runs, each text of each secret value an output resolves to is added to ``into`` and, the
+    first time, sent to ``sink`` as a ``ProgramSecret`` (a render's sink streams it to the reviewer)."""
+
+    def record(text: str) -> None:
+        if text not in into:
+            into.add(text)
+            if sink is not None:
+                sink(ProgramSecret(text))
     output = pulumi.Output
     original_track, original_all, original_from_input = output._track, output.all, output.from_input
     original_transfer = rpc.transfer_properties

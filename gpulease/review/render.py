@@ -31,13 +31,13 @@ from pulumi.runtime.sync_await import _sync_await
 from gpulease.core import clock
 from gpulease.review import remote_components
 from gpulease.review.captured_values import InputRecorder, copy_path, plain
-from gpulease.review.engine_config import engine_config
+from gpulease.review.engine_config import engine_config, secure_config
 from gpulease.review.invoke_sites import export_problem, failure_site, recording_sites
 from gpulease.review.mock_hooks import HookRecorder, bound_hooks, recording_hooks
 from gpulease.review.mocks import CloudMocks
 from gpulease.review.non_finite import non_finite_paths, refusal
 from gpulease.review.program_exit import ProcessExit, exit_raises
-from gpulease.review.program_secrets import ProgramSecret, recording_secrets
+from gpulease.review.program_secrets import recording_secrets
 from gpulease.review.resource_refs import downgrade, plain_value
 from gpulease.review.sdk_rpcs import discard_pending_outputs, finish_registrations
 from gpulease.review.sdk_speed import fast_registration
@@ -315,12 +315,6 @@ def render(
                            organization=organization)
     rendering = Rendering(project=project, stack=stack, config=dict(config))
 
-    def secret(text: str) -> None:
-        if text not in rendering.secrets:
-            rendering.secrets.add(text)
-            if sink is not None:
-                sink(ProgramSecret(text))
-
     if program is None and program_dir is None:
         program = importlib.import_module("components.program").main
     directory = program_dir or PROJECT_ROOT
@@ -334,7 +328,8 @@ def render(
     try:
         with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), exit_raises(), \
                 unknown_stack_outputs(), recording_skipped_applies(monitor.duplicates), thread_errors(monitor.duplicates, str(directory)), \
-                recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())), recording_secrets(secret):
+                recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())), recording_secrets(rendering.secrets, sink), \
+                secure_config(secret_keys):
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}
