@@ -17,6 +17,7 @@ found in the registration's wire form (``redact.secret_values``).
 from __future__ import annotations
 
 import contextvars
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -71,33 +72,94 @@ def recording_secrets(into: set[str], sink: Callable[[Any], None] | None = None)
             if sink is not None:
                 sink(ProgramSecret(text))
     output = pulumi.Output
-    original_track, original_all, original_from_input = output._track, output.all, output.from_input
+    original_init, original_from_data = output.__init__, output._from_data.__func__
+    original_all, original_from_input = output.all, output.from_input
     original_transfer = rpc.transfer_properties
 
-    def track(self: Any) -> None:
-        original_track(self)
+    def found(value: Any) -> None:
+        texts: set[str] = set()
+        leaves(value, texts)
+        for text in texts:
+            record(text)
+
+    # Recorded inside the awaitable that resolves the output, before anything awaiting it runs (an apply that
+    # logs or raises the value must find it recorded); a done callback would run after such an apply.
+    def init(self: Any, resources: Any, future: Any, is_known: Any, is_secret: Any = None) -> None:
         if _GATHERING.get():
-            return
+            return original_init(self, resources, future, is_known, is_secret)
+        box: dict[str, Any] = {}
 
-        def done(fut: Any) -> None:
-            if fut.cancelled() or fut.exception() is not None:
-                return
-            data = fut.result()
-            if data.is_secret and data.is_known:
-                found: set[str] = set()
-                leaves(data.value, found)
-                for text in found:
-                    record(text)
+        async def value() -> Any:
+            box["value"] = await future
+            return box["value"]
 
-        self._data.add_done_callback(done)
+        async def known() -> bool:
+            box["known"] = await is_known
+            return box["known"]
 
-    output._track = track
+        async def secret() -> bool:
+            result = bool(await is_secret) if is_secret is not None else False
+            if result and box.get("known"):
+                found(box.get("value"))
+            return result
+
+        original_init(self, resources, value(), known(), secret())
+
+    def from_data(cls: Any, data: Any) -> Any:
+        if _GATHERING.get():
+            return original_from_data(cls, data)
+
+        async def recorded() -> Any:
+            resolved = await data
+            if resolved.is_secret and resolved.is_known:
+                found(resolved.value)
+            return resolved
+
+        return original_from_data(cls, recorded())
+
+    output.__init__ = init
+    output._from_data = classmethod(from_data)
     output.all = _gathering(original_all)
     output.from_input = _gathering(original_from_input)
     rpc.transfer_properties = _gathering(original_transfer, static=False)
     try:
         yield
     finally:
-        output._track = original_track
+        output.__init__, output._from_data = original_init, classmethod(original_from_data)
         output.all, output.from_input = staticmethod(original_all), staticmethod(original_from_input)
         rpc.transfer_properties = original_transfer
+
+
+class _Redacting:
+    """A text stream that writes through ``stream`` with each recorded secret replaced (``redact.Redactor``)."""
+
+    def __init__(self, stream: Any, secrets: set[str]):
+        self._stream, self._secrets = stream, secrets
+        self._seen: frozenset[str] = frozenset()
+        self._hide: Any = None
+
+    def write(self, text: str) -> int:
+        if self._secrets and isinstance(text, str):
+            if len(self._secrets) != len(self._seen):
+                from gpulease.review.redact import MIN_LENGTH, Redactor
+
+                self._seen = frozenset(self._secrets)
+                self._hide = Redactor(v for v in self._seen if len(v) >= MIN_LENGTH)
+            text = self._hide.text(text)
+        self._stream.write(text)
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def redacting_streams(secrets: set[str]) -> Iterator[None]:
+    """While the program runs, what it prints and logs (``pulumi.log`` under mocks goes to Python's logging, which
+    writes to ``sys.stderr``) has each secret recorded so far replaced with ``[secret]``."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Redacting(out, secrets), _Redacting(err, secrets)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err

@@ -41,21 +41,32 @@ def number_texts(value: float) -> list[str]:
     return texts
 
 
-def _walk(value: struct_pb2.Value, out: set[str]) -> None:
-    """Find secret envelopes in a wire value; record what each holds."""
+def _leaves(value: struct_pb2.Value, out: set[str]) -> None:
+    """Every string and number text inside a secret's value (a dict's values, never its keys)."""
+    kind = value.WhichOneof("kind")
+    if kind == "string_value":
+        out.add(value.string_value)
+    elif kind == "number_value":
+        out.update(number_texts(value.number_value))
+    elif kind == "struct_value":
+        for item in value.struct_value.fields.values():
+            _leaves(item, out)
+    elif kind == "list_value":
+        for item in value.list_value.values:
+            _leaves(item, out)
+
+
+def _walk(value: struct_pb2.Value, out: list[set[str]]) -> None:
+    """Find secret envelopes in a wire value; record what each holds (one set per envelope)."""
     kind = value.WhichOneof("kind")
     if kind == "struct_value":
         fields = value.struct_value.fields
         sig = fields.get(rpc._special_sig_key)
         if sig is not None and sig.string_value == rpc._special_secret_sig:
-            held = fields.get("value")
-            kind = held.WhichOneof("kind") if held is not None else None
-            # A secret dict or list is the SDK's lifting of a value that holds a secret somewhere: which of its
-            # leaves is secret is known only to the program's outputs (``program_secrets``), which record it.
-            if kind == "string_value":
-                out.add(held.string_value)
-            elif kind == "number_value":
-                out.update(number_texts(held.number_value))
+            held: set[str] = set()
+            if "value" in fields:
+                _leaves(fields["value"], held)
+            out.append(held)
             return
         for item in fields.values():
             _walk(item, out)
@@ -64,21 +75,31 @@ def _walk(value: struct_pb2.Value, out: set[str]) -> None:
             _walk(item, out)
 
 
-def secret_values(structs: Iterable[Any]) -> set[str]:
-    """The plain texts held by every secret in ``structs`` (wire ``Struct`` objects; None is skipped)."""
-    out: set[str] = set()
+def _kept(texts: Iterable[str]) -> set[str]:
+    return {v for v in texts if len(v) >= MIN_LENGTH and v != SECRET}
+
+
+def secret_values(structs: Iterable[Any], made: set[str] | frozenset[str] = frozenset()) -> set[str]:
+    """The plain texts held by every secret in ``structs`` (wire ``Struct`` objects; None is skipped).
+
+    One secret inside a dict or list makes the SDK send the whole of it as one secret envelope. When ``made`` (the
+    secrets the program made, ``program_secrets``) holds some text of an envelope, the envelope is such a lifting
+    and its secret parts are those ``made`` holds: its other texts (plain tags beside one secret tag) are not
+    secrets. An envelope none of whose texts the program made is hidden whole."""
+    groups: list[set[str]] = []
     for struct in structs:
         if isinstance(struct, struct_pb2.Struct):
             for item in struct.fields.values():
-                _walk(item, out)
-    return {v for v in out if len(v) >= MIN_LENGTH and v != SECRET}
+                _walk(item, groups)
+    return _kept(text for group in groups if not (made and group & made) for text in group)
 
 
 def rendering_secrets(rendering: Any) -> set[str]:
     """Every secret value one rendering's resources were registered with (inputs) or answered with (outputs), and
     every one its program made (``program_secrets``)."""
-    made = {v for v in getattr(rendering, "secrets", ()) if len(v) >= MIN_LENGTH and v != SECRET}
-    return made | secret_values(s for r in rendering.resources for s in (r.input_struct, r.output_struct))
+    made = _kept(getattr(rendering, "secrets", ()))
+    structs = (s for r in rendering.resources for s in (r.input_struct, r.output_struct))
+    return made | secret_values(structs, made)
 
 
 def too_many(values: set[str]) -> str | None:

@@ -37,7 +37,7 @@ from gpulease.review.mock_hooks import HookRecorder, bound_hooks, recording_hook
 from gpulease.review.mocks import CloudMocks
 from gpulease.review.non_finite import non_finite_paths, refusal
 from gpulease.review.program_exit import ProcessExit, exit_raises
-from gpulease.review.program_secrets import recording_secrets
+from gpulease.review.program_secrets import recording_secrets, redacting_streams
 from gpulease.review.resource_refs import downgrade, plain_value
 from gpulease.review.sdk_rpcs import discard_pending_outputs, finish_registrations
 from gpulease.review.sdk_speed import fast_registration
@@ -329,7 +329,7 @@ def render(
         with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), exit_raises(), \
                 unknown_stack_outputs(), recording_skipped_applies(monitor.duplicates), thread_errors(monitor.duplicates, str(directory)), \
                 recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())), recording_secrets(rendering.secrets, sink), \
-                secure_config(secret_keys):
+                redacting_streams(rendering.secrets), secure_config(secret_keys):
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}
