@@ -7,14 +7,15 @@ from __future__ import annotations
 from tools.mutation_row import Mutation
 
 SECRETS = ("tests/review/test_secrets_never_shown.py",)
+ENVELOPES = ("tests/review/test_secret_envelopes.py",)
 
 MUTATIONS = [
     Mutation("secrets", "gpulease/review/redact.py",
              "        forms = {form for v in values if len(v) >= MIN_LENGTH for form in written_forms(v)}",
              "        forms = {v for v in values if len(v) >= MIN_LENGTH}", ("tests/review/test_secrets_escaped.py",),
              "a secret is hidden in every spelling a report may write it (repr, JSON, markdown cell)"),
-    Mutation("secrets", "gpulease/review/redact.py", "        return self._pattern.sub(lambda _: shown, text)",
-             "        return text", SECRETS, "a secret value in a report's text is replaced with [secret]"),
+    Mutation("secrets", "gpulease/review/redact.py", "            out += [text[start:begin], shown]",
+             "            out += [text[start:begin], text[begin:end]]", SECRETS, "a secret value in a report's text is replaced with [secret]"),
     Mutation("secrets", "gpulease/review/redact.py",
              "            return SECRET if any(t in self.values for t in number_texts(value)) else value",
              "            return value", SECRETS, "a JSON number whose text is a secret becomes \"[secret]\""),
@@ -39,4 +40,29 @@ MUTATIONS = [
              "more secret values than the bound are refused"),
     Mutation("secrets", "gpulease/review/resource_refs.py", "    if await output.is_secret():", "    if False:",
              SECRETS, "a secret stack export is recorded as [secret], never its value"),
+    Mutation("secrets", "gpulease/review/remote_components.py", "        return _plain(value.get(\"value\"))",
+             "        return value", ENVELOPES, "a component's model reads a secret dict as the values it holds"),
+    Mutation("secrets", "gpulease/review/captured_values.py",
+             "            # value itself (``redact``).\n            return plain(value.get(\"value\"))",
+             "            # value itself (``redact``).\n            return SECRET", ENVELOPES,
+             "the captured inputs hold a secret's value, never a placeholder"),
+    Mutation("secrets", "gpulease/review/engine_config.py", "            return _unknown_secret()",
+             "            return original(self, key, *args, **kwargs)", ENVELOPES,
+             "a secure: config value read as a secret is unknown at preview"),
+    Mutation("secrets", "gpulease/review/engine_config.py", "        if full in secure:\n            raise",
+             "        if False:\n            raise", ENVELOPES, "a secure: config value read as text is refused"),
+    Mutation("secrets", "gpulease/review/program_secrets.py", "                found(resolved.value)",
+             "                pass", ENVELOPES, "every secret output the program makes is recorded"),
+    Mutation("secrets", "gpulease/review/program_secrets.py",
+             "    sys.stdout, sys.stderr = _Redacting(out, secrets), _Redacting(err, secrets)",
+             "    sys.stdout, sys.stderr = out, err", ENVELOPES, "the program's prints and log lines are redacted"),
+    Mutation("secrets", "gpulease/review/redact.py", "if not (made and group & made)", "if True", ENVELOPES,
+             "a lifted secret dict hides only the parts the program made secret"),
+    Mutation("secrets", "gpulease/review/redact.py", "{form.replace(\"\\n\", \"<br>\") for form in base | cells}",
+             "set()", ENVELOPES, "a multi-line secret is hidden in a markdown cell (<br>)"),
+    Mutation("secrets", "gpulease/review/redact.py", "            return {k: self.data(v) for k, v in value.items()}",
+             "            return {self.text(k): self.data(v) for k, v in value.items()}", ENVELOPES,
+             "the JSON report's keys are never rewritten"),
+    Mutation("secrets", "gpulease/review/terminal.py", "from rich.markup import escape\n", "escape = str\n",
+             ENVELOPES, "the cost line prints the program's values as text, not markup"),
 ]
