@@ -31,12 +31,13 @@ from pulumi.runtime.sync_await import _sync_await
 from gpulease.core import clock
 from gpulease.review import remote_components
 from gpulease.review.captured_values import InputRecorder, copy_path, plain
-from gpulease.review.engine_config import engine_config
-from gpulease.review.invoke_sites import export_problem, failure_site, recording_sites
+from gpulease.review.engine_config import engine_config, secure_config
+from gpulease.review.invoke_sites import at_program_site, export_problem, recording_sites
 from gpulease.review.mock_hooks import HookRecorder, bound_hooks, recording_hooks
 from gpulease.review.mocks import CloudMocks
 from gpulease.review.non_finite import non_finite_paths, refusal
 from gpulease.review.program_exit import ProcessExit, exit_raises
+from gpulease.review.program_secrets import recording_secrets, redacting_streams
 from gpulease.review.resource_refs import downgrade, plain_value
 from gpulease.review.sdk_rpcs import discard_pending_outputs, finish_registrations
 from gpulease.review.sdk_speed import fast_registration
@@ -88,6 +89,8 @@ class Rendering:
     hooks: list[str] = field(default_factory=list)
     """The names of the resource hooks the program registered (bound to a resource or not)."""
     unseen: bool = False  # an apply skipped at preview may register what the review did not see
+    secrets: set[str] = field(default_factory=set)
+    """Each text of each secret value the program made (``program_secrets``): hidden in every report."""
 
     @property
     def partial(self) -> bool:
@@ -330,7 +333,8 @@ def render(
     try:
         with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), exit_raises(), \
                 unknown_stack_outputs(), recording_skipped_applies(monitor.duplicates, rendering), thread_errors(monitor.duplicates, str(directory)), \
-                recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())):
+                recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())), recording_secrets(rendering.secrets, sink), \
+                redacting_streams(rendering.secrets), secure_config(secret_keys):
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}
@@ -341,15 +345,15 @@ def render(
         if refused:
             raise pulumi.RunError("; ".join(refused))
     except pulumi.RunError as exc:
-        rendering.error = _at_site(str(exc), exc, directory)
+        rendering.error = at_program_site(str(exc), exc, directory)
     except SystemExit as exc:
         # sys.exit() or os._exit() in a program ends it before it registered everything: a failed render, never a
         # clean one; what it registered before is finished and reviewed (partial).
         call = "os._exit" if isinstance(exc, ProcessExit) else "sys.exit"
-        rendering.error = _at_site(f"the program called {call}({exc.code!r}) before it finished; nothing it would "
+        rendering.error = at_program_site(f"the program called {call}({exc.code!r}) before it finished; nothing it would "
                                    "have registered after that was reviewed", exc, directory)
     except Exception as exc:
-        rendering.error = _at_site(f"{type(exc).__name__}: {exc}", exc, directory)
+        rendering.error = at_program_site(f"{type(exc).__name__}: {exc}", exc, directory)
     finally:
         if rendering.error is not None:
             finish_registrations()
@@ -366,28 +370,6 @@ def render(
     rendering.resources = list(monitor.captured)
     rendering.hooks = sorted(getattr(monitor, "hook_recorder", HookRecorder()).hooks)
     return rendering
-
-
-def _at_site(message: str, exc: BaseException, directory: Path) -> str:
-    """A program failure with the program's own ``file:line`` (the innermost program frame it passed through)."""
-    if _user_mistake(exc):  # the stack file's own mistake: its message names the file and the field
-        return message
-    site = failure_site(exc, str(directory))
-    return f"{site}: {message}" if site and site not in message else message
-
-
-def _user_mistake(exc: BaseException) -> bool:
-    """Whether ``exc`` is, or was caused by, a ``UserError`` (an invalid stack spec the program read)."""
-    from gpulease.core.errors import UserError
-
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, UserError):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
 
 
 async def _run_program(run: Callable[[], None]) -> None:

@@ -25,6 +25,7 @@ from gpulease.core import resources as rt
 from gpulease.core.compute import UNKNOWN, Registered, form_of, read_all, templates_of
 from gpulease.core.compute.components import MODELLED_COMPONENTS
 from gpulease.core.compute.scan import MAY_BE_GPU, gpu_mentions
+from gpulease.review.engine_config import secure_keys_read
 
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 
@@ -147,6 +148,10 @@ def _why(field: str, dependencies: Mapping[str, list[str]]) -> str:
     if urns:
         kind, name = urns[0].split("::")[2].split("$")[-1], urns[0].split("::")[-1]
         return f"an output of {kind} {name!r}, not created during preview"
+    if read := secure_keys_read():
+        keys = ", ".join(repr(k) for k in read)
+        return (f"a value not known during preview; the program read the secure config {keys}, which cannot be "
+                "decrypted offline")
     return "a value not known during preview"
 
 
