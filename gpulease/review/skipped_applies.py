@@ -32,6 +32,7 @@ The static rule for *may register resources*, read from the callback's code with
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import sys
@@ -214,19 +215,20 @@ def recording_skipped_applies(errors: list[str], rendering: Any = None) -> Itera
             runs.nested += 1
         # The apply's line is read now (the frame moves on); its text is only made for an apply found unknown.
         location = program_location(sys._getframe(1))
-        data = self._data
 
-        async def probe() -> _OutputData[None]:
-            try:
-                known = (await data).is_known
-            except Exception:
-                known = True
-            if not known:
-                runs.run(func, site_text(location), await runs.value(self))
+        async def offline() -> _OutputData[None]:
+            runs.run(func, site_text(location), await runs.value(self))
             return _OutputData(resources=set(), value=None, is_known=True, is_secret=False)
 
-        # An output the SDK tracks: the program's end waits for the probe and what the callback registers.
-        pulumi.Output._from_data(probe())  # type: ignore[attr-defined]
+        def decided(data: asyncio.Future[_OutputData[Any]]) -> None:
+            # A done-callback of the output's data (no task per apply): it runs before the apply's own output,
+            # which awaits the same data and which the SDK waits for at the program's end, can complete; so the
+            # offline run's output is tracked before the SDK can find nothing left to wait for.
+            if data.cancelled() or data.exception() is not None or data.result().is_known:
+                return
+            pulumi.Output._from_data(offline())  # type: ignore[attr-defined]
+
+        self._data.add_done_callback(decided)
         return result
 
     def init(resource: pulumi.Resource, *args: Any, **kwargs: Any) -> None:
