@@ -13,6 +13,9 @@ The tools read the same rows (``value(name, settings)``) where they wait, so the
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -239,3 +242,30 @@ class PageGuard:
             return f"{self.what}: the listing has more than {self.max_pages} pages; refusing to read on"
         self.seen.add(token)
         return None
+
+
+class ShutAtDeadline:
+    """Ends any read on a connection at a point in time: a per-read socket timeout alone never fires while a server
+    trickles its answer (headers or body) a byte at a time, so a timer shuts the socket down at ``seconds`` from
+    now, which ends the read in progress with an error. ``expired`` says whether it fired; ``with`` cancels it.
+    The one mechanism for every instance-side request (the metadata service, the ECS API, staging's hubs)."""
+
+    def __init__(self, conn: Any, seconds: float) -> None:
+        self.conn = conn
+        self.expired = threading.Event()
+        self.timer = threading.Timer(max(0.01, seconds), self._shut)
+        self.timer.daemon = True
+
+    def _shut(self) -> None:
+        self.expired.set()
+        sock = getattr(self.conn, "sock", None)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def __enter__(self) -> ShutAtDeadline:
+        self.timer.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.timer.cancel()

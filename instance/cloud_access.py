@@ -31,7 +31,6 @@ import math
 import os
 import re
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -200,40 +199,29 @@ def http_request(
     cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     end = time.monotonic() + total
     conn = cls(parts.hostname, parts.port, timeout=max(0.01, total))
-    expired = threading.Event()
-
-    def abort() -> None:
-        expired.set()
-        sock = conn.sock
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-
-    timer = threading.Timer(max(0.01, total), abort)
-    timer.daemon = True
-    timer.start()
+    shut = bounds.ShutAtDeadline(conn, total)
     try:
-        conn.request(method, path, headers=headers)
-        resp = conn.getresponse()
-        body = b""
-        while True:
-            chunk = resp.read1(65536)
-            if not chunk:
-                break
-            body += chunk
-            if len(body) > max_bytes:
-                raise HttpError(f"{method} {parts.path}: answer larger than {max_bytes} bytes")
-        if expired.is_set() or time.monotonic() > end:
+        with shut:
+            conn.request(method, path, headers=headers)
+            resp = conn.getresponse()
+            body = b""
+            while True:
+                chunk = resp.read1(65536)
+                if not chunk:
+                    break
+                body += chunk
+                if len(body) > max_bytes:
+                    raise HttpError(f"{method} {parts.path}: answer larger than {max_bytes} bytes")
+        if shut.expired.is_set() or time.monotonic() > end:
             raise HttpError(f"{method} {parts.path}: timed out after {total:.2f} s")
         return resp.status, body
     except HttpError:
         raise
     except (OSError, http.client.HTTPException, ValueError) as exc:
-        if expired.is_set():
+        if shut.expired.is_set():
             raise HttpError(f"{method} {parts.path}: timed out after {total:.2f} s") from exc
         raise HttpError(f"{method} {parts.path}: {exc}") from exc
     finally:
-        timer.cancel()
         conn.close()
 
 

@@ -29,7 +29,7 @@ Every file is opened through ``staging_files.Folder``: never through a symlink, 
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import email.utils
 import http.client
 import os
 import threading
@@ -42,6 +42,7 @@ from typing import Any
 try:
     from instance import bounds
     from instance.staging_files import DigestMismatchError, Folder, StagingError
+    from instance.staging_hash import OrderedHash
     from instance.staging_http import (
         TRANSIENT,
         Client,
@@ -55,6 +56,7 @@ try:
 except ImportError:  # on the instance: installed next to this file
     import bounds  # type: ignore[no-redef]
     from staging_files import DigestMismatchError, Folder, StagingError  # type: ignore[no-redef]
+    from staging_hash import OrderedHash  # type: ignore[no-redef]
     from staging_http import (  # type: ignore[no-redef]
         TRANSIENT,
         Client,
@@ -67,7 +69,6 @@ except ImportError:  # on the instance: installed next to this file
     )
 
 READ_BYTES = 4 * 1024 * 1024  # one connection's buffer: the most one receive takes from the socket
-READ_BACK_BYTES = 4 * 1024 * 1024  # bytes read back (and hashed) per preadv of the part file
 
 
 def read_into(resp: http.client.HTTPResponse, view: memoryview) -> int:
@@ -118,81 +119,19 @@ class Piece:
     generation: int = 0
 
 
-class OrderedHash:
-    """SHA-256 (and a git blob SHA-1) over a file's bytes in order, fed as ranges are written in any order."""
-
-    def __init__(self, fd: int, blob_size: int | None) -> None:
-        self.fd = fd
-        self.sha256 = hashlib.sha256()
-        self.sha1 = hashlib.sha1(f"blob {blob_size}\0".encode()) if blob_size is not None else None  # git ids
-        self.frontier = 0
-        self.pending: dict[int, int] = {}
-        self.busy = False
-        self.lock = threading.Lock()
-
-    def wrote(self, offset: int, view: memoryview | None, end: int | None = None) -> None:
-        """Bytes ``[offset, end)`` are in the file (``view``: the same bytes, when still in memory)."""
-        end = offset + len(view) if view is not None else end
-        assert end is not None
-        with self.lock:
-            if self.busy or offset != self.frontier:
-                if end > offset:
-                    self.pending[offset] = end
-                return
-            self.busy = True
-        try:
-            if view is not None:
-                self._update(view)
-            else:
-                self._read_back(offset, end)
-            self.frontier = end
-        finally:
-            self._drain()
-
-    def _drain(self) -> None:
-        while True:
-            with self.lock:
-                end = self.pending.pop(self.frontier, None)
-                if end is None:
-                    self.busy = False
-                    return
-                while end in self.pending:  # the receives that followed it: read back as one range
-                    end = self.pending.pop(end)
-            try:
-                self._read_back(self.frontier, end)
-            except BaseException:
-                with self.lock:
-                    self.busy = False
-                raise
-            self.frontier = end
-
-    def _update(self, view: memoryview) -> None:
-        self.sha256.update(view)
-        if self.sha1 is not None:
-            self.sha1.update(view)
-
-    def _read_back(self, start: int, end: int) -> None:
-        block = memoryview(bytearray(min(READ_BACK_BYTES, end - start)))  # one buffer for the whole range
-        while start < end:
-            n = os.preadv(self.fd, [block[:min(len(block), end - start)]], start)
-            if not n:
-                raise StagingError("the part file is shorter than what was written to it")
-            self._update(block[:n])
-            start += n
-
-
 @dataclass
 class FileTask:
     job: FileJob
-    fd: int
+    fd: int | None  # open only while a piece is written (``Engine.held``), so descriptors are bounded by workers
     size: int | None
-    etag: str | None
+    etag: str | None  # the If-Range validator: a strong ETag, or a strong Last-Modified (``if_range_validator``)
     done: list[list[int]]
     hasher: OrderedHash
     generation: int = 0
     open_pieces: int = 0
     multi: bool = False
     verified_by_length: bool = False
+    users: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -225,6 +164,22 @@ def _content_range(value: str) -> tuple[int, int | None]:
         return start, int(total) if ascii_digits(total.strip()) else None
     except ValueError:
         return -1, None
+
+
+def if_range_validator(resp: http.client.HTTPResponse) -> str | None:
+    """What a later ``If-Range`` may carry for this answer's bytes (RFC 9110 §13.1.5): its ETag when strong (a weak
+    ``W/`` tag never); with no ETag at all, its Last-Modified when strong by §8.8.2.2 (the answer's Date at least
+    one second after it). None: nothing proves a later range is of the same file, so it is never resumed."""
+    etag = (resp.getheader("ETag") or "").strip()
+    if etag:
+        return etag if len(etag) > 1 and etag[0] == etag[-1] == '"' else None
+    try:
+        modified = email.utils.parsedate_to_datetime(resp.getheader("Last-Modified") or "")
+        date = email.utils.parsedate_to_datetime(resp.getheader("Date") or "")
+        strong = (date - modified).total_seconds() >= 1
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return resp.getheader("Last-Modified", "").strip() if strong else None
 
 
 class Engine:
@@ -262,15 +217,15 @@ class Engine:
         size = job.size
         if not isinstance(state, dict) or (size is not None and state.get("size") not in (None, size)):
             state = {}
-        etag = state.get("etag") if isinstance(state.get("etag"), str) else None
+        etag = state.get("etag") if isinstance(state.get("etag"), str) and state["etag"] else None
         size = size if size is not None else state.get("size") if isinstance(state.get("size"), int) else None
         multi = size is not None and size > self.split_above
         done: list[list[int]] = []
-        if state.get("mode") == "pieces" and multi and isinstance(state.get("done"), list):
+        if state.get("mode") == "pieces" and multi and etag and isinstance(state.get("done"), list):
             done = _merge([[int(a), int(b)] for a, b in state["done"]
                            if isinstance(a, int) and isinstance(b, int) and 0 <= a < b <= have])
-        elif state.get("mode") == "pieces" or (size is not None and have > size):
-            os.ftruncate(fd, 0)  # a layout this run cannot trust: start again
+        elif state.get("mode") == "pieces" or (size is not None and have > size) or (have and etag is None):
+            os.ftruncate(fd, 0)  # a layout this run cannot trust, or bytes no validator vouches for: start again
             have = 0
         elif have:
             done = [[0, have]]  # a stream cut earlier: the bytes before the cut
@@ -329,6 +284,7 @@ class Engine:
                 self.unfinished += 1
                 if not todo:
                     self._finish(task)
+                self._close(task)  # opened again while a piece is written: at most one per worker
                 self.queue.extend((task, p) for p in todo)
             threads = [threading.Thread(target=self._worker, daemon=True, name=f"staging-{i}")
                        for i in range(min(self.connections, max(1, len(self.queue))))]
@@ -349,9 +305,32 @@ class Engine:
                 raise self.failure
         finally:
             for task in tasks:
-                with contextlib.suppress(OSError):
-                    os.close(task.fd)
+                with task.lock:  # a worker past its join writes under this lock: it finds no descriptor, not another's
+                    self._close(task)
         return [self.results[j.rel] for j in jobs]
+
+    @contextlib.contextmanager
+    def held(self, task: FileTask) -> Any:
+        """The task's part file open while a piece is written to it: opened (and its confinement checked again) by
+        the first piece in flight, closed by the last."""
+        with task.lock:
+            if task.fd is None:
+                task.fd = self.folder.open(task.part, write=True)
+                task.hasher.fd = task.fd
+            task.users += 1
+        try:
+            yield
+        finally:
+            with task.lock:
+                task.users -= 1
+                if task.users <= 0:
+                    self._close(task)
+
+    def _close(self, task: FileTask) -> None:
+        fd, task.fd, task.users, task.hasher.fd = task.fd, None, 0, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def _worker(self) -> None:
         try:
@@ -374,7 +353,8 @@ class Engine:
                 if piece.generation != task.generation:
                     continue
                 try:
-                    self._piece(task, piece)
+                    with self.held(task):
+                        self._piece(task, piece)
                 except SupersededError:
                     continue
                 except TransientError as exc:
@@ -450,11 +430,19 @@ class Engine:
                 if total is not None:
                     task.size = total
                     task.verified_by_length = True
-                etag = resp.getheader("ETag")
-                if etag and etag != task.etag:
-                    task.etag = etag
+                etag = if_range_validator(resp)
+                if resp.status == 206 and task.etag is not None and etag != task.etag:
+                    changed = True  # the server ignored If-Range: these bytes are of another file
+                elif etag != task.etag:
+                    changed, task.etag = False, etag
                     if not task.multi:
                         self.folder.write_json(task.state, {"mode": "stream", "size": task.size, "etag": etag})
+                else:
+                    changed = False
+            if changed:
+                self._restart(task, piece)
+                raise TransientError(f"{job.what}: the file changed on the server (its validator is now {etag}, "
+                                     "not the one its bytes on disk were read with); downloading it again from 0")
             end = piece.end if piece.end is not None and task.multi else task.size
             pos, problem = self._stream(task, piece, resp, start, end)
             finished = problem is None and (end is None or pos >= end)
@@ -549,6 +537,7 @@ class Engine:
             task.open_pieces = 1  # this piece, now the whole file; pieces still in flight are superseded
             task.multi = False
             task.done = []
+            task.etag = None
             os.ftruncate(task.fd, 0)
             task.hasher = OrderedHash(task.fd, task.size if task.job.sha1_blob else None)
             piece.start, piece.end = 0, None

@@ -3,8 +3,11 @@
 per-read timeout and an overall deadline on every read, and retries of transient answers (standard library only).
 
 - ``Deadline``: the time a source (or the whole stage) may take; every socket read is bounded by what is left of it,
-  so a server trickling a byte per read is cut off at the deadline, not only when one read stalls.
-- ``Client.open``: one request, following up to ``MAX_REDIRECTS`` redirects; the ``Authorization`` header goes only
+  so a server trickling a byte per read is cut off at the deadline, not only when one read stalls; while a request
+  is sent and its status and header lines are read (inside ``http.client``, no check between bytes), a timer shuts
+  the socket at the deadline (``bounds.ShutAtDeadline``, as for the metadata service).
+- ``Client.open``: one request, following up to ``MAX_REDIRECTS`` redirects, each only to http(s) and never from
+  https down to http (``redirect_target``); the ``Authorization`` header goes only
   to ``auth_host`` (the hub's scheme, host and port), never to a host a redirect points at (a CDN), nor over a
   plain-http redirect or page link on the hub's own host.
 - ``retrying``: 429, 500, 502, 503, 504 and a cut or refused connection are retried with exponential backoff (or
@@ -22,8 +25,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 try:
+    from instance.bounds import ShutAtDeadline
     from instance.staging_files import StagingError
 except ImportError:  # on the instance: installed next to this file
+    from bounds import ShutAtDeadline  # type: ignore[no-redef]
     from staging_files import StagingError  # type: ignore[no-redef]
 
 MAX_REDIRECTS = 5
@@ -93,6 +98,26 @@ def next_wait(exc: TransientError, attempt: int, pause: float, deadline: Deadlin
     return wait
 
 
+def redirect_target(url: str, location: str) -> str:
+    """Where a redirect from ``url`` leads: only to http(s), never from https down to http, and only to a URL that
+    parses; else ``StagingError`` naming the redirect's source and what it pointed at."""
+    source = urllib.parse.urlsplit(url)
+    shown = location.encode("ascii", "backslashreplace").decode()[:200]
+    try:
+        target = urllib.parse.urljoin(url, location)
+        parts = urllib.parse.urlsplit(target)
+        parts.port  # noqa: B018 - a port that is not a number raises here, not in http.client
+    except ValueError as exc:
+        raise StagingError(f"{source.netloc}{source.path} redirects to {shown!r}, which is not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise StagingError(f"{source.netloc}{source.path} redirects to {shown!r}: scheme {parts.scheme or '(none)'}, "
+                           "not http or https; refused")
+    if source.scheme == "https" and parts.scheme == "http":
+        raise StagingError(f"{source.netloc}{source.path} redirects from https down to plain http ({shown!r}); "
+                           "refused")
+    return target
+
+
 class Client:
     """Kept-alive connections, one set per thread; ``auth`` goes only to ``auth_host``."""
 
@@ -140,14 +165,19 @@ class Client:
             if conn is None:
                 cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
                 conn = cls(parts.hostname, parts.port, timeout=self.deadline.bound(self.timeout))
+            shut = ShutAtDeadline(conn, self.deadline.left())  # the header lines too, however slowly they come
             try:
-                if conn.sock is not None:
+                with shut:
+                    if conn.sock is not None:
+                        self.bound_reads(conn)
+                    conn.request(method, path, headers=headers)
                     self.bound_reads(conn)
-                conn.request(method, path, headers=headers)
-                self.bound_reads(conn)
-                return conn, conn.getresponse()
+                    return conn, conn.getresponse()
             except (OSError, http.client.HTTPException) as exc:
                 conn.close()
+                if shut.expired.is_set():
+                    raise DeadlineError(f"past {self.deadline.what} ({self.deadline.seconds:g} s) while asking "
+                                        f"{parts.netloc}") from None
                 if reused and isinstance(exc, (http.client.RemoteDisconnected, ConnectionError, BrokenPipeError)):
                     continue  # the server closed a kept-alive connection: once more on a new one
                 self.deadline.check(f"asking {parts.netloc}")
@@ -168,7 +198,7 @@ class Client:
             location = resp.getheader("Location")
             if resp.status in (301, 302, 303, 307, 308) and location:
                 self.release(resp, drain=True)
-                url = urllib.parse.urljoin(url, location)
+                url = redirect_target(url, location)
                 continue
             return resp, url
         raise StagingError(f"more than {MAX_REDIRECTS} redirects from {urllib.parse.urlsplit(url).netloc}")

@@ -13,7 +13,7 @@ from pathlib import Path
 from components.spec.text import hidden_character
 from gpulease.core.errors import UserError
 from gpulease.core.printable import printable
-from gpulease.core.same_file import input_problem
+from gpulease.core.same_file import input_problem, stack_file_problem
 
 REPORT_HEADER = re.compile(
     r"<!-- gpulease-plan -->\n"  # the markdown report (the pull-request comment's marker)
@@ -63,6 +63,7 @@ def check_output(path: Path, *, reads: Iterable[Path] = (), force: bool = False,
                  sources: Iterable[Path] = ()) -> None:
     """Refuse ``path`` (one line, exit 2) when the report cannot or must not go there."""
     accepted = "a new file (or an earlier gpulease report) in an existing folder, e.g. plan.md"
+    reads = tuple(reads)
     refuse_hidden(path, option, accepted)
     if path.is_dir():
         raise OutputPathError(f"{option} {path}: is a folder; accepted: {accepted}")
@@ -70,6 +71,9 @@ def check_output(path: Path, *, reads: Iterable[Path] = (), force: bool = False,
     if not parent.is_dir():
         raise OutputPathError(f"{option} {path}: the folder {parent} does not exist; accepted: {accepted}")
     refuse_inputs(path, reads, sources=sources, option=option, accepted=accepted)
+    if problem := stack_file_problem(path, reads):
+        raise OutputPathError(f"{option} {path}: {problem}; accepted: {accepted}, named other than Pulumi.<name>.yaml "
+                              "or in another folder")
     if path.exists() and not path.is_file():
         raise OutputPathError(f"{option} {path}: is not a regular file; accepted: {accepted}")
     if path.exists() and not force and not is_own_report(path):

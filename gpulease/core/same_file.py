@@ -5,6 +5,7 @@ over its own inputs, whatever ``--force`` says."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -75,3 +76,19 @@ def _linked_module(path: Path, folder: Path) -> Path | None:
 
 PROGRAM_SUFFIXES = (".py", ".pyc", ".pyi", ".pth")
 """What a Python program's folder holds that the program reads when it runs (its modules)."""
+
+
+STACK_FILE = re.compile(r"^Pulumi\.[^/]+\.ya?ml\Z", re.IGNORECASE)
+
+
+def stack_file_problem(target: Path, reads: tuple[Path, ...]) -> str | None:
+    """Why ``target`` must not be written (None: it may): a ``Pulumi.<name>.yaml`` in the folder of the stack file
+    or the project file this command reads would be a stack of the project (``plan .`` reviews it, ``up`` deploys
+    it) that the project never wrote (an object pulled from a bucket, a report written with ``--output``)."""
+    if not STACK_FILE.match(target.name):
+        return None
+    here = target.parent.resolve()
+    for read in reads:
+        if Path(read).parent.resolve() == here:
+            return f"would be a stack file in {Path(read).parent}, beside the ones this project deploys"
+    return None

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,11 +39,16 @@ from gpulease.core.errors import UserError
 from gpulease.ephemeral import records
 from gpulease.ephemeral.artifact_bounds import ArtifactBounds
 from gpulease.transfer.files import write_confined
+from instance.bounds import PageGuard
 
 CONTROL_DIR = "_gpulease/"
 READY_MARKER = "ready.json"
 VERIFY_RESULT = "verify.json"
 LineSink = Callable[[str], None]
+
+
+class ListingCutError(Exception):
+    """A bucket listing ended before its last page (it loops, passes the page cap or the deadline)."""
 
 
 class ChannelError(RuntimeError):
@@ -189,15 +194,37 @@ class BucketChannel:
         except records.RecordError as exc:
             raise ChannelError(f"unreadable record at {key}: {exc}") from None
 
-    def _keys(self, bucket: str, prefix: str, start_after: str = "") -> list[str]:
-        keys: list[str] = []
-        paginator = self.client.get_paginator("list_objects_v2")
-        kwargs: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix}
-        if start_after:
-            kwargs["StartAfter"] = start_after
-        for page in paginator.paginate(**kwargs):
-            keys += [item["Key"] for item in page.get("Contents", [])]
-        return sorted(keys)
+    def _pages(self, bucket: str, prefix: str, stop: Callable[[], str | None],
+               start_after: str = "") -> Iterator[list[dict[str, Any]]]:
+        """Each ListObjectsV2 page's objects under ``prefix``, paged as pull pages (``instance.bounds.PageGuard``:
+        a continuation token already read, or more than ``MAX_PAGES`` pages, ends the listing; botocore's paginator
+        only catches the same token twice in a row), with ``stop()`` (why not to read on, or None) before each
+        page after the first: ``ListingCutError`` naming why."""
+        what = f"{bucket}/{prefix}"
+        guard = PageGuard(what)
+        kwargs: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, **({"StartAfter": start_after} if start_after
+                                                                          else {})}
+        token = ""
+        while True:
+            problem = (token and stop()) or guard.problem(token)  # the first page is always read
+            if problem:
+                raise ListingCutError(f"listing {what}: {problem}")
+            page = self.client.list_objects_v2(**kwargs, **({"ContinuationToken": token} if token else {}))
+            yield page.get("Contents", [])
+            if not page.get("IsTruncated"):
+                return
+            token = page.get("NextContinuationToken") or ""
+            if not token:  # the rest cannot be asked for: the listing is not complete
+                raise ListingCutError(f"listing {what}: a truncated page with no NextContinuationToken")
+
+    def _keys(self, bucket: str, prefix: str, deadline: datetime, start_after: str = "") -> list[str]:
+        def past() -> str | None:
+            return f"past the stack's deadline {v.rfc3339(deadline)}" if self.now() >= deadline else None
+
+        try:
+            return sorted(item["Key"] for page in self._pages(bucket, prefix, past, start_after) for item in page)
+        except ListingCutError as exc:
+            raise ChannelError(str(exc)) from None
 
     # -- the protocol -------------------------------------------------------------------------------------
     def wait_ready(self, outputs: Mapping[str, Any], timeout_s: float, on_line: LineSink) -> dict[str, Any]:
@@ -265,7 +292,7 @@ class BucketChannel:
         while True:
             # Read the result before the log: a result means the final chunk is already there to drain.
             result = self._get_json(loc.bucket, f"{job}result.json")
-            for key in self._keys(loc.bucket, log_prefix, start_after=last):
+            for key in self._keys(loc.bucket, log_prefix, deadline, start_after=last):
                 text = self.client.get_object(Bucket=loc.bucket, Key=key)["Body"].read().decode("utf-8", "replace")
                 for line in text.splitlines():
                     on_line(line)
@@ -288,23 +315,29 @@ class BucketChannel:
         # "Folder" placeholder objects (a key ending in /) hold nothing to write; every other key is written with
         # pull's rules (gpulease.transfer.files.write_confined), or refused and named. The listing stops one past
         # the count: what lies beyond is named as not collected, never listed on.
-        listed, more = self._sized(loc.bucket, prefix, bounds.max_objects + 1)
+        listed, more = self._sized(loc.bucket, prefix, bounds.max_objects + 1, bounds.past)
         names, failed = bounds.split([(key[len(prefix):], size) for key, size in listed if not key.endswith("/")])
         if more:
-            failed.append(f"(more objects under {prefix!r} beyond --max-artifacts {bounds.max_objects}: not listed)")
+            failed.append(more)
         fetch = bounds.bounded_fetch(self.client, lambda name, path: self.client.download_file(loc.bucket, prefix + name,
                                                                                            path))
         written, refused = write_confined(dest, names, prefix, fetch, failed, stop=bounds.past)
         return Collected(written, refused + [f for f in failed if f not in refused], failed)
 
-    def _sized(self, bucket: str, prefix: str, limit: int) -> tuple[list[tuple[str, int]], bool]:
-        """Up to ``limit`` (key, size) under ``prefix``, in key order, and whether more were there."""
+    def _sized(self, bucket: str, prefix: str, limit: int,
+               stop: Callable[[], str | None]) -> tuple[list[tuple[str, int]], str | None]:
+        """Up to ``limit`` (key, size) under ``prefix``, in key order, and what was not listed (None: nothing):
+        objects beyond ``limit - 1``, or the rest of a listing that loops, passes the page cap or ``stop()``."""
         found: list[tuple[str, int]] = []
-        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-            found += [(item["Key"], int(item.get("Size", 0))) for item in page.get("Contents", [])]
-            if len(found) > limit:
-                return sorted(found)[:limit], True
-        return sorted(found), False
+        try:
+            for page in self._pages(bucket, prefix, stop):
+                found += [(item["Key"], int(item.get("Size", 0))) for item in page]
+                if len(found) > limit:
+                    return sorted(found)[:limit], (f"(more objects under {prefix!r} beyond --max-artifacts "
+                                                   f"{limit - 1}: not listed)")
+        except ListingCutError as exc:
+            return sorted(found), f"(the rest of {prefix!r} not listed: {exc})"
+        return sorted(found), None
 
 
 def open_channel(cloud: str, region: str) -> InstanceChannel:

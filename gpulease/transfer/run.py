@@ -16,7 +16,7 @@ from rich.console import Console
 from components.spec.text import hidden_character
 from gpulease.core.errors import UserError
 from gpulease.core.printable import printable
-from gpulease.core.same_file import input_problem
+from gpulease.core.same_file import input_problem, stack_file_problem
 from gpulease.review.organization import check_name
 from gpulease.transfer.bounded import PullBounds, PullDeadlineError
 from gpulease.transfer.files import (
@@ -275,22 +275,6 @@ def incomplete_line(result: dict[str, Any]) -> str:
             f"{len(result['received']) + len(result['skipped'])} are in {result['dest']}; run the same pull again for "
             "a failed download, and rename conflicting objects in the bucket (one name cannot be both a file and a "
             "folder) to pull them")
-
-
-STACK_FILE = re.compile(r"^Pulumi\.[^/]+\.ya?ml\Z", re.IGNORECASE)
-
-
-def stack_file_problem(target: Path, reads: tuple[Path, ...]) -> str | None:
-    """Why ``target`` must not be written (None: it may): a ``Pulumi.<name>.yaml`` in the folder of the stack file
-    or the project file this command reads would be a stack of the project (``plan .`` reviews it, ``up`` deploys
-    it) that came from the bucket."""
-    if not STACK_FILE.match(target.name):
-        return None
-    here = target.parent.resolve()
-    for read in reads:
-        if Path(read).parent.resolve() == here:
-            return f"would be a stack file in {Path(read).parent}, beside the ones this project deploys"
-    return None
 
 
 def _known_same(dest: Path, listed: Listed, held: os.stat_result, record: PullRecord, limits: PullBounds) -> bool:

@@ -14,7 +14,8 @@ The rules, from yaml.v3's ``resolve.go`` (``resolve``, ``resolveMap``, ``yamlSty
   ``1:00`` and ``1:30`` are text (no YAML 1.1 base-60 numbers). A number too large for 64 bits (``1e999``, 5,000
   digits) is text to yaml.v3; ``resolve`` says ``OUT_OF_RANGE`` so that the reader can refuse it (no one means
   the text).
-- A scalar starting with ``.`` is a float when Go parses it (``.5``); ``.inf``/``.nan`` (three spellings each) are
+- A scalar starting with ``.`` is a float when Go's ``strconv.ParseFloat`` parses it as written (``.5``, and
+  ``.5_0`` is 0.5: an underscore between two digits is a separator, ``._5`` and ``.5_`` are text); ``.inf``/``.nan`` (three spellings each) are
   infinity and NaN.
 - Timestamps (``2026-11-30``, ``2026-11-30T10:00:00Z``) are text.
 - Quoted scalars are always text.
@@ -46,7 +47,9 @@ _GO_INT = (
     (re.compile(r"^([-+]?)(0|[1-9][0-9]*)\Z"), 10),
 )
 _YAML_STYLE_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
-_DOT_FLOAT = re.compile(r"^\.[0-9]+([eE][-+]?[0-9]+)?\Z")
+_DOT_FLOAT = re.compile(r"^\.[0-9][0-9_]*([eE][-+]?[0-9][0-9_]*)?\Z")
+"""The leading-dot shapes Go's ``strconv.ParseFloat`` reads (``readFloat``), underscores included; where they may
+stand is ``_underscores_between_digits``."""
 _INT64 = (-(2**63), 2**63 - 1)
 _UINT64_MAX = 2**64 - 1
 _MAX_DIGITS = 70
@@ -83,6 +86,14 @@ def _go_float(text: str) -> float | None:
     return None if math.isinf(value) else value
 
 
+def _underscores_between_digits(text: str) -> bool:
+    """Go's ``underscoreOK`` for a decimal float: every ``_`` has a digit just before it and just after it."""
+    return all(
+        0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit()
+        for i, c in enumerate(text) if c == "_"
+    )
+
+
 def resolve(text: str) -> tuple[str, object]:
     """The kind and value yaml.v3 gives the plain scalar ``text`` (decoded into an ``interface{}``)."""
     if text in NULLS:
@@ -97,8 +108,8 @@ def resolve(text: str) -> tuple[str, object]:
         return MERGE_TAG, text
     first = text[0]
     if first == ".":
-        if _DOT_FLOAT.match(text):
-            value = _go_float(text)
+        if _DOT_FLOAT.match(text) and _underscores_between_digits(text):
+            value = _go_float(text.replace("_", ""))
             if value is not None:
                 return FLOAT, value
         return STR, text
