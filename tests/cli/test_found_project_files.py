@@ -1,0 +1,67 @@
+"""Found by probing the template project walk, cost's messages and completion (issue 27)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+STACK = "config:\n  aws:region: us-east-1\n  gpulease-new:owner: bob@corp.io\n  gpulease-new:name: projexp\n"
+
+
+def gl(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "gpulease", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def _project(where: Path) -> Path:
+    shutil.copytree(ROOT / "templates" / "gpulease-experiment", where)
+    text = (where / "Pulumi.yaml").read_text().replace("${PROJECT}", "myexp").replace("${DESCRIPTION}", "x")
+    (where / "Pulumi.yaml").write_text(text[:text.index("template:")])
+    (where / "Pulumi.dev.yaml").write_text(STACK)
+    return where
+
+
+def test_main_naming_a_file_reviews_that_file(tmp_path: Path) -> None:
+    # Pulumi's Python host runs `main:` itself when it names a file (runpy.run_path); stacks.program_file agrees,
+    # but the review ran <parent>/__main__.py: here a program of no resources, so the GPU program passed unseen.
+    proj = _project(tmp_path / "proj")
+    (proj / "__main__.py").rename(proj / "app.py")
+    (proj / "__main__.py").write_text("import pulumi\npulumi.export('x', 1)\n")
+    with (proj / "Pulumi.yaml").open("a") as f:
+        f.write("main: app.py\n")
+    out = gl("plan", ".", "--json", cwd=proj)
+    report = json.loads(out.stdout)
+    resources = report["data"]["stacks"][0]["resources"]
+    assert resources, f"reviewed __main__.py, not app.py: {out.stdout[:400]}"
+
+
+def test_a_pulumi_yml_project_reviews_the_stack_file_pulumi_reads(tmp_path: Path) -> None:
+    # The Pulumi CLI names a stack's file after the project file's extension (DetectProjectStackPath:
+    # Pulumi.<stack> + filepath.Ext(projPath)): with Pulumi.yml, stack dev is Pulumi.dev.yml.
+    proj = _project(tmp_path / "proj")
+    (proj / "Pulumi.yaml").rename(proj / "Pulumi.yml")
+    (proj / "Pulumi.dev.yml").write_text(STACK.replace("projexp", "ymlexp"))
+    out = gl("plan", "dev", cwd=proj)
+    assert "Pulumi.dev.yml" in out.stdout, f"reviewed a file pulumi up -s dev does not read: {out.stdout[:300]}"
+
+
+def test_cost_refusal_has_no_literal_backslash_n(tmp_path: Path) -> None:
+    out = gl("cost", "aws-debug-t4", "--config", "budgetUsd=-5", cwd=ROOT)
+    assert out.returncode == 2
+    assert "\\n" not in out.stdout + out.stderr, (out.stdout + out.stderr)[:400]
+
+
+def test_region_completion_after_region_equals(tmp_path: Path) -> None:
+    script = gl("completion", "bash", cwd=ROOT).stdout
+    (tmp_path / "c.bash").write_text(script)
+    # bash splits `--region=us-` at '=' (COMP_WORDBREAKS): words gpulease init --region = us-
+    probe = (f"source {tmp_path / 'c.bash'}; COMP_WORDS=(gpulease init --region = us-); COMP_CWORD=4; "
+             "_gpulease; printf '%s\\n' \"${COMPREPLY[@]}\"")
+    out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=30)
+    assert "us-east-1" in out.stdout.split(), out.stdout[:300]
