@@ -65,3 +65,22 @@ def test_region_completion_after_region_equals(tmp_path: Path) -> None:
              "_gpulease; printf '%s\\n' \"${COMPREPLY[@]}\"")
     out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=30)
     assert "us-east-1" in out.stdout.split(), out.stdout[:300]
+
+
+def test_a_huge_catalog_price_is_refused_not_a_traceback(tmp_path: Path) -> None:
+    # prices have a floor (1e-06 USD/h) but no ceiling: money.shown_value's Decimal.quantize raises InvalidOperation
+    catalog = tmp_path / "cat.yaml"
+    catalog.write_text("instances:\n  - cloud: aws\n    type: g4dn.xlarge\n    prices: {us-west-2: 1e30}\n"
+                       "    asOf: 2026-11-30\n")
+    out = gl("cost", "aws-debug-t4", "--catalog", str(catalog), cwd=ROOT)
+    assert "Traceback" not in out.stderr, out.stderr[-400:]
+    assert out.returncode == 2
+
+
+def test_shown_value_of_a_large_finite_number_is_a_value_error_or_a_figure() -> None:
+    from gpulease.core import money
+
+    try:
+        money.usd(1e25)
+    except ValueError:
+        pass  # the documented refusal
