@@ -84,3 +84,15 @@ def test_shown_value_of_a_large_finite_number_is_a_value_error_or_a_figure() -> 
         money.usd(1e26)
     except ValueError:
         pass  # the documented refusal
+
+
+def test_completion_inside_a_foreign_project_offers_no_stack_the_commands_refuse(tmp_path: Path) -> None:
+    # In a Pulumi project whose program is not the kit's, a bare kit stack name is refused (foreign_here), yet
+    # `gpulease completion stacks` (what TAB offers) lists every kit stack there.
+    proj = tmp_path / "other"
+    proj.mkdir()
+    (proj / "Pulumi.yaml").write_text("name: other\nruntime: python\n")
+    (proj / "__main__.py").write_text("import pulumi\n")
+    offered = gl("completion", "stacks", cwd=proj).stdout.split()
+    refused = [n for n in offered[:3] if gl("plan", n, cwd=proj).returncode == 2]
+    assert not refused, f"TAB offers {refused}, which plan refuses here"
