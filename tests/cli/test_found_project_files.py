@@ -96,3 +96,21 @@ def test_completion_inside_a_foreign_project_offers_no_stack_the_commands_refuse
     offered = gl("completion", "stacks", cwd=proj).stdout.split()
     refused = [n for n in offered[:3] if gl("plan", n, cwd=proj).returncode == 2]
     assert not refused, f"TAB offers {refused}, which plan refuses here"
+
+
+def test_a_misspelt_prompted_key_is_refused_not_ignored(tmp_path: Path) -> None:
+    # gpulease-new:budgetUSD (for budgetUsd) was ignored: the review took the default $60 budget and passed a
+    # worst case of about $15 the user meant to cap at $5.
+    proj = _project(tmp_path / "proj")
+    (proj / "Pulumi.dev.yaml").write_text(STACK + '  gpulease-new:budgetUSD: "5"\n')
+    out = gl("plan", "dev", cwd=proj)
+    assert out.returncode != 0, out.stdout[:300]
+    assert "gpulease-new:budgetUSD" in out.stdout + out.stderr
+
+
+def test_a_prompted_ssh_address_without_a_key_names_the_prompted_key(tmp_path: Path) -> None:
+    proj = _project(tmp_path / "proj")
+    (proj / "Pulumi.dev.yaml").write_text(STACK + "  gpulease-new:sshFrom: 203.0.113.7/32\n")
+    out = gl("plan", "dev", cwd=proj)
+    assert out.returncode == 2
+    assert "gpulease-new:publicKey" in out.stdout + out.stderr, out.stdout[:400]
