@@ -167,20 +167,46 @@ def enclosing_project(start: Path | None = None) -> Path | None:
     return None
 
 
-def program_file(project: Path) -> Path | None:
-    """The program file of a Python project: ``<main>/__main__.py`` for ``main:`` a folder (Pulumi.yaml's ``main``,
-    the program's folder), ``main:`` itself for a file, ``__main__.py`` of the project folder without one; None
-    when the project file cannot be read or ``main`` is not text."""
+class ProgramFileError(UserError):
+    """A project whose ``main:`` names no program Pulumi could run."""
+
+
+def program_file(project: Path) -> Path:
+    """The program file of a Python project, as Pulumi's Python host runs it: ``<main>/__main__.py`` for ``main:`` a
+    folder, ``main:`` itself for a file (joined to the project folder as Pulumi joins it, so ``/etc/x`` is
+    ``<project>/etc/x``), ``__main__.py`` of the project folder without one. The one function that decides which file
+    the review runs; a ``main:`` naming something missing is refused (Pulumi would fail), never replaced by the
+    project's ``__main__.py``."""
+    path, doc, meta = _project_doc(project)
+    main = meta.get("main")
+    if main is None or main == "":
+        entry = project / "__main__.py"
+        if not entry.is_file():
+            raise ProgramFileError(f"{path}: no __main__.py in {project}; accepted: a Python program whose entry point "
+                                   "is __main__.py (the Pulumi default), or `main:` naming the program")
+        return entry
+    where = f"{path}:{doc.line('main')}"
+    if not isinstance(main, str):
+        raise ProgramFileError(f"{where}: main: is {_kind(main)}; accepted: the program's file or folder, as text")
+    target = Path(os.path.normpath(f"{project}/{main}"))
+    entry = target / "__main__.py" if _is_dir(target) else target
     try:
-        main = project_meta(project).get("main")
+        found = entry.is_file()
+    except (OSError, ValueError):
+        found = False
+    if not found:
+        missing = "is not a file" if os.path.lexists(entry) else "does not exist"
+        names = f"{target}, which {missing}" if entry == target else f"{target}, but {entry} {missing}"
+        raise ProgramFileError(f"{where}: main: {echo(main)} names {names}; accepted: main: naming the "
+                               "program's file, or a folder holding __main__.py")
+    return entry
+
+
+def _program_or_none(project: Path) -> Path | None:
+    try:
+        return program_file(project)
     except UserError:
         return None
-    if main is None or main == "":
-        return project / "__main__.py"
-    if not isinstance(main, str):
-        return None
-    path = project / main
-    return path / "__main__.py" if _is_dir(path) else path
 
 
 def foreign_here(target: str, kit_file: Path, project_dir: Path = PROJECT_ROOT) -> str | None:
@@ -200,7 +226,7 @@ def kit_project_here(project_dir: Path = PROJECT_ROOT) -> Path | None:
     here = enclosing_project()
     if here is None or here.resolve() in (project_dir.resolve(), PROJECT_ROOT.resolve()):
         return None  # the kit itself is never "a project running the kit's program"
-    program = program_file(here)
+    program = _program_or_none(here)
     try:
         text = program.read_text(encoding="utf-8", errors="replace")[:65536] if program else ""
     except (OSError, ValueError):

@@ -1,4 +1,4 @@
-"""Found by probing the template project walk, cost's messages and completion (issue 27)."""
+"""Project files, cost messages, completion and prompted keys: what the review reads matches what Pulumi runs."""
 
 from __future__ import annotations
 
@@ -114,3 +114,15 @@ def test_a_prompted_ssh_address_without_a_key_names_the_prompted_key(tmp_path: P
     out = gl("plan", "dev", cwd=proj)
     assert out.returncode == 2
     assert "gpulease-new:publicKey" in out.stdout + out.stderr, out.stdout[:400]
+
+
+def test_main_naming_something_missing_is_refused_naming_main(tmp_path: Path) -> None:
+    # Pulumi fails on a `main:` that names nothing; the review must not run the root __main__.py instead.
+    for n, (main, missing) in enumerate([("nothere/", "nothere"), ("nothere.py", "nothere.py"),
+                                         ("/etc/passwd", "etc/passwd")]):
+        proj = _project(tmp_path / f"proj{n}")
+        with (proj / "Pulumi.yaml").open("a") as f:
+            f.write(f"main: {main}\n")
+        out = gl("plan", ".", cwd=proj)
+        assert out.returncode == 2, out.stdout[:300]
+        assert "main:" in out.stderr and str(proj / missing) in out.stderr, out.stderr[:400]
