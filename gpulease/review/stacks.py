@@ -36,9 +36,22 @@ def project_file(folder: Path) -> Path | None:
     """The project file of ``folder`` (``Pulumi.yaml`` or ``Pulumi.yml``), or None: the one test of "this folder is
     a Pulumi project" that the walk, the stack lookup and the project loader share."""
     for name in PROJECT_FILES:
-        if os.path.lexists(folder / name):
+        # a folder named Pulumi.yaml is not a project file: the Pulumi CLI skips it and takes Pulumi.yml
+        if os.path.lexists(folder / name) and not _is_dir(folder / name):
             return folder / name
     return None
+
+
+def stack_suffix(project_dir: Path) -> str:
+    """The extension of a project's stack files: the project file's own (``DetectProjectStackPath`` in the Pulumi
+    CLI names a stack's file ``Pulumi.<stack>`` + ``filepath.Ext`` of the project file), ``.yaml`` without one."""
+    found = project_file(project_dir)
+    return found.suffix if found is not None else ".yaml"
+
+
+def stack_file_name(project_dir: Path, stack: str) -> str:
+    """The file name ``pulumi up -s stack`` reads the stack's configuration from in ``project_dir``."""
+    return f"Pulumi.{stack}{stack_suffix(project_dir)}"
 
 
 def _project_doc(project_dir: Path) -> tuple[Path, inputfile.YamlDocument, dict[str, Any]]:
@@ -99,7 +112,8 @@ def load_stack_config(path: Path) -> dict[str, Any]:
 
 def stack_files(project_dir: Path = PROJECT_ROOT) -> list[Path]:
     _, config_dir = project_info(project_dir)
-    return sorted(p for p in config_dir.glob("Pulumi.*.y*ml") if p.name not in ("Pulumi.yaml", "Pulumi.yml"))
+    suffix = stack_suffix(project_dir)  # Pulumi reads only these: a Pulumi.dev.yaml in a .yml project is not dev's
+    return sorted(p for p in config_dir.glob(f"Pulumi.*{suffix}") if p.name not in PROJECT_FILES)
 
 
 def stack_name(path: Path) -> str:

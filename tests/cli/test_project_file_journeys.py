@@ -126,3 +126,23 @@ def test_main_naming_something_missing_is_refused_naming_main(tmp_path: Path) ->
         out = gl("plan", ".", cwd=proj)
         assert out.returncode == 2, out.stdout[:300]
         assert "main:" in out.stderr and str(proj / missing) in out.stderr, out.stderr[:400]
+
+
+def test_init_in_a_pulumi_yml_project_writes_the_yml_stack_file(tmp_path: Path) -> None:
+    proj = _project(tmp_path / "proj")
+    (proj / "Pulumi.yaml").rename(proj / "Pulumi.yml")
+    (proj / "Pulumi.dev.yaml").unlink()
+    out = gl("init", "--name", "t1", "--owner", "ada@example.org", "--params", "8B", "--method", "lora",
+             "--no-port", "--budget", "60", "--no-review", cwd=proj)
+    assert out.returncode == 0, out.stderr[-400:]
+    assert (proj / "Pulumi.t1.yml").is_file() and not (proj / "Pulumi.t1.yaml").exists(), sorted(os.listdir(proj))
+
+
+def test_a_folder_named_pulumi_yaml_is_not_the_project_file(tmp_path: Path) -> None:
+    # The Pulumi CLI skips a directory named Pulumi.yaml and takes the Pulumi.yml beside it.
+    proj = _project(tmp_path / "proj")
+    (proj / "Pulumi.yaml").rename(proj / "Pulumi.yml")
+    (proj / "Pulumi.dev.yaml").rename(proj / "Pulumi.dev.yml")
+    (proj / "Pulumi.yaml").mkdir()
+    out = gl("plan", "dev", cwd=proj)
+    assert out.returncode == 0 and "Pulumi.dev.yml" in out.stdout, (out.stdout + out.stderr)[-400:]
