@@ -106,6 +106,7 @@ def test_a_misspelt_prompted_key_is_refused_not_ignored(tmp_path: Path) -> None:
     out = gl("plan", "dev", cwd=proj)
     assert out.returncode != 0, out.stdout[:300]
     assert "gpulease-new:budgetUSD" in out.stdout + out.stderr
+    assert "did you mean gpulease-new:budgetUsd" in out.stdout + out.stderr, out.stdout[:400]
 
 
 def test_a_prompted_ssh_address_without_a_key_names_the_prompted_key(tmp_path: Path) -> None:
