@@ -20,4 +20,6 @@ MUTATIONS = [
              "a folder named Pulumi.yaml is not a project file"),
     Mutation("journey6", "components/spec/load.py", 'if unknown_prompts := getattr(raw_exp, "unknown_prompts", None):',
              "if False:", JOURNEYS, "a gpulease-new key the template does not prompt for is refused"),
+    Mutation("journey6", "components/spec/prompted.py", 'if path == f"{CONFIG_KEY}.ssh" and "publicKey" in msg:',
+             "if False:", JOURNEYS, "a prompted SSH address without a key names gpulease-new:publicKey"),
 ]

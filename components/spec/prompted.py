@@ -90,6 +90,10 @@ def as_written(exc: SpecError, raw: Any) -> SpecError:
     problems: dict[str, str] = {}
     for path, msg in exc.problems:
         key = _prompt_of(path)
+        if path == f"{CONFIG_KEY}.ssh" and "publicKey" in msg:  # the template has no keyName prompt
+            key, msg = "publicKey", ("is needed with an SSH address (gpulease-new:sshFrom); accepted: "
+                                     f"{PROMPT_NAMESPACE}:publicKey, an OpenSSH public key, or "
+                                     f"{PROMPT_NAMESPACE}:sshFrom: none (Session Manager, no port)")
         if key in raw.bad_numbers:
             msg = f"{shown(raw.bad_numbers[key])} is not a number; accepted: a finite number in ASCII digits, e.g. 60"
         problems.setdefault(f"{PROMPT_NAMESPACE}:{key}" if key else path, msg)
