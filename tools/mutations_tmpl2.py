@@ -13,7 +13,7 @@ PROMPTED = "components/spec/prompted.py"
 MUTATIONS = [
     Mutation("tmpl2", STACKS, "    for name in PROJECT_FILES:", "    for name in PROJECT_FILES[:1]:", WALK,
              "a Pulumi.yml project is found by the walk, the stack lookup and the loader alike"),
-    Mutation("tmpl2", STACKS, '        main = project_meta(project).get("main")', "        main = None", WALK,
+    Mutation("tmpl2", STACKS, '    main = meta.get("main")', "    main = None", WALK,
              "a project's program is found through Pulumi.yaml's main:"),
     Mutation("tmpl2", STACKS, "            if f not in users and here is None and", "            if False and", WALK,
              "inside another Pulumi project a bare name never falls back to the kit's stack"),

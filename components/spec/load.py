@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from components.spec.experiment import ExperimentSpec, MultiFieldError
 from components.spec.messages import format_errors, kind_of
-from components.spec.prompted import as_written
+from components.spec.prompted import PROMPTED_KEYS, as_written
 from components.spec.regions import region_problems
 from components.spec.suggest import nearest_hint
 from components.spec.sweep import SWEEP_SHARED_FIELDS, SweepSpec, deep_merge
@@ -122,6 +122,9 @@ def load_stack_spec(stack: str, config: Mapping[str, Any], source: str | None = 
             [(f"{exp_key} / {sweep_key}", "declare exactly one of them; accepted: an experiment, or a sweep {base, runs}")],
             source,
         )
+    if unknown_prompts := getattr(raw_exp, "unknown_prompts", None):
+        raise SpecError(stack, [(k, f"unknown key{nearest_hint(k, PROMPTED_KEYS)}; accepted: the template's prompts, "
+                                 f"{', '.join(PROMPTED_KEYS)}") for k in unknown_prompts], source)
     if raw_exp is not None:
         try:
             spec = StackSpec(stack=stack, kind="experiment", experiments=[_validate_experiment(stack, exp_key, raw_exp, source)])

@@ -24,11 +24,15 @@ PROMPTED_FIELDS = {"name": "name", "project": "name", "owner": "owner", "budgetU
                    "ssh.allowedCidrs": "sshFrom", "ssh.publicKey": "publicKey"}
 """The experiment's fields a prompted value becomes, and the prompt (``gpulease-new:<key>``) it came from."""
 
+PROMPTED_KEYS = tuple(f"{PROMPT_NAMESPACE}:{key}" for key in dict.fromkeys(PROMPTED_FIELDS.values()))
+"""The ``gpulease-new:*`` keys the template prompts for (its Pulumi.yaml's ``config:``); any other is refused."""
+
 
 class PromptedExperiment(dict):
     """``gpulease:experiment`` as made from prompted values: the spec's refusals name the keys the user wrote."""
 
     bad_numbers: dict[str, str]
+    unknown_prompts: list[str]
 
 
 def _number(text: str | None, default: float, key: str, bad: dict[str, str]) -> float | str:
@@ -66,6 +70,7 @@ def experiment(get: Callable[[str], str | None]) -> dict[str, Any]:
         "checkpoints": {"prefix": "checkpoints/", "intervalMinutes": 15},
     })
     spec.bad_numbers = bad
+    spec.unknown_prompts = []
     return spec
 
 
@@ -85,6 +90,10 @@ def as_written(exc: SpecError, raw: Any) -> SpecError:
     problems: dict[str, str] = {}
     for path, msg in exc.problems:
         key = _prompt_of(path)
+        if path == f"{CONFIG_KEY}.ssh" and "publicKey" in msg:  # the template has no keyName prompt
+            key, msg = "publicKey", ("is needed with an SSH address (gpulease-new:sshFrom); accepted: "
+                                     f"{PROMPT_NAMESPACE}:publicKey, an OpenSSH public key, or "
+                                     f"{PROMPT_NAMESPACE}:sshFrom: none (Session Manager, no port)")
         if key in raw.bad_numbers:
             msg = f"{shown(raw.bad_numbers[key])} is not a number; accepted: a finite number in ASCII digits, e.g. 60"
         problems.setdefault(f"{PROMPT_NAMESPACE}:{key}" if key else path, msg)
@@ -111,7 +120,11 @@ def translated(config: Mapping[str, Any]) -> dict[str, Any]:
     rest = {k: v for k, v in config.items() if not str(k).startswith(f"{PROMPT_NAMESPACE}:")}
     if not prompted(config):
         return rest
-    return {**rest, CONFIG_KEY: experiment(lambda key: _text(config.get(f"{PROMPT_NAMESPACE}:{key}")))}
+    spec = experiment(lambda key: _text(config.get(f"{PROMPT_NAMESPACE}:{key}")))
+    # a misspelt prompt (gpulease-new:budgetUSD) would otherwise leave its field at the default: the spec refuses it
+    spec.unknown_prompts = sorted(str(k) for k in config
+                                  if str(k).startswith(f"{PROMPT_NAMESPACE}:") and k not in PROMPTED_KEYS)
+    return {**rest, CONFIG_KEY: spec}
 
 
 def stack_config(config: Mapping[str, Any]) -> dict[str, Any]:

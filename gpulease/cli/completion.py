@@ -84,6 +84,9 @@ _gpulease() {{
     local cur prev typed="" next w i words name stacks="" files="" regions="" cloud=""
     cur="${{COMP_WORDS[COMP_CWORD]}}"
     prev="${{COMP_WORDS[COMP_CWORD-1]}}"
+    # bash splits --region=us- at '=' (COMP_WORDBREAKS): the option is the word before the '='
+    if [[ "$cur" == = ]]; then cur=""
+    elif [[ "$prev" == = && COMP_CWORD -ge 2 ]]; then prev="${{COMP_WORDS[COMP_CWORD-2]}}"; fi
     for ((i = 1; i < COMP_CWORD; i++)); do
         w="${{COMP_WORDS[i]}}"
         next="${{typed:+$typed }}$w"
@@ -106,11 +109,14 @@ _gpulease() {{
             [[ "${{COMP_WORDS[i-1]}}" == = && "${{COMP_WORDS[i-2]}}" == {CLOUD_FLAG} ]] && cloud="$w"
             [[ "$w" == {CLOUD_FLAG}=?* ]] && cloud="${{w#{CLOUD_FLAG}=}}"
         done
+        cloud="$(printf '%s' "$cloud" | tr -d "\\"'")"  # --cloud "aws": the word as typed keeps its quotes
         case "$cloud" in
 {region_cases(regions)}
         esac
     fi
     COMPREPLY=($(compgen -W "$words" -- "$cur"))
+    # --regions us-east-1,us-w: the last comma part completes, the parts before it kept
+    [[ -n "$regions" && "$cur" == *,* ]] && COMPREPLY=($(compgen -P "${{cur%,*}}," -W "$words" -- "${{cur##*,}}"))
     # An option that takes a value (--config, --output, --catalog) is followed by a value, never an option.
     [[ -n "$files" ]] && COMPREPLY=($(compgen -f -- "$cur"))
     # Stack names never pass through compgen -W or word splitting (either would expand a $(...) in a file name):
@@ -133,6 +139,10 @@ def run(args: argparse.Namespace) -> int:
 
         try:
             names = stacks.known_names()
+            here = stacks.enclosing_project()
+            if (here is not None and here.resolve() != stacks.PROJECT_ROOT.resolve()
+                    and stacks.kit_project_here() is None):
+                names = []  # a Pulumi project whose program is not the kit's: a bare kit stack name is refused here
         except UserError:  # a folder the lookup cannot read: nothing to offer, never an error in the shell
             names = []
         sys.stdout.write("".join(f"{name}\n" for name in names if PLAIN_NAME.match(name)))

@@ -68,7 +68,11 @@ def _run(args: argparse.Namespace) -> int:
                 results.append({"stack": rendering.stack, "error": hide.text(rendering.error),
                                 "stackFile": shown_path(stack_file) if stack_file is not None else None})
                 if not args.json:
-                    shown.print(f"[red]{escape(printable(rendering.stack))}: {escape(printable(rendering.error))}[/red]")
+                    # its own lines, as plan prints them (a spec error lists one problem a line), each escaped
+                    first, *rest = [ln for ln in rendering.error.splitlines() if ln.strip()] or [""]
+                    shown.print(f"[red]{escape(printable(rendering.stack))}: {escape(printable(first))}[/red]")
+                    for line in rest:
+                        shown.print(f"[red]  {escape(printable(line))}[/red]")
                 continue
             cost = estimate(rendering)
             old = stale(line_prices(cost.lines, cost.region), now, args.max_price_age)

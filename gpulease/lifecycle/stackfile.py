@@ -107,11 +107,11 @@ def target_path(answers: Answers, output: str | None, project_dir: Path = stacks
     if output:
         return Path(output)
     if (own := stacks.kit_project_here(project_dir)) is not None:
-        return stacks.project_info(own)[1] / f"Pulumi.{answers.name}.yaml"
+        return stacks.project_info(own)[1] / stacks.stack_file_name(own, answers.name)
     here = Path.cwd()
     if here.resolve() == project_dir.resolve():
         _, config_dir = stacks.project_info(project_dir)
-        return config_dir / f"Pulumi.{answers.name}.yaml"
+        return config_dir / stacks.stack_file_name(project_dir, answers.name)
     folder = here / "stacks" if (here / "stacks").is_dir() else here
     return folder / f"Pulumi.{answers.name}.yaml"
 

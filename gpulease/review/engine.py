@@ -77,8 +77,9 @@ class UnsupportedProjectError(UserError):
     """A Pulumi project whose program ``gpulease plan`` cannot run (not Python, no entry point)."""
 
 
-def program_dir_of(project_dir: Path) -> Path:
-    """Where a Pulumi Python project's ``__main__.py`` is: the project root, or its ``main`` directory."""
+def program_of(project_dir: Path) -> Path:
+    """The program file ``gpulease plan`` runs for a Pulumi Python project (``stacks.program_file``: the file
+    Pulumi's Python host runs)."""
     meta = stacks.project_meta(project_dir)
     runtime = meta.get("runtime")
     runtime_name = runtime.get("name") if isinstance(runtime, dict) else runtime
@@ -86,12 +87,10 @@ def program_dir_of(project_dir: Path) -> Path:
         raise UnsupportedProjectError(
             f"{project_dir}: runtime {runtime_name!r} is not supported; gpulease plan runs Python Pulumi programs"
         )
-    main = project_dir / str(meta.get("main") or ".")
-    directory = main if main.is_dir() else main.parent
-    if not (directory / "__main__.py").exists():
-        raise UnsupportedProjectError(f"{project_dir}: no __main__.py in {directory}; accepted: a Python program "
-                                      "whose entry point is __main__.py (the Pulumi default)")
-    return directory
+    try:
+        return stacks.program_file(project_dir)
+    except stacks.ProgramFileError as exc:
+        raise UnsupportedProjectError(str(exc)) from None
 
 
 Judgement = tuple[PolicyResult | None, StackCost | None]
@@ -185,11 +184,11 @@ def start_render(
         # A stack file that cannot be read (or a --config path it cannot take) is this stack's error; the other
         # stacks are still reviewed.
         return PendingRender(Rendering(project=project, stack=name, config={}, error=str(exc)))
-    program_dir = None if project_dir.resolve() == PROJECT_ROOT else program_dir_of(project_dir)
+    program_path = None if project_dir.resolve() == PROJECT_ROOT else program_of(project_dir)
 
     def work(sink: Any = None) -> Rendering:
         with _naming(stack_file):
-            return render(config, stack=name, project=project, program_dir=program_dir, now=now, sink=sink,
+            return render(config, stack=name, project=project, program_path=program_path, now=now, sink=sink,
                           organization=organization)
 
     def judge_in_child(rendering: Rendering) -> Judgement:

@@ -285,7 +285,7 @@ def render(
     stack: str = "dev",
     project: str = "gpulease",
     program: Callable[[], None] | None = None,
-    program_dir: Path | None = None,
+    program_path: Path | None = None,
     mocks: pulumi.runtime.Mocks | None = None,
     region: str | None = None,
     now: datetime | None = None,
@@ -320,15 +320,15 @@ def render(
                            organization=organization)
     rendering = Rendering(project=project, stack=stack, config=dict(config))
 
-    if program is None and program_dir is None:
+    if program is None and program_path is None:
         program = importlib.import_module("components.program").main
-    directory = program_dir or PROJECT_ROOT
+    directory = program_path.parent if program_path is not None else PROJECT_ROOT
 
     def run() -> None:
         if program is not None:
             program()
         else:
-            runpy.run_path(str(directory / "__main__.py"), run_name="__main__")
+            runpy.run_path(str(program_path), run_name="__main__")
 
     try:
         with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), exit_raises(), \

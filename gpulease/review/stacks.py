@@ -36,9 +36,22 @@ def project_file(folder: Path) -> Path | None:
     """The project file of ``folder`` (``Pulumi.yaml`` or ``Pulumi.yml``), or None: the one test of "this folder is
     a Pulumi project" that the walk, the stack lookup and the project loader share."""
     for name in PROJECT_FILES:
-        if os.path.lexists(folder / name):
+        # a folder named Pulumi.yaml is not a project file: the Pulumi CLI skips it and takes Pulumi.yml
+        if os.path.lexists(folder / name) and not _is_dir(folder / name):
             return folder / name
     return None
+
+
+def stack_suffix(project_dir: Path) -> str:
+    """The extension of a project's stack files: the project file's own (``DetectProjectStackPath`` in the Pulumi
+    CLI names a stack's file ``Pulumi.<stack>`` + ``filepath.Ext`` of the project file), ``.yaml`` without one."""
+    found = project_file(project_dir)
+    return found.suffix if found is not None else ".yaml"
+
+
+def stack_file_name(project_dir: Path, stack: str) -> str:
+    """The file name ``pulumi up -s stack`` reads the stack's configuration from in ``project_dir``."""
+    return f"Pulumi.{stack}{stack_suffix(project_dir)}"
 
 
 def _project_doc(project_dir: Path) -> tuple[Path, inputfile.YamlDocument, dict[str, Any]]:
@@ -99,7 +112,8 @@ def load_stack_config(path: Path) -> dict[str, Any]:
 
 def stack_files(project_dir: Path = PROJECT_ROOT) -> list[Path]:
     _, config_dir = project_info(project_dir)
-    return sorted(p for p in config_dir.glob("Pulumi.*.y*ml") if p.name not in ("Pulumi.yaml", "Pulumi.yml"))
+    suffix = stack_suffix(project_dir)  # Pulumi reads only these: a Pulumi.dev.yaml in a .yml project is not dev's
+    return sorted(p for p in config_dir.glob(f"Pulumi.*{suffix}") if p.name not in PROJECT_FILES)
 
 
 def stack_name(path: Path) -> str:
@@ -167,20 +181,46 @@ def enclosing_project(start: Path | None = None) -> Path | None:
     return None
 
 
-def program_file(project: Path) -> Path | None:
-    """The program file of a Python project: ``<main>/__main__.py`` for ``main:`` a folder (Pulumi.yaml's ``main``,
-    the program's folder), ``main:`` itself for a file, ``__main__.py`` of the project folder without one; None
-    when the project file cannot be read or ``main`` is not text."""
+class ProgramFileError(UserError):
+    """A project whose ``main:`` names no program Pulumi could run."""
+
+
+def program_file(project: Path) -> Path:
+    """The program file of a Python project, as Pulumi's Python host runs it: ``<main>/__main__.py`` for ``main:`` a
+    folder, ``main:`` itself for a file (joined to the project folder as Pulumi joins it, so ``/etc/x`` is
+    ``<project>/etc/x``), ``__main__.py`` of the project folder without one. The one function that decides which file
+    the review runs; a ``main:`` naming something missing is refused (Pulumi would fail), never replaced by the
+    project's ``__main__.py``."""
+    path, doc, meta = _project_doc(project)
+    main = meta.get("main")
+    if main is None or main == "":
+        entry = project / "__main__.py"
+        if not entry.is_file():
+            raise ProgramFileError(f"{path}: no __main__.py in {project}; accepted: a Python program whose entry point "
+                                   "is __main__.py (the Pulumi default), or `main:` naming the program")
+        return entry
+    where = f"{path}:{doc.line('main')}"
+    if not isinstance(main, str):
+        raise ProgramFileError(f"{where}: main: is {_kind(main)}; accepted: the program's file or folder, as text")
+    target = Path(os.path.normpath(f"{project}/{main}"))
+    entry = target / "__main__.py" if _is_dir(target) else target
     try:
-        main = project_meta(project).get("main")
+        found = entry.is_file()
+    except (OSError, ValueError):
+        found = False
+    if not found:
+        missing = "is not a file" if os.path.lexists(entry) else "does not exist"
+        names = f"{target}, which {missing}" if entry == target else f"{target}, but {entry} {missing}"
+        raise ProgramFileError(f"{where}: main: {echo(main)} names {names}; accepted: main: naming the "
+                               "program's file, or a folder holding __main__.py")
+    return entry
+
+
+def _program_or_none(project: Path) -> Path | None:
+    try:
+        return program_file(project)
     except UserError:
         return None
-    if main is None or main == "":
-        return project / "__main__.py"
-    if not isinstance(main, str):
-        return None
-    path = project / main
-    return path / "__main__.py" if _is_dir(path) else path
 
 
 def foreign_here(target: str, kit_file: Path, project_dir: Path = PROJECT_ROOT) -> str | None:
@@ -200,7 +240,7 @@ def kit_project_here(project_dir: Path = PROJECT_ROOT) -> Path | None:
     here = enclosing_project()
     if here is None or here.resolve() in (project_dir.resolve(), PROJECT_ROOT.resolve()):
         return None  # the kit itself is never "a project running the kit's program"
-    program = program_file(here)
+    program = _program_or_none(here)
     try:
         text = program.read_text(encoding="utf-8", errors="replace")[:65536] if program else ""
     except (OSError, ValueError):

@@ -47,8 +47,9 @@ def test_a_project_with_main_elsewhere_does_not_get_the_kits_stack_of_the_same_n
 def test_up_reviews_the_same_project_it_deploys_in_a_pulumi_yml_project(tmp_path: Path) -> None:
     proj = _project(tmp_path / "proj")
     (proj / "Pulumi.yaml").rename(proj / "Pulumi.yml")
+    (proj / "Pulumi.dev.yaml").rename(proj / "Pulumi.dev.yml")  # Pulumi.<stack> + the project file's extension
     by_name = gl("plan", "dev", cwd=proj)
-    by_file = gl("plan", "Pulumi.dev.yaml", cwd=proj)  # what `up` reviews: verdict.REVIEW(st.path, ...)
+    by_file = gl("plan", "Pulumi.dev.yml", cwd=proj)  # what `up` reviews: verdict.REVIEW(st.path, ...)
     assert "myexp/dev" in by_name.stdout
     assert "myexp/dev" in by_file.stdout, by_file.stdout[:300] + by_file.stderr
 

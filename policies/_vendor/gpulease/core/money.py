@@ -8,8 +8,8 @@
 All three use a thousands separator and round half up on the decimal digits the value was written with
 (``usd(1.005)`` is ``$1.01``, not the binary float's ``$1.00``). A positive value never reads as zero: below
 $0.01 it is shown with two significant digits (``$0.0042/h``). A negative value (a credit) keeps its sign in
-front (``-$1.50``). NaN and infinity are refused with ``ValueError``: a price that is not a number is a bug to
-surface, not a string to print. ``None`` is the caller's unknown word (``unknown`` unless told otherwise).
+front (``-$1.50``). NaN, infinity and a magnitude beyond ``LARGEST`` are refused with ``ValueError``: a price that
+is not a number is a bug to surface, not a string to print; a huge finite one below it is written out in full. ``None`` is the caller's unknown word (``unknown`` unless told otherwise).
 Tables put the ``$`` in their cells too; JSON output keeps plain numbers. ``shown_value(x)`` is the figure ``usd``
 shows, as a ``Decimal`` (``usd`` writes it), for a sum of shown figures.
 """
@@ -17,9 +17,11 @@ shows, as a ``Decimal`` (``usd`` writes it), for a sum of shown figures.
 from __future__ import annotations
 
 import math
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 
 SMALL = Decimal("0.01")
+LARGEST = Decimal("1e100")
+"""The largest magnitude written as a price; above it (no price is that large) ``ValueError``."""
 
 
 def shown_value(x: float | Decimal, places: int = 2) -> Decimal:
@@ -32,11 +34,15 @@ def shown_value(x: float | Decimal, places: int = 2) -> Decimal:
         raise ValueError(f"a price must be a finite number, not {x!r}")
     value = Decimal(repr(x)) if isinstance(x, float) else Decimal(x)
     negative, value = value < 0, abs(value)
-    rounded = value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
-    if 0 < value < SMALL:
-        rounded = value.quantize(Decimal(1).scaleb(value.adjusted() - 1), rounding=ROUND_HALF_UP)  # 2 significant
-        if rounded >= SMALL:
-            rounded = SMALL.quantize(Decimal(1).scaleb(-places))
+    if value >= LARGEST:
+        raise ValueError(f"a price must be below {LARGEST:E}, not {-value if negative else value:.3E}")
+    with localcontext() as ctx:  # digits enough for every value below LARGEST (the default 28 fail from 1e26 up)
+        ctx.prec = max(ctx.prec, value.adjusted() + places + 3)
+        rounded = value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+        if 0 < value < SMALL:
+            rounded = value.quantize(Decimal(1).scaleb(value.adjusted() - 1), rounding=ROUND_HALF_UP)  # 2 significant
+            if rounded >= SMALL:
+                rounded = SMALL.quantize(Decimal(1).scaleb(-places))
     return -rounded if negative else rounded
 
 

@@ -30,15 +30,26 @@ millionth of a dollar a price is a typo that would switch the cost guards off (1
 HOURLY_PRICE_FLOOR = PRICE_ITEM_FLOOR
 """The smallest price of an instance hour (USD): the same floor (a price API's answer of $0.00001 is kept, and the
 refresh test data uses such answers); 1e-300 is refused."""
+PRICE_CEILING = 10_000.0
+"""The largest price the catalog takes (USD per hour, or per unit of a price item): the costliest instance hour is a
+few hundred dollars; 1e30 is a typo whose sums the figures could not even be written in."""
+
+
+def _ceiling(value: float) -> float:
+    if value > PRICE_CEILING:
+        raise ValueError(f"{value:g} USD is above any price; accepted: at most {PRICE_CEILING:g} USD")
+    return value
 
 
 def _price_item(value: float) -> float:
+    _ceiling(value)
     if 0 < value < PRICE_ITEM_FLOOR:
         raise ValueError(f"{value:g} is below the floor of a price item; accepted: 0 or at least {PRICE_ITEM_FLOOR:g} USD")
     return value
 
 
 def _hourly(value: float) -> float:
+    _ceiling(value)
     if value < HOURLY_PRICE_FLOOR:
         raise ValueError(f"{value:g} USD per hour is below any instance hour's price; accepted: at least "
                          f"{HOURLY_PRICE_FLOOR:g}")
@@ -117,6 +128,9 @@ class InstanceType(_Row):
         bad = sorted(region for region, price in prices.items() if not price >= HOURLY_PRICE_FLOOR)
         if bad:
             raise ValueError(f"prices must be at least {HOURLY_PRICE_FLOOR:g} USD per hour; not so in {', '.join(bad)}")
+        huge = sorted(region for region, price in prices.items() if price > PRICE_CEILING)
+        if huge:
+            raise ValueError(f"prices must be at most {PRICE_CEILING:g} USD per hour; not so in {', '.join(huge)}")
         return prices
 
     @model_validator(mode="after")
