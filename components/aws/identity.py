@@ -10,7 +10,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
-from components.image_bake import ready_folder
+from components.image_bake import control_folder, ready_folder
 from components.naming import scoped_name
 from components.plan import Bucket, ExperimentParts
 
@@ -26,8 +26,9 @@ def assume_role_policy(service: str, source_account: str | None = None) -> str:
 
 
 def checkpoint_access_policy(bucket_arn: str, prefix: str) -> str:
-    """Read and write under the experiment's prefix, list only that prefix, and write (only) its ready records
-    (``components.image_bake.ready_folder``: outside the prefix, so the checkpoint lifecycle never expires them);
+    """Read and write under the experiment's prefix, list only that prefix, and write (only) its ready records and
+    its reports (``components.image_bake.ready_folder``, ``control_folder``: outside the prefix, so the checkpoint
+    lifecycle never expires them);
     nothing else in S3."""
     return json.dumps(
         {
@@ -62,6 +63,12 @@ def checkpoint_access_policy(bucket_arn: str, prefix: str) -> str:
                     "Effect": "Allow",
                     "Action": "s3:PutObject",
                     "Resource": f"{bucket_arn}/{ready_folder(prefix)}*",
+                },
+                {
+                    "Sid": "WriteControlRecords",
+                    "Effect": "Allow",
+                    "Action": "s3:PutObject",
+                    "Resource": f"{bucket_arn}/{control_folder(prefix)}*",
                 },
             ],
         },

@@ -58,7 +58,7 @@ def bucket(aws, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def _report(s3: Any, name: str, body: dict[str, Any]) -> None:
-    s3.put_object(Bucket=BUCKET, Key=f"ckpt/_gpulease/{name}", Body=json.dumps(body).encode())
+    s3.put_object(Bucket=BUCKET, Key=f"_gpulease/ckpt/control/{name}", Body=json.dumps(body).encode())
 
 
 def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:

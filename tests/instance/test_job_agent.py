@@ -137,7 +137,7 @@ def test_a_job_goes_from_request_to_streamed_log_artifacts_and_exit_code(world, 
     assert outcome["exitCode"] == 3 and outcome["finishedAt"].endswith("Z") and "note" not in outcome
     assert "job ci-1-abc: exit code 3" in agent.text()
     # The run manifest of the CI job, written as it started, locally and beside the checkpoints.
-    manifest = get_json(s3, f"{PREFIX}_gpulease/manifest.json")
+    manifest = get_json(s3, f"_gpulease/{PREFIX}control/manifest.json")
     assert manifest == json.loads((data / "logs" / "manifest.json").read_text())
     assert (manifest["stack"], manifest["experiment"], manifest["job"]) == ("ci-1-abc", "lora", "ci-1-abc")
     assert manifest["checkpointUri"] == CHECKPOINT_URI and manifest["code"] is None

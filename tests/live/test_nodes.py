@@ -83,9 +83,9 @@ def cluster(aws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, A
                 "disks": disks if rank == 0 else disks[1:],
                 "gpuStarved": {"since": _stamp(50), "meanUtilizationPercent": 38, "thresholdPercent": 60}
                 if rank == 1 else None}
-        s3.put_object(Bucket=BUCKET, Key=f"{prefix}_gpulease/heartbeat.json", Body=json.dumps(beat).encode())
+        s3.put_object(Bucket=BUCKET, Key=f"_gpulease/{prefix}control/heartbeat.json", Body=json.dumps(beat).encode())
         if rank != 3:
-            s3.put_object(Bucket=BUCKET, Key=f"{prefix}_gpulease/ready.json", Body=json.dumps(
+            s3.put_object(Bucket=BUCKET, Key=f"_gpulease/{prefix}control/ready.json", Body=json.dumps(
                 {"instanceId": f"i-0node{rank}", "ready": True, "failed": []}).encode())
     monkeypatch.setattr(live_clients, "CLIENTS", lambda cloud, region: live_clients.Clients(bucket=s3))
     monkeypatch.setattr("gpulease.core.clock.utcnow", lambda: FIXED_NOW)
