@@ -115,6 +115,13 @@ def control_folder(prefix: str) -> str:
     return record_folder(prefix, CONTROL_FOLDER)
 
 
+def node_control_folder(prefix: str, rank: int | None) -> str:
+    """``control_folder`` of node ``rank`` of the experiment with checkpoint prefix ``prefix``: rank 0 (and a single
+    instance) the experiment's own, rank N its checkpoint prefix's (``<prefix>nodes/N/``, as
+    ``components.cluster.node_checkpoint_uri``), so that each node's role may write its own reports only."""
+    return control_folder(prefix if rank in (None, 0) else f"{prefix.rstrip('/')}/nodes/{rank}/")
+
+
 def baked_folder(prefix: str, stack: str) -> str:
     """Where this stack's baked records are (a stack's own: another stack on the same bucket and prefix, with an
     experiment of the same name, never skips this stack's readiness gate)."""

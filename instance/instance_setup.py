@@ -564,8 +564,7 @@ def storage_run(settings: dict[str, Any], template: list[str], values: dict[str,
 
 
 def publish_marker(settings: dict[str, Any], marker_path: str) -> None:
-    """Copy the ready marker to the control area (``<control_uri>ready.json``, outside the expiring checkpoint
-    prefix) for runners without SSH."""
+    """Copy the ready marker to ``<control_uri>ready.json`` (outside the expiring prefix) for runners without SSH."""
     uri, template = settings.get("control_uri"), settings["ready_upload_command"]
     if not uri or not template:
         return

@@ -8,8 +8,8 @@ and everything the job leaves behind is in one place.
 The contract, with ``P = <checkpointUri>_gpulease/`` (e.g. ``s3://bucket/checkpoints/_gpulease/``):
 
 - ``R/ready.json``, with ``R = components.image_bake.control_folder(prefix)`` at the bucket root (e.g.
-  ``s3://bucket/_gpulease/checkpoints/control/``: outside the prefix its lifecycle rule expires): the bootstrap's readiness report (``/var/lib/gpulease/ready.json``: ``ready``, ``failed``,
-  ``time``, ``checks``) plus the instance's ``instanceId``, uploaded once the bootstrap has run. The runner
+  ``s3://bucket/_gpulease/checkpoints/control/``: outside the prefix its lifecycle rule expires): the bootstrap's
+  readiness report (``/var/lib/gpulease/ready.json``: ``ready``, ``failed``, ``time``, ``checks``) plus the instance's ``instanceId``, uploaded once the bootstrap has run. The runner
   accepts it only when ``instanceId`` is the stack's instance (a marker left in a retained bucket by an earlier
   run never counts) and stops waiting at once when it says ``"ready": false``.
 - ``R/verify.json``: the verification's result (``instance/verify.py``: ``passed``, ``failed``, ``checks``), when the
