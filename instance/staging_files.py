@@ -8,8 +8,7 @@ and checked to be a regular file with ``fstat`` on the descriptor it will be wri
 device or a folder where a file is expected is refused too, and opening a FIFO never blocks. The folder itself is
 reached the same way from an anchor the bootstrap made (the data disk's mount point). Renames happen between
 descriptors of the same folder (``renameat``). A refusal is a ``ConfinementError`` naming the path and what was
-found there.
-"""
+found there."""
 
 from __future__ import annotations
 
@@ -49,21 +48,23 @@ INVISIBLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x18
 """Characters drawn as nothing: the same table as ``gpulease/core/printable.py`` INVISIBLE (a test compares the
 two definitions over every code point)."""
 _INVISIBLE = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in INVISIBLE) + "]")
-NAME_LIMIT = NAME_MAX - len(LONGEST_SUFFIX)
 REL_LIMIT = PATH_MAX - TO_MAX_BYTES - len(LONGEST_SUFFIX) - 1
 ENCODED_SEPARATOR = re.compile(r"%(?:2[fF]|5[cC])")
-FILE_NAME_MAX = NAME_MAX - len(LONGEST_SUFFIX)
+FILE_NAME_MAX = NAME_LIMIT = NAME_MAX - len(LONGEST_SUFFIX)
 """The longest file name a source may give: NAME_MAX less the {suffix} staging writes beside the file."""
 
 
 def source_path_problem(path: str, encoded: bool = True) -> str | None:
-    """Why staging cannot write what a source's path names (None: it can), the same rule on both sides (``gpulease/core/datasources.py``
-    holds the other copy; a test feeds both one table): an encoded separator (``%2F``, ``%5C``: one name to the
-    server, a folder here), a ``.`` or ``..`` part after decoding, a name over NAME_MAX bytes of UTF-8 (a file name
-    over FILE_NAME_MAX), or more than PATH_MAX bytes in all. ``encoded``: a URI path (https), else a bucket key."""
+    """Why staging cannot write what a source's path names (None: it can), the same rule on both sides
+    (``gpulease/core/datasources.py`` holds the other copy; a test feeds both one table): an encoded separator (``%2F``,
+    ``%5C``: one name to the server, a folder here), escapes that are not UTF-8 (``%FF``), a ``.`` or ``..`` part
+    after decoding, a name over NAME_MAX bytes of UTF-8 (a file name over FILE_NAME_MAX), or more than PATH_MAX
+    bytes in all. ``encoded``: a URI path (https), else a bucket key."""
     if encoded and ENCODED_SEPARATOR.search(path):
         return "the path holds an encoded separator (%2F or %5C); accepted: / between folders, never encoded"
-    text = urllib.parse.unquote(path) if encoded else path
+    text = urllib.parse.unquote(path, errors="surrogateescape") if encoded else path
+    if encoded and any("\udc80" <= c <= "\udcff" for c in text):  # %FF, a lone %C3: bytes of no text (else U+FFFD)
+        return "the path's %XX escapes are not UTF-8 (as %FF); accepted: escapes that spell UTF-8 text (%C3%A9 for é)"
     parts = [p for p in text.split("/") if p]
     if any(p in (".", "..") for p in parts):
         return "the path holds a . or .. part (also written %2e); accepted: a path without them"

@@ -16,6 +16,7 @@ number, a digest that is not hexadecimal) fails the source with a ``StagingError
 from __future__ import annotations
 
 import re
+import unicodedata
 import urllib.parse
 from collections.abc import Callable
 from typing import Any
@@ -138,11 +139,29 @@ def modelscope_files(get_json: GetJson, base: str, repo: str, revision: str, uri
 
 def _once_each(jobs: list[FileJob], uri: str) -> list[FileJob]:
     """The listing's files, each path once: a path listed twice (with two sizes or digests, or one) is refused
-    before anything is downloaded, as neither entry can be told to be the right one."""
+    before anything is downloaded, as neither entry can be told to be the right one. So are two paths that differ
+    only in their Unicode form, a file's or a folder's (``caf\\u00e9`` and ``cafe\\u0301``, NFC and NFD): two on
+    Linux, but one name to macOS and to whoever reads them (a copy to a laptop keeps one of the two, which one
+    unsaid)."""
     seen: set[str] = set()
+    forms: dict[str, str] = {}
     for job in jobs:
         if job.rel in seen:
             raise StagingError(f"{uri}: the listing names {shown(job.rel)} twice; accepted: a listing naming each "
                                "file once")
         seen.add(job.rel)
+        parts = job.rel.split("/")
+        for path in ("/".join(parts[:n]) for n in range(1, len(parts) + 1)):  # its folders too: dé/a and dé/b
+            other = forms.setdefault(unicodedata.normalize("NFC", path), path)
+            if other != path:
+                raise StagingError(f"{uri}: the listing names {spelled(other)} and {spelled(path)}, one name in two "
+                                   "Unicode forms (NFC and NFD); accepted: a listing naming each file and folder in "
+                                   "one form")
     return jobs
+
+
+def spelled(text: str) -> str:
+    """``text`` quoted with every character past printable ASCII as its code point (``'cafe\\u0301'``): the two
+    forms of one name read apart."""
+    return "'" + "".join(c if c.isascii() and c.isprintable() and c not in "\\'" else
+                         f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}" for c in text) + "'"

@@ -6,8 +6,10 @@ need many full-suite runs (hours on two shared cores); the rules worth pinning a
 tree is never touched: the tracked files are copied once into a temporary folder, each mutation is written
 there, its tests run (``pytest -x``, no xdist) and the file is restored.
 
-Usage: ``python -m tools.mutate [--area spec|loader|policy|...] [--list]``; exit 1 when any mutation survived
-or a row is stale.
+Usage: ``python -m tools.mutate [--area spec|loader|policy|...] [--only TEXT] [--row N] [--list]``; exit 1 when
+any mutation survived or a row is stale. ``--list`` numbers the chosen rows; ``--row`` runs those numbers of the
+chosen rows (repeatable), ``--only`` the rows whose rule or path contains the text, so that a long area runs in
+pieces.
 """
 
 from __future__ import annotations
@@ -84,11 +86,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--area", action="append", help="only these areas (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the mutations and exit")
+    parser.add_argument("--only", action="append", metavar="TEXT",
+                        help="only the rows whose rule or path contains TEXT (repeatable)")
+    parser.add_argument("--row", action="append", type=int, metavar="N",
+                        help="only the chosen rows of these numbers, as --list numbers them (repeatable)")
     args = parser.parse_args(argv)
     chosen = [m for m in MUTATIONS if not args.area or m.area in args.area]
+    if args.only:
+        chosen = [m for m in chosen if any(text in m.rule or text in m.path for text in args.only)]
+    if args.row:
+        wrong = [n for n in args.row if not 1 <= n <= len(chosen)]
+        if wrong:
+            parser.error(f"--row {wrong[0]}: the chosen rows are numbered 1 to {len(chosen)}")
+        chosen = [chosen[n - 1] for n in sorted(set(args.row))]
     if args.list:
-        for m in chosen:
-            print(f"{m.area:7} {m.rule}: {m.path}")
+        for n, m in enumerate(chosen, 1):
+            print(f"{n:3} {m.area:7} {m.rule}: {m.path}")
         return 0
     return run(chosen)
 

@@ -1,6 +1,6 @@
 """``make mutate`` rows for the idle gate read from the boot's record (not the instance id), strict state-file
 numbers, rules guarded one by one, ASCII-only header digits, the listed-size cap, the body past its listed size,
-per-source containment, hidden characters and duplicates in hub listings."""
+per-source containment, hidden characters, duplicates and one name in two Unicode forms in hub listings."""
 
 from __future__ import annotations
 
@@ -49,4 +49,9 @@ MUTATIONS = [
              "a refused --to is shown escaped, never with a Hangul filler raw"),
     Mutation("fixlostb", "instance/staging_hubs.py", "        if job.rel in seen:", "        if False:", LISTINGS,
              "a path listed twice is refused before any download"),
+    Mutation("fixlostb", "instance/staging_hubs.py", "            if other != path:", "            if False:", LISTINGS,
+             "one name listed in two Unicode forms (NFC and NFD) is refused before any download"),
+    Mutation("fixlostb", "instance/staging_hubs.py",
+             '        for path in ("/".join(parts[:n]) for n in range(1, len(parts) + 1)):',
+             "        for path in (job.rel,):", LISTINGS, "a folder named in two Unicode forms is refused too"),
 ]

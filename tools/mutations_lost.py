@@ -7,6 +7,8 @@ from __future__ import annotations
 from tools.mutation_row import Mutation
 
 PULL = ("tests/transfer/test_pull_bounded.py",)
+LOOP = (*PULL,
+        "tests/instance/test_staging_hostile.py::test_a_listing_whose_next_page_loops_fails_instead_of_reading_forever")
 NAMES = ("tests/transfer/test_destinations.py", "tests/components/spec/test_hidden_and_long_names.py")
 LONG = ("tests/instance/test_staging_long_names.py", "tests/components/spec/test_hidden_and_long_names.py")
 AGENT = ("tests/instance/test_job_agent_parts.py",)
@@ -16,7 +18,7 @@ PARITY = ("tests/components/spec/test_schema_parity.py",)
 PRECONDITIONS = ("tests/review/test_replacement_preconditions.py",)
 
 MUTATIONS = [
-    Mutation("lost", "instance/bounds.py", "        if token in self.seen:", "        if False:", PULL,
+    Mutation("lost", "instance/bounds.py", "        if token in self.seen:", "        if False:", LOOP,
              "a listing whose next page was already read is a loop (pull and staging)"),
     Mutation("lost", "instance/bounds.py", "        if len(self.seen) >= self.max_pages:", "        if False:", PULL,
              "a listing past the page cap is refused (pull and staging)"),
@@ -29,9 +31,10 @@ MUTATIONS = [
     Mutation("lost", "gpulease/cli/pull.py", "    hidden = hidden_character(text)\n    if hidden:",
              "    hidden = None\n    if hidden:", ("tests/transfer/test_destinations.py",),
              "pull's --dest and PREFIX refuse what does not read as written"),
-    Mutation("lost", "components/spec/workflow.py",
-             "        if name is not None and len(name.encode()) > NAME_MAX - len(STAGING_SUFFIX):",
-             "        if False:", LONG, "a one-file source's name fits NAME_MAX with .part.json"),
+    # The spec's own length check in components/spec/workflow.py (_fits) is reached only after parse_source, whose
+    # path rule refuses the same names first: the rule's file-name limit is what keeps the room.
+    Mutation("lost", "gpulease/core/datasources.py", "FILE_NAME_MAX = NAME_MAX - len(LONGEST_SUFFIX)\n",
+             "FILE_NAME_MAX = NAME_MAX\n", LONG, "a one-file source's name fits NAME_MAX with .part.json"),
     Mutation("lost", "instance/staging_files.py", '    if len(longest.encode("utf-8", "surrogatepass")) > NAME_LIMIT:', "    if False:", LONG,
              "a listed name over NAME_MAX with .part.json fails its source"),
     Mutation("lost", "instance/staging_files.py", "    if len(rel.encode()) > REL_LIMIT:", "    if False:", LONG,

@@ -53,4 +53,8 @@ MUTATIONS: list[Mutation] = [
              "stat.S_ISREG(found.st_mode) and p.is_symlink() and not _inside(p, path):",
              "stat.S_ISREG(found.st_mode) and False:", ("tests/transfer/test_push_links_outside.py",),
              "push leaves out a symlink to a file outside the folder"),
+    Mutation("lost7", "gpulease/ephemeral/artifact_bounds.py",
+             "                with limits.armed():\n                    fetch(name, path)",
+             "                if True:\n                    fetch(name, path)", ("tests/ephemeral/test_artifacts_trickle.py",),
+             "a download already running is cut off at the collect deadline (--collect-minutes)"),
 ]

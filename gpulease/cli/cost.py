@@ -6,6 +6,7 @@ warning (the command still succeeds: a stale price is a reason to refresh, not b
 from __future__ import annotations
 
 import argparse
+from decimal import Decimal
 from typing import Any
 
 from rich.console import Console
@@ -21,7 +22,7 @@ from gpulease.core.catalog.freshness import line_prices, stale
 from gpulease.core.catalog.models import date_label
 from gpulease.core.cost import SHARED, StackCost
 from gpulease.core.cost.cluster import cluster_costs
-from gpulease.core.money import usd, usd_per_hour, usd_per_month
+from gpulease.core.money import shown_value, usd, usd_per_hour, usd_per_month
 from gpulease.core.printable import printable
 from gpulease.core.shown import shown_path
 from gpulease.review import redact, stacks
@@ -99,8 +100,8 @@ def _rows_rounded(cost: StackCost) -> str:
     figures = [line.worst_case_usd for line in cost.lines]
     if not cost.worst_case_known or any(f is None for f in figures):
         return ""
-    added = sum(float(usd(f).replace("$", "").replace(",", "")) for f in figures if f is not None)
-    return "" if usd(added) == usd(cost.worst_case_usd) else f" (the lines, each rounded, add up to {usd(added)})"
+    added = sum((shown_value(f) for f in figures if f is not None), Decimal(0))
+    return "" if shown_value(added) == shown_value(cost.worst_case_usd) else f" (the lines, each rounded, add up to {usd(added)})"
 
 
 def _usd(value: float | None, show: Any = usd) -> str:

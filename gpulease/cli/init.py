@@ -45,7 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--owner", help="your e-mail: every resource is tagged with it")
     p.add_argument("--params", help="model size: a preset (1B 3B 7B 8B 13B 14B 32B 34B 70B 405B) or a count, e.g. 8e9")
     p.add_argument("--method", help="full, lora or qlora (default lora)")
-    p.add_argument("--cloud", help="aws or alicloud (default aws)")
+    cloud = p.add_argument("--cloud", help="aws or alicloud (default aws)")
+    cloud.completion_choices = ("aws", "alicloud")  # type: ignore[attr-defined]  (TAB offers them, not files)
     p.add_argument("--region", help="default us-east-1 (aws) / cn-hangzhou (alicloud)")
     p.add_argument("--ssh-from", action="append", default=[], metavar="CIDR",
                    help="an address SSH is opened to, e.g. 203.0.113.7/32 (repeatable)")

@@ -1,6 +1,9 @@
 """How much ``ephemeral run`` collects: a count, a total size and a deadline (the GPU bills while it collects).
 
-Beyond any of them the rest is named as not collected (still in the bucket, which is then kept)."""
+Beyond any of them the rest is named as not collected (still in the bucket, which is then kept). The deadline
+also holds inside a download already running (``bounded_fetch``): with the pull's mechanism (``S3Store.bound_by``)
+every answer the client is reading is shut down when the remaining time is up, so a server that trickles cannot
+keep the GPU billing past ``--collect-minutes``."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import argparse
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpulease.core.flag_numbers import number
 
@@ -34,6 +38,33 @@ class ArtifactBounds:
             return f"not collected: past the collect deadline (--collect-minutes {self.seconds / 60:g})"
         return None
 
+    def left(self) -> float:
+        return self.seconds - (self.clock() - self.started) if self.started is not None else self.seconds
+
+    def bounded_fetch(self, client: Any, fetch: Callable[[str, str], None]) -> Callable[[str, str], None]:
+        """``fetch`` cut off when the collect deadline passes, even mid-body: a ``CollectCutError`` (an ``OSError``,
+        so the object is named as not collected and the bucket kept), the part received left behind."""
+        from gpulease.transfer.bounded import PullBounds
+        from gpulease.transfer.s3 import S3Store
+
+        def bounded(name: str, path: str) -> None:
+            limits = PullBounds(max(self.left(), 0.0))
+            session = client._endpoint.http_session
+            send = session.send
+            S3Store(client, "").bound_by(limits)
+            try:
+                with limits.armed():
+                    fetch(name, path)
+            except Exception:
+                if limits.past():
+                    raise CollectCutError(f"past the collect deadline (--collect-minutes {self.seconds / 60:g}) "
+                                          "while downloading it; the part received is not kept") from None
+                raise
+            finally:
+                session.send = send
+
+        return bounded
+
     def split(self, listed: list[tuple[str, int]]) -> tuple[list[str], list[str]]:
         """``listed`` (name, size) into those within the count and the total size, and the rest (with why)."""
         within: list[str] = []
@@ -51,6 +82,10 @@ class ArtifactBounds:
         return within, beyond
 
 
+class CollectCutError(OSError):
+    """A download cut off at the collect deadline (``--collect-minutes``)."""
+
+
 def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-artifacts", type=number("a number of artifacts", 1, 10_000_000, whole=True, example="10000"),
                    default=DEFAULT_MAX_OBJECTS,
@@ -60,7 +95,8 @@ def add_options(p: argparse.ArgumentParser) -> None:
                    help=f"collect at most this many GiB of artifacts in all (default {DEFAULT_MAX_GIB:g})")
     p.add_argument("--collect-minutes", type=number("a number of minutes", 0, 1440, above=True, example="60"),
                    default=DEFAULT_COLLECT_MINUTES,
-                   help=f"stop starting artifact downloads after this long (default {DEFAULT_COLLECT_MINUTES:g})")
+                   help=f"collect artifacts for at most this long, a running download included (default "
+                        f"{DEFAULT_COLLECT_MINUTES:g})")
 
 
 def from_args(args: argparse.Namespace) -> ArtifactBounds:

@@ -166,21 +166,21 @@ class AutomationBackend:
             return self._command
         if shutil.which("pulumi", path=os.environ.get("PATH")) is None:
             raise PulumiCliError(
-                "the Pulumi CLI is not installed (no 'pulumi' on PATH); ephemeral stacks run it through the "
-                f"Automation API. Install Pulumi {_dotted(MIN_PULUMI_CLI)} or newer "
-                "(https://www.pulumi.com/docs/install/, or pulumi/actions in GitHub Actions). Nothing was created."
+                "the Pulumi CLI is not installed (no 'pulumi' on PATH); gpulease runs it through the Automation API "
+                f"(up, down, ephemeral). Install Pulumi {_dotted(MIN_PULUMI_CLI)} or newer "
+                "(https://www.pulumi.com/docs/install/, or pulumi/actions in GitHub Actions). Nothing was changed."
             )
         try:
             # Our own floor is checked below, with a message that names it.
             command = auto.PulumiCommand(skip_version_check=True)
         except (OSError, auto_errors.InvalidVersionError) as exc:
-            raise PulumiCliError(f"the Pulumi CLI could not report its version ({exc}). Nothing was created.") from None
+            raise PulumiCliError(f"the Pulumi CLI could not report its version ({exc}). Nothing was changed.") from None
         found = _version_tuple(str(command.version or ""))
         if found is None or found < MIN_PULUMI_CLI:
             shown = str(command.version) if command.version else "an unreadable version"
             raise PulumiCliError(
-                f"the Pulumi CLI is too old: found {shown}, ephemeral stacks need {_dotted(MIN_PULUMI_CLI)} or newer "
-                "(config set-all --json, resource hooks). Upgrade the CLI. Nothing was created."
+                f"the Pulumi CLI is too old: found {shown}, gpulease needs {_dotted(MIN_PULUMI_CLI)} or newer "
+                "(config set-all --json, resource hooks). Upgrade the CLI. Nothing was changed."
             )
         self._command = command
         return command

@@ -299,9 +299,9 @@ class BucketChannel:
         names, failed = bounds.split([(key[len(prefix):], size) for key, size in listed if not key.endswith("/")])
         if more:
             failed.append(f"(more objects under {prefix!r} beyond --max-artifacts {bounds.max_objects}: not listed)")
-        written, refused = write_confined(dest, names, prefix,
-                                          lambda name, path: self.client.download_file(loc.bucket, prefix + name, path),
-                                          failed, stop=bounds.past)
+        fetch = bounds.bounded_fetch(self.client, lambda name, path: self.client.download_file(loc.bucket, prefix + name,
+                                                                                           path))
+        written, refused = write_confined(dest, names, prefix, fetch, failed, stop=bounds.past)
         return Collected(written, refused + [f for f in failed if f not in refused], failed)
 
     def _sized(self, bucket: str, prefix: str, limit: int) -> tuple[list[tuple[str, int]], bool]:

@@ -89,15 +89,52 @@ def display_path(filename: str, base: str | None = None) -> str:
     return filename if relative.startswith("..") else relative
 
 
-def program_site(frame: Any = None) -> str | None:
-    """``file:line`` of the innermost program frame above ``frame`` (default: the caller's caller)."""
+_PROGRAM_FILES: dict[str, bool] = {}
+"""``is_program_file`` of each code file seen, decided once per file (not per code object: code objects of two
+files compare equal when their contents do)."""
+_DISPLAYED: dict[tuple[str, str], str] = {}
+"""``display_path`` of each program file, by (working directory, file)."""
+
+
+def is_program_path(filename: str) -> bool:
+    """``is_program_file``, decided once per file."""
+    mine = _PROGRAM_FILES.get(filename)
+    if mine is None:
+        mine = _PROGRAM_FILES[filename] = is_program_file(filename)
+    return mine
+
+
+def program_location(frame: Any = None) -> tuple[str, int] | None:
+    """(file, line) of the innermost program frame above ``frame`` (default: the caller's caller), read now: a
+    frame's ``f_lineno`` moves on as it runs (and is stale once it finished), so the line is taken at the call."""
     frame = frame or sys._getframe(2)
+    decided = _PROGRAM_FILES
     while frame is not None:
         filename = frame.f_code.co_filename
-        if is_program_file(filename):
-            return f"{display_path(filename)}:{frame.f_lineno}"
+        mine = decided.get(filename)
+        if mine is None:
+            mine = decided[filename] = is_program_file(filename)
+        if mine:
+            return filename, frame.f_lineno
         frame = frame.f_back
     return None
+
+
+def site_text(location: tuple[str, int] | None) -> str | None:
+    """``file:line`` of a ``program_location``, the file as ``display_path`` shows it from the working directory."""
+    if location is None:
+        return None
+    filename, line = location
+    key = (os.getcwd(), filename)
+    shown = _DISPLAYED.get(key)
+    if shown is None:
+        shown = _DISPLAYED[key] = display_path(filename)
+    return f"{shown}:{line}"
+
+
+def program_site(frame: Any = None) -> str | None:
+    """``file:line`` of the innermost program frame above ``frame`` (default: the caller's caller)."""
+    return site_text(program_location(frame or sys._getframe(2)))
 
 
 def _wrap(original: Callable[..., Any]) -> Callable[..., Any]:

@@ -21,7 +21,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 
 from gpulease.review import manifest_text, mock_registry
-from gpulease.review.invoke_sites import display_path, is_program_file
+from gpulease.review.invoke_sites import is_program_path, site_text
 from gpulease.review.mock_registry import Child
 
 _COMPUTE_KEY = re.compile(r"instance_?type|instance_?class|machine_?type|accelerator|gpu|(desired|min|max)_?(size|"
@@ -33,8 +33,8 @@ def registration_site(request: Any) -> str | None:
     for frame in request.stackTrace.frames:
         uri = frame.pc.uri if frame.HasField("pc") else ""
         path = uri.removeprefix("file://")
-        if path and is_program_file(path):
-            return f"{display_path(path)}:{frame.pc.line}"
+        if path and is_program_path(path):
+            return site_text((path, frame.pc.line))
     return None
 
 

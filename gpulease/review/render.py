@@ -183,7 +183,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
             return response
         outputs = self.resources[response.urn].state if response.urn in self.resources else {}
         self._capture(request, response, outputs, self.recorder.take())
-        if unknown := unknown_compute(request, remote_components.registration_site(request)):
+        if unknown := unknown_compute(request, remote_components.registration_site):
             self.duplicates.append(unknown)  # a compute form whose instance type cannot be seen: partial
         return response
 

@@ -44,7 +44,7 @@ import pulumi
 from pulumi.output import _OutputData
 from pulumi.runtime import rpc
 
-from gpulease.review.invoke_sites import is_program_file, program_site
+from gpulease.review.invoke_sites import is_program_file, program_location, site_text
 
 MAX_DEPTH = 4
 
@@ -166,7 +166,8 @@ def recording_skipped_applies(errors: list[str]) -> Iterator[None]:
             return result
         if runs.sites:
             runs.nested += 1
-        site = program_site(sys._getframe(1))
+        # The apply's line is read now (the frame moves on); its text is only made for an apply found unknown.
+        location = program_location(sys._getframe(1))
         data = self._data
 
         async def probe() -> _OutputData[None]:
@@ -175,7 +176,7 @@ def recording_skipped_applies(errors: list[str]) -> Iterator[None]:
             except Exception:
                 known = True
             if not known:
-                runs.run(func, site)
+                runs.run(func, site_text(location))
             return _OutputData(resources=set(), value=None, is_known=True, is_secret=False)
 
         # An output the SDK tracks: the program's end waits for the probe and what the callback registers.

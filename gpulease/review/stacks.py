@@ -208,9 +208,13 @@ def not_found(target: str, project_dir: Path = PROJECT_ROOT) -> str:
 def user_stack_files(project_dir: Path = PROJECT_ROOT) -> list[Path]:
     """The stack files of the folder the command runs in (``./Pulumi.NAME.yaml``, ``./stacks/Pulumi.NAME.yaml``),
     where ``gpulease init`` writes them: a bare name is looked up there first, then in the kit's ``stacks/``. A
-    folder that is a Pulumi project of its own is not the kit's: its stacks are named by the folder (``plan .``)."""
+    folder that is a Pulumi project of its own is not the kit's: its stacks are named by the folder (``plan .``). In a
+    project running the kit's program, or a subfolder of one, only that project is searched (``own_stack_files``),
+    where ``gpulease init`` writes: never the subfolder."""
     here = Path.cwd()
     if here.resolve() == project_dir.resolve() or os.path.lexists(here / "Pulumi.yaml"):
+        return []
+    if kit_project_here(project_dir) is not None:
         return []
     found = []
     for folder in (here, here / "stacks"):

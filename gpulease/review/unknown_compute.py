@@ -14,7 +14,7 @@ as they are to anyone who cannot read the other stack.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -183,9 +183,10 @@ def unscanned_field(props: Mapping[str, Any], type_: str = "") -> str | None:
     return next((path for path, what in mentions if what == MAY_BE_GPU), None)
 
 
-def problem(request: Any, site: str | None) -> str | None:
+def problem(request: Any, site_of: Callable[[Any], str | None]) -> str | None:
     """One line when ``request`` (a RegisterResource) is a compute form whose instance type is not known, or a type
-    the pack cannot judge whose GPU-deciding input is not known."""
+    the pack cannot judge whose GPU-deciding input is not known; ``site_of(request)`` (its program site) is only
+    called then."""
     if not (form_of(request.type) is not None or _unjudged(request.type)) or not wire_holds_unknown(request.object):
         return None  # not a type read for compute, or nothing in it unknown offline
     if form_of(request.type) is not None:
@@ -199,6 +200,7 @@ def problem(request: Any, site: str | None) -> str | None:
     if field is None:
         return None
     deps = {k: list(v.urns) for k, v in request.propertyDependencies.items()}
+    site = site_of(request)
     where = f"{site}: " if site else ""
     return (f"{where}GPU compute may be here: {field} of {request.type} {request.name!r} is unknown offline "
             f"({_why(field, deps)}); {judged}; accepted: a known value")

@@ -52,3 +52,24 @@ def test_completion_help_is_a_short_description() -> None:
     out = gl("completion", "--help").stdout
     assert "``" not in out and "Standard library only" not in out, out
     assert 'eval "$(gpulease completion bash)"' in " ".join(out.split()), out
+
+
+def test_completion_after_region_offers_the_clouds_regions_not_files(tmp_path: Path) -> None:
+    (tmp_path / "us-notes.txt").write_text("a file TAB must not offer after --region\n")
+    assert _complete(tmp_path, "init", "--cloud", "alicloud", "--region", "cn-h") == [
+        "cn-huhehaote", "cn-hangzhou", "cn-heyuan", "cn-hongkong"]
+    aws = _complete(tmp_path, "size", "--cloud", "aws", "--region", "us-")
+    assert sorted(aws) == ["us-east-1", "us-east-2", "us-gov-east-1", "us-gov-west-1", "us-west-1", "us-west-2"], aws
+    assert _complete(tmp_path, "size", "--cloud=aws", "--region", "cn-") == ["cn-north-1", "cn-northwest-1"]
+    # bash splits --cloud=aws at the "=" (COMP_WORDBREAKS): the same cloud.
+    assert _complete(tmp_path, "size", "--cloud", "=", "aws", "--region", "cn-") == ["cn-north-1", "cn-northwest-1"]
+    # No cloud on the line (status names a stack, not a cloud): both clouds' regions.
+    both = _complete(tmp_path, "status", "mine", "--region", "cn-")
+    assert "cn-north-1" in both and "cn-hangzhou" in both and "us-notes.txt" not in both, both
+    assert _complete(tmp_path, "ls", "--cloud", "alicloud", "--regions", "cn-hang") == ["cn-hangzhou"]
+    assert _complete(tmp_path, "logs", "mine", "--region", "") and not _complete(tmp_path, "logs", "mine", "--region", "us-n")
+
+
+def test_completion_after_init_cloud_offers_the_clouds(tmp_path: Path) -> None:
+    words = _complete(tmp_path, "init", "--cloud", "")
+    assert sorted(words) == ["alicloud", "aws"], words

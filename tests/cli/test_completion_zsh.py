@@ -25,3 +25,11 @@ def test_zsh_completes_commands_choices_and_stack_names(tmp_path: Path) -> None:
         assert "ready> gpulease catalog refresh" in zsh.tab("gpulease catalog re", "ready> gpulease catalog refresh")
         # A stack name comes from `gpulease completion stacks`, run by the completion function itself.
         assert "ready> gpulease plan aws-lora-7b" in zsh.tab("gpulease plan aws-lor", "ready> gpulease plan aws-lora-7b")
+        # After --region: the regions of the cloud the line names (alicloud here), never files.
+        assert "ready> gpulease init --cloud alicloud --region cn-hangzhou" in zsh.tab(
+            "gpulease init --cloud alicloud --region cn-hangz", "ready> gpulease init --cloud alicloud --region cn-hangzhou")
+        # No cloud on the line: both clouds' regions (cn-northwest-1 is an AWS region).
+        assert "ready> gpulease status mine --region cn-northwest-1" in zsh.tab(
+            "gpulease status mine --region cn-northw", "ready> gpulease status mine --region cn-northwest-1")
+        assert "ready> gpulease size --cloud aws --region us-gov-east-1" in zsh.tab(
+            "gpulease size --cloud aws --region us-gov-e", "ready> gpulease size --cloud aws --region us-gov-east-1")

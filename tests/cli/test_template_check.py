@@ -93,3 +93,19 @@ def test_the_walk_up_stops_below_a_home_folder(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "no stack 'dev'" in out.stderr, out.stdout + out.stderr
     assert gl("plan", "dev", cwd=below).returncode == 0  # the same folder, not a home: found
+
+
+def test_from_a_subfolder_the_refusal_names_exactly_the_places_searched(tmp_path: Path) -> None:
+    proj = _project(tmp_path)
+    deeper = proj / "sub" / "deeper"
+    (deeper / "stacks").mkdir(parents=True)
+    # A stack file left in the subfolder is not one of the project's: a bare name does not find it.
+    shutil.copy(ROOT / "stacks" / "Pulumi.aws-lora-7b.yaml", deeper / "Pulumi.stray.yaml")
+    shutil.copy(ROOT / "stacks" / "Pulumi.aws-lora-7b.yaml", deeper / "stacks" / "Pulumi.stray2.yaml")
+    for name in ("stray", "stray2"):
+        out = gl("plan", name, cwd=deeper)
+        assert out.returncode == 2, out.stdout + out.stderr
+        line = out.stderr.strip().splitlines()[-1]
+        assert f"no stack '{name}' in {proj.resolve()} or {ROOT / 'stacks'} " in line, line
+        assert "deeper" not in line, line
+    assert gl("plan", "dev", cwd=deeper).returncode == 0  # the project's own stack is found from there

@@ -64,3 +64,34 @@ def test_a_positive_value_never_reads_as_zero(show, value) -> None:  # type: ign
     shown = show(value)
     assert GRAMMAR.fullmatch(shown), shown
     assert re.search(r"[1-9]", shown), shown
+
+
+def test_shown_value_is_the_figure_usd_writes() -> None:
+    from decimal import Decimal
+
+    from gpulease.core.money import shown_value
+
+    assert shown_value(1.005) == Decimal("1.01") and shown_value(2.675) == Decimal("2.68")  # not the float's 1.00, 2.67
+    assert shown_value(0.0042) == Decimal("0.0042") and shown_value(0.00999) == Decimal("0.01")
+    assert shown_value(-1.505) == Decimal("-1.51") and shown_value(0) == 0
+    for x in (1.005, 2.675, 0.0042, 0.00999, 1234.565, -1.505, -0.0042, 0, 7, 0.125, 99999.995):
+        written = usd(x)
+        assert Decimal(written.replace("$", "").replace(",", "")) == shown_value(x), (x, written)
+    with pytest.raises(ValueError):
+        shown_value(float("nan"))
+    with pytest.raises(ValueError):
+        shown_value(True)
+
+
+def test_the_cost_rows_note_adds_the_shown_figures() -> None:
+    from types import SimpleNamespace
+
+    from gpulease.cli.cost import _rows_rounded
+
+    # Shown $2.30 + $0.0035 + $0.0015 is $2.305 exactly, $2.31 half up; the same figures added as floats make
+    # 2.3049999..., which would read $2.30, the total's figure, and the note would be missing.
+    lines = [SimpleNamespace(worst_case_usd=v) for v in (2.3, 0.0035, 0.0015)]
+    cost = SimpleNamespace(lines=lines, worst_case_known=True, worst_case_usd=2.3)
+    assert _rows_rounded(cost) == " (the lines, each rounded, add up to $2.31)"  # type: ignore[arg-type]
+    cost.worst_case_usd = 2.305  # shown $2.31: the same as the lines' sum, no note
+    assert _rows_rounded(cost) == ""  # type: ignore[arg-type]

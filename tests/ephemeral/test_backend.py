@@ -52,7 +52,7 @@ def test_missing_cli_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Monkey
     with pytest.raises(PulumiCliError) as err:
         AutomationBackend().cli_version()
     assert "Pulumi CLI is not installed (no 'pulumi' on PATH)" in str(err.value)
-    assert "3.182.0 or newer" in str(err.value) and "Nothing was created" in str(err.value)
+    assert "3.182.0 or newer" in str(err.value) and "Nothing was changed" in str(err.value)
 
 
 @pytest.mark.parametrize("old", ["v3.100.0", "v3.181.9", "v2.25.2"])
@@ -60,7 +60,7 @@ def test_too_old_cli_is_a_clear_error(only_fake_cli, old: str) -> None:
     only_fake_cli(old)
     with pytest.raises(PulumiCliError) as err:
         AutomationBackend().cli_version()
-    assert f"too old: found {old.removeprefix('v')}, ephemeral stacks need 3.182.0 or newer" in str(err.value)
+    assert f"too old: found {old.removeprefix('v')}, gpulease needs 3.182.0 or newer" in str(err.value)
 
 
 def test_a_current_cli_is_accepted(only_fake_cli) -> None:

@@ -1,6 +1,6 @@
 """One rule for a source's path on both sides: ``gpulease plan`` (``gpulease/core/datasources.py``) and the instance's
 staging (``instance/staging_files.py``, which cannot import gpulease) refuse the same names: encoded separators
-(``%2F``, ``%2f``, ``%5C``), ``.``/``..`` after decoding, a name over 255 bytes of UTF-8 (a file name over 245, the
+(``%2F``, ``%2f``, ``%5C``), escapes that are not UTF-8 (``%FF``: saved as U+FFFD otherwise), ``.``/``..`` after decoding, a name over 255 bytes of UTF-8 (a file name over 245, the
 room left for ``.part.json``), a path over 4096 bytes. The same table goes to both, the boundary (names of 240-256
 bytes, ASCII and CJK) included, and both sides refuse at their entry points (the spec's URI, staging's parse)."""
 
@@ -25,6 +25,8 @@ TABLE: list[tuple[str, bool, bool]] = [  # (path, a URI path (encoded), refused)
     ("/data/train.jsonl", True, False),
     ("/a%2Fb.bin", True, True), ("/a%2fb.bin", True, True), ("/a%5Cb.bin", True, True), ("/a%5cb.bin", True, True),
     ("/a%252Fb.bin", True, False),  # %25 is a %: the name is a%2Fb.bin, no separator
+    ("/model%FF.bin", True, True), ("/caf%C3.txt", True, True), ("/%ED%A0%80.bin", True, True),  # not UTF-8
+    ("/caf%C3%A9/%E2%82%AC.txt", True, False), ("/%EF%BF%BD.bin", True, False),  # café/€, U+FFFD itself
     ("/%2e%2e/etc/passwd", True, True), ("/%2E/x.bin", True, True), ("/a/./x.bin", True, True),
     ("/a/../x.bin", True, True), ("/a/%2e%2e", True, True), ("/a..b/x..y.bin", True, False),
     ("/" + "a" * 240, True, False), ("/" + "a" * 245, True, False), ("/" + "a" * 246, True, True),
@@ -52,7 +54,7 @@ def test_both_sides_give_the_table_the_same_verdict(path: str, encoded: bool, re
 
 def test_generated_names_around_the_boundary_get_the_same_verdicts() -> None:
     rng = random.Random(23)
-    alphabet = ["a", "\u00e9", CJK, "\U0001f600", ".", "%2F", "%2e", "%E4%B8%AD", "/"]
+    alphabet = ["a", "\u00e9", CJK, "\U0001f600", ".", "%2F", "%2e", "%E4%B8%AD", "%FF", "%C3", "%A9", "/"]
     for _ in range(3000):
         path = "/" + "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 130)))
         for encoded in (True, False):

@@ -65,3 +65,37 @@ def test_a_modelscope_listing_naming_a_path_twice_is_refused() -> None:
                                  {"Path": "w.bin", "Size": 20}]}}
     with pytest.raises(staging_files.StagingError, match=r"^modelscope://org/m: the listing names 'w.bin' twice; "):
         staging_hubs.modelscope_files(lambda url: (answer, None), "https://hub", "org/m", "master", "modelscope://org/m")
+
+
+NFC, NFD = "caf\u00e9", "cafe\u0301"  # é as one code point, and as e with a combining acute accent
+
+
+@pytest.mark.parametrize(("paths", "first", "second"), [
+    ([f"{NFC}.txt", f"{NFD}.txt"], "'cafe\\u0301.txt'", "'caf\\u00e9.txt'"),  # the hub lists sorted: e before é
+    ([f"{NFD}/a.txt", "z.bin", f"{NFC}/b.txt"], "'cafe\\u0301'", "'caf\\u00e9'"),  # two folders of one name
+])
+def test_one_name_in_two_unicode_forms_is_refused_naming_both(tmp_path: Path, hub: HubServer, paths: list[str],
+                                                              first: str, second: str) -> None:
+    files = {path: path.encode() for path in paths}
+    hub.add("org/m", HubRepo(files))
+    check, _ = stage(tmp_path, hub, [{"uri": "hf://org/m", "to": str(tmp_path / "m")}])
+    assert check["ok"] is False
+    assert check["sources"][0]["error"] == (f"hf://org/m: the listing names {first} and {second}, one name in two "
+                                            "Unicode forms (NFC and NFD); accepted: a listing naming each file and "
+                                            "folder in one form")
+    assert not hub.cdn.requests  # refused before anything is downloaded
+
+
+def test_names_in_one_form_and_other_accents_are_staged(tmp_path: Path, hub: HubServer) -> None:
+    files = {f"{NFC}/a.txt": b"a", f"{NFC}/b.txt": b"b", "cafe.txt": b"c", "caf\u00e8.txt": b"d"}  # e, é, è apart
+    hub.add("org/m", HubRepo(files))
+    check, _ = stage(tmp_path, hub, [{"uri": "hf://org/m", "to": str(tmp_path / "m")}])
+    assert check["ok"] is True, check
+    assert (tmp_path / "m" / NFC / "b.txt").read_bytes() == b"b"
+
+
+def test_a_modelscope_listing_with_one_name_in_two_forms_is_refused() -> None:
+    answer = {"Data": {"Files": [{"Path": f"{NFC}.bin", "Size": 10}, {"Path": f"{NFD}.bin", "Size": 20}]}}
+    with pytest.raises(staging_files.StagingError, match=r"^modelscope://org/m: the listing names 'caf\\u00e9.bin' "
+                                                         r"and 'cafe\\u0301.bin', one name in two Unicode forms"):
+        staging_hubs.modelscope_files(lambda url: (answer, None), "https://hub", "org/m", "master", "modelscope://org/m")

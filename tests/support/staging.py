@@ -169,7 +169,9 @@ class HubRepo:
     lie_about: str | None = None
     """A path whose listed digest is wrong (a corrupted or swapped file on the way)."""
     loop_pages: bool = False
-    """Every page's ``Link: rel="next"`` points at the first page again (a hub whose pagination loops)."""
+    """Every page's ``Link: rel="next"`` points at the first page again (a hub whose pagination loops), for the first
+    ``HubServer.LOOP_MOST`` reads: a stager that misses the loop then ends its listing (with every path listed many
+    times) and the test fails at once instead of waiting for its thread's bound."""
     listing: list[Any] | None = None
     """Entries listed as they are (a malformed listing), instead of the files' own."""
 
@@ -178,6 +180,7 @@ class HubServer(_Server):
     """Hugging Face and ModelScope APIs over one host; files are served by ``cdn``."""
 
     PAGE = 2
+    LOOP_MOST = 20
 
     def __init__(self, cdn: CdnServer) -> None:
         self.cdn = cdn
@@ -211,7 +214,8 @@ class HubServer(_Server):
             page = int(query.get("cursor", ["0"])[0])
             chunk = entries[page * self.PAGE:(page + 1) * self.PAGE]
             headers = {"Content-Type": "application/json"}
-            if repo.loop_pages:
+            reads = sum(1 for p, _ in self.requests if urllib.parse.urlsplit(p).path == path)
+            if repo.loop_pages and reads < self.LOOP_MOST:
                 headers["Link"] = f'<{self.url}{path}?recursive=true>; rel="next"'
             elif (page + 1) * self.PAGE < len(entries):
                 headers["Link"] = f'<{self.url}{path}?recursive=true&cursor={page + 1}>; rel="next"'

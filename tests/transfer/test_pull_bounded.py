@@ -24,24 +24,35 @@ WHERE = StackBucket(stack=STACK, cloud="aws", bucket="b12", region="us-west-2", 
 
 
 class LoopingStore:
-    """A listing whose next-page token is always the same one, or always a new one."""
+    """A listing whose next-page token is always the same one, or always a new one. The store bounds itself: a pull
+    that reads on past ``most`` pages fails the test at once instead of hanging it (a missing loop check)."""
 
-    def __init__(self, same: bool) -> None:
-        self.same, self.reads = same, 0
+    def __init__(self, same: bool, most: int = 50) -> None:
+        self.same, self.reads, self.most = same, 0, most
 
     def page(self, prefix: str, token: str | None) -> tuple[list[tuple[str, int]], str | None]:
         self.reads += 1
+        if self.reads > self.most:
+            raise AssertionError(f"the pull read {self.reads} pages of a looping listing; it must stop at the loop")
         return [], "again" if self.same else f"t{self.reads}"
 
 
 class TricklingStore:
-    """One object whose download reports a byte every 10 ms and never ends."""
+    """One object whose download reports a byte every 10 ms and never ends by itself; after ``most`` seconds it
+    fails the test at once (a pull that no longer cuts it off at its deadline) instead of hanging it."""
+
+    def __init__(self, most: float = 3.0) -> None:
+        self.most = most
 
     def page(self, prefix: str, token: str | None) -> tuple[list[tuple[str, int]], str | None]:
         return [(f"{prefix}model.bin", 10**9)], None
 
     def download(self, key: str, target: str, progress) -> None:
+        end = time.monotonic() + self.most
         while True:
+            if time.monotonic() > end:
+                raise AssertionError(f"the download of {key} trickled on for {self.most} s; the pull's deadline "
+                                     "must cut it off")
             with Path(target).open("ab") as out:
                 out.write(b"x")
             progress(1)

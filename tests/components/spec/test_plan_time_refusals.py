@@ -44,6 +44,9 @@ REFUSED: list[tuple[str, dict, dict, str, str]] = [
     ("dot segment", source("https://h/a/./f"), {}, "data.sources[0].uri", ". or .. part"),
     ("percent NUL", source("https://h/a%00b"), {}, "data.sources[0].uri", "control character"),
     ("percent not an escape", source("https://h/a%ZZ"), {}, "data.sources[0].uri", "not a %XX escape"),
+    ("escape not UTF-8", source("https://h/model%FF.bin"), {}, "data.sources[0].uri",
+     "'https://h/model%FF.bin': the path's %XX escapes are not UTF-8 (as %FF)"),
+    ("lone lead byte", source("https://h/caf%C3.txt"), {}, "data.sources[0].uri", "escapes are not UTF-8"),
     ("percent line feed", source("https://h/a%0ab"), {}, "data.sources[0].uri", "control character"),
     ("s3 on Alibaba", {"cloud": "alicloud", "gpu": {"instanceType": "ecs.gn7i-c8g1.2xlarge"},
                        **source("s3://bucket-a/x/")}, {}, "data.sources[0].uri", "accepted on this stack's cloud: oss://"),
@@ -120,6 +123,7 @@ def test_refused_at_plan_naming_file_field_and_what_is_accepted(case, overrides,
 
 ACCEPTED: list[tuple[str, dict]] = [
     ("a port", source("https://h:8443/f.bin")),
+    ("escapes of UTF-8 text", source("https://h/caf%C3%A9-%E2%82%AC.txt")),
     ("a query without a token", source("https://h/f.bin?download=1")),
     ("STANDARD_IA at 30 days", {"checkpoints": {"lifecycle": {"keepDays": 60, "transitions": [
         {"days": 30, "storageClass": "STANDARD_IA"}]}}}),

@@ -95,13 +95,16 @@ FILE_NAME_MAX = NAME_MAX - len(LONGEST_SUFFIX)
 
 
 def source_path_problem(path: str, encoded: bool = True) -> str | None:
-    """Why staging cannot write what a source's path names (None: it can), the same rule on both sides (``instance/staging_files.py``
-    holds the other copy; a test feeds both one table): an encoded separator (``%2F``, ``%5C``: one name to the
-    server, a folder here), a ``.`` or ``..`` part after decoding, a name over NAME_MAX bytes of UTF-8 (a file name
-    over FILE_NAME_MAX), or more than PATH_MAX bytes in all. ``encoded``: a URI path (https), else a bucket key."""
+    """Why staging cannot write what a source's path names (None: it can), the same rule on both sides
+    (``instance/staging_files.py`` holds the other copy; a test feeds both one table): an encoded separator (``%2F``,
+    ``%5C``: one name to the server, a folder here), escapes that are not UTF-8 (``%FF``), a ``.`` or ``..`` part
+    after decoding, a name over NAME_MAX bytes of UTF-8 (a file name over FILE_NAME_MAX), or more than PATH_MAX
+    bytes in all. ``encoded``: a URI path (https), else a bucket key."""
     if encoded and ENCODED_SEPARATOR.search(path):
         return "the path holds an encoded separator (%2F or %5C); accepted: / between folders, never encoded"
-    text = urllib.parse.unquote(path) if encoded else path
+    text = urllib.parse.unquote(path, errors="surrogateescape") if encoded else path
+    if encoded and any("\udc80" <= c <= "\udcff" for c in text):  # %FF, a lone %C3: bytes of no text (else U+FFFD)
+        return "the path's %XX escapes are not UTF-8 (as %FF); accepted: escapes that spell UTF-8 text (%C3%A9 for é)"
     parts = [p for p in text.split("/") if p]
     if any(p in (".", "..") for p in parts):
         return "the path holds a . or .. part (also written %2e); accepted: a path without them"
