@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from components.image_bake import control_folder
 from gpulease.cli.main import main
 from gpulease.core import vocabulary as v
 from gpulease.ephemeral.backend import StackInfo
@@ -100,7 +101,7 @@ def test_a_newcomer_goes_from_nothing_to_a_verified_job_and_back(world, ec2_quot
     for name, body in (("ready.json", {"instanceId": IID, "ready": True, "failed": [], "time": "2026-12-01T10:00:00Z"}),
                        ("verify.json", {"instanceId": IID, "passed": True, "failed": [], "checks": {}})):
         s3.create_bucket(Bucket=BUCKET) if name == "ready.json" else None
-        s3.put_object(Bucket=BUCKET, Key=f"ckpt/_gpulease/{name}", Body=json.dumps(body).encode())
+        s3.put_object(Bucket=BUCKET, Key=f"{control_folder('ckpt/')}{name}", Body=json.dumps(body).encode())
     assert main(["up", NAME]) == 0
     out, err = _screen(capsys)
     assert out.splitlines() == [f"{NAME}: {IID} (g5.xlarge) ready", f"connect: gpulease ssh {NAME}",
