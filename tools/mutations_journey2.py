@@ -68,7 +68,8 @@ MUTATIONS = [
              "    shorter = math.floor(max((limit - fixed) / rate, 0.0) * 100) / 100",
              "    shorter = math.ceil(max((limit - fixed) / rate, 0.0) * 100) / 100", BUDGET,
              "the budget verdict never offers a maxRuntimeHours the budget does not cover"),
-    Mutation("journey2", "gpulease/review/stacks.py", " and folder not in homes and ", " and ", TEMPLATE,
+    Mutation("journey2", "gpulease/review/stacks.py", "folder != folder.parent and not {folder, folder.resolve()} & homes",
+             "folder != folder.parent", TEMPLATE,
              "the walk up to a Pulumi.yaml stops below a home folder"),
     Mutation("journey2", "gpulease/lifecycle/deploy.py", "    return BACKEND() if st.work_dir is None else "
              "BACKEND(work_dir=st.work_dir)", "    return BACKEND()", TEMPLATE,

@@ -1,11 +1,13 @@
 """``make mutate`` rows for the checks that keep the review's faster paths as strict as the paths they replace:
-the secret scan's skip by literals (necessary literals only, and no skip for a text that is not ASCII)."""
+the secret scan's skip by literals (necessary literals only, and no skip for a text that is not ASCII), and the
+skipped-apply probe run from the data's done-callback (before the SDK can stop waiting)."""
 
 from __future__ import annotations
 
 from tools.mutation_row import Mutation
 
 INSTANCE = ("tests/policies/test_instance.py",)
+LATE_APPLIES = ("tests/review/test_skipped_applies_late.py",)
 
 MUTATIONS: list[Mutation] = [
     Mutation("reviewspeed", "policies/guardrails/instance.py",
@@ -18,4 +20,9 @@ MUTATIONS: list[Mutation] = [
     Mutation("reviewspeed", "policies/guardrails/instance.py",
              '("secretaccess", "secret_access"),', '("secret_access",),', INSTANCE,
              "an AWS secret key named without underscores is looked for in user-data"),
+    Mutation("reviewspeed", "gpulease/review/skipped_applies.py",
+             "        self._data.add_done_callback(decided)",
+             "        self._data.add_done_callback(lambda d: asyncio.ensure_future(asyncio.sleep(0)).add_done_callback(\n"
+             "            lambda _: asyncio.ensure_future(asyncio.sleep(0)).add_done_callback(lambda _: decided(d))))",
+             LATE_APPLIES, "an apply found unknown is run offline before the SDK can stop waiting for the program"),
 ]

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from components.spec.experiment import ExperimentSpec, MultiFieldError
 from components.spec.messages import format_errors, kind_of
+from components.spec.prompted import as_written
 from components.spec.regions import region_problems
 from components.spec.suggest import nearest_hint
 from components.spec.sweep import SWEEP_SHARED_FIELDS, SweepSpec, deep_merge
@@ -122,8 +123,11 @@ def load_stack_spec(stack: str, config: Mapping[str, Any], source: str | None = 
             source,
         )
     if raw_exp is not None:
-        spec = StackSpec(stack=stack, kind="experiment", experiments=[_validate_experiment(stack, exp_key, raw_exp, source)])
-        _check_stack(spec, exp_key, config, source)
+        try:
+            spec = StackSpec(stack=stack, kind="experiment", experiments=[_validate_experiment(stack, exp_key, raw_exp, source)])
+            _check_stack(spec, exp_key, config, source)
+        except SpecError as exc:
+            raise as_written(exc, raw_exp) from None
         return spec
 
     if not isinstance(raw_sweep, Mapping):

@@ -151,15 +151,18 @@ def foreign_project(path: Path, kit: Path = stacks.PROJECT_ROOT) -> str | None:
     for candidate in (folder, folder.parent) if folder.resolve().name == "stacks" else (folder,):
         if candidate.resolve() == kit.resolve():
             return None
-        if any((candidate / name).is_file() for name in ("Pulumi.yaml", "Pulumi.yml")):
+        if candidate.resolve().parent == (kit / "templates").resolve():
+            return (f"{candidate} is the kit's `pulumi new` template, copied whole into every project made from it: "
+                    f"run `pulumi new {candidate.resolve()}` in a new folder first, then init there")
+        if (project := stacks.project_file(candidate)) is not None and project.is_file():
             raw = stacks.project_meta(candidate)
             runtime = raw.get("runtime")
             runtime = runtime.get("name") if isinstance(runtime, dict) else runtime
             if str(runtime).strip().lower() != "python":
-                return (f"{candidate / 'Pulumi.yaml'} is the Pulumi project {str(raw.get('name'))!r} (runtime "
+                return (f"{project} is the Pulumi project {str(raw.get('name'))!r} (runtime "
                         f"{runtime}), not a gpulease program: a stack file there would configure that program")
             if not _gpulease_program(candidate):
-                return (f"{candidate / 'Pulumi.yaml'} is the Pulumi project {str(raw.get('name'))!r} (runtime "
+                return (f"{project} is the Pulumi project {str(raw.get('name'))!r} (runtime "
                         f"python) whose __main__.py does not run the gpulease program ({PROGRAM_MARK}): a stack file "
                         "there would configure that program")
             return None

@@ -17,7 +17,7 @@ from pulumi.runtime import rpc
 
 _SCALARS = frozenset((str, int, float, bool, type(None)))
 SECRET = "[secret]"
-"""How the capture records a secret input (``pulumi.Output.secret``): what the reports list, never its value."""
+"""What the reports print in place of a secret value (``redact``)."""
 
 
 def plain(value: Any) -> Any:
@@ -25,7 +25,9 @@ def plain(value: Any) -> Any:
     kind = type(value)
     if kind is dict:
         if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
-            return SECRET  # a secret input is never shown: every report prints it as this
+            # Judged as what it is, as the engine hands a policy pack its plain values; the reports hide the
+            # value itself (``redact``).
+            return plain(value.get("value"))
         return {k: plain(v) for k, v in value.items()}
     if kind in _SCALARS:
         return value
@@ -33,7 +35,7 @@ def plain(value: Any) -> Any:
         return [plain(v) for v in value]
     if isinstance(value, Mapping):
         if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
-            return SECRET
+            return plain(value.get("value"))
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [plain(v) for v in value]

@@ -300,3 +300,25 @@ def failure_site(exc: BaseException, base: str | None = None) -> str | None:
             return site
         current = current.__cause__ or current.__context__
     return None
+
+
+def at_program_site(message: str, exc: BaseException, directory: Path) -> str:
+    """A program failure with the program's own ``file:line`` (the innermost program frame it passed through)."""
+    if user_mistake(exc):  # the stack file's own mistake: its message names the file and the field
+        return message
+    site = failure_site(exc, str(directory))
+    return f"{site}: {message}" if site and site not in message else message
+
+
+def user_mistake(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was caused by, a ``UserError`` (an invalid stack spec the program read)."""
+    from gpulease.core.errors import UserError
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, UserError):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpulease.review.program_secrets import ProgramSecret
 from gpulease.review.render import CapturedResource, Rendering
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -133,6 +134,8 @@ class Outcome:
     finished: bool = False  # the child's final record arrived
     sdk_modules: list[str] = field(default_factory=list)
     judged: Any = None  # what ``judge`` returned in the child (None: it did not run, or failed)
+    unseen: bool = False  # ``Rendering.unseen``
+    secrets: set[str] = field(default_factory=set)  # each secret text the program made, streamed as made
 
 
 def _write(fd: int, record: tuple[str, Any]) -> None:
@@ -199,7 +202,8 @@ class Child:
             # A fresh event loop: the reviewer's (its executor threads do not exist in a forked child) is not used.
             asyncio.set_event_loop(asyncio.new_event_loop())
             forgotten = _forget_program_modules()
-            rendering = work(lambda res: _write(self.fd, ("resource", res)))
+            rendering = work(lambda item: _write(self.fd, ("secret", str(item)) if isinstance(item, ProgramSecret)
+                                                 else ("resource", item)))
             judged = None
             if self.judge is not None:
                 _restore_reviewer_modules(forgotten)
@@ -207,7 +211,7 @@ class Child:
                     judged = self.judge(rendering)
                 except Exception:
                     judged = None  # the reviewer judges the streamed resources itself
-            _write(self.fd, ("end", {"outputs": rendering.outputs, "error": rendering.error,
+            _write(self.fd, ("end", {"outputs": rendering.outputs, "error": rendering.error, "unseen": rendering.unseen,
                                      "sdk_modules": _sdk_modules(), "judged": judged}))
         except BaseException as exc:
             try:
@@ -228,11 +232,14 @@ class Child:
         for kind, payload in records:
             if kind == "resource":
                 outcome.resources.append(payload)
+            elif kind == "secret":
+                outcome.secrets.add(payload)
             elif kind == "end":
                 outcome.outputs = payload.get("outputs") or {}
                 outcome.error = payload.get("error")
                 outcome.sdk_modules = payload.get("sdk_modules") or []
                 outcome.judged = payload.get("judged")
+                outcome.unseen = bool(payload.get("unseen"))
                 outcome.finished = True
         if timed_out or not outcome.finished:
             outcome.judged = None
@@ -310,4 +317,5 @@ def rendered(resources: list[CapturedResource], shown: int = 5) -> str:
 
 def rendering_of(outcome: Outcome, *, project: str, stack: str, config: dict[str, Any]) -> Rendering:
     return Rendering(project=project, stack=stack, config=config, resources=outcome.resources,
-                     outputs=outcome.outputs, error=outcome.error)
+                     outputs=outcome.outputs, error=outcome.error, unseen=outcome.unseen,
+                     secrets=set(outcome.secrets))

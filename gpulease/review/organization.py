@@ -84,7 +84,9 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _project_backend(project_dir: Path) -> str | None:
-    path = project_dir / "Pulumi.yaml"
+    from gpulease.review.stacks import project_file
+
+    path = project_file(project_dir) or project_dir / "Pulumi.yaml"
     try:
         if not path.is_file() or path.stat().st_size > MAX_SETTINGS_BYTES:
             return None

@@ -11,7 +11,7 @@ What is recorded: each string of at least ``MIN_LENGTH`` characters inside a sec
 number there (``42``, ``0.5``). A value that is also a common word (a secret ``p4d.24xlarge`` that a catalog line
 names too) is still replaced everywhere: a secret is never shown. In JSON a number whose text is a secret becomes
 the string ``"[secret]"``. The work is bounded: at most ``MAX_SECRETS`` values of at most ``MAX_LENGTH``
-characters each, matched by one compiled pattern (longest first); a program past either bound is not reviewed
+characters each, matched longest first (``_Matcher``); a program past either bound is not reviewed
 (``too_many``), since a report could not promise to hide them.
 """
 
@@ -32,7 +32,7 @@ MAX_SECRETS = 1000
 MAX_LENGTH = 4096
 
 
-def _number_text(value: float) -> list[str]:
+def number_texts(value: float) -> list[str]:
     if value != value or value in (float("inf"), float("-inf")):
         return [str(value)]
     texts = [repr(float(value))]
@@ -42,30 +42,31 @@ def _number_text(value: float) -> list[str]:
 
 
 def _leaves(value: struct_pb2.Value, out: set[str]) -> None:
-    """Every string and number text inside a secret's value."""
+    """Every string and number text inside a secret's value (a dict's values, never its keys)."""
     kind = value.WhichOneof("kind")
     if kind == "string_value":
         out.add(value.string_value)
     elif kind == "number_value":
-        out.update(_number_text(value.number_value))
+        out.update(number_texts(value.number_value))
     elif kind == "struct_value":
-        for key, item in value.struct_value.fields.items():
-            out.add(key)
+        for item in value.struct_value.fields.values():
             _leaves(item, out)
     elif kind == "list_value":
         for item in value.list_value.values:
             _leaves(item, out)
 
 
-def _walk(value: struct_pb2.Value, out: set[str]) -> None:
-    """Find secret envelopes in a wire value; record what each holds."""
+def _walk(value: struct_pb2.Value, out: list[set[str]]) -> None:
+    """Find secret envelopes in a wire value; record what each holds (one set per envelope)."""
     kind = value.WhichOneof("kind")
     if kind == "struct_value":
         fields = value.struct_value.fields
         sig = fields.get(rpc._special_sig_key)
         if sig is not None and sig.string_value == rpc._special_secret_sig:
+            held: set[str] = set()
             if "value" in fields:
-                _leaves(fields["value"], out)
+                _leaves(fields["value"], held)
+            out.append(held)
             return
         for item in fields.values():
             _walk(item, out)
@@ -74,19 +75,31 @@ def _walk(value: struct_pb2.Value, out: set[str]) -> None:
             _walk(item, out)
 
 
-def secret_values(structs: Iterable[Any]) -> set[str]:
-    """The plain texts held by every secret in ``structs`` (wire ``Struct`` objects; None is skipped)."""
-    out: set[str] = set()
+def _kept(texts: Iterable[str]) -> set[str]:
+    return {v for v in texts if len(v) >= MIN_LENGTH and v != SECRET}
+
+
+def secret_values(structs: Iterable[Any], made: set[str] | frozenset[str] = frozenset()) -> set[str]:
+    """The plain texts held by every secret in ``structs`` (wire ``Struct`` objects; None is skipped).
+
+    One secret inside a dict or list makes the SDK send the whole of it as one secret envelope. When ``made`` (the
+    secrets the program made, ``program_secrets``) holds some text of an envelope, the envelope is such a lifting
+    and its secret parts are those ``made`` holds: its other texts (plain tags beside one secret tag) are not
+    secrets. An envelope none of whose texts the program made is hidden whole."""
+    groups: list[set[str]] = []
     for struct in structs:
         if isinstance(struct, struct_pb2.Struct):
             for item in struct.fields.values():
-                _walk(item, out)
-    return {v for v in out if len(v) >= MIN_LENGTH and v != SECRET}
+                _walk(item, groups)
+    return _kept(text for group in groups if not (made and group & made) for text in group)
 
 
 def rendering_secrets(rendering: Any) -> set[str]:
-    """Every secret value one rendering's resources were registered with (inputs) or answered with (outputs)."""
-    return secret_values(s for r in rendering.resources for s in (r.input_struct, r.output_struct))
+    """Every secret value one rendering's resources were registered with (inputs) or answered with (outputs), and
+    every one its program made (``program_secrets``)."""
+    made = set(getattr(rendering, "secrets", ()))  # short ones too: they tell a lifting apart (not hidden)
+    structs = (s for r in rendering.resources for s in (r.input_struct, r.output_struct))
+    return _kept(made) | secret_values(structs, made)
 
 
 def too_many(values: set[str]) -> str | None:
@@ -102,16 +115,44 @@ def too_many(values: set[str]) -> str | None:
 
 def written_forms(value: str) -> set[str]:
     """``value`` as the reports may write it: itself, quoted by ``repr`` or JSON (a tab as ``\\t``), escaped by the
-    kit's ``printable`` (``\\x1b``), for rich markup (``\\[``) and in a markdown table cell (``\\|``), and each of
-    those in a cell: a message that quotes a secret never prints it in another spelling."""
+    kit's ``printable`` (``\\x1b``), for rich markup (``\\[``) and in a markdown table cell (``\\|``, a line
+    break as ``<br>``), and each of those in a cell: a message that quotes a secret never prints it in another
+    spelling."""
     from rich.markup import escape  # only where a program has secrets: a JSON or markdown plan imports no rich
 
     from gpulease.core.printable import printable
 
     base = {value, repr(value)[1:-1], json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
             printable(value), escape(value)}
-    forms = base | {form.replace("|", "\\|") for form in base}
+    cells = {form.replace("|", "\\|") for form in base}
+    forms = base | cells | {form.replace("\n", "<br>") for form in base | cells}
     return {form for form in forms if len(form) >= MIN_LENGTH}
+
+
+class _Matcher:
+    """Where the given texts (longest first) occur in a text: at the leftmost place, the longest that matches,
+    then on after it, as one alternation of them would, in time linear in the text for texts that do not share
+    their first characters. Each text's first ``MIN_LENGTH`` characters are looked up in one compiled
+    alternation of those heads only (a few characters each): compiling the whole texts (a thousand of 4,000
+    characters) took seconds."""
+
+    def __init__(self, ordered: list[str]):
+        self._by_head: dict[str, list[str]] = {}
+        for form in ordered:
+            self._by_head.setdefault(form[:MIN_LENGTH], []).append(form)
+        self._heads = re.compile("|".join(re.escape(h) for h in self._by_head))
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        found, pos = [], 0
+        while (head := self._heads.search(text, pos)) is not None:
+            at = head.start()
+            match = next((f for f in self._by_head[head.group()] if text.startswith(f, at)), None)
+            if match is None:
+                pos = at + 1
+            else:
+                found.append((at, at + len(match)))
+                pos = at + len(match)
+        return found
 
 
 class Redactor:
@@ -121,7 +162,7 @@ class Redactor:
         forms = {form for v in values if len(v) >= MIN_LENGTH for form in written_forms(v)}
         ordered = sorted(forms, key=lambda v: (-len(v), v))
         self.values = frozenset(ordered)
-        self._pattern = re.compile("|".join(re.escape(v) for v in ordered)) if ordered else None
+        self._pattern = _Matcher(ordered) if ordered else None
 
     def text(self, text: str, markup: bool = False) -> str:
         """``text`` with every secret value in it replaced (the one function every report goes through);
@@ -129,7 +170,15 @@ class Redactor:
         if self._pattern is None or not isinstance(text, str):
             return text
         shown = "\\" + SECRET if markup else SECRET
-        return self._pattern.sub(lambda _: shown, text)
+        spans = self._pattern.spans(text)
+        if not spans:
+            return text
+        out, start = [], 0
+        for begin, end in spans:
+            out += [text[start:begin], shown]
+            start = end
+        out.append(text[start:])
+        return "".join(out)
 
     def renderable(self, value: Any, markup: bool = True) -> Any:
         """What a rich console prints, redacted: markup strings, ``Text`` (styles kept) and tables' cells."""
@@ -141,14 +190,14 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value, markup)
         if isinstance(value, Text):
-            matches = list(self._pattern.finditer(value.plain))
-            if not matches:
+            spans = self._pattern.spans(value.plain)
+            if not spans:
                 return value
             out, start = Text(style=value.style, end=value.end), 0
-            for match in matches:
-                out.append_text(value[start:match.start()])
+            for begin, end in spans:
+                out.append_text(value[start:begin])
                 out.append(SECRET)
-                start = match.end()
+                start = end
             out.append_text(value[start:])
             return out
         if isinstance(value, Table):
@@ -160,8 +209,8 @@ class Redactor:
 
 
     def data(self, value: Any) -> Any:
-        """JSON-like data with every string (and key) redacted; a number whose text is a secret becomes
-        ``"[secret]"``."""
+        """JSON-like data with every string value redacted (never a key: the report's schema is the kit's, and a
+        secret equal to a key name must not rename it); a number whose text is a secret becomes ``"[secret]"``."""
         if self._pattern is None:
             return value
         if isinstance(value, str):
@@ -169,9 +218,9 @@ class Redactor:
         if isinstance(value, bool) or value is None:
             return value
         if isinstance(value, int | float):
-            return SECRET if any(t in self.values for t in _number_text(value)) else value
+            return SECRET if any(t in self.values for t in number_texts(value)) else value
         if isinstance(value, dict):
-            return {self.text(k) if isinstance(k, str) else k: self.data(v) for k, v in value.items()}
+            return {k: self.data(v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self.data(v) for v in value]
         return value

@@ -31,20 +31,21 @@ from pulumi.runtime.sync_await import _sync_await
 from gpulease.core import clock
 from gpulease.review import remote_components
 from gpulease.review.captured_values import InputRecorder, copy_path, plain
-from gpulease.review.engine_config import engine_config
-from gpulease.review.invoke_sites import export_problem, failure_site, recording_sites
+from gpulease.review.engine_config import engine_config, secure_config
+from gpulease.review.invoke_sites import at_program_site, export_problem, recording_sites
 from gpulease.review.mock_hooks import HookRecorder, bound_hooks, recording_hooks
 from gpulease.review.mocks import CloudMocks
 from gpulease.review.non_finite import non_finite_paths, refusal
 from gpulease.review.program_exit import ProcessExit, exit_raises
+from gpulease.review.program_secrets import recording_secrets, redacting_streams
 from gpulease.review.resource_refs import downgrade, plain_value
 from gpulease.review.sdk_rpcs import discard_pending_outputs, finish_registrations
 from gpulease.review.sdk_speed import fast_registration
 from gpulease.review.skipped_applies import recording_skipped_applies
 from gpulease.review.stacks import PROJECT_ROOT, load_stack_config
 from gpulease.review.thread_errors import thread_errors
+from gpulease.review.unknown_compute import absent_template, unknown_stack_outputs
 from gpulease.review.unknown_compute import problem as unknown_compute
-from gpulease.review.unknown_compute import unknown_stack_outputs
 
 
 @dataclass
@@ -87,13 +88,16 @@ class Rendering:
     error: str | None = None
     hooks: list[str] = field(default_factory=list)
     """The names of the resource hooks the program registered (bound to a resource or not)."""
+    unseen: bool = False  # an apply skipped at preview may register what the review did not see
+    secrets: set[str] = field(default_factory=set)
+    """Each text of each secret value the program made (``program_secrets``): hidden in every report."""
 
     @property
     def partial(self) -> bool:
         """The program stopped before it finished (an error, a lookup without an answer, an exit, a crash, a
         time-out, a component without a model) after it registered anything: what it registered is reviewed, the
-        rest of the program is not. Nothing registered: an error (exit 2); anything: partial (exit 3)."""
-        return self.error is not None and bool(self.resources)
+        rest of the program is not. Nothing registered: an error (exit 2); anything (or ``unseen``): partial (exit 3)."""
+        return self.error is not None and (bool(self.resources) or self.unseen)
 
     def of_type(self, type_: str) -> list[CapturedResource]:
         return [r for r in self.resources if r.type == type_]
@@ -138,6 +142,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
         # what a program registered before it crashed or hung is still reviewed.
         self.sink = sink
         self.gaps: list[remote_components.Gap] = []  # remote components without a model
+        self.late: list[Callable[[], str | None]] = []  # checks that need every resource (after the program)
         # What the engine or the pack refuses: a second resource of one URN (a failed update), NaN inputs.
         self.duplicates: list[str] = []
         self._urns: set[str] = set()
@@ -183,8 +188,11 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
             return response
         outputs = self.resources[response.urn].state if response.urn in self.resources else {}
         self._capture(request, response, outputs, self.recorder.take())
-        if unknown := unknown_compute(request, remote_components.registration_site):
+        site_of = remote_components.registration_site
+        if unknown := unknown_compute(request, site_of):
             self.duplicates.append(unknown)  # a compute form whose instance type cannot be seen: partial
+        elif check := absent_template(request, response.urn, site_of, self.captured):
+            self.late.append(check)
         return response
 
     def _register_remote(self, request):
@@ -324,8 +332,9 @@ def render(
 
     try:
         with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), exit_raises(), \
-                unknown_stack_outputs(), recording_skipped_applies(monitor.duplicates), thread_errors(monitor.duplicates, str(directory)), \
-                recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())):
+                unknown_stack_outputs(), recording_skipped_applies(monitor.duplicates, rendering), thread_errors(monitor.duplicates, str(directory)), \
+                recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())), recording_secrets(rendering.secrets, sink), \
+                redacting_streams(rendering.secrets), secure_config(secret_keys):
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}
@@ -336,15 +345,15 @@ def render(
         if refused:
             raise pulumi.RunError("; ".join(refused))
     except pulumi.RunError as exc:
-        rendering.error = _at_site(str(exc), exc, directory)
+        rendering.error = at_program_site(str(exc), exc, directory)
     except SystemExit as exc:
         # sys.exit() or os._exit() in a program ends it before it registered everything: a failed render, never a
         # clean one; what it registered before is finished and reviewed (partial).
         call = "os._exit" if isinstance(exc, ProcessExit) else "sys.exit"
-        rendering.error = _at_site(f"the program called {call}({exc.code!r}) before it finished; nothing it would "
+        rendering.error = at_program_site(f"the program called {call}({exc.code!r}) before it finished; nothing it would "
                                    "have registered after that was reviewed", exc, directory)
     except Exception as exc:
-        rendering.error = _at_site(f"{type(exc).__name__}: {exc}", exc, directory)
+        rendering.error = at_program_site(f"{type(exc).__name__}: {exc}", exc, directory)
     finally:
         if rendering.error is not None:
             finish_registrations()
@@ -353,35 +362,14 @@ def render(
     if unanswered is not None:
         rendering.error = str(unanswered)
     found = getattr(monitor, "gaps", [])  # a bare monitor (bench/sweep_speed.py's floor) has none
-    problems = [*getattr(monitor, "duplicates", []), *(gap.describe() for gap in found)]
+    problems = [*getattr(monitor, "duplicates", []), *(gap.describe() for gap in found),
+                *(line for check in getattr(monitor, "late", []) if (line := check()))]
     if problems:
         gaps = "; ".join(problems)
         rendering.error = f"{rendering.error}; and {gaps}" if rendering.error else gaps
     rendering.resources = list(monitor.captured)
     rendering.hooks = sorted(getattr(monitor, "hook_recorder", HookRecorder()).hooks)
     return rendering
-
-
-def _at_site(message: str, exc: BaseException, directory: Path) -> str:
-    """A program failure with the program's own ``file:line`` (the innermost program frame it passed through)."""
-    if _user_mistake(exc):  # the stack file's own mistake: its message names the file and the field
-        return message
-    site = failure_site(exc, str(directory))
-    return f"{site}: {message}" if site and site not in message else message
-
-
-def _user_mistake(exc: BaseException) -> bool:
-    """Whether ``exc`` is, or was caused by, a ``UserError`` (an invalid stack spec the program read)."""
-    from gpulease.core.errors import UserError
-
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, UserError):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
 
 
 async def _run_program(run: Callable[[], None]) -> None:

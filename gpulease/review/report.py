@@ -335,7 +335,9 @@ def markdown(reviews: list[StackReview]) -> str:
         if not detailed:
             foot.insert(0, "_Resource tables and diagrams were left out to fit one comment; run `gpulease plan` "
                         "locally for them._\n")
-        text = hide.text("\n".join([*head, *body, *foot]) + "\n")
+        # The marker is the kit's own line: a secret equal to a word of it must not change it (``--output`` finds
+        # its own report by it).
+        text = COMMENT_MARKER + "\n" + hide.text("\n".join([*head[1:], *body, *foot]) + "\n")
         if len(text) <= GITHUB_COMMENT_LIMIT:
             return text
     return text[: GITHUB_COMMENT_LIMIT - 100] + "\n\n_(truncated)_\n"

@@ -32,6 +32,7 @@ The static rule for *may register resources*, read from the callback's code with
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import sys
@@ -44,7 +45,8 @@ import pulumi
 from pulumi.output import _OutputData
 from pulumi.runtime import rpc
 
-from gpulease.review.invoke_sites import is_program_file, program_location, site_text
+from gpulease.review.invoke_sites import failure_site, is_program_file, program_location, site_text
+from gpulease.review.offline_guard import allowing_side_effects, refusing_side_effects
 
 MAX_DEPTH = 4
 
@@ -114,11 +116,21 @@ def registered_line(kind: str, name: str, site: str | None) -> str:
             "known offline")
 
 
+def stopped_line(exc: BaseException, site: str | None) -> str:
+    where = failure_site(exc) or site
+    said = f": {exc}" if str(exc) else ""
+    return (f"{where + ': ' if where else ''}{type(exc).__name__}{said} raised by an apply's callback run offline with "
+            f"an unknown value{f' (the apply at {site})' if site and site != where else ''}; what it registers was "
+            "not seen")
+
+
 class _OfflineRuns:
     """The callbacks run offline so far, and the apply site of the one running now (runs are synchronous)."""
 
-    def __init__(self, errors: list[str]) -> None:
+    def __init__(self, errors: list[str], rendering: Any = None) -> None:
         self.errors = errors
+        self.rendering = rendering  # its ``unseen`` is set when a callback may register what was not seen
+        self.parts: dict[int, tuple[Any, Any]] = {}  # id(Output.all's output) -> (it, its inputs as outputs)
         self.ran: dict[int, Any] = {}  # id -> callback, kept alive so that an id is never reused
         self.sites: list[str | None] = []
         self.registered = 0  # resources registered by callbacks run offline
@@ -128,37 +140,72 @@ class _OfflineRuns:
         if line not in self.errors:
             self.errors.append(line)
 
-    def run(self, func: Callable[[Any], Any], site: str | None) -> None:
+    def unseen(self, site: str | None) -> None:
+        self.add(skipped_line(site))
+        if self.rendering is not None:
+            self.rendering.unseen = True
+
+    async def value(self, output: Any) -> Any:
+        """What the SDK hands the callback of ``output``'s apply, each unknown part the marker: a list (or dict)
+        for ``Output.all``, whose parts are read the same way."""
+        entry = self.parts.get(id(output))
+        if entry is None or entry[0] is not output:
+            return rpc.UNKNOWN
+        parts = entry[1]
+        keys = list(parts) if isinstance(parts, dict) else range(len(parts))
+        values = []
+        for key in keys:
+            try:
+                data = await parts[key]._data
+                values.append(data.value if data.is_known else await self.value(parts[key]))
+            except Exception:
+                values.append(rpc.UNKNOWN)
+        return dict(zip(keys, values, strict=True)) if isinstance(parts, dict) else values
+
+    def run(self, func: Callable[[Any], Any], site: str | None, value: Any = rpc.UNKNOWN) -> None:
         """Run ``func`` with the unknown marker once; fall back to the static rule when it cannot be run."""
         if id(func) in self.ran and self.ran[id(func)] is func:
             return
         if len(self.ran) >= MAX_RUNS:
             if may_register(func):
-                self.add(skipped_line(site))
+                self.unseen(site)
             return
         self.ran[id(func)] = func
         self.sites.append(site)
         before = (self.registered, self.nested)
         try:
-            func(rpc.UNKNOWN)  # the return value is discarded: the apply's output stays unknown
+            with refusing_side_effects():  # offline_guard: a write, a command, a connection raises
+                func(value)  # the return value is discarded: the apply's output stays unknown
         except Exception:
             if may_register(func):
-                self.add(skipped_line(site))
+                self.unseen(site)
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: a fault of the program, named at its line
+            self.add(stopped_line(exc, site))
         else:
             # Nothing registered with the marker proves nothing for the real value (``if env == "prod": ...``): the
             # static rule still decides whether it may register.
             if (self.registered, self.nested) == before and may_register(func):
-                self.add(skipped_line(site))
+                self.unseen(site)
         finally:
             self.sites.pop()
 
 
 @contextmanager
-def recording_skipped_applies(errors: list[str]) -> Iterator[None]:
+def recording_skipped_applies(errors: list[str], rendering: Any = None) -> Iterator[None]:
     """While the program renders, a skipped apply's callback is run offline with the unknown marker (module doc)."""
     original = pulumi.Output.apply
+    original_all = pulumi.Output.all
     original_init = pulumi.Resource.__init__
-    runs = _OfflineRuns(errors)
+    runs = _OfflineRuns(errors, rendering)
+
+    def all_(*args: Any, **kwargs: Any) -> Any:
+        result = original_all(*args, **kwargs)
+        def as_output(value: Any) -> Any:  # an output itself (``from_input`` wraps it in a new one)
+            return value if isinstance(value, pulumi.Output) else pulumi.Output.from_input(value)
+
+        parts = {k: as_output(v) for k, v in kwargs.items()} if kwargs else [as_output(v) for v in args]
+        runs.parts[id(result)] = (result, parts)
+        return result
 
     def apply(self: pulumi.Output[Any], func: Callable[[Any], Any], run_with_unknowns: bool = False) -> Any:
         result = original(self, func, run_with_unknowns)
@@ -168,19 +215,20 @@ def recording_skipped_applies(errors: list[str]) -> Iterator[None]:
             runs.nested += 1
         # The apply's line is read now (the frame moves on); its text is only made for an apply found unknown.
         location = program_location(sys._getframe(1))
-        data = self._data
 
-        async def probe() -> _OutputData[None]:
-            try:
-                known = (await data).is_known
-            except Exception:
-                known = True
-            if not known:
-                runs.run(func, site_text(location))
+        async def offline() -> _OutputData[None]:
+            runs.run(func, site_text(location), await runs.value(self))
             return _OutputData(resources=set(), value=None, is_known=True, is_secret=False)
 
-        # An output the SDK tracks: the program's end waits for the probe and what the callback registers.
-        pulumi.Output._from_data(probe())  # type: ignore[attr-defined]
+        def decided(data: asyncio.Future[_OutputData[Any]]) -> None:
+            # A done-callback of the output's data (no task per apply): it runs before the apply's own output,
+            # which awaits the same data and which the SDK waits for at the program's end, can complete; so the
+            # offline run's output is tracked before the SDK can find nothing left to wait for.
+            if data.cancelled() or data.exception() is not None or data.result().is_known:
+                return
+            pulumi.Output._from_data(offline())  # type: ignore[attr-defined]
+
+        self._data.add_done_callback(decided)
         return result
 
     def init(resource: pulumi.Resource, *args: Any, **kwargs: Any) -> None:
@@ -188,12 +236,17 @@ def recording_skipped_applies(errors: list[str]) -> Iterator[None]:
             runs.registered += 1
             kind, name = (list(args[:2]) + [kwargs.get("t", "?"), kwargs.get("name", "?")][len(args[:2]):])
             runs.add(registered_line(str(kind), str(name), runs.sites[-1]))
+            with allowing_side_effects():  # the SDK's registration and the review's mocks, never the program's
+                original_init(resource, *args, **kwargs)
+            return
         original_init(resource, *args, **kwargs)
 
     pulumi.Output.apply = apply  # type: ignore[method-assign]
+    pulumi.Output.all = staticmethod(all_)  # type: ignore[method-assign,assignment]
     pulumi.Resource.__init__ = init  # type: ignore[method-assign]
     try:
         yield
     finally:
         pulumi.Output.apply = original  # type: ignore[method-assign]
+        pulumi.Output.all = staticmethod(original_all)  # type: ignore[method-assign,assignment]
         pulumi.Resource.__init__ = original_init  # type: ignore[method-assign]

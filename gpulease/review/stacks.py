@@ -28,29 +28,53 @@ class StackNotFoundError(UserError):
     pass
 
 
+PROJECT_FILES = ("Pulumi.yaml", "Pulumi.yml")
+"""The names the Pulumi CLI takes a folder's project file by (it looks for either)."""
+
+
+def project_file(folder: Path) -> Path | None:
+    """The project file of ``folder`` (``Pulumi.yaml`` or ``Pulumi.yml``), or None: the one test of "this folder is
+    a Pulumi project" that the walk, the stack lookup and the project loader share."""
+    for name in PROJECT_FILES:
+        if os.path.lexists(folder / name):
+            return folder / name
+    return None
+
+
+def _project_doc(project_dir: Path) -> tuple[Path, inputfile.YamlDocument, dict[str, Any]]:
+    path = project_file(project_dir)
+    if path is None:
+        raise StackNotFoundError(f"{project_dir} has no Pulumi.yaml")
+    doc = inputfile.load_yaml_document(path, what="Pulumi project file", max_bytes=STACK_FILE_MAX_BYTES)
+    if doc.data is None:
+        return path, doc, {}
+    if not isinstance(doc.data, Mapping):
+        raise inputfile.InputFileError(path, f"the top level is {_kind(doc.data)}", line=doc.line(),
+                                       accepted="a mapping with name, runtime and other project settings")
+    return path, doc, dict(doc.data)
+
+
 def project_meta(project_dir: Path) -> dict[str, Any]:
-    """The project file (``Pulumi.yaml``) as a mapping, read through the input-file boundary."""
-    for name in ("Pulumi.yaml", "Pulumi.yml"):
-        path = project_dir / name
-        if os.path.lexists(path):
-            doc = inputfile.load_yaml_document(path, what="Pulumi project file", max_bytes=STACK_FILE_MAX_BYTES)
-            if doc.data is None:
-                return {}
-            if not isinstance(doc.data, Mapping):
-                raise inputfile.InputFileError(path, f"the top level is {_kind(doc.data)}", line=doc.line(),
-                                               accepted="a mapping with name, runtime and other project settings")
-            return dict(doc.data)
-    raise StackNotFoundError(f"{project_dir} has no Pulumi.yaml")
+    """The project file (``Pulumi.yaml`` or ``Pulumi.yml``) as a mapping, read through the input-file boundary."""
+    return _project_doc(project_dir)[2]
 
 
 def project_info(project_dir: Path) -> tuple[str, Path]:
-    """The project name and its stack config directory (``stackConfigDir`` or the project root)."""
-    raw = project_meta(project_dir)
-    return str(raw.get("name", project_dir.name)), project_dir / str(raw.get("stackConfigDir", "."))
+    """The project name and its stack config directory (``stackConfigDir``; the project root when it is absent or
+    empty, as for the Pulumi CLI); a value that is not a folder name is refused, naming the value."""
+    path, doc, raw = _project_doc(project_dir)
+    config_dir = raw.get("stackConfigDir")
+    if config_dir is None or config_dir == "":
+        config_dir = "."
+    elif not isinstance(config_dir, str):
+        raise inputfile.InputFileError(path, f"stackConfigDir: {echo(str(config_dir))} is {_kind(config_dir)}",
+                                       line=doc.line("stackConfigDir"),
+                                       accepted="a folder name relative to the project folder, e.g. stacks")
+    return str(raw.get("name", project_dir.name)), project_dir / config_dir
 
 
 def _kind(value: Any) -> str:
-    return {list: "a list", str: "text", int: "a number", float: "a number", bool: "true/false"}.get(type(value), type(value).__name__)
+    return {list: "a list", dict: "a mapping", str: "text", int: "a number", float: "a number", bool: "true/false"}.get(type(value), type(value).__name__)
 
 
 def load_stack_config(path: Path) -> dict[str, Any]:
@@ -99,7 +123,7 @@ def resolve(target: str, project_dir: Path = PROJECT_ROOT) -> list[tuple[Path, P
         # with its own message, rather than "no stack named ...".
         located = path.resolve() if path.is_file() else Path(os.path.abspath(path))
         for parent in located.parents:
-            if (parent / "Pulumi.yaml").exists():
+            if project_file(parent) is not None:
                 return [(parent, located)]
         if located.name.startswith("Pulumi.") and located.parent in {f.parent for f in user_stack_files(project_dir)}:
             return [(project_dir, located)]  # a stack of the user's folder (gpulease init's): the kit's program
@@ -113,8 +137,11 @@ def resolve(target: str, project_dir: Path = PROJECT_ROOT) -> list[tuple[Path, P
     for f in own_stack_files(project_dir):
         if stack_name(f) == target and here is not None:
             return [(here, f)]
-    for f in [*user_stack_files(project_dir), *stack_files(project_dir)]:
+    users = user_stack_files(project_dir)
+    for f in [*users, *stack_files(project_dir)]:
         if stack_name(f) == target:
+            if f not in users and here is None and (problem := foreign_here(target, f, project_dir)):
+                raise StackNotFoundError(problem)
             return [(project_dir, f)]
     raise StackNotFoundError(not_found(target, project_dir))
 
@@ -129,12 +156,42 @@ def enclosing_project(start: Path | None = None) -> Path | None:
     Pulumi CLI finds a project; the walk stops below a home folder and at the filesystem root (neither is a
     project: a stray ``~/Pulumi.yaml`` would claim every folder under it)."""
     folder = Path(os.path.abspath(start or Path.cwd()))
-    homes = {Path(os.path.abspath(Path.home()))}
-    while folder != folder.parent and folder not in homes and folder.parent != Path("/home"):
-        if any(os.path.lexists(folder / name) for name in ("Pulumi.yaml", "Pulumi.yml")):
+    # resolved on both sides: a home folder reached through a symlink (HOME=/home/ada -> /data/ada) stops the walk too
+    homes = {Path(os.path.abspath(Path.home())), Path.home().resolve()}
+    tops = {Path("/home"), Path("/home").resolve()}
+    while (folder != folder.parent and not {folder, folder.resolve()} & homes
+           and not {folder.parent, folder.parent.resolve()} & tops):
+        if project_file(folder) is not None:
             return folder
         folder = folder.parent
     return None
+
+
+def program_file(project: Path) -> Path | None:
+    """The program file of a Python project: ``<main>/__main__.py`` for ``main:`` a folder (Pulumi.yaml's ``main``,
+    the program's folder), ``main:`` itself for a file, ``__main__.py`` of the project folder without one; None
+    when the project file cannot be read or ``main`` is not text."""
+    try:
+        main = project_meta(project).get("main")
+    except UserError:
+        return None
+    if main is None or main == "":
+        return project / "__main__.py"
+    if not isinstance(main, str):
+        return None
+    path = project / main
+    return path / "__main__.py" if _is_dir(path) else path
+
+
+def foreign_here(target: str, kit_file: Path, project_dir: Path = PROJECT_ROOT) -> str | None:
+    """Why a bare name must not find the kit's stack ``kit_file``: the command runs inside a Pulumi project (not the
+    kit) whose program is not the kit's, where ``pulumi up`` would mean that project's stack; None elsewhere."""
+    here = enclosing_project()
+    if here is None or here.resolve() in (project_dir.resolve(), PROJECT_ROOT.resolve()):
+        return None
+    return (f"{project_file(here)}: {echo(target)} is the kit's stack ({kit_file}), not one of this Pulumi project, "
+            f"whose program is not the kit's ({KIT_PROGRAM}); accepted: `gpulease plan .` for this project's "
+            f"stacks, or the kit's stack by its path ({kit_file})")
 
 
 def kit_project_here(project_dir: Path = PROJECT_ROOT) -> Path | None:
@@ -143,8 +200,9 @@ def kit_project_here(project_dir: Path = PROJECT_ROOT) -> Path | None:
     here = enclosing_project()
     if here is None or here.resolve() in (project_dir.resolve(), PROJECT_ROOT.resolve()):
         return None  # the kit itself is never "a project running the kit's program"
+    program = program_file(here)
     try:
-        text = (here / "__main__.py").read_text(encoding="utf-8", errors="replace")[:65536]
+        text = program.read_text(encoding="utf-8", errors="replace")[:65536] if program else ""
     except (OSError, ValueError):
         return None
     return here.resolve() if any(line.strip() == KIT_PROGRAM for line in text.splitlines()) else None
@@ -180,7 +238,7 @@ def searched(project_dir: Path = PROJECT_ROOT) -> str:
         return str(config_dir)
     if (own := kit_project_here(project_dir)) is not None:
         return f"{project_info(own)[1]} or {config_dir}"
-    if os.path.lexists(here / "Pulumi.yaml"):
+    if project_file(here) is not None:
         return (f"{config_dir} (not {here}: a Pulumi project of its own, whose stacks `gpulease plan .` reviews)")
     if here.resolve() == config_dir.resolve():  # inside the kit's stacks/: that folder, once (no stacks/stacks)
         return str(config_dir)
@@ -212,7 +270,7 @@ def user_stack_files(project_dir: Path = PROJECT_ROOT) -> list[Path]:
     project running the kit's program, or a subfolder of one, only that project is searched (``own_stack_files``),
     where ``gpulease init`` writes: never the subfolder."""
     here = Path.cwd()
-    if here.resolve() == project_dir.resolve() or os.path.lexists(here / "Pulumi.yaml"):
+    if here.resolve() == project_dir.resolve() or project_file(here) is not None:
         return []
     if kit_project_here(project_dir) is not None:
         return []

@@ -11,6 +11,7 @@ import re
 from collections import Counter
 
 from rich.console import Console
+from rich.markup import escape
 from rich.text import Text
 
 from gpulease.core.catalog.freshness import REFRESH_HINT
@@ -61,10 +62,11 @@ def _cost(console: Console, review: StackReview) -> None:
     against = ""
     if budget is not None:
         against = f" [red]over the budget {report.usd(budget)}[/red]" if over else f" of budget {report.usd(budget)}"
-    _line(console, f"[bold]cost[/bold]: {hourly(c)} while running, worst case "
-          f"{report.worst(c)}{against}, after destroy "
-          f"{bounded(c.after_destroy_monthly_usd, c.after_destroy_reason, monthly(c.after_destroy_monthly_usd))}"
-          + (f"  [yellow]unpriced: {'; '.join(c.unknown_prices)}[/yellow]" if c.unknown_prices else ""))
+    # The figures' reasons quote the program's values (an instance type, a name): text, never markup.
+    after = bounded(c.after_destroy_monthly_usd, c.after_destroy_reason, monthly(c.after_destroy_monthly_usd))
+    _line(console, f"[bold]cost[/bold]: {escape(hourly(c))} while running, worst case "
+          f"{escape(report.worst(c))}{against}, after destroy {escape(after)}"
+          + (f"  [yellow]unpriced: {escape('; '.join(c.unknown_prices))}[/yellow]" if c.unknown_prices else ""))
     _line(console, f"[bold]prices[/bold]: oldest used {report.aged(report.prices_as_of(c), review)}, from the "
           f"{c.price_catalog}")
     if (prices := phase_prices(review.rendering)) is not None:  # a stack that declares its phase
@@ -77,7 +79,7 @@ def _outputs(console: Console, review: StackReview) -> None:
     for key in OUTPUT_KEYS:
         if key in r.outputs:
             mark = f" [dim]({report.PLACEHOLDER_NOTE})[/dim]" if key in placeholders else ""
-            _line(console, f"[bold]{key}[/bold]: {r.outputs[key]}{mark}")
+            _line(console, f"[bold]{key}[/bold]: {escape(str(r.outputs[key]))}{mark}")
 
 
 def _resources(console: Console, review: StackReview) -> None:

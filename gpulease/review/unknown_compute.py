@@ -14,7 +14,7 @@ as they are to anyone who cannot read the other stack.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -22,9 +22,10 @@ import pulumi
 from pulumi.runtime import rpc
 
 from gpulease.core import resources as rt
-from gpulease.core.compute import UNKNOWN, form_of, read_all
+from gpulease.core.compute import UNKNOWN, Registered, form_of, read_all, templates_of
 from gpulease.core.compute.components import MODELLED_COMPONENTS
 from gpulease.core.compute.scan import MAY_BE_GPU, gpu_mentions
+from gpulease.review.engine_config import secure_keys_read
 
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 
@@ -147,6 +148,10 @@ def _why(field: str, dependencies: Mapping[str, list[str]]) -> str:
     if urns:
         kind, name = urns[0].split("::")[2].split("$")[-1], urns[0].split("::")[-1]
         return f"an output of {kind} {name!r}, not created during preview"
+    if read := secure_keys_read():
+        keys = ", ".join(repr(k) for k in read)
+        return (f"a value not known during preview; the program read the secure config {keys}, which cannot be "
+                "decrypted offline")
     return "a value not known during preview"
 
 
@@ -204,6 +209,43 @@ def problem(request: Any, site_of: Callable[[Any], str | None]) -> str | None:
     where = f"{site}: " if site else ""
     return (f"{where}GPU compute may be here: {field} of {request.type} {request.name!r} is unknown offline "
             f"({_why(field, deps)}); {judged}; accepted: a known value")
+
+
+def _shown(value: Any, ref: Any) -> Any:
+    """A template reference as the program wrote it: its id or name."""
+    if not isinstance(value, Mapping):
+        return value
+    return next((value[k] for k in (ref.id_key, ref.name_key) if k and value.get(k) is not None), value)
+
+
+def absent_template(request: Any, urn: str, site_of: Callable[[Any], str | None],
+                    captured: Sequence[Any]) -> Callable[[], str | None] | None:
+    """A form that takes its types from a launch template when it names none (an EKS node group) and names a
+    template by a literal id or name: once the program has ended (the template may come later), the line saying
+    its types are unknown when no template of the program is the one named (a template made elsewhere)."""
+    form = form_of(request.type)
+    if form is None or not form.default_types or not form.templates:
+        return None
+    props = wire_values(request.object)
+    if any(read_all(props, path) for path in form.instance_types):
+        return None
+    named = [_shown(value, ref) for ref in form.templates for value in read_all(props, ref.path)]
+    if not named or any(holds_unknown(value) for value in named):
+        return None  # a reference unknown offline is ``unknown_field``'s
+    site = site_of(request)  # now: the shown path depends on the working folder of the render
+
+    def check() -> str | None:
+        regs = [Registered(type=c.type, name=c.name, urn=c.urn, props={**c.inputs, **({"id": c.id} if c.id else {})},
+                           dependencies=c.property_dependencies) for c in captured]
+        me = next((r for r in regs if r.urn == urn), None)
+        if me is None or not templates_of(me, regs)[1]:
+            return None
+        where = f"{site}: " if site else ""
+        return (f"{where}GPU compute may be here: {request.type} {request.name!r} sets no instance types and its "
+                f"launch template ({named[0]!r}) is none of the program's, so its instance types are unknown "
+                "offline; accepted: instance_types on it, or a launch template of the program")
+
+    return check
 
 
 @contextmanager
