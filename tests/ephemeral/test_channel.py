@@ -15,6 +15,7 @@ from moto.server import ThreadedMotoServer
 
 from components.image_bake import control_folder
 from gpulease.ephemeral.channel import BucketChannel, ChannelError, parse_bucket_uri
+from tests.support.channel import BoundedChannel
 
 BUCKET = "gpulease-ci-bucket"
 PREFIX = "ckpt/"
@@ -45,7 +46,7 @@ def s3(endpoint: str, monkeypatch: pytest.MonkeyPatch):
 
 
 def channel(s3) -> BucketChannel:
-    return BucketChannel(s3, poll_seconds=0.05)
+    return BoundedChannel(s3, poll_seconds=0.05)
 
 
 def put_json(s3, key: str, body: dict) -> None:

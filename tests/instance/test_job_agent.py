@@ -20,6 +20,7 @@ from components.userdata import READY_UPLOAD_COMMANDS
 from components.userdata.settings import JOB_COMMANDS
 from gpulease.ephemeral.channel import BucketChannel
 from instance import instance_setup
+from tests.support.channel import BoundedChannel
 from tests.support.instance import MetadataServer, MetadataState, deadline_tags
 from tests.support.job_agent import (
     CHECKPOINT_URI,
@@ -98,7 +99,7 @@ def test_a_job_goes_from_request_to_streamed_log_artifacts_and_exit_code(world, 
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     boot = {**instance_setup.DEFAULTS, **settings, "ready_upload_command": READY_UPLOAD_COMMANDS["aws"]}
     instance_setup.publish_marker(boot, str(marker))
-    channel = BucketChannel(s3, poll_seconds=0.05)
+    channel = BoundedChannel(s3, poll_seconds=0.05)
     lines: list[str] = []
     assert channel.wait_ready(OUTPUTS, 5, lines.append)["instanceId"] == OUTPUTS["instanceId"]
 
