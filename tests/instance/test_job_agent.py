@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from components.image_bake import control_folder
 from components.userdata import READY_UPLOAD_COMMANDS
 from components.userdata.settings import JOB_COMMANDS
 from gpulease.ephemeral.channel import BucketChannel
@@ -90,7 +91,7 @@ exit 3"""
 
 def test_a_job_goes_from_request_to_streamed_log_artifacts_and_exit_code(world, tmp_path: Path, agents, monkeypatch) -> None:
     s3, cli, bin_dir, data = world
-    # With the control-file copy command user-data gives a CI stack: the run manifest goes beside the checkpoints.
+    # With the control-file copy command user-data gives a CI stack: the run manifest goes to the control folder.
     settings = agent_settings(tmp_path, data, control_upload_command=JOB_COMMANDS["aws"]["copy_command"],
                               experiment="lora")
     # Step 1 of the protocol: the bootstrap's marker, published with the command user-data gives it.
@@ -137,8 +138,8 @@ def test_a_job_goes_from_request_to_streamed_log_artifacts_and_exit_code(world, 
     outcome = get_json(s3, f"{job}result.json")
     assert outcome["exitCode"] == 3 and outcome["finishedAt"].endswith("Z") and "note" not in outcome
     assert "job ci-1-abc: exit code 3" in agent.text()
-    # The run manifest of the CI job, written as it started, locally and beside the checkpoints.
-    manifest = get_json(s3, f"_gpulease/{PREFIX}control/manifest.json")
+    # The run manifest of the CI job, written as it started, locally and in the control folder.
+    manifest = get_json(s3, f"{control_folder(PREFIX)}manifest.json")
     assert manifest == json.loads((data / "logs" / "manifest.json").read_text())
     assert (manifest["stack"], manifest["experiment"], manifest["job"]) == ("ci-1-abc", "lora", "ci-1-abc")
     assert manifest["checkpointUri"] == CHECKPOINT_URI and manifest["code"] is None

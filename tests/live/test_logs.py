@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from components.image_bake import control_folder, node_control_folder
 from components.userdata import run_settings, settings
 from gpulease.cli.main import main
 from gpulease.live import clients as live_clients
@@ -26,7 +27,7 @@ def bucket(aws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, An
     s3 = aws.client("s3")
     s3.create_bucket(Bucket=BUCKET)
     control = "llama7b-lora/_gpulease/"  # the uploaded logs and the job channel, beside the checkpoints
-    reports = "_gpulease/llama7b-lora/control/"  # ready.json, verify.json: components.image_bake.control_folder
+    reports = control_folder("llama7b-lora/")  # ready.json, verify.json: where the instance writes them
 
     def put(key: str, body: Any) -> None:
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
@@ -64,7 +65,7 @@ def test_logs_show_the_checks_the_uploaded_files_and_say_what_is_not_there(bucke
 
 
 def test_logs_json_and_a_node_s_own_area(bucket, capsys):
-    bucket["s3"].put_object(Bucket=BUCKET, Key="_gpulease/llama7b-lora/nodes/1/control/ready.json",
+    bucket["s3"].put_object(Bucket=BUCKET, Key=f"{node_control_folder('llama7b-lora/', 1)}ready.json",
                             Body=json.dumps({"instanceId": "i-0n1", "ready": True, "failed": []}).encode())
     outputs = json.loads(Path(bucket["outputs"]).read_text())
     outputs["nodes"] = [{"rank": 0, "instanceId": IID, "privateIp": "10.0.0.10"},

@@ -15,13 +15,14 @@ import boto3
 import pytest
 from botocore.config import Config
 
+from components.image_bake import control_folder
 from gpulease.cli.main import main
 from gpulease.live import clients as live_clients
 from gpulease.live import logs
 from tests.live.test_logs import BUCKET, LOGS, STACK
 
 CONTROL = "llama7b-lora/_gpulease/"
-REPORTS = "_gpulease/llama7b-lora/control/"  # ready.json, verify.json (components.image_bake.control_folder)
+REPORTS = control_folder("llama7b-lora/")  # ready.json, verify.json: where the instance writes them
 
 
 class Misbehaving:
