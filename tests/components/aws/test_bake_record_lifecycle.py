@@ -7,7 +7,14 @@ import pytest
 
 from components.alicloud.storage import lifecycle_rules as ali_rules
 from components.aws.storage import lifecycle_rules as aws_rules
-from components.image_bake import CONTROL_FOLDER, READY_FOLDER, baked_key, control_folder, ready_folder, record_uri
+from components.image_bake import (
+    CONTROL_FOLDER,
+    READY_FOLDER,
+    baked_key,
+    node_control_folder,
+    ready_folder,
+    record_uri,
+)
 from components.spec.load import SpecError, load_stack_spec
 from components.userdata.tools import tools_key
 from tests.components.spec.test_schema_fuzz import load_stack_file
@@ -35,7 +42,7 @@ def test_no_record_key_matches_an_expiring_lifecycle_rule(path) -> None:
         keys = [baked_key(prefix, spec, stack), f"{ready_folder(prefix)}i-0abc.json",
                 tools_key(prefix),  # fetched at every boot: a restart after keepDays would find no tools
                 # the instance's reports, read by `up`'s readiness wait and `status` (a cluster node's own too)
-                *(f"{control_folder(p)}{n}.json" for p in (prefix, f"{prefix}nodes/1/")
+                *(f"{node_control_folder(prefix, rank)}{n}.json" for rank in range(max(spec.nodes, 2))
                   for n in ("ready", "verify", "heartbeat", "manifest"))]
         for key in keys:
             hit = [rid for rid, prefix in rules if key.startswith(prefix)]
