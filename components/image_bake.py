@@ -45,6 +45,10 @@ checkpoint lifecycle rule (``checkpoints.lifecycle.keepDays``, filtered on the p
 checkpoint prefix may not start with it (``components/spec/sections.py``)."""
 READY_FOLDER = "ready/"
 """One object per instance whose readiness passed, named by its id (``record_folder(prefix, READY_FOLDER)``)."""
+CONTROL_FOLDER = "control/"
+"""What the instance reports to the operator (``ready.json``, ``verify.json``, ``heartbeat.json``, ``manifest.json``):
+written to the ``control_uri`` setting (``record_uri(checkpoint_uri, CONTROL_FOLDER)``), read by ``gpulease status``
+and ``up``'s readiness wait through ``control_folder``."""
 BAKED_FOLDER = "baked/"
 """``<stack>/<experiment>.json`` once this stack baked its image (the image and the instance it was made from),
 written by the program after the image; later updates read it and keep the image without checking readiness
@@ -104,6 +108,18 @@ def record_uri(checkpoint_uri: str, folder: str) -> str:
 def ready_folder(prefix: str) -> str:
     """Where the ready records of the experiment with checkpoint prefix ``prefix`` are."""
     return record_folder(prefix, READY_FOLDER)
+
+
+def control_folder(prefix: str) -> str:
+    """Where the instance with checkpoint prefix ``prefix`` (a cluster node's own: ``<prefix>nodes/N/``) reports."""
+    return record_folder(prefix, CONTROL_FOLDER)
+
+
+def node_control_folder(prefix: str, rank: int | None) -> str:
+    """``control_folder`` of node ``rank`` of the experiment with checkpoint prefix ``prefix``: rank 0 (and a single
+    instance) the experiment's own, rank N its checkpoint prefix's (``<prefix>nodes/N/``, as
+    ``components.cluster.node_checkpoint_uri``), so that each node's role may write its own reports only."""
+    return control_folder(prefix if rank in (None, 0) else f"{prefix.rstrip('/')}/nodes/{rank}/")
 
 
 def baked_folder(prefix: str, stack: str) -> str:

@@ -1,6 +1,7 @@
-"""The control area beside the checkpoints, shared by the run tools (standard library only, Python 3.10).
+"""The control area, shared by the run tools (standard library only, Python 3.10).
 
-``<checkpoint_uri>_gpulease/`` holds what the instance reports to whoever cannot log in: ``ready.json`` (the
+The ``control_uri`` setting (``s3://bucket/_gpulease/<checkpoint prefix>control/``: outside the checkpoint prefix,
+whose lifecycle rule expires objects after ``keepDays``) holds what the instance reports to whoever cannot log in: ``ready.json`` (the
 bootstrap), ``heartbeat.json`` (the watchdog, every few minutes), ``verify.json`` (the verification) and
 ``manifest.json`` (the run manifest). Each is written locally first (atomically: a reader never sees half of it),
 then copied with the settings' ``control_upload_command`` (``aws s3 cp`` / ``ossutil cp``) and the instance role's
@@ -77,15 +78,23 @@ def instance_facts(settings: dict[str, Any], service: ca.Metadata | None = None)
 
 
 def control_uri(settings: dict[str, Any], name: str) -> str | None:
+    """``<control_uri>name``: the instance's reports, outside the expiring checkpoint prefix (the program's
+    ``control_uri`` setting, ``components.image_bake.CONTROL_FOLDER``); None without a bucket."""
+    uri = settings.get("control_uri")
+    return f"{uri}{name}" if uri else None
+
+
+def checkpoint_area_uri(settings: dict[str, Any], name: str) -> str | None:
+    """``<checkpoint_uri>_gpulease/name``: the uploaded logs, still beside the checkpoints."""
     uri = settings.get("checkpoint_uri")
     return f"{uri}{CONTROL_DIR}{name}" if uri else None
 
 
 def upload_call(settings: dict[str, Any], local: str, name: str, service: ca.Metadata | None = None,
-                credentials: ca.RoleCredentials | None = None) -> ca.StorageCall | None:
-    """The storage CLI call copying ``local`` to ``<checkpoint_uri>_gpulease/<name>``; None without a bucket.
-    Raises ``cloud_access.CredentialsError`` / ``OSError`` when the credentials cannot be had."""
-    dst, template = control_uri(settings, name), settings.get("control_upload_command")
+                credentials: ca.RoleCredentials | None = None, dst: str | None = None) -> ca.StorageCall | None:
+    """The storage CLI call copying ``local`` to ``dst`` (default ``control_uri(settings, name)``); None without a
+    bucket. Raises ``cloud_access.CredentialsError`` / ``OSError`` when the credentials cannot be had."""
+    dst, template = dst or control_uri(settings, name), settings.get("control_upload_command")
     if not dst or not template:
         return None
     service = service or metadata(settings)

@@ -2,7 +2,7 @@
 
 The watchdog calls ``Heartbeat.tick`` on each of its ticks. Every ``heartbeat_minutes`` (5 by default) it writes
 ``<state_dir>/heartbeat.json`` and copies it, in the background and bounded like the periodic sync, to
-``<checkpoint_uri>_gpulease/heartbeat.json``, where ``gpulease status`` reads it:
+``<control_uri>heartbeat.json`` (outside the expiring checkpoint prefix), where ``gpulease status`` reads it:
 
 - ``time``, ``instanceId``, the ``deadline`` the watchdog keeps and where it read it, ``minutesLeft``;
 - ``gpus``: utilisation and memory (used, total) of every GPU from nvidia-smi, or ``gpuError``;

@@ -564,13 +564,13 @@ def storage_run(settings: dict[str, Any], template: list[str], values: dict[str,
 
 
 def publish_marker(settings: dict[str, Any], marker_path: str) -> None:
-    """Copy the ready marker next to the checkpoints (``<uri>_gpulease/ready.json``) for runners without SSH."""
-    uri, template = settings["checkpoint_uri"], settings["ready_upload_command"]
+    """Copy the ready marker to ``<control_uri>ready.json`` (outside the expiring prefix) for runners without SSH."""
+    uri, template = settings.get("control_uri"), settings["ready_upload_command"]
     if not uri or not template:
         return
     out = storage_run(settings, list(template), {"file": marker_path, "dst": uri}, bounds.value("bucket_copy"))
     if out.returncode == 0:
-        log(f"ready marker published to {uri}_gpulease/ready.json")
+        log(f"ready marker published to {uri}ready.json")
     else:
         log(f"publishing the ready marker failed ({out.returncode}): {(out.stderr or out.stdout).strip()[-300:]}")
 

@@ -363,7 +363,7 @@ class Agent:
         }
         st: dict[str, Any] = {"phase": "started", "bootId": self.boot_id, "offset": 0, "seq": 1}
         self.save(job, st)
-        # The run manifest (what ran, on what), beside the checkpoints; never keeps the job from starting.
+        # The run manifest (what ran, on what), to the control area; never keeps the job from starting.
         manifest.write(self.s, command=command, cwd=self.s["mount_point"], job=job, say=say)
         try:
             with open(log_path, "ab") as out:

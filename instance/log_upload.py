@@ -215,7 +215,8 @@ class LogUploader:
         try:
             s = self.dog.s
             key = log_key(str(s["stack"]), str(s["experiment"]), name)
-            call = control.upload_call(s, out, key, self.dog.metadata, self.dog.credentials)
+            call = control.upload_call(s, out, key, self.dog.metadata, self.dog.credentials,
+                                       dst=control.checkpoint_area_uri(s, key))
         except (ca.CredentialsError, OSError) as exc:
             self.dog.decide("log-upload", f"{name}: not copied to the bucket: {exc}")
             return

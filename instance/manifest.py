@@ -1,8 +1,8 @@
 """The run manifest: what ran, written when a job starts (standard library only, Python 3.10).
 
 ``run_job.py`` (the spec's ``job.command``) and ``job_agent.py`` (a CI job) call ``write`` just before they start
-the job. ``manifest.json`` goes to ``<mount>/logs/manifest.json`` and, beside the checkpoints, to
-``<checkpoint_uri>_gpulease/manifest.json``. It records:
+the job. ``manifest.json`` goes to ``<mount>/logs/manifest.json`` and, outside the expiring checkpoint prefix, to
+``<control_uri>manifest.json``. It records:
 
 - the stack, the experiment, the cloud and region, the job (its session or CI job id) and its command;
 - the instance: id, type and image id (the metadata service), the image family the stack chose, the OS;
@@ -398,7 +398,7 @@ def interruptions(state_dir: str) -> list[dict[str, Any]]:
 
 def write(settings: dict[str, Any], *, command: str, cwd: str, job: str, params_file: str | None = None,
           say: Any = print) -> dict[str, Any]:
-    """Build the manifest, write it under ``<mount>/logs`` and copy it beside the checkpoints. Never raises: a
+    """Build the manifest, write it under ``<mount>/logs`` and copy it to the control area. Never raises: a
     manifest that cannot be made must not keep the job from starting; the reason is logged."""
     try:
         manifest = build(settings, command=command, cwd=cwd, job=job, params_file=params_file)

@@ -5,7 +5,7 @@ Run once per boot by ``gpulease-run.service``, which systemd starts only when th
 ready (``Requires=``/``After=`` the bootstrap), and only on stacks that declare ``verify`` or ``job``:
 
 1. ``verify`` (``verify.py``): its result goes to ``<state_dir>/verify.json``, ``<mount>/logs/verify.json`` and
-   ``<checkpoint_uri>_gpulease/verify.json``; one line in the journal says PASSED or FAILED and why. A
+   ``<control_uri>verify.json``; one line in the journal says PASSED or FAILED and why. A
    verification that passed on this instance is not run again after a reboot. When it fails the job is NOT
    started (the exit status is 1) and the instance keeps its deadline and idle rules: it ends unattended.
 2. ``job``: tmux is installed when the image lacks it (apt, bounded); the run manifest is written

@@ -25,7 +25,7 @@ at its first checkpoint on purpose), ``gpu`` (the GPU was used: utilisation abov
 ``memory`` (the peak leaves ``min_free_gpu_memory_percent`` free), ``checkpoint`` (a checkpoint was written),
 ``resume`` (the resumed step is at least the checkpoint's, and above 0). The result, ``verify.json``, also carries
 the peak memory against the capacity, the seconds of each run and the step resumed; ``run_job.py`` writes it and
-copies it to ``<checkpoint_uri>_gpulease/verify.json``. ``GPULEASE_CLOCK_SPEED`` shortens the bound for tests.
+copies it to ``<control_uri>verify.json``. ``GPULEASE_CLOCK_SPEED`` shortens the bound for tests.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """``make mutate`` rows for the kit's records and the schema's agreement with the loader (issue 24): the ready and
-baked records stay out of the checkpoint lifecycle, the instance may write only their place, and the schema refuses
-the deadlines, e-mail lists and sweep overrides the loader refuses."""
+baked records and the instance's reports (ready, verify, heartbeat, manifest) stay out of the checkpoint lifecycle,
+the instance may write only their place, readers read where it writes, and the schema refuses the deadlines, e-mail
+lists and sweep overrides the loader refuses."""
 
 from __future__ import annotations
 
@@ -23,8 +24,31 @@ MUTATIONS = [
              "        if False:", LIFECYCLE, "a checkpoint prefix cannot put the checkpoints' lifecycle over the records"),
     Mutation("bake2", "components/aws/identity.py", '"Resource": f"{bucket_arn}/{ready_folder(prefix)}*",',
              '"Resource": f"{bucket_arn}/_gpulease/*",', ROLES, "the instance writes only its own ready records (AWS)"),
-    Mutation("bake2", "components/alicloud/identity.py", '"Resource": [f"{bucket_arn}/{ready_folder(prefix)}*"],',
-             '"Resource": [f"{bucket_arn}/*"],', ROLES, "the instance writes only its own ready records (OSS)"),
+    Mutation("bake2", "components/alicloud/identity.py", '"Resource": [f"{bucket_arn}/{ready_folder(prefix)}*",',
+             '"Resource": [f"{bucket_arn}/*",', ROLES, "the instance writes only its own ready records (OSS)"),
+    Mutation("bake2", "components/image_bake.py",
+             "    return control_folder(prefix if rank in (None, 0) else f\"{prefix.rstrip('/')}/nodes/{rank}/\")",
+             "    return control_folder(prefix)", ("tests/components/test_cluster.py",),
+             "each cluster node's role may write its own reports"),
+    Mutation("bake2", "components/alicloud/identity.py",
+             '                                 f"{bucket_arn}/{node_control_folder(prefix, rank)}*"],',
+             '                                 f"{bucket_arn}/_gpulease/*"],', ROLES,
+             "the instance writes only its own reports (OSS)"),
+    Mutation("bake2", "components/aws/identity.py", '"Resource": f"{bucket_arn}/{node_control_folder(prefix, rank)}*",',
+             '"Resource": f"{bucket_arn}/_gpulease/*",', ROLES, "the instance writes only its own reports (AWS)"),
+    Mutation("bake2", "components/userdata/workflow.py",
+             '        fields["control_uri"] = record_uri(checkpoint_uri, CONTROL_FOLDER)',
+             '        fields["control_uri"] = checkpoint_uri + "_gpulease/"', LIFECYCLE,
+             "the instance reports where status and up read, outside the checkpoint lifecycle"),
+    Mutation("bake2", "gpulease/live/status.py", '        key = f"{control_folder(prefix)}{name}.json"',
+             '        key = f"{prefix}_gpulease/{name}.json"', ("tests/live/test_status.py",),
+             "status reads the reports where the instance writes them"),
+    Mutation("bake2", "gpulease/live/logs.py", '        body = self._get(f"{self.reports}{name}")',
+             '        body = self._get(f"{self.prefix}{name}")', ("tests/live/test_logs.py",),
+             "logs reads the ready and verify records where the instance writes them"),
+    Mutation("bake2", "gpulease/ephemeral/channel.py", '        key = f"{loc.records}{READY_MARKER}"',
+             '        key = f"{loc.control}{READY_MARKER}"', ("tests/cli/test_up.py",),
+             "up's readiness wait reads the ready marker where the instance writes it"),
     Mutation("bake2", "components/userdata/tools.py",
              '    return f"{record_folder(prefix, TOOLS_FOLDER)}{tools_sha256()}.json"',
              '    return f"{prefix}_gpulease/{TOOLS_FOLDER}{tools_sha256()}.json"', TOOLS,

@@ -115,7 +115,8 @@ class Alicloud(AlicloudAccount, AlicloudNetwork, AlicloudStorage, AlicloudIdenti
         "storage-access": Support(
             "RAM role for `ecs.aliyuncs.com`: `oss:ListObjects` with `oss:Prefix` on the prefix only, "
             "`oss:GetBucketInfo`/`GetBucketLocation`, get/put/abort/list-parts on `bucket/prefix*`, put on its ready records "
-            "`bucket/_gpulease/prefix/ready/*`; release/stop and "
+            "`bucket/_gpulease/prefix/ready/*` and its reports `bucket/_gpulease/prefix/control/*` (a cluster node N above "
+            "0: `bucket/_gpulease/prefix/nodes/N/control/*`); release/stop and "
             "describe (its deadline tag) of its own instance; every instance has a role (the self-release needs one)",
             gap="The RAM role is attached right after the instance starts (`ecs.RamRoleAttachment`, the provider's "
                 "replacement for the deprecated `role_name`), so credentials appear seconds after boot: the tools "

@@ -15,7 +15,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
-from components.image_bake import ready_folder
+from components.image_bake import node_control_folder, ready_folder
 from components.naming import scoped_name
 from components.plan import Bucket, ExperimentParts
 
@@ -27,10 +27,10 @@ def assume_role_policy(service: str = "ecs.aliyuncs.com") -> str:
     )
 
 
-def checkpoint_access_policy(bucket_arn: str, prefix: str) -> str:
-    """Read and write under the experiment's prefix, list only that prefix, and write (only) its ready records
-    (``components.image_bake.ready_folder``: outside the prefix, so the checkpoint lifecycle never expires them);
-    nothing else in OSS."""
+def checkpoint_access_policy(bucket_arn: str, prefix: str, rank: int | None = None) -> str:
+    """Read and write under the experiment's prefix, list only that prefix, and write (only) its ready records and
+    node ``rank``'s reports (``components.image_bake.ready_folder``, ``node_control_folder``: outside the prefix, so
+    the checkpoint lifecycle never expires them); nothing else in OSS."""
     return json.dumps(
         {
             "Version": "1",
@@ -54,7 +54,8 @@ def checkpoint_access_policy(bucket_arn: str, prefix: str) -> str:
                 {
                     "Effect": "Allow",
                     "Action": ["oss:PutObject"],
-                    "Resource": [f"{bucket_arn}/{ready_folder(prefix)}*"],
+                    "Resource": [f"{bucket_arn}/{ready_folder(prefix)}*",
+                                 f"{bucket_arn}/{node_control_folder(prefix, rank)}*"],
                 },
             ],
         },
@@ -159,7 +160,7 @@ class AlicloudIdentity:
         if bucket is not None:
             grant(
                 f"{name}-checkpoint-access", f"{name}-checkpoints", f"gpulease {name}: read and write {exp.prefix} only",
-                checkpoint_access_policy(bucket.arn, exp.prefix), role, tags=exp.tags, opts=opts,
+                checkpoint_access_policy(bucket.arn, exp.prefix, exp.node), role, tags=exp.tags, opts=opts,
             )
         return role
 

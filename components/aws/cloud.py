@@ -80,7 +80,9 @@ class Aws(AwsAccount, AwsNetwork, AwsStorage, AwsIdentity, AwsInstance, AwsLifet
         ),
         "storage-access": Support(
             "instance role: `s3:ListBucket` on the prefix only, `s3:GetBucketLocation`, get/put/abort/list-parts on "
-            "`bucket/prefix*`, put on its ready records `bucket/_gpulease/prefix/ready/*`; in `ssm` mode the SSM core policy",
+            "`bucket/prefix*`, put on its ready records `bucket/_gpulease/prefix/ready/*` and its reports "
+            "`bucket/_gpulease/prefix/control/*` (a cluster node N above 0: `bucket/_gpulease/prefix/nodes/N/control/*`); "
+            "in `ssm` mode the SSM core policy",
         ),
         "network": Support(
             "the default VPC's subnet in the first zone offering the type, or `network.vpcId`/`subnetId`",

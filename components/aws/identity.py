@@ -10,7 +10,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
-from components.image_bake import ready_folder
+from components.image_bake import node_control_folder, ready_folder
 from components.naming import scoped_name
 from components.plan import Bucket, ExperimentParts
 
@@ -25,10 +25,10 @@ def assume_role_policy(service: str, source_account: str | None = None) -> str:
     return json.dumps({"Version": "2012-10-17", "Statement": [statement]}, sort_keys=True)
 
 
-def checkpoint_access_policy(bucket_arn: str, prefix: str) -> str:
-    """Read and write under the experiment's prefix, list only that prefix, and write (only) its ready records
-    (``components.image_bake.ready_folder``: outside the prefix, so the checkpoint lifecycle never expires them);
-    nothing else in S3."""
+def checkpoint_access_policy(bucket_arn: str, prefix: str, rank: int | None = None) -> str:
+    """Read and write under the experiment's prefix, list only that prefix, and write (only) its ready records and
+    node ``rank``'s reports (``components.image_bake.ready_folder``, ``node_control_folder``: outside the prefix, so
+    the checkpoint lifecycle never expires them); nothing else in S3."""
     return json.dumps(
         {
             "Version": "2012-10-17",
@@ -62,6 +62,12 @@ def checkpoint_access_policy(bucket_arn: str, prefix: str) -> str:
                     "Effect": "Allow",
                     "Action": "s3:PutObject",
                     "Resource": f"{bucket_arn}/{ready_folder(prefix)}*",
+                },
+                {
+                    "Sid": "WriteControlRecords",
+                    "Effect": "Allow",
+                    "Action": "s3:PutObject",
+                    "Resource": f"{bucket_arn}/{node_control_folder(prefix, rank)}*",
                 },
             ],
         },
@@ -100,7 +106,7 @@ class AwsIdentity:
             aws.iam.RolePolicy(
                 f"{name}-checkpoint-access",
                 role=role.id,
-                policy=checkpoint_access_policy(bucket.arn, exp.prefix),
+                policy=checkpoint_access_policy(bucket.arn, exp.prefix, exp.node),
                 opts=opts,
             )
         if ssm:

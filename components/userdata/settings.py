@@ -40,10 +40,10 @@ BUCKET_CHECK_COMMANDS: dict[str, list[str]] = {
     "aws": ["aws", "s3", "ls", "{dst}", "--region", "{region}"],
     "alicloud": ["ossutil", "ls", "{dst}", *_OSS_AUTH],
 }
-# The ready marker, copied next to the checkpoints for runners that cannot SSH in (the CI channel reads it).
+# The ready marker, copied to the control area ({dst}: the control_uri setting) for runners that cannot SSH in (the CI channel reads it).
 READY_UPLOAD_COMMANDS: dict[str, list[str]] = {
-    "aws": ["aws", "s3", "cp", "{file}", "{dst}_gpulease/ready.json", "--region", "{region}", "--only-show-errors"],
-    "alicloud": ["ossutil", "cp", "-f", "{file}", "{dst}_gpulease/ready.json", *_OSS_AUTH],
+    "aws": ["aws", "s3", "cp", "{file}", "{dst}ready.json", "--region", "{region}", "--only-show-errors"],
+    "alicloud": ["ossutil", "cp", "-f", "{file}", "{dst}ready.json", *_OSS_AUTH],
 }
 # The job agent's bucket access (CI stacks only): one level of listing, one object either way, a directory up.
 JOB_COMMANDS: dict[str, dict[str, list[str]]] = {
@@ -185,10 +185,13 @@ class BootstrapSettings(BaseModel):
     ready_record_command: list[str] | None = None
     ready_record_uri: str | None = None
     """Where the ready records are (``components.image_bake.record_uri``): outside the expiring checkpoint prefix."""
+    control_uri: str | None = None
+    """Where the instance reports (``ready.json``, ``verify.json``, ``heartbeat.json``, ``manifest.json``):
+    ``record_uri(checkpoint_uri, CONTROL_FOLDER)``, outside the expiring checkpoint prefix."""
 
     # --- the run sections (components/userdata/run_settings.py) ---
     verify: VerifySettings | None = None
-    """Run by ``run_job.py`` after readiness; its result is ``<checkpoint_uri>_gpulease/verify.json``."""
+    """Run by ``run_job.py`` after readiness; its result is ``<control_uri>verify.json``."""
     job: JobSettings | None = None
     """Started by ``run_job.py`` in a tmux session after readiness (and a passed verification)."""
     budget_thresholds: list[float] = []
@@ -201,7 +204,7 @@ class BootstrapSettings(BaseModel):
 
 WORKFLOW_DEFAULTS: dict[str, object] = {"phase": "train", "data_sources": [], "stage_commands": None,
                                          "hub_token_secret": None, "secret_command": None, "ready_record_command": None,
-                                         "ready_record_uri": None}
+                                         "ready_record_uri": None, "control_uri": None}
 
 
 def settings_json(settings: BootstrapSettings) -> str:

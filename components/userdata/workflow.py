@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.image_bake import READY_FOLDER, record_uri
+from components.image_bake import CONTROL_FOLDER, READY_FOLDER, record_uri
 from components.spec.experiment import ExperimentSpec
 
 # ossutil's credentials and endpoint, filled on the instance (the checkpoint sync's templates use the same).
@@ -75,4 +75,5 @@ def workflow_settings(spec: ExperimentSpec, cloud: str, checkpoint_uri: str | No
         # instance it is about to image).
         fields["ready_record_command"] = READY_RECORD_COMMANDS[cloud]
         fields["ready_record_uri"] = record_uri(checkpoint_uri, READY_FOLDER)
+        fields["control_uri"] = record_uri(checkpoint_uri, CONTROL_FOLDER)
     return fields

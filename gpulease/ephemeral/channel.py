@@ -7,11 +7,12 @@ and everything the job leaves behind is in one place.
 
 The contract, with ``P = <checkpointUri>_gpulease/`` (e.g. ``s3://bucket/checkpoints/_gpulease/``):
 
-- ``P/ready.json``: the bootstrap's readiness report (``/var/lib/gpulease/ready.json``: ``ready``, ``failed``,
-  ``time``, ``checks``) plus the instance's ``instanceId``, uploaded once the bootstrap has run. The runner
+- ``R/ready.json``, with ``R = components.image_bake.control_folder(prefix)`` at the bucket root (e.g.
+  ``s3://bucket/_gpulease/checkpoints/control/``: outside the prefix its lifecycle rule expires): the bootstrap's
+  readiness report (``/var/lib/gpulease/ready.json``: ``ready``, ``failed``, ``time``, ``checks``) plus the instance's ``instanceId``, uploaded once the bootstrap has run. The runner
   accepts it only when ``instanceId`` is the stack's instance (a marker left in a retained bucket by an earlier
   run never counts) and stops waiting at once when it says ``"ready": false``.
-- ``P/verify.json``: the verification's result (``instance/verify.py``: ``passed``, ``failed``, ``checks``), when the
+- ``R/verify.json``: the verification's result (``instance/verify.py``: ``passed``, ``failed``, ``checks``), when the
   spec declares ``verify``; accepted only with the stack's ``instanceId``, like the ready marker.
 - ``P/jobs/<job>/request.json``: written by the runner: ``{"jobId", "command", "deadline"}``. The instance runs
   ``bash -lc <command>`` once, in ``/data``, with ``GPULEASE_JOB_ID`` and ``GPULEASE_ARTIFACTS_DIR``
@@ -34,6 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from components.image_bake import control_folder
 from gpulease.core import vocabulary as v
 from gpulease.core.errors import UserError
 from gpulease.ephemeral import records
@@ -97,6 +99,11 @@ class BucketLocation:
     @property
     def control(self) -> str:
         return f"{self.prefix}{CONTROL_DIR}"
+
+    @property
+    def records(self) -> str:
+        """Where the instance reports ``ready.json`` and ``verify.json`` (``control_folder``: outside the prefix)."""
+        return control_folder(self.prefix)
 
     def job(self, job_id: str) -> str:
         return f"{self.control}jobs/{job_id}/"
@@ -229,7 +236,7 @@ class BucketChannel:
     # -- the protocol -------------------------------------------------------------------------------------
     def wait_ready(self, outputs: Mapping[str, Any], timeout_s: float, on_line: LineSink) -> dict[str, Any]:
         loc = location_from_outputs(outputs)
-        key = f"{loc.control}{READY_MARKER}"
+        key = f"{loc.records}{READY_MARKER}"
         instance_id = outputs.get("instanceId")
         started = time.monotonic()
         announced_stale = False
@@ -256,7 +263,7 @@ class BucketChannel:
 
     def wait_verify(self, outputs: Mapping[str, Any], timeout_s: float, on_line: LineSink) -> dict[str, Any]:
         loc = location_from_outputs(outputs)
-        key = f"{loc.control}{VERIFY_RESULT}"
+        key = f"{loc.records}{VERIFY_RESULT}"
         instance_id = outputs.get("instanceId")
         started = time.monotonic()
         while True:

@@ -1,10 +1,14 @@
 """``gpulease logs``: what an instance wrote about its bootstrap, its verification and its jobs, read from the
 bucket, for one node (``--node N``; rank 0 by default), once or followed (bounded).
 
-Read from the node's control area ``P = <checkpointUri>_gpulease/`` (rank N > 0: ``<checkpointUri>nodes/N/_gpulease/``):
+Read from the node's control folder ``R = components.image_bake.control_folder(prefix)`` (``_gpulease/<prefix>control/``
+at the bucket root, outside the prefix the checkpoint lifecycle expires; rank N > 0: its prefix ``<prefix>nodes/N/``):
 
-- ``P/ready.json``: the bootstrap's checks (``ready``, ``failed``, ``checks`` each with its ``detail``);
-- ``P/verify.json``: the verification's checks;
+- ``R/ready.json``: the bootstrap's checks (``ready``, ``failed``, ``checks`` each with its ``detail``);
+- ``R/verify.json``: the verification's checks;
+
+and from its control area ``P = <checkpointUri>_gpulease/`` (rank N > 0: ``<checkpointUri>nodes/N/_gpulease/``):
+
 - ``P/jobs/<job>/log/<seq>.txt``: a job run through the job agent (``gpulease ephemeral``), in chunks;
 - ``P/logs/<stack>/<experiment>/<name>``: the log files (``bootstrap.log``, ``verify-run.log``,
   ``verify-resume.log``, ``<session>.log`` of the job's tmux session; the layout is ``instance/log_upload.py``'s
@@ -23,11 +27,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from components.image_bake import control_folder
 from gpulease.ephemeral import records
 from gpulease.live.target import LiveError, Target
 from instance import log_upload
 
 LOG_FILES = log_upload.LOG_FILES
+CONTROL_AREA = "_gpulease/"
+"""The control area beside the checkpoints: the uploaded logs and the job channel."""
 UNITS = ("gpulease-bootstrap.service", "gpulease-run.service", "gpulease-watchdog.service",
          "gpulease-job-agent.service")
 """The instance's units (``components/userdata/settings.py``, ``run_settings.py``; a test keeps them equal)."""
@@ -61,7 +68,7 @@ def control_prefix(target: Target) -> tuple[str, str]:
                         f"accepted: `gpulease logs {target.stack} --journal` (over SSH/SSM)")
     bucket, _, prefix = uri.split("://", 1)[1].partition("/")
     prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"
-    return bucket, f"{prefix}_gpulease/"
+    return bucket, f"{prefix}{CONTROL_AREA}"
 
 
 def _code(exc: BaseException) -> str | None:
@@ -185,8 +192,14 @@ class LogReader:
         self.sizes[key] = int(total) if total.isascii() and total.isdigit() and len(total) <= 20 else (start or 0) + len(body)
         return body
 
+    @property
+    def reports(self) -> str:
+        """Where the instance reports ``ready.json`` and ``verify.json``: ``control_folder`` of the checkpoint prefix
+        (``self.prefix`` less its ``_gpulease/``), at the bucket root, outside the prefix the lifecycle expires."""
+        return control_folder(self.prefix.removesuffix(CONTROL_AREA))
+
     def _record(self, name: str) -> dict[str, Any] | None:
-        body = self._get(f"{self.prefix}{name}")
+        body = self._get(f"{self.reports}{name}")
         if body is None:
             return None
         return records.read(name.removesuffix(".json"), body)

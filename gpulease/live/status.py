@@ -1,7 +1,8 @@
 """``gpulease status``: one document about a running experiment, from what its instance reports in the bucket and,
 where available, the cloud's own view.
 
-From the control area beside the checkpoints (``<checkpointUri>_gpulease/``, written by the instance):
+From the control area (``components.image_bake.control_folder``: ``_gpulease/<prefix>control/`` at the bucket root,
+outside the expiring checkpoint prefix; written by the instance to its ``control_uri`` setting):
 ``heartbeat.json`` (the watchdog, every few minutes: GPU utilisation and memory, the last checkpoint sync, the spend
 estimate, the deadline it keeps), ``ready.json`` (the bootstrap), ``verify.json`` (the verification) and
 ``manifest.json`` (the run manifest, with each interruption of a spot instance stopped by a reclaim and started
@@ -19,6 +20,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from components.image_bake import control_folder
 from gpulease.core import vocabulary as v
 from gpulease.core.budget_alert import budget_name
 from gpulease.ephemeral import records
@@ -67,7 +69,7 @@ def read_control(target: Target, client: Any) -> dict[str, Any]:
     prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"
     found: dict[str, Any] = {"stale": []}
     for name in CONTROL_FILES:
-        key = f"{prefix}_gpulease/{name}.json"
+        key = f"{control_folder(prefix)}{name}.json"
         try:
             body = client.get_object(Bucket=bucket, Key=key)["Body"].read()
         except Exception as exc:
@@ -75,7 +77,8 @@ def read_control(target: Target, client: Any) -> dict[str, Any]:
             if code in ("NoSuchKey", "404"):
                 found[name] = None
                 continue
-            raise LiveError(f"stack {target.stack!r}: cannot read {uri}_gpulease/{name}.json: {_problem(exc)}") from None
+            scheme = uri.split("://", 1)[0]
+            raise LiveError(f"stack {target.stack!r}: cannot read {scheme}://{bucket}/{key}: {_problem(exc)}") from None
         try:
             doc = records.json_object(name, body)
             owner = doc.get("instanceId")

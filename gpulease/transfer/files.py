@@ -44,7 +44,8 @@ PATH_MAX = 4096
 SHOWN_SKIPPED = 10
 
 CONTROL_FOLDER = "_gpulease"
-"""The instance's control area (ready and verify records, tools, cluster settings) beside the checkpoints."""
+"""The kit's own records at the bucket root (the instance's reports, ready records, tools) and its control area
+beside the checkpoints (jobs, logs, the cluster notice)."""
 DEFAULT_CHECKPOINT_PREFIX = "checkpoints/"
 
 

@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 import yaml
 
+from components.image_bake import control_folder
 from gpulease.cli.main import main
 from gpulease.core.catalog import load_catalog
 from gpulease.ephemeral.backend import StackInfo
-from gpulease.ephemeral.channel import BucketChannel
 from gpulease.lifecycle import capacity, deploy, verdict
 from gpulease.review import stacks
+from tests.support.channel import BoundedChannel
 from tests.support.ephemeral import OUTPUTS, RecordingBackend
 
 STACK = "aws-lora-7b"  # us-east-1, gpu {gpuMemoryGb: 24, count: 1}, spot, verify maxMinutes 20
@@ -53,12 +54,12 @@ def backend(monkeypatch: pytest.MonkeyPatch) -> RecordingBackend:
 def bucket(aws, monkeypatch: pytest.MonkeyPatch) -> Any:
     s3 = aws.client("s3")
     s3.create_bucket(Bucket=BUCKET)
-    monkeypatch.setattr(deploy, "CHANNEL", lambda cloud, region: BucketChannel(s3, poll_seconds=0.01))
+    monkeypatch.setattr(deploy, "CHANNEL", lambda cloud, region: BoundedChannel(s3))
     return s3
 
 
 def _report(s3: Any, name: str, body: dict[str, Any]) -> None:
-    s3.put_object(Bucket=BUCKET, Key=f"ckpt/_gpulease/{name}", Body=json.dumps(body).encode())
+    s3.put_object(Bucket=BUCKET, Key=f"{control_folder('ckpt/')}{name}", Body=json.dumps(body).encode())
 
 
 def _json(capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:

@@ -306,3 +306,26 @@ def test_every_node_carries_the_whole_clusters_hourly_price_for_the_spend_estima
     one = float(single.one(AWS_INSTANCE).inputs["tags"][v.TAG_MAX_HOURLY_USD])
     prices = [float(i.inputs["tags"][v.TAG_MAX_HOURLY_USD]) for i in nodes(aws4, AWS_INSTANCE)]
     assert prices == [pytest.approx(4 * one, rel=1e-3)] * 4  # each node measures the experiment's spend, not its share
+
+
+def _puts(policy: dict[str, Any], action: str) -> list[str]:
+    def listed(x: str | list[str]) -> list[str]:
+        return [x] if isinstance(x, str) else x
+    return [r for s in policy["Statement"] for r in listed(s["Resource"]) if action in listed(s["Action"])]
+
+
+@pytest.mark.parametrize("cloud", ["aws", "alicloud"])
+def test_each_node_may_write_its_reports_where_its_settings_send_them(cloud: str, aws4: Rendering,
+                                                                      ali4: Rendering) -> None:
+    """A node's ready.json, heartbeat, verify and manifest go to its own control folder (outside the expiring prefix):
+    its role must allow exactly that put, or rank N > 0 reports nothing and status shows it as never ready."""
+    r, type_, field, action = ((aws4, AWS_INSTANCE, "policy", "s3:PutObject") if cloud == "aws" else
+                               (ali4, ALI_INSTANCE, "policyDocument", "oss:PutObject"))
+    for rank, inst in enumerate(nodes(r, type_)):
+        s = settings_of(inst)
+        bucket, _, key = s["control_uri"].partition("://")[2].partition("/")
+        prefix = s["checkpoint_uri"].partition("://")[2].partition("/")[2]
+        assert not key.startswith(prefix), (rank, key)
+        grants = [g.split(f"{bucket}/", 1)[1].removesuffix("*")
+                  for g in _puts(json.loads(r.by_name(f"pre-node{rank}-checkpoint-access").inputs[field]), action)]
+        assert any(f"{key}heartbeat.json".startswith(g) for g in grants), (rank, key, grants)

@@ -13,11 +13,14 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
+from components.image_bake import control_folder
 from gpulease.ephemeral.channel import BucketChannel, ChannelError, parse_bucket_uri
+from tests.support.channel import BoundedChannel
 
 BUCKET = "gpulease-ci-bucket"
 PREFIX = "ckpt/"
 CONTROL = f"{PREFIX}_gpulease/"
+RECORDS = control_folder(PREFIX)  # where the instance reports ready.json and verify.json
 OUTPUTS = {"instanceId": "i-0aaa", "checkpointUri": f"s3://{BUCKET}/{PREFIX}"}
 
 
@@ -43,7 +46,7 @@ def s3(endpoint: str, monkeypatch: pytest.MonkeyPatch):
 
 
 def channel(s3) -> BucketChannel:
-    return BucketChannel(s3, poll_seconds=0.05)
+    return BoundedChannel(s3, poll_seconds=0.05)
 
 
 def put_json(s3, key: str, body: dict) -> None:
@@ -72,14 +75,14 @@ def play_instance(s3, job: str, exit_code: int, stop: threading.Event) -> None:
 
 
 def test_ready_marker_must_name_this_instance(s3) -> None:
-    put_json(s3, f"{CONTROL}ready.json", {"instanceId": "i-0old", "readyAt": "2026-11-30T00:00:00Z"})
+    put_json(s3, f"{RECORDS}ready.json", {"instanceId": "i-0old", "readyAt": "2026-11-30T00:00:00Z"})
     lines: list[str] = []
     with pytest.raises(ChannelError, match="did not report ready"):
         channel(s3).wait_ready(OUTPUTS, timeout_s=0.2, on_line=lines.append)
     assert lines == ["ignoring a ready marker from another instance ('i-0old')"]
 
     report = {"instanceId": "i-0aaa", "ready": True, "failed": [], "time": "2026-12-01T08:05:00Z"}
-    timer = threading.Timer(0.1, put_json, (s3, f"{CONTROL}ready.json", report))
+    timer = threading.Timer(0.1, put_json, (s3, f"{RECORDS}ready.json", report))
     timer.start()
     marker = channel(s3).wait_ready(OUTPUTS, timeout_s=5, on_line=lines.append)
     timer.join()
@@ -87,7 +90,7 @@ def test_ready_marker_must_name_this_instance(s3) -> None:
 
 
 def test_an_instance_that_reports_not_ready_fails_at_once(s3) -> None:
-    put_json(s3, f"{CONTROL}ready.json", {"instanceId": "i-0aaa", "ready": False, "failed": ["disk", "gpu"]})
+    put_json(s3, f"{RECORDS}ready.json", {"instanceId": "i-0aaa", "ready": False, "failed": ["disk", "gpu"]})
     started = time.monotonic()
     with pytest.raises(ChannelError, match="reported NOT ready: disk, gpu failed"):
         channel(s3).wait_ready(OUTPUTS, timeout_s=60, on_line=lambda line: None)
@@ -103,23 +106,23 @@ def test_an_instance_that_reports_not_ready_fails_at_once(s3) -> None:
     ({"ready": False, "failed": "disk"}, "'failed' is the text 'disk', not a list of check names"),
 ])
 def test_a_ready_marker_that_is_not_a_real_verdict_is_unreadable_never_ready(s3, marker: dict, why: str) -> None:
-    put_json(s3, f"{CONTROL}ready.json", {"instanceId": "i-0aaa", **marker})
+    put_json(s3, f"{RECORDS}ready.json", {"instanceId": "i-0aaa", **marker})
     with pytest.raises(ChannelError) as caught:
         channel(s3).wait_ready(OUTPUTS, timeout_s=60, on_line=lambda line: None)
-    assert str(caught.value) == f"unreadable record at {CONTROL}ready.json: ready.json: {why}"
+    assert str(caught.value) == f"unreadable record at {RECORDS}ready.json: ready.json: {why}"
 
 
 def test_a_deeply_nested_ready_marker_is_unreadable_not_a_crash(s3) -> None:
-    s3.put_object(Bucket=BUCKET, Key=f"{CONTROL}ready.json", Body=b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    s3.put_object(Bucket=BUCKET, Key=f"{RECORDS}ready.json", Body=b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}")
     with pytest.raises(ChannelError, match=r"ready\.json is not JSON$"):
         channel(s3).wait_ready(OUTPUTS, timeout_s=60, on_line=lambda line: None)
-    s3.put_object(Bucket=BUCKET, Key=f"{CONTROL}ready.json", Body=b'{"ready": true, "a":' + b"[" * 40 + b"]" * 40 + b"}")
+    s3.put_object(Bucket=BUCKET, Key=f"{RECORDS}ready.json", Body=b'{"ready": true, "a":' + b"[" * 40 + b"]" * 40 + b"}")
     with pytest.raises(ChannelError, match=r"ready\.json nests deeper than 32 levels$"):
         channel(s3).wait_ready(OUTPUTS, timeout_s=60, on_line=lambda line: None)
 
 
 def test_a_verify_result_with_a_text_verdict_is_unreadable(s3) -> None:
-    put_json(s3, f"{CONTROL}verify.json", {"instanceId": "i-0aaa", "passed": "true", "failed": []})
+    put_json(s3, f"{RECORDS}verify.json", {"instanceId": "i-0aaa", "passed": "true", "failed": []})
     with pytest.raises(ChannelError, match=r"'passed' is the text 'true', not true or false$"):
         channel(s3).wait_verify(OUTPUTS, timeout_s=60, on_line=lambda line: None)
 
@@ -167,14 +170,14 @@ def test_bucket_uris() -> None:
 
 
 def test_the_verification_result_must_name_this_instance_and_a_failure_stops_the_wait(s3) -> None:
-    put_json(s3, f"{CONTROL}verify.json", {"instanceId": "i-0old", "passed": True})
+    put_json(s3, f"{RECORDS}verify.json", {"instanceId": "i-0old", "passed": True})
     with pytest.raises(ChannelError, match="no verification result within"):
         channel(s3).wait_verify(OUTPUTS, timeout_s=0.2, on_line=lambda line: None)
     failed = {"instanceId": "i-0aaa", "passed": False, "failed": ["resume"], "checks": {
         "run": {"ok": True, "detail": "stopped on purpose at its first checkpoint"},
         "resume": {"ok": False, "detail": "resumeCommand started over (resumed at step 0)"},
         "memory": {"ok": None, "detail": "no minFreeGpuMemoryPercent asked"}}}
-    put_json(s3, f"{CONTROL}verify.json", failed)
+    put_json(s3, f"{RECORDS}verify.json", failed)
     lines: list[str] = []
     started = time.monotonic()
     with pytest.raises(ChannelError, match=r"the verification failed on instance i-0aaa: resume \(see s3://"):
@@ -183,5 +186,5 @@ def test_the_verification_result_must_name_this_instance_and_a_failure_stops_the
     assert lines == ["verify run: ok: stopped on purpose at its first checkpoint",
                      "verify resume: FAILED: resumeCommand started over (resumed at step 0)",
                      "verify memory: skipped: no minFreeGpuMemoryPercent asked"]
-    put_json(s3, f"{CONTROL}verify.json", {**failed, "passed": True, "failed": []})
+    put_json(s3, f"{RECORDS}verify.json", {**failed, "passed": True, "failed": []})
     assert channel(s3).wait_verify(OUTPUTS, timeout_s=5, on_line=lambda line: None)["passed"] is True

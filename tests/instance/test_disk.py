@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from components.image_bake import control_folder
 from instance import instance_setup as setup
 from tests.support.instance import MetadataServer, MetadataState, blank_image, events, ext4_image, make_boot_rig
 
@@ -138,9 +139,12 @@ def test_a_disk_with_a_filesystem_is_mounted_by_uuid_and_never_formatted(tmp_pat
     assert marker["checks"]["bucket"] == {"ok": True, "uri": "s3://bucket/ckpt/"}
     check, publish = (e for e in events(rig.events) if e["name"] == "aws")
     assert check["argv"] == ["s3", "ls", "s3://bucket/ckpt/", "--region", "us-east-1"]
-    # The marker names the instance and is published next to the checkpoints for runners without SSH.
+    # The marker names the instance and is published for runners without SSH where `up` and `status` read it
+    # (control_folder of the checkpoint prefix, at the bucket root: outside the prefix the lifecycle rule expires).
     assert marker["instanceId"] == "i-0123456789abcdef0"
-    assert publish["argv"] == ["s3", "cp", str(tmp_path / "state" / "ready.json"), "s3://bucket/ckpt/_gpulease/ready.json"]
+    published = f"s3://bucket/{control_folder('ckpt/')}ready.json"
+    assert not published.startswith("s3://bucket/ckpt/"), published
+    assert publish["argv"] == ["s3", "cp", str(tmp_path / "state" / "ready.json"), published]
     assert publish["listing"]["marker"] == marker
     assert json.loads((rig.mount_point / "logs" / "ready.json").read_text()) == marker
     assert "mounting it, not formatting" in (rig.mount_point / "logs" / "bootstrap.log").read_text()

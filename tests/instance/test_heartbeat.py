@@ -51,10 +51,10 @@ def test_the_heartbeat_reports_gpu_checkpoints_deadline_and_spend_and_goes_to_th
     assert spend["maxHourlyUsd"] == 10 and spend["budgetUsd"] == 40
     assert 1.1 <= spend["hours"] <= 1.25 and abs(spend["usdAtMost"] - 10 * spend["hours"]) <= 0.05
     assert spend["percent"] == round(100 * 10 * spend["hours"] / 40, 1) and spend["warned"] == []
-    # Every 5 minutes (at 0, 5 and 10), not on every tick; each copied to <checkpoint_uri>_gpulease/.
+    # Every 5 minutes (at 0, 5 and 10), not on every tick; each copied to the control_uri setting.
     calls = copies.read_text().splitlines()
     assert 2 <= len(calls) <= 3, calls
-    assert all(call.split()[3] == "s3://bucket/ckpt/_gpulease/heartbeat.json" for call in calls)
+    assert all(call.split()[3] == "s3://bucket/_gpulease/ckpt/control/heartbeat.json" for call in calls)
 
 
 def test_the_spend_estimate_warns_once_per_threshold_and_runs_the_warn_hook(tmp_path: Path) -> None:
@@ -104,7 +104,8 @@ def test_on_alibaba_cloud_the_price_and_budget_come_through_the_ecs_api_when_met
     try:
         with MetadataServer(state) as server:
             rig = make_rig(tmp_path, metadata_url=server.url, cloud="alicloud", region="cn-hangzhou",
-                           checkpoint_uri="oss://bucket/ckpt/", deadline_api=True, ecs_endpoint=api.url,
+                           checkpoint_uri="oss://bucket/ckpt/",
+                           control_uri="oss://bucket/_gpulease/ckpt/control/", deadline_api=True, ecs_endpoint=api.url,
                            boot_time=BOOT, poll_seconds=60, budget_thresholds=[50, 80])
             run_in_process(rig, start=BOOT + 1.2 * HOUR, max_ticks=20)  # 24 -> 26 USD of 40: 60-65%
     finally:

@@ -16,10 +16,12 @@ from typing import Any
 
 import pytest
 
+from components.image_bake import control_folder
 from components.userdata import READY_UPLOAD_COMMANDS
 from components.userdata.settings import JOB_COMMANDS
 from gpulease.ephemeral.channel import BucketChannel
 from instance import instance_setup
+from tests.support.channel import BoundedChannel
 from tests.support.instance import MetadataServer, MetadataState, deadline_tags
 from tests.support.job_agent import (
     CHECKPOINT_URI,
@@ -89,7 +91,7 @@ exit 3"""
 
 def test_a_job_goes_from_request_to_streamed_log_artifacts_and_exit_code(world, tmp_path: Path, agents, monkeypatch) -> None:
     s3, cli, bin_dir, data = world
-    # With the control-file copy command user-data gives a CI stack: the run manifest goes beside the checkpoints.
+    # With the control-file copy command user-data gives a CI stack: the run manifest goes to the control folder.
     settings = agent_settings(tmp_path, data, control_upload_command=JOB_COMMANDS["aws"]["copy_command"],
                               experiment="lora")
     # Step 1 of the protocol: the bootstrap's marker, published with the command user-data gives it.
@@ -98,7 +100,7 @@ def test_a_job_goes_from_request_to_streamed_log_artifacts_and_exit_code(world, 
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     boot = {**instance_setup.DEFAULTS, **settings, "ready_upload_command": READY_UPLOAD_COMMANDS["aws"]}
     instance_setup.publish_marker(boot, str(marker))
-    channel = BucketChannel(s3, poll_seconds=0.05)
+    channel = BoundedChannel(s3, poll_seconds=0.05)
     lines: list[str] = []
     assert channel.wait_ready(OUTPUTS, 5, lines.append)["instanceId"] == OUTPUTS["instanceId"]
 
@@ -136,8 +138,8 @@ def test_a_job_goes_from_request_to_streamed_log_artifacts_and_exit_code(world, 
     outcome = get_json(s3, f"{job}result.json")
     assert outcome["exitCode"] == 3 and outcome["finishedAt"].endswith("Z") and "note" not in outcome
     assert "job ci-1-abc: exit code 3" in agent.text()
-    # The run manifest of the CI job, written as it started, locally and beside the checkpoints.
-    manifest = get_json(s3, f"{PREFIX}_gpulease/manifest.json")
+    # The run manifest of the CI job, written as it started, locally and in the control folder.
+    manifest = get_json(s3, f"{control_folder(PREFIX)}manifest.json")
     assert manifest == json.loads((data / "logs" / "manifest.json").read_text())
     assert (manifest["stack"], manifest["experiment"], manifest["job"]) == ("ci-1-abc", "lora", "ci-1-abc")
     assert manifest["checkpointUri"] == CHECKPOINT_URI and manifest["code"] is None

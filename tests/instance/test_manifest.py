@@ -58,6 +58,7 @@ def world(tmp_path: Path) -> dict[str, Any]:
         "cloud": "aws", "region": "us-east-1", "stack": "aws-lora-7b", "experiment": "lora-7b", "market": "spot",
         "image_family": "dlami-base-ubuntu22", "max_runtime_hours": 8, "mount_point": str(data),
         "state_dir": str(state), "checkpoint_uri": "s3://ckpt-bucket/lora-7b/",
+        "control_uri": "s3://ckpt-bucket/_gpulease/lora-7b/control/",
         "control_upload_command": [str(aws), "s3", "cp", "{src}", "{dst}", "--region", "{region}"],
         "nvidia_smi": str(fake_nvidia_smi(tmp_path / "nvidia-smi", gpu)),
         "metadata_timeout_seconds": 2,
@@ -99,8 +100,8 @@ def test_the_manifest_records_the_instance_software_code_data_and_params(world: 
     local = world["data"] / "logs" / "manifest.json"
     assert json.loads(local.read_text()) == doc
     assert json.loads((world["outbox"] / "manifest.json").read_text()) == doc
-    assert "s3://ckpt-bucket/lora-7b/_gpulease/manifest.json" in (world["outbox"] / "calls").read_text()
-    assert said == [f"run manifest {local}: copied to s3://ckpt-bucket/lora-7b/_gpulease/manifest.json"]
+    assert "s3://ckpt-bucket/_gpulease/lora-7b/control/manifest.json" in (world["outbox"] / "calls").read_text()
+    assert said == [f"run manifest {local}: copied to s3://ckpt-bucket/_gpulease/lora-7b/control/manifest.json"]
 
 
 def test_nothing_secret_reaches_the_manifest(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:

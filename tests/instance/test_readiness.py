@@ -75,7 +75,7 @@ def test_alicloud_bucket_check_and_marker_give_ossutil_sts_credentials_and_https
         rig = make_boot_rig(tmp_path, image, cloud="alicloud", disk_id="d-bp1abcdefghij1234567", metadata_url=server.url)
         ossutil = recorder(rig.bin_dir / "ossutil", "ossutil", rig.events)
         rig.settings.update(
-            checkpoint_uri="oss://bucket/ckpt/",
+            checkpoint_uri="oss://bucket/ckpt/", control_uri="oss://bucket/_gpulease/ckpt/control/",
             bucket_check_command=[str(ossutil), *BUCKET_CHECK_COMMANDS["alicloud"][1:]],
             ready_upload_command=[str(ossutil), *READY_UPLOAD_COMMANDS["alicloud"][1:]],
         )
@@ -83,7 +83,7 @@ def test_alicloud_bucket_check_and_marker_give_ossutil_sts_credentials_and_https
     assert done.returncode == 0, done.stdout
     check, publish = (e for e in events(rig.events) if e["name"] == "ossutil")
     assert check["argv"][:2] == ["ls", "oss://bucket/ckpt/"]
-    assert publish["argv"][:4] == ["cp", "-f", str(tmp_path / "state" / "ready.json"), "oss://bucket/ckpt/_gpulease/ready.json"]
+    assert publish["argv"][:4] == ["cp", "-f", str(tmp_path / "state" / "ready.json"), "oss://bucket/_gpulease/ckpt/control/ready.json"]
     for call in (check, publish):
         argv = call["argv"]
         assert argv[argv.index("-e") + 1] == "https://oss-cn-hangzhou-internal.aliyuncs.com"

@@ -336,7 +336,8 @@ def test_the_guarantees_are_the_spec_not_just_equal(both) -> None:
         assert access["grants"][verb] == {f"{bucket}/ckpt/*"}
     # Beyond the prefix only the kit's own records, which the checkpoint lifecycle must not expire: the instance writes
     # its ready records there and reads its one tools bundle (components/image_bake.record_folder).
-    assert access["grants"]["write"] == {f"{bucket}/ckpt/*", f"{bucket}/_gpulease/ckpt/ready/*"}
+    assert access["grants"]["write"] == {f"{bucket}/ckpt/*", f"{bucket}/_gpulease/ckpt/ready/*",
+                                               f"{bucket}/_gpulease/ckpt/control/*"}
     assert {g for g in access["grants"]["read"] if g != f"{bucket}/ckpt/*"} <= {
         g for g in access["grants"]["read"] if g.startswith(f"{bucket}/_gpulease/ckpt/tools/")}
     assert access["grants"]["list"] == {bucket}

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from components.image_bake import control_folder, node_control_folder
 from components.userdata import run_settings, settings
 from gpulease.cli.main import main
 from gpulease.live import clients as live_clients
@@ -25,11 +26,12 @@ LOGS = "logs/aws-lora-7b/llama7b-lora/"  # the instance's layout (instance/log_u
 def bucket(aws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     s3 = aws.client("s3")
     s3.create_bucket(Bucket=BUCKET)
-    control = "llama7b-lora/_gpulease/"
+    control = "llama7b-lora/_gpulease/"  # the uploaded logs and the job channel, beside the checkpoints
+    reports = control_folder("llama7b-lora/")  # ready.json, verify.json: where the instance writes them
 
     def put(key: str, body: Any) -> None:
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        s3.put_object(Bucket=BUCKET, Key=f"{control}{key}", Body=data)
+        s3.put_object(Bucket=BUCKET, Key=f"{reports if key in ('ready.json', 'verify.json') else control}{key}", Body=data)
 
     put("ready.json", {"instanceId": IID, "ready": False, "failed": ["data"], "time": "2026-12-01T08:00:00Z",
                        "checks": {"gpu": {"ok": True, "detail": "1 x A10G"},
@@ -63,7 +65,7 @@ def test_logs_show_the_checks_the_uploaded_files_and_say_what_is_not_there(bucke
 
 
 def test_logs_json_and_a_node_s_own_area(bucket, capsys):
-    bucket["s3"].put_object(Bucket=BUCKET, Key="llama7b-lora/nodes/1/_gpulease/ready.json",
+    bucket["s3"].put_object(Bucket=BUCKET, Key=f"{node_control_folder('llama7b-lora/', 1)}ready.json",
                             Body=json.dumps({"instanceId": "i-0n1", "ready": True, "failed": []}).encode())
     outputs = json.loads(Path(bucket["outputs"]).read_text())
     outputs["nodes"] = [{"rank": 0, "instanceId": IID, "privateIp": "10.0.0.10"},

@@ -15,12 +15,14 @@ import boto3
 import pytest
 from botocore.config import Config
 
+from components.image_bake import control_folder
 from gpulease.cli.main import main
 from gpulease.live import clients as live_clients
 from gpulease.live import logs
 from tests.live.test_logs import BUCKET, LOGS, STACK
 
 CONTROL = "llama7b-lora/_gpulease/"
+REPORTS = control_folder("llama7b-lora/")  # ready.json, verify.json: where the instance writes them
 
 
 class Misbehaving:
@@ -117,7 +119,7 @@ def test_a_failed_bucket_call_is_read_failed_exit_1_not_bad_input(misbehaving, m
     doc = json.loads(captured.out)
     assert doc["ok"] is False and [e["code"] for e in doc["errors"]] == ["read-failed"]
     message = doc["errors"][0]["message"]
-    assert message.startswith(f"cannot read s3://{BUCKET}/{CONTROL}ready.json: ") and detail in message
+    assert message.startswith(f"cannot read s3://{BUCKET}/{REPORTS}ready.json: ") and detail in message
     assert captured.err == f"gpulease: {message}\n"
 
 
@@ -210,5 +212,5 @@ def test_a_bucket_that_cannot_be_reached_is_read_failed_exit_1(tmp_path, monkeyp
     outputs.write_text(json.dumps({"instanceId": "i-0", "checkpointUri": f"s3://{BUCKET}/llama7b-lora/"}))
     assert main(["logs", STACK, "--outputs", str(outputs)]) == 1
     err = capsys.readouterr().err
-    assert err.startswith(f"gpulease: cannot read s3://{BUCKET}/{CONTROL}ready.json: Could not connect to the "
+    assert err.startswith(f"gpulease: cannot read s3://{BUCKET}/{REPORTS}ready.json: Could not connect to the "
                           "endpoint URL") and err.count("\n") == 1

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from components import userdata
+from components.image_bake import node_control_folder
 from gpulease.cli import status as status_cli
 from gpulease.cli.main import EXIT_BAD_INPUT, main
 from gpulease.core import vocabulary as v
@@ -76,16 +77,16 @@ def cluster(aws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, A
     disks = [{"mount": "/data", "freeBytes": 40 * 2**30, "totalBytes": 1000 * 2**30, "freePercent": 4.0},
              {"mount": "/", "freeBytes": 150 * 2**30, "totalBytes": 200 * 2**30, "freePercent": 75.0}]
     for rank in range(4):
-        prefix = "pretrain/" if rank == 0 else f"pretrain/nodes/{rank}/"
+        reports = node_control_folder("pretrain/", rank)  # where node `rank` writes its reports
         beat = {"time": _stamp(2 + rank), "instanceId": f"i-0node{rank}",
                 "gpus": [{"utilizationPercent": 38 if rank == 1 else 97, "memoryUsedMib": 30000,
                           "memoryTotalMib": 40960}],
                 "disks": disks if rank == 0 else disks[1:],
                 "gpuStarved": {"since": _stamp(50), "meanUtilizationPercent": 38, "thresholdPercent": 60}
                 if rank == 1 else None}
-        s3.put_object(Bucket=BUCKET, Key=f"{prefix}_gpulease/heartbeat.json", Body=json.dumps(beat).encode())
+        s3.put_object(Bucket=BUCKET, Key=f"{reports}heartbeat.json", Body=json.dumps(beat).encode())
         if rank != 3:
-            s3.put_object(Bucket=BUCKET, Key=f"{prefix}_gpulease/ready.json", Body=json.dumps(
+            s3.put_object(Bucket=BUCKET, Key=f"{reports}ready.json", Body=json.dumps(
                 {"instanceId": f"i-0node{rank}", "ready": True, "failed": []}).encode())
     monkeypatch.setattr(live_clients, "CLIENTS", lambda cloud, region: live_clients.Clients(bucket=s3))
     monkeypatch.setattr("gpulease.core.clock.utcnow", lambda: FIXED_NOW)

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from components.image_bake import control_folder
 from gpulease.cli.main import EXIT_BAD_INPUT, main
 from gpulease.core import vocabulary as v
 from gpulease.live import clients as live_clients
@@ -32,7 +33,7 @@ def running(aws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, A
     instance = ec2.run_instances(ImageId=IMAGE, InstanceType="g5.xlarge", MinCount=1, MaxCount=1)["Instances"][0]
     iid = instance["InstanceId"]
     s3.create_bucket(Bucket=BUCKET)
-    control = "llama7b-lora/_gpulease/"
+    control = control_folder("llama7b-lora/")  # where the instance writes its reports
     reports = {
         "heartbeat": {"time": _stamp(3), "instanceId": iid, "deadline": v.rfc3339(FIXED_NOW + timedelta(hours=5)),
                       "gpus": [{"utilizationPercent": 93, "memoryUsedMib": 20100, "memoryTotalMib": 23028}],
@@ -111,7 +112,7 @@ def test_offline_status_is_one_clear_line(tmp_path: Path, capsys, monkeypatch: p
         monkeypatch.setenv(key, value)
     assert main(["status", STACK, "--outputs", str(outputs)]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err
-    assert err.startswith(f"gpulease: stack '{STACK}': cannot read s3://{BUCKET}/llama7b-lora/_gpulease/heartbeat.json")
+    assert err.startswith(f"gpulease: stack '{STACK}': cannot read s3://{BUCKET}/_gpulease/llama7b-lora/control/heartbeat.json")
     assert len(err.splitlines()) == 1 and "Traceback" not in err
 
 

@@ -335,6 +335,7 @@ def make_rig(tmp_path: Path, metadata_url: str = "http://127.0.0.1:9", **overrid
         "warn_hook": str(recorder(bin_dir / "warn-hook", "warn-hook", ev)),
         "final_sync_minutes": 5,
         "checkpoint_uri": "s3://bucket/ckpt/",
+        "control_uri": "s3://bucket/_gpulease/ckpt/control/",  # record_uri(checkpoint_uri, CONTROL_FOLDER)
         "checkpoint_interval_minutes": 600,  # periodic syncs only where a test asks for them
         "checkpoint_hook": str(recorder(bin_dir / "checkpoint-hook", "checkpoint-hook", ev)),
         "hook_timeout_seconds": 120,
@@ -445,9 +446,10 @@ def make_boot_rig(
         "data_disk_id": disk_id,
         "data_owner": "nobody",
         "checkpoint_uri": "s3://bucket/ckpt/",
+        "control_uri": "s3://bucket/_gpulease/ckpt/control/",  # record_uri(checkpoint_uri, CONTROL_FOLDER)
         "bucket_check_command": ["aws", "s3", "ls", "{dst}", "--region", "{region}"],
         "cli_install_command": None,
-        "ready_upload_command": ["aws", "s3", "cp", "{file}", "{dst}_gpulease/ready.json"],
+        "ready_upload_command": ["aws", "s3", "cp", "{file}", "{dst}ready.json"],
         "metadata_url": metadata_url,
         "nvidia_smi": "nvidia-smi",
         "torch_pythons": [],

@@ -203,6 +203,7 @@ def agent_settings(root: Path, data: Path, **overrides: Any) -> dict[str, Any]:
         "metadata_timeout_seconds": 0.5,
         "final_sync_minutes": 5,
         "checkpoint_uri": CHECKPOINT_URI,
+        "control_uri": f"s3://{BUCKET}/_gpulease/{PREFIX}control/",  # record_uri(CHECKPOINT_URI, CONTROL_FOLDER)
         "mount_point": str(data),
         "data_owner": JOB_USER,
         "state_dir": str(root / "state"),

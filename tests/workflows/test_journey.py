@@ -13,14 +13,15 @@ from typing import Any
 
 import pytest
 
+from components.image_bake import control_folder
 from gpulease.cli.main import main
 from gpulease.core import vocabulary as v
 from gpulease.ephemeral.backend import StackInfo
-from gpulease.ephemeral.channel import BucketChannel
 from gpulease.lifecycle import capacity, deploy, teardown, verdict
 from gpulease.live import clients as live_clients
 from gpulease.live import target
 from tests.cli.test_check import fake_pulumi
+from tests.support.channel import BoundedChannel
 from tests.support.ephemeral import OUTPUTS, RecordingBackend
 
 NAME = "llama8b-lora"
@@ -54,7 +55,7 @@ def world(aws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any
     ec2, s3 = aws.client("ec2"), aws.client("s3")
     backend = RecordingBackend(outputs_by_stack={NAME: {**OUTPUTS, "publicIp": "198.51.100.7"}})
     monkeypatch.setattr(deploy, "BACKEND", lambda: backend)
-    monkeypatch.setattr(deploy, "CHANNEL", lambda cloud, region: BucketChannel(s3, poll_seconds=0.01))
+    monkeypatch.setattr(deploy, "CHANNEL", lambda cloud, region: BoundedChannel(s3))
     monkeypatch.setattr(capacity, "ZONES", {"aws": lambda region: lambda itype: ["us-west-2a", "us-west-2b"]})
     monkeypatch.setattr(teardown, "CLIENTS", lambda region, creds: (ec2, s3))
     monkeypatch.setattr(live_clients, "CLIENTS", lambda cloud, region: live_clients.Clients(bucket=s3))
@@ -100,7 +101,7 @@ def test_a_newcomer_goes_from_nothing_to_a_verified_job_and_back(world, ec2_quot
     for name, body in (("ready.json", {"instanceId": IID, "ready": True, "failed": [], "time": "2026-12-01T10:00:00Z"}),
                        ("verify.json", {"instanceId": IID, "passed": True, "failed": [], "checks": {}})):
         s3.create_bucket(Bucket=BUCKET) if name == "ready.json" else None
-        s3.put_object(Bucket=BUCKET, Key=f"ckpt/_gpulease/{name}", Body=json.dumps(body).encode())
+        s3.put_object(Bucket=BUCKET, Key=f"{control_folder('ckpt/')}{name}", Body=json.dumps(body).encode())
     assert main(["up", NAME]) == 0
     out, err = _screen(capsys)
     assert out.splitlines() == [f"{NAME}: {IID} (g5.xlarge) ready", f"connect: gpulease ssh {NAME}",

@@ -404,9 +404,11 @@ def test_instance_role_least_privilege(spot) -> None:
     }
     for action in ("oss:GetObject", "oss:AbortMultipartUpload", "oss:ListParts"):
         assert by_action[action]["Resource"] == [f"{bucket_arn}/ckpt/*"]
-    # Writes: the prefix, and the ready records only (outside the prefix the checkpoint lifecycle expires).
+    # Writes: the prefix, the ready records and the instance's reports only (outside the prefix the checkpoint
+    # lifecycle expires).
     writes = sorted(r for s in policy["Statement"] if "oss:PutObject" in s["Action"] for r in s["Resource"])
-    assert writes == [f"{bucket_arn}/_gpulease/ckpt/ready/*", f"{bucket_arn}/ckpt/*"]
+    assert writes == [f"{bucket_arn}/_gpulease/ckpt/control/*", f"{bucket_arn}/_gpulease/ckpt/ready/*",
+                      f"{bucket_arn}/ckpt/*"]
     for statement in policy["Statement"]:
         assert statement["Effect"] == "Allow"
         assert all(not a.endswith("*") for a in statement["Action"])

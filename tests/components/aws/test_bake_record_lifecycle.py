@@ -7,7 +7,14 @@ import pytest
 
 from components.alicloud.storage import lifecycle_rules as ali_rules
 from components.aws.storage import lifecycle_rules as aws_rules
-from components.image_bake import READY_FOLDER, baked_key, ready_folder, record_uri
+from components.image_bake import (
+    CONTROL_FOLDER,
+    READY_FOLDER,
+    baked_key,
+    node_control_folder,
+    ready_folder,
+    record_uri,
+)
 from components.spec.load import SpecError, load_stack_spec
 from components.userdata.tools import tools_key
 from tests.components.spec.test_schema_fuzz import load_stack_file
@@ -33,7 +40,10 @@ def test_no_record_key_matches_an_expiring_lifecycle_rule(path) -> None:
         assert rules, f"{path.name}: no expiring rule found: the check below would pass vacuously"
         prefix = spec.checkpoints.prefix
         keys = [baked_key(prefix, spec, stack), f"{ready_folder(prefix)}i-0abc.json",
-                tools_key(prefix)]  # fetched at every boot: a restart after keepDays would find no tools
+                tools_key(prefix),  # fetched at every boot: a restart after keepDays would find no tools
+                # the instance's reports, read by `up`'s readiness wait and `status` (a cluster node's own too)
+                *(f"{node_control_folder(prefix, rank)}{n}.json" for rank in range(max(spec.nodes, 2))
+                  for n in ("ready", "verify", "heartbeat", "manifest"))]
         for key in keys:
             hit = [rid for rid, prefix in rules if key.startswith(prefix)]
             assert not hit, f"{path.name}: {key} expires after {spec.checkpoints.lifecycle.keep_days} days by {hit}"
@@ -72,3 +82,18 @@ def test_the_instance_fetches_the_key_the_program_writes_and_may_read_only_that(
     assert prefix and settings["tools"]["key"] == obj.inputs["key"] == tools_key(prefix)
     assert statement["Action"] == "s3:GetObject" and statement["Resource"].endswith(f":::{obj.inputs['bucket']}/{obj.inputs['key']}")
     assert not obj.inputs["key"].startswith(prefix), "the bundle would expire with the checkpoints"
+
+
+def test_the_instance_writes_its_reports_where_status_and_up_read_them() -> None:
+    """The ``control_uri`` setting (the instance's writer) and the operator's ``control_folder`` name one folder."""
+    from gpulease.ephemeral.channel import parse_bucket_uri
+    from tests.support.specs import experiment, render_experiment
+    from tests.support.userdata import INSTANCE, SPEC_OVERRIDES, cloud_config, decode, files
+
+    r = render_experiment(experiment(**SPEC_OVERRIDES))
+    assert r.error is None, r.error
+    written = files(cloud_config(decode(r.one(INSTANCE).inputs["userDataBase64"])))
+    settings = __import__("json").loads(written["/etc/gpulease/settings.json"]["content"])
+    loc = parse_bucket_uri(settings["checkpoint_uri"])
+    assert settings["control_uri"] == f"s3://{loc.bucket}/{loc.records}" == record_uri(settings["checkpoint_uri"], CONTROL_FOLDER)
+    assert not loc.records.startswith(loc.prefix), "the reports would expire with the checkpoints"

@@ -324,7 +324,11 @@ def test_instance_role_least_privilege(spot) -> None:
     # The ready records: written (only) outside the prefix the checkpoint lifecycle expires; nothing else extra.
     assert statements["WriteReadyRecords"] == {"Sid": "WriteReadyRecords", "Effect": "Allow", "Action": "s3:PutObject",
                                                "Resource": f"arn:aws:s3:::{name}/_gpulease/ckpt/ready/*"}
-    assert set(statements) == {"ListCheckpointPrefix", "LocateBucket", "ReadWriteCheckpoints", "WriteReadyRecords"}
+    assert statements["WriteControlRecords"] == {"Sid": "WriteControlRecords", "Effect": "Allow",
+                                                 "Action": "s3:PutObject",
+                                                 "Resource": f"arn:aws:s3:::{name}/_gpulease/ckpt/control/*"}
+    assert set(statements) == {"ListCheckpointPrefix", "LocateBucket", "ReadWriteCheckpoints", "WriteReadyRecords",
+                               "WriteControlRecords"}
     for statement in policy["Statement"]:
         actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
         assert all(not a.endswith("*") for a in actions)

@@ -85,7 +85,7 @@ def test_aws_settings_equal_the_spec_and_the_created_resources(aws_render, aws_t
         "sync_command": ["aws", "s3", "sync", "{src}", "{dst}", "--region", "{region}", "--no-progress", "--only-show-errors"],
         "bucket_check_command": ["aws", "s3", "ls", "{dst}", "--region", "{region}"],
         "ready_upload_command": [
-            "aws", "s3", "cp", "{file}", "{dst}_gpulease/ready.json", "--region", "{region}", "--only-show-errors"
+            "aws", "s3", "cp", "{file}", "{dst}ready.json", "--region", "{region}", "--only-show-errors"
         ],
         # The ready record a bake waits for, published by every stack with a bucket (turning image.bake on must not
         # change the user-data of the instance it images).
@@ -94,6 +94,8 @@ def test_aws_settings_equal_the_spec_and_the_created_resources(aws_render, aws_t
         ],
         # At the bucket root, outside the checkpoint prefix its lifecycle rule expires (image_bake.record_folder).
         "ready_record_uri": f"s3://{bucket}/_gpulease/ckpt/ready/",
+        # The instance's reports too (ready.json, verify.json, heartbeat, manifest): status and up read them there.
+        "control_uri": f"s3://{bucket}/_gpulease/ckpt/control/",
         "cli_install_command": ["snap", "install", "aws-cli", "--classic"],
         "self_release": False,
         "deadline_api": False,  # AWS reads its tags through IMDS (instance_metadata_tags enabled)
