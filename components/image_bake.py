@@ -115,11 +115,21 @@ def control_folder(prefix: str) -> str:
     return record_folder(prefix, CONTROL_FOLDER)
 
 
+def node_prefix(prefix: str, rank: int | None) -> str:
+    """Node ``rank``'s checkpoint prefix in an experiment with prefix ``prefix``: rank 0 (and a single instance) the
+    experiment's own, rank N ``<prefix>nodes/N/`` (as ``components.cluster.node_checkpoint_uri``)."""
+    return prefix if rank in (None, 0) else f"{prefix.rstrip('/')}/nodes/{rank}/"
+
+
 def node_control_folder(prefix: str, rank: int | None) -> str:
-    """``control_folder`` of node ``rank`` of the experiment with checkpoint prefix ``prefix``: rank 0 (and a single
-    instance) the experiment's own, rank N its checkpoint prefix's (``<prefix>nodes/N/``, as
-    ``components.cluster.node_checkpoint_uri``), so that each node's role may write its own reports only."""
-    return control_folder(prefix if rank in (None, 0) else f"{prefix.rstrip('/')}/nodes/{rank}/")
+    """``control_folder`` of node ``rank`` (``node_prefix``), so that each node's role may write its own reports only."""
+    return control_folder(node_prefix(prefix, rank))
+
+
+def node_ready_folder(prefix: str, rank: int | None) -> str:
+    """``ready_folder`` of node ``rank`` (``node_prefix``): where that node's ready record goes (its settings'
+    ``ready_record_uri`` is built from its own checkpoint URI), and the only ready folder its role may write."""
+    return ready_folder(node_prefix(prefix, rank))
 
 
 def baked_folder(prefix: str, stack: str) -> str:

@@ -12,7 +12,15 @@ ROLES = ("tests/components/aws/test_experiment.py", "tests/components/alicloud/t
 AGREE = ("tests/components/spec/test_schema_loader_agree.py",)
 TOOLS = ("tests/components/aws/test_bake_record_lifecycle.py", "tests/instance/test_fetch_tools.py")
 
+GRANTS = ("tests/components/test_record_grants_exact.py",)
+
 MUTATIONS = [
+    Mutation("bake2", "components/aws/identity.py", '"Resource": f"{bucket_arn}/{node_ready_folder(prefix, rank)}*",',
+             '"Resource": f"{bucket_arn}/{node_ready_folder(prefix, None)}*",', GRANTS,
+             "an AWS cluster node may write the ready record its settings name"),
+    Mutation("bake2", "components/alicloud/identity.py", '"Resource": [f"{bucket_arn}/{node_ready_folder(prefix, rank)}*",',
+             '"Resource": [f"{bucket_arn}/{node_ready_folder(prefix, None)}*",', GRANTS,
+             "an Alibaba cluster node may write the ready record its settings name"),
     Mutation("bake2", "components/image_bake.py", '    return f"{RECORDS_ROOT}{prefix}{folder}"',
              '    return f"{prefix}{RECORDS_ROOT}{folder}"', LIFECYCLE,
              "the ready and baked records live outside the checkpoint prefix the lifecycle expires"),
@@ -22,13 +30,13 @@ MUTATIONS = [
              "the instance writes its ready record where the bake gate lists it"),
     Mutation("bake2", "components/spec/sections.py", '        if prefix.split("/", 1)[0] == "_gpulease":',
              "        if False:", LIFECYCLE, "a checkpoint prefix cannot put the checkpoints' lifecycle over the records"),
-    Mutation("bake2", "components/aws/identity.py", '"Resource": f"{bucket_arn}/{ready_folder(prefix)}*",',
+    Mutation("bake2", "components/aws/identity.py", '"Resource": f"{bucket_arn}/{node_ready_folder(prefix, rank)}*",',
              '"Resource": f"{bucket_arn}/_gpulease/*",', ROLES, "the instance writes only its own ready records (AWS)"),
-    Mutation("bake2", "components/alicloud/identity.py", '"Resource": [f"{bucket_arn}/{ready_folder(prefix)}*",',
+    Mutation("bake2", "components/alicloud/identity.py", '"Resource": [f"{bucket_arn}/{node_ready_folder(prefix, rank)}*",',
              '"Resource": [f"{bucket_arn}/*",', ROLES, "the instance writes only its own ready records (OSS)"),
     Mutation("bake2", "components/image_bake.py",
-             "    return control_folder(prefix if rank in (None, 0) else f\"{prefix.rstrip('/')}/nodes/{rank}/\")",
-             "    return control_folder(prefix)", ("tests/components/test_cluster.py",),
+             "    return prefix if rank in (None, 0) else f\"{prefix.rstrip('/')}/nodes/{rank}/\"",
+             "    return prefix", ("tests/components/test_cluster.py", "tests/components/test_record_grants_exact.py"),
              "each cluster node's role may write its own reports"),
     Mutation("bake2", "components/alicloud/identity.py",
              '                                 f"{bucket_arn}/{node_control_folder(prefix, rank)}*"],',

@@ -32,7 +32,7 @@ MUTATIONS: list[Mutation] = [
     Mutation("lost6", "gpulease/cli/output_file.py", "    refuse_hidden(path, option, accepted)", "    pass",
              ("tests/cli/test_output_path_hidden.py",), "--output with a hidden character is refused"),
     Mutation("lost6", "gpulease/cli/cost.py",
-             "[red]{escape(printable(rendering.stack))}: {escape(printable(rendering.error))}[/red]",
-             "[red]{rendering.stack}: {rendering.error}[/red]", ("tests/cli/test_cost_escapes_names.py",),
+             "[red]{escape(printable(rendering.stack))}: {escape(printable(first))}[/red]",
+             "[red]{rendering.stack}: {first}[/red]", ("tests/cli/test_cost_escapes_names.py",),
              "cost prints a stack's name and error escaped"),
 ]

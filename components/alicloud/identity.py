@@ -15,7 +15,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from components.alicloud.context import AlicloudContext
-from components.image_bake import node_control_folder, ready_folder
+from components.image_bake import node_control_folder, node_ready_folder
 from components.naming import scoped_name
 from components.plan import Bucket, ExperimentParts
 
@@ -29,7 +29,7 @@ def assume_role_policy(service: str = "ecs.aliyuncs.com") -> str:
 
 def checkpoint_access_policy(bucket_arn: str, prefix: str, rank: int | None = None) -> str:
     """Read and write under the experiment's prefix, list only that prefix, and write (only) its ready records and
-    node ``rank``'s reports (``components.image_bake.ready_folder``, ``node_control_folder``: outside the prefix, so
+    node ``rank``'s reports (``components.image_bake.node_ready_folder``, ``node_control_folder``: outside the prefix, so
     the checkpoint lifecycle never expires them); nothing else in OSS."""
     return json.dumps(
         {
@@ -54,7 +54,7 @@ def checkpoint_access_policy(bucket_arn: str, prefix: str, rank: int | None = No
                 {
                     "Effect": "Allow",
                     "Action": ["oss:PutObject"],
-                    "Resource": [f"{bucket_arn}/{ready_folder(prefix)}*",
+                    "Resource": [f"{bucket_arn}/{node_ready_folder(prefix, rank)}*",
                                  f"{bucket_arn}/{node_control_folder(prefix, rank)}*"],
                 },
             ],

@@ -10,7 +10,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.context import AwsContext
-from components.image_bake import node_control_folder, ready_folder
+from components.image_bake import node_control_folder, node_ready_folder
 from components.naming import scoped_name
 from components.plan import Bucket, ExperimentParts
 
@@ -27,7 +27,7 @@ def assume_role_policy(service: str, source_account: str | None = None) -> str:
 
 def checkpoint_access_policy(bucket_arn: str, prefix: str, rank: int | None = None) -> str:
     """Read and write under the experiment's prefix, list only that prefix, and write (only) its ready records and
-    node ``rank``'s reports (``components.image_bake.ready_folder``, ``node_control_folder``: outside the prefix, so
+    node ``rank``'s reports (``components.image_bake.node_ready_folder``, ``node_control_folder``: outside the prefix, so
     the checkpoint lifecycle never expires them); nothing else in S3."""
     return json.dumps(
         {
@@ -61,7 +61,7 @@ def checkpoint_access_policy(bucket_arn: str, prefix: str, rank: int | None = No
                     "Sid": "WriteReadyRecords",
                     "Effect": "Allow",
                     "Action": "s3:PutObject",
-                    "Resource": f"{bucket_arn}/{ready_folder(prefix)}*",
+                    "Resource": f"{bucket_arn}/{node_ready_folder(prefix, rank)}*",
                 },
                 {
                     "Sid": "WriteControlRecords",

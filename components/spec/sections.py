@@ -36,10 +36,10 @@ PATH_MAX_LENGTH = 1024
 ABSOLUTE_FILE = re.compile(r"^/[\s\S]*[^/]\Z")
 """An absolute path of a file: starting with /, not ending with one."""
 PREFIX_MAX_LENGTH = 512
-_KEY_PART = r"(?!\.\.?(/|(?![\s\S])))[A-Za-z0-9!_.*'()-]+"
+_KEY_PART = r"(?!\.\.?(/|(?![\s\S])))[A-Za-z0-9!_.'()-]+"
 KEY_PREFIX = re.compile(rf"^{_KEY_PART}(/{_KEY_PART})*/?\Z")
-"""Folder names of letters, digits and ! _ . * ' ( ) -, joined by /: no leading slash, no empty, . or .. part."""
-"""A checkpoint prefix becomes part of a tag value (checked against the cloud's limit) and of IAM resource ARNs."""
+"""Folder names of letters, digits and ! _ . ' ( ) -, joined by /: no leading slash, no empty, . or .. part. It becomes
+part of a tag value and of IAM/RAM resource patterns, where ``*`` is a wildcard (``ck*/`` would grant ``ck2/``)."""
 
 
 MAX_FORWARDS = 10
@@ -318,7 +318,7 @@ class CheckpointSpec(SpecModel):
     def _prefix(cls, prefix: str) -> str:
         if not KEY_PREFIX.match(prefix) or len(prefix) > PREFIX_MAX_LENGTH:
             raise ValueError(f"{prefix!r} is not a clean key prefix; accepted: folder names of letters, digits and "
-                             f"! _ . * ' ( ) -, joined by /, at most {PREFIX_MAX_LENGTH} characters, no leading slash, "
+                             f"! _ . ' ( ) - (no *: it would be a wildcard in the role's grants), joined by /, at most {PREFIX_MAX_LENGTH} characters, no leading slash, "
                              "no empty, . or .. part (e.g. 'checkpoints/' or 'team/llama/')")
         if prefix.split("/", 1)[0] == "_gpulease":  # the bake records' folder (image_bake.RECORDS_ROOT)
             raise ValueError(f"{prefix!r} starts with _gpulease/, the bake records' folder; accepted: another first folder")
