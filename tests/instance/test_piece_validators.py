@@ -8,7 +8,7 @@ from pathlib import Path
 from instance.staging_fetch import Engine, FileJob
 from instance.staging_files import Folder, StagingError
 from instance.staging_http import Client, Deadline
-from tests.instance._found_server import answer, serve
+from tests.instance._scripted_server import answer, serve
 
 SIZE = 400
 
@@ -29,6 +29,8 @@ def test_pieces_of_two_versions_without_a_validator_are_not_reported_verified(tm
     cannot be shown to be of one file (the same reason a .part without a validator is never resumed)."""
     def handler(_path: str, headers: dict[str, str], n: int) -> bytes:
         body = (b"A" if n == 1 else b"B") * SIZE
+        if "range" not in headers:
+            return answer("200 OK", body)
         a, b = _ranges(headers)
         return answer("206 Partial", body[a:b + 1], (("Content-Range", f"bytes {a}-{b}/{SIZE}"),))
 
@@ -70,3 +72,12 @@ def test_a_416_naming_a_shorter_file_of_another_validator_does_not_finish_the_pa
     except StagingError:
         return
     assert (tmp_path / "f").read_bytes() == b"BB", "the old 4 bytes were accepted as the file"
+
+
+def test_a_redirect_to_a_location_with_a_space_or_non_ascii_is_refused_in_one_line() -> None:
+    import pytest
+
+    from instance.staging_http import redirect_target
+    for location in ("http://a b/", "http://h/\u00e9", "http://h/\x01"):
+        with pytest.raises(StagingError, match="which is not a URL"):
+            redirect_target("https://hub/x", location)
