@@ -17,5 +17,5 @@ def test_a_symlink_to_a_new_stack_file_name_is_refused(tmp_path: Path) -> None:
     (tmp_path / "Pulumi.yaml").write_text("name: x\n")
     link = tmp_path / "out.md"
     os.symlink("stacks/Pulumi.new.yaml", link)  # write_text follows it and creates stacks/Pulumi.new.yaml
-    with pytest.raises(Exception):  # noqa: B017,PT011 - any refusal
+    with pytest.raises(Exception):  # noqa: B017 - any refusal
         check_output(link, reads=(stacks / "Pulumi.dev.yaml", tmp_path / "Pulumi.yaml"))
