@@ -18,8 +18,6 @@ MUTATIONS: list[Mutation] = [
     Mutation("lost8", FETCH, "(etag is None or (task.etag is not None and etag != task.etag))",
              "(task.etag is not None and etag != task.etag)", PIECES,
              "staging: range answers of no validator are downloaded again as one stream"),
-    Mutation("lost8", FETCH, "and (not task.multi or task.etag is not None)", "", PIECES,
-             "staging: pieces of no validator are never verified by size alone"),
     Mutation("lost8", FETCH, "if total is None and resp.status == 200 and length", "if total is None and length",
              PIECES, "staging: Content-Range bytes a-b/* is of unknown length, not a size mismatch"),
     Mutation("lost8", FETCH, "if total != start or if_range_validator(resp) != task.etag:", "if False:", PIECES,
