@@ -29,7 +29,6 @@ Every file is opened through ``staging_files.Folder``: never through a symlink, 
 from __future__ import annotations
 
 import contextlib
-import email.utils
 import http.client
 import os
 import threading
@@ -50,6 +49,8 @@ try:
         DeadlineError,
         TransientError,
         ascii_digits,
+        content_range,
+        if_range_validator,
         next_wait,
         retry_after,
     )
@@ -64,6 +65,8 @@ except ImportError:  # on the instance: installed next to this file
         DeadlineError,
         TransientError,
         ascii_digits,
+        content_range,
+        if_range_validator,
         next_wait,
         retry_after,
     )
@@ -151,35 +154,6 @@ def _merge(extents: list[list[int]]) -> list[list[int]]:
         elif end > start:
             out.append([start, end])
     return out
-
-
-def _content_range(value: str) -> tuple[int, int | None]:
-    """(first byte, total or None) of ``bytes a-b/total``; (-1, None) when unreadable."""
-    try:
-        unit, _, spec = value.strip().partition(" ")
-        first, _, total = spec.partition("/")
-        start = int(first.split("-")[0])
-        if unit != "bytes" or start < 0:
-            return -1, None
-        return start, int(total) if ascii_digits(total.strip()) else None
-    except ValueError:
-        return -1, None
-
-
-def if_range_validator(resp: http.client.HTTPResponse) -> str | None:
-    """What a later ``If-Range`` may carry for this answer's bytes (RFC 9110 §13.1.5): its ETag when strong (a weak
-    ``W/`` tag never); with no ETag at all, its Last-Modified when strong by §8.8.2.2 (the answer's Date at least
-    one second after it). None: nothing proves a later range is of the same file, so it is never resumed."""
-    etag = (resp.getheader("ETag") or "").strip()
-    if etag:
-        return etag if len(etag) > 1 and etag[0] == etag[-1] == '"' else None
-    try:
-        modified = email.utils.parsedate_to_datetime(resp.getheader("Last-Modified") or "")
-        date = email.utils.parsedate_to_datetime(resp.getheader("Date") or "")
-        strong = (date - modified).total_seconds() >= 1
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return resp.getheader("Last-Modified", "").strip() if strong else None
 
 
 class Engine:
@@ -403,6 +377,10 @@ class Engine:
         try:
             start = piece.start
             if resp.status == 416 and start and task.size in (None, start) and not task.multi:
+                _, total = content_range(resp.getheader("Content-Range") or "", unsatisfied=True)
+                if total != start or if_range_validator(resp) != task.etag:  # another version: never renamed in
+                    self._restart(task, piece, "its 416 names another length or validator than the part's")
+                    raise TransientError(f"{job.what}: the file on the server is not the part on disk; from 0")
                 finished = True
                 self._piece_done(task, piece, start)
                 return
@@ -410,7 +388,7 @@ class Engine:
                 raise TransientError(f"{urllib.parse.urlsplit(job.url).netloc} answered {resp.status}",
                                      retry_after(resp))
             if resp.status == 206:
-                got, total = _content_range(resp.getheader("Content-Range") or "")
+                got, total = content_range(resp.getheader("Content-Range") or "")
                 if got != start:
                     raise StagingError(f"{job.what}: asked for bytes from {start}, the server sent from {got}")
             elif resp.status == 200:
@@ -422,7 +400,7 @@ class Engine:
                 body = resp.read(300).decode("utf-8", "replace")
                 raise StagingError(f"{job.what}: {resp.gpulease_key[1]} answered {resp.status}: {body}")  # type: ignore[attr-defined]
             length = resp.getheader("Content-Length")
-            if total is None and length and ascii_digits(length.strip()):
+            if total is None and resp.status == 200 and length and ascii_digits(length.strip()):  # 206 */: unknown
                 total = int(length) + (start if resp.status == 206 else 0)
             if total is not None and task.size is not None and total != task.size:
                 raise DigestMismatchError(f"{job.what}: the server has {total} bytes, the listing said {task.size}")
@@ -431,8 +409,8 @@ class Engine:
                     task.size = total
                     task.verified_by_length = True
                 etag = if_range_validator(resp)
-                if resp.status == 206 and task.etag is not None and etag != task.etag:
-                    changed = True  # the server ignored If-Range: these bytes are of another file
+                if resp.status == 206 and (etag is None or (task.etag is not None and etag != task.etag)):
+                    changed = True  # If-Range ignored, or nothing shows these bytes are of the file's other pieces
                 elif etag != task.etag:
                     changed, task.etag = False, etag
                     if not task.multi:
@@ -440,9 +418,10 @@ class Engine:
                 else:
                     changed = False
             if changed:
-                self._restart(task, piece)
-                raise TransientError(f"{job.what}: the file changed on the server (its validator is now {etag}, "
-                                     "not the one its bytes on disk were read with); downloading it again from 0")
+                self._restart(task, piece, "its range answer has no validator (strong ETag or Last-Modified) or "
+                              "another one")
+                raise TransientError(f"{job.what}: no validator shows these bytes are of the file already on disk "
+                                     f"(the server's is {etag}); downloading it again from 0, as one stream")
             end = piece.end if piece.end is not None and task.multi else task.size
             pos, problem = self._stream(task, piece, resp, start, end)
             finished = problem is None and (end is None or pos >= end)
@@ -527,9 +506,9 @@ class Engine:
                     self._save(task)
         piece.start = pos
 
-    def _restart(self, task: FileTask, piece: Piece) -> None:
+    def _restart(self, task: FileTask, piece: Piece, why: str = "the server sent the whole file again") -> None:
         with task.lock:
-            self.log(f"staging {task.job.what}: the server sent the whole file again (it changed, or ignores Range)")
+            self.log(f"staging {task.job.what}: {why}; downloading it from 0")
             task.generation += 1
             piece.generation = task.generation
             with self.cond:
@@ -573,7 +552,8 @@ class Engine:
                 if found != job.sha1_blob:
                     self._drop(task)
                     raise DigestMismatchError(f"{job.what}: git blob id {found} is not the hub's {job.sha1_blob}")
-            verified = bool(job.sha256 or job.sha1_blob or job.size is not None or task.verified_by_length)
+            by_size = (job.size is not None or task.verified_by_length) and (not task.multi or task.etag is not None)
+            verified = bool(job.sha256 or job.sha1_blob or by_size)  # pieces of no validator: maybe two versions
             os.fsync(task.fd)
             self.folder.replace(task.part, job.rel)
             self.folder.remove(task.state)

@@ -16,6 +16,7 @@ per-read timeout and an overall deadline on every read, and retries of transient
 
 from __future__ import annotations
 
+import email.utils
 import http.client
 import json
 import threading
@@ -98,11 +99,44 @@ def next_wait(exc: TransientError, attempt: int, pause: float, deadline: Deadlin
     return wait
 
 
+def content_range(value: str, unsatisfied: bool = False) -> tuple[int, int | None]:
+    """(first byte, complete length or None when ``*``: unknown, RFC 9110 §14.4) of ``bytes a-b/total``; with
+    ``unsatisfied``, of a 416's ``bytes */total`` (first byte 0). (-1, None) when unreadable."""
+    try:
+        unit, _, spec = value.strip().partition(" ")
+        first, _, total = spec.partition("/")
+        start = 0 if unsatisfied and first == "*" else int(first.split("-")[0])
+        if unit != "bytes" or start < 0 or not (ascii_digits(total.strip()) or total.strip() == "*" != first):
+            return -1, None
+        return start, int(total) if ascii_digits(total.strip()) else None
+    except ValueError:
+        return -1, None
+
+
+def if_range_validator(resp: http.client.HTTPResponse) -> str | None:
+    """What a later ``If-Range`` may carry for this answer's bytes (RFC 9110 §13.1.5): its ETag when strong (a weak
+    ``W/`` tag never); with no ETag at all, its Last-Modified when strong by §8.8.2.2 (the answer's Date at least
+    one second after it). None: nothing proves a later range is of the same file, so it is never resumed."""
+    etag = (resp.getheader("ETag") or "").strip()
+    if etag:
+        return etag if len(etag) > 1 and etag[0] == etag[-1] == '"' else None
+    try:
+        modified = email.utils.parsedate_to_datetime(resp.getheader("Last-Modified") or "")
+        date = email.utils.parsedate_to_datetime(resp.getheader("Date") or "")
+        strong = (date - modified).total_seconds() >= 1
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return resp.getheader("Last-Modified", "").strip() if strong else None
+
+
 def redirect_target(url: str, location: str) -> str:
     """Where a redirect from ``url`` leads: only to http(s), never from https down to http, and only to a URL that
     parses; else ``StagingError`` naming the redirect's source and what it pointed at."""
     source = urllib.parse.urlsplit(url)
     shown = location.encode("ascii", "backslashreplace").decode()[:200]
+    if not location.isascii() or any(c <= " " or c == "\x7f" for c in location.strip()):
+        raise StagingError(f"{source.netloc}{source.path} redirects to {shown!r}, which is not a URL (a space, a "
+                           "control or a non-ASCII character); refused")
     try:
         target = urllib.parse.urljoin(url, location)
         parts = urllib.parse.urlsplit(target)

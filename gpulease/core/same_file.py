@@ -85,10 +85,11 @@ def stack_file_problem(target: Path, reads: tuple[Path, ...]) -> str | None:
     """Why ``target`` must not be written (None: it may): a ``Pulumi.<name>.yaml`` in the folder of the stack file
     or the project file this command reads would be a stack of the project (``plan .`` reviews it, ``up`` deploys
     it) that the project never wrote (an object pulled from a bucket, a report written with ``--output``)."""
-    if not STACK_FILE.match(target.name):
-        return None
-    here = target.parent.resolve()
-    for read in reads:
-        if Path(read).parent.resolve() == here:
-            return f"would be a stack file in {Path(read).parent}, beside the ones this project deploys"
+    for place in (target, _resolved(target)):  # a (dangling) symlink writes where it resolves to
+        if not STACK_FILE.match(place.name):
+            continue
+        here = place.parent.resolve()
+        for read in reads:
+            if Path(read).parent.resolve() == here:
+                return f"would be a stack file in {Path(read).parent}, beside the ones this project deploys"
     return None
