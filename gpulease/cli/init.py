@@ -25,7 +25,7 @@ from gpulease.cli.output_file import refuse_hidden, refuse_inputs
 from gpulease.cli.prompt import ask
 from gpulease.core.errors import UserError
 from gpulease.core.printable import printable
-from gpulease.lifecycle.answer_numbers import BUDGET, HOURS
+from gpulease.lifecycle.answer_numbers import BUDGET, HOURS, MAX_HOURS
 
 T = TypeVar("T")
 ASK: Callable[[str], str] = ask
@@ -66,7 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(checkpoints.signal and process; default train.py)")
     p.add_argument("--no-checkpoint-signal", action="store_true",
                    help="spot: no signal (the last checkpoint the job wrote is synced; the review says so)")
-    p.add_argument("--hours", type=HOURS, help="maxRuntimeHours, the hard deadline (default 8; asked on a terminal)")
+    p.add_argument("--hours", type=HOURS, help=f"maxRuntimeHours, the hard deadline, above 0 and at most {MAX_HOURS:g} "
+                   "(default 8; asked on a terminal)")
     p.add_argument("--project", help="the project tag (default: the name)")
     p.add_argument("--cost-center", default="unassigned", help="the cost-center tag (default unassigned)")
     p.add_argument("--output", metavar="FILE", help="write here instead of stacks/Pulumi.NAME.yaml")
