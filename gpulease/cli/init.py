@@ -178,6 +178,7 @@ def init_inputs(args: argparse.Namespace, found: object, path: Path) -> list[Pat
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from gpulease.cli.init_next import next_line, plan_command
     from gpulease.cli.wrap import say
     from gpulease.lifecycle import answers as a
     from gpulease.lifecycle import stackfile, verdict
@@ -217,7 +218,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     data["advisories"] = advice
     if args.json:
         print_json(envelope("init", data, [] if code == EXIT_OK else [
-            error("review-failed", f"the review says {result.status.upper()}: `gpulease plan {found.name}` shows why")]))
+            error("review-failed", f"the review says {result.status.upper()}: `{plan_command(path, found.name)}` "
+                  "shows why")]))
         return code
     say(f"wrote {printable(str(path))}: {found.params} {found.method} on {found.cloud} {found.region} -> {best.instance.type} "
         f"({data['gpu']}, about {data['neededPerGpuGb']} GB needed per GPU), {found.ssh_mode} access")
@@ -225,10 +227,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         say("\n".join(result.lines()))
     for line in lines(advice):
         say(line)
-    if result is not None and result.blocks:
-        say(f"next: gpulease plan {found.name} shows what the review found; fix that first")
-    else:
-        say(f"next: gpulease check {found.name}, then gpulease up {found.name}")
+    say(next_line(path, found, blocked=result is not None and result.blocks))
     return code
 
 
