@@ -15,7 +15,7 @@ from gpulease.cli.common import add_max_age_option, catalog_overrides, stale_jso
 from gpulease.cli.config_option import add_config_option, parse_config
 from gpulease.cli.conventions import camel_keys, error_entry, print_json
 from gpulease.cli.cost_rounding import experiments_rounded, lines_rounded
-from gpulease.cli.fit_table import Col, render
+from gpulease.cli.fit_table import Col, distinct_keys, render
 from gpulease.cli.shown import shown
 from gpulease.core import clock
 from gpulease.core.catalog.freshness import line_prices, stale
@@ -150,7 +150,8 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
     )
     after = bounded(cost.after_destroy_monthly_usd, cost.after_destroy_reason, usd_per_month(cost.after_destroy_monthly_usd))
     console.print(f"[bold]after destroy[/bold]: {escape(after)} for retained disks and buckets")
-    out = render(console, cols, [printable(n) for n in names], "each line")
+    keys = distinct_keys([printable(n) for n in names], [printable(line.item) for line in cost.lines])
+    out = render(console, cols, keys, "each line")
     if any(col.header == "price date" for col in out):
         dates = sorted({price_date(line) for line in cost.lines if price_date(line)})
         if dates:

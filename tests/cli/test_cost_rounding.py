@@ -43,3 +43,14 @@ def test_the_sweep_s_per_experiment_table_says_how_its_rows_add_up() -> None:
             "rounded once") in table, out
     assert ("note: lora-rank-r16: its lines' worst cases, each rounded, add up to $5.00; its row's $4.99 is the "
             "exact sum, rounded once") in table, out
+
+
+def test_a_folded_column_names_each_line_once_at_60_columns() -> None:
+    import re
+
+    out = " ".join(gl("cost", "aws-sweep-lora", columns=60).stdout.split())
+    said = out.split("cap per hour, each line: ", 1)[1].split(" per hour, each line: ", 1)[0]
+    entries = re.findall(r"(.+?) (\$[0-9.]+/h)(?:, |$)", said)
+    labels = [label for label, _ in entries]
+    assert len(entries) == 13 and len(set(labels)) == len(labels), said
+    assert "r16-instance (g6.xlarge spot) $0.805/h" in said and "r16-instance (root disk gp3 100 GB) $0.011/h" in said
