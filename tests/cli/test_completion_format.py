@@ -87,3 +87,4 @@ def test_completion_after_init_region_offers_only_the_regions_init_can_price(tmp
     # No cloud on the line: the priced regions of both clouds, still none init refuses.
     both = _complete(tmp_path, "init", "--region", "")
     assert sorted(both) == sorted({*catalog.regions_of("aws"), *catalog.regions_of("alicloud")}), both
+
