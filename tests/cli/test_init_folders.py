@@ -104,7 +104,7 @@ def test_the_next_line_names_the_written_file_by_what_finds_it(tmp_path, key_fil
     (tmp_path / "work" / "away").mkdir(parents=True)
     (tmp_path / "work" / "stacks").mkdir()
     monkeypatch.chdir(tmp_path / "work")
-    monkeypatch.setenv("COLUMNS", "400")  # one line, not folded
+    monkeypatch.setenv("COLUMNS", "4000")  # one line, not folded (the paths are long)
     written = tmp_path / "work" / output
     assert main([*FLAGS, "--public-key", str(key_file), "--output", str(written)]) == 0
     line = _next_line(capsys.readouterr().out)
