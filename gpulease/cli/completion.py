@@ -53,25 +53,39 @@ REGION_FLAGS = ("--region", "--regions")
 CLOUD_FLAG = "--cloud"
 
 
-def region_cases(regions: dict[str, tuple[str, ...]]) -> str:
-    """The shell ``case`` arms that pick the region words from the cloud found on the line (any other: all)."""
-    every = sorted({r for names in regions.values() for r in names})
-    arms = [f"            {shlex.quote(cloud)}) words={shlex.quote(' '.join(names))} ;;"
-            for cloud, names in sorted(regions.items())]
-    return "\n".join([*arms, f"            *) words={shlex.quote(' '.join(every))} ;;"])
+PRICED_REGION_COMMANDS = ("init",)
+"""Commands that accept only the regions the price catalog prices (``gpulease init`` picks an instance type there):
+their ``--region`` completes to those, not every region the spec knows."""
+
+
+def region_cases(regions: dict[str, tuple[str, ...]], priced: dict[str, tuple[str, ...]] | None = None) -> str:
+    """The shell ``case`` arms on ``$regions:$cloud`` that pick the region words: the priced ones after an option of
+    ``PRICED_REGION_COMMANDS`` (``priced:``), else the spec's, of the cloud found on the line (any other: all)."""
+    arms = []
+    for kind, table in (("priced", priced or {}), ("1", regions)):
+        if not table:
+            continue
+        every = sorted({r for names in table.values() for r in names})
+        arms += [f"            {kind}:{shlex.quote(cloud)}) words={shlex.quote(' '.join(names))} ;;"
+                 for cloud, names in sorted(table.items())]
+        arms.append(f"            {kind}:*) words={shlex.quote(' '.join(every))} ;;")
+    return "\n".join(arms)
 
 
 def script(words: dict[str, list[str]], shell: str, stack_commands: list[str] | None = None,
-           regions: dict[str, tuple[str, ...]] | None = None) -> str:
+           regions: dict[str, tuple[str, ...]] | None = None,
+           priced: dict[str, tuple[str, ...]] | None = None) -> str:
     """The script: the command path typed so far (``catalog refresh``) picks the words; after an option with fixed
-    choices (``--format``), those choices; after ``--region`` (with ``regions``, cloud to names), region names."""
+    choices (``--format``), those choices; after ``--region`` (with ``regions``, cloud to names), region names (those of
+    ``priced`` after a command of ``PRICED_REGION_COMMANDS``)."""
     regions = regions or {}
     paths = sorted(p for p in words if p and not p.rpartition(" ")[2].startswith("--"))
     known = "|".join(shlex.quote(p) for p in paths)
     cases = "\n".join(f"        {shlex.quote(p)}) words={shlex.quote(' '.join(words[p]))} ;;" for p in paths)
     def after(p: str, c: list[str]) -> str:
         if regions and not c and p.rpartition(" ")[2] in REGION_FLAGS:
-            return f"        {shlex.quote(p)}) regions=1; stacks=\"\"; files=\"\" ;;"
+            kind = "priced" if priced and p.split(" ", 1)[0] in PRICED_REGION_COMMANDS else "1"
+            return f"        {shlex.quote(p)}) regions={kind}; stacks=\"\"; files=\"\" ;;"
         return f"        {shlex.quote(p)}) words={shlex.quote(' '.join(c))}; stacks=\"\"; files={'' if c else 1} ;;"
 
     choices = "\n".join(after(p, c) for p, c in sorted(words.items()) if p.rpartition(" ")[2].startswith("--"))
@@ -110,8 +124,8 @@ _gpulease() {{
             [[ "$w" == {CLOUD_FLAG}=?* ]] && cloud="${{w#{CLOUD_FLAG}=}}"
         done
         cloud="$(printf '%s' "$cloud" | tr -d "\\"'")"  # --cloud "aws": the word as typed keeps its quotes
-        case "$cloud" in
-{region_cases(regions)}
+        case "$regions:$cloud" in
+{region_cases(regions, priced)}
         esac
     fi
     COMPREPLY=($(compgen -W "$words" -- "$cur"))
@@ -153,5 +167,19 @@ def run(args: argparse.Namespace) -> int:
 
     parser = build_parser()
     regions = {name: tuple(rules.regions) for name, rules in SPEC_RULES.items()}
-    sys.stdout.write(script(completion_words(parser), args.shell, stack_paths(parser), regions))
+    priced = _priced_regions(tuple(regions))
+    sys.stdout.write(script(completion_words(parser), args.shell, stack_paths(parser), regions, priced))
     return 0
+
+
+def _priced_regions(clouds: tuple[str, ...]) -> dict[str, tuple[str, ...]] | None:
+    """The regions the price catalog prices, per cloud (what ``init --region`` accepts); None when the catalog
+    cannot be read (``init`` then refuses every region, and completion offers the spec's)."""
+    from gpulease.core.catalog import load_catalog
+    from gpulease.core.errors import UserError
+
+    try:
+        catalog = load_catalog()
+    except UserError:
+        return None
+    return {cloud: tuple(catalog.regions_of(cloud)) for cloud in clouds}

@@ -6,7 +6,6 @@ warning (the command still succeeds: a stale price is a reason to refresh, not b
 from __future__ import annotations
 
 import argparse
-from decimal import Decimal
 from typing import Any
 
 from rich.console import Console
@@ -15,14 +14,15 @@ from rich.markup import escape
 from gpulease.cli.common import add_max_age_option, catalog_overrides, stale_json, stale_warning, wide_console
 from gpulease.cli.config_option import add_config_option, parse_config
 from gpulease.cli.conventions import camel_keys, error_entry, print_json
-from gpulease.cli.fit_table import Col, render
+from gpulease.cli.cost_rounding import experiments_rounded, lines_rounded
+from gpulease.cli.fit_table import Col, distinct_keys, render
 from gpulease.cli.shown import shown
 from gpulease.core import clock
 from gpulease.core.catalog.freshness import line_prices, stale
 from gpulease.core.catalog.models import date_label
 from gpulease.core.cost import SHARED, StackCost
 from gpulease.core.cost.cluster import cluster_costs
-from gpulease.core.money import shown_value, usd, usd_per_hour, usd_per_month
+from gpulease.core.money import usd, usd_per_hour, usd_per_month
 from gpulease.core.printable import printable
 from gpulease.core.shown import shown_path
 from gpulease.review import redact, stacks
@@ -98,16 +98,6 @@ def _known(value: float, reason: str | None, show: Any = usd) -> str:
     return "unknown" if reason is not None else show(value)
 
 
-def _rows_rounded(cost: StackCost) -> str:
-    """A note when the lines' worst cases, each shown rounded to the cent, do not add up to the shown total (which is
-    the exact sum, rounded once)."""
-    figures = [line.worst_case_usd for line in cost.lines]
-    if not cost.worst_case_known or any(f is None for f in figures):
-        return ""
-    added = sum((shown_value(f) for f in figures if f is not None), Decimal(0))
-    return "" if shown_value(added) == shown_value(cost.worst_case_usd) else f" (the lines, each rounded, add up to {usd(added)})"
-
-
 def _usd(value: float | None, show: Any = usd) -> str:
     return "?" if value is None else show(value)
 
@@ -156,11 +146,12 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
         + (f"[bold]worst case {usd(cost.worst_case_usd)}[/bold]" if cost.worst_case_known
            else f"[bold]worst case unknown[/bold]: {escape(cost.worst_case_reason or 'an instance is unpriced')}")
         + (f" of budget {usd(budget)}" if (budget := budget_total(cost)) is not None else "")
-        + _rows_rounded(cost)
+        + lines_rounded(cost)
     )
     after = bounded(cost.after_destroy_monthly_usd, cost.after_destroy_reason, usd_per_month(cost.after_destroy_monthly_usd))
     console.print(f"[bold]after destroy[/bold]: {escape(after)} for retained disks and buckets")
-    out = render(console, cols, [printable(n) for n in names], "each line")
+    keys = distinct_keys([printable(n) for n in names], [printable(line.item) for line in cost.lines])
+    out = render(console, cols, keys, "each line")
     if any(col.header == "price date" for col in out):
         dates = sorted({price_date(line) for line in cost.lines if price_date(line)})
         if dates:
@@ -212,3 +203,5 @@ def _experiments_table(cost: StackCost, console: Console) -> None:
             [_known(e.after_destroy_monthly_usd, e.after_destroy_reason, usd_per_month) for e in exps], drop=1),
     ]
     render(console, cols, names, "per experiment", simple=False, each="each experiment")
+    for note in experiments_rounded(cost):
+        console.print(f"note: {shown(note)}")

@@ -51,8 +51,9 @@ minutes = number("a number of minutes in (0, 1440]", 0, 24 * 60, above=True, exa
 """An argparse type: a number of minutes in (0, 1440] (``--wait``, ``--minutes``)."""
 
 
-def exit_epilog(*codes: tuple[int, str]) -> str:
-    """This command's own exit codes, then the ones every command shares."""
+def exit_epilog(*codes: tuple[int | str, str]) -> str:
+    """This command's own exit codes (a code or a range, e.g. ``1-255`` for a remote command's own), then the ones
+    every command shares."""
     rows = codes or ((EXIT_OK, "done"),)
     lines = [f"  {code}  {what}" for code, what in rows]
     own = "exit codes of this command:\n" + "\n".join(
@@ -61,7 +62,7 @@ def exit_epilog(*codes: tuple[int, str]) -> str:
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, *, help: str, description: str,
-               codes: tuple[tuple[int, str], ...], usage: str | None = None) -> argparse.ArgumentParser:
+               codes: tuple[tuple[int | str, str], ...], usage: str | None = None) -> argparse.ArgumentParser:
     """A subcommand parser whose ``--help`` ends with its exit codes; ``--json`` is added for every command."""
     p = sub.add_parser(name, help=help, description=description, usage=usage, epilog=exit_epilog(*codes),
                        formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -96,5 +96,13 @@ def render(console: Console, cols: list[Col], keys: list[str], title: str, simpl
     return out
 
 
+def distinct_keys(keys: list[str], details: list[str]) -> list[str]:
+    """``keys`` that name one row each in the lines below a table: a key several rows share (a resource billed for an
+    instance, its disk and its address) gets its row's detail, short of any parenthesis, in parentheses."""
+    counts = {k: keys.count(k) for k in keys}
+    return [f"{k} ({d.split(' (', 1)[0].strip()})" if counts[k] > 1 and d.strip() else k
+            for k, d in zip(keys, details, strict=True)]
+
+
 def plain(value: Any) -> str:
     return "" if value is None else str(value)

@@ -25,7 +25,7 @@ from gpulease.cli.output_file import refuse_hidden, refuse_inputs
 from gpulease.cli.prompt import ask
 from gpulease.core.errors import UserError
 from gpulease.core.printable import printable
-from gpulease.lifecycle.answer_numbers import BUDGET, HOURS
+from gpulease.lifecycle.answer_numbers import BUDGET, HOURS, MAX_HOURS
 
 T = TypeVar("T")
 ASK: Callable[[str], str] = ask
@@ -66,7 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(checkpoints.signal and process; default train.py)")
     p.add_argument("--no-checkpoint-signal", action="store_true",
                    help="spot: no signal (the last checkpoint the job wrote is synced; the review says so)")
-    p.add_argument("--hours", type=HOURS, help="maxRuntimeHours, the hard deadline (default 8; asked on a terminal)")
+    p.add_argument("--hours", type=HOURS, help=f"maxRuntimeHours, the hard deadline, above 0 and at most {MAX_HOURS:g} "
+                   "(default 8; asked on a terminal)")
     p.add_argument("--project", help="the project tag (default: the name)")
     p.add_argument("--cost-center", default="unassigned", help="the cost-center tag (default unassigned)")
     p.add_argument("--output", metavar="FILE", help="write here instead of stacks/Pulumi.NAME.yaml")
@@ -177,6 +178,7 @@ def init_inputs(args: argparse.Namespace, found: object, path: Path) -> list[Pat
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from gpulease.cli.init_next import next_line, plan_command
     from gpulease.cli.wrap import say
     from gpulease.lifecycle import answers as a
     from gpulease.lifecycle import stackfile, verdict
@@ -216,7 +218,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     data["advisories"] = advice
     if args.json:
         print_json(envelope("init", data, [] if code == EXIT_OK else [
-            error("review-failed", f"the review says {result.status.upper()}: `gpulease plan {found.name}` shows why")]))
+            error("review-failed", f"the review says {result.status.upper()}: `{plan_command(path, found.name)}` "
+                  "shows why")]))
         return code
     say(f"wrote {printable(str(path))}: {found.params} {found.method} on {found.cloud} {found.region} -> {best.instance.type} "
         f"({data['gpu']}, about {data['neededPerGpuGb']} GB needed per GPU), {found.ssh_mode} access")
@@ -224,10 +227,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         say("\n".join(result.lines()))
     for line in lines(advice):
         say(line)
-    if result is not None and result.blocks:
-        say(f"next: gpulease plan {found.name} shows what the review found; fix that first")
-    else:
-        say(f"next: gpulease check {found.name}, then gpulease up {found.name}")
+    say(next_line(path, found, blocked=result is not None and result.blocks))
     return code
 
 

@@ -74,7 +74,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "verification's checks (verify.json), the log files it uploaded and the chunks of its jobs. --follow prints "
         "what is new every few seconds (at most --minutes); --journal reads the systemd journal of the gpulease "
         "units over the stack's access mode (ssh, ssm or cloud-assistant), which only a running instance has.",
-        codes=((EXIT_OK, "printed (or the journal command's own exit code with --journal)"),))
+        codes=((EXIT_OK, "printed"),
+               ("1-255", "with --journal: the remote journal command's own exit code, passed through as is")))
     p.add_argument("stack")
     p.add_argument("--node", type=_rank, default=0, metavar="N", help="a cluster's node N (default 0)")
     p.add_argument("--follow", "-f", action="store_true", help="keep printing what is new, until Ctrl-C or --minutes")

@@ -30,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ssh", help="connect to a stack's instance (keep-alives, port forwards, the job's tmux session)",
                        usage="gpulease ssh STACK [--print | --json] [options] [-- COMMAND ...]",
                        epilog=exit_epilog((0, "connected and the session ended well (--print, --json: shown)"),
-                                          (1, "the session's own exit code when it is not 0")))
+                                          ("1-255", "the remote session's (or -- COMMAND's) own exit code, passed "
+                                           "through as is")))
     p.add_argument("stack")
     _options(p)
     # Everything after STACK: options first, then `--` and the command (argparse alone cannot tell a command's own

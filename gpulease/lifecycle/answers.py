@@ -22,7 +22,7 @@ from gpulease.core.errors import UserError
 from gpulease.core.sizing import find_offers
 from gpulease.core.sizing.offers import Offer
 from gpulease.core.sizing.workload import FitSpec
-from gpulease.lifecycle.answer_numbers import BUDGET, HOURS
+from gpulease.lifecycle.answer_numbers import BUDGET, HOURS, MAX_HOURS
 
 CLOUDS = ("aws", "alicloud")
 MARKETS = ("spot", "on-demand")
@@ -134,7 +134,7 @@ def check_hours(text: str | float, cloud: str | None = None) -> float:
         least = min_runtime_hours(cloud)
         if hours < least:
             raise AnswerError(f"--hours {hours:g} is under the {least:g} h an {cloud} stack runs at least; accepted: a number "
-                              f"from {least:g} to 720, e.g. {DEFAULT_HOURS:g}")
+                              f"from {least:g} to {MAX_HOURS:g}, e.g. {DEFAULT_HOURS:g}")
     return hours
 
 

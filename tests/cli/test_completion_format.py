@@ -56,7 +56,8 @@ def test_completion_help_is_a_short_description() -> None:
 
 def test_completion_after_region_offers_the_clouds_regions_not_files(tmp_path: Path) -> None:
     (tmp_path / "us-notes.txt").write_text("a file TAB must not offer after --region\n")
-    assert _complete(tmp_path, "init", "--cloud", "alicloud", "--region", "cn-h") == [
+    # size, status, ls: every region the spec knows; init: only those it can price (below).
+    assert _complete(tmp_path, "size", "--cloud", "alicloud", "--region", "cn-h") == [
         "cn-huhehaote", "cn-hangzhou", "cn-heyuan", "cn-hongkong"]
     aws = _complete(tmp_path, "size", "--cloud", "aws", "--region", "us-")
     assert sorted(aws) == ["us-east-1", "us-east-2", "us-gov-east-1", "us-gov-west-1", "us-west-1", "us-west-2"], aws
@@ -73,3 +74,17 @@ def test_completion_after_region_offers_the_clouds_regions_not_files(tmp_path: P
 def test_completion_after_init_cloud_offers_the_clouds(tmp_path: Path) -> None:
     words = _complete(tmp_path, "init", "--cloud", "")
     assert sorted(words) == ["alicloud", "aws"], words
+
+
+def test_completion_after_init_region_offers_only_the_regions_init_can_price(tmp_path: Path) -> None:
+    from gpulease.core.catalog import load_catalog
+
+    catalog = load_catalog()
+    for cloud in ("aws", "alicloud"):
+        offered = _complete(tmp_path, "init", "--cloud", cloud, "--region", "")
+        assert sorted(offered) == catalog.regions_of(cloud), (cloud, offered)
+    assert "us-gov-west-1" not in _complete(tmp_path, "init", "--cloud", "aws", "--region", "us-")
+    # No cloud on the line: the priced regions of both clouds, still none init refuses.
+    both = _complete(tmp_path, "init", "--region", "")
+    assert sorted(both) == sorted({*catalog.regions_of("aws"), *catalog.regions_of("alicloud")}), both
+

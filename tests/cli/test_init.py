@@ -255,6 +255,7 @@ def test_init_refuses_a_folder_that_is_another_program_s_project(tmp_path, key_f
 def test_init_after_a_review_error_does_not_say_next_up(tmp_path, key_file, monkeypatch, capsys):
     monkeypatch.setattr(verdict, "REVIEW", lambda path, stack: verdict.Verdict(stack=stack, status="error",
                                                                                error="the program failed"))
+    monkeypatch.chdir(tmp_path)  # where a bare name finds the file written
     assert main(_flags(tmp_path / "Pulumi.llama8b-lora.yaml", key_file)) == 1
     out = capsys.readouterr().out
     assert "gpulease up" not in out

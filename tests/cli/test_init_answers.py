@@ -230,3 +230,17 @@ def test_hours_under_the_clouds_minimum_are_refused_before_anything_is_written(t
     assert done.returncode != 0
     assert f"--hours {hours} is under the {least} h an {cloud} stack runs at least" in done.stderr, done.stderr
     assert not list(tmp_path.rglob("Pulumi.*.yaml"))
+
+
+def test_hours_has_one_bound_the_spec_s_in_its_help_and_its_check(tmp_path, key_file, reviewed, capsys):
+    from components.spec.experiment import ExperimentSpec
+
+    cap = next(m.le for m in ExperimentSpec.model_fields["max_runtime_hours"].metadata if hasattr(m, "le"))
+    out = tmp_path / "Pulumi.llama8b-lora.yaml"
+    argv = [*FLAGS, "--public-key", str(key_file), "--budget", "60", "--output", str(out), "--hours", f"{cap + 1:g}"]
+    assert _code(argv) == 2
+    err = capsys.readouterr().err
+    assert f"at most {cap:g}," in err and not out.exists() and reviewed == []
+    assert _code(["init", "--help"]) == 0
+    helped = " ".join(capsys.readouterr().out.split())
+    assert f"at most {cap:g} (default 8" in helped and "720" not in helped

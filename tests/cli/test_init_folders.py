@@ -89,3 +89,32 @@ def test_force_replaces_only_a_gpulease_stack_file(tmp_path, key_file, monkeypat
     assert main([*FLAGS, "--public-key", str(key_file)]) == 0
     assert main([*FLAGS, "--public-key", str(key_file), "--force", "--budget", "70"]) == 0  # init's own: replaced
     assert "budgetUsd: 70 " in theirs.read_text()
+
+
+def _next_line(out: str) -> str:
+    """The ``next:`` line, its continuation lines joined back (the wrap breaks between words only, never in a
+    path)."""
+    return " ".join(out.split("\nnext: ", 1)[1].split()).join(("next: ", ""))
+
+
+@pytest.mark.parametrize("output", ["away/my-llama.yaml", "away/Pulumi.my-llama.yaml", "Pulumi.my-llama.yaml",
+                                    "stacks/Pulumi.my-llama.yaml"])
+def test_the_next_line_names_the_written_file_by_what_finds_it(tmp_path, key_file, monkeypatch, capsys, output):
+    import shlex
+    import subprocess
+
+    (tmp_path / "work" / "away").mkdir(parents=True)
+    (tmp_path / "work" / "stacks").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    written = tmp_path / "work" / output
+    assert main([*FLAGS, "--public-key", str(key_file), "--output", str(written)]) == 0
+    line = _next_line(capsys.readouterr().out)
+    if " mv " in line:  # nowhere a command looks: the move it prints, then the name, finds it
+        move = shlex.split(line.split(" mv ", 1)[1].split(", then ", 1)[0])
+        subprocess.run(["mv", *move], check=True)
+        assert line.endswith(", then gpulease plan my-llama")
+        assert stacks.resolve_one("my-llama") == (tmp_path / "work" / move[1]).resolve()
+        return
+    target = shlex.split(line.removeprefix("next: gpulease check ").split(",", 1)[0])[0]
+    assert stacks.resolve_one(target).resolve() == written.resolve()
+    assert target == ("my-llama" if written.parent.name != "away" else str(written))

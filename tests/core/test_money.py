@@ -86,7 +86,7 @@ def test_shown_value_is_the_figure_usd_writes() -> None:
 def test_the_cost_rows_note_adds_the_shown_figures() -> None:
     from types import SimpleNamespace
 
-    from gpulease.cli.cost import _rows_rounded
+    from gpulease.cli.cost_rounding import lines_rounded as _rows_rounded
 
     # Shown $2.30 + $0.0035 + $0.0015 is $2.305 exactly, $2.31 half up; the same figures added as floats make
     # 2.3049999..., which would read $2.30, the total's figure, and the note would be missing.

@@ -1,0 +1,48 @@
+"""The ``next:`` line ``gpulease init`` ends with: a command that finds the stack file it wrote, by name where
+``plan`` looks for one, by its path when that finds it, else the move that puts it where ``plan`` looks."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from gpulease.core.errors import UserError
+from gpulease.core.printable import printable
+from gpulease.lifecycle.answers import Answers
+from gpulease.lifecycle.stackfile import target_path
+from gpulease.review import stacks
+
+
+def _finds(target: str, path: Path) -> bool:
+    """Whether ``gpulease plan TARGET`` (and check, up) reads the stack file at ``path``."""
+    try:
+        return stacks.resolve_one(target).resolve() == path.resolve()
+    except (UserError, OSError, ValueError):
+        return False
+
+
+def stack_target(path: Path, name: str) -> str | None:
+    """What names the written stack to ``plan``, ``check`` and ``up``: its name when a bare name finds this file
+    (where ``plan`` looks), else its path when that finds it; None when neither does (a file outside a project,
+    or not named Pulumi.NAME.yaml)."""
+    if _finds(name, path):
+        return name
+    return shlex.quote(str(path)) if _finds(str(path), path) else None
+
+
+def plan_command(path: Path, name: str) -> str:
+    target = stack_target(path, name)
+    return f"gpulease plan {target}" if target else f"gpulease plan {shlex.quote(str(path))}"
+
+
+def next_line(path: Path, found: Answers, *, blocked: bool) -> str:
+    target = stack_target(path, found.name)
+    if target is None:
+        home = target_path(found, None)
+        where = shlex.quote(printable(str(home if home.is_absolute() else Path.cwd() / home)))
+        return (f"next: {printable(str(path))} is where no gpulease command looks for a stack: mv "
+                f"{shlex.quote(printable(str(path)))} {where}, then gpulease plan {found.name}")
+    if blocked:
+        return f"next: gpulease plan {target} shows what the review found; fix that first"
+    return f"next: gpulease check {target}, then gpulease up {target}"
+
