@@ -14,7 +14,7 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from gpulease.core.catalog.models import PRICE_ITEM_FLOOR
+from gpulease.core.catalog.models import PRICE_CEILING, PRICE_ITEM_FLOOR
 
 
 class RejectedPriceError(ValueError):
@@ -22,7 +22,7 @@ class RejectedPriceError(ValueError):
 
 
 def accept(value: Any, what: str) -> float:
-    """``value`` as a finite, positive float, else ``RejectedPriceError`` naming ``what``."""
+    """``value`` as a finite, positive float within the catalog's floor and ceiling, else ``RejectedPriceError`` naming ``what``."""
     if isinstance(value, bool) or value is None or (isinstance(value, str) and not value.strip()):
         raise RejectedPriceError(f"{what}: no price given ({value!r})")
     try:
@@ -33,6 +33,8 @@ def accept(value: Any, what: str) -> float:
         raise RejectedPriceError(f"{what}: {value!r} is not a finite number")
     if number < PRICE_ITEM_FLOOR:  # the catalog refuses a positive price below the floor too
         raise RejectedPriceError(f"{what}: {value!r} is not a positive price of at least {PRICE_ITEM_FLOOR:g} USD")
+    if number > PRICE_CEILING:  # and one above the ceiling: the written file must load
+        raise RejectedPriceError(f"{what}: {value!r} is above any price; accepted: at most {PRICE_CEILING:g} USD")
     return number
 
 
