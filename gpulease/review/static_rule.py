@@ -205,9 +205,7 @@ class _Walk:
                 self.value(scope[name], depth + 1, names)
             elif name in glob:
                 self.value(glob[name], depth + 1, names)
-            elif name in table:
-                if name in DENIED_BUILTINS:
-                    raise _MayRegisterError
+            elif name in table:  # a builtin: ``builtin`` and ``klass`` refuse the denied ones
                 self.value(table[name], depth + 1, names)
 
     def code(self, code: types.CodeType) -> set[str]:
