@@ -8,8 +8,24 @@ It is set around the call of the callback, so code the callback schedules to run
 ``call_soon``: asyncio copies the context) is under it too; it is cleared again while the SDK registers a resource
 the callback constructs (its registration tasks start from that context), and it is never set anywhere else, so
 the review's own writes (its report, a render's stream to the reviewer, caches) are never refused. A thread the
-callback starts begins with an empty context: what it does is not refused (a known limit). The event names and arguments are Python's (https://docs.python.org/3/library/audit_events.html):
-``open`` is refused only for writing (a mode with ``w``, ``a``, ``x`` or ``+``, or write/create/truncate flags).
+callback starts begins with an empty context: what it does is not refused (a known limit). The event names and
+arguments are Python's (https://docs.python.org/3/library/audit_events.html): ``open`` is refused only for writing
+(a mode with ``w``, ``a``, ``x`` or ``+``, or write/create/truncate flags), ``mmap.__new__`` unless the mapping is
+anonymous or read-only (``ACCESS_READ``), and every ``ctypes.*`` event (``ctypes.dlopen``, ``ctypes.dlsym``,
+``ctypes.call_function``, ...: foreign code does what no event names).
+
+Calls that raise no audit event are wrapped instead, while the context variable is set: ``os.mkfifo``,
+``os.mknod`` and ``signal.pidfd_send_signal`` (the wrapper replaces the module attribute when this module is
+imported, before the program runs, so ``from os import mkfifo`` in the program gets it too; ``posix.mkfifo``
+called by that name does not).
+
+Known limits, which no hook sees (Python raises no event for them):
+
+- a write through a file descriptor, mapping or socket the program opened before the callback runs
+  (``os.write(fd, ...)``, ``m[0:1] = b"x"`` on an ``mmap`` made before, ``sock.send``): the callback can change
+  what those refer to;
+- what a thread the callback starts does (its context is empty);
+- ``posix.mkfifo``/``posix.mknod`` and ``_signal.pidfd_send_signal`` called by their C module's name.
 
 A refused call raises inside the callback: it then counts as a callback that raised, and the static rule decides
 (``skipped_applies``). Importing a module inside the callback still works: the import system ignores an
@@ -19,7 +35,9 @@ A refused call raises inside the callback: it then counts as a callback that rai
 from __future__ import annotations
 
 import contextvars
+import mmap
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,8 +52,11 @@ REFUSED = frozenset({
     "shutil.unpack_archive", "socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg",
     "socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyaddr", "urllib.Request", "ftplib.connect",
     "smtplib.connect", "http.client.connect", "webbrowser.open", "sqlite3.connect", "tempfile.mkstemp",
-    "tempfile.mkdtemp", "msvcrt.locking", "winreg.SetValue",
+    "tempfile.mkdtemp", "msvcrt.locking", "winreg.SetValue", "winreg.CreateKey", "winreg.DeleteKey",
+    "winreg.DeleteValue", "signal.pthread_kill", "socket.sethostname", "resource.setrlimit", "resource.prlimit",
+    "fcntl.flock", "fcntl.lockf", "fcntl.ioctl", "fcntl.fcntl", "os.lockf", "syslog.openlog", "syslog.syslog",
 })
+REFUSED_PREFIXES = ("ctypes.",)
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 _active: contextvars.ContextVar[bool] = contextvars.ContextVar("gpulease_offline_callback", default=False)
@@ -53,8 +74,35 @@ def _writes(args: tuple[Any, ...]) -> bool:
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     if not _active.get():
         return
-    if event in REFUSED or (event == "open" and _writes(args)):
+    if event in REFUSED or event.startswith(REFUSED_PREFIXES) or (event == "open" and _writes(args)) or (
+            event == "mmap.__new__" and _maps_for_writing(args)):
         raise PermissionError(f"{event} is refused while an apply's callback runs offline under gpulease plan")
+
+
+def _maps_for_writing(args: tuple[Any, ...]) -> bool:
+    fileno = args[0] if args else -1
+    access = args[2] if len(args) > 2 else 0
+    return fileno != -1 and access != mmap.ACCESS_READ
+
+
+def _refusing(module: Any, name: str) -> None:
+    """Wrap ``module.name`` (a call that raises no audit event) so that it is refused like an event."""
+    original = getattr(module, name, None)
+    if original is None or getattr(original, "_gpulease_refusing", False):
+        return
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if _active.get():
+            raise PermissionError(f"{module.__name__}.{name} is refused while an apply's callback runs offline "
+                                  "under gpulease plan")
+        return original(*args, **kwargs)
+
+    call._gpulease_refusing = True  # type: ignore[attr-defined]
+    setattr(module, name, call)
+
+
+for _module, _name in ((os, "mkfifo"), (os, "mknod"), (signal, "pidfd_send_signal")):
+    _refusing(_module, _name)
 
 
 def _install() -> None:

@@ -18,25 +18,23 @@ site recording, with ``rpc.UNKNOWN`` (the sentinel string the capture reads as u
   rule below decides (a callback that registers nothing for the marker may still register for the real value:
   ``if env == "prod": ...``):
   a callback that *may register resources* makes the review partial ("an apply on a value unknown offline was not
-  run (at file:line)"), any other is ignored. Applies nested in a callback run offline follow the same rule.
+  run (at file:line)"), any other is ignored.
 
-The static rule for *may register resources*, read from the callback's code without running it:
+Applies called while a callback runs offline (in it, or in what it schedules: a context variable) are judged the
+same way: one on an unknown output is run offline in its turn; one on a known output (``Output.from_input(t)``,
+an output made before) runs as the SDK runs it, but what it registers is "registered by an apply run offline", and
+when it registers nothing the static rule decides too (it may branch on the marker it was handed). An inner apply
+never decides for the callback that called it.
 
-- a callback defined outside the program (an SDK's or the standard library's function, ``json.dumps``) does not;
-- a callback of the program does when a name its code (or a function nested in it) reads resolves, through its
-  globals or closure, to a provider package module (``pulumi_*``), a resource class (``pulumi.Resource``), an
-  attribute of a module read in the same code that is a resource class (``pulumi.StackReference``), or a function
-  of the program that does by the same rule (followed ``MAX_DEPTH`` calls deep; deeper counts as registering);
-- anything the rule cannot read (no code object, a callable object of the program) counts as registering.
+The static rule for *may register resources* is ``gpulease/review/static_rule.py``'s: it fails closed (a callback
+may register unless all it can reach is on a small allow-list of pure helpers).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import inspect
+import contextvars
 import sys
-import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -45,60 +43,16 @@ import pulumi
 from pulumi.output import _OutputData
 from pulumi.runtime import rpc
 
-from gpulease.review.invoke_sites import failure_site, is_program_file, program_location, site_text
+from gpulease.review.invoke_sites import failure_site, program_location, site_text
 from gpulease.review.offline_guard import allowing_side_effects, refusing_side_effects
+from gpulease.review.static_rule import may_register
 
-MAX_DEPTH = 4
+__all__ = ["may_register", "recording_skipped_applies"]
 
-
-def _names(code: types.CodeType) -> set[str]:
-    """The global and attribute names ``code`` reads, with those of the functions defined inside it."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _names(const)
-    return names
-
-
-def _registers_value(value: Any, names: set[str], depth: int) -> bool:
-    if isinstance(value, types.ModuleType):
-        if value.__name__.split(".")[0].startswith("pulumi_"):
-            return True
-        return any(inspect.isclass(attr := getattr(value, name, None)) and issubclass(attr, pulumi.Resource)
-                   for name in names)
-    if inspect.isclass(value):
-        return issubclass(value, pulumi.Resource)
-    if isinstance(value, types.FunctionType | types.MethodType):
-        return may_register(value, depth + 1)
-    return False
-
-
-def may_register(func: Any, depth: int = 0) -> bool:
-    """Whether the callback ``func`` may register resources (the module doc's rule)."""
-    if depth > MAX_DEPTH:
-        return True
-    func = inspect.unwrap(func) if callable(func) else func
-    if isinstance(func, functools.partial):
-        return may_register(func.func, depth + 1)
-    if isinstance(func, types.MethodType):
-        func = func.__func__
-    code = getattr(func, "__code__", None)
-    if not isinstance(code, types.CodeType):
-        kind = type(func)
-        module = sys.modules.get(getattr(kind, "__module__", "") or "")
-        return is_program_file(getattr(module, "__file__", "") or "")
-    if not is_program_file(code.co_filename):
-        return False
-    names = _names(code)
-    scope = dict(getattr(func, "__globals__", {}))
-    for var, cell in zip(code.co_freevars, getattr(func, "__closure__", None) or (), strict=False):
-        try:
-            scope[var] = cell.cell_contents
-        except ValueError:  # an empty cell
-            continue
-    return any(name in scope and _registers_value(scope[name], names, depth)
-               for name in names | set(code.co_freevars))
-
+# The apply site of the offline run (or of an apply called inside one) whose callback runs in this context: set
+# while it runs, copied by asyncio into what it schedules, so an inner apply's callback run later is inside it too.
+_offline: contextvars.ContextVar[tuple[str | None] | None] = contextvars.ContextVar("gpulease_offline_apply",
+                                                                                     default=None)
 
 MAX_RUNS = 1000
 
@@ -132,9 +86,7 @@ class _OfflineRuns:
         self.rendering = rendering  # its ``unseen`` is set when a callback may register what was not seen
         self.parts: dict[int, tuple[Any, Any]] = {}  # id(Output.all's output) -> (it, its inputs as outputs)
         self.ran: dict[int, Any] = {}  # id -> callback, kept alive so that an id is never reused
-        self.sites: list[str | None] = []
-        self.registered = 0  # resources registered by callbacks run offline
-        self.nested = 0  # applies called by callbacks run offline (each decided by its own run)
+        self.registered = 0  # resources registered while a callback runs offline (or one called inside it)
 
     def add(self, line: str) -> None:
         if line not in self.errors:
@@ -171,8 +123,8 @@ class _OfflineRuns:
                 self.unseen(site)
             return
         self.ran[id(func)] = func
-        self.sites.append(site)
-        before = (self.registered, self.nested)
+        token = _offline.set((site,))
+        before = self.registered
         try:
             with refusing_side_effects():  # offline_guard: a write, a command, a connection raises
                 func(value)  # the return value is discarded: the apply's output stays unknown
@@ -184,10 +136,32 @@ class _OfflineRuns:
         else:
             # Nothing registered with the marker proves nothing for the real value (``if env == "prod": ...``): the
             # static rule still decides whether it may register.
-            if (self.registered, self.nested) == before and may_register(func):
+            if self.registered == before and may_register(func):
                 self.unseen(site)
         finally:
-            self.sites.pop()
+            _offline.reset(token)
+
+    def judged(self, func: Callable[[Any], Any], site: str | None) -> Callable[[Any], Any]:
+        """``func``, an apply's callback called while a callback runs offline (on a known output, or with
+        ``run_with_unknowns``), judged like the offline run: what it registers is registered by an apply run
+        offline, and when it registers nothing the static rule decides."""
+
+        def call(value: Any) -> Any:
+            token = _offline.set((site,))
+            before = self.registered
+            try:
+                result = func(value)
+            except Exception:
+                if may_register(func):
+                    self.unseen(site)
+                raise
+            finally:
+                _offline.reset(token)
+            if self.registered == before and may_register(func):
+                self.unseen(site)
+            return result
+
+        return call
 
 
 @contextmanager
@@ -208,13 +182,13 @@ def recording_skipped_applies(errors: list[str], rendering: Any = None) -> Itera
         return result
 
     def apply(self: pulumi.Output[Any], func: Callable[[Any], Any], run_with_unknowns: bool = False) -> Any:
-        result = original(self, func, run_with_unknowns)
+        inside = _offline.get() is not None
+        # The apply's line is read now (the frame moves on); its text is only made for an apply found unknown.
+        location = program_location(sys._getframe(1)) if inside or pulumi.runtime.is_dry_run() else None
+        called = runs.judged(func, site_text(location)) if inside else func
+        result = original(self, called, run_with_unknowns)
         if run_with_unknowns or not pulumi.runtime.is_dry_run():
             return result
-        if runs.sites:
-            runs.nested += 1
-        # The apply's line is read now (the frame moves on); its text is only made for an apply found unknown.
-        location = program_location(sys._getframe(1))
 
         async def offline() -> _OutputData[None]:
             runs.run(func, site_text(location), await runs.value(self))
@@ -232,12 +206,18 @@ def recording_skipped_applies(errors: list[str], rendering: Any = None) -> Itera
         return result
 
     def init(resource: pulumi.Resource, *args: Any, **kwargs: Any) -> None:
-        if runs.sites:
+        if (active := _offline.get()) is not None:
             runs.registered += 1
             kind, name = (list(args[:2]) + [kwargs.get("t", "?"), kwargs.get("name", "?")][len(args[:2]):])
-            runs.add(registered_line(str(kind), str(name), runs.sites[-1]))
-            with allowing_side_effects():  # the SDK's registration and the review's mocks, never the program's
-                original_init(resource, *args, **kwargs)
+            runs.add(registered_line(str(kind), str(name), active[0]))
+            # The SDK's registration and the review's mocks, never the program's: not refused, and the SDK's own
+            # applies in the tasks it starts are not the program's callbacks.
+            token = _offline.set(None)
+            try:
+                with allowing_side_effects():
+                    original_init(resource, *args, **kwargs)
+            finally:
+                _offline.reset(token)
             return
         original_init(resource, *args, **kwargs)
 

@@ -87,7 +87,7 @@ APPLIES = {
                                "U.apply(lambda v: make(v))\n", RAN),
     # an apply nested in one run offline is run offline in turn
     "nested-apply-registers": ("def make(_):\n    return aws.ec2.Instance('gpu', instance_type='p4d.24xlarge')\n"
-                               "U.apply(lambda v: U.apply(make))\n", RAN),
+                               "U.apply(lambda v: U.apply(make))\n", (RAN, SKIPPED)),
     # a callback that raises on the marker falls back to the static rule: it may register, so partial
     "raises-may-register": ("U.apply(lambda v: aws.ec2.Instance('gpu', instance_type=v['type']))\n", SKIPPED),
     # ... and so does one whose program helper registers, read by the same rule
@@ -105,10 +105,12 @@ def test_skipped_apply_is_run_offline(tmp_path: Path, name: str) -> None:
     stack = report.to_json([r])["stacks"][0]
     line = HEAD.count("\n") + body.count("\n")  # the .apply call is the program's last line
     error = stack.get("error") or ""
+    # An outer callback that only calls an inner apply registers nothing itself: the static rule also judges it.
+    kinds = expected if isinstance(expected, tuple) else (expected,)
     for kind in (RAN, SKIPPED):
-        assert (kind.format(line=line) in error) is (kind == expected), error
+        assert (kind.format(line=line) in error) is (kind in kinds), error
     assert (r.exit_code != 0) is (expected is not None), stack["status"]
-    if expected == RAN:
+    if RAN in kinds:
         assert [res.name for res in r.rendering.resources if res.type == "aws:ec2/instance:Instance"] == ["gpu"]
 
 
