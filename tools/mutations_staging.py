@@ -101,7 +101,7 @@ MUTATIONS = [
     Mutation("staging", FETCH, "                self._drop(task)\n                raise DigestMismatchError(f\"{job.what}: SHA-256",
              "                raise DigestMismatchError(f\"{job.what}: SHA-256",
              _s("test_a_digest_mismatch_fails_the_source_and_keeps_nothing"), "a wrong file is never resumed from"),
-    Mutation("staging", FETCH, "verified = bool(job.sha256 or job.sha1_blob or job.size is not None or task.verified_by_length)",
+    Mutation("staging", FETCH, "verified = bool(job.sha256 or job.sha1_blob or by_size)",
              "verified = True", _h("test_a_body_without_length_or_digest_is_unverified_never_staged"),
              "a file with neither length nor digest is unverified, never staged"),
     Mutation("staging", STAGER, 'if src.get("sha256") and files[0]["sha256"] != src["sha256"]:', "if False:",
