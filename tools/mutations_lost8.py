@@ -13,6 +13,7 @@ REDIRECT = ("tests/instance/test_redirect_scheme_refused.py",)
 RESUME = ("tests/instance/test_resume_needs_validator.py",)
 LISTING = ("tests/ephemeral/test_artifact_listing_token_cycle.py",)
 PIECES = ("tests/instance/test_piece_validators.py",)
+REFUSALS = ("tests/components/spec/test_plan_time_refusals.py",)
 
 MUTATIONS: list[Mutation] = [
     Mutation("lost8", FETCH, "(etag is None or (task.etag is not None and etag != task.etag))",
@@ -56,4 +57,6 @@ MUTATIONS: list[Mutation] = [
     Mutation("lost8", "gpulease/cli/output_file.py", "    if problem := stack_file_problem(path, reads):",
              "    if problem := None:", ("tests/cli/test_plan_output_refuses_stack_file.py",),
              "plan --output never writes a Pulumi.<name>.yaml beside the project's stack files"),
+    Mutation("lost8", "gpulease/core/datasources.py", '        if "*" in key:', "        if False:", REFUSALS,
+             "a bucket source's key holding a * (a wildcard in the role's read grant) is refused at plan by name"),
 ]

@@ -39,7 +39,7 @@ LONGEST_SUFFIX = ".part.json"
 
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\Z")
 _HUB_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}\Z")
-_KEY = re.compile(r"^[A-Za-z0-9!_.*'()/+=@,:~-]*\Z")
+_KEY = re.compile(r"^[A-Za-z0-9!_.'()/+=@,:~-]*\Z")  # no *: the role's read grant on key* would take it as a wildcard
 
 # What a credential looks like when pasted into a URL: user:password@, a signed URL's query (AWS SigV4/V2, OSS,
 # Azure SAS), a token-like query parameter, or a known key/token format (AWS access key ids, Alibaba Cloud
@@ -133,9 +133,12 @@ def parse_source(uri: str) -> SourceUri:
         bucket, _, key = rest.partition("/")
         if not _BUCKET.match(bucket) or ".." in bucket:
             raise ValueError(f"{uri!r}: {bucket!r} is not a bucket name; accepted: {scheme}://bucket/key-or-prefix/")
+        if "*" in key:  # StringLike and the Resource ARN of the read grant (S3 and OSS) treat * as "any characters"
+            raise ValueError(f"{uri!r}: the key {key!r} holds a *, which the instance role's read grant would take as "
+                             "a wildcard (reading past the key); accepted: an object key or prefix without *")
         if not _KEY.match(key) or "//" in key or any(p in (".", "..") for p in key.split("/")):
             raise ValueError(f"{uri!r}: {key!r} is not an object key or prefix; accepted: letters, digits and "
-                             "! _ . * ' ( ) / + = @ , : ~ -, no empty, . or .. part")
+                             "! _ . ' ( ) / + = @ , : ~ -, no empty, . or .. part")
         if (problem := source_path_problem(key, encoded=False)) is not None:
             raise ValueError(f"{uri!r}: {problem}")
         return SourceUri(scheme, bucket, key)

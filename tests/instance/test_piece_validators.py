@@ -81,3 +81,24 @@ def test_a_redirect_to_a_location_with_a_space_or_non_ascii_is_refused_in_one_li
     for location in ("http://a b/", "http://h/\u00e9", "http://h/\x01"):
         with pytest.raises(StagingError, match="which is not a URL"):
             redirect_target("https://hub/x", location)
+
+
+def test_pieces_of_no_validator_are_fetched_again_as_one_stream_and_match_the_digest(tmp_path: Path) -> None:
+    """The listing carries the file's SHA-256, so the by-size verdict decides nothing here: a 206 with neither
+    ETag nor Last-Modified (RFC 9110 §8.8.1) cannot show its bytes are of one version with the other pieces, so the
+    file is asked again as one stream, and the current version is staged, its digest matching."""
+    import hashlib
+
+    new = b"B" * SIZE
+
+    def handler(_path: str, headers: dict[str, str], n: int) -> bytes:
+        body = b"A" * SIZE if n == 1 else new  # the file changes after the first piece
+        if "range" not in headers:
+            return answer("200 OK", body)
+        a, b = _ranges(headers)
+        return answer("206 Partial", body[a:b + 1], (("Content-Range", f"bytes {a}-{b}/{SIZE}"),))
+
+    url = serve(handler)
+    job = FileJob(url + "/f", "f", size=SIZE, sha256=hashlib.sha256(new).hexdigest(), what="f")
+    [result] = _engine(tmp_path).run([job])
+    assert (tmp_path / "f").read_bytes() == new and result["verified"], result

@@ -4,48 +4,28 @@ old bytes and the new are spliced (``AAAABBBB``) and the source is reported ``st
 
 from __future__ import annotations
 
-import socket
-import threading
 from pathlib import Path
 
 from instance import staging
+from tests.instance._scripted_server import answer, serve
 
 NEW = b"B" * 8
 
 
+MODIFIED = (("Last-Modified", "Thu, 03 Dec 2026 17:00:00 GMT"),)  # no Date: not a strong validator
+
+
 def _server() -> str:
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(5)
+    """Answers a bare Range (no If-Range) with a 206 of the new file, anything else with a 200 of it."""
+    def handler(_path: str, headers: dict[str, str], _n: int) -> bytes:
+        rng = headers.get("range")
+        if rng and "if-range" not in headers:
+            start = int(rng.split("=")[1].split("-")[0])
+            return answer("206 P", NEW[start:], (("Content-Range", f"bytes {start}-{len(NEW) - 1}/{len(NEW)}"),
+                                                  *MODIFIED))
+        return answer("200 OK", NEW, MODIFIED)
 
-    def one(c: socket.socket) -> None:
-        f = c.makefile("rb")
-        while True:
-            line = f.readline()
-            if not line:
-                return
-            headers = {}
-            while (h := f.readline()) not in (b"\r\n", b""):
-                k, _, v = h.decode().partition(":")
-                headers[k.strip().lower()] = v.strip()
-            rng = headers.get("range")
-            if rng and "if-range" not in headers:
-                start = int(rng.split("=")[1].split("-")[0])
-                body = NEW[start:]
-                c.sendall(b"HTTP/1.1 206 P\r\nContent-Range: bytes %d-%d/%d\r\nContent-Length: %d\r\n"
-                          b"Last-Modified: Thu, 03 Dec 2026 17:00:00 GMT\r\n\r\n" % (start, len(NEW) - 1, len(NEW),
-                                                                                      len(body)) + body)
-            else:
-                c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n"
-                          b"Last-Modified: Thu, 03 Dec 2026 17:00:00 GMT\r\n\r\n" % len(NEW) + NEW)
-
-    def loop() -> None:
-        while True:
-            c, _ = srv.accept()
-            threading.Thread(target=one, args=(c,), daemon=True).start()
-
-    threading.Thread(target=loop, daemon=True).start()
-    return f"http://127.0.0.1:{srv.getsockname()[1]}"
+    return serve(handler)
 
 
 def test_a_part_file_without_a_validator_is_not_spliced_with_a_changed_file(tmp_path: Path) -> None:
@@ -81,32 +61,15 @@ def test_only_a_strong_validator_may_go_in_if_range() -> None:
 
 def _ignoring_if_range(seen: list[dict[str, str]]) -> str:
     """Answers a Range with a 206 of the new file whatever If-Range says (its ETag is no longer the part's)."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(5)
+    def handler(_path: str, headers: dict[str, str], _n: int) -> bytes:
+        seen.append(headers)
+        if "range" in headers:
+            start = int(headers["range"].split("=")[1].split("-")[0])
+            return answer("206 P", NEW[start:], (("ETag", '"new"'),
+                                                  ("Content-Range", f"bytes {start}-{len(NEW) - 1}/{len(NEW)}")))
+        return answer("200 OK", NEW, (("ETag", '"new"'),))
 
-    def one(c: socket.socket) -> None:
-        f = c.makefile("rb")
-        while f.readline():
-            headers = {}
-            while (h := f.readline()) not in (b"\r\n", b""):
-                k, _, v = h.decode().partition(":")
-                headers[k.strip().lower()] = v.strip()
-            seen.append(headers)
-            if "range" in headers:
-                start = int(headers["range"].split("=")[1].split("-")[0])
-                c.sendall(b'HTTP/1.1 206 P\r\nETag: "new"\r\nContent-Range: bytes %d-%d/%d\r\nContent-Length: %d\r\n\r\n'
-                          % (start, len(NEW) - 1, len(NEW), len(NEW) - start) + NEW[start:])
-            else:
-                c.sendall(b'HTTP/1.1 200 OK\r\nETag: "new"\r\nContent-Length: %d\r\n\r\n' % len(NEW) + NEW)
-
-    def loop() -> None:
-        while True:
-            c, _ = srv.accept()
-            threading.Thread(target=one, args=(c,), daemon=True).start()
-
-    threading.Thread(target=loop, daemon=True).start()
-    return f"http://127.0.0.1:{srv.getsockname()[1]}"
+    return serve(handler)
 
 
 def test_a_206_with_another_validator_is_not_spliced_onto_the_part(tmp_path: Path) -> None:
@@ -122,3 +85,20 @@ def test_a_206_with_another_validator_is_not_spliced_onto_the_part(tmp_path: Pat
     check = staging.Stager(settings, lambda _l: None).run()
     assert seen[0].get("if-range") == '"old"' and seen[0]["range"] == "bytes=4-", seen
     assert check["ok"] and (to / "f.bin").read_bytes() == NEW, check
+
+
+def test_a_part_file_of_no_validator_is_not_resumed_even_when_the_range_answer_has_one(tmp_path: Path) -> None:
+    """The ``.part`` was written while the file had no validator (no ``.part.json``); the server now has another
+    version with a strong ETag and honours a bare Range with a 206 of it. That ETag vouches for the bytes it sends,
+    not for the four already on disk: the part is dropped and the file asked whole, with no Range."""
+    to = tmp_path / "t"
+    to.mkdir()
+    (to / "f.bin.part").write_bytes(b"AAAA")
+    seen: list[dict[str, str]] = []
+    settings = {"cloud": "aws", "region": "us-east-1", "mount_point": str(tmp_path),
+                "data_sources": [{"uri": _ignoring_if_range(seen) + "/f.bin", "to": str(to)}],
+                "metadata_url": "http://127.0.0.1:9", "staging_retry_seconds": 0.01,
+                "staging_read_timeout_seconds": 5}
+    check = staging.Stager(settings, lambda _l: None).run()
+    assert check["ok"] and (to / "f.bin").read_bytes() == NEW, (check, (to / "f.bin").read_bytes())
+    assert "range" not in seen[0], seen

@@ -7,11 +7,10 @@ from __future__ import annotations
 import hashlib
 import json
 import resource
-import socket
-import threading
 from pathlib import Path
 
 from instance import staging
+from tests.instance._scripted_server import answer, serve
 
 N = 1500
 
@@ -19,25 +18,7 @@ N = 1500
 def _hub() -> str:
     blob = hashlib.sha1(b"blob 1\0x").hexdigest()
     listing = json.dumps([{"type": "file", "path": f"d/f{i}.txt", "size": 1, "oid": blob} for i in range(N)]).encode()
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(50)
-
-    def one(c: socket.socket) -> None:
-        f = c.makefile("rb")
-        while (line := f.readline()):
-            while f.readline() not in (b"\r\n", b""):
-                pass
-            body = listing if b"/tree/" in line else b"x"
-            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
-
-    def loop() -> None:
-        while True:
-            c, _ = srv.accept()
-            threading.Thread(target=one, args=(c,), daemon=True).start()
-
-    threading.Thread(target=loop, daemon=True).start()
-    return f"http://127.0.0.1:{srv.getsockname()[1]}"
+    return serve(lambda path, _headers, _n: answer("200 OK", listing if "/tree/" in path else b"x"))
 
 
 def test_a_repo_of_1500_files_stages_under_a_1024_descriptor_limit(tmp_path: Path) -> None:

@@ -106,6 +106,9 @@ REFUSED: list[tuple[str, dict, dict, str, str]] = [
     ("oss key named as a resume record", {"cloud": "alicloud", "gpu": {"instanceType": "ecs.gn7i-c8g1.2xlarge"},
                                           **source("oss://bucket-a/k.part.json")}, {}, "data.sources[0].uri",
      "'k.part.json'"),
+    ("s3 key with a wildcard", source("s3://bucket-a/data/*.jsonl"), {}, "data.sources[0].uri", "holds a *"),
+    ("oss prefix with a wildcard", {"cloud": "alicloud", "gpu": {"instanceType": "ecs.gn7i-c8g1.2xlarge"},
+                                    **source("oss://bucket-a/run*/")}, {}, "data.sources[0].uri", "wildcard"),
     ("parked without retain", {"phase": "parked", "dataDisk": {"retain": False}}, {}, "dataDisk.retain", "phase: parked"),
 ]
 
