@@ -10,6 +10,7 @@ AREA = "fc7"
 REACH = ("tests/review/test_skipped_applies_reach.py",)
 RUN = ("tests/review/test_skipped_applies_run.py",)
 GAPS = ("tests/review/test_offline_guard_gaps.py",)
+INNER = ("tests/review/test_skipped_applies_inner.py",)
 SA = "gpulease/review/skipped_applies.py"
 RULE = "gpulease/review/static_rule.py"
 GUARD = "gpulease/review/offline_guard.py"
@@ -32,12 +33,12 @@ MUTATIONS: list[Mutation] = [
              "getattr, eval and the other reaching builtins may register"),
     Mutation(AREA, RULE, "        if any(n.startswith(\"__\") and n.endswith(\"__\") and n not in DUNDERS_ALLOWED for n in names):",
              "        if False:", RUN, "a dunder attribute may reach what the rule does not read"),
-    Mutation(AREA, RULE, "            if _top(imported) not in ALLOWED_MODULES:", "            if False:", RUN,
+    Mutation(AREA, RULE, "            if _top(imported) not in ALLOWED_MODULES:", "            if False:", RUN + INNER,
              "an import inside the callback of a module off the allow-list may register"),
     Mutation(AREA, SA, "        called = runs.judged(func, site_text(location)) if inside else func",
-             "        called = func", REACH, "an apply called during an offline run is judged on its own"),
+             "        called = func", REACH + INNER, "an apply called during an offline run is judged on its own"),
     Mutation(AREA, SA, "            if self.registered == before and may_register(func):\n                self.unseen(site)\n"
-             "            return result", "            return result", REACH,
+             "            return result", "            return result", REACH + INNER,
              "an inner apply that registers nothing is decided by the static rule"),
     Mutation(AREA, GUARD, "event.startswith(REFUSED_PREFIXES) or", "False or", GAPS, "ctypes events are refused"),
     Mutation(AREA, GUARD, "    _refusing(_module, _name)", "    pass", GAPS,
