@@ -1,0 +1,25 @@
+"""Found by probing: a short option (``logs -n N``, ``ssh -i FILE``) is taken for a sub-command in the bash
+completion script, so nothing completes after its value (no stack names, no options)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from gpulease.cli.main import main
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash")
+@pytest.mark.parametrize("words", [["logs", "-n", "5"], ["ssh", "-i", "key"]])
+def test_after_a_short_options_value_the_options_complete(tmp_path, capsys, words):
+    assert main(["completion", "bash"]) == 0
+    script = tmp_path / "c.sh"
+    script.write_text(capsys.readouterr().out)
+    line = " ".join(["gpulease", *words, "''"])
+    probe = (f"source {script}; gpulease() {{ :; }}; COMP_WORDS=({line}); COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ));"
+             " _gpulease; printf '%s\\n' \"${COMPREPLY[@]}\"")
+    out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert "--help" in out, (sys.platform, out)
