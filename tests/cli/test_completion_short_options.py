@@ -1,5 +1,5 @@
-"""Found by probing: a short option (``logs -n N``, ``ssh -i FILE``) is taken for a sub-command in the bash
-completion script, so nothing completes after its value (no stack names, no options)."""
+"""A short option (``logs -n N``, ``ssh -i FILE``) is an option to the bash completion script, never a sub-command:
+after its value the command's options (and stack names) complete."""
 
 from __future__ import annotations
 
