@@ -1,6 +1,6 @@
-"""Found by probing: init's ``next:`` move suggests ``mv`` onto a stack file that already exists (the move would
-replace that stack without a word), and the review's advisory line names the bare stack name even when only the
-written file's path finds it."""
+"""init's ``next:`` move never suggests ``mv`` onto a stack file that already exists (the move would replace that
+stack without a word), and the review's advisory line names what finds the written file (its path when a bare name
+does not)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,8 @@ def test_the_move_never_lands_on_an_existing_stack_file(tmp_path, key_file, monk
     move = shlex.split(line.split(" mv ", 1)[1].split(", then ", 1)[0])
     # A plain `mv SRC DEST` onto an existing stack file replaces it: the hint must not name it (or must say -n / warn)
     assert not (work / move[-1]).exists() or "-n" in move or "-i" in move, line
+    assert "already holds a stack" in line and "--name" in line, line
+    assert existing.read_text().count("my-llama")  # untouched
 
 
 def test_the_advisory_line_names_what_finds_the_file(tmp_path, key_file, monkeypatch, capsys):
@@ -41,7 +43,7 @@ def test_the_advisory_line_names_what_finds_the_file(tmp_path, key_file, monkeyp
     monkeypatch.chdir(proj / "sub")
     code = main([*FLAGS, "--public-key", str(key_file), "--output", "../out.yaml"])
     out = capsys.readouterr().out
-    if "advisory finding" not in out:
-        return
+    assert "advisory finding" in out, out  # the 8B lora stack has advisories: the line under test is there
+    assert "`gpulease plan ../out.yaml`" in out, out
     assert "`gpulease plan my-llama`" not in out, out  # `plan my-llama` finds no stack: the path does
     assert code == 0
