@@ -72,6 +72,11 @@ def region_cases(regions: dict[str, tuple[str, ...]], priced: dict[str, tuple[st
     return "\n".join(arms)
 
 
+def _is_option(path: str) -> bool:
+    """Whether a completion key (``logs -n``, ``plan --format``) ends in an option rather than a command."""
+    return path.rpartition(" ")[2].startswith("-")
+
+
 def script(words: dict[str, list[str]], shell: str, stack_commands: list[str] | None = None,
            regions: dict[str, tuple[str, ...]] | None = None,
            priced: dict[str, tuple[str, ...]] | None = None) -> str:
@@ -79,8 +84,11 @@ def script(words: dict[str, list[str]], shell: str, stack_commands: list[str] | 
     choices (``--format``), those choices; after ``--region`` (with ``regions``, cloud to names), region names (those of
     ``priced`` after a command of ``PRICED_REGION_COMMANDS``)."""
     regions = regions or {}
-    paths = sorted(p for p in words if p and not p.rpartition(" ")[2].startswith("--"))
+    # Every word starting with ``-`` is an option (``-n``, ``--region``), never a command path: its key names the
+    # option's value (the words after it), and the walk below steps over it and over the value it takes.
+    paths = sorted(p for p in words if p and not _is_option(p))
     known = "|".join(shlex.quote(p) for p in paths)
+    valued = "|".join(shlex.quote(p) for p in sorted(words) if _is_option(p)) or "''"
     cases = "\n".join(f"        {shlex.quote(p)}) words={shlex.quote(' '.join(words[p]))} ;;" for p in paths)
     def after(p: str, c: list[str]) -> str:
         if regions and not c and p.rpartition(" ")[2] in REGION_FLAGS:
@@ -88,7 +96,7 @@ def script(words: dict[str, list[str]], shell: str, stack_commands: list[str] | 
             return f"        {shlex.quote(p)}) regions={kind}; stacks=\"\"; files=\"\" ;;"
         return f"        {shlex.quote(p)}) words={shlex.quote(' '.join(c))}; stacks=\"\"; files={'' if c else 1} ;;"
 
-    choices = "\n".join(after(p, c) for p, c in sorted(words.items()) if p.rpartition(" ")[2].startswith("--"))
+    choices = "\n".join(after(p, c) for p, c in sorted(words.items()) if _is_option(p))
     head = "autoload -U +X bashcompinit && bashcompinit\n" if shell == "zsh" else ""
     taking = "|".join(shlex.quote(p) for p in sorted(stack_commands or [])) or "''"
     # No variable of the function is named ``path``: zsh ties ``path`` to ``PATH``, so a local ``path`` would hide
@@ -103,6 +111,10 @@ _gpulease() {{
     elif [[ "$prev" == = && COMP_CWORD -ge 2 ]]; then prev="${{COMP_WORDS[COMP_CWORD-2]}}"; fi
     for ((i = 1; i < COMP_CWORD; i++)); do
         w="${{COMP_WORDS[i]}}"
+        if [[ "$w" == -* ]]; then  # an option: its value (--region us, -n 5, --region = us) is no command either
+            case "${{typed:+$typed }}$w" in {valued}) ((i++)); [[ "${{COMP_WORDS[i]}}" == = ]] && ((i++)) ;; esac
+            continue
+        fi
         next="${{typed:+$typed }}$w"
         case "$next" in {known}) typed="$next" ;; esac
     done

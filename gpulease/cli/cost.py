@@ -14,7 +14,7 @@ from rich.markup import escape
 from gpulease.cli.common import add_max_age_option, catalog_overrides, stale_json, stale_warning, wide_console
 from gpulease.cli.config_option import add_config_option, parse_config
 from gpulease.cli.conventions import camel_keys, error_entry, print_json
-from gpulease.cli.cost_rounding import experiments_rounded, lines_rounded
+from gpulease.cli.cost_rounding import experiments_rounded, lines_rounded, node_rounded
 from gpulease.cli.fit_table import Col, distinct_keys, render
 from gpulease.cli.shown import shown
 from gpulease.core import clock
@@ -165,7 +165,8 @@ def print_cost(stack: str, cost: StackCost, console: Console) -> None:
             continue
         console.print(
             f"[bold]cluster {shown(cluster.experiment)}[/bold]: {cluster.nodes} nodes at {usd_per_hour(cluster.node_hourly_usd)} each "
-            f"(worst case {usd(cluster.node_worst_case_usd)} per node), {usd_per_hour(cluster.cluster_hourly_usd)} for the "
+            f"(worst case {usd(cluster.node_worst_case_usd)} per node"
+            f"{node_rounded(cost, cluster.experiment, cluster.node_worst_case_usd)}), {usd_per_hour(cluster.cluster_hourly_usd)} for the "
             f"cluster with what the nodes share, worst case {usd(cluster.cluster_worst_case_usd)}"
         )
     for exp in cost.experiments:

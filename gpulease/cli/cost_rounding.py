@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from gpulease.core.cost import StackCost
+from gpulease.core.cost.cluster import heaviest_node, node_lines
 from gpulease.core.money import shown_value, usd
 
 
@@ -52,3 +53,13 @@ def experiments_rounded(cost: StackCost) -> list[str]:
             notes.append(f"{exp.name}: its lines' worst cases, each rounded, add up to {usd(added)}; its row's "
                          f"{usd(exp.worst_case_usd)} is the exact sum, rounded once")
     return notes
+
+
+def node_rounded(cost: StackCost, experiment: str, node_worst_usd: float) -> str:
+    """The cluster summary's note, after its worst case per node: that node's lines, each rounded, when they do
+    not add up to it."""
+    nodes = node_lines(cost).get(experiment)
+    if not nodes:
+        return ""
+    added = rounded_sum([line.worst_case_usd for line in heaviest_node(nodes)], node_worst_usd)
+    return "" if added is None else f"; its lines, each rounded, add up to {usd(added)}"

@@ -178,7 +178,7 @@ def init_inputs(args: argparse.Namespace, found: object, path: Path) -> list[Pat
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from gpulease.cli.init_next import next_line, plan_command
+    from gpulease.cli.init_next import next_line, plan_command, plan_target
     from gpulease.cli.wrap import say
     from gpulease.lifecycle import answers as a
     from gpulease.lifecycle import stackfile, verdict
@@ -224,7 +224,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     say(f"wrote {printable(str(path))}: {found.params} {found.method} on {found.cloud} {found.region} -> {best.instance.type} "
         f"({data['gpu']}, about {data['neededPerGpuGb']} GB needed per GPU), {found.ssh_mode} access")
     if result is not None:
-        say("\n".join(result.lines()))
+        say("\n".join(result.lines(plan_target(path, found.name))))
     for line in lines(advice):
         say(line)
     say(next_line(path, found, blocked=result is not None and result.blocks))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 
@@ -30,16 +31,25 @@ def stack_target(path: Path, name: str) -> str | None:
     return shlex.quote(str(path)) if _finds(str(path), path) else None
 
 
+def plan_target(path: Path, name: str) -> str:
+    """What ``gpulease plan`` is given to show the written stack: ``stack_target``, else the file's path."""
+    return stack_target(path, name) or shlex.quote(str(path))
+
+
 def plan_command(path: Path, name: str) -> str:
-    target = stack_target(path, name)
-    return f"gpulease plan {target}" if target else f"gpulease plan {shlex.quote(str(path))}"
+    return f"gpulease plan {plan_target(path, name)}"
 
 
 def next_line(path: Path, found: Answers, *, blocked: bool) -> str:
     target = stack_target(path, found.name)
     if target is None:
         home = target_path(found, None)
-        where = shlex.quote(printable(str(home if home.is_absolute() else Path.cwd() / home)))
+        home = home if home.is_absolute() else Path.cwd() / home
+        where = shlex.quote(printable(str(home)))
+        if os.path.lexists(home):  # a plain mv would replace that stack without a word: never suggest it
+            return (f"next: {printable(str(path))} is where no gpulease command looks for a stack, and {where} "
+                    f"already holds a stack: run init again with --name another name (or mv -n "
+                    f"{shlex.quote(printable(str(path)))} to a free Pulumi.NAME.yaml there)")
         return (f"next: {printable(str(path))} is where no gpulease command looks for a stack: mv "
                 f"{shlex.quote(printable(str(path)))} {where}, then gpulease plan {found.name}")
     if blocked:

@@ -48,7 +48,9 @@ class Verdict:
                 "retained": self.retained, "retainedMonthlyUsd": round(self.retained_monthly_usd, 2),
                 "error": self.error}
 
-    def lines(self) -> list[str]:
+    def lines(self, target: str | None = None) -> list[str]:
+        """The review's lines; ``target`` is what ``gpulease plan`` is given to show the findings (the stack's name
+        when that finds its file, else its path: ``init_next.stack_target``), the bare stack name by default."""
         head = {"pass": "PASS", "fail": "FAIL", "partial": "PARTIAL (the review stopped part way)",
                 "error": "ERROR (nothing could be reviewed)"}.get(self.status, self.status.upper())
         out = [f"review: {head}"]
@@ -62,7 +64,7 @@ class Verdict:
             out.append(f"  cost: {per_hour}; worst case {self.worst_case}{budget}")
         if self.advisory:
             out.append(f"  {self.advisory} advisory finding{'s' if self.advisory != 1 else ''}: `gpulease plan "
-                       f"{self.stack}` shows {'them' if self.advisory != 1 else 'it'}")
+                       f"{target or self.stack}` shows {'them' if self.advisory != 1 else 'it'}")
         return out
 
 

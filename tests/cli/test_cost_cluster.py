@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 from rich.console import Console
@@ -39,8 +40,12 @@ def test_cluster_cost_is_every_node_plus_the_shared_bucket(capsys) -> None:
     print_cost("aws-cluster-4x8", estimate(render_target(ROOT, STACKS_DIR / "Pulumi.aws-cluster-4x8.yaml")),
                Console(file=out, width=160))
     text = " ".join(out.getvalue().split())
+    # the node's lines as shown add up to a cent more than its exact worst case: the summary says so
+    added = sum(Decimal(str(line["worstCaseUsd"])).quantize(Decimal("0.01"), ROUND_HALF_UP) for line in node0)
+    assert added == Decimal("531.31") and f"{cluster['nodeWorstCaseUsd']:,.2f}" == "531.30"
     assert (f"cluster llm13b-pretrain: 4 nodes at ${cluster['nodeHourlyUsd']:,.3f}/h each "
-            f"(worst case ${cluster['nodeWorstCaseUsd']:,.2f} per node), ${cluster['clusterHourlyUsd']:,.3f}/h for "
+            f"(worst case ${cluster['nodeWorstCaseUsd']:,.2f} per node; its lines, each rounded, add up to "
+            f"${added:,.2f}), ${cluster['clusterHourlyUsd']:,.3f}/h for "
             "the cluster") in text
 
 

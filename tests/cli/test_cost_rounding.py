@@ -54,3 +54,24 @@ def test_a_folded_column_names_each_line_once_at_60_columns() -> None:
     labels = [label for label, _ in entries]
     assert len(entries) == 13 and len(set(labels)) == len(labels), said
     assert "r16-instance (g6.xlarge spot) $0.805/h" in said and "r16-instance (root disk gp3 100 GB) $0.011/h" in said
+
+
+def _node_cost(worsts: dict[int, list[float]]):
+    lines = [SimpleNamespace(experiment="c", resource=f"c-node{rank}-part{i}", worst_case_usd=w)
+             for rank, ws in worsts.items() for i, w in enumerate(ws)]
+    return SimpleNamespace(lines=lines)
+
+
+def test_the_cluster_summary_says_when_a_nodes_lines_do_not_add_up_to_its_worst_case() -> None:
+    from gpulease.cli.cost_rounding import node_rounded
+
+    # $2.825 + $2.165 show $2.83 + $2.17 = $5.00 against the node's exact $4.99
+    cost = _node_cost({0: [2.825, 2.165], 1: [2.825, 2.165]})
+    assert node_rounded(cost, "c", 4.99) == "; its lines, each rounded, add up to $5.00"  # type: ignore[arg-type]
+    assert node_rounded(_node_cost({0: [1.5, 1.5], 1: [1.5, 1.5]}), "c", 3.0) == ""  # type: ignore[arg-type]
+
+
+def test_the_cluster_stacks_summary_says_its_node_lines_add_up_to_a_cent_more() -> None:
+    # aws-cluster-4x8: one node's worst case is $531.30 exactly summed, its lines as shown add up to $531.31
+    out = " ".join(gl("cost", "aws-cluster-4x8", columns=200).stdout.split())
+    assert "(worst case $531.30 per node; its lines, each rounded, add up to $531.31)" in out, out

@@ -39,23 +39,34 @@ class ClusterCost:
         return out
 
 
-def cluster_costs(cost: StackCost) -> list[ClusterCost]:
-    """One entry per experiment built as a cluster (lines of two or more node ranks)."""
+def node_lines(cost: StackCost) -> dict[str, dict[int, list[Any]]]:
+    """Each experiment's lines by node rank (only the lines built under a node's name)."""
     per_node: dict[str, dict[int, list[Any]]] = {}
     for line in cost.lines:
         found = _NODE.match(line.resource)
         if found and found["experiment"] == line.experiment:
             per_node.setdefault(line.experiment, {}).setdefault(int(found["rank"]), []).append(line)
+    return per_node
+
+
+def _total(lines: list[Any], attr: str) -> float:
+    return sum(getattr(line, attr) or 0.0 for line in lines)
+
+
+def heaviest_node(nodes: dict[int, list[Any]]) -> list[Any]:
+    """The lines of the node with the largest worst case: the one ``per node`` figures describe."""
+    return max(nodes.values(), key=lambda lines: _total(lines, "worst_case_usd"))
+
+
+def cluster_costs(cost: StackCost) -> list[ClusterCost]:
+    """One entry per experiment built as a cluster (lines of two or more node ranks)."""
     out = []
-    for name, nodes in sorted(per_node.items()):
+    for name, nodes in sorted(node_lines(cost).items()):
         if len(nodes) < 2:
             continue
         experiment = next(e for e in cost.experiments if e.name == name)
-
-        def total(lines: list[Any], attr: str) -> float:
-            return sum(getattr(line, attr) or 0.0 for line in lines)
-
-        heaviest = max(nodes.values(), key=lambda lines: total(lines, "worst_case_usd"))
+        total = _total
+        heaviest = heaviest_node(nodes)
         in_nodes = sum(total(lines, "hourly_usd") for lines in nodes.values())
         out.append(ClusterCost(
             experiment=name,
