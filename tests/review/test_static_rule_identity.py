@@ -3,6 +3,7 @@ rule counts harmless without reading what it holds: the review passes (exit 0) w
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,47 @@ PROGRAMS = {
 def test_a_callback_registering_for_the_real_value_is_partial(tmp_path: Path, name: str) -> None:
     [r] = review([str(_write(tmp_path, name, HEAD + PROGRAMS[name]))], now=FIXED_NOW)
     assert r.exit_code == 3, (r.exit_code, r.rendering.error)
+
+
+HARMLESS = {
+    # the reviewer's list of callbacks that reach only allowed callables and plain values: they stay judged
+    "json-dumps-dict": "import json\npulumi.export('p', U.apply(lambda t: json.dumps({'name': t, 'n': 1})))\n",
+    "f-string": "pulumi.export('p', U.apply(lambda t: f'{t}-x'))\n",
+    "dash-join": "pulumi.export('p', U.apply(lambda t: '-'.join([t, 'x'])))\n",
+    "join-sorted": "pulumi.export('p', U.apply(lambda ids: ','.join(sorted(ids))))\n",
+    "all-format": "pulumi.export('p', pulumi.Output.all(U, U).apply(lambda a: '{}-{}'.format(*a)))\n",
+    "sha256-hexdigest": "import hashlib\npulumi.export('p', U.apply(lambda t: hashlib.sha256(t.encode()).hexdigest()))\n",
+    "output-concat": "pulumi.export('p', U.apply(lambda t: pulumi.Output.concat('a-', t)))\n",
+    "helper-json-tags": ("import json\nTAGS = {'team': 'ml', 'cost': 'r'}\ndef doc(t):\n"
+                         "    return json.dumps({'name': t, **TAGS})\npulumi.export('p', U.apply(lambda t: doc(t)))\n"),
+    "import-inside": "def f(t):\n    import json\n    return json.dumps(t)\npulumi.export('p', U.apply(f))\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HARMLESS))
+def test_a_callback_reaching_only_allowed_objects_stays_judged(tmp_path: Path, name: str) -> None:
+    [r] = review([str(_write(tmp_path, name, HEAD + "aws.s3.Bucket('b', tags=tags)\n" + HARMLESS[name]))],
+                 now=FIXED_NOW)
+    assert r.rendering.error is None and r.status != "partial" and r.exit_code != 3, r.rendering.error
+
+
+def test_identity_not_name_decides_an_allowed_callable() -> None:
+    import json
+
+    from gpulease.review.static_rule import may_register
+
+    assert not may_register(json.dumps) and not may_register(lambda t: json.dumps(t))
+    fake = types.FunctionType(compile("lambda v: v", "<string>", "eval").co_consts[0], {"__name__": "json"}, "dumps")
+    fake.__module__ = "json"
+    assert may_register(fake)
+    assert may_register(lambda t: undefined_name(t))  # type: ignore[name-defined]  # noqa: F821
+    assert may_register(lambda t: STR_SUBCLASS.upper())
+    assert not may_register(lambda t: PLAIN.upper())
+
+
+class _Name(str):
+    pass
+
+
+STR_SUBCLASS = _Name("x")
+PLAIN = "x"
