@@ -91,6 +91,7 @@ def test_identity_not_name_decides_an_allowed_callable() -> None:
     assert may_register(lambda t: undefined_name(t))  # type: ignore[name-defined]  # noqa: F821
     assert may_register(lambda t: STR_SUBCLASS.upper())
     assert not may_register(lambda t: PLAIN.upper())
+    assert may_register(lambda t: t.register_gpu()) and not may_register(lambda t: t.upper())
 
 
 class _Name(str):
