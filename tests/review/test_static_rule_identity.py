@@ -100,3 +100,15 @@ class _Name(str):
 
 STR_SUBCLASS = _Name("x")
 PLAIN = "x"
+
+
+def _imports_a_module(t: str) -> str:
+    import os  # noqa: F401  # an import runs the module's code (a program module may register at import)
+
+    return t
+
+
+def test_an_import_of_a_module_off_the_allow_list_may_register() -> None:
+    from gpulease.review.static_rule import may_register
+
+    assert may_register(_imports_a_module)
