@@ -11,30 +11,39 @@ REACH = ("tests/review/test_skipped_applies_reach.py",)
 RUN = ("tests/review/test_skipped_applies_run.py",)
 GAPS = ("tests/review/test_offline_guard_gaps.py",)
 INNER = ("tests/review/test_skipped_applies_inner.py",)
+IDENTITY = ("tests/review/test_static_rule_identity.py",)
 SA = "gpulease/review/skipped_applies.py"
 RULE = "gpulease/review/static_rule.py"
 GUARD = "gpulease/review/offline_guard.py"
 
 MUTATIONS: list[Mutation] = [
-    Mutation(AREA, RULE, "        if issubclass(cls, pulumi.Resource):\n            raise _MayRegisterError",
-             "        if issubclass(cls, pulumi.Resource):\n            return", RUN,
-             "a resource class or instance the callback reaches may register"),
-    Mutation(AREA, RULE, "        if _top(module.__name__) not in ALLOWED_MODULES:\n            raise _MayRegisterError",
-             "        if False:\n            raise _MayRegisterError", RUN + REACH,
-             "a module off the allow-list (importlib, os) may register"),
+    Mutation(AREA, RULE, "        else:  # a class, a module, a bound method, a generator, an iterator, an Output, a subclass of a plain type\n"
+             "            raise _MayRegisterError", "        else:\n            return", RUN + IDENTITY,
+             "a class, an instance, a bound method, a generator or any other non-plain object may register"),
+    Mutation(AREA, RULE, "                if not isinstance(module := sys.modules.get(name), types.ModuleType) or id(module) not in NAMESPACES:",
+             "                if False:", RUN + REACH + IDENTITY + INNER,
+             "an import inside the callback of a module off the allow-list may register"),
     Mutation(AREA, RULE, "        for default in (*(func.__defaults__ or ()), *(func.__kwdefaults__ or {}).values()):",
              "        for default in ():", REACH, "a callback's default arguments are read"),
-    Mutation(AREA, RULE, "            for item in items:\n                self.value(item, depth, names)",
-             "            for item in items[:0]:\n                self.value(item, depth, names)", REACH,
+    Mutation(AREA, RULE, "            for item in items:\n                self.value(item, depth)",
+             "            for item in items[:0]:\n                self.value(item, depth)", REACH,
              "a container's values are read"),
-    Mutation(AREA, RULE, "            if isinstance(member, types.FunctionType | staticmethod | classmethod | property):",
-             "            if False:", REACH, "a program class's methods are read"),
-    Mutation(AREA, RULE, "            if func.__name__ in DENIED_BUILTINS or _top(", "            if _top(", RUN,
+    Mutation(AREA, RULE, "    allowed: dict[int, Any] = {id(table[n]): table[n] for n in ALLOWED_BUILTINS}",
+             "    allowed: dict[int, Any] = {id(v): v for v in table.values()}", RUN,
              "getattr, eval and the other reaching builtins may register"),
-    Mutation(AREA, RULE, "        if any(n.startswith(\"__\") and n.endswith(\"__\") and n not in DUNDERS_ALLOWED for n in names):",
-             "        if False:", RUN, "a dunder attribute may reach what the rule does not read"),
-    Mutation(AREA, RULE, "            if _top(imported) not in ALLOWED_MODULES:", "            if False:", RUN + INNER,
-             "an import inside the callback of a module off the allow-list may register"),
+    Mutation(AREA, RULE, "        if type(value) in PLAIN_TYPES or id(value) in ALLOWED or id(value) in NAMESPACES or id(value) in _TRUSTED:",
+             "        if type(value) in PLAIN_TYPES or id(value) in ALLOWED or id(value) in NAMESPACES or id(value) in _TRUSTED"
+             " or getattr(value, '__module__', None) in ('json', 'builtins'):", IDENTITY,
+             "an object is allowed by its identity, never by its module's name"),
+    Mutation(AREA, RULE, "        if type(value) in PLAIN_TYPES or id(value)", "        if isinstance(value, PLAIN_TYPES) or id(value)",
+             IDENTITY, "plain values by exact type: a str subclass may register"),
+    Mutation(AREA, RULE, "        if type(value) in CONTAINER_TYPES:", "        if isinstance(value, CONTAINER_TYPES):",
+             IDENTITY, "containers by exact type: a dict subclass may register"),
+    Mutation(AREA, RULE, "    return table.get(name, _MayRegisterError)  # a name that resolves to nothing may register",
+             "    return table.get(name, '')", IDENTITY, "a name that resolves to nothing may register"),
+    Mutation(AREA, RULE, "                if name not in METHODS:\n                    raise _MayRegisterError",
+             "                if False:\n                    raise _MayRegisterError", IDENTITY,
+             "a method of a computed value only from the fixed list"),
     Mutation(AREA, SA, "        called = runs.judged(func, site_text(location)) if inside else func",
              "        called = func", REACH + INNER, "an apply called during an offline run is judged on its own"),
     Mutation(AREA, SA, "            if self.registered == before and may_register(func):\n                self.unseen(site)\n"

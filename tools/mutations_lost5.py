@@ -88,8 +88,10 @@ MUTATIONS: list[Mutation] = [
              "        except Exception:\n            pass", UNKNOWN_COMPUTE,
              "a callback that raises offline falls back to the static rule"),
     Mutation("unknown-compute", "gpulease/review/static_rule.py",
-             "        elif isinstance(value, types.FunctionType):\n            self.function(value, depth)",
-             "        elif isinstance(value, types.FunctionType):\n            pass", UNKNOWN_COMPUTE,
+             "        elif type(value) is types.FunctionType and is_program_file(value.__code__.co_filename):\n"
+             "            self.function(value, depth)",
+             "        elif type(value) is types.FunctionType and is_program_file(value.__code__.co_filename):\n"
+             "            pass", UNKNOWN_COMPUTE,
              "a program helper the skipped callback calls is read by the same rule"),
     Mutation("unknown-compute", "gpulease/review/thread_errors.py", "    threading.excepthook = hook",
              "    pass", UNKNOWN_COMPUTE, "a thread's failure is one line of a partial review"),

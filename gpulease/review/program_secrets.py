@@ -25,6 +25,8 @@ from typing import Any
 import pulumi
 from pulumi.runtime import rpc
 
+from gpulease.review.static_rule import trust, untrust
+
 _GATHERING: contextvars.ContextVar[bool] = contextvars.ContextVar("gpulease_gathering", default=False)
 
 
@@ -121,12 +123,15 @@ def recording_secrets(into: set[str], sink: Callable[[Any], None] | None = None)
     output._from_data = classmethod(from_data)
     output.all = _gathering(original_all)
     output.from_input = _gathering(original_from_input)
+    stand_ins = [trust(output.all, instead_of=original_all), trust(output.from_input, instead_of=original_from_input)]
     rpc.transfer_properties = _gathering(original_transfer, static=False)
     try:
         yield
     finally:
         output.__init__, output._from_data = original_init, classmethod(original_from_data)
         output.all, output.from_input = staticmethod(original_all), staticmethod(original_from_input)
+        for stand_in in stand_ins:
+            untrust(stand_in)
         rpc.transfer_properties = original_transfer
 
 

@@ -45,7 +45,7 @@ from pulumi.runtime import rpc
 
 from gpulease.review.invoke_sites import failure_site, program_location, site_text
 from gpulease.review.offline_guard import allowing_side_effects, refusing_side_effects
-from gpulease.review.static_rule import may_register
+from gpulease.review.static_rule import may_register, trust, untrust
 
 __all__ = ["may_register", "recording_skipped_applies"]
 
@@ -223,10 +223,12 @@ def recording_skipped_applies(errors: list[str], rendering: Any = None) -> Itera
 
     pulumi.Output.apply = apply  # type: ignore[method-assign]
     pulumi.Output.all = staticmethod(all_)  # type: ignore[method-assign,assignment]
+    trust(all_, instead_of=original_all)  # original_all may be the secret recorder's stand-in
     pulumi.Resource.__init__ = init  # type: ignore[method-assign]
     try:
         yield
     finally:
         pulumi.Output.apply = original  # type: ignore[method-assign]
         pulumi.Output.all = staticmethod(original_all)  # type: ignore[method-assign,assignment]
+        untrust(all_)
         pulumi.Resource.__init__ = original_init  # type: ignore[method-assign]

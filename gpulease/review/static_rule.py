@@ -1,44 +1,53 @@
 """The static rule for a callback run offline that registered nothing: *may it register resources* for the value
 it sees at ``pulumi up``? It fails closed: a callback **may register** unless everything it can reach is provably
-harmless, read from its code without running it.
+harmless, read from its code without running it. "Harmless" is narrow and decided by **identity**, never by a
+class's or a module's name.
 
-What a callback can reach (walked transitively, each thing once, at most ``MAX_DEPTH`` calls deep and
-``MAX_NODES`` things in all; deeper or more counts as registering):
+The allowed callables and namespaces are a snapshot taken when this module is imported, before any program runs:
+the builtins in ``ALLOWED_BUILTINS`` (never ``eval``, ``exec``, ``compile``, ``getattr``, ``setattr``, ``delattr``,
+``__import__``, ``globals``, ``locals``, ``vars``, ``type``, ``breakpoint``, ``open``, ``iter``, ``next``), the
+functions in ``MODULE_FUNCTIONS`` (``json.dumps``, ``json.loads``, ``base64.b64encode``, ``hashlib.sha256``,
+``re.sub``, ``textwrap.dedent``, ...; ``string``'s constants), ``pulumi.Output``'s ``all``, ``concat``, ``format``,
+``from_input``, ``json_dumps`` and ``secret``, ``pulumi.Config`` and its getters, ``pulumi.log``'s functions,
+``pulumi.get_stack`` and ``pulumi.get_project``. (The review's own stand-in for ``Output.all`` is allowed while it
+replaces it: ``trust``.)
 
-- its code object and the code objects nested in it (a lambda, a local function, a class body), their global and
-  attribute names (``co_names``) and the modules they import (``import x`` inside the code);
-- its default arguments (``__defaults__``, ``__kwdefaults__``) and its closure cells;
-- each name its code reads that resolves, through its globals, closure or the builtins, to a value:
-  - a function or class of the program (a file of the project): walked the same way (a class: each function,
-    static method, class method and property of it and of its program bases; an instance: its class and its
-    attributes' values);
-  - a container (``list``, ``tuple``, ``set``, ``dict``): its values, at most ``MAX_ITEMS``;
-  - plain data (``str``, ``bytes``, numbers, ``None``) and ``pulumi.Output`` values: harmless;
-  - a module, function, class or object on the allow-list below: harmless (a module's attributes the code names
-    are read too: ``json.codecs`` is a module that is not on it);
-  - anything else may register: a resource class (``pulumi.Resource``: ``aws.ec2.Instance``,
-    ``pulumi.StackReference``) or instance, a provider package (``pulumi_*``: also its invokes, such as
-    ``aws.iam.get_policy_document``, which the review does not tell from a resource), ``importlib``, ``sys``,
-    ``os``, a third-party module, a callable object.
-- a name with two leading and trailing underscores read as an attribute (``__class__``, ``__subclasses__``,
-  ``__globals__``; except ``__init__``, ``__name__``, ``__qualname__``, ``__module__``, ``__doc__``) may register:
-  it reaches what the rule does not read.
+What the callback reaches, walked at most ``MAX_DEPTH`` calls deep and ``MAX_NODES`` things in all (deeper or more
+may register):
 
-The allow-list: the builtins except ``eval``, ``exec``, ``compile``, ``getattr``, ``setattr``, ``delattr``,
-``__import__``, ``globals``, ``locals``, ``vars``, ``breakpoint`` and ``type`` (each may reach any object or
-class); the modules ``json``, ``base64``, ``hashlib``, ``textwrap``, ``re``, ``string``, ``math``; the methods of
-``str``, ``bytes``, ``dict``, ``list`` and the other plain types; and in ``pulumi`` only ``Output`` (its helpers:
-``all``, ``concat``, ``format``, ``from_input``, ``json_dumps``; an ``apply`` in the callback is judged on its own),
-``Config``, ``log``, ``get_stack`` and ``get_project``.
+- a name its code loads (a global, a builtin, a closure cell, a local bound only by ``import m``) resolves to an
+  object *now*, through each attribute it reads: the chain is harmless only if an allowed namespace (the module
+  ``json``, ``pulumi``, ``pulumi.Output``) is followed by an allowed attribute and the object it ends at *is* an
+  allowed callable (so ``json.dumps = mk`` in the program is caught), or is a harmless value; a name that resolves
+  to nothing may register;
+- a harmless value is plain by exact type (``type(v)`` is ``str``, ``int``, ``float``, ``bool``, ``NoneType`` or
+  ``bytes``), a ``tuple``, ``list`` or ``dict`` of exact type whose keys and items are harmless (at most
+  ``MAX_ITEMS``), an allowed callable or namespace, a ``pulumi.Config`` of exact type whose attributes are plain,
+  or a function of the program: a plain ``types.FunctionType`` whose ``__code__.co_filename`` is a program file
+  (never judged by ``__module__``), walked the same way with its defaults, closure cells and the globals it loads;
+- anything else may register: a subclass of a plain type, an ``Output``, a bound method, a generator, an
+  iterator, a ``mappingproxy``, a dict view, a ``functools.partial``, any class (the program's too), any instance
+  of a non-plain type, a module off the allow-list, a function compiled from a string (``exec``);
+- an attribute read on a value the callback computes (its argument, a local, a call's result) must be one of
+  ``METHODS`` (methods of ``str``, ``bytes``, ``list`` and ``dict``, a hash's digests, a match's groups, a
+  ``Config``'s getters, an inner ``apply``, which is judged on its own); any attribute with two leading
+  underscores may register;
+- the code may not build a class, store or delete an attribute or a global, or import a module other than an
+  allowed one as the review imported it.
 """
 
 from __future__ import annotations
 
+import base64
 import builtins
 import dis
-import functools
-import inspect
+import hashlib
+import json
+import math
+import re
+import string
 import sys
+import textwrap
 import types
 from typing import Any
 
@@ -49,176 +58,219 @@ from gpulease.review.invoke_sites import is_program_file
 MAX_DEPTH = 4
 MAX_NODES = 400
 MAX_ITEMS = 100
-ALLOWED_MODULES = frozenset({"json", "base64", "hashlib", "textwrap", "re", "string", "math",
-                             "_json", "_hashlib", "binascii", "_sre", "_string"})
-DENIED_BUILTINS = frozenset({"eval", "exec", "compile", "getattr", "setattr", "delattr", "__import__", "globals",
-                             "locals", "vars", "breakpoint", "type"})
-PULUMI_ALLOWED = frozenset({"Output", "Config", "log", "get_stack", "get_project"})
-PLAIN = (str, bytes, bytearray, int, float, complex, bool, type(None), range, slice)
-CONTAINERS = (list, tuple, set, frozenset, dict)
-DUNDERS_ALLOWED = frozenset({"__init__", "__name__", "__qualname__", "__module__", "__doc__"})
+PLAIN_TYPES = (str, int, float, bool, type(None), bytes)
+CONTAINER_TYPES = (tuple, list, dict)
+ALLOWED_BUILTINS = ("str", "int", "float", "bool", "bytes", "len", "sorted", "min", "max", "sum", "abs", "round",
+                    "repr", "format", "list", "tuple", "dict", "set", "frozenset", "enumerate", "zip", "range",
+                    "reversed", "any", "all", "isinstance", "chr", "ord", "hex", "divmod", "map", "filter",
+                    "ValueError", "TypeError", "KeyError", "RuntimeError", "Exception")
+MODULE_FUNCTIONS = {
+    json: ("dumps", "loads"),
+    base64: ("b64encode", "b64decode", "urlsafe_b64encode", "urlsafe_b64decode", "b32encode", "b16encode"),
+    hashlib: ("sha256", "sha1", "sha512", "md5", "blake2b"),
+    re: ("sub", "match", "fullmatch", "search", "split", "findall", "escape"),
+    textwrap: ("dedent", "indent", "shorten"),
+    string: (),
+    math: ("ceil", "floor", "isfinite", "gcd"),
+}
+OUTPUT_HELPERS = ("all", "concat", "format", "from_input", "json_dumps", "secret")
+CONFIG_GETTERS = ("get", "require", "get_int", "require_int", "get_bool", "require_bool", "get_float",
+                  "require_float", "get_object", "require_object", "get_secret", "require_secret")
+LOG_FUNCTIONS = ("debug", "info", "warn", "error")
+PULUMI_ATTRIBUTES = ("Output", "Config", "log", "get_stack", "get_project")
+# Attributes of a value the callback computes (its argument, a local, a call's result): methods of str, bytes,
+# list and dict that call nothing of the program's, a hash object's digests, a Config's getters, an inner apply.
+METHODS = frozenset({
+    "upper", "lower", "title", "capitalize", "casefold", "strip", "lstrip", "rstrip", "split", "rsplit",
+    "splitlines", "join", "replace", "startswith", "endswith", "find", "rfind", "index", "count", "format",
+    "encode", "decode", "zfill", "ljust", "rjust", "center", "partition", "rpartition", "isdigit", "isalnum",
+    "isalpha", "islower", "isupper", "removeprefix", "removesuffix", "hex", "get", "items", "keys", "values",
+    "copy", "append", "extend", "hexdigest", "digest", "group", "groups", "apply", *CONFIG_GETTERS})
+FORBIDDEN_OPS = frozenset({"LOAD_NAME", "LOAD_CLASSDEREF", "LOAD_BUILD_CLASS", "STORE_GLOBAL", "DELETE_GLOBAL",
+                           "STORE_ATTR", "DELETE_ATTR", "STORE_NAME", "DELETE_NAME", "IMPORT_STAR"})
+
+
+def _snapshot() -> tuple[dict[int, Any], dict[int, Any]]:
+    """The allowed callables and namespaces by identity, read once when the review is imported."""
+    table = vars(builtins)
+    allowed: dict[int, Any] = {id(table[n]): table[n] for n in ALLOWED_BUILTINS}
+    spaces: dict[int, Any] = {}
+    for module, names in MODULE_FUNCTIONS.items():
+        spaces[id(module)] = module
+        allowed.update({id(f): f for f in (vars(module)[n] for n in names)})
+    for space, names in ((pulumi.Output, OUTPUT_HELPERS), (pulumi.Config, CONFIG_GETTERS), (pulumi.log, LOG_FUNCTIONS),
+                         (pulumi, ("get_stack", "get_project", "Config"))):
+        spaces[id(space)] = space
+        allowed.update({id(f): f for f in (getattr(space, n) for n in names)})
+    return allowed, spaces
+
+
+ALLOWED, NAMESPACES = _snapshot()
+CONFIG_METHODS = {n: getattr(pulumi.Config, n) for n in CONFIG_GETTERS}
+
+
+def _nested_codes(code: types.CodeType) -> list[types.CodeType]:
+    inner = [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return inner + [n for c in inner for n in _nested_codes(c)]
+
+
+# The callbacks the allowed Output helpers pass to their own applies (``from_input``'s ``liftValues``): SDK code,
+# known by the identity of its code object; what they close over is still read.
+SDK_CODES = {id(c): c for f in (getattr(pulumi.Output, n) for n in OUTPUT_HELPERS)
+             for c in _nested_codes(getattr(f, "__code__", None) or compile("", "", "exec"))}
+_TRUSTED: dict[int, Any] = {}  # the review's own stand-ins for an allowed SDK helper while a program runs
+
+
+def trust(func: Any, instead_of: Any) -> Any:
+    """While the review replaces the allowed ``instead_of`` (``Output.all``) with ``func``, ``func`` is allowed."""
+    if id(instead_of) in ALLOWED or id(instead_of) in _TRUSTED:
+        _TRUSTED[id(func)] = func
+    return func
+
+
+def untrust(func: Any) -> None:
+    _TRUSTED.pop(id(func), None)
 
 
 class _MayRegisterError(Exception):
     """Something the callback can reach may register."""
 
 
-def _top(name: str | None) -> str:
-    return (name or "").split(".")[0]
+def _namespace_names(space: Any) -> tuple[str, ...]:
+    if space is pulumi:
+        return PULUMI_ATTRIBUTES
+    if space is pulumi.Output:
+        return OUTPUT_HELPERS
+    if space is pulumi.Config:
+        return CONFIG_GETTERS
+    if space is pulumi.log:
+        return LOG_FUNCTIONS
+    return MODULE_FUNCTIONS.get(space, ())
 
 
-def _imports(code: types.CodeType) -> set[str]:
-    return {str(i.argval) for i in dis.get_instructions(code) if i.opname == "IMPORT_NAME"}
-
-
-def _defined_in_program(cls: type) -> bool:
-    """A class whose functions are all the program's (the program's ``__main__`` is not in ``sys.modules``)."""
-    files = set()
-    for member in vars(cls).values():
-        member = getattr(member, "__func__", getattr(member, "fget", member))
-        if isinstance(member, types.FunctionType):
-            files.add(member.__code__.co_filename)
-    return bool(files) and all(is_program_file(f) for f in files)
+def _attribute(space: Any, name: str) -> Any:
+    """``space.name`` for an allowed namespace and an allowed name, read without running the program's code."""
+    if name not in _namespace_names(space) and space is not string:  # string's attributes: its constants
+        raise _MayRegisterError
+    found = vars(space).get(name, _MayRegisterError) if isinstance(space, types.ModuleType) else getattr(space, name)
+    if found is _MayRegisterError:
+        raise _MayRegisterError
+    return found
 
 
 class _Walk:
     def __init__(self) -> None:
         self.seen: set[int] = set()
-        self.keep: list[Any] = []  # what was seen, kept alive so that an id is never reused
+        self.keep: list[Any] = []  # what was walked, kept alive so that an id is never reused
 
-    def value(self, value: Any, depth: int, names: set[str] = frozenset()) -> None:  # type: ignore[assignment]
-        if isinstance(value, (*PLAIN, pulumi.Output)):
-            return
-        if id(value) in self.seen:
+    def value(self, value: Any, depth: int) -> None:
+        if type(value) in PLAIN_TYPES or id(value) in ALLOWED or id(value) in NAMESPACES or id(value) in _TRUSTED:
             return
         if depth > MAX_DEPTH or len(self.seen) >= MAX_NODES:
             raise _MayRegisterError
+        if id(value) in self.seen:
+            return
         self.seen.add(id(value))
         self.keep.append(value)
-        if isinstance(value, CONTAINERS):
-            items = list(value.values()) if isinstance(value, dict) else list(value)
+        if type(value) in CONTAINER_TYPES:
+            items = [*value.keys(), *value.values()] if type(value) is dict else list(value)
             if len(items) > MAX_ITEMS:
                 raise _MayRegisterError
             for item in items:
-                self.value(item, depth, names)
-        elif isinstance(value, types.ModuleType):
-            self.module(value, names, depth)
-        elif isinstance(value, functools.partial):
-            for part in (value.func, *value.args, *value.keywords.values()):
-                self.value(part, depth + 1, names)
-        elif isinstance(value, types.MethodType):
-            self.value(value.__func__, depth, names)
-            self.value(value.__self__, depth, names)
-        elif isinstance(value, staticmethod | classmethod):
-            self.value(value.__func__, depth, names)
-        elif isinstance(value, property):
-            for part in (value.fget, value.fset, value.fdel):
-                if part is not None:
-                    self.value(part, depth, names)
-        elif isinstance(value, types.FunctionType):
+                self.value(item, depth)
+        elif type(value) is pulumi.Config:
+            if any(getattr(pulumi.Config, n) is not f for n, f in CONFIG_METHODS.items()) or any(
+                    type(v) not in PLAIN_TYPES for v in vars(value).values()):
+                raise _MayRegisterError
+        elif type(value) is types.FunctionType and is_program_file(value.__code__.co_filename):
             self.function(value, depth)
-        elif isinstance(value, types.BuiltinFunctionType | types.BuiltinMethodType):
-            self.builtin(value)
-        elif inspect.isclass(value):
-            self.klass(value, depth)
-        else:
-            self.instance(value, depth)
-
-    def module(self, module: types.ModuleType, names: set[str], depth: int) -> None:
-        if module is pulumi:
-            if not all(n in PULUMI_ALLOWED for n in names if hasattr(pulumi, n)):
-                raise _MayRegisterError
-            return
-        if _top(module.__name__) not in ALLOWED_MODULES:
+        elif type(value) is types.FunctionType and id(value.__code__) in SDK_CODES:
+            for cell in value.__closure__ or ():
+                self.value(cell.cell_contents, depth + 1)
+            for default in (*(value.__defaults__ or ()), *(value.__kwdefaults__ or {}).values()):
+                self.value(default, depth + 1)
+        elif (type(value) is types.BuiltinMethodType and type(value.__self__) in (*PLAIN_TYPES, *CONTAINER_TYPES)
+              and value.__name__ in METHODS):  # "".join, {...}.get: a method of an exact plain type, and its owner
+            self.value(value.__self__, depth)
+        else:  # a class, a module, a bound method, a generator, an iterator, an Output, a subclass of a plain type
             raise _MayRegisterError
-        for name in names:
-            if isinstance(attr := getattr(module, name, None), types.ModuleType):
-                self.module(attr, names, depth)
-
-    def builtin(self, func: Any) -> None:
-        owner = getattr(func, "__self__", None)
-        if owner is builtins or owner is None:
-            if func.__name__ in DENIED_BUILTINS or _top(getattr(func, "__module__", None)) not in (
-                    "builtins", *ALLOWED_MODULES):
-                raise _MayRegisterError
-        elif isinstance(owner, types.ModuleType):
-            if _top(owner.__name__) not in (*ALLOWED_MODULES, "io", "_io"):  # open (the guard refuses writes)
-                raise _MayRegisterError
-        elif not isinstance(owner, PLAIN + CONTAINERS):  # a method of a plain value: "".join, {}.get
-            raise _MayRegisterError
-
-    def klass(self, cls: type, depth: int) -> None:
-        if issubclass(cls, pulumi.Resource):
-            raise _MayRegisterError
-        if cls is pulumi.Output or cls is pulumi.Config:
-            return
-        module = sys.modules.get(cls.__module__ or "")
-        if cls.__module__ == "builtins" or _top(cls.__module__) in ALLOWED_MODULES:
-            if cls.__name__ in DENIED_BUILTINS:
-                raise _MayRegisterError
-            return
-        if not (is_program_file(getattr(module, "__file__", "") or "") or _defined_in_program(cls)):
-            raise _MayRegisterError
-        for base in cls.__mro__[1:]:
-            if base is not object:
-                self.value(base, depth)
-        for member in vars(cls).values():
-            if isinstance(member, types.FunctionType | staticmethod | classmethod | property):
-                self.value(member, depth + 1)
-
-    def instance(self, obj: Any, depth: int) -> None:
-        cls = type(obj)
-        if cls in (pulumi.Config,) or (cls.__module__ == "builtins" and isinstance(obj, PLAIN + CONTAINERS)):
-            return
-        if _top(cls.__module__) in ALLOWED_MODULES:  # a compiled pattern, a hash object
-            return
-        self.klass(cls, depth)  # a program class's instance; any other object may register
-        for item in getattr(obj, "__dict__", {}).values():
-            self.value(item, depth)
 
     def function(self, func: types.FunctionType, depth: int) -> None:
-        code = func.__code__
-        if not is_program_file(code.co_filename):
-            module = getattr(func, "__module__", None)
-            if _top(module) == "gpulease":  # the review's own wrapper of an SDK function: what it wraps
-                for cell in func.__closure__ or ():
-                    self.value(cell.cell_contents, depth)
-                return
-            if _top(module) not in ALLOWED_MODULES and not (_top(module) == "pulumi"
-                                                            and func.__qualname__.startswith("Output.")):
-                raise _MayRegisterError
-            return
-        names = self.code(code)
         for default in (*(func.__defaults__ or ()), *(func.__kwdefaults__ or {}).values()):
-            self.value(default, depth, names)
-        scope: dict[str, Any] = {}
-        for var, cell in zip(code.co_freevars, func.__closure__ or (), strict=False):
+            self.value(default, depth + 1)
+        closure: dict[str, Any] = {}
+        for var, cell in zip(func.__code__.co_freevars, func.__closure__ or (), strict=True):
             try:
-                scope[var] = cell.cell_contents
-            except ValueError:  # an empty cell
-                continue
+                closure[var] = cell.cell_contents
+            except ValueError:  # an empty cell: assigned later, unknown now
+                closure[var] = _MayRegisterError
         glob = func.__globals__
         table = glob.get("__builtins__", builtins)
         table = table if isinstance(table, dict) else vars(table)
-        for name in sorted(names | set(code.co_freevars)):
-            if name in scope:
-                self.value(scope[name], depth + 1, names)
-            elif name in glob:
-                self.value(glob[name], depth + 1, names)
-            elif name in table:  # a builtin: ``builtin`` and ``klass`` refuse the denied ones
-                self.value(table[name], depth + 1, names)
+        self.code(func.__code__, depth, glob, table, closure)
 
-    def code(self, code: types.CodeType) -> set[str]:
-        names = set(code.co_names)
-        for imported in _imports(code):
-            if _top(imported) not in ALLOWED_MODULES:
+    def code(self, code: types.CodeType, depth: int, glob: dict[str, Any], table: dict[str, Any],
+             closure: dict[str, Any]) -> None:
+        ops = list(dis.get_instructions(code))
+        imported = _imported_locals(ops)
+        chain: list[Any] = []  # the object a global, closure or imported name resolves to, attribute by attribute
+        for op in ops:
+            name = op.argval
+            if op.opname in FORBIDDEN_OPS:
                 raise _MayRegisterError
-        for const in code.co_consts:
-            if isinstance(const, types.CodeType):
-                names |= self.code(const)
-        if any(n.startswith("__") and n.endswith("__") and n not in DUNDERS_ALLOWED for n in names):
-            raise _MayRegisterError
-        return names
+            if op.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                if name.startswith("__"):
+                    raise _MayRegisterError
+                if chain and id(chain[0]) in NAMESPACES:
+                    chain[0] = _attribute(chain[0], name)
+                    continue
+                self.end(chain, depth)
+                if name not in METHODS:
+                    raise _MayRegisterError
+                continue
+            self.end(chain, depth)
+            if op.opname == "LOAD_GLOBAL":
+                chain.append(_resolve(name, glob, table))
+            elif op.opname == "LOAD_DEREF" and name in closure:
+                chain.append(closure[name])
+            elif op.opname == "LOAD_FAST" and name in imported:
+                chain.append(imported[name])
+            elif op.opname == "IMPORT_NAME":  # ``import json`` of a module the review imported, as it is now
+                if not isinstance(module := sys.modules.get(name), types.ModuleType) or id(module) not in NAMESPACES:
+                    raise _MayRegisterError
+            elif op.opname == "IMPORT_FROM":
+                raise _MayRegisterError
+            elif op.opname == "LOAD_CONST" and isinstance(op.argval, types.CodeType):
+                self.code(op.argval, depth, glob, table, closure)
+        self.end(chain, depth)
+
+    def end(self, chain: list[Any], depth: int) -> None:
+        if chain:
+            obj = chain.pop()
+            if obj is _MayRegisterError:
+                raise _MayRegisterError
+            self.value(obj, depth + 1)
+
+
+def _resolve(name: str, glob: dict[str, Any], table: dict[str, Any]) -> Any:
+    if name in glob:
+        return glob[name]
+    return table.get(name, _MayRegisterError)  # a name that resolves to nothing may register
+
+
+def _imported_locals(ops: list[dis.Instruction]) -> dict[str, Any]:
+    """Locals bound only by ``import m`` of an allowed module, to the module as the review imported it."""
+    bound: dict[str, Any] = {}
+    other: set[str] = set()
+    for before, op in zip([None, *ops], ops, strict=False):
+        if op.opname not in ("STORE_FAST", "DELETE_FAST"):
+            continue
+        module = sys.modules.get(before.argval) if before is not None and before.opname == "IMPORT_NAME" else None
+        if op.opname == "STORE_FAST" and id(module) in NAMESPACES and "." not in before.argval:
+            bound[op.argval] = module
+        else:
+            other.add(op.argval)
+    return {k: v for k, v in bound.items() if k not in other}
 
 
 def may_register(func: Any) -> bool:
