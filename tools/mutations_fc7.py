@@ -12,6 +12,7 @@ RUN = ("tests/review/test_skipped_applies_run.py",)
 GAPS = ("tests/review/test_offline_guard_gaps.py",)
 INNER = ("tests/review/test_skipped_applies_inner.py",)
 IDENTITY = ("tests/review/test_static_rule_identity.py",)
+DATAFLOW = ("tests/review/test_static_rule_dataflow.py",)
 SA = "gpulease/review/skipped_applies.py"
 RULE = "gpulease/review/static_rule.py"
 GUARD = "gpulease/review/offline_guard.py"
@@ -46,10 +47,18 @@ MUTATIONS: list[Mutation] = [
              "a method of a computed value only from the fixed list"),
     Mutation(AREA, SA, "        called = runs.judged(func, site_text(location)) if inside else func",
              "        called = func", REACH + INNER, "an apply called during an offline run is judged on its own"),
-    Mutation(AREA, SA, "            if self.registered == before and may_register(func):\n                self.unseen(site)\n"
+    Mutation(AREA, SA, "            if self.registered == before and may_register(func, value):\n                self.unseen(site)\n"
              "            return result", "            return result", REACH + INNER,
              "an inner apply that registers nothing is decided by the static rule"),
     Mutation(AREA, GUARD, "event.startswith(REFUSED_PREFIXES) or", "False or", GAPS, "ctypes events are refused"),
     Mutation(AREA, GUARD, "    _refusing(_module, _name)", "    pass", GAPS,
              "mkfifo, mknod and pidfd_send_signal are refused while a callback runs offline"),
+    Mutation(AREA, RULE, "        walk.value(value, 0)", "        pass", DATAFLOW,
+             "the known parts an Output.all hands a callback are read like its code"),
+    Mutation(AREA, RULE, 'table = getattr(func, "__builtins__", None) or glob.get("__builtins__", builtins)',
+             'table = glob.get("__builtins__", builtins)', DATAFLOW, "a function's own captured builtins are read"),
+    Mutation(AREA, RULE, "    if not config_intact():\n        return True", "    if False:\n        return True",
+             DATAFLOW, "a patched Config getter makes every callback one that may register"),
+    Mutation(AREA, "gpulease/review/engine_config.py", "trust(as_secret(original), original)", "as_secret(original)",
+             DATAFLOW, "the review's own secure-config getters stay allowed (no false alarm on a Config global)"),
 ]

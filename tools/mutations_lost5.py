@@ -84,7 +84,7 @@ MUTATIONS: list[Mutation] = [
              "            runs.add(registered_line(str(kind), str(name), active[0]))", "            pass",
              UNKNOWN_COMPUTE, "a resource registered by an apply run offline makes the review partial"),
     Mutation("unknown-compute", "gpulease/review/skipped_applies.py",
-             "        except Exception:\n            if may_register(func):\n                self.unseen(site)",
+             "        except Exception:\n            if may_register(func, value):\n                self.unseen(site)",
              "        except Exception:\n            pass", UNKNOWN_COMPUTE,
              "a callback that raises offline falls back to the static rule"),
     Mutation("unknown-compute", "gpulease/review/static_rule.py",

@@ -88,9 +88,12 @@ def secure_config(keys: list[str]) -> Iterator[None]:
 
         return read
 
+    from gpulease.review.static_rule import trust, untrust
+
     _read.clear()
-    for name, original in originals.items():
-        setattr(config, name, as_secret(original))
+    stand_ins = {name: trust(as_secret(original), original) for name, original in originals.items()}
+    for name, stand_in in stand_ins.items():  # the static rule allows them as it allows the getters they stand for
+        setattr(config, name, stand_in)
     config._get = plain_get
     try:
         yield
@@ -98,3 +101,5 @@ def secure_config(keys: list[str]) -> Iterator[None]:
         for name, original in originals.items():
             setattr(config, name, original)
         config._get = original_get
+        for stand_in in stand_ins.values():
+            untrust(stand_in)

@@ -119,7 +119,7 @@ class _OfflineRuns:
         if id(func) in self.ran and self.ran[id(func)] is func:
             return
         if len(self.ran) >= MAX_RUNS:
-            if may_register(func):
+            if may_register(func, value):
                 self.unseen(site)
             return
         self.ran[id(func)] = func
@@ -129,14 +129,14 @@ class _OfflineRuns:
             with refusing_side_effects():  # offline_guard: a write, a command, a connection raises
                 func(value)  # the return value is discarded: the apply's output stays unknown
         except Exception:
-            if may_register(func):
+            if may_register(func, value):
                 self.unseen(site)
         except BaseException as exc:  # KeyboardInterrupt, SystemExit: a fault of the program, named at its line
             self.add(stopped_line(exc, site))
         else:
             # Nothing registered with the marker proves nothing for the real value (``if env == "prod": ...``): the
             # static rule still decides whether it may register.
-            if self.registered == before and may_register(func):
+            if self.registered == before and may_register(func, value):
                 self.unseen(site)
         finally:
             _offline.reset(token)
@@ -152,12 +152,12 @@ class _OfflineRuns:
             try:
                 result = func(value)
             except Exception:
-                if may_register(func):
+                if may_register(func, value):
                     self.unseen(site)
                 raise
             finally:
                 _offline.reset(token)
-            if self.registered == before and may_register(func):
+            if self.registered == before and may_register(func, value):
                 self.unseen(site)
             return result
 

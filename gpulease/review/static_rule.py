@@ -122,10 +122,18 @@ _TRUSTED: dict[int, Any] = {}  # the review's own stand-ins for an allowed SDK h
 
 
 def trust(func: Any, instead_of: Any) -> Any:
-    """While the review replaces the allowed ``instead_of`` (``Output.all``) with ``func``, ``func`` is allowed."""
-    if id(instead_of) in ALLOWED or id(instead_of) in _TRUSTED:
+    """While the review replaces the allowed ``instead_of`` (``Output.all``, a ``Config`` getter) with ``func``,
+    ``func`` is allowed."""
+    if id(instead_of) in ALLOWED or id(instead_of) in _TRUSTED or any(instead_of is f for f in CONFIG_METHODS.values()):
         _TRUSTED[id(func)] = func
     return func
+
+
+def config_intact() -> bool:
+    """Whether every ``Config`` getter is still the SDK's (or the review's own stand-in for it): a program that
+    patched one (``pulumi.Config.get = ...``) can make any ``Config().get(t)`` register."""
+    return all((current := getattr(pulumi.Config, n, None)) is f or id(current) in _TRUSTED
+               for n, f in CONFIG_METHODS.items())
 
 
 def untrust(func: Any) -> None:
@@ -179,7 +187,7 @@ class _Walk:
             for item in items:
                 self.value(item, depth)
         elif type(value) is pulumi.Config:
-            if any(getattr(pulumi.Config, n) is not f for n, f in CONFIG_METHODS.items()) or any(
+            if not config_intact() or any(
                     type(v) not in PLAIN_TYPES for v in vars(value).values()):
                 raise _MayRegisterError
         elif type(value) is types.FunctionType and is_program_file(value.__code__.co_filename):
@@ -205,7 +213,7 @@ class _Walk:
             except ValueError:  # an empty cell: assigned later, unknown now
                 closure[var] = _MayRegisterError
         glob = func.__globals__
-        table = glob.get("__builtins__", builtins)
+        table = getattr(func, "__builtins__", None) or glob.get("__builtins__", builtins)  # captured when made
         table = table if isinstance(table, dict) else vars(table)
         self.code(func.__code__, depth, glob, table, closure)
 
@@ -273,10 +281,15 @@ def _imported_locals(ops: list[dis.Instruction]) -> dict[str, Any]:
     return {k: v for k, v in bound.items() if k not in other}
 
 
-def may_register(func: Any) -> bool:
-    """Whether the callback ``func`` may register resources (the module doc's rule)."""
+def may_register(func: Any, value: Any = None) -> bool:
+    """Whether the callback ``func``, called with ``value`` (the known parts an ``Output.all`` hands it: a program
+    function or object among them runs its own code), may register resources (the module doc's rule)."""
+    if not config_intact():
+        return True
     try:
-        _Walk().value(func, 0)
+        walk = _Walk()
+        walk.value(func, 0)
+        walk.value(value, 0)
     except _MayRegisterError:
         return True
     except Exception:  # anything the rule cannot read counts as registering
