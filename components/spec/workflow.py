@@ -35,9 +35,7 @@ TO_MAX_BYTES = 512
 """A ``to:`` folder travels in user-data and in every log line of its source, and leaves the rest of PATH_MAX (4096
 bytes) to the paths below it: at most 512 bytes in UTF-8, as the instance counts it (``instance/staging_files.py``
 TO_MAX_BYTES); a name part is at most 255 bytes (NAME_MAX on ext4 and xfs)."""
-NAME_MAX = 255
-STAGING_SUFFIX = ".part.json"
-"""The longest name staging writes beside a file it downloads (``instance/staging_files.py`` LONGEST_SUFFIX)."""
+NAME_MAX = ds.NAME_MAX
 MAX_SOURCES = 32
 """Every source travels in user-data; 32 keeps the largest spec a quarter under the smaller (AWS) limit."""
 SHA256 = re.compile(r"^[0-9a-fA-F]{64}\Z")
@@ -149,11 +147,7 @@ class DataSourceSpec(SpecModel):
             raise ValueError("revision applies to hf:// and modelscope:// sources only; accepted: omit it here")
         if self.region is not None and not source.is_bucket:
             raise ValueError("region applies to s3:// and oss:// sources only; accepted: omit it here")
-        name = ds.file_name(source)
-        if name is not None and len(name.encode()) > NAME_MAX - len(STAGING_SUFFIX):
-            raise ValueError(f"the file name {name[:40]!r}... is {len(name.encode())} bytes; accepted: a file name of "
-                             f"at most {NAME_MAX - len(STAGING_SUFFIX)} bytes (NAME_MAX {NAME_MAX} per path component, "
-                             f"less the {STAGING_SUFFIX} staging writes beside the file)")
+        name = ds.file_name(source)  # its length within NAME_MAX less staging's suffix: parse_source's path rule
         if self.sha256 is not None and name is None:
             raise ValueError("sha256 applies to one-file sources (https://host/file, or a bucket key not ending in /); "
                              "hub files are verified against the hub's own digests; accepted: omit it here")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from components.spec import workflow
+from gpulease.core import datasources as ds
 from instance import staging_files as sf
 
 
@@ -25,7 +26,7 @@ def test_the_longest_that_fit_are_accepted_and_the_limits_match_the_spec() -> No
     assert sf.rel_parts("a" * 245) == ["a" * 245]
     assert len(sf.rel_parts("/".join(["d" * 199] * 17) + "/" + "e" * 173)) == 18
     assert sf.TO_MAX_BYTES == workflow.TO_MAX_BYTES and sf.NAME_MAX == workflow.NAME_MAX
-    assert sf.LONGEST_SUFFIX == workflow.STAGING_SUFFIX
+    assert sf.LONGEST_SUFFIX == ds.LONGEST_SUFFIX
 
 
 def _spec_refusal(to: str) -> str | None:
