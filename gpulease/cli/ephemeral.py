@@ -125,8 +125,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     common(ls)
     ls.set_defaults(func=cmd_ls)
 
-    gc = esub.add_parser("gc", help="destroy ci-* stacks past their deadline (runners that died)")
+    gc = esub.add_parser("gc", help="destroy ci-* stacks past their deadline (runners that died), buckets kept")
     gc.add_argument("--dry-run", action="store_true", help="only list what would be destroyed")
+    gc.add_argument("--with-buckets", action="store_true",
+                    help="destroy the checkpoint buckets too, with any artifacts in them (default: kept with the stack)")
     gc.add_argument(
         "--grace-minutes",
         type=GRACE_MINUTES,
@@ -273,6 +275,9 @@ def _teardown_line(result: dict[str, Any]) -> str:
     t = result["teardown"]
     if t["removed"]:
         return escape(f"{printable(result['stack'])}: destroyed and removed")
+    if t.get("destroyed") and t.get("keptBucket"):
+        return escape(f"{printable(result['stack'])}: destroyed but bucket {printable(t['keptBucket'])}, kept with the "
+                      f"stack: `gpulease pull` what it holds, then `gpulease ephemeral down {printable(result['stack'])}`")
     return escape(f"{printable(result['stack'])}: NOT torn down: {printable(t['error'])}")
 
 
@@ -302,7 +307,8 @@ def cmd_gc(args: argparse.Namespace) -> int:
     progress = make_progress(args.json)
     try:
         result = gc.collect_garbage(
-            backend, progress, now=clock.utcnow(), grace=timedelta(minutes=args.grace_minutes), dry_run=args.dry_run
+            backend, progress, now=clock.utcnow(), grace=timedelta(minutes=args.grace_minutes), dry_run=args.dry_run,
+            with_buckets=args.with_buckets,
         )
     finally:
         progress.close()
@@ -312,7 +318,8 @@ def cmd_gc(args: argparse.Namespace) -> int:
             console.print(f"nothing to collect ({len(result['checked'])} ephemeral stacks checked)")
         for item in result["collected"]:
             if item.get("dryRun"):
-                console.print(f"would destroy {printable(item['stack'])}", markup=False)
+                but = f" but bucket {item['keptBucket']}" if item.get("keptBucket") else ""
+                console.print(f"would destroy {printable(item['stack'])}{printable(but)}", markup=False)
             else:
                 console.print(_teardown_line(item))
 

@@ -101,9 +101,10 @@ class StackBackend(Protocol):
     def outputs(self, stack: str) -> dict[str, Any]: ...
 
     def destroy(self, stack: str, on_output: LineSink, on_resource: ResourceSink, *,
-                keep_bucket: str | None = None) -> OperationResult:
-        """``pulumi destroy``; ``keep_bucket``: every resource but that bucket (and what it needs: its parents,
-        what it depends on, the providers) is destroyed, so what it holds outlives the stack's instance."""
+                keep_buckets: tuple[str, ...] = ()) -> OperationResult:
+        """``pulumi destroy``; ``keep_buckets``: every resource but those buckets (and what they need: their
+        parents, what they depend on, the providers) is destroyed, so what they hold outlives the stack's instance;
+        when nothing else is left, nothing is destroyed."""
         ...
 
     def remove(self, stack: str) -> None:
@@ -266,13 +267,17 @@ class AutomationBackend:
         return {key: out.value for key, out in found.items()}
 
     def destroy(self, stack: str, on_output: LineSink, on_resource: ResourceSink, *,
-                keep_bucket: str | None = None) -> OperationResult:
+                keep_buckets: tuple[str, ...] = ()) -> OperationResult:
         # run_program: `pulumi destroy --run-program`, which delete hooks need (a spot instance's cancels its
         # request, components/aws/spot_hook.py); the engine refuses a destroy without it once one is in the state.
         selected = self._select(stack)
         target = None
-        if keep_bucket is not None:
-            target = all_but_bucket(selected.export_stack().deployment.get("resources") or [], keep_bucket)
+        if keep_buckets:
+            target = all_but_buckets(selected.export_stack().deployment.get("resources") or [], keep_buckets)
+            if not target:
+                # The Automation API passes ``--target`` only for a non-empty list (``_stack.py``: ``if target:``):
+                # an empty one would destroy everything, the buckets included.
+                return OperationResult({})
         result = selected.destroy(
             on_output=on_output, on_event=_event_adapter(on_resource), color="never", suppress_progress=True,
             run_program=True, target=target,
@@ -292,14 +297,15 @@ class AutomationBackend:
 BUCKET_TYPES = ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2", "alicloud:oss/bucket:Bucket")
 
 
-def all_but_bucket(resources: list[dict[str, Any]], bucket: str) -> list[str]:
-    """The URNs of a stack's state to destroy so that bucket ``bucket`` stays: all but the bucket, its parents,
-    what it depends on (transitively), the providers and the stack itself. No such bucket: fail closed."""
+def all_but_buckets(resources: list[dict[str, Any]], buckets: tuple[str, ...]) -> list[str]:
+    """The URNs of a stack's state to destroy so that ``buckets`` stay: all but the buckets, their parents, what
+    they depend on (transitively), the providers and the stack itself. A bucket not in the state: fail closed."""
     by_urn = {r.get("urn"): r for r in resources}
     wanted = [r["urn"] for r in resources if r.get("type") in BUCKET_TYPES
-              and (r.get("outputs") or {}).get("bucket") == bucket]
-    if not wanted:
-        raise RuntimeError(f"bucket {bucket!r} is not in the stack's state; refusing a destroy that might delete it")
+              and (r.get("outputs") or {}).get("bucket") in buckets]
+    found = {(by_urn[u].get("outputs") or {}).get("bucket") for u in wanted}
+    if missing := [b for b in buckets if b not in found]:
+        raise RuntimeError(f"bucket {missing[0]!r} is not in the stack's state; refusing a destroy that might delete it")
     keep: set[str] = set()
     while wanted:
         urn = wanted.pop()

@@ -1,5 +1,8 @@
 """``ephemeral ls`` and ``ephemeral gc``: the ``ci-*`` stacks, each past its deadline or not, and the collection of
-those past it (destroyed and removed as a run's teardown would)."""
+those past it. A stack past its deadline belongs to a run that never finished its teardown (its runner died), so
+its artifacts may never have been collected: gc destroys everything but the checkpoint buckets its outputs name
+(the instance stops billing) and keeps them with the stack, until ``gpulease pull`` and ``ephemeral down``;
+``--with-buckets`` destroys and removes everything, as a run's teardown does."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from typing import Any
 from gpulease.core import vocabulary as v
 from gpulease.ephemeral import naming
 from gpulease.ephemeral.backend import StackBackend, StackInfo, StackMissingError
-from gpulease.ephemeral.orchestrator import EXIT_OK, EXIT_TEARDOWN_FAILED, stack_deadline, teardown
+from gpulease.ephemeral.orchestrator import EXIT_OK, EXIT_TEARDOWN_FAILED, stack_buckets, stack_deadline, teardown
 from gpulease.ephemeral.progress import Progress
 from gpulease.ephemeral.signals import guard_signals
 
@@ -24,6 +27,7 @@ class StackStatus:
     deadline_source: str
     expired: bool
     reason: str
+    buckets: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -35,6 +39,7 @@ class StackStatus:
             "deadlineSource": self.deadline_source,
             "expired": self.expired,
             "reason": self.reason,
+            "buckets": list(self.buckets),
         }
 
 
@@ -48,7 +53,7 @@ def stack_status(backend: StackBackend, info: StackInfo, now: datetime, grace: t
         outputs = backend.outputs(info.name) if info.resource_count else {}
     except StackMissingError:
         outputs = {}
-    deadline = stack_deadline(outputs)
+    deadline, buckets = stack_deadline(outputs), stack_buckets(outputs)
     if deadline is not None:
         source = "output"
     elif info.last_update is not None:
@@ -56,10 +61,10 @@ def stack_status(backend: StackBackend, info: StackInfo, now: datetime, grace: t
     else:
         return StackStatus(info, None, "none", False, "never updated: holds no resources")
     if info.update_in_progress:
-        return StackStatus(info, deadline, source, False, "an update is in progress (or its runner died holding the lock)")
+        return StackStatus(info, deadline, source, False, "an update is in progress (or its runner died holding the lock)", buckets)
     if deadline > now:
-        return StackStatus(info, deadline, source, False, "before its deadline")
-    return StackStatus(info, deadline, source, True, "past its deadline")
+        return StackStatus(info, deadline, source, False, "before its deadline", buckets)
+    return StackStatus(info, deadline, source, True, "past its deadline", buckets)
 
 
 def list_ephemeral(
@@ -76,23 +81,27 @@ def collect_garbage(
     now: datetime,
     grace: timedelta,
     dry_run: bool = False,
+    with_buckets: bool = False,
     sleep: Callable[[float], None] = time.sleep,
 ) -> dict[str, Any]:
-    """Destroy and remove every ``ci-*`` stack past its deadline; touch nothing else."""
+    """Destroy every ``ci-*`` stack past its deadline but its checkpoint buckets (all of it ``with_buckets``, and
+    remove it); touch nothing else."""
     statuses = list_ephemeral(backend, now, grace)
     selected = [s for s in statuses if s.expired]
     results = []
     with guard_signals() as guard:
         guard.disarm()
         for status in selected:
+            keep = () if with_buckets else status.buckets
+            but = f" but bucket {', '.join(keep)}" if keep else ""
             if dry_run:
-                progress.note(f"would destroy {status.info.name} (deadline {status.as_dict()['deadline']})")
-                results.append({"stack": status.info.name, "dryRun": True})
+                progress.note(f"would destroy {status.info.name}{but} (deadline {status.as_dict()['deadline']})")
+                results.append({"stack": status.info.name, "dryRun": True, "keptBucket": ", ".join(keep) or None})
                 continue
-            progress.note(f"destroying {status.info.name}: {status.reason} ({status.as_dict()['deadline']})")
-            tear = teardown(backend, status.info.name, progress, sleep=sleep)
+            progress.note(f"destroying {status.info.name}{but}: {status.reason} ({status.as_dict()['deadline']})")
+            tear = teardown(backend, status.info.name, progress, sleep=sleep, keep_buckets=keep)
             results.append({"stack": status.info.name, "teardown": tear.as_dict()})
-    failed = [r for r in results if r.get("teardown") and not r["teardown"]["removed"]]
+    failed = [r for r in results if (t := r.get("teardown")) and not (t["destroyed"] and (t["removed"] or t.get("keptBucket")))]
     return {
         "exitCode": EXIT_TEARDOWN_FAILED if failed else EXIT_OK,
         "checked": [s.as_dict() for s in statuses],

@@ -57,6 +57,16 @@ def stack_deadline(outputs: Mapping[str, Any]) -> datetime | None:
     return max(found) if found else None
 
 
+def stack_buckets(outputs: Mapping[str, Any]) -> tuple[str, ...]:
+    """The checkpoint buckets a stack's outputs name: its ``checkpointUri``, or each of a sweep's experiments'."""
+    uris = [outputs.get("checkpointUri")]
+    experiments = outputs.get("experiments")
+    if isinstance(experiments, Mapping):
+        uris += [e.get("checkpointUri") for e in experiments.values() if isinstance(e, Mapping)]
+    names = (str(u).partition("://")[2].partition("/")[0] for u in uris if isinstance(u, str))
+    return tuple(sorted({n for n in names if n}))
+
+
 @dataclass
 class RunOptions:
     command: str
@@ -123,7 +133,7 @@ class EphemeralRun:
                 guard.disarm()
                 if state.created:
                     tear = teardown(self.backend, cfg.stack, self.progress, sleep=self.sleep,
-                                    keep_bucket=self._bucket_to_keep(state))
+                                    keep_buckets=self._buckets_to_keep(state))
             late = [signal.Signals(s).name for s in guard.received[1 if interrupted else 0 :]]
             if late:
                 self.progress.note(f"received {', '.join(late)} during teardown; teardown finished first")
@@ -197,12 +207,9 @@ class EphemeralRun:
         state.failed_step = None
 
     @staticmethod
-    def _bucket_to_keep(state: RunState) -> str | None:
+    def _buckets_to_keep(state: RunState) -> tuple[str, ...]:
         """The checkpoint bucket, when artifacts in it were not collected (never destroyed with them)."""
-        if not state.failed_artifacts:
-            return None
-        uri = str(state.outputs.get("checkpointUri") or "")
-        return uri.partition("://")[2].partition("/")[0] or None
+        return stack_buckets(state.outputs) if state.failed_artifacts else ()
 
     def _summary(
         self,
@@ -214,7 +221,7 @@ class EphemeralRun:
         seconds: float,
         rates: dict[str, float] | None,
     ) -> dict[str, Any]:
-        if tear is not None and not (tear.destroyed and (tear.removed or tear.kept_bucket)):
+        if tear is not None and not (tear.destroyed and (tear.removed or tear.kept_buckets)):
             code, outcome = EXIT_TEARDOWN_FAILED, "teardown-failed"
         elif interrupted is not None:
             code, outcome = 128 + interrupted.signum, "interrupted"

@@ -20,10 +20,10 @@ class Teardown:
     removed: bool = False
     error: str | None = None
     resources_deleted: int = 0
-    kept_bucket: str | None = None
+    kept_buckets: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        kept = {"keptBucket": self.kept_bucket} if self.kept_bucket else {}
+        kept = {"keptBucket": ", ".join(self.kept_buckets)} if self.kept_buckets else {}
         return {
             **kept,
             "attempted": self.attempted,
@@ -41,17 +41,17 @@ def teardown(
     *,
     attempts: int = DESTROY_ATTEMPTS,
     sleep: Callable[[float], None] = time.sleep,
-    keep_bucket: str | None = None,
+    keep_buckets: tuple[str, ...] = (),
 ) -> Teardown:
     """Destroy (retrying: deletes can race the cloud's own eventual consistency), then remove the stack.
-    ``keep_bucket``: artifacts are still in that bucket, so everything else is destroyed (the instance stops
-    billing) and the bucket, with the stack that holds it, is kept."""
-    result = Teardown(attempted=True, kept_bucket=keep_bucket)
+    ``keep_buckets``: artifacts may still be in those buckets, so everything else is destroyed (the instance stops
+    billing) and the buckets, with the stack that holds them, are kept."""
+    result = Teardown(attempted=True, kept_buckets=keep_buckets)
     with progress.step("destroy") as record:
         for attempt in range(1, attempts + 1):
             try:
                 changes = backend.destroy(stack, lambda line: progress.line("pulumi", line), progress.resource,
-                                          **({"keep_bucket": keep_bucket} if keep_bucket else {}))
+                                          **({"keep_buckets": keep_buckets} if keep_buckets else {}))
                 result.destroyed = True
                 result.resources_deleted = changes.resource_changes.get("delete", 0)
                 break
@@ -69,8 +69,8 @@ def teardown(
             record.detail = "stack kept for ephemeral gc (its deadline still stops the instance)"
     if not result.destroyed:
         return result
-    if keep_bucket:
-        progress.note(f"kept bucket {keep_bucket} and stack {stack}: artifacts there were not collected; "
+    if keep_buckets:
+        progress.note(f"kept bucket {', '.join(keep_buckets)} and stack {stack}: artifacts there were not collected; "
                       f"`gpulease pull` them, then `gpulease ephemeral down {stack}`")
         return result
     with progress.step("remove stack") as record:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gpulease.ephemeral.backend import all_but_bucket
+from gpulease.ephemeral.backend import all_but_buckets
 from gpulease.ephemeral.orchestrator import EXIT_INCOMPLETE
 from tests.ephemeral.test_run import execute
 from tests.support.ephemeral import RecordingBackend, ScriptedChannel, make_project
@@ -22,7 +22,7 @@ def test_a_failed_artifact_keeps_the_bucket_and_exits_incomplete(project: Path, 
     summary, log = execute(project, backend, channel, tmp_path)
     assert summary["exitCode"] == EXIT_INCOMPLETE and summary["outcome"] == "artifacts-incomplete"
     assert any("b.txt" in f for f in summary["failedArtifacts"])
-    assert backend.kept_buckets == ["gpulease-bucket"]  # the instance is destroyed, the bucket is not
+    assert backend.kept_buckets == [("gpulease-bucket",)]  # the instance is destroyed, the bucket is not
     assert "remove" not in backend.ops() and summary["teardown"]["keptBucket"] == "gpulease-bucket"
     assert "kept bucket gpulease-bucket" in log
 
@@ -30,7 +30,7 @@ def test_a_failed_artifact_keeps_the_bucket_and_exits_incomplete(project: Path, 
 def test_all_collected_destroys_everything(project: Path, tmp_path: Path) -> None:
     backend, channel = RecordingBackend(), ScriptedChannel()
     summary, _ = execute(project, backend, channel, tmp_path)
-    assert backend.kept_buckets == [None] and backend.ops()[-1] == "remove" and summary["exitCode"] == 0
+    assert backend.kept_buckets == [()] and backend.ops()[-1] == "remove" and summary["exitCode"] == 0
 
 
 def test_the_kept_bucket_keeps_what_it_needs_and_nothing_else() -> None:
@@ -46,12 +46,12 @@ def test_the_kept_bucket_keeps_what_it_needs_and_nothing_else() -> None:
         {"urn": p + "aws:s3/bucket:Bucket::other", "type": "aws:s3/bucket:Bucket", "outputs": {"bucket": "tools"}},
         {"urn": p + "aws:ec2/instance:Instance::i", "type": "aws:ec2/instance:Instance"},
     ]
-    assert all_but_bucket(resources, "bkt") == [p + "aws:s3/bucket:Bucket::other", p + "aws:ec2/instance:Instance::i"]
+    assert all_but_buckets(resources, ("bkt",)) == [p + "aws:s3/bucket:Bucket::other", p + "aws:ec2/instance:Instance::i"]
 
 
 def test_a_bucket_not_in_the_state_is_never_guessed() -> None:
     with pytest.raises(RuntimeError, match="not in the stack's state"):
-        all_but_bucket([{"urn": "u", "type": "aws:ec2/instance:Instance"}], "bkt")
+        all_but_buckets([{"urn": "u", "type": "aws:ec2/instance:Instance"}], ("bkt",))
 
 
 def test_a_collection_that_fails_whole_keeps_the_bucket(project: Path, tmp_path: Path) -> None:
@@ -60,5 +60,5 @@ def test_a_collection_that_fails_whole_keeps_the_bucket(project: Path, tmp_path:
     channel.fail["download_artifacts"] = ChannelError("download_artifacts broke")
     summary, _ = execute(project, backend, channel, tmp_path)
     assert summary["exitCode"] == 1 and summary["outcome"] == "failed" and "broke" in summary["error"]
-    assert backend.kept_buckets == ["gpulease-bucket"] and "remove" not in backend.ops()
+    assert backend.kept_buckets == [("gpulease-bucket",)] and "remove" not in backend.ops()
     assert summary["failedArtifacts"] and summary["teardown"]["destroyed"] is True

@@ -106,7 +106,7 @@ def test_an_error_in_training_is_not_hidden_by_a_failed_artifact_download(projec
     assert "job state unreadable" in summary["error"] and summary["failedStep"] == "train"
     assert "artifacts not collected: bucket gone" in log
     # the instance is destroyed; the bucket that may still hold the artifacts is kept (test_artifacts_kept.py)
-    assert backend.ops().count("destroy") == 1 and backend.kept_buckets == ["gpulease-bucket"]
+    assert backend.ops().count("destroy") == 1 and backend.kept_buckets == [("gpulease-bucket",)]
 
 
 def test_an_unexpected_exception_still_tears_down(project: Path, tmp_path: Path) -> None:

@@ -68,8 +68,8 @@ class RecordingBackend:
     config_files: list[str | None] = field(default_factory=list)
     refreshes: list[bool] = field(default_factory=list)
     program_sources: list[str] = field(default_factory=list)
-    kept_buckets: list[str | None] = field(default_factory=list)
-    """The bucket each destroy was asked to keep (None: everything destroyed)."""
+    kept_buckets: list[tuple[str, ...]] = field(default_factory=list)
+    """The buckets each destroy was asked to keep (none: everything destroyed)."""
     """The stack file each up's program names, as components/program.py derives it: GPULEASE_STACK_FILE when the
     caller passed it to the program's environment, else the Pulumi CLI's stacks/Pulumi.<stack>.yaml."""
 
@@ -129,9 +129,9 @@ class RecordingBackend:
         return dict(self.outputs_by_stack.get(stack, {}))
 
     def destroy(self, stack: str, on_output: LineSink, on_resource: ResourceSink, *,
-                keep_bucket: str | None = None) -> OperationResult:
+                keep_buckets: tuple[str, ...] = ()) -> OperationResult:
         self._enter("destroy", stack)
-        self.kept_buckets.append(keep_bucket)
+        self.kept_buckets.append(keep_buckets)
         if stack not in self.stacks:
             raise StackMissingError(stack)
         if self.destroy_failures > 0:
