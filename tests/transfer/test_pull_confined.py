@@ -5,6 +5,7 @@ and nothing is written outside; against moto's S3 on loopback."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,26 @@ def test_object_names_that_would_not_read_as_written_are_refused_by_name_escaped
     assert message.endswith(f"the other 1 are in {dest}; rename them in the bucket to pull them")
     assert message.isprintable() and "\x1b" not in message and "\u202e" not in message
     assert sorted(os.listdir(dest / "final")) == ["ok.txt"]
+
+
+def test_a_symlink_swapped_in_after_the_folder_was_opened_is_bypassed(bucket, tmp_path, monkeypatch):
+    """The folder is swapped for a symlink after pull opened it and checked the file's place: the file is moved in
+    by the folder's descriptor, so it lands in the folder that was checked, never through the symlink."""
+    from gpulease.transfer import files
+
+    monkeypatch.setenv("PATH", "/nonexistent")
+    outside = tmp_path / "dot-ssh"
+    outside.mkdir()
+    dest = tmp_path / "results"
+    real = files._regular_or_absent
+
+    def then_swapped(fd, name, key, shown):
+        real(fd, name, key, shown)
+        if key == "final/model.safetensors" and sys._getframe(1).f_code.co_name == "put_in_place":
+            (dest / "final").rename(tmp_path / "final-moved")
+            (dest / "final").symlink_to(outside)
+
+    monkeypatch.setattr(files, "_regular_or_absent", then_swapped)
+    pull(bucket, dest)
+    assert os.listdir(outside) == []
+    assert (tmp_path / "final-moved" / "model.safetensors").read_bytes() == b"weights" * 100
