@@ -23,12 +23,12 @@ from typing import Any
 
 try:
     from instance.bounds import MAX_PAGES, PageGuard
-    from instance.staging_fetch import FileJob
     from instance.staging_files import StagingError, rel_parts, shown
+    from instance.staging_parts import FileJob
 except ImportError:  # on the instance: installed next to this file
     from bounds import MAX_PAGES, PageGuard  # type: ignore[no-redef]
-    from staging_fetch import FileJob  # type: ignore[no-redef]
     from staging_files import StagingError, rel_parts, shown  # type: ignore[no-redef]
+    from staging_parts import FileJob  # type: ignore[no-redef]
 
 SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
 SHA1 = re.compile(r"^[0-9a-f]{40}\Z")

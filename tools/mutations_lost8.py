@@ -8,6 +8,7 @@ from tools.mutation_row import Mutation
 
 HTTP = "instance/staging_http.py"
 FETCH = "instance/staging_fetch.py"
+PARTS = "instance/staging_parts.py"
 TRICKLE = ("tests/instance/test_staging_trickled_headers_deadline.py",)
 REDIRECT = ("tests/instance/test_redirect_scheme_refused.py",)
 RESUME = ("tests/instance/test_resume_needs_validator.py",)
@@ -39,7 +40,7 @@ MUTATIONS: list[Mutation] = [
     Mutation("lost8", HTTP, "    except ValueError as exc:\n        raise StagingError(f\"{source.netloc}",
              "    except ZeroDivisionError as exc:\n        raise StagingError(f\"{source.netloc}", REDIRECT,
              "staging: a redirect to a Location that is no URL is refused in one line"),
-    Mutation("lost8", FETCH, " or (have and etag is None):", ":", RESUME,
+    Mutation("lost8", PARTS, " or (have and etag is None):", ":", RESUME,
              "staging: a part file no validator vouches for is downloaded again from 0"),
     Mutation("lost8", FETCH, "(etag is None or (task.etag is not None and etag != task.etag))",
              "(etag is None)", RESUME,

@@ -12,6 +12,7 @@ PULL = ("tests/transfer/test_pull_confined.py",)
 FILES = "instance/staging_files.py"
 HTTP = "instance/staging_http.py"
 FETCH = "instance/staging_fetch.py"
+PARTS = "instance/staging_parts.py"
 HUBS = "instance/staging_hubs.py"
 STAGER = "instance/staging.py"
 
@@ -49,7 +50,7 @@ MUTATIONS = [
     Mutation("staging", STAGER, "        list(folder.files())  # the CLI", "        pass  # the CLI",
              _s("test_a_bucket_sources_folder_with_a_link_fifo_or_device_fails_before_the_cli_runs"),
              "the storage CLI never runs over a folder holding a link"),
-    Mutation("staging", FETCH, "        self.folder.regular_size(job.rel)  # a symlink", "        pass  # a symlink",
+    Mutation("staging", PARTS, "        self.folder.regular_size(job.rel)  # a symlink", "        pass  # a symlink",
              _h("test_an_https_file_over_a_symlink_to_dev_zero_is_refused"),
              "what is at a file's place is checked before anything is downloaded"),
     Mutation("staging", FILES, "        if write and st.st_nlink > 1:", "        if False:",
@@ -94,14 +95,14 @@ MUTATIONS = [
              '                if folder.regular_size(f["path"]) is None:',
              _h("test_a_staged_file_whose_size_changed_is_fetched_again"),
              "a skip record holds only while every file has its recorded size"),
-    Mutation("staging", FETCH, "if job.sha256 is not None and sha256 != job.sha256:", "if False:",
+    Mutation("staging", PARTS, "if job.sha256 is not None and sha256 != job.sha256:", "if False:",
              _h("test_a_parallel_file_with_a_wrong_digest_is_refused_and_dropped"), "a file's SHA-256 is checked"),
-    Mutation("staging", FETCH, "                if found != job.sha1_blob:", "                if False:",
+    Mutation("staging", PARTS, "                if found != job.sha1_blob:", "                if False:",
              _s("test_a_hub_file_whose_digest_differs_from_the_listing_fails"), "a file's git blob id is checked"),
-    Mutation("staging", FETCH, "                self._drop(task)\n                raise DigestMismatchError(f\"{job.what}: SHA-256",
+    Mutation("staging", PARTS, "                self._drop(task)\n                raise DigestMismatchError(f\"{job.what}: SHA-256",
              "                raise DigestMismatchError(f\"{job.what}: SHA-256",
              _s("test_a_digest_mismatch_fails_the_source_and_keeps_nothing"), "a wrong file is never resumed from"),
-    Mutation("staging", FETCH, "verified = bool(job.sha256 or job.sha1_blob or by_size)",
+    Mutation("staging", PARTS, "verified = bool(job.sha256 or job.sha1_blob or by_size)",
              "verified = True", _h("test_a_body_without_length_or_digest_is_unverified_never_staged"),
              "a file with neither length nor digest is unverified, never staged"),
     Mutation("staging", STAGER, 'if src.get("sha256") and files[0]["sha256"] != src["sha256"]:', "if False:",

@@ -20,9 +20,10 @@ JOB_AGENT_SCRIPT = INSTANCE_DIR / "job_agent.py"
 CLOUD_ACCESS_SCRIPT = INSTANCE_DIR / "cloud_access.py"
 STAGING_SCRIPT = INSTANCE_DIR / "staging.py"
 # Staging's parts: the Unicode table names are checked with, confined files, HTTP with deadlines, the parallel
-# downloader, the hubs' listings.
+# downloader and the part files it writes, the hubs' listings.
 STAGING_PARTS = tuple(INSTANCE_DIR / name for name in ("unicode_table.py", "staging_files.py", "staging_http.py",
-                                                       "staging_hash.py", "staging_fetch.py", "staging_hubs.py"))
+                                                       "staging_hash.py", "staging_fetch.py", "staging_parts.py",
+                                                       "staging_hubs.py"))
 FETCH_SCRIPT = INSTANCE_DIR / "fetch_tools.py"
 # The run tools: the heartbeat and spend estimate (watchdog), the log files' upload (watchdog), the verification, the
 # run manifest, the run unit.

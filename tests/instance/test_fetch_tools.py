@@ -131,13 +131,13 @@ def test_the_loader_installs_the_bundle_with_a_signed_request_and_the_token(tmp_
     done = fetch(tmp_path, settings)
     assert done.returncode == 0, done.stderr
     installed = sorted(p.name for p in (tmp_path / "opt").iterdir())
-    assert installed == [".tools-sha256", "bounds.py", "budget_rule.py", "clock.py", "cloud_access.py", "cluster.py", "control.py", "deadline_rule.py", "disk_space.py", "gpu_query.py", "gpulease_launch.py", "heartbeat.py", "idle_rule.py", "instance_setup.py", "instance_state.py", "job_agent.py", "log_upload.py", "manifest.py", "process_tree.py", "run_job.py", "spot_request.py", "spot_rule.py", "staging.py", "staging_fetch.py", "staging_files.py", "staging_hash.py", "staging_http.py", "staging_hubs.py", "starved_rule.py", "sync_rule.py", "unicode_table.py", "verify.py", "watchdog.py",
+    assert installed == [".tools-sha256", "bounds.py", "budget_rule.py", "clock.py", "cloud_access.py", "cluster.py", "control.py", "deadline_rule.py", "disk_space.py", "gpu_query.py", "gpulease_launch.py", "heartbeat.py", "idle_rule.py", "instance_setup.py", "instance_state.py", "job_agent.py", "log_upload.py", "manifest.py", "process_tree.py", "run_job.py", "spot_request.py", "spot_rule.py", "staging.py", "staging_fetch.py", "staging_files.py", "staging_hash.py", "staging_http.py", "staging_hubs.py", "staging_parts.py", "starved_rule.py", "sync_rule.py", "unicode_table.py", "verify.py", "watchdog.py",
                          "watchdog_defaults.py", "watchdog_end.py", "watchdog_idle.py", "watchdog_log.py",
                          "watchdog_procs.py", "watchdog_spot.py", "watchdog_sync.py"]
     files = json.loads(userdata.tools_bundle())["files"]
     assert all((tmp_path / "opt" / name).read_text() == text for name, text in files.items())
     assert len(store.requests) == 1 and state.refused == []
-    assert (f"installed bounds.py, budget_rule.py, clock.py, cloud_access.py, cluster.py, control.py, deadline_rule.py, disk_space.py, gpu_query.py, gpulease_launch.py, heartbeat.py, idle_rule.py, instance_setup.py, instance_state.py, job_agent.py, log_upload.py, manifest.py, process_tree.py, run_job.py, spot_request.py, spot_rule.py, staging.py, staging_fetch.py, staging_files.py, staging_hash.py, staging_http.py, staging_hubs.py, starved_rule.py, sync_rule.py, unicode_table.py, verify.py, watchdog.py, "
+    assert (f"installed bounds.py, budget_rule.py, clock.py, cloud_access.py, cluster.py, control.py, deadline_rule.py, disk_space.py, gpu_query.py, gpulease_launch.py, heartbeat.py, idle_rule.py, instance_setup.py, instance_state.py, job_agent.py, log_upload.py, manifest.py, process_tree.py, run_job.py, spot_request.py, spot_rule.py, staging.py, staging_fetch.py, staging_files.py, staging_hash.py, staging_http.py, staging_hubs.py, staging_parts.py, starved_rule.py, sync_rule.py, unicode_table.py, verify.py, watchdog.py, "
             "watchdog_defaults.py, watchdog_end.py, watchdog_idle.py, watchdog_log.py, watchdog_procs.py, watchdog_spot.py, "
             "watchdog_sync.py "
             f"({userdata.tools_sha256()[:12]})") in done.stderr

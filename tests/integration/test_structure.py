@@ -35,7 +35,6 @@ INSTANCE_OVER = {
     "instance/job_agent.py": 498,
     "instance/manifest.py": 435,
     "instance/staging.py": 493,
-    "instance/staging_fetch.py": 603,
     "instance/verify.py": 429,
 }
 

@@ -5,13 +5,10 @@ pull ends within moments of its deadline (not after botocore's read timeout time
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import boto3
 import pytest
 from botocore.config import Config
 from rich.console import Console
@@ -22,6 +19,7 @@ from gpulease.transfer.locate import StackBucket
 from gpulease.transfer.run import pull
 from gpulease.transfer.s3 import S3Store, client_config
 from tests.support.trickle import send_slowly
+from tests.support.trickle_s3 import S3Handler, TrickleServer, s3_client, serving
 
 SIZE = 1_000_000
 GIVE_UP_SECONDS = 4
@@ -35,26 +33,15 @@ def _listing(prefix: str, truncated: bool = False) -> bytes:
             f"<IsTruncated>{flag}</IsTruncated>{row}</ListBucketResult>").encode()
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(TrickleServer):
     mode = "trickle"
-    done = threading.Event()
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(S3Handler):
     server: _Server
+    size = SIZE
 
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def do_HEAD(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Length", str(SIZE))
-        self.send_header("ETag", '"e"')
-        self.end_headers()
-
-    def do_GET(self) -> None:
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         mode = self.server.mode
         if "list-type=2" in self.path:
             body = _listing("final/" if "prefix=final" in self.path else "logs/", truncated=mode == "no-token")
@@ -83,20 +70,12 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[_Server]:
-    srv = _Server(("127.0.0.1", 0), _Handler)
-    srv.done = threading.Event()
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.done.set()
-    srv.shutdown()
-    srv.server_close()
+    with serving(_Handler, _Server) as srv:
+        yield srv
 
 
 def _store(srv: _Server, config: Config | None = None) -> S3Store:
-    client = boto3.session.Session(aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1").client(
-        "s3", endpoint_url=f"http://127.0.0.1:{srv.server_address[1]}", config=config or client_config())
-    return S3Store(client, "bkt")
+    return S3Store(s3_client(srv, config), "bkt")
 
 
 @pytest.mark.parametrize("mode", ["trickle", "stall", "trickle-listing"])

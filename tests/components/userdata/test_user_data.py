@@ -159,7 +159,7 @@ def _docstring_free(source: str) -> str:
 @pytest.mark.parametrize("name", ["instance_setup.py", "watchdog.py", "job_agent.py", "cloud_access.py", "control.py",
                                   "heartbeat.py", "verify.py", "manifest.py", "run_job.py", "staging.py",
                                   "staging_files.py", "staging_http.py", "staging_hash.py", "staging_fetch.py",
-                                  "staging_hubs.py"])
+                                  "staging_parts.py", "staging_hubs.py"])
 def test_the_shipped_tools_are_the_tested_sources_and_run_on_python_3_10(name: str) -> None:
     shipped = json.loads(userdata.tools_bundle())["files"][name]
     source = (ROOT / "instance" / name).read_text()
