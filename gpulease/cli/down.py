@@ -23,6 +23,7 @@ from gpulease.cli.envelope import (
 from gpulease.cli.prompt import ask
 from gpulease.core.errors import UserError
 from gpulease.core.money import usd_per_month
+from gpulease.lifecycle.commands import command
 
 CONFIRM: Callable[[str], str] = ask
 """How ``--all`` asks on a terminal (a test replaces it)."""
@@ -88,11 +89,12 @@ def cmd_down(args: argparse.Namespace) -> int:
         for s in result.stays:
             cost = usd_per_month(s['monthlyUsd']) if s.get("monthlyUsd") is not None else s.get("note", "")
             print(f"  {s['resource']} ({s['item']}): {cost}")
-        print(f"  in all about {usd_per_month(result.monthly_usd)} until removed (gpulease down {args.stack} --all)")
+        again = command("down", result.stack, result.path, "--all")
+        print(f"  in all about {usd_per_month(result.monthly_usd)} until removed ({again})")
     else:
         print("nothing stays")
-    for command in result.commands:
-        print(f"to remove on Alibaba Cloud: {command}")
+    for removal in result.commands:
+        print(f"to remove on Alibaba Cloud: {removal}")
     return EXIT_OK
 
 
@@ -122,7 +124,8 @@ def partly_down(args: argparse.Namespace, exc: Any) -> int:
             kept = " (retained)" if line.get("retained") else ""
             print(f"  {line['resource']} ({line['item']}): {_month(line.get('monthlyUsd'))}{kept}")
         total = "unknown" if result.left_monthly_usd is None else f"about {usd_per_month(result.left_monthly_usd)}"
-        print(f"  in all {total} while it is left (gpulease down {args.stack}{' --all' if result.destroyed else ''})")
+        again = command("down", result.stack, result.path, *(["--all"] if result.destroyed else []))
+        print(f"  in all {total} while it is left ({again})")
     for note in result.notes:
         print(f"note: {note}")
     return EXIT_INCOMPLETE

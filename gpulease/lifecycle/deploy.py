@@ -22,6 +22,7 @@ from gpulease.ephemeral.backend import AutomationBackend, ResourceEvent, StackBa
 from gpulease.ephemeral.channel import ChannelError, InstanceChannel, open_channel
 from gpulease.ephemeral.progress import Progress
 from gpulease.lifecycle import advice, capacity, spot_requests, verdict
+from gpulease.lifecycle.commands import command
 from gpulease.review import stacks
 
 READY_MINUTES = 30
@@ -58,14 +59,10 @@ def load(stack: str) -> Stack:
     than reviewed there and deployed here. A stack of the project the command runs in, when that project runs the
     kit's program (``pulumi new`` from the kit's template), is deployed in that project's folder."""
     path = stacks.resolve_one(stack)
+    work_dir = stacks.deployed_in(path)
+    if work_dir is not None:
+        return _stack(path, work_dir)
     kit = path.resolve().parent == (stacks.PROJECT_ROOT / "stacks").resolve()
-    own = stacks.kit_project_here()
-    if own is not None and path.resolve() in {f.resolve() for f in stacks.own_stack_files()}:
-        return _stack(path, own)
-    if not kit and path.resolve() not in {f.resolve() for f in stacks.user_stack_files()}:
-        raise UserError(f"{path}: not a stack of this project ({stacks.PROJECT_ROOT}/stacks) nor of this folder; "
-                        "accepted: a stack in stacks/ or in the folder you run gpulease in (up and down run the "
-                        "kit's program)")
     return _stack(path, None, config_file=None if kit else str(path.resolve()))
 
 
@@ -106,6 +103,8 @@ class UpResult:
     verify: dict[str, Any] | None = None
     waited: str | None = None
     connect: str | None = None
+    path: Path | None = None
+    """The stack file deployed: the commands printed after ``up`` name it (``commands.stack_word``)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"stack": self.stack, "tries": self.tries, "ready": self.ready, "verify": self.verify,
@@ -208,8 +207,8 @@ def wait_for_instance(st: Stack, outputs: dict[str, Any], channel: InstanceChann
             result.ready = channel.wait_ready(outputs, minutes * 60, progress.note)
         except ChannelError as exc:
             record.status, record.detail = "failed", str(exc)
-            raise DeployError(f"stack {st.name!r} is up but {exc}; `gpulease logs {st.name}` shows what the "
-                              "instance wrote") from None
+            raise DeployError(f"stack {st.name!r} is up but {exc}; `{command('logs', st.name, st.path)}` shows "
+                              "what the instance wrote") from None
     exp = st.spec.base
     if exp.verify is None:
         result.waited = f"{(time.monotonic() - started) / 60:.1f} min"
@@ -233,9 +232,9 @@ def up(stack: str, progress: Progress, *, wait_minutes: float = READY_MINUTES, w
         progress.note(line)
     if found.blocks:
         raise ReviewRefusedError(f"stack {stack!r}: the review says {found.status.upper()}; nothing was deployed "
-                                 f"(`gpulease plan {stack}` shows why)")
+                                 f"(`{command('plan', stack, st.path)}` shows why)")
     backend = backend_for(st)
-    result = UpResult(stack)
+    result = UpResult(stack, path=st.path)
     parking = spot_requests.parked_spot_experiments(st.spec.cloud, st.spec.experiments)
     if parking:
         # Parking removes the instance: its request is cancelled first (the instance's delete hook does the same);
@@ -253,7 +252,7 @@ def up(stack: str, progress: Progress, *, wait_minutes: float = READY_MINUTES, w
         except spot_requests.SpotRequestError as exc:
             raise DeployError(str(exc)) from None
     result.outputs = _instance_outputs(backend.outputs(stack))
-    result.connect = f"gpulease ssh {stack}"
+    result.connect = command("ssh", stack, st.path)
     if wait and result.outputs.get("instanceId") and result.outputs.get("checkpointUri") not in (None, "none"):
         wait_for_instance(st, result.outputs, CHANNEL(st.spec.cloud, st.region), progress, wait_minutes, result)
     return result

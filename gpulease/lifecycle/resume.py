@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from gpulease.core import clock
@@ -33,6 +34,7 @@ from gpulease.core.errors import UserError
 from gpulease.ephemeral.backend import StackMissingError
 from gpulease.ephemeral.progress import Progress
 from gpulease.lifecycle import deploy, resume_clouds
+from gpulease.lifecycle.commands import command
 
 MIN_LEAD = timedelta(minutes=5)
 """A deadline closer than this is treated as passed: the watchdog's final sync alone takes minutes (the program's
@@ -58,6 +60,8 @@ class ResumeResult:
     foreign: list[str] = field(default_factory=list)
     redeployed: bool = False
     deadline: str | None = None
+    path: Path | None = None
+    """The stack file: the commands printed after ``resume`` name it (``commands.stack_word``)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"stack": self.stack, "cloud": self.cloud, "started": self.started, "running": self.running,
@@ -103,13 +107,13 @@ def resume(stack: str, progress: Progress) -> ResumeResult:
         if e.expires_at is not None:
             _refuse_deadline(stack, v.rfc3339(e.expires_at), f"expiresAt of {e.name}", now)
     cloud = st.spec.cloud
-    result = ResumeResult(stack, cloud)
+    result = ResumeResult(stack, cloud, path=st.path)
     fleet = resume_clouds.FLEETS[cloud](st.region)
     try:
         outputs = deploy.backend_for(st).outputs(stack)
     except StackMissingError:
-        raise ResumeRefusedError(f"stack {stack!r} is not deployed; nothing was changed; accepted: gpulease up "
-                                 f"{stack}") from None
+        raise ResumeRefusedError(f"stack {stack!r} is not deployed; nothing was changed; accepted: "
+                                 f"{command('up', stack, st.path)}") from None
     moments = [_refuse_deadline(stack, d, "the stack's outputs", now) for d in _output_deadlines(outputs)]
     with progress.step(f"find {stack}'s instances on {cloud} {st.region}"):
         listed = fleet.find(stack)
@@ -126,8 +130,8 @@ def resume(stack: str, progress: Progress) -> ResumeResult:
                              if f.state == "stopped" and f.cloud_restarts and f.request_end}
     busy = sorted(f.id for f in found if f.state == "stopping")
     if busy:
-        raise ResumeFailedError(f"stack {stack!r}: {', '.join(busy)} still stopping; run gpulease resume {stack} again "
-                                "once it has stopped")
+        raise ResumeFailedError(f"stack {stack!r}: {', '.join(busy)} still stopping; run {command('resume', stack, st.path)} "
+                                "again once it has stopped")
     held = sorted((f for f in found if f.state == "stopped" and f.reclaimed is False), key=lambda f: f.id)
     if held:
         shown = "; ".join(f"{f.id}: {f.stop_detail}" for f in held if f.stop_detail)
@@ -136,7 +140,7 @@ def resume(stack: str, progress: Progress) -> ResumeResult:
             "OperationLocks LockReason Recycling)" + (f"; it shows {shown}, which the watchdog's own stop shows too"
                                                       if shown else "") +
             ": the watchdog stops its own instance at its deadline, idle or budget end; nothing "
-            f"was started; accepted: a reclaimed instance; to run again on purpose, gpulease up {stack}")
+            f"was started; accepted: a reclaimed instance; to run again on purpose, {command('up', stack, st.path)}")
     stopped = sorted(f.id for f in found if f.state == "stopped" and not f.cloud_restarts)
     if stopped:
         with progress.step(f"start {', '.join(stopped)}"):
@@ -144,7 +148,7 @@ def resume(stack: str, progress: Progress) -> ResumeResult:
                 fleet.start(stopped)
             except resume_clouds.ResumeCloudError as exc:  # no stock, a price above the cap, throttling: one line
                 raise ResumeFailedError(f"stack {stack!r}: starting {', '.join(stopped)} failed: "
-                                        f"{_one_line(exc)}; run gpulease resume {stack} again later") from None
+                                        f"{_one_line(exc)}; run {command('resume', stack, st.path)} again later") from None
         result.started = stopped
     if missing > 0:
         progress.note(f"{missing} of {expected} instance(s) gone: pulumi up --refresh creates them on the kept disk")

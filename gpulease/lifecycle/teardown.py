@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from components.aws_credentials import ProviderCredentials, bounded_config, session
@@ -25,6 +26,7 @@ from gpulease.core import vocabulary as v
 from gpulease.ephemeral.backend import ResourceEvent, StackBackend, StackMissingError
 from gpulease.ephemeral.progress import Progress
 from gpulease.lifecycle import deploy, verdict
+from gpulease.lifecycle.commands import command
 from gpulease.lifecycle.spot_requests import aws_open_spot_requests, cancel_with_strays, owned
 
 VOLUME_WAIT_SECONDS = 300
@@ -64,6 +66,8 @@ class DownResult:
     left_monthly_usd: float | None = None
     """A partial teardown: what ``left`` costs a month; None when any of it (or all of it) is not priced."""
     notes: list[str] = field(default_factory=list)
+    path: Path | None = None
+    """The stack file: the commands a message prints name it (``commands.stack_word``)."""
 
     def as_dict(self) -> dict[str, Any]:
         monthly = (None if self.left_monthly_usd is None else round(self.left_monthly_usd, 2)) if self.partial \
@@ -95,7 +99,7 @@ def destroy_stopped(result: DownResult, found: verdict.Verdict, deleted: list[st
                             f"--stack {result.stack}` or `gpulease ls`")
     if remove_all:
         result.notes.append("the data disk and the bucket were not removed (the destroy did not finish); "
-                            f"gpulease down {result.stack} --all again")
+                            f"{command('down', result.stack, result.path, '--all')} again")
     return result
 
 
@@ -190,7 +194,7 @@ def down(stack: str, progress: Progress, *, remove_all: bool, backend: StackBack
     stack = st.name
     found = verdict.REVIEW(st.path, stack)
     backend = backend or deploy.backend_for(st)
-    result = DownResult(stack)
+    result = DownResult(stack, path=st.path)
     try:
         outputs = backend.outputs(stack)
     except StackMissingError:

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 
 from components.image_bake import control_folder
 from gpulease.ephemeral import records
+from gpulease.lifecycle.commands import command
 from gpulease.live.target import LiveError, Target
 from instance import log_upload
 
@@ -65,7 +66,7 @@ def control_prefix(target: Target) -> tuple[str, str]:
     uri = target.checkpoint_uri
     if uri is None:
         raise LiveError(f"stack {target.stack!r}: no checkpoint bucket, where the instance leaves its logs; "
-                        f"accepted: `gpulease logs {target.stack} --journal` (over SSH/SSM)")
+                        f"accepted: `{command('logs', target.stack, target.path, '--journal')}` (over SSH/SSM)")
     bucket, _, prefix = uri.split("://", 1)[1].partition("/")
     prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"
     return bucket, f"{prefix}{CONTROL_AREA}"

@@ -72,6 +72,8 @@ class Target:
     spec: ExperimentSpec | None
     region: str | None
     cloud: str
+    path: Path | None = None
+    """The stack file, when there is one here: the commands a message prints name it (``commands.stack_word``)."""
 
     @property
     def instance_id(self) -> str | None:
@@ -110,29 +112,47 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _spec(stack: str) -> tuple[dict[str, ExperimentSpec], str | None]:
+@dataclass(frozen=True)
+class _Found:
+    stack: str
+    """The stack's name (a stack given as its file is the stack the file names, as for ``up``)."""
+    path: Path | None
+    specs: dict[str, ExperimentSpec]
+    region: str | None
+
+
+def _spec(stack: str) -> _Found:
     try:
         path = stacks.resolve_one(stack)
     except stacks.StackNotFoundError:
         if stacks.nearest_name(stack) is not None:
             raise  # a mistyped name: the nearest one, rather than asking the backend about a stack nobody made
-        return {}, None  # a stack without a file here (a CI stack, one made elsewhere): its outputs alone
+        return _Found(stack, None, {}, None)  # a stack without a file here (a CI stack, one made elsewhere)
+    name = stacks.stack_name(path)
     config = stacks.load_stack_config(path)
-    spec = load_stack_spec(stack, prompted.stack_config(config), source=shown_path(path))
+    spec = load_stack_spec(name, prompted.stack_config(config), source=shown_path(path))
     region = spec.base.region or config.get(f"{spec.cloud}:region")
-    return {e.name: e for e in spec.experiments}, region if isinstance(region, str) else None
+    return _Found(name, path, {e.name: e for e in spec.experiments}, region if isinstance(region, str) else None)
+
+
+def project_of(path: Path | None) -> Path:
+    """The folder the stack's outputs are read in: the project ``up`` deployed the stack file ``path`` in
+    (``stacks.deployed_in``: a ``pulumi new`` project running the kit's program, else the kit's), the kit's for a
+    stack without a file here."""
+    return (stacks.deployed_in(path) if path is not None else None) or stacks.PROJECT_ROOT
 
 
 def find(stack: str, *, outputs_file: str | None = None, experiment: str | None = None,
          region: str | None = None) -> Target:
     """The target of ``gpulease status`` / ``ssh``: the stack's (only, or named) experiment."""
-    specs, spec_region = _spec(stack)
+    found = _spec(stack)
+    stack, specs = found.stack, found.specs
     if outputs_file:
         outputs = inputfile.load_json(outputs_file, what="stack outputs file")
         if not isinstance(outputs, dict):
             raise LiveError(f"{outputs_file}: expected the JSON object `pulumi stack output --json` prints")
     else:
-        outputs = OUTPUTS_READER(stack, stacks.PROJECT_ROOT)
+        outputs = OUTPUTS_READER(stack, project_of(found.path))
     per_experiment = outputs.get("experiments") if isinstance(outputs.get("experiments"), dict) else {}
     if not per_experiment and outputs.get("instanceId"):
         per_experiment = {next(iter(specs), stack): outputs}
@@ -155,5 +175,5 @@ def find(stack: str, *, outputs_file: str | None = None, experiment: str | None 
     uri = _text(chosen.get("checkpointUri")) or ""
     cloud = spec.cloud if spec else ("alicloud" if uri.startswith("oss://") or "ali-instance-cli" in str(
         chosen.get("sshCommand")) else "aws")
-    return Target(stack=stack, experiment=experiment, outputs=chosen, spec=spec, region=region or spec_region,
-                  cloud=cloud)
+    return Target(stack=stack, experiment=experiment, outputs=chosen, spec=spec, region=region or found.region,
+                  cloud=cloud, path=found.path)

@@ -257,6 +257,24 @@ def own_stack_files(project_dir: Path = PROJECT_ROOT) -> list[Path]:
         return []
 
 
+def deployed_in(path: Path, project_dir: Path | None = None) -> Path | None:
+    """The project ``gpulease up``/``down`` run ``pulumi up``/``destroy`` in for the stack file ``path``, and that
+    ``status``, ``logs`` and ``ssh`` read its outputs in: the project the command runs in when it runs the kit's
+    program and ``path`` is one of its stacks; None for the kit's folder (a stack of its ``stacks/``, or of the folder
+    the command runs in, which the kit's program reads with ``--config-file``). A stack file of another project is
+    refused: its stack would be deployed (or read) in a project it does not belong to."""
+    project_dir = project_dir or PROJECT_ROOT  # read when called: the kit's folder as the process knows it
+    resolved = path.resolve()
+    own = kit_project_here(project_dir)
+    if own is not None and resolved in {f.resolve() for f in own_stack_files(project_dir)}:
+        return own
+    if resolved.parent != (project_dir / "stacks").resolve() and resolved not in {
+            f.resolve() for f in user_stack_files(project_dir)}:
+        raise UserError(f"{path}: not a stack of this project ({project_dir}/stacks) nor of this folder; accepted: a "
+                        "stack in stacks/ or in the folder you run gpulease in (gpulease runs the kit's program)")
+    return None
+
+
 def known_names(project_dir: Path = PROJECT_ROOT) -> list[str]:
     """Every stack a bare name finds, in the order it is looked up (the folder the command runs in, then the kit's)."""
     return list(dict.fromkeys(stack_name(f) for f in [*own_stack_files(project_dir), *user_stack_files(project_dir),
