@@ -24,8 +24,12 @@ MARK = {True: "ok  ", False: "FAIL", None: "?   "}
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from gpulease.core.errors import UserError
     from gpulease.lifecycle.readiness import check
 
+    if args.stack is not None and not args.stack.strip():  # as plan: never "this machine only" by accident
+        raise UserError("check: an empty stack name; accepted: a stack name in stacks/, a Pulumi.<stack>.yaml file, "
+                        "or no argument to check this machine and the account only")
     doc = check(args.stack)
     code = EXIT_OK if doc["ready"] else EXIT_FAILED
     if args.json:

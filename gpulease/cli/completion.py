@@ -2,7 +2,8 @@
 command, option and fixed choice), so it never lags behind the commands; a STACK argument completes to the stack
 names a bare name finds (``gpulease completion stacks`` lists them when the shell asks, so a stack written since is
 there too); ``--region`` completes to the kit's own region names (``components/<cloud>/spec.py``) of the cloud a
-``--cloud`` on the line names, else of both clouds.
+``--cloud`` on the line names, else of both clouds; after ``init`` and ``size``, which price instance types, to the
+regions the price catalog prices only (``PRICED_REGION_COMMANDS``).
 
     eval "$(gpulease completion bash)"       # in ~/.bashrc
     eval "$(gpulease completion zsh)"        # in ~/.zshrc (uses bashcompinit)
@@ -53,9 +54,10 @@ REGION_FLAGS = ("--region", "--regions")
 CLOUD_FLAG = "--cloud"
 
 
-PRICED_REGION_COMMANDS = ("init",)
-"""Commands that accept only the regions the price catalog prices (``gpulease init`` picks an instance type there):
-their ``--region`` completes to those, not every region the spec knows."""
+PRICED_REGION_COMMANDS = ("init", "size")
+"""Commands that accept only the regions the price catalog prices (``gpulease init`` picks an instance type there,
+``gpulease size`` prices the types that fit): their ``--region`` completes to those, not every region the spec
+knows, so TAB never offers a region the command refuses."""
 
 
 def region_cases(regions: dict[str, tuple[str, ...]], priced: dict[str, tuple[str, ...]] | None = None) -> str:

@@ -5,6 +5,7 @@ at once (``gpulease/lifecycle``)."""
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,7 @@ from gpulease.cli.envelope import (
     one_line,
     print_json,
 )
-from gpulease.cli.output_file import refuse_hidden, refuse_inputs
+from gpulease.cli.output_file import OutputPathError, os_reason, refuse_hidden, refuse_inputs
 from gpulease.cli.prompt import ask
 from gpulease.core.errors import UserError
 from gpulease.core.printable import printable
@@ -107,6 +108,17 @@ def _get(given: object, question: str, check: Callable[[str], T], *, default: st
     raise AssertionError("unreachable")
 
 
+def output_stack(output: str | None) -> str | None:
+    """The stack an ``--output`` file is to ``plan``, ``up`` and ``pulumi`` (``Pulumi.zz.yaml``: ``zz``), or None
+    for a file not named ``Pulumi.<stack>.yaml`` (or ``.yml``)."""
+    from gpulease.review import stacks
+
+    name = Path(output).name if output else ""
+    if name in stacks.PROJECT_FILES or not name.startswith("Pulumi.") or not name.endswith((".yaml", ".yml")):
+        return None
+    return stacks.stack_name(Path(name)) or None
+
+
 def gather(args: argparse.Namespace) -> object:
     from gpulease.lifecycle import answers as a
 
@@ -116,7 +128,10 @@ def gather(args: argparse.Namespace) -> object:
     method = _get(args.method, "method (full, lora, qlora)", lambda m: a.check_workload(params, m)[1],
                   default="lora")
     region = _get(args.region, "region", lambda r: a.check_region(cloud, r), default=a.DEFAULT_REGION[cloud])
-    name = _get(args.name, "stack name", a.check_name, default=f"exp-{params.lower()}-{method}")
+    from_output = output_stack(args.output)
+    usual = f"exp-{params.lower()}-{method}"
+    name = _get(args.name, "stack name", a.check_name,
+                default=from_output if from_output and a.NAME.match(from_output) else usual)
     owner = _get(args.owner, "your e-mail (tags every resource)", a.check_owner,
                  missing=("--owner", "your e-mail"))
     budget = _get(args.budget, "budget in USD", a.check_budget, missing=("--budget", "the budget in USD"))
@@ -149,11 +164,21 @@ def gather(args: argparse.Namespace) -> object:
         ssh_from, no_port = ([given], False) if given else ([], True)
     cidrs = [a.check_cidr(c) for c in ssh_from]
     public_key = key_name = None
+    if args.key_name is not None and not args.key_name.strip():
+        raise a.AnswerError("--key-name '': an empty key pair name; accepted: the name of a key pair in the "
+                            f"region, or leave --key-name out for --public-key (default {a.DEFAULT_PUBLIC_KEY[cloud]})")
     if not no_port:
         if args.key_name:
             key_name = args.key_name
         else:
             public_key = a.read_public_key(args.public_key or a.DEFAULT_PUBLIC_KEY[cloud], cloud)
+    if from_output is not None and name != from_output:
+        out = Path(args.output)
+        suffix = out.name.rsplit(".", 1)[1]
+        other = f", or --name {from_output}" if a.NAME.match(from_output) else ""
+        raise a.AnswerError(f"--output {printable(args.output)} is the stack {from_output!r} to plan, up and pulumi "
+                            f"(Pulumi.<stack>.{suffix}), but --name is {name!r}; accepted: --output "
+                            f"{shlex.quote(printable(str(out.with_name(f'Pulumi.{name}.{suffix}'))))}{other}")
     return a.Answers(name=name, owner=owner, cloud=cloud, region=region, params=params, method=method,
                      budget_usd=budget, ssh_from=cidrs, no_port=no_port, public_key=public_key, key_name=key_name,
                      sources=[a.parse_source(s) for s in args.source], market=market, on_demand_reason=reason,
@@ -178,7 +203,7 @@ def init_inputs(args: argparse.Namespace, found: object, path: Path) -> list[Pat
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from gpulease.cli.init_next import next_line, plan_command, plan_target
+    from gpulease.cli.init_next import next_line, plan_command, plan_target, stack_target
     from gpulease.cli.wrap import say
     from gpulease.lifecycle import answers as a
     from gpulease.lifecycle import stackfile, verdict
@@ -194,11 +219,18 @@ def cmd_init(args: argparse.Namespace) -> int:
                             "region (`gpulease size` lists what fits)")
     best = offers[0]
     path = stackfile.target_path(found, args.output)
-    refuse_hidden(Path(path), "--output" if args.output else "the stack file",
-                  "a file name that reads as itself, e.g. stacks/Pulumi.NAME.yaml")
-    refuse_inputs(path, init_inputs(args, found, path), option="--output" if args.output else "the stack file",
-                  accepted="a new stack file, e.g. stacks/Pulumi.NAME.yaml")
-    stackfile.write(stackfile.render(found, best.instance.type), path, found.name, force=args.force)
+    option = "--output" if args.output else "the stack file"
+    refuse_hidden(Path(path), option, "a file name that reads as itself, e.g. stacks/Pulumi.NAME.yaml")
+    try:
+        refuse_inputs(path, init_inputs(args, found, path), option=option,
+                      accepted="a new stack file, e.g. stacks/Pulumi.NAME.yaml")
+        stackfile.write(stackfile.render(found, best.instance.type), path, found.name, force=args.force)
+    except OSError as exc:  # a name or path the system refuses (too long), a folder that takes no new file
+        raise OutputPathError(f"{option} {printable(str(path))}: the system refuses to create it: {os_reason(exc)}; "
+                              "nothing was written; accepted: a shorter name in a folder that takes new files, "
+                              "e.g. stacks/Pulumi.NAME.yaml") from None
+    if (target := stack_target(path, found.name)) not in (None, found.name):  # the bare name finds another file
+        stackfile.replace_text(path, stackfile.render(found, best.instance.type, target=target), found.name)
     data: dict[str, object] = {
         "stack": found.name, "path": str(path), "cloud": found.cloud, "region": found.region,
         "instanceType": best.instance.type, "gpu": f"{best.instance.gpu_count} x {best.instance.gpu_model} "

@@ -48,9 +48,9 @@ def next_line(path: Path, found: Answers, *, blocked: bool) -> str:
         where = shlex.quote(printable(str(home)))
         if os.path.lexists(home):  # a plain mv would replace that stack without a word: never suggest it
             return (f"next: {printable(str(path))} is where no gpulease command looks for a stack, and {where} "
-                    f"already holds a stack: run init again with --name another name (or mv -n "
+                    f"already holds a stack: run init again with --name another name (or mv -n -- "
                     f"{shlex.quote(printable(str(path)))} to a free Pulumi.NAME.yaml there)")
-        return (f"next: {printable(str(path))} is where no gpulease command looks for a stack: mv "
+        return (f"next: {printable(str(path))} is where no gpulease command looks for a stack: mv -- "
                 f"{shlex.quote(printable(str(path)))} {where}, then gpulease plan {found.name}")
     if blocked:
         return f"next: gpulease plan {target} shows what the review found; fix that first"

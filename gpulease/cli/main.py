@@ -68,11 +68,14 @@ def main(argv: list[str] | None = None) -> int:
         stdout_guard.install()  # a closed pipe or a full disk on stdout ends well (``stdout_guard``)
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
-        line = conventions.unknown_command(argv[0], COMMANDS)
-        if conventions.json_asked(argv):
-            conventions.print_json("usage", None, ok=False, errors=[conventions.error_entry(conventions.BAD_INPUT, line)])
-        print(f"gpulease: {line}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _usage_mistake(argv, conventions.unknown_command(argv[0], COMMANDS))
+    if argv and argv[0].startswith("-"):
+        from gpulease.cli.option_place import misplaced
+
+        with imports_frozen():
+            line = misplaced(argv, COMMANDS, build_parser)
+        if line is not None:
+            return _usage_mistake(argv, line)
     try:
         with imports_frozen():
             parser = build_parser(argv[0] if argv else None)
@@ -80,6 +83,14 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not whole_process:
             gc.unfreeze()
+
+
+def _usage_mistake(argv: list[str], line: str) -> int:
+    """One line on stderr (and, when JSON is asked for, the envelope on stdout), exit 2."""
+    if conventions.json_asked(argv):
+        conventions.print_json("usage", None, ok=False, errors=[conventions.error_entry(conventions.BAD_INPUT, line)])
+    print(f"gpulease: {line}", file=sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 def _run(parser: argparse.ArgumentParser, argv: list[str]) -> int:

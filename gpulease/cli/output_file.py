@@ -5,6 +5,7 @@ exists. Checked before any work, so a refusal costs nothing (one line, exit 2)."
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import re
 from collections.abc import Iterable
@@ -29,6 +30,12 @@ FORCE_OPTION = "--force"
 
 class OutputPathError(UserError):
     """``--output`` names a place the report cannot (or must not) be written."""
+
+
+def os_reason(exc: OSError) -> str:
+    """What the system said, with its code: ``File name too long (ENAMETOOLONG)``."""
+    code = errno.errorcode.get(exc.errno or 0)
+    return f"{exc.strerror or exc}{f' ({code})' if code else ''}"
 
 
 def add_force_option(p: argparse.ArgumentParser) -> None:

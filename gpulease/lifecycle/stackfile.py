@@ -42,16 +42,18 @@ def _c(text: str, comment: str) -> str:
     return f"{text.ljust(COMMENT_COLUMN - 1)} # {comment}"
 
 
-def render(answers: Answers, instance_type: str | None) -> str:
-    """The stack file's text."""
+def render(answers: Answers, instance_type: str | None, target: str | None = None) -> str:
+    """The stack file's text; its header names the stack to ``plan``, ``check`` and ``up`` as ``target`` (one shell
+    word: the file's path where the bare name finds another file), by default by its name."""
     a = answers
+    named = target or a.name
     mode = a.ssh_mode
     chosen = f" (today: {instance_type}, the cheapest type that holds it in {a.region})" if instance_type else ""
     lines = [
         f"# yaml-language-server: $schema={SCHEMA_URI}",
         f"# Written by `gpulease init`: {a.params} {a.method} on {a.cloud} {a.region}. Review it with",
-        f"# `gpulease plan {a.name}`, check this machine and the account with `gpulease check {a.name}`, then",
-        f"# `gpulease up {a.name}`. Every field is explained in docs/config.md.",
+        f"# `gpulease plan {named}`, check this machine and the account with `gpulease check {named}`, then",
+        f"# `gpulease up {named}`. Every field is explained in docs/config.md.",
         "config:",
         _c(f"  {a.cloud}:region: {_q(a.region)}", "where the instance, its disk and its bucket live"),
         _c("  gpulease:experiment:", "one experiment (gpulease:sweep holds several)"),
@@ -219,6 +221,21 @@ def write(text: str, path: Path, stack: str, *, force: bool) -> None:
             os.unlink(tmp)
     except FileExistsError:
         raise StackFileExistsError(f"{path}: exists already; accepted: another --name, or --force") from None
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def replace_text(path: Path, text: str, stack: str) -> None:
+    """Put ``text`` (validated as ``stack`` first) in place of the stack file ``write`` has just put at ``path``, in
+    one rename: the same stack, its header naming it otherwise."""
+    folder = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".yaml", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        validate(Path(tmp), stack, named=path)  # only the header differs: still valid
+        os.replace(tmp, path)
     finally:
         if os.path.lexists(tmp):
             os.unlink(tmp)

@@ -56,14 +56,14 @@ def test_completion_help_is_a_short_description() -> None:
 
 def test_completion_after_region_offers_the_clouds_regions_not_files(tmp_path: Path) -> None:
     (tmp_path / "us-notes.txt").write_text("a file TAB must not offer after --region\n")
-    # size, status, ls: every region the spec knows; init: only those it can price (below).
-    assert _complete(tmp_path, "size", "--cloud", "alicloud", "--region", "cn-h") == [
+    # status, ls, logs: every region the spec knows; init and size: only those the catalog prices (below).
+    assert _complete(tmp_path, "ls", "--cloud", "alicloud", "--regions", "cn-h") == [
         "cn-huhehaote", "cn-hangzhou", "cn-heyuan", "cn-hongkong"]
-    aws = _complete(tmp_path, "size", "--cloud", "aws", "--region", "us-")
+    aws = _complete(tmp_path, "ls", "--cloud", "aws", "--regions", "us-")
     assert sorted(aws) == ["us-east-1", "us-east-2", "us-gov-east-1", "us-gov-west-1", "us-west-1", "us-west-2"], aws
-    assert _complete(tmp_path, "size", "--cloud=aws", "--region", "cn-") == ["cn-north-1", "cn-northwest-1"]
+    assert _complete(tmp_path, "ls", "--cloud=aws", "--regions", "cn-") == ["cn-north-1", "cn-northwest-1"]
     # bash splits --cloud=aws at the "=" (COMP_WORDBREAKS): the same cloud.
-    assert _complete(tmp_path, "size", "--cloud", "=", "aws", "--region", "cn-") == ["cn-north-1", "cn-northwest-1"]
+    assert _complete(tmp_path, "ls", "--cloud", "=", "aws", "--regions", "cn-") == ["cn-north-1", "cn-northwest-1"]
     # No cloud on the line (status names a stack, not a cloud): both clouds' regions.
     both = _complete(tmp_path, "status", "mine", "--region", "cn-")
     assert "cn-north-1" in both and "cn-hangzhou" in both and "us-notes.txt" not in both, both

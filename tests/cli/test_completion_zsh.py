@@ -31,5 +31,5 @@ def test_zsh_completes_commands_choices_and_stack_names(tmp_path: Path) -> None:
         # No cloud on the line: both clouds' regions (cn-northwest-1 is an AWS region).
         assert "ready> gpulease status mine --region cn-northwest-1" in zsh.tab(
             "gpulease status mine --region cn-northw", "ready> gpulease status mine --region cn-northwest-1")
-        assert "ready> gpulease size --cloud aws --region us-gov-east-1" in zsh.tab(
-            "gpulease size --cloud aws --region us-gov-e", "ready> gpulease size --cloud aws --region us-gov-east-1")
+        assert "ready> gpulease ls --cloud aws --regions us-gov-east-1" in zsh.tab(
+            "gpulease ls --cloud aws --regions us-gov-e", "ready> gpulease ls --cloud aws --regions us-gov-east-1")

@@ -113,7 +113,8 @@ def test_the_next_line_names_the_written_file_by_what_finds_it(tmp_path, key_fil
         move = shlex.split(line.split(" mv ", 1)[1].split(", then ", 1)[0])
         subprocess.run(["mv", *move], check=True)
         assert line.endswith(", then gpulease plan my-llama")
-        assert stacks.resolve_one("my-llama") == (tmp_path / "work" / move[1]).resolve()
+        assert move[0] == "--"  # a name starting with - is moved too
+        assert stacks.resolve_one("my-llama") == (tmp_path / "work" / move[-1]).resolve()
         return
     target = shlex.split(line.removeprefix("next: gpulease check ").split(",", 1)[0])[0]
     assert stacks.resolve_one(target).resolve() == written.resolve()

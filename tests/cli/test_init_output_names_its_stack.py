@@ -61,3 +61,20 @@ def test_the_commands_in_the_header_name_the_written_file_when_the_bare_name_fin
     written = tmp_path / "stacks" / "Pulumi.ab.yaml"
     assert "stacks/Pulumi.ab.yaml" in capsys.readouterr().out  # the next: line names it by its path
     _assert_each_finds(_header_commands(written), written)
+
+
+def test_an_output_named_for_another_stack_is_refused_naming_both(tmp_path, monkeypatch, reviewed, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "--name", "ef", "--output", "Pulumi.zz.yaml", *FLAGS]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'zz'" in err and "'ef'" in err and "--output" in err, err
+    assert "Pulumi.ef.yaml" in err and "--name zz" in err, err  # either way out
+    assert not list(tmp_path.iterdir()) and reviewed == []
+
+
+def test_without_a_name_the_stack_is_the_one_the_output_file_names(tmp_path, monkeypatch, reviewed, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "--output", "Pulumi.zz.yaml", *FLAGS, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["data"]["stack"] == "zz"
+    assert [stack for _, stack in reviewed] == ["zz"]
+    assert _header_commands(tmp_path / "Pulumi.zz.yaml") == ["gpulease plan zz", "gpulease check zz", "gpulease up zz"]

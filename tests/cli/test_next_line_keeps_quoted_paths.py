@@ -25,3 +25,13 @@ def test_a_quoted_path_in_the_next_line_is_never_split_across_lines(tmp_path, mo
     assert quoted, tail
     split = [q for q in quoted if "\n" in q]
     assert not split, f"a quoted path broken across lines: {split}"
+
+
+def test_an_apostrophe_inside_a_word_opens_no_quote():
+    from gpulease.cli.wrap import wrapped
+
+    text = "the stack's file is written, and the review's lines follow it " * 3
+    lines = wrapped(text, 40).splitlines()
+    assert all(len(line) <= 40 for line in lines), lines  # prose with apostrophes still wraps
+    quoted = wrapped("next: gpulease up '/home/ada/my runs/stacks/Pulumi.ab.yaml' now", 30).splitlines()
+    assert "  '/home/ada/my runs/stacks/Pulumi.ab.yaml'" in quoted, quoted
