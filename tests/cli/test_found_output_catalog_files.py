@@ -1,0 +1,47 @@
+"""``plan --output`` never writes over a file plan reads, even with ``--force``: the shipped price catalog
+(``instances.yaml``, ``prices.yaml``, which every plan loads to price the stack) is one of its inputs, under its own
+name or through a symlink or hard link. One line, exit 2, nothing written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gpulease.cli.main import main
+from gpulease.core.catalog.loader import BASE_FILES
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "web"
+    folder.mkdir()
+    (folder / "Pulumi.yaml").write_text("name: web\nruntime: python\n")
+    (folder / "__main__.py").write_text("import pulumi\n")
+    (folder / "Pulumi.dev.yaml").write_text("config: {}\n")
+    return folder
+
+
+@pytest.fixture
+def no_review(monkeypatch):
+    monkeypatch.setattr("gpulease.cli.plan.review", lambda *a, **k: pytest.fail("reviewed before the check"))
+
+
+@pytest.mark.parametrize("kind", ["symlink", "hardlink"])
+@pytest.mark.parametrize("catalog", BASE_FILES, ids=lambda p: p.name)
+def test_plan_never_writes_over_the_shipped_catalog_it_prices_with(project, tmp_path, capsys, no_review, catalog,
+                                                                    kind):
+    alias = tmp_path / f"alias-{catalog.name}"
+    if kind == "symlink":
+        alias.symlink_to(catalog)
+    else:
+        try:
+            os.link(catalog, alias)
+        except OSError:
+            pytest.skip("no hard link across these folders")
+    before = catalog.read_bytes()
+    assert main(["plan", str(project), "--output", str(alias), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "is a file this command reads" in err and err.count("\n") == 1, err
+    assert catalog.read_bytes() == before
