@@ -79,3 +79,50 @@ def test_a_200_to_a_retried_first_piece_does_not_join_the_pieces_already_written
     except StagingError:
         return
     _not_spliced(tmp_path, result)
+
+
+def test_a_first_piece_of_no_validator_is_not_joined_to_pieces_that_bring_one(tmp_path: Path) -> None:
+    """The first piece is answered with a 200 carrying neither ETag nor Last-Modified (a server that ignores
+    ``Range``); the file then changes and the other pieces come as 206s with ETag "v2". Nothing shows the first
+    100 bytes are of v2, so they are not joined to its pieces and reported verified."""
+    def handler(_path: str, headers: dict[str, str], n: int) -> bytes:
+        if n == 1:
+            return answer("200 OK", b"A" * SIZE)
+        return _ranged(b"B" * SIZE, '"v2"', headers)
+
+    url = serve(handler)
+    try:
+        [result] = _engine(tmp_path).run([FileJob(url + "/f", "f", size=SIZE, what="f")])
+    except StagingError:
+        return
+    _not_spliced(tmp_path, result)
+
+
+def test_a_modelscope_file_listed_without_sha256_is_not_staged_from_two_versions(tmp_path: Path) -> None:
+    """ModelScope lists ``Sha256`` only for some files: a large file listed with its size alone is downloaded in
+    pieces, and only the pieces' shared validator shows they are of one version. After a reboot with v1's pieces
+    100-399 on disk, the server answers the first piece with a 200 of v2: the source is not "staged" with v2's
+    first bytes before v1's."""
+    from instance.staging import Stager
+
+    to = tmp_path / "m"
+    to.mkdir()
+    (to / "w.bin.part").write_bytes(b"A" * SIZE)
+    (to / "w.bin.part.json").write_text(json.dumps(
+        {"mode": "pieces", "size": SIZE, "etag": '"v1"', "done": [[100, SIZE]], "url": "x"}))
+
+    def handler(path: str, headers: dict[str, str], _n: int) -> bytes:
+        if "/repo/files" in path:
+            return answer("200 OK", json.dumps({"Data": {"Files": [{"Path": "w.bin", "Size": SIZE,
+                                                                    "Type": "blob"}]}}).encode())
+        return _ranged(b"B" * SIZE, '"v2"', headers)
+
+    url = serve(handler)
+    settings = {"data_sources": [{"uri": "modelscope://org/m", "to": str(to)}], "hub_endpoints": {"modelscope": url},
+                "staging_split_above_bytes": 150, "staging_piece_bytes": 100, "staging_connections": 1,
+                "staging_retry_seconds": 0.01, "staging_deadline_seconds": 20}
+    check = Stager(settings, lambda _l: None).run()
+    [source] = check["sources"]
+    if source["status"] == "staged":
+        data = (to / "w.bin").read_bytes()
+        assert len(set(data)) == 1, f"staged from two versions: bytes {sorted(set(data))}; {source}"
