@@ -1,6 +1,6 @@
 """``plan --output`` never writes over a file plan reads, even with ``--force``: the shipped price catalog
-(``instances.yaml``, ``prices.yaml``, which every plan loads to price the stack) is one of its inputs, under its own
-name or through a symlink or hard link. One line, exit 2, nothing written."""
+(``instances.yaml``, ``prices.yaml``, which every plan loads to price the stack) and the kit's own modules are
+among its inputs, under their own name or through a symlink or hard link. One line, exit 2, nothing written."""
 
 from __future__ import annotations
 
@@ -45,3 +45,18 @@ def test_plan_never_writes_over_the_shipped_catalog_it_prices_with(project, tmp_
     err = capsys.readouterr().err
     assert "is a file this command reads" in err and err.count("\n") == 1, err
     assert catalog.read_bytes() == before
+
+
+def test_plan_never_writes_over_a_module_of_the_kit_it_runs(project, tmp_path, capsys, no_review):
+    """The kit's own modules (``gpulease/core/same_file.py``, which this very check imports) are read by every plan,
+    wherever the project lives: a program folder's modules are refused, and so are the kit's."""
+    import gpulease.core.same_file as module
+
+    original = Path(module.__file__)
+    alias = tmp_path / "alias-same_file.py"
+    alias.symlink_to(original)
+    before = original.read_bytes()
+    assert main(["plan", str(project), "--output", str(alias), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "is a file this command reads" in err and err.count("\n") == 1, err
+    assert original.read_bytes() == before
