@@ -24,13 +24,13 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def no_review(monkeypatch):
-    monkeypatch.setattr("gpulease.cli.plan.review", lambda *a, **k: pytest.fail("reviewed before the check"))
+def checked_first(monkeypatch):
+    monkeypatch.setattr("gpulease.cli.plan.review", lambda *a, **k: pytest.fail("the stacks were planned before the output path was checked"))
 
 
 @pytest.mark.parametrize("kind", ["symlink", "hardlink"])
 @pytest.mark.parametrize("catalog", BASE_FILES, ids=lambda p: p.name)
-def test_plan_never_writes_over_the_shipped_catalog_it_prices_with(project, tmp_path, capsys, no_review, catalog,
+def test_plan_never_writes_over_the_shipped_catalog_it_prices_with(project, tmp_path, capsys, checked_first, catalog,
                                                                     kind):
     alias = tmp_path / f"alias-{catalog.name}"
     if kind == "symlink":
@@ -47,7 +47,7 @@ def test_plan_never_writes_over_the_shipped_catalog_it_prices_with(project, tmp_
     assert catalog.read_bytes() == before
 
 
-def test_plan_never_writes_over_a_module_of_the_kit_it_runs(project, tmp_path, capsys, no_review):
+def test_plan_never_writes_over_a_module_of_the_kit_it_runs(project, tmp_path, capsys, checked_first):
     """The kit's own modules (``gpulease/core/same_file.py``, which this very check imports) are read by every plan,
     wherever the project lives: a program folder's modules are refused, and so are the kit's."""
     import gpulease.core.same_file as module
