@@ -10,6 +10,8 @@
 - **Checks.** Each 206 must start where it was asked (``Content-Range``), and its total must be the listed size;
   the file's size and its digest (SHA-256, or the hub's git blob id) are checked before the ``.part`` is renamed.
   A file with neither a listed size, a ``Content-Length`` nor a digest is returned "unverified", never "staged".
+  Every request says ``Accept-Encoding: identity``; an answer with another ``Content-Encoding`` (``gzip``) is
+  refused, naming it: its bytes are not the file's.
 - **One pass of hashing.** The hash runs in file order: bytes written at the hashed frontier are hashed from the
   buffer they arrived in; bytes a later range wrote ahead of it are read back (``preadv`` into one buffer for each
   run of contiguous ranges; recently written, so from the page cache) when the frontier reaches them, once.
@@ -46,6 +48,7 @@ try:
         TransientError,
         ascii_digits,
         content_range,
+        encoded_as,
         if_range_validator,
         next_wait,
         retry_after,
@@ -62,6 +65,7 @@ except ImportError:  # on the instance: installed next to this file
         TransientError,
         ascii_digits,
         content_range,
+        encoded_as,
         if_range_validator,
         next_wait,
         retry_after,
@@ -232,14 +236,17 @@ class Engine(PartFiles):
             if resp.status in TRANSIENT:
                 raise TransientError(f"{urllib.parse.urlsplit(job.url).netloc} answered {resp.status}",
                                      retry_after(resp))
+            if resp.status in (200, 206) and (coding := encoded_as(resp)) is not None:
+                raise StagingError(f"{job.what}: the server sent the file with Content-Encoding {coding!r}, not its "
+                                   "own bytes (asked: Accept-Encoding: identity); refused")
             if resp.status == 206:
                 got, total = content_range(resp.getheader("Content-Range") or "")
                 if got != start:
                     raise StagingError(f"{job.what}: asked for bytes from {start}, the server sent from {got}")
             elif resp.status == 200:
                 total = None
-                if start:
-                    self._restart(task, piece)  # the whole file again: it changed, or the server ignores Range
+                if not whole:  # a 200 to any ranged piece (bytes=0- too): it changed, or the server ignores Range
+                    self._restart(task, piece)  # the whole file of the server's version, from 0, as one stream
                     start = 0
             else:
                 body = resp.read(300).decode("utf-8", "replace")

@@ -129,25 +129,36 @@ def if_range_validator(resp: http.client.HTTPResponse) -> str | None:
     return resp.getheader("Last-Modified", "").strip() if strong else None
 
 
-def redirect_target(url: str, location: str) -> str:
+def encoded_as(resp: http.client.HTTPResponse) -> str | None:
+    """The content coding of an answer's body other than ``identity`` (``gzip``, ``br``, ``gzip, br``), or None for
+    the file's own bytes. Staging asks ``Accept-Encoding: identity``; a server or proxy that encodes anyway sends
+    another representation (RFC 9110 §8.4: the coding is applied to the data; §12.5.3), whose bytes and length are
+    not the file's."""
+    value = ", ".join(v.strip() for v in resp.headers.get_all("Content-Encoding") or [] if v.strip())
+    codings = [c.strip().lower() for c in value.split(",") if c.strip()]
+    return value[:80] if any(c != "identity" for c in codings) else None
+
+
+def redirect_target(url: str, location: str, says: str = "redirects to") -> str:
     """Where a redirect from ``url`` leads: only to http(s), never from https down to http, and only to a URL that
-    parses; else ``StagingError`` naming the redirect's source and what it pointed at."""
+    parses; else ``StagingError`` naming the redirect's source and what it pointed at. ``says``: how the message
+    names the link (a listing's next page is held to the same rule: ``links its next page to``)."""
     source = urllib.parse.urlsplit(url)
     shown = location.encode("ascii", "backslashreplace").decode()[:200]
     if not location.isascii() or any(c <= " " or c == "\x7f" for c in location.strip()):
-        raise StagingError(f"{source.netloc}{source.path} redirects to {shown!r}, which is not a URL (a space, a "
+        raise StagingError(f"{source.netloc}{source.path} {says} {shown!r}, which is not a URL (a space, a "
                            "control or a non-ASCII character); refused")
     try:
         target = urllib.parse.urljoin(url, location)
         parts = urllib.parse.urlsplit(target)
         parts.port  # noqa: B018 - a port that is not a number raises here, not in http.client
     except ValueError as exc:
-        raise StagingError(f"{source.netloc}{source.path} redirects to {shown!r}, which is not a URL ({exc})") from None
+        raise StagingError(f"{source.netloc}{source.path} {says} {shown!r}, which is not a URL ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise StagingError(f"{source.netloc}{source.path} redirects to {shown!r}: scheme {parts.scheme or '(none)'}, "
+        raise StagingError(f"{source.netloc}{source.path} {says} {shown!r}: scheme {parts.scheme or '(none)'}, "
                            "not http or https; refused")
     if source.scheme == "https" and parts.scheme == "http":
-        raise StagingError(f"{source.netloc}{source.path} redirects from https down to plain http ({shown!r}); "
+        raise StagingError(f"{source.netloc}{source.path} {says} {shown!r}, from https down to plain http; "
                            "refused")
     return target
 

@@ -4,7 +4,8 @@ library only).
 
 - Hugging Face: ``GET /api/{models|datasets}/{repo}/tree/{revision}?recursive=true``, paged through the ``Link: <...>;
   rel="next"`` header (huggingface_hub ``HfApi.list_repo_tree``); a next page already read (a loop) or more than
-  ``max_pages`` pages fails the source. Each file from ``/{repo}/resolve/{revision}/{path}``.
+  ``max_pages`` pages fails the source, and so does a next page a redirect could not lead to (``redirect_target``:
+  only http(s), never from https down to http), before it is read. Each file from ``/{repo}/resolve/{revision}/{path}``.
 - ModelScope: ``GET /api/v1/models/{repo}/repo/files?Revision=..&Recursive=true`` ({Data: {Files: [{Path, Size, Sha256,
   Type}]}}); each file from ``/api/v1/models/{repo}/repo?Revision=..&FilePath=..`` (the modelscope SDK's
   ``HubApi.get_model_files`` and ``get_file_download_url``).
@@ -24,10 +25,12 @@ from typing import Any
 try:
     from instance.bounds import MAX_PAGES, PageGuard
     from instance.staging_files import StagingError, rel_parts, shown
+    from instance.staging_http import redirect_target
     from instance.staging_parts import FileJob
 except ImportError:  # on the instance: installed next to this file
     from bounds import MAX_PAGES, PageGuard  # type: ignore[no-redef]
     from staging_files import StagingError, rel_parts, shown  # type: ignore[no-redef]
+    from staging_http import redirect_target  # type: ignore[no-redef]
     from staging_parts import FileJob  # type: ignore[no-redef]
 
 SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
@@ -113,7 +116,7 @@ def hf_files(get_json: GetJson, base: str, kind: str, repo: str, revision: str, 
             jobs.append(FileJob(f"{base}/{prefix}{repo}/resolve/{rev}/{urllib.parse.quote(path)}", path, size, sha256,
                                 sha1, f"{uri} {path}"))
         link = next_link(resp.getheader("Link") or "")
-        url = urllib.parse.urljoin(url, link) if link else None
+        url = redirect_target(url, link, "links its next page to") if link else None  # as a redirect is held
     return _once_each(jobs, uri)
 
 

@@ -37,10 +37,14 @@ if TYPE_CHECKING:  # annotations only: the spec imports the clouds' spec rules, 
 
 
 def staging_policy(sources: list[DataSourceSpec], secret: str | None, ctx: AlicloudContext) -> str | None:
-    """Read the source buckets' prefixes and the hub token's secret, nothing else; None when there is nothing."""
+    """Read the source buckets' prefixes (a one-object source: that key alone) and the hub token's secret, nothing
+    else; None when there is nothing."""
     statements: list[dict] = []
     for src in (s for s in sources if s.source.is_bucket):
         bucket, key = src.source.where, src.source.what
+        if src.source.is_object:  # copied alone (GetObjectMeta, GetObject on the key): not key.bak, nor key-private/
+            statements.append({"Effect": "Allow", "Action": ["oss:GetObject"], "Resource": [ctx.oss_arn(bucket, key)]})
+            continue
         statements.append({"Effect": "Allow", "Action": ["oss:ListObjects"], "Resource": [ctx.oss_arn(bucket)],
                            "Condition": {"StringLike": {"oss:Prefix": [key, f"{key}*"]}}})
         statements.append({"Effect": "Allow", "Action": ["oss:GetObject"], "Resource": [ctx.oss_arn(bucket, f"{key}*")]})

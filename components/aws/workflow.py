@@ -47,11 +47,16 @@ def secret_arn(secret: str, ctx: AwsContext) -> str:
 
 
 def staging_policy(sources: list[DataSourceSpec], secret: str | None, ctx: AwsContext) -> str | None:
-    """Read the source buckets' prefixes and the hub token's secret, nothing else; None when there is nothing."""
+    """Read the source buckets' prefixes (a one-object source: that key alone) and the hub token's secret, nothing
+    else; None when there is nothing."""
     statements: list[dict] = []
     for i, src in enumerate(s for s in sources if s.source.is_bucket):
         bucket, key = src.source.where, src.source.what
         arn = f"arn:{ctx.partition}:s3:::{bucket}"
+        if src.source.is_object:  # copied alone (HeadObject, GetObject on the key): not key.bak, nor key-private/
+            statements.append({"Sid": f"ReadSource{i}", "Effect": "Allow", "Action": "s3:GetObject",
+                               "Resource": f"{arn}/{key}"})
+            continue
         statements.append({"Sid": f"ListSource{i}", "Effect": "Allow", "Action": "s3:ListBucket", "Resource": arn,
                            "Condition": {"StringLike": {"s3:prefix": [key, f"{key}*"]}}})
         statements.append({"Sid": f"ReadSource{i}", "Effect": "Allow", "Action": "s3:GetObject",

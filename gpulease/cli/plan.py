@@ -127,14 +127,25 @@ def plan_json(reviews: list[Any], organizations: Iterable[Organization] = (),
     return json_text("plan", doc, ok=doc["exitCode"] == 0, errors=errors, legacy=legacy)
 
 
+def kit_folders() -> list[Path]:
+    """The kit's own package folders (``gpulease``, ``components``, ``policies``), wherever they are installed: every
+    plan imports their modules, whatever project it reviews."""
+    import components
+    import gpulease
+    import policies
+
+    return [Path(package.__file__).parent for package in (gpulease, components, policies)]
+
+
 def plan_inputs(args: argparse.Namespace) -> tuple[list[Path], list[Path]]:
-    """The files ``plan`` reads (stack files, each project's Pulumi.yaml, the policy config, the catalog override
-    files) and the program folders it runs (whose modules it imports): never its output."""
-    from gpulease.core.catalog.loader import override_paths
+    """The files ``plan`` reads (stack files, each project's Pulumi.yaml, the policy config, the shipped price
+    catalog and its override files) and the folders whose modules it imports (the kit's own, each program's): never
+    its output."""
+    from gpulease.core.catalog.loader import BASE_FILES, override_paths
 
     reads: list[Path] = [args.policy_config] if args.policy_config else []
-    reads += [*override_paths(), *(Path(p) for p in (getattr(args, "catalog", None) or []))]
-    programs: list[Path] = []
+    reads += [*BASE_FILES, *override_paths(), *(Path(p) for p in (getattr(args, "catalog", None) or []))]
+    programs: list[Path] = kit_folders()
     for target in args.stacks:
         try:
             found = stacks.resolve_targets(target, stack=args.stack)

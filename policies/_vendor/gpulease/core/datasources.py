@@ -71,6 +71,12 @@ class SourceUri:
     def is_hub(self) -> bool:
         return self.scheme in HUB_SCHEMES
 
+    @property
+    def is_object(self) -> bool:
+        """A bucket key not ending in ``/``: one object, which staging copies alone (``aws s3 cp`` / ``ossutil cp``
+        without ``-r``, ``instance/staging.py``), reading that key and no other."""
+        return self.is_bucket and bool(self.what) and not self.what.endswith("/")
+
 
 def credential_problem(uri: str) -> str | None:
     """Why ``uri`` looks like it carries a credential (which would end up in user-data, state and logs), or None."""
@@ -188,7 +194,7 @@ def file_name(source: SourceUri) -> str | None:
     """The file name a one-file source is saved under (``https`` and a bucket key not ending in ``/``)."""
     if source.scheme == "https":
         return urllib.parse.unquote(source.what.split("?", 1)[0].rsplit("/", 1)[-1]) or None
-    if source.is_bucket and source.what and not source.what.endswith("/"):
+    if source.is_object:
         return source.what.rsplit("/", 1)[-1]
     return None
 
