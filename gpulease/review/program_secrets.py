@@ -16,7 +16,6 @@ found in the registration's wire form (``redact.secret_values``).
 
 from __future__ import annotations
 
-import contextvars
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -25,9 +24,9 @@ from typing import Any
 import pulumi
 from pulumi.runtime import rpc
 
+from gpulease.review.gathered import GATHERING as _GATHERING
+from gpulease.review.gathered import gathering_all
 from gpulease.review.static_rule import trust, untrust
-
-_GATHERING: contextvars.ContextVar[bool] = contextvars.ContextVar("gpulease_gathering", default=False)
 
 
 class ProgramSecret(str):
@@ -75,7 +74,7 @@ def recording_secrets(into: set[str], sink: Callable[[Any], None] | None = None)
                 sink(ProgramSecret(text))
     output = pulumi.Output
     original_init, original_from_data = output.__init__, output._from_data.__func__
-    original_all, original_from_input = output.all, output.from_input
+    original_from_input = output.from_input
     original_transfer = rpc.transfer_properties
 
     def found(value: Any) -> None:
@@ -121,17 +120,16 @@ def recording_secrets(into: set[str], sink: Callable[[Any], None] | None = None)
 
     output.__init__ = init
     output._from_data = classmethod(from_data)
-    output.all = _gathering(original_all)
     output.from_input = _gathering(original_from_input)
-    stand_ins = [trust(output.all, instead_of=original_all), trust(output.from_input, instead_of=original_from_input)]
+    stand_in = trust(output.from_input, instead_of=original_from_input)
     rpc.transfer_properties = _gathering(original_transfer, static=False)
     try:
-        yield
+        with gathering_all():  # Output.all: the one stand-in the offline-apply runs share (``gathered``)
+            yield
     finally:
         output.__init__, output._from_data = original_init, classmethod(original_from_data)
-        output.all, output.from_input = staticmethod(original_all), staticmethod(original_from_input)
-        for stand_in in stand_ins:
-            untrust(stand_in)
+        output.from_input = staticmethod(original_from_input)
+        untrust(stand_in)
         rpc.transfer_properties = original_transfer
 
 

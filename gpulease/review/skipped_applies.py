@@ -43,9 +43,10 @@ import pulumi
 from pulumi.output import _OutputData
 from pulumi.runtime import rpc
 
+from gpulease.review.gathered import gathering_all
 from gpulease.review.invoke_sites import failure_site, program_location, site_text
 from gpulease.review.offline_guard import allowing_side_effects, refusing_side_effects
-from gpulease.review.static_rule import may_register, trust, untrust
+from gpulease.review.static_rule import may_register
 
 __all__ = ["may_register", "recording_skipped_applies"]
 
@@ -55,6 +56,8 @@ _offline: contextvars.ContextVar[tuple[str | None] | None] = contextvars.Context
                                                                                      default=None)
 
 MAX_RUNS = 1000
+_SCALARS = (str, int, float, bool, type(None))
+"""Values ``Output.from_input`` makes a known, plain output of (the value itself): such a part is kept as it is."""
 
 
 def skipped_line(site: str | None) -> str:
@@ -84,7 +87,7 @@ class _OfflineRuns:
     def __init__(self, errors: list[str], rendering: Any = None) -> None:
         self.errors = errors
         self.rendering = rendering  # its ``unseen`` is set when a callback may register what was not seen
-        self.parts: dict[int, tuple[Any, Any]] = {}  # id(Output.all's output) -> (it, its inputs as outputs)
+        self.parts: dict[int, tuple[Any, Any]] = {}  # id(Output.all's output) -> (it, its inputs: ``part``)
         self.ran: dict[int, Any] = {}  # id -> callback, kept alive so that an id is never reused
         self.registered = 0  # resources registered while a callback runs offline (or one called inside it)
 
@@ -107,6 +110,9 @@ class _OfflineRuns:
         keys = list(parts) if isinstance(parts, dict) else range(len(parts))
         values = []
         for key in keys:
+            if not isinstance(parts[key], pulumi.Output):  # a plain scalar, known (``part``)
+                values.append(parts[key])
+                continue
             try:
                 data = await parts[key]._data
                 values.append(data.value if data.is_known else await self.value(parts[key]))
@@ -168,18 +174,19 @@ class _OfflineRuns:
 def recording_skipped_applies(errors: list[str], rendering: Any = None) -> Iterator[None]:
     """While the program renders, a skipped apply's callback is run offline with the unknown marker (module doc)."""
     original = pulumi.Output.apply
-    original_all = pulumi.Output.all
     original_init = pulumi.Resource.__init__
     runs = _OfflineRuns(errors, rendering)
 
-    def all_(*args: Any, **kwargs: Any) -> Any:
-        result = original_all(*args, **kwargs)
-        def as_output(value: Any) -> Any:  # an output itself (``from_input`` wraps it in a new one)
-            return value if isinstance(value, pulumi.Output) else pulumi.Output.from_input(value)
+    def part(value: Any) -> Any:
+        """An input of ``Output.all`` as ``value`` reads it: an output itself (``from_input`` wraps it in a new one),
+        a plain scalar as it is (``from_input`` would make a known output of it), anything else ``from_input``'s."""
+        if isinstance(value, pulumi.Output) or type(value) in _SCALARS:
+            return value
+        return pulumi.Output.from_input(value)
 
-        parts = {k: as_output(v) for k, v in kwargs.items()} if kwargs else [as_output(v) for v in args]
+    def gathered(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        parts = {k: part(v) for k, v in kwargs.items()} if kwargs else [part(v) for v in args]
         runs.parts[id(result)] = (result, parts)
-        return result
 
     def apply(self: pulumi.Output[Any], func: Callable[[Any], Any], run_with_unknowns: bool = False) -> Any:
         inside = _offline.get() is not None
@@ -222,13 +229,10 @@ def recording_skipped_applies(errors: list[str], rendering: Any = None) -> Itera
         original_init(resource, *args, **kwargs)
 
     pulumi.Output.apply = apply  # type: ignore[method-assign]
-    pulumi.Output.all = staticmethod(all_)  # type: ignore[method-assign,assignment]
-    trust(all_, instead_of=original_all)  # original_all may be the secret recorder's stand-in
     pulumi.Resource.__init__ = init  # type: ignore[method-assign]
     try:
-        yield
+        with gathering_all(gathered):  # Output.all: the one stand-in the secret recorder shares (``gathered``)
+            yield
     finally:
         pulumi.Output.apply = original  # type: ignore[method-assign]
-        pulumi.Output.all = staticmethod(original_all)  # type: ignore[method-assign,assignment]
-        untrust(all_)
         pulumi.Resource.__init__ = original_init  # type: ignore[method-assign]

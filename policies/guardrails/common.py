@@ -265,12 +265,17 @@ set a group's size (``RESIZERS``: ``compute_units`` reads them, so a group's siz
 
 
 def units(resources: Iterable[Any]) -> list[tuple[ComputeUnit, Any]]:
-    """The stack's compute units (``gpulease.core.compute.compute_units``), each with its policy resource."""
-    policy_resources = list(resources)
-    regs = [registered(r) for r in policy_resources if form_of(r.resource_type) is not None
-            or r.resource_type == CLOUDFORMATION_STACK or r.resource_type in RESIZERS]
-    by_urn = {r.urn: r for r in policy_resources}
-    return [(unit, by_urn[unit.resource.host or unit.resource.urn]) for unit in compute_units(regs)]
+    """The stack's compute units (``gpulease.core.compute.compute_units``), each with its policy resource: once per
+    request for the same resources that make units (``memoized``; seven stack rules read them). A unit names only
+    resources it was made from, so the policy resource of each is found among those."""
+    makers = [r for r in resources if form_of(r.resource_type) is not None
+              or r.resource_type == CLOUDFORMATION_STACK or r.resource_type in RESIZERS]
+    return memoized("units", makers, lambda: _units(makers))
+
+
+def _units(makers: list[Any]) -> list[tuple[ComputeUnit, Any]]:
+    by_urn = {r.urn: r for r in makers}
+    return [(unit, by_urn[unit.resource.host or unit.resource.urn]) for unit in compute_units([registered(r) for r in makers])]
 
 
 def now() -> datetime:

@@ -160,3 +160,42 @@ def test_a_key_name_with_letters_lower_keeps_apart_is_still_scanned(name):
     # The case-insensitive expression takes "ſ" for "s" and the Kelvin sign for "k"; str.lower() does not, so a
     # text that is not ASCII is scanned with every expression instead of skipping by the literals.
     assert find_secrets(f"#!/bin/bash\n{name}={KEY40}\n") == ["an AWS secret access key on line 2"]
+
+
+PLAIN_FORMS = {
+    # The expressions as first written, one alternation each; SECRET_PATTERNS holds them with the first letter
+    # outside it (a faster scan): both must find the same matches at the same places.
+    "an AWS secret access key": r"(?i:aws_?secret_?access_?key)\s*[=:]\s*['\"]?[A-Za-z0-9/+=]{40}",
+    "an Alibaba Cloud AccessKey secret":
+        r"(?i:access_?key_?secret|ALIBABA_CLOUD_ACCESS_KEY_SECRET|ALICLOUD_SECRET_KEY)\s*[=:]\s*['\"]?[A-Za-z0-9]{30}",
+}
+
+
+def _spellings(words: list[str], rng) -> list[str]:
+    """Each key name with and without each underscore, in three cases and one of random case."""
+    out = []
+    for joined in {"_".join(words), "".join(words), *("_".join(words[:i]) + "".join(words[i:]) for i in range(1, len(words)))}:
+        out += [joined, joined.upper(), joined.title(), "".join(c.upper() if rng.random() < 0.5 else c for c in joined)]
+    return out
+
+
+@pytest.mark.parametrize("kind", sorted(PLAIN_FORMS))
+def test_the_factored_secret_expressions_find_what_the_plain_alternations_find(kind):
+    import random
+    import re
+
+    rng = random.Random(7)
+    names = [*_spellings(["aws", "secret", "access", "key"], rng), *_spellings(["access", "key", "secret"], rng),
+             *_spellings(["alibaba", "cloud", "access", "key", "secret"], rng), *_spellings(["alicloud", "secret", "key"], rng),
+             "AWS_\u017fECRET_ACCESS_\u212aEY", "ACCESS_\u212aEY_\u017fECRET", "aaccesskeysecret", "aaws_secret_access_key"]
+    values = [KEY40, ALI30, ALI30 + "x" * 10, "short"]
+    texts = [f"{prefix}{name}{sep}{quote}{value}\n" for name in names for value in values
+             for prefix, sep, quote in [("", "=", ""), ("  ", ": ", "'"), ("x", " = ", '"'), ("a", ":", "")]]
+    texts.append("".join(texts))
+    plain, factored = re.compile(PLAIN_FORMS[kind]), re.compile(SECRET_PATTERNS[kind][1])
+    matched = 0
+    for text in texts:
+        spans = [m.span() for m in plain.finditer(text)]
+        assert [m.span() for m in factored.finditer(text)] == spans, text
+        matched += bool(spans)
+    assert matched > 100  # the corpus holds many matches, not only misses
