@@ -10,6 +10,7 @@ state the real program makes (rendered under mocks, as ``gpulease plan`` renders
 - The workflow's ``if: always()`` clean-up (``ephemeral down --current-run``) runs after every run, so it never
   deletes a bucket the run kept because its artifacts were not collected.
 - A teardown that kept a bucket after a destroy that needed a retry reports no error.
+- ``--json`` names the kept buckets as a list, ``keptBuckets``.
 """
 
 from __future__ import annotations
@@ -93,6 +94,10 @@ def test_a_kept_checkpoint_bucket_keeps_its_privacy_encryption_versioning_and_po
     assert destroyed == [], f"the kept bucket would lose: {destroyed}"
     instances = [r["urn"] for r in state if r["type"].endswith("/instance:Instance")]
     assert instances and all(u in targets for u in instances), "the instance still goes"
+    roles = [r["urn"] for r in state if r["type"].endswith("/role:Role")]
+    assert roles and all(u in targets for u in roles), "the roles still go"
+    kept_types = {r["type"].partition("/")[0] for r in state if r["urn"] not in targets and "/" in r["type"]}
+    assert kept_types <= {"aws:s3", "alicloud:oss", "time:index"}, f"kept beyond the bucket: {kept_types}"
 
 
 GITHUB = {"GITHUB_RUN_ID": "9001", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_SHA": "0123456789abcdef",
@@ -113,7 +118,7 @@ def test_the_workflows_clean_up_step_never_deletes_a_bucket_the_run_kept(
     code = cli.main(["ephemeral", "run", "--base-stack", "aws-lora-7b", "--json",
                      "--artifacts-dir", str(tmp_path / "art"), "--", "python", "train.py"])
     summary = json.loads(capsys.readouterr().out)
-    assert code == 3 and summary["teardown"]["keptBucket"] == "gpulease-bucket"
+    assert code == 3 and summary["teardown"]["keptBuckets"] == ["gpulease-bucket"]
     assert backend.kept_buckets == [("gpulease-bucket",)] and STACK in backend.stacks
     # Its `if: always()` step, which runs after every run (.github/workflows/ephemeral-train.yml).
     cli.main(["ephemeral", "down", "--current-run", "--json"])
@@ -134,5 +139,5 @@ def test_a_kept_bucket_after_a_retried_destroy_reports_no_error() -> None:
                              sleep=lambda s: None)
     [item] = result["collected"]
     teardown = item["teardown"]
-    assert result["exitCode"] == 0 and teardown["destroyed"] is True and teardown["keptBucket"] == "ck-one"
+    assert result["exitCode"] == 0 and teardown["destroyed"] is True and teardown["keptBuckets"] == ["ck-one"]
     assert teardown["error"] is None, "the second attempt succeeded: the teardown did not fail"
