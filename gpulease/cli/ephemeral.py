@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from gpulease.cli import ephemeral_collect
 from gpulease.cli.conventions import error_entry, print_json
 from gpulease.cli.output_file import refuse_input_folder
 from gpulease.core import clock
@@ -25,6 +26,7 @@ from gpulease.ephemeral.backend import AutomationBackend, StackBackend
 from gpulease.ephemeral.channel import InstanceChannel, open_channel
 from gpulease.ephemeral.config import DEFAULT_MAX_HOURS, EphemeralConfig, build_config
 from gpulease.ephemeral.progress import make_progress, print_summary
+from gpulease.ephemeral.teardown import collect_hint
 from gpulease.review.stacks import PROJECT_ROOT as PROJECT_DIR
 
 
@@ -55,7 +57,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "ephemeral",
         help="short-lived training stacks for CI: create, train, collect, always tear down",
         description="Ephemeral stacks are named ci-<run id>-<short sha>, tagged with the CI run, capped to a short "
-        "deadline, retain nothing, and are destroyed and removed however the run ends.",
+        "deadline, and are destroyed however the run ends; a checkpoint bucket whose artifacts were not all "
+        "collected is kept with its stack (ephemeral collect downloads them, ephemeral down --with-buckets deletes "
+        "it).",
     )
     esub = p.add_subparsers(dest="ephemeral_command", required=True, metavar="SUBCOMMAND")
 
@@ -110,14 +114,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--keep-on-failure", action="store_true", help="leave a failed stack for inspection")
     up.set_defaults(func=cmd_up)
 
-    down = esub.add_parser("down", help="destroy and remove an ephemeral stack")
+    down = esub.add_parser("down", help="destroy an ephemeral stack but its checkpoint buckets (--with-buckets: "
+                           "all of it, and remove it)")
     ci_stack = down.add_argument("stack", nargs="?", help="a ci-* stack name")
     ci_stack.completion_stacks = False  # type: ignore[attr-defined]  # a backend's CI stack: no stack file to offer
     down.add_argument(
         "--current-run", action="store_true", help="the stack of this CI run (from GITHUB_RUN_ID and GITHUB_SHA)"
     )
+    down.add_argument("--with-buckets", action="store_true",
+                      help="destroy the checkpoint buckets too, with any artifacts in them, and remove the stack "
+                      "(default: kept with the stack, as gc keeps them)")
     common(down)
     down.set_defaults(func=cmd_down)
+    ephemeral_collect.register(esub, common)
 
     ls = esub.add_parser("ls", help="list ephemeral stacks with their deadlines")
     ls.add_argument("--all", action="store_true", help="every stack of the project, not only ci-*")
@@ -174,9 +183,9 @@ def _prepare(args: argparse.Namespace) -> tuple[StackBackend, EphemeralConfig]:
     return backend, cfg
 
 
-def _artifact_inputs(cfg: EphemeralConfig) -> tuple[list[Path], list[Path]]:
-    """What ``--artifacts-dir`` must not be, hold or lie inside: the project's Pulumi.yaml, the base stack file,
-    the stack files' folder and a program folder of its own (``main:``), all read by this run."""
+def _artifact_inputs(cfg: EphemeralConfig | None) -> tuple[list[Path], list[Path]]:
+    """What ``--artifacts-dir`` must not be, hold or lie inside: the project's Pulumi.yaml, the base stack file
+    (with ``cfg``), the stack files' folder and a program folder of its own (``main:``), all read by this run."""
     from gpulease.review import stacks
 
     project = PROJECT_DIR
@@ -188,7 +197,8 @@ def _artifact_inputs(cfg: EphemeralConfig) -> tuple[list[Path], list[Path]]:
     program = [project / main] if isinstance(main, str) and main.strip() and (project / main) != project else []
     program = [p.parent if p.suffix == ".py" else p for p in program]
     within = [*([stack_dir] if stack_dir.resolve() != project.resolve() else []), *program]
-    return [project / "Pulumi.yaml", project / "Pulumi.yml", cfg.base_file, stack_dir, *program], within
+    base = [cfg.base_file] if cfg is not None else []
+    return [project / "Pulumi.yaml", project / "Pulumi.yml", *base, stack_dir, *program], within
 
 
 def _finish(args: argparse.Namespace, document: dict[str, Any], human: Callable[[Console], None]) -> int:
@@ -241,7 +251,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         if result["exitCode"] == 0:
             name = escape(printable(cfg.stack))
             console.print(f"[green]{name} is up[/green]; it is destroyed at its deadline or by: "
-                          f"gpulease ephemeral down {name}")
+                          f"gpulease ephemeral down {name} --with-buckets (without it, its checkpoint bucket is kept)")
             for key in ("instanceId", "instanceType", "sshCommand", "checkpointUri", "deadline"):
                 if key in result["outputs"]:
                     console.print(f"  {key}: {printable(result['outputs'][key])}", markup=False)
@@ -264,7 +274,7 @@ def cmd_down(args: argparse.Namespace) -> int:
     backend.cli_version()
     progress = make_progress(args.json)
     try:
-        result = orchestrator.take_down(backend, progress, stack)
+        result = orchestrator.take_down(backend, progress, stack, with_buckets=args.with_buckets)
     finally:
         progress.close()
     return _finish(args, result, lambda console: console.print(_teardown_line(result)))
@@ -275,9 +285,9 @@ def _teardown_line(result: dict[str, Any]) -> str:
     t = result["teardown"]
     if t["removed"]:
         return escape(f"{printable(result['stack'])}: destroyed and removed")
-    if t.get("destroyed") and t.get("keptBucket"):
-        return escape(f"{printable(result['stack'])}: destroyed but bucket {printable(t['keptBucket'])}, kept with the "
-                      f"stack: `gpulease pull` what it holds, then `gpulease ephemeral down {printable(result['stack'])}`")
+    if t.get("destroyed") and t.get("keptBuckets"):
+        return escape(f"{printable(result['stack'])}: destroyed but bucket {printable(', '.join(t['keptBuckets']))}, "
+                      f"kept with the stack: {printable(collect_hint(result['stack']))}")
     return escape(f"{printable(result['stack'])}: NOT torn down: {printable(t['error'])}")
 
 
@@ -318,7 +328,7 @@ def cmd_gc(args: argparse.Namespace) -> int:
             console.print(f"nothing to collect ({len(result['checked'])} ephemeral stacks checked)")
         for item in result["collected"]:
             if item.get("dryRun"):
-                but = f" but bucket {item['keptBucket']}" if item.get("keptBucket") else ""
+                but = f" but bucket {', '.join(item['keptBuckets'])}" if item.get("keptBuckets") else ""
                 console.print(f"would destroy {printable(item['stack'])}{printable(but)}", markup=False)
             else:
                 console.print(_teardown_line(item))

@@ -295,30 +295,69 @@ class AutomationBackend:
 
 
 BUCKET_TYPES = ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2", "alicloud:oss/bucket:Bucket")
+BUCKET_MODULES = tuple(sorted({t.partition("/")[0] + "/" for t in BUCKET_TYPES}))
+"""The modules of the bucket types (``aws:s3/``, ``alicloud:oss/``): their other resources configure a bucket."""
+
+
+def _named(resource: dict[str, Any], buckets: tuple[str, ...]) -> bool:
+    outputs = resource.get("outputs") or {}
+    return outputs.get("bucket") in buckets or outputs.get("id") in buckets
+
+
+def _needs(resource: dict[str, Any]) -> list[str]:
+    """What a resource needs in the state: its parent, what it depends on, its provider."""
+    return [resource.get("parent") or "", *(resource.get("dependencies") or []),
+            *(d for deps in (resource.get("propertyDependencies") or {}).values() for d in deps),
+            str(resource.get("provider") or "").rsplit("::", 1)[0]]
 
 
 def all_but_buckets(resources: list[dict[str, Any]], buckets: tuple[str, ...]) -> list[str]:
-    """The URNs of a stack's state to destroy so that ``buckets`` stay: all but the buckets, their parents, what
-    they depend on (transitively), the providers and the stack itself. A bucket not in the state: fail closed."""
+    """The URNs of a stack's state to destroy so that ``buckets`` stay as the stack made them: all but the buckets,
+    the resources of their own module that depend on them or are their children (ownership, public-access block,
+    encryption, versioning, lifecycle, policy, ACL: the bucket's hardening), what all those need (parents, what they
+    depend on, transitively), the providers and the stack itself. A bucket the state does not hold (an existing
+    ``checkpoints.bucket`` the program only refers to) cannot be deleted by a destroy and needs no keeping; one the
+    state holds under a type not known here (a resource of a bucket module names it, no known bucket type does):
+    fail closed."""
     by_urn = {r.get("urn"): r for r in resources}
-    wanted = [r["urn"] for r in resources if r.get("type") in BUCKET_TYPES
-              and (r.get("outputs") or {}).get("bucket") in buckets]
-    found = {(by_urn[u].get("outputs") or {}).get("bucket") for u in wanted}
-    if missing := [b for b in buckets if b not in found]:
-        raise RuntimeError(f"bucket {missing[0]!r} is not in the stack's state; refusing a destroy that might delete it")
+    wanted = [r["urn"] for r in resources if r.get("type") in BUCKET_TYPES and _named(r, buckets)]
+    found = {b for u in wanted for b in buckets if _named(by_urn[u], (b,))}
+    unknown = [b for b in buckets if b not in found and any(
+        str(r.get("type", "")).startswith(BUCKET_MODULES) and _named(r, (b,)) for r in resources)]
+    if unknown:
+        raise RuntimeError(f"bucket {unknown[0]!r} is in the stack's state under a resource type not known as a bucket; "
+                           "refusing a destroy that might delete it")
+    wanted += _configuring(resources, set(wanted))
     keep: set[str] = set()
     while wanted:
         urn = wanted.pop()
         if urn in keep or urn not in by_urn:
             continue
         keep.add(urn)
-        res = by_urn[urn]
-        wanted += [res.get("parent") or "", *(res.get("dependencies") or []),
-                   *(d for deps in (res.get("propertyDependencies") or {}).values() for d in deps)]
-        provider = str(res.get("provider") or "").rsplit("::", 1)[0]
-        wanted.append(provider)
+        wanted += _needs(by_urn[urn])
     return [str(r["urn"]) for r in resources if r.get("urn") not in keep and not r.get("type", "").startswith(
         ("pulumi:providers:", "pulumi:pulumi:Stack"))]
+
+
+def _configuring(resources: list[dict[str, Any]], kept: set[str]) -> list[str]:
+    """The resources of a kept bucket's module (never another bucket) that depend on it or are its children, or
+    depend on or are children of one of those (a policy applied after the public-access block)."""
+    modules = {str(r.get("urn")): str(r.get("type", "")).partition("/")[0] + "/" for r in resources
+               if r.get("urn") in kept}
+    attached: set[str] = set()
+    grown = True
+    while grown:
+        grown = False
+        for r in resources:
+            urn, kind = str(r.get("urn")), str(r.get("type", ""))
+            if urn in kept or urn in attached or kind in BUCKET_TYPES:
+                continue
+            owners = [u for u in _needs(r) if u in modules and kind.startswith(modules[u])]
+            if owners:
+                attached.add(urn)
+                modules[urn] = modules[owners[0]]
+                grown = True
+    return sorted(attached)
 
 
 def _event_adapter(on_resource: ResourceSink) -> Callable[[Any], None]:

@@ -1,8 +1,9 @@
 """``ephemeral ls`` and ``ephemeral gc``: the ``ci-*`` stacks, each past its deadline or not, and the collection of
 those past it. A stack past its deadline belongs to a run that never finished its teardown (its runner died), so
 its artifacts may never have been collected: gc destroys everything but the checkpoint buckets its outputs name
-(the instance stops billing) and keeps them with the stack, until ``gpulease pull`` and ``ephemeral down``;
-``--with-buckets`` destroys and removes everything, as a run's teardown does."""
+(the instance stops billing) and keeps them with the stack, until ``ephemeral collect`` has downloaded the job's
+artifacts and ``ephemeral down --with-buckets`` deletes them; ``--with-buckets`` destroys and removes everything, as
+a run's teardown does."""
 
 from __future__ import annotations
 
@@ -96,12 +97,12 @@ def collect_garbage(
             but = f" but bucket {', '.join(keep)}" if keep else ""
             if dry_run:
                 progress.note(f"would destroy {status.info.name}{but} (deadline {status.as_dict()['deadline']})")
-                results.append({"stack": status.info.name, "dryRun": True, "keptBucket": ", ".join(keep) or None})
+                results.append({"stack": status.info.name, "dryRun": True, "keptBuckets": list(keep)})
                 continue
             progress.note(f"destroying {status.info.name}{but}: {status.reason} ({status.as_dict()['deadline']})")
             tear = teardown(backend, status.info.name, progress, sleep=sleep, keep_buckets=keep)
             results.append({"stack": status.info.name, "teardown": tear.as_dict()})
-    failed = [r for r in results if (t := r.get("teardown")) and not (t["destroyed"] and (t["removed"] or t.get("keptBucket")))]
+    failed = [r for r in results if (t := r.get("teardown")) and not (t["destroyed"] and (t["removed"] or t["keptBuckets"]))]
     return {
         "exitCode": EXIT_TEARDOWN_FAILED if failed else EXIT_OK,
         "checked": [s.as_dict() for s in statuses],

@@ -21,7 +21,7 @@ from typing import Any
 
 from gpulease.core import vocabulary as v
 from gpulease.ephemeral.artifact_bounds import ArtifactBounds
-from gpulease.ephemeral.backend import StackBackend, StackExistsError
+from gpulease.ephemeral.backend import StackBackend, StackExistsError, StackMissingError
 from gpulease.ephemeral.channel import InstanceChannel
 from gpulease.ephemeral.config import EphemeralConfig
 from gpulease.ephemeral.progress import Progress
@@ -334,11 +334,20 @@ def bring_up(
 
 
 def take_down(
-    backend: StackBackend, progress: Progress, stack: str, sleep: Callable[[float], None] = time.sleep
+    backend: StackBackend, progress: Progress, stack: str, sleep: Callable[[float], None] = time.sleep, *,
+    with_buckets: bool = False,
 ) -> dict[str, Any]:
-    """Destroy and remove one ephemeral stack, shielded from signals once started."""
+    """Destroy and remove one ephemeral stack, shielded from signals once started. Unless ``with_buckets``, the
+    checkpoint buckets its outputs name are kept with the stack, as ``ephemeral gc`` keeps them: the job's artifacts
+    may be there only (a run cancelled before it collected them)."""
+    keep: tuple[str, ...] = ()
+    if not with_buckets:
+        try:
+            keep = stack_buckets(backend.outputs(stack))
+        except StackMissingError:
+            keep = ()  # nothing left to keep; the teardown finds it gone
     with guard_signals() as guard:
         guard.disarm()  # a clean-up must run to the end; signals are recorded, not obeyed
-        tear = teardown(backend, stack, progress, sleep=sleep)
-    ok = tear.destroyed and tear.removed
+        tear = teardown(backend, stack, progress, sleep=sleep, keep_buckets=keep)
+    ok = tear.destroyed and (tear.removed or bool(tear.kept_buckets))
     return {"stack": stack, "exitCode": EXIT_OK if ok else EXIT_TEARDOWN_FAILED, "teardown": tear.as_dict()}

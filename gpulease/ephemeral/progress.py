@@ -155,7 +155,7 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         ("estimated cost", _cost(summary.get("estimatedCostUsd"), summary.get("hourlyUsd"), summary.get("worstCaseUsd"))),
         ("artifacts", f"{len(summary.get('artifacts', []))} files in {summary.get('artifactsDir')}"
                       + (f"; {len(summary['refusedArtifacts'])} refused" if summary.get("refusedArtifacts") else "")),
-        ("torn down", _teardown(summary.get("teardown", {}))),
+        ("torn down", _teardown(summary.get("teardown", {}), str(summary.get("stack")))),
     ]
     if summary.get("failedArtifacts"):
         failed = summary["failedArtifacts"]
@@ -182,13 +182,14 @@ def _shown(value: Any) -> str:
     return escape(printable(str(value)))
 
 
-def _teardown(teardown: dict[str, Any]) -> str:
+def _teardown(teardown: dict[str, Any], stack: str) -> str:
     if not teardown:
         return "-"
-    if teardown.get("keptBucket"):
-        return (f"destroyed but bucket {teardown['keptBucket']} (and the stack holding it): artifacts there were not "
-                f"collected; it bills for what it stores (S3 Standard: $0.023 per GB-month in us-east-1) until "
-                f"`gpulease ephemeral down`")
+    if teardown.get("keptBuckets"):
+        return (f"destroyed but bucket {', '.join(teardown['keptBuckets'])} (and the stack holding it): artifacts there "
+                f"were not collected (`gpulease ephemeral collect {stack} --artifacts-dir DIR`); it bills for what it "
+                f"stores (S3 Standard: $0.023 per GB-month in us-east-1) until "
+                f"`gpulease ephemeral down {stack} --with-buckets`")
     if teardown.get("removed"):
         return "destroyed and removed"
     if teardown.get("destroyed"):

@@ -13,6 +13,12 @@ from gpulease.ephemeral.progress import Progress
 DESTROY_ATTEMPTS = 3
 
 
+def collect_hint(stack: str) -> str:
+    """What to do with a stack kept with its checkpoint buckets (the stack's outputs say where the job's artifacts are)."""
+    return (f"`gpulease ephemeral collect {stack} --artifacts-dir DIR` downloads the job's artifacts; once all are "
+            f"collected, `gpulease ephemeral down {stack} --with-buckets` deletes the buckets and the stack")
+
+
 @dataclass
 class Teardown:
     attempted: bool = False
@@ -23,9 +29,8 @@ class Teardown:
     kept_buckets: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        kept = {"keptBucket": ", ".join(self.kept_buckets)} if self.kept_buckets else {}
         return {
-            **kept,
+            "keptBuckets": list(self.kept_buckets),
             "attempted": self.attempted,
             "destroyed": self.destroyed,
             "removed": self.removed,
@@ -52,11 +57,11 @@ def teardown(
             try:
                 changes = backend.destroy(stack, lambda line: progress.line("pulumi", line), progress.resource,
                                           **({"keep_buckets": keep_buckets} if keep_buckets else {}))
-                result.destroyed = True
+                result.destroyed, result.error = True, None  # an earlier attempt's failure is over
                 result.resources_deleted = changes.resource_changes.get("delete", 0)
                 break
             except StackMissingError:
-                result.destroyed = True
+                result.destroyed, result.error = True, None
                 record.detail = "stack already gone"
                 break
             except Exception as exc:
@@ -70,8 +75,8 @@ def teardown(
     if not result.destroyed:
         return result
     if keep_buckets:
-        progress.note(f"kept bucket {', '.join(keep_buckets)} and stack {stack}: artifacts there were not collected; "
-                      f"`gpulease pull` them, then `gpulease ephemeral down {stack}`")
+        progress.note(f"kept bucket {', '.join(keep_buckets)} and stack {stack}: artifacts there may not have been collected; "
+                      f"{collect_hint(stack)}")
         return result
     with progress.step("remove stack") as record:
         try:

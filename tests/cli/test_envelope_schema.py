@@ -34,6 +34,7 @@ BAD_INPUT = {
     "ephemeral down": ["ephemeral", "down", "no such stack"],
     "ephemeral ls": ["ephemeral", "ls"],
     "ephemeral gc": ["ephemeral", "gc"],
+    "ephemeral collect": ["ephemeral", "collect", "no such stack", "--artifacts-dir", "{tmp}/art"],
     "size": ["size", "--params", "bogus"],
     "cost": ["cost", "no-such-stack"],
     "catalog refresh": ["catalog", "refresh", "--output", "{tmp}"],

@@ -23,7 +23,7 @@ def test_a_failed_artifact_keeps_the_bucket_and_exits_incomplete(project: Path, 
     assert summary["exitCode"] == EXIT_INCOMPLETE and summary["outcome"] == "artifacts-incomplete"
     assert any("b.txt" in f for f in summary["failedArtifacts"])
     assert backend.kept_buckets == [("gpulease-bucket",)]  # the instance is destroyed, the bucket is not
-    assert "remove" not in backend.ops() and summary["teardown"]["keptBucket"] == "gpulease-bucket"
+    assert "remove" not in backend.ops() and summary["teardown"]["keptBuckets"] == ["gpulease-bucket"]
     assert "kept bucket gpulease-bucket" in log
 
 
@@ -49,9 +49,15 @@ def test_the_kept_bucket_keeps_what_it_needs_and_nothing_else() -> None:
     assert all_but_buckets(resources, ("bkt",)) == [p + "aws:s3/bucket:Bucket::other", p + "aws:ec2/instance:Instance::i"]
 
 
-def test_a_bucket_not_in_the_state_is_never_guessed() -> None:
-    with pytest.raises(RuntimeError, match="not in the stack's state"):
-        all_but_buckets([{"urn": "u", "type": "aws:ec2/instance:Instance"}], ("bkt",))
+def test_a_bucket_the_state_does_not_hold_is_never_a_reason_to_keep_anything() -> None:
+    assert all_but_buckets([{"urn": "u", "type": "aws:ec2/instance:Instance"}], ("bkt",)) == ["u"]
+
+
+@pytest.mark.parametrize("kind", ["aws:s3/bucketV3:BucketV3", "alicloud:oss/bucketV2:BucketV2"])
+def test_a_bucket_held_under_a_type_not_known_as_a_bucket_is_never_guessed(kind: str) -> None:
+    resources = [{"urn": "b", "type": kind, "outputs": {"bucket": "bkt"}}, {"urn": "u", "type": "aws:ec2/instance:Instance"}]
+    with pytest.raises(RuntimeError, match="'bkt' is in the stack's state under a resource type not known"):
+        all_but_buckets(resources, ("bkt",))
 
 
 def test_a_collection_that_fails_whole_keeps_the_bucket(project: Path, tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ def test_gc_keeps_every_checkpoint_bucket_with_its_stack() -> None:
     assert set(backend.stacks) == {"ci-1-aaaaaaa", "ci-2-bbbbbbb"}
     assert result["exitCode"] == 0, "a bucket kept on purpose is not a failed teardown"
     teardowns = {r["stack"]: r["teardown"] for r in result["collected"]}
-    assert teardowns["ci-1-aaaaaaa"]["keptBucket"] == "ck-one" and teardowns["ci-1-aaaaaaa"]["destroyed"] is True
+    assert teardowns["ci-1-aaaaaaa"]["keptBuckets"] == ["ck-one"] and teardowns["ci-1-aaaaaaa"]["destroyed"] is True
     assert "destroying ci-1-aaaaaaa but bucket ck-one" in out.getvalue()
 
 
@@ -74,7 +74,7 @@ def test_gc_dry_run_names_the_bucket_it_would_keep() -> None:
     backend, out = _backend(), io.StringIO()
     result = collect_garbage(backend, PlainProgress(out), now=NOW, grace=GRACE, dry_run=True, sleep=lambda s: None)
     assert "destroy" not in backend.ops()
-    assert [r["keptBucket"] for r in result["collected"]] == ["ck-one", "ck-a, ck-b", None]
+    assert [r["keptBuckets"] for r in result["collected"]] == [["ck-one"], ["ck-a", "ck-b"], []]
     assert "would destroy ci-2-bbbbbbb but bucket ck-a, ck-b" in out.getvalue()
 
 
@@ -118,8 +118,17 @@ def test_keeping_a_bucket_targets_everything_else(state) -> None:
     assert targets == [INSTANCE["urn"]]
 
 
-def test_a_kept_bucket_missing_from_the_state_refuses_the_destroy(state) -> None:
+def test_a_kept_bucket_the_state_does_not_hold_needs_no_keeping(state) -> None:
+    # An existing checkpoints.bucket: the program only refers to it, so no destroy of the stack can delete it.
     rec = state([ROOT, PROVIDER, INSTANCE])
-    with pytest.raises(RuntimeError, match="'ck-bkt' is not in the stack's state"):
+    AutomationBackend().destroy(STACK, lambda line: None, lambda e: None, keep_buckets=("ck-bkt",))
+    [destroy] = rec.ops("destroy")
+    assert [destroy[i + 1] for i, a in enumerate(destroy) if a == "--target"] == [INSTANCE["urn"]]
+
+
+def test_a_kept_bucket_in_the_state_under_an_unknown_type_refuses_the_destroy(state) -> None:
+    other = {"urn": P + "aws:s3/bucketV3:BucketV3::ck", "type": "aws:s3/bucketV3:BucketV3", "outputs": {"id": "ck-bkt"}}
+    rec = state([ROOT, PROVIDER, other, INSTANCE])
+    with pytest.raises(RuntimeError, match="'ck-bkt' is in the stack's state under a resource type not known"):
         AutomationBackend().destroy(STACK, lambda line: None, lambda e: None, keep_buckets=("ck-bkt",))
     assert rec.ops("destroy") == []

@@ -54,7 +54,8 @@ def test_success_runs_every_step_in_order_and_tears_down(project: Path, tmp_path
     run_call = channel.calls[1][1]
     assert run_call["command"] == "python train.py" and run_call["job"] == STACK
     assert summary["exitCode"] == 0 and summary["outcome"] == "succeeded"
-    assert summary["teardown"] == {"attempted": True, "destroyed": True, "removed": True, "resourcesDeleted": 4, "error": None}
+    assert summary["teardown"] == {"keptBuckets": [], "attempted": True, "destroyed": True, "removed": True,
+                                   "resourcesDeleted": 4, "error": None}
     assert json.loads((tmp_path / "art" / "metrics.json").read_text()) == {"loss": 1.97}
     assert summary["artifacts"] == [str(tmp_path / "art" / "metrics.json")]
     assert summary["resources"]["count"] == 4 and summary["instanceType"] == "g5.xlarge"
