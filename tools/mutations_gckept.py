@@ -46,4 +46,7 @@ MUTATIONS: list[Mutation] = [
              "ephemeral collect refuses an --artifacts-dir among the project's inputs"),
     Mutation("gckept", "gpulease/cli/ephemeral_collect.py", "bounds=artifact_bounds.from_args(args))",
              "bounds=None)", COLLECT, "ephemeral collect holds to the --max-artifacts bounds as run does"),
+    Mutation("gckept", "gpulease/ephemeral/orchestrator.py",
+             "if state.failed_artifacts or state.refused_artifacts else ()", "if state.failed_artifacts else ()",
+             ("tests/ephemeral/test_artifacts_kept.py",), "an artifact refused locally keeps the bucket with its only copy"),
 ]

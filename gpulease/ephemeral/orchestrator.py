@@ -208,8 +208,8 @@ class EphemeralRun:
 
     @staticmethod
     def _buckets_to_keep(state: RunState) -> tuple[str, ...]:
-        """The checkpoint bucket, when artifacts in it were not collected (never destroyed with them)."""
-        return stack_buckets(state.outputs) if state.failed_artifacts else ()
+        """The checkpoint bucket, when artifacts in it were not collected, failed or refused (never destroyed with them)."""
+        return stack_buckets(state.outputs) if state.failed_artifacts or state.refused_artifacts else ()
 
     def _summary(
         self,
@@ -229,7 +229,7 @@ class EphemeralRun:
             code, outcome = int(state.command_exit), "command-failed"
         elif state.error is not None:
             code, outcome = EXIT_FAILED, "failed"
-        elif state.failed_artifacts:
+        elif state.failed_artifacts or state.refused_artifacts:
             code, outcome = EXIT_INCOMPLETE, "artifacts-incomplete"
         else:
             code, outcome = EXIT_OK, "succeeded"

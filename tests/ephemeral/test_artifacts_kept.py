@@ -27,6 +27,16 @@ def test_a_failed_artifact_keeps_the_bucket_and_exits_incomplete(project: Path, 
     assert "kept bucket gpulease-bucket" in log
 
 
+def test_a_refused_artifact_keeps_the_bucket_and_exits_incomplete(project: Path, tmp_path: Path) -> None:
+    """An artifact refused locally (it would replace a file already there, or its name does not read as itself)
+    was never written: the bucket still holds its only copy, so it is kept, and the run is incomplete."""
+    backend, channel = RecordingBackend(), ScriptedChannel(refused_artifacts=["notes.txt"])
+    summary, _ = execute(project, backend, channel, tmp_path)
+    assert summary["exitCode"] == EXIT_INCOMPLETE and summary["outcome"] == "artifacts-incomplete"
+    assert backend.kept_buckets == [("gpulease-bucket",)] and "remove" not in backend.ops()
+    assert any("notes.txt" in r for r in summary["refusedArtifacts"])
+
+
 def test_all_collected_destroys_everything(project: Path, tmp_path: Path) -> None:
     backend, channel = RecordingBackend(), ScriptedChannel()
     summary, _ = execute(project, backend, channel, tmp_path)

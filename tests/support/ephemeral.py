@@ -166,6 +166,8 @@ class ScriptedChannel:
     hooks: dict[str, Callable[[], None]] = field(default_factory=dict)
     calls: list[tuple[str, Any]] = field(default_factory=list)
     failed_artifacts: list[str] = field(default_factory=list)
+    refused_artifacts: list[str] = field(default_factory=list)
+    """Artifacts the collection refuses to write (a hostile name, a local file already there): never written."""
     """Artifacts whose fetch fails (named in the collection's ``failed``, never written)."""
 
     def _enter(self, op: str, detail: Any) -> None:
@@ -200,10 +202,11 @@ class ScriptedChannel:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(body)
             written.append(target)
-        if self.failed_artifacts:
+        if self.failed_artifacts or self.refused_artifacts:
             from gpulease.ephemeral.channel import Collected
             failed = [f"'{name}' (not collected: ClientError: 503)" for name in self.failed_artifacts]
-            return Collected(written, failed, failed)
+            refused = [f"'{name}' (a local file is already there)" for name in self.refused_artifacts]
+            return Collected(written, refused + failed, failed)
         return written
 
 
