@@ -100,18 +100,23 @@ def cmd_collect(args: argparse.Namespace) -> int:
         progress.close()
     document = {
         "stack": stack,
-        "exitCode": EXIT_INCOMPLETE if failed else EXIT_OK,
+        "exitCode": EXIT_INCOMPLETE if failed or refused else EXIT_OK,
         "artifactsDir": str(args.artifacts_dir),
         "artifacts": [str(p) for p in written],
         "refusedArtifacts": refused,
         "failedArtifacts": failed,
         "keptBuckets": list(stack_buckets(outputs)),
-        "next": next_step(stack, failed),
+        "next": next_step(stack, failed, [r for r in refused if r not in failed]),
     }
     return ephemeral._finish(args, document, lambda console: _human(console, document))
 
 
-def next_step(stack: str, failed: list[str]) -> str:
+def next_step(stack: str, failed: list[str], refused: list[str] | None = None) -> str:
+    if refused and not failed:
+        return (f"{len(refused)} artifacts refused (never written, named above) are still only in the bucket: move the "
+                f"local files away (or choose another --artifacts-dir) and run `gpulease ephemeral collect {stack}` "
+                "again; a name refused as unsafe can only be fetched with the storage's own CLI. `gpulease ephemeral "
+                f"down {stack} --with-buckets` deletes them with the bucket")
     if failed:
         return (f"{len(failed)} artifacts not collected, still in the bucket: run `gpulease ephemeral collect {stack} "
                 "--artifacts-dir DIR` again (with a larger --max-artifacts, --max-artifacts-gib or --collect-minutes "

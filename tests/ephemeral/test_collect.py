@@ -73,10 +73,11 @@ def test_an_existing_file_is_never_replaced(kept, tmp_path: Path, capsys) -> Non
     dest = tmp_path / "art"
     dest.mkdir()
     (dest / "metrics.json").write_text("MINE")
-    _collect("--artifacts-dir", str(dest), "--json")
+    assert _collect("--artifacts-dir", str(dest), "--json") == 3, "an artifact not written is not collected"
     doc = json.loads(capsys.readouterr().out)
     assert (dest / "metrics.json").read_text() == "MINE"
     assert [r for r in doc["refusedArtifacts"] if "metrics.json" in r]
+    assert "--with-buckets` deletes them" in doc["next"] and "everything collected" not in doc["next"]
 
 
 def test_a_key_escaping_the_folder_is_refused(kept, tmp_path: Path, capsys) -> None:
