@@ -123,7 +123,8 @@ def recording_secrets(into: set[str], sink: Callable[[Any], None] | None = None)
     output._from_data = classmethod(from_data)
     output.all = _gathering(original_all)
     output.from_input = _gathering(original_from_input)
-    stand_ins = [trust(output.all, instead_of=original_all), trust(output.from_input, instead_of=original_from_input)]
+    stand_ins = [trust(output.all, instead_of=original_all), trust(output.from_input, instead_of=original_from_input),
+                 trust(init, instead_of=original_init), trust(from_data, instead_of=original_from_data)]
     rpc.transfer_properties = _gathering(original_transfer, static=False)
     try:
         yield

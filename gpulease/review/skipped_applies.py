@@ -224,6 +224,7 @@ def recording_skipped_applies(errors: list[str], rendering: Any = None) -> Itera
     pulumi.Output.apply = apply  # type: ignore[method-assign]
     pulumi.Output.all = staticmethod(all_)  # type: ignore[method-assign,assignment]
     trust(all_, instead_of=original_all)  # original_all may be the secret recorder's stand-in
+    trust(apply, instead_of=original)
     pulumi.Resource.__init__ = init  # type: ignore[method-assign]
     try:
         yield
@@ -231,4 +232,5 @@ def recording_skipped_applies(errors: list[str], rendering: Any = None) -> Itera
         pulumi.Output.apply = original  # type: ignore[method-assign]
         pulumi.Output.all = staticmethod(original_all)  # type: ignore[method-assign,assignment]
         untrust(all_)
+        untrust(apply)
         pulumi.Resource.__init__ = original_init  # type: ignore[method-assign]

@@ -6,11 +6,14 @@ registers a GPU at ``pulumi up`` for the real value: the review must be partial 
 
 from __future__ import annotations
 
+import json
+import types
 from pathlib import Path
 
 import pytest
 
 from gpulease.review.engine import review
+from gpulease.review.static_rule import may_register
 from tests.review.test_skipped_applies_offline import GPU
 from tests.review.test_unknown_compute import _write
 from tests.review.test_unknown_compute_more import HEAD
@@ -43,3 +46,15 @@ PROGRAMS = {
 def test_a_callback_registering_for_the_real_value_is_partial(tmp_path: Path, name: str) -> None:
     [r] = review([str(_write(tmp_path, name, HEAD + PROGRAMS[name]))], now=FIXED_NOW)
     assert r.exit_code == 3, (r.exit_code, r.status, r.rendering.error)
+
+
+def test_a_module_whose_class_is_swapped_may_register() -> None:
+    class Module(types.ModuleType):
+        pass
+
+    assert not may_register(lambda t: json.dumps(t))
+    json.__class__ = Module
+    try:
+        assert may_register(lambda t: json.dumps(t))
+    finally:
+        json.__class__ = types.ModuleType

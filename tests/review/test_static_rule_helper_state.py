@@ -2,15 +2,19 @@
 program can replace (``json._default_encoder``, ``base64.binascii``, ``re._compile``, ``pulumi.log._log``,
 ``pulumi.Config.full_key``, ...). A program that replaced such state, and whose callback calls only the allowed
 helper, registers a GPU at ``pulumi up`` for the real value: the review must be partial (exit 3), never pass.
-(``config_intact`` covers a replaced getter, not what the getters call.)"""
+The state is noted once, when the review is imported, and compared once per render
+(``gpulease/review/helper_state.py``)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from gpulease.review import helper_state
 from gpulease.review.engine import review
+from gpulease.review.render import render
 from tests.review.test_skipped_applies_offline import GPU
 from tests.review.test_unknown_compute import _write
 from tests.review.test_unknown_compute_more import HEAD
@@ -50,3 +54,51 @@ PROGRAMS = {
 def test_a_callback_registering_for_the_real_value_is_partial(tmp_path: Path, name: str) -> None:
     [r] = review([str(_write(tmp_path, name, HEAD + PROGRAMS[name]))], now=FIXED_NOW)
     assert r.exit_code == 3, (r.exit_code, r.status, r.rendering.error)
+
+
+def test_the_replaced_value_is_named(tmp_path: Path) -> None:
+    [r] = review([str(_write(tmp_path, "named", HEAD + PROGRAMS["re-compile"]))], now=FIXED_NOW)
+    assert "the program replaced re._compile" in r.rendering.error
+
+
+def test_a_replacement_is_found_and_a_trusted_stand_in_is_none() -> None:
+    original = json._default_encoder
+    stand_in = json.JSONEncoder()
+    json._default_encoder = stand_in
+    try:
+        assert helper_state.replaced({}) == "json._default_encoder"
+        assert helper_state.replaced({id(stand_in): stand_in}) is None  # the review's own stand-in
+    finally:
+        json._default_encoder = original
+    assert helper_state.replaced({}) is None
+
+
+def test_a_module_whose_class_is_swapped_is_found() -> None:
+    class Module(type(json)):
+        pass
+
+    json.__class__ = Module
+    try:
+        assert helper_state.replaced({}) == "json.__class__"
+    finally:
+        json.__class__ = type(helper_state)
+    assert helper_state.replaced({}) is None
+
+
+def test_a_submodule_imported_later_or_a_cache_filled_is_no_replacement(tmp_path: Path) -> None:
+    body = (HEAD + "import json.tool, re\nre.sub('a+', '', 'aab')\naws.s3.Bucket('b', tags=tags)\n"
+            "pulumi.export('p', U.apply(lambda t: json.dumps(re.sub('x', '', t))))\n")
+    [r] = review([str(_write(tmp_path, "submodule", body))], now=FIXED_NOW)
+    assert r.rendering.error is None and r.exit_code != 3, r.rendering.error
+
+
+def test_the_state_is_compared_once_per_render(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[object] = []
+    compare = helper_state.replaced
+    monkeypatch.setattr(helper_state, "replaced", lambda trusted: calls.append(trusted) or compare(trusted))
+    applies = "".join(f"pulumi.export('p{i}', U.apply(lambda t: json.dumps(t)))\n" for i in range(5))
+    program = _write(tmp_path, "five", HEAD + "import json\naws.s3.Bucket('b', tags=tags)\n" + applies)
+    rendering = render({"aws:region": "us-east-1"}, stack="test", project="five", program_path=program / "__main__.py",
+                       now=FIXED_NOW)
+    assert rendering.error is None and not rendering.unseen, rendering.error
+    assert len(calls) == 1
