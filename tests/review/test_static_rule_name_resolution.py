@@ -31,6 +31,11 @@ PROGRAMS = {
                                      "__builtins__ = {**vars(builtins), '__import__': imp}\n"
                                      "def cb(t):\n    import json\n    return json.dumps(t)\n"
                                      "__builtins__ = builtins\nU.apply(cb)\n",
+    # the module's __builtins__ is the real namespace again when the rule decides; the function's are not
+    "captured-builtins-swapped-back-to-the-namespace": MK + "import builtins\n"
+                                                            "__builtins__ = {**vars(builtins), 'len': mk}\n"
+                                                            "cb = lambda t: len(t)\n__builtins__ = vars(builtins)\n"
+                                                            "U.apply(cb)\n",
     "captured-builtins-dict-subclass": MK + "import builtins\nclass B(dict):\n    def __getitem__(self, k):\n"
                                             "        return mk if k == 'len' else dict.__getitem__(self, k)\n"
                                             "__builtins__ = B(vars(builtins))\ncb = lambda t: len(t)\n"
