@@ -21,7 +21,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(AREA, RULE, "        else:  # a class, a module, a bound method, a generator, an iterator, an Output, a subclass of a plain type\n"
              "            raise _MayRegisterError", "        else:\n            return", RUN + IDENTITY,
              "a class, an instance, a bound method, a generator or any other non-plain object may register"),
-    Mutation(AREA, RULE, "                if not isinstance(module := sys.modules.get(name), types.ModuleType) or id(module) not in NAMESPACES:",
+    Mutation(AREA, RULE, "                if type(module := sys.modules.get(name)) is not types.ModuleType or id(module) not in NAMESPACES:",
              "                if False:", RUN + REACH + IDENTITY + INNER,
              "an import inside the callback of a module off the allow-list may register"),
     Mutation(AREA, RULE, "        for default in (*(func.__defaults__ or ()), *(func.__kwdefaults__ or {}).values()):",
@@ -32,8 +32,8 @@ MUTATIONS: list[Mutation] = [
     Mutation(AREA, RULE, "    allowed: dict[int, Any] = {id(table[n]): table[n] for n in ALLOWED_BUILTINS}",
              "    allowed: dict[int, Any] = {id(v): v for v in table.values()}", RUN,
              "getattr, eval and the other reaching builtins may register"),
-    Mutation(AREA, RULE, "        if type(value) in PLAIN_TYPES or id(value) in ALLOWED or id(value) in NAMESPACES or id(value) in _TRUSTED:",
-             "        if type(value) in PLAIN_TYPES or id(value) in ALLOWED or id(value) in NAMESPACES or id(value) in _TRUSTED"
+    Mutation(AREA, RULE, "        if type(value) in PLAIN_TYPES or id(value) in ALLOWED or id(value) in _TRUSTED:",
+             "        if type(value) in PLAIN_TYPES or id(value) in ALLOWED or id(value) in _TRUSTED"
              " or getattr(value, '__module__', None) in ('json', 'builtins'):", IDENTITY,
              "an object is allowed by its identity, never by its module's name"),
     Mutation(AREA, RULE, "        if type(value) in PLAIN_TYPES or id(value)", "        if isinstance(value, PLAIN_TYPES) or id(value)",
@@ -42,7 +42,8 @@ MUTATIONS: list[Mutation] = [
              IDENTITY, "containers by exact type: a dict subclass may register"),
     Mutation(AREA, RULE, "    return table.get(name, _MayRegisterError)  # a name that resolves to nothing may register",
              "    return table.get(name, '')", IDENTITY, "a name that resolves to nothing may register"),
-    Mutation(AREA, RULE, "                if name not in METHODS:\n                    raise _MayRegisterError",
+    Mutation(AREA, RULE, "                if name not in METHODS and not is_output_property(name):\n"
+             "                    raise _MayRegisterError",
              "                if False:\n                    raise _MayRegisterError", IDENTITY,
              "a method of a computed value only from the fixed list"),
     Mutation(AREA, SA, "        called = runs.judged(func, site_text(location)) if inside else func",
@@ -56,8 +57,9 @@ MUTATIONS: list[Mutation] = [
     Mutation(AREA, RULE, "        walk.value(value, 0)", "        pass", DATAFLOW,
              "the known parts an Output.all hands a callback are read like its code"),
     Mutation(AREA, RULE, 'table = getattr(func, "__builtins__", None) or glob.get("__builtins__", builtins)',
-             'table = glob.get("__builtins__", builtins)', DATAFLOW, "a function's own captured builtins are read"),
-    Mutation(AREA, RULE, "    if not config_intact():\n        return True", "    if False:\n        return True",
+             'table = glob.get("__builtins__", builtins)', (*DATAFLOW, "tests/review/test_static_rule_name_resolution.py"),
+             "a function's own captured builtins are read"),
+    Mutation(AREA, RULE, "(what := helper_state.replaced(_TRUSTED)) is not None:", "(what := None) is not None:",
              DATAFLOW, "a patched Config getter makes every callback one that may register"),
     Mutation(AREA, "gpulease/review/engine_config.py", "trust(as_secret(original), original)", "as_secret(original)",
              DATAFLOW, "the review's own secure-config getters stay allowed (no false alarm on a Config global)"),

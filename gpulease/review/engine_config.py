@@ -94,12 +94,12 @@ def secure_config(keys: list[str]) -> Iterator[None]:
     stand_ins = {name: trust(as_secret(original), original) for name, original in originals.items()}
     for name, stand_in in stand_ins.items():  # the static rule allows them as it allows the getters they stand for
         setattr(config, name, stand_in)
-    config._get = plain_get
+    config._get = trust(plain_get, original_get)
     try:
         yield
     finally:
         for name, original in originals.items():
             setattr(config, name, original)
         config._get = original_get
-        for stand_in in stand_ins.values():
+        for stand_in in (*stand_ins.values(), plain_get):
             untrust(stand_in)

@@ -121,7 +121,8 @@ def recording_secrets(into: set[str], sink: Callable[[Any], None] | None = None)
     output.__init__ = init
     output._from_data = classmethod(from_data)
     output.from_input = _gathering(original_from_input)
-    stand_in = trust(output.from_input, instead_of=original_from_input)
+    stand_ins = [trust(output.from_input, instead_of=original_from_input), trust(init, instead_of=original_init),
+                 trust(from_data, instead_of=original_from_data)]
     rpc.transfer_properties = _gathering(original_transfer, static=False)
     try:
         with gathering_all():  # Output.all: the one stand-in the offline-apply runs share (``gathered``)
@@ -129,7 +130,8 @@ def recording_secrets(into: set[str], sink: Callable[[Any], None] | None = None)
     finally:
         output.__init__, output._from_data = original_init, classmethod(original_from_data)
         output.from_input = staticmethod(original_from_input)
-        untrust(stand_in)
+        for stand_in in stand_ins:
+            untrust(stand_in)
         rpc.transfer_properties = original_transfer
 
 

@@ -43,6 +43,7 @@ from gpulease.review.sdk_rpcs import discard_pending_outputs, finish_registratio
 from gpulease.review.sdk_speed import fast_registration
 from gpulease.review.skipped_applies import recording_skipped_applies
 from gpulease.review.stacks import PROJECT_ROOT, load_stack_config
+from gpulease.review.static_rule import checking_helper_state
 from gpulease.review.thread_errors import thread_errors
 from gpulease.review.unknown_compute import absent_template, unknown_stack_outputs
 from gpulease.review.unknown_compute import problem as unknown_compute
@@ -334,7 +335,8 @@ def render(
         with _program_cwd(directory), clock.frozen(now), recording_sites(), fast_registration(), exit_raises(), \
                 unknown_stack_outputs(), recording_skipped_applies(monitor.duplicates, rendering), thread_errors(monitor.duplicates, str(directory)), \
                 recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())), recording_secrets(rendering.secrets, sink), \
-                redacting_streams(rendering.secrets), secure_config(secret_keys):
+                redacting_streams(rendering.secrets), secure_config(secret_keys), \
+                checking_helper_state(monitor.duplicates, rendering):
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}

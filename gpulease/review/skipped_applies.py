@@ -229,10 +229,12 @@ def recording_skipped_applies(errors: list[str], rendering: Any = None) -> Itera
         original_init(resource, *args, **kwargs)
 
     pulumi.Output.apply = apply  # type: ignore[method-assign]
+    trust(apply, instead_of=original)
     pulumi.Resource.__init__ = init  # type: ignore[method-assign]
     try:
         with gathering_all(gathered):  # Output.all: the one stand-in the secret recorder shares (``gathered``)
             yield
     finally:
         pulumi.Output.apply = original  # type: ignore[method-assign]
+        untrust(apply)
         pulumi.Resource.__init__ = original_init  # type: ignore[method-assign]

@@ -19,7 +19,12 @@ may register):
   object *now*, through each attribute it reads: the chain is harmless only if an allowed namespace (the module
   ``json``, ``pulumi``, ``pulumi.Output``) is followed by an allowed attribute and the object it ends at *is* an
   allowed callable (so ``json.dumps = mk`` in the program is caught), or is a harmless value; a name that resolves
-  to nothing may register;
+  to nothing may register; a function whose globals or builtins are not an exact ``dict``, or whose builtins are
+  not the real builtins namespace, and a module that is not exactly a ``ModuleType``, may register (the
+  interpreter resolves through a mapping's ``__getitem__``, a captured ``__import__``, a module class's property);
+- what the allowed helpers run with (``json._default_encoder``, ``re._compile``, ``Config.full_key``, ...) is
+  compared with ``helper_state.SNAPSHOT`` once when the program ends (``checking_helper_state``): when a program
+  replaced any of it, every callback judged unable to register may register;
 - a harmless value is plain by exact type (``type(v)`` is ``str``, ``int``, ``float``, ``bool``, ``NoneType`` or
   ``bytes``), a ``tuple``, ``list`` or ``dict`` of exact type whose keys and items are harmless (at most
   ``MAX_ITEMS``), an allowed callable or namespace, a ``pulumi.Config`` of exact type whose attributes are plain,
@@ -30,8 +35,8 @@ may register):
   of a non-plain type, a module off the allow-list, a function compiled from a string (``exec``);
 - an attribute read on a value the callback computes (its argument, a local, a call's result) must be one of
   ``METHODS`` (methods of ``str``, ``bytes``, ``list`` and ``dict``, a hash's digests, a match's groups, a
-  ``Config``'s getters, an inner ``apply``, which is judged on its own); any attribute with two leading
-  underscores may register;
+  ``Config``'s getters, an inner ``apply``, which is judged on its own) or a property name of a provider SDK's
+  output type (``sdk_outputs``); any attribute with two leading underscores may register;
 - the code may not build a class, store or delete an attribute or a global, or import a module other than an
   allowed one as the review imported it.
 """
@@ -49,11 +54,15 @@ import string
 import sys
 import textwrap
 import types
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pulumi
 
+from gpulease.review import helper_state
 from gpulease.review.invoke_sites import is_program_file
+from gpulease.review.sdk_outputs import is_output_property
 
 MAX_DEPTH = 4
 MAX_NODES = 400
@@ -106,7 +115,7 @@ def _snapshot() -> tuple[dict[int, Any], dict[int, Any]]:
 
 
 ALLOWED, NAMESPACES = _snapshot()
-CONFIG_METHODS = {n: getattr(pulumi.Config, n) for n in CONFIG_GETTERS}
+BUILTINS = vars(builtins)
 
 
 def _nested_codes(code: types.CodeType) -> list[types.CodeType]:
@@ -122,22 +131,40 @@ _TRUSTED: dict[int, Any] = {}  # the review's own stand-ins for an allowed SDK h
 
 
 def trust(func: Any, instead_of: Any) -> Any:
-    """While the review replaces the allowed ``instead_of`` (``Output.all``, a ``Config`` getter) with ``func``,
-    ``func`` is allowed."""
-    if id(instead_of) in ALLOWED or id(instead_of) in _TRUSTED or any(instead_of is f for f in CONFIG_METHODS.values()):
+    """While the review replaces ``instead_of`` (``Output.all``, a ``Config`` getter, ``Output.apply``: an allowed
+    callable or a value ``helper_state`` noted) with ``func``, ``func`` is allowed and no replacement."""
+    if id(instead_of) in ALLOWED or id(instead_of) in _TRUSTED or id(instead_of) in helper_state.NOTED:
         _TRUSTED[id(func)] = func
     return func
 
 
-def config_intact() -> bool:
-    """Whether every ``Config`` getter is still the SDK's (or the review's own stand-in for it): a program that
-    patched one (``pulumi.Config.get = ...``) can make any ``Config().get(t)`` register."""
-    return all((current := getattr(pulumi.Config, n, None)) is f or id(current) in _TRUSTED
-               for n, f in CONFIG_METHODS.items())
-
-
 def untrust(func: Any) -> None:
     _TRUSTED.pop(id(func), None)
+
+
+_VERDICTS = [0]  # callbacks judged unable to register, in this process
+
+
+@contextmanager
+def checking_helper_state(errors: list[str], rendering: Any = None) -> Iterator[None]:
+    """While a program renders: when it ends, if any callback was judged unable to register and the program
+    replaced something an allowed helper runs with (``helper_state``), every such callback may register, through
+    the allowed helper calling the program's code: one line in ``errors``, and ``rendering.unseen``. One
+    comparison per render, none per callback."""
+    before = _VERDICTS[0]
+    try:
+        yield
+    finally:
+        if _VERDICTS[0] != before and (what := helper_state.replaced(_TRUSTED)) is not None:
+            errors.append(replaced_line(what))
+            if rendering is not None:
+                rendering.unseen = True
+
+
+def replaced_line(what: str) -> str:
+    return (f"the program replaced {what}, which the helpers an apply on a value unknown offline calls run with; "
+            "resources the apply may register through it were not seen; accepted: the module as Python and the "
+            "SDK define it")
 
 
 class _MayRegisterError(Exception):
@@ -160,10 +187,18 @@ def _attribute(space: Any, name: str) -> Any:
     """``space.name`` for an allowed namespace and an allowed name, read without running the program's code."""
     if name not in _namespace_names(space) and space is not string:  # string's attributes: its constants
         raise _MayRegisterError
-    found = vars(space).get(name, _MayRegisterError) if isinstance(space, types.ModuleType) else getattr(space, name)
+    found = vars(space).get(name, _MayRegisterError) if _is_module(space) else getattr(space, name)
     if found is _MayRegisterError:
         raise _MayRegisterError
     return found
+
+
+def _is_module(space: Any) -> bool:
+    """A module read by its namespace: exactly a module (a module whose class was swapped reads an attribute
+    through the class first, a property of it wins over the namespace)."""
+    if isinstance(space, types.ModuleType) and type(space) is not types.ModuleType:
+        raise _MayRegisterError
+    return isinstance(space, types.ModuleType)
 
 
 class _Walk:
@@ -172,7 +207,10 @@ class _Walk:
         self.keep: list[Any] = []  # what was walked, kept alive so that an id is never reused
 
     def value(self, value: Any, depth: int) -> None:
-        if type(value) in PLAIN_TYPES or id(value) in ALLOWED or id(value) in NAMESPACES or id(value) in _TRUSTED:
+        if type(value) in PLAIN_TYPES or id(value) in ALLOWED or id(value) in _TRUSTED:
+            return
+        if id(value) in NAMESPACES:
+            _is_module(value)
             return
         if depth > MAX_DEPTH or len(self.seen) >= MAX_NODES:
             raise _MayRegisterError
@@ -187,8 +225,7 @@ class _Walk:
             for item in items:
                 self.value(item, depth)
         elif type(value) is pulumi.Config:
-            if not config_intact() or any(
-                    type(v) not in PLAIN_TYPES for v in vars(value).values()):
+            if any(type(v) not in PLAIN_TYPES for v in vars(value).values()):
                 raise _MayRegisterError
         elif type(value) is types.FunctionType and is_program_file(value.__code__.co_filename):
             self.function(value, depth)
@@ -214,7 +251,10 @@ class _Walk:
                 closure[var] = _MayRegisterError
         glob = func.__globals__
         table = getattr(func, "__builtins__", None) or glob.get("__builtins__", builtins)  # captured when made
-        table = table if isinstance(table, dict) else vars(table)
+        # LOAD_GLOBAL reads an exact dict directly and any other mapping through its __getitem__/__missing__;
+        # IMPORT_NAME calls the captured builtins' __import__: only the real builtins are read as they are.
+        if type(glob) is not dict or table is not BUILTINS:
+            raise _MayRegisterError
         self.code(func.__code__, depth, glob, table, closure)
 
     def code(self, code: types.CodeType, depth: int, glob: dict[str, Any], table: dict[str, Any],
@@ -233,7 +273,7 @@ class _Walk:
                     chain[0] = _attribute(chain[0], name)
                     continue
                 self.end(chain, depth)
-                if name not in METHODS:
+                if name not in METHODS and not is_output_property(name):
                     raise _MayRegisterError
                 continue
             self.end(chain, depth)
@@ -244,7 +284,7 @@ class _Walk:
             elif op.opname == "LOAD_FAST" and name in imported:
                 chain.append(imported[name])
             elif op.opname == "IMPORT_NAME":  # ``import json`` of a module the review imported, as it is now
-                if not isinstance(module := sys.modules.get(name), types.ModuleType) or id(module) not in NAMESPACES:
+                if type(module := sys.modules.get(name)) is not types.ModuleType or id(module) not in NAMESPACES:
                     raise _MayRegisterError
             elif op.opname == "IMPORT_FROM":
                 raise _MayRegisterError
@@ -274,7 +314,8 @@ def _imported_locals(ops: list[dis.Instruction]) -> dict[str, Any]:
         if op.opname not in ("STORE_FAST", "DELETE_FAST"):
             continue
         module = sys.modules.get(before.argval) if before is not None and before.opname == "IMPORT_NAME" else None
-        if op.opname == "STORE_FAST" and id(module) in NAMESPACES and "." not in before.argval:
+        if op.opname == "STORE_FAST" and type(module) is types.ModuleType and id(module) in NAMESPACES \
+                and "." not in before.argval:
             bound[op.argval] = module
         else:
             other.add(op.argval)
@@ -284,8 +325,6 @@ def _imported_locals(ops: list[dis.Instruction]) -> dict[str, Any]:
 def may_register(func: Any, value: Any = None) -> bool:
     """Whether the callback ``func``, called with ``value`` (the known parts an ``Output.all`` hands it: a program
     function or object among them runs its own code), may register resources (the module doc's rule)."""
-    if not config_intact():
-        return True
     try:
         walk = _Walk()
         walk.value(func, 0)
@@ -294,4 +333,5 @@ def may_register(func: Any, value: Any = None) -> bool:
         return True
     except Exception:  # anything the rule cannot read counts as registering
         return True
+    _VERDICTS[0] += 1  # decided again when the render ends, if the program replaced a helper's state
     return False
