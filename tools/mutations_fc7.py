@@ -46,8 +46,8 @@ MUTATIONS: list[Mutation] = [
              "                    raise _MayRegisterError",
              "                if False:\n                    raise _MayRegisterError", IDENTITY,
              "a method of a computed value only from the fixed list"),
-    Mutation(AREA, SA, "        called = runs.judged(func, site_text(location)) if inside else func",
-             "        called = func", REACH + INNER, "an apply called during an offline run is judged on its own"),
+    Mutation(AREA, SA, "        if inside:\n            called = runs.judged(func, site_text(location))",
+             "        if False:\n            called = runs.judged(func, site_text(location))", REACH + INNER, "an apply called during an offline run is judged on its own"),
     Mutation(AREA, SA, "            if self.registered == before and may_register(func, value):\n                self.unseen(site)\n"
              "            return result", "            return result", REACH + INNER,
              "an inner apply that registers nothing is decided by the static rule"),

@@ -36,6 +36,7 @@ from gpulease.review.invoke_sites import at_program_site, export_problem, record
 from gpulease.review.mock_hooks import HookRecorder, bound_hooks, recording_hooks
 from gpulease.review.mocks import CloudMocks
 from gpulease.review.non_finite import non_finite_paths, refusal
+from gpulease.review.preview_reads import watching_preview_reads
 from gpulease.review.program_exit import ProcessExit, exit_raises
 from gpulease.review.program_secrets import recording_secrets, redacting_streams
 from gpulease.review.resource_refs import downgrade, plain_value
@@ -336,7 +337,7 @@ def render(
                 unknown_stack_outputs(), recording_skipped_applies(monitor.duplicates, rendering), thread_errors(monitor.duplicates, str(directory)), \
                 recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())), recording_secrets(rendering.secrets, sink), \
                 redacting_streams(rendering.secrets), secure_config(secret_keys), \
-                checking_helper_state(monitor.duplicates, rendering):
+                watching_preview_reads(monitor.duplicates, rendering), checking_helper_state(monitor.duplicates, rendering):
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}

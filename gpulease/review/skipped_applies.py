@@ -20,6 +20,13 @@ site recording, with ``rpc.UNKNOWN`` (the sentinel string the capture reads as u
   a callback that *may register resources* makes the review partial ("an apply on a value unknown offline was not
   run (at file:line)"), any other is ignored.
 
+The value is what the SDK would hand the callback (``_OfflineRuns.value``): for ``Output.all`` and for
+``Output.from_input`` of a dict, list or tuple, the inputs as given, each output its value (or the marker), each
+known value nested in them as it is (a program function too). A callback run before (applied to another output)
+is not run again: the static rule decides on the new value. An apply the program calls with
+``run_with_unknowns`` on a value unknown offline is run by the SDK itself, with the marker; it is judged as an
+offline run (``_OfflineRuns.judged``).
+
 Applies called while a callback runs offline (in it, or in what it schedules: a context variable) are judged the
 same way: one on an unknown output is run offline in its turn; one on a known output (``Output.from_input(t)``,
 an output made before) runs as the SDK runs it, but what it registers is "registered by an apply run offline", and
@@ -34,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -44,9 +52,9 @@ from pulumi.output import _OutputData
 from pulumi.runtime import rpc
 
 from gpulease.review.gathered import gathering_all
-from gpulease.review.invoke_sites import failure_site, program_location, site_text
+from gpulease.review.invoke_sites import failure_site, is_program_file, program_location, site_text
 from gpulease.review.offline_guard import allowing_side_effects, refusing_side_effects
-from gpulease.review.static_rule import may_register
+from gpulease.review.static_rule import may_register, trust, untrust
 
 __all__ = ["may_register", "recording_skipped_applies"]
 
@@ -56,7 +64,6 @@ _offline: contextvars.ContextVar[tuple[str | None] | None] = contextvars.Context
                                                                                      default=None)
 
 MAX_RUNS = 1000
-_SCALARS = (str, int, float, bool, type(None))
 """Values ``Output.from_input`` makes a known, plain output of (the value itself): such a part is kept as it is."""
 
 
@@ -100,31 +107,35 @@ class _OfflineRuns:
         if self.rendering is not None:
             self.rendering.unseen = True
 
-    async def value(self, output: Any) -> Any:
-        """What the SDK hands the callback of ``output``'s apply, each unknown part the marker: a list (or dict)
-        for ``Output.all``, whose parts are read the same way."""
+    def value(self, output: Any) -> Any:
+        """What the SDK hands the callback of ``output``'s apply, each unknown part the marker: for ``Output.all``
+        a list (or dict), for ``Output.from_input`` of a dict, list or tuple one of the same shape, each known value
+        nested in the inputs as it is (a program function among them too). Read once ``output`` resolved, when
+        every output it gathers has resolved too."""
         entry = self.parts.get(id(output))
         if entry is None or entry[0] is not output:
             return rpc.UNKNOWN
-        parts = entry[1]
-        keys = list(parts) if isinstance(parts, dict) else range(len(parts))
-        values = []
-        for key in keys:
-            if not isinstance(parts[key], pulumi.Output):  # a plain scalar, known (``part``)
-                values.append(parts[key])
-                continue
-            try:
-                data = await parts[key]._data
-                values.append(data.value if data.is_known else await self.value(parts[key]))
-            except Exception:
-                values.append(rpc.UNKNOWN)
-        return dict(zip(keys, values, strict=True)) if isinstance(parts, dict) else values
+        return self.resolved(entry[1])
+
+    def resolved(self, raw: Any) -> Any:
+        """An input as the SDK lifts it (``Output.from_input``): outputs to their values, through dicts, lists and
+        tuples."""
+        if isinstance(raw, pulumi.Output):
+            data = raw._data
+            if not data.done() or data.cancelled() or data.exception() is not None:
+                return rpc.UNKNOWN
+            return data.result().value if data.result().is_known else self.value(raw)
+        if isinstance(raw, dict):
+            return {key: self.resolved(item) for key, item in raw.items()}
+        if isinstance(raw, list | tuple):
+            items = [self.resolved(item) for item in raw]
+            return tuple(items) if isinstance(raw, tuple) else items
+        return rpc.UNKNOWN if inspect.isawaitable(raw) else raw
 
     def run(self, func: Callable[[Any], Any], site: str | None, value: Any = rpc.UNKNOWN) -> None:
-        """Run ``func`` with the unknown marker once; fall back to the static rule when it cannot be run."""
-        if id(func) in self.ran and self.ran[id(func)] is func:
-            return
-        if len(self.ran) >= MAX_RUNS:
+        """Run ``func`` with the unknown marker once; fall back to the static rule when it cannot be run (or ran
+        before, with another value)."""
+        if (id(func) in self.ran and self.ran[id(func)] is func) or len(self.ran) >= MAX_RUNS:
             if may_register(func, value):
                 self.unseen(site)
             return
@@ -149,8 +160,10 @@ class _OfflineRuns:
 
     def judged(self, func: Callable[[Any], Any], site: str | None) -> Callable[[Any], Any]:
         """``func``, an apply's callback called while a callback runs offline (on a known output, or with
-        ``run_with_unknowns``), judged like the offline run: what it registers is registered by an apply run
-        offline, and when it registers nothing the static rule decides."""
+        ``run_with_unknowns``) or called by the SDK with an unknown value (``run_with_unknowns`` in the program),
+        judged like the offline run: what it registers is registered by an apply run offline, and when it
+        registers nothing the static rule decides (on the value the SDK hands it: ``Output.all``'s known parts are
+        in it, each unknown part ``Output.UNKNOWN``)."""
 
         def call(value: Any) -> Any:
             token = _offline.set((site,))
@@ -174,31 +187,41 @@ class _OfflineRuns:
 def recording_skipped_applies(errors: list[str], rendering: Any = None) -> Iterator[None]:
     """While the program renders, a skipped apply's callback is run offline with the unknown marker (module doc)."""
     original = pulumi.Output.apply
+    original_from_input = pulumi.Output.from_input
     original_init = pulumi.Resource.__init__
     runs = _OfflineRuns(errors, rendering)
 
-    def part(value: Any) -> Any:
-        """An input of ``Output.all`` as ``value`` reads it: an output itself (``from_input`` wraps it in a new one),
-        a plain scalar as it is (``from_input`` would make a known output of it), anything else ``from_input``'s."""
-        if isinstance(value, pulumi.Output) or type(value) in _SCALARS:
-            return value
-        return pulumi.Output.from_input(value)
-
     def gathered(result: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        parts = {k: part(v) for k, v in kwargs.items()} if kwargs else [part(v) for v in args]
-        runs.parts[id(result)] = (result, parts)
+        runs.parts[id(result)] = (result, kwargs or list(args))  # its inputs as given (``_OfflineRuns.value``)
+
+    def from_input(value: Any) -> Any:
+        result = original_from_input(value)
+        if isinstance(value, dict | list | tuple):  # lifted through ``Output.all`` (``_OfflineRuns.value``)
+            runs.parts[id(result)] = (result, value)
+        return result
 
     def apply(self: pulumi.Output[Any], func: Callable[[Any], Any], run_with_unknowns: bool = False) -> Any:
         inside = _offline.get() is not None
+        dry_run = pulumi.runtime.is_dry_run()
+        caller = sys._getframe(1)
         # The apply's line is read now (the frame moves on); its text is only made for an apply found unknown.
-        location = program_location(sys._getframe(1)) if inside or pulumi.runtime.is_dry_run() else None
-        called = runs.judged(func, site_text(location)) if inside else func
+        location = program_location(caller) if inside or dry_run else None
+        if inside:
+            called = runs.judged(func, site_text(location))
+        elif run_with_unknowns and dry_run and is_program_file(caller.f_code.co_filename):
+            # The SDK runs it with the marker at preview (never the SDK's own: ``from_input``'s), so it is judged
+            # when the value is unknown.
+            judged = runs.judged(func, site_text(location))
+            def called(value: Any) -> Any:  # the SDK calls it once this output resolved
+                return func(value) if self._data.result().is_known else judged(value)
+        else:
+            called = func
         result = original(self, called, run_with_unknowns)
-        if run_with_unknowns or not pulumi.runtime.is_dry_run():
+        if run_with_unknowns or not dry_run:
             return result
 
         async def offline() -> _OutputData[None]:
-            runs.run(func, site_text(location), await runs.value(self))
+            runs.run(func, site_text(location), runs.value(self))
             return _OutputData(resources=set(), value=None, is_known=True, is_secret=False)
 
         def decided(data: asyncio.Future[_OutputData[Any]]) -> None:
@@ -229,12 +252,16 @@ def recording_skipped_applies(errors: list[str], rendering: Any = None) -> Itera
         original_init(resource, *args, **kwargs)
 
     pulumi.Output.apply = apply  # type: ignore[method-assign]
+    pulumi.Output.from_input = staticmethod(from_input)  # type: ignore[method-assign,assignment]
     trust(apply, instead_of=original)
+    trust(from_input, instead_of=original_from_input)
     pulumi.Resource.__init__ = init  # type: ignore[method-assign]
     try:
         with gathering_all(gathered):  # Output.all: the one stand-in the secret recorder shares (``gathered``)
             yield
     finally:
         pulumi.Output.apply = original  # type: ignore[method-assign]
+        pulumi.Output.from_input = staticmethod(original_from_input)  # type: ignore[method-assign,assignment]
         untrust(apply)
+        untrust(from_input)
         pulumi.Resource.__init__ = original_init  # type: ignore[method-assign]

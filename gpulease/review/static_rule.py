@@ -111,6 +111,7 @@ def _snapshot() -> tuple[dict[int, Any], dict[int, Any]]:
                          (pulumi, ("get_stack", "get_project", "Config"))):
         spaces[id(space)] = space
         allowed.update({id(f): f for f in (getattr(space, n) for n in names)})
+    allowed[id(pulumi.output.UNKNOWN)] = pulumi.output.UNKNOWN  # the SDK's unknown value, handed with run_with_unknowns
     return allowed, spaces
 
 
