@@ -35,7 +35,7 @@ MUTATIONS: list[Mutation] = [
     Mutation("gckept", "gpulease/ephemeral/teardown.py",
              "                result.destroyed, result.error = True, None  # an earlier attempt's failure is over",
              "                result.destroyed = True", AS_MADE, "a destroy that succeeds on a retry reports no error"),
-    Mutation("gckept", "gpulease/cli/ephemeral_collect.py", '        "exitCode": EXIT_INCOMPLETE if failed else EXIT_OK,',
+    Mutation("gckept", "gpulease/cli/ephemeral_collect.py", '        "exitCode": EXIT_INCOMPLETE if failed or refused else EXIT_OK,',
              '        "exitCode": EXIT_OK,', COLLECT, "ephemeral collect exits 3 when an artifact was not collected"),
     Mutation("gckept", "gpulease/cli/ephemeral_collect.py",
              "                collected = channel.download_artifacts(outputs, stack, args.artifacts_dir,",

@@ -24,7 +24,7 @@ MUTATIONS: list[Mutation] = [
              "                    except ZeroDivisionError as exc:", ("tests/transfer/test_pull_object_fails.py",),
              "pull: one object whose download fails fails alone"),
     Mutation("lost7", "gpulease/ephemeral/orchestrator.py",
-             "        return stack_buckets(state.outputs) if state.failed_artifacts else ()",
+             "        return stack_buckets(state.outputs) if state.failed_artifacts or state.refused_artifacts else ()",
              "        return ()", KEPT,
              "artifacts not collected keep the checkpoint bucket at teardown"),
     Mutation("lost7", "gpulease/ephemeral/backend.py",

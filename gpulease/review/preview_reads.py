@@ -28,6 +28,7 @@ import pulumi.runtime.settings as settings
 from pulumi.output import _OutputData
 
 from gpulease.review.invoke_sites import is_program_file, program_location, site_text
+from gpulease.review.static_rule import trust, untrust
 
 
 def dry_run_line(site: str | None) -> str:
@@ -89,8 +90,13 @@ def watching_preview_reads(errors: list[str], rendering: Any = None) -> Iterator
 
     settings.is_dry_run = pulumi.runtime.is_dry_run = is_dry_run  # type: ignore[assignment]
     pulumi.Output.future = future  # type: ignore[method-assign,assignment]
+    # The review's own stand-ins: neither a replaced helper nor a callback that may register (``static_rule``).
+    trust(is_dry_run, instead_of=original_dry_run)
+    trust(future, instead_of=original_future)
     try:
         yield
     finally:
+        untrust(is_dry_run)
+        untrust(future)
         settings.is_dry_run = pulumi.runtime.is_dry_run = original_dry_run  # type: ignore[assignment]
         pulumi.Output.future = original_future  # type: ignore[method-assign]
