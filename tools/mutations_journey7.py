@@ -8,7 +8,7 @@ from tools.mutation_row import Mutation
 
 TARGETS = ("tests/cli/test_printed_commands_reach_the_deployed_stack.py",)
 CONFIG_DIR = ("tests/cli/test_template_stack_config_dir.py",)
-COMMANDS = "gpulease/lifecycle/commands.py"
+COMMANDS = "gpulease/review/stack_commands.py"
 TARGET = "gpulease/live/target.py"
 STACKS = "gpulease/review/stacks.py"
 

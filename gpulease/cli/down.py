@@ -23,7 +23,7 @@ from gpulease.cli.envelope import (
 from gpulease.cli.prompt import ask
 from gpulease.core.errors import UserError
 from gpulease.core.money import usd_per_month
-from gpulease.lifecycle.commands import command
+from gpulease.review.stack_commands import command
 
 CONFIRM: Callable[[str], str] = ask
 """How ``--all`` asks on a terminal (a test replaces it)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import sys
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -126,7 +127,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                       "(default: kept with the stack, as gc keeps them)")
     common(down)
     down.set_defaults(func=cmd_down)
-    ephemeral_collect.register(esub, common)
+    ephemeral_collect.register(esub, common, sys.modules[__name__])
 
     ls = esub.add_parser("ls", help="list ephemeral stacks with their deadlines")
     ls.add_argument("--all", action="store_true", help="every stack of the project, not only ci-*")

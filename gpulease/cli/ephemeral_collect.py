@@ -29,7 +29,9 @@ COLLECT_CHANNEL: Callable[[str, str], InstanceChannel] = open_channel
 CLOUDS = {"s3": "aws", "oss": "alicloud"}
 
 
-def register(esub: argparse._SubParsersAction, common: Callable[[argparse.ArgumentParser], None]) -> None:
+def register(esub: argparse._SubParsersAction, common: Callable[[argparse.ArgumentParser], None], host: Any) -> None:
+    """``host``: the ``ephemeral`` command's module, whose backend seam, refusals and output this command shares
+    (passed in, not imported: it imports this module)."""
     q = esub.add_parser(
         "collect",
         help="download the job's artifacts of a stack kept with its checkpoint bucket (as run collects them)",
@@ -43,7 +45,7 @@ def register(esub: argparse._SubParsersAction, common: Callable[[argparse.Argume
     q.add_argument("--region", help="the bucket's region (default: from the stack's availabilityZone output)")
     artifact_bounds.add_options(q)
     common(q)
-    q.set_defaults(func=cmd_collect)
+    q.set_defaults(func=cmd_collect, ephemeral_host=host)
 
 
 def bucket_region(outputs: dict[str, Any], cloud: str) -> str:
@@ -60,8 +62,7 @@ def bucket_region(outputs: dict[str, Any], cloud: str) -> str:
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
-    from gpulease.cli import ephemeral
-
+    ephemeral = args.ephemeral_host
     stack = args.stack
     if not naming.is_ephemeral(stack):
         raise ephemeral.EphemeralUsageError(f"ephemeral collect: {stack!r} is not an ephemeral stack (ci-*)")

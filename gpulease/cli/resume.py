@@ -63,7 +63,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     for iid in result.foreign:
         print(f"{args.stack}: {iid} carries the stack's tags but none of its experiments' names: not ours, left alone")
     if result.redeployed:
-        from gpulease.lifecycle.commands import command
+        from gpulease.review.stack_commands import command
 
         print(f"{args.stack}: recreated by pulumi up{until}; status: {command('status', result.stack, result.path)}")
     return EXIT_OK

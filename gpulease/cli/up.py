@@ -56,7 +56,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     ready = "ready" if result.ready else "not waited for"
     verified = ", verified" if result.verify else ""
     print(f"{args.stack}: {result.outputs.get('instanceId')} ({result.outputs.get('instanceType')}) {ready}{verified}")
-    from gpulease.lifecycle.commands import command
+    from gpulease.review.stack_commands import command
 
     # One line each: side by side they were wider than an 80-column terminal.
     print(f"connect: {result.connect}\nstatus:  {command('status', result.stack, result.path)}\n"

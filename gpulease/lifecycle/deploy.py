@@ -22,8 +22,8 @@ from gpulease.ephemeral.backend import AutomationBackend, ResourceEvent, StackBa
 from gpulease.ephemeral.channel import ChannelError, InstanceChannel, open_channel
 from gpulease.ephemeral.progress import Progress
 from gpulease.lifecycle import advice, capacity, spot_requests, verdict
-from gpulease.lifecycle.commands import command
 from gpulease.review import stacks
+from gpulease.review.stack_commands import command
 
 READY_MINUTES = 30
 """How long ``up`` waits for the ready record by default (the bootstrap stages data first; ``--wait``)."""

@@ -34,7 +34,7 @@ from gpulease.core.errors import UserError
 from gpulease.ephemeral.backend import StackMissingError
 from gpulease.ephemeral.progress import Progress
 from gpulease.lifecycle import deploy, resume_clouds
-from gpulease.lifecycle.commands import command
+from gpulease.review.stack_commands import command
 
 MIN_LEAD = timedelta(minutes=5)
 """A deadline closer than this is treated as passed: the watchdog's final sync alone takes minutes (the program's

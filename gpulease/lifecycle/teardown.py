@@ -26,8 +26,8 @@ from gpulease.core import vocabulary as v
 from gpulease.ephemeral.backend import ResourceEvent, StackBackend, StackMissingError
 from gpulease.ephemeral.progress import Progress
 from gpulease.lifecycle import deploy, verdict
-from gpulease.lifecycle.commands import command
 from gpulease.lifecycle.spot_requests import aws_open_spot_requests, cancel_with_strays, owned
+from gpulease.review.stack_commands import command
 
 VOLUME_WAIT_SECONDS = 300
 """How long ``--all`` waits for the data disk to detach after the instance is gone (EC2 detaches on terminate)."""

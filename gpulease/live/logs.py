@@ -29,8 +29,8 @@ from typing import Any, TypeVar
 
 from components.image_bake import control_folder
 from gpulease.ephemeral import records
-from gpulease.lifecycle.commands import command
 from gpulease.live.target import LiveError, Target
+from gpulease.review.stack_commands import command
 from instance import log_upload
 
 LOG_FILES = log_upload.LOG_FILES
