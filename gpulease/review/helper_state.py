@@ -35,6 +35,10 @@ MODULES = ("builtins", "json", "json.decoder", "json.encoder", "json.scanner", "
 CLASSES = {"pulumi.Output": pulumi.Output, "pulumi.Config": pulumi.Config, "json.JSONEncoder": json.JSONEncoder,
            "json.JSONDecoder": json.JSONDecoder}
 _MISSING = object()
+CACHES = frozenset({"__warningregistry__"})
+"""Namespace keys the interpreter itself writes while anything runs (``warnings`` notes a warning it showed in the
+warning site's module globals, ``Lib/warnings.py``: ``globals.setdefault("__warningregistry__", {})``); no helper
+calls through them."""
 
 
 def _unwrap(value: Any) -> Any:
@@ -63,12 +67,14 @@ def replaced(trusted: Mapping[int, Any]) -> str | None:
             return f"sys.modules[{label!r}]"
         now = vars(space)
         for key, value in values.items():
+            if key in CACHES:
+                continue
             current = now.get(key, _MISSING)
             if current is not value and (current := _unwrap(current)) is not value and id(current) not in trusted:
                 return f"{label}.{key}"
         if len(now) != len(values):
             for key, current in now.items():
-                if key not in values and not (type(current) is types.ModuleType
+                if key not in values and key not in CACHES and not (type(current) is types.ModuleType
                                               and current.__name__ == f"{label}.{key}"):
                     return f"{label}.{key}"
     return None

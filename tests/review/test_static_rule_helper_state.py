@@ -73,6 +73,24 @@ def test_a_replacement_is_found_and_a_trusted_stand_in_is_none() -> None:
     assert helper_state.replaced({}) is None
 
 
+def test_a_warning_noted_in_a_helper_module_is_no_replacement() -> None:
+    """``warnings`` notes a warning it showed in the module that raised it (``__warningregistry__``), added or
+    replaced while anything runs: no helper calls through it."""
+    import json.decoder
+
+    had = json.decoder.__dict__.pop("__warningregistry__", None)
+    try:
+        json.decoder.__dict__.setdefault("__warningregistry__", {})  # as warnings.warn does at a warning's site
+        assert "__warningregistry__" in json.decoder.__dict__
+        assert helper_state.replaced({}) is None
+        json.decoder.__dict__["__warningregistry__"] = {}
+        assert helper_state.replaced({}) is None
+    finally:
+        json.decoder.__dict__.pop("__warningregistry__", None)
+        if had is not None:
+            json.decoder.__warningregistry__ = had
+
+
 def test_a_module_whose_class_is_swapped_is_found() -> None:
     class Module(type(json)):
         pass
