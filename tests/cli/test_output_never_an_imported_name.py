@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import site
+import sys
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,26 @@ def test_a_startup_file_in_a_site_directory_is_refused(project, capsys, checked_
     if not folders:
         pytest.skip("no site directory")
     _refused(project, folders[0] / name, capsys)
+
+
+@pytest.mark.parametrize("name", ["plan.PY", "Plan.Py", "plan.ABI3.SO"])
+def test_a_module_name_in_other_capitals_is_refused(project, capsys, checked_first, name) -> None:
+    """APFS and NTFS are case-insensitive by default: ``plan.PY`` there is ``plan.py``."""
+    _refused(project, KIT / "cli" / name, capsys)
+
+
+def test_a_startup_module_in_a_sys_path_folder_is_refused(project, tmp_path, capsys, checked_first,
+                                                          monkeypatch) -> None:
+    """``site`` imports ``usercustomize`` (and ``sitecustomize``) from whichever ``sys.path`` folder holds it."""
+    folder = tmp_path / "on-path"
+    folder.mkdir()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(folder)])
+    _refused(project, folder / "usercustomize.py", capsys)
+
+
+def test_a_report_beside_the_project_that_python_does_not_import_is_written(project, tmp_path, monkeypatch) -> None:
+    """The refusals name what Python imports, not every file: ``plan.md`` (or ``notes.pth.md``) is written."""
+    monkeypatch.setattr("gpulease.cli.plan.review", lambda *a, **k: [])
+    written = tmp_path / "notes.pth.md"
+    main(["plan", str(project), "--output", str(written)])
+    assert written.exists()
