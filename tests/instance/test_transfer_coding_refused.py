@@ -8,7 +8,10 @@ length."""
 from __future__ import annotations
 
 import gzip
+import hashlib
 from pathlib import Path
+
+import pytest
 
 from instance.staging_fetch import Engine, FileJob
 from instance.staging_files import Folder, StagingError
@@ -36,3 +39,25 @@ def test_a_gzip_transfer_coding_is_not_staged_as_the_file(tmp_path: Path) -> Non
     staged = (tmp_path / "notes.txt").read_bytes()
     assert staged == DATA or not result["verified"], (
         f"the transfer-coded body ({len(staged)} bytes) was staged as the file and reported verified: {result}")
+
+
+def test_a_chunked_answer_is_staged(tmp_path: Path) -> None:
+    """``chunked`` alone (in any letter case) is framing ``http.client`` undoes: the file's own bytes; the
+    ``Content-Length`` sent beside it (the framed length here, 12 bytes more) is not taken as the file's (§6.3)."""
+    url = serve(lambda _p, _h, _n: answer("200 OK", _chunked(DATA), (("Transfer-Encoding", "Chunked"),)))
+    deadline = Deadline(10, "the test deadline")
+    engine = Engine(Folder(str(tmp_path)), Client(3, deadline), deadline, connections=1, piece_size=100,
+                    split_above=10 ** 6, retry_pause=0.01, log=lambda _l: None)
+    engine.run([FileJob(url + "/notes.txt", "notes.txt", sha256=hashlib.sha256(DATA).hexdigest(), what="notes.txt")])
+    assert (tmp_path / "notes.txt").read_bytes() == DATA
+
+
+@pytest.mark.parametrize("coding", ["gzip, chunked", "chunked, chunked", "br"])
+def test_the_refusal_names_the_transfer_coding(tmp_path: Path, coding: str) -> None:
+    url = serve(lambda _p, _h, _n: answer("200 OK", _chunked(DATA), (("Transfer-Encoding", coding),)))
+    deadline = Deadline(10, "the test deadline")
+    engine = Engine(Folder(str(tmp_path)), Client(3, deadline), deadline, connections=1, piece_size=100,
+                    split_above=10 ** 6, retry_pause=0.01, log=lambda _l: None)
+    with pytest.raises(StagingError, match=f"Transfer-Encoding '{coding}'"):
+        engine.run([FileJob(url + "/notes.txt", "notes.txt", what="notes.txt")])
+    assert not (tmp_path / "notes.txt").exists()

@@ -33,7 +33,9 @@ def _request(url: str) -> tuple[str, str, str]:
 @pytest.mark.parametrize("spelling", [
     lambda n: f"{FIRST}#{n}",
     lambda n: FIRST.replace("huggingface.co", "HuggingFace.co" if n % 2 else "HUGGINGFACE.CO"),
-], ids=["fragment", "host-case"])
+    lambda n: FIRST.replace("huggingface.co", "huggingface.co:443"),
+    lambda n: FIRST.replace("https:", "HTTPS:"),
+], ids=["fragment", "host-case", "default-port", "scheme-case"])
 def test_a_next_link_back_to_the_page_already_read_fails_before_it_is_asked_again(spelling) -> None:
     asked: list[str] = []
 
@@ -47,3 +49,17 @@ def test_a_next_link_back_to_the_page_already_read_fails_before_it_is_asked_agai
     sent = [_request(u) for u in asked]
     assert len(sent) == len(set(sent)), (
         f"the same listing request was sent {len(sent) - len(set(sent)) + 1} times ({len(asked)} pages read)")
+
+
+def test_the_same_path_with_another_query_or_port_is_another_page() -> None:
+    """Only spellings of one request are one page: another query (the next cursor) or port is read."""
+    pages = [f"{FIRST}&cursor=2", FIRST.replace("huggingface.co", "huggingface.co:8443"), None]
+    asked: list[str] = []
+
+    def get_json(url: str) -> tuple[Any, Page]:
+        asked.append(url)
+        link = pages[len(asked) - 1]
+        return [], Page(f'<{link}>; rel="next"' if link else "")
+
+    staging_hubs.hf_files(get_json, "https://huggingface.co", "models", "org/m", "main", "hf://org/m")
+    assert len(asked) == 3, asked
