@@ -29,3 +29,20 @@ def test_a_key_longer_than_the_cloud_allows_is_refused(scheme: str, most: int) -
 def test_a_key_of_the_longest_length_is_accepted(scheme: str, most: int) -> None:
     key = "/".join(["d" * 200] * 6)[: most - len("x.bin")] + "x.bin"
     assert parse_source(f"{scheme}://alice-data/{key}").what == key
+
+
+def test_an_s3_key_starting_with_a_slash_is_a_key_s3_can_hold() -> None:
+    """S3 keys may start with ``/`` ("Naming Amazon S3 objects" limits only their length): ``s3://b//w.bin``
+    names the key ``/w.bin``."""
+    assert parse_source("s3://alice-data//weights.bin").what == "/weights.bin"
+
+
+@pytest.mark.parametrize(("scheme", "most"), [("s3", 1024), ("oss", 1023)])
+def test_a_prefix_leaves_room_for_a_name_under_it(scheme: str, most: int) -> None:
+    """Every key under a prefix is longer than the prefix: one of the cloud's longest length holds no object."""
+    fits = "/".join(["d" * 200] * 6)[: most - 2] + "/"
+    assert len(fits.encode()) == most - 1
+    assert parse_source(f"{scheme}://alice-data/{fits}").what == fits
+    with pytest.raises(ValueError):
+        parse_source(f"{scheme}://alice-data/{fits[:-1]}d/")
+
