@@ -225,7 +225,8 @@ def systemd_seconds(name: str, settings: Mapping[str, Any] | None = None) -> int
 
 class PageGuard:
     """One listing's pages: a page already read (its URL or continuation token) means the pagination loops, and more
-    than ``max_pages`` pages is refused. ``problem(token)`` before each page read: None, or why not to read it."""
+    than ``max_pages`` pages is refused. ``problem(token)`` before each page read: None, or why not to read it;
+    ``key``: what makes two pages the same when it is not the token's text (a URL's request as sent)."""
 
     def __init__(self, what: str, max_pages: int = MAX_PAGES) -> None:
         self.what, self.max_pages = what, max_pages
@@ -235,12 +236,13 @@ class PageGuard:
     def pages(self) -> int:
         return len(self.seen)
 
-    def problem(self, token: str) -> str | None:
-        if token in self.seen:
+    def problem(self, token: str, key: str | None = None) -> str | None:
+        key = token if key is None else key
+        if key in self.seen:
             return f"{self.what}: the listing's next page {token} was already read (the pagination loops)"
         if len(self.seen) >= self.max_pages:
             return f"{self.what}: the listing has more than {self.max_pages} pages; refusing to read on"
-        self.seen.add(token)
+        self.seen.add(key)
         return None
 
 

@@ -6,9 +6,9 @@ sha256?, revision?, region?}``, in order:
 
 - ``s3://`` / ``oss://``: the storage CLI with the instance role's credentials, exactly as the checkpoint sync runs
   it (``cloud_access.storage_command``): ``aws s3 sync`` / ``cp`` over HTTPS to the region's endpoint, ``ossutil cp
-  -u`` through ``https://oss-<region>-internal`` (the public endpoint for a bucket in another region); both copy
-  only what is missing, so a rerun resumes. The CLI follows links, so the ``to`` folder is checked before it runs
-  (a symlink, FIFO or device in it fails the source) and again after;
+  -u`` through ``https://oss-<region>-internal`` (the public endpoint for a bucket in another region); sync and
+  ``cp -u`` skip what is there, ``aws s3 cp`` of one object copies it again. The CLI follows links, so the ``to``
+  folder is checked before it runs (a symlink, FIFO or device in it fails the source) and again after;
 - ``hf://org/repo`` (``hf://datasets/org/repo``) and ``modelscope://org/repo``: the repository's file list at the
   revision from the hub's API (``staging_hubs``), then the files, several at once and a large one as parallel byte
   ranges, resumable, verified against the hub's digest of each (Hugging Face: the LFS SHA-256, else the git blob

@@ -52,6 +52,7 @@ try:
         if_range_validator,
         next_wait,
         retry_after,
+        transfer_coded_as,
     )
     from instance.staging_parts import FileJob, FileTask, PartFiles, Piece, SupersededError
 except ImportError:  # on the instance: installed next to this file
@@ -69,6 +70,7 @@ except ImportError:  # on the instance: installed next to this file
         if_range_validator,
         next_wait,
         retry_after,
+        transfer_coded_as,
     )
     from staging_parts import FileJob, FileTask, PartFiles, Piece, SupersededError  # type: ignore[no-redef]
 
@@ -239,6 +241,9 @@ class Engine(PartFiles):
             if resp.status in (200, 206) and (coding := encoded_as(resp)) is not None:
                 raise StagingError(f"{job.what}: the server sent the file with Content-Encoding {coding!r}, not its "
                                    "own bytes (asked: Accept-Encoding: identity); refused")
+            if resp.status in (200, 206) and (coding := transfer_coded_as(resp)) is not None:
+                raise StagingError(f"{job.what}: the server sent the file with Transfer-Encoding {coding!r}, not its "
+                                   "own bytes (only chunked framing is read); refused")
             if resp.status == 206:
                 got, total = content_range(resp.getheader("Content-Range") or "")
                 if got != start:
@@ -251,7 +256,7 @@ class Engine(PartFiles):
             else:
                 body = resp.read(300).decode("utf-8", "replace")
                 raise StagingError(f"{job.what}: {resp.gpulease_key[1]} answered {resp.status}: {body}")  # type: ignore[attr-defined]
-            length = resp.getheader("Content-Length")
+            length = None if resp.chunked else resp.getheader("Content-Length")  # chunked overrides it (RFC 9112 §6.3)
             if total is None and resp.status == 200 and length and ascii_digits(length.strip()):  # 206 */: unknown
                 total = int(length) + (start if resp.status == 206 else 0)
             if total is not None and task.size is not None and total != task.size:

@@ -139,6 +139,19 @@ def encoded_as(resp: http.client.HTTPResponse) -> str | None:
     return value[:80] if any(c != "identity" for c in codings) else None
 
 
+def transfer_coded_as(resp: http.client.HTTPResponse) -> str | None:
+    """The answer's ``Transfer-Encoding`` when it is anything but absent or exactly ``chunked`` (``gzip, chunked``,
+    ``chunked, chunked``, an empty one), or None. Only ``chunked`` is undone (``http.client``); any other coding
+    leaves the coded file as the body, and the ``Content-Length`` beside it is not the file's length (RFC 9112
+    §6.1, §6.3)."""
+    values = resp.headers.get_all("Transfer-Encoding")
+    if not values:
+        return None
+    value = ", ".join(v.strip() for v in values)
+    codings = [c.strip().lower() for c in value.split(",")]
+    return None if codings == ["chunked"] and resp.chunked else (value[:80] or "(empty)")
+
+
 def redirect_target(url: str, location: str, says: str = "redirects to") -> str:
     """Where a redirect from ``url`` leads: only to http(s), never from https down to http, and only to a URL that
     parses; else ``StagingError`` naming the redirect's source and what it pointed at. ``says``: how the message
@@ -161,6 +174,25 @@ def redirect_target(url: str, location: str, says: str = "redirects to") -> str:
         raise StagingError(f"{source.netloc}{source.path} {says} {shown!r}, from https down to plain http; "
                            "refused")
     return target
+
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def sent_as(url: str) -> str:
+    """The request ``url`` stands for, as ``Client`` sends it: the fragment never goes on the wire, the scheme and
+    host are the same in any letter case (RFC 3986 §6.2.2.1) and a default port is the port left out (§6.2.3).
+    Two URLs with the same ``sent_as`` ask the same thing of the same server."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme  # urlsplit gives it in lower case, as hostname the host
+    try:
+        port = parts.port
+    except ValueError:  # not a number: never sent (redirect_target refuses it)
+        return url
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    port_text = f":{port}" if port is not None and port != DEFAULT_PORTS.get(scheme) else ""
+    return f"{scheme}://{host}{port_text}{parts.path or '/'}{f'?{parts.query}' if parts.query else ''}"
 
 
 class Client:

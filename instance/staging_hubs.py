@@ -3,7 +3,8 @@
 library only).
 
 - Hugging Face: ``GET /api/{models|datasets}/{repo}/tree/{revision}?recursive=true``, paged through the ``Link: <...>;
-  rel="next"`` header (huggingface_hub ``HfApi.list_repo_tree``); a next page already read (a loop) or more than
+  rel="next"`` header (huggingface_hub ``HfApi.list_repo_tree``); a next page already read (a loop: the same request as
+  sent, ``sent_as``, whatever fragment or letter case the link spells it with) or more than
   ``max_pages`` pages fails the source, and so does a next page a redirect could not lead to (``redirect_target``:
   only http(s), never from https down to http), before it is read. Each file from ``/{repo}/resolve/{revision}/{path}``.
 - ModelScope: ``GET /api/v1/models/{repo}/repo/files?Revision=..&Recursive=true`` ({Data: {Files: [{Path, Size, Sha256,
@@ -25,12 +26,12 @@ from typing import Any
 try:
     from instance.bounds import MAX_PAGES, PageGuard
     from instance.staging_files import StagingError, rel_parts, shown
-    from instance.staging_http import redirect_target
+    from instance.staging_http import redirect_target, sent_as
     from instance.staging_parts import FileJob
 except ImportError:  # on the instance: installed next to this file
     from bounds import MAX_PAGES, PageGuard  # type: ignore[no-redef]
     from staging_files import StagingError, rel_parts, shown  # type: ignore[no-redef]
-    from staging_http import redirect_target  # type: ignore[no-redef]
+    from staging_http import redirect_target, sent_as  # type: ignore[no-redef]
     from staging_parts import FileJob  # type: ignore[no-redef]
 
 SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
@@ -95,7 +96,7 @@ def hf_files(get_json: GetJson, base: str, kind: str, repo: str, revision: str, 
     jobs: list[FileJob] = []
     prefix = "" if kind == "models" else "datasets/"
     while url:
-        problem = guard.problem(url)
+        problem = guard.problem(url, sent_as(url))  # the same request, however the link spells it
         if problem:
             raise StagingError(problem)
         items, resp = get_json(url)

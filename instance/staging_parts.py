@@ -9,7 +9,8 @@ library only).
   file's size, ETag and the ranges already on disk (written after an ``fdatasync`` of the part, so it never claims
   bytes the disk may not hold). A part no validator vouches for, or of another layout, is downloaded again from 0.
 - **Restart.** A server that sends the whole file again (it ignores ``Range``, or the file changed under
-  ``If-Range``) truncates the part under its lock, and every piece still in flight of the file is superseded.
+  ``If-Range``) truncates the part under its lock, and every piece still in flight of the file is superseded; the
+  state file is first rewritten to name no range and no validator, so no later run resumes the earlier version.
 - **Finish.** The file's size and its digest (SHA-256, or the hub's git blob id) are checked before the part is
   renamed; a wrong file is removed, never resumed from.
 
@@ -242,6 +243,10 @@ class PartFiles:
             task.multi = False
             task.done = []
             task.etag = None
+            # The earlier version's ranges leave the state file (one rename) before its bytes leave the part: a
+            # crash after this never joins them to the new version's bytes on the next run.
+            self.folder.write_json(task.state, {"mode": "stream", "size": task.size, "etag": None, "done": [],
+                                                "url": task.job.url})
             os.ftruncate(task.fd, 0)
             task.hasher = OrderedHash(task.fd, task.size if task.job.sha1_blob else None)
             piece.start, piece.end = 0, None

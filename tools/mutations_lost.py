@@ -18,7 +18,7 @@ PARITY = ("tests/components/spec/test_schema_parity.py",)
 PRECONDITIONS = ("tests/review/test_replacement_preconditions.py",)
 
 MUTATIONS = [
-    Mutation("lost", "instance/bounds.py", "        if token in self.seen:", "        if False:", LOOP,
+    Mutation("lost", "instance/bounds.py", "        if key in self.seen:", "        if False:", LOOP,
              "a listing whose next page was already read is a loop (pull and staging)"),
     Mutation("lost", "instance/bounds.py", "        if len(self.seen) >= self.max_pages:", "        if False:", PULL,
              "a listing past the page cap is refused (pull and staging)"),

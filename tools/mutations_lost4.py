@@ -10,7 +10,7 @@ UNICODE = ("tests/core/test_unicode_table.py",)
 
 MUTATIONS: list[Mutation] = [
     Mutation("lost4", "gpulease/core/same_file.py",
-             '        if target.suffix in PROGRAM_SUFFIXES and target.is_relative_to(_resolved(Path(folder))):',
+             '        if is_module_name(target.name) and target.is_relative_to(_resolved(Path(folder))):',
              "        if False:", ("tests/cli/test_outputs_never_inputs.py",),
              "plan never writes its report over (or as) a module of the program it runs"),
     Mutation("lost4", "gpulease/core/same_file.py", "    if st.st_nlink < 2:\n        return None\n    walked = 0",

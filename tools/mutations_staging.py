@@ -76,7 +76,7 @@ MUTATIONS = [
     Mutation("staging", STAGER, 'Deadline(self.source_seconds, "the source\'s deadline", outer=self.stage_deadline)',
              'Deadline(self.source_seconds, "the source\'s deadline")',
              _h("test_the_stage_deadline_bounds_every_source_after_it"), "the stage's deadline bounds every source"),
-    Mutation("staging", "instance/bounds.py", "        if token in self.seen:", "        if False:",
+    Mutation("staging", "instance/bounds.py", "        if key in self.seen:", "        if False:",
              _h("test_a_listing_whose_next_page_loops_fails_instead_of_reading_forever"),
              "a listing whose next page was already read fails"),
     Mutation("staging", "instance/bounds.py", "        if len(self.seen) >= self.max_pages:", "        if False:",

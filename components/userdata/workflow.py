@@ -5,8 +5,9 @@ The bucket sources are copied with the same storage CLIs and credential handling
 (``instance/cloud_access.storage_command``): ``aws s3 sync`` / ``aws s3 cp`` (the CLI's default endpoint for the
 region, over HTTPS) and ``ossutil cp -r -u`` through the bucket region's ``https://oss-<region>-internal``
 endpoint (the public endpoint for a bucket in another region: an internal endpoint serves its own region only,
-"Regions and endpoints", https://www.alibabacloud.com/help/en/oss/user-guide/regions-and-endpoints). Both skip
-what is already there (``sync``, ``-u``), so a rerun after a reboot copies only what is missing.
+"Regions and endpoints", https://www.alibabacloud.com/help/en/oss/user-guide/regions-and-endpoints). A prefix is
+copied skipping what is already there (``sync``, ``-u``), and so is one object on Alibaba Cloud (``cp -u``); one
+object on AWS (``aws s3 cp``) is copied again whole by a rerun that stages it (docs/workflow.md).
 
 A private hub token is read on the instance: on AWS with ``aws secretsmanager get-secret-value`` (the role's
 credentials, the value on stdout only); on Alibaba Cloud with the KMS ``GetSecretValue`` API signed with the

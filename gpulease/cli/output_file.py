@@ -14,7 +14,7 @@ from pathlib import Path
 from components.spec.text import hidden_character
 from gpulease.core.errors import UserError
 from gpulease.core.printable import printable
-from gpulease.core.same_file import input_problem, stack_file_problem
+from gpulease.core.same_file import input_problem, stack_file_problem, startup_problem
 
 REPORT_HEADER = re.compile(
     r"<!-- gpulease-plan -->\n"  # the markdown report (the pull-request comment's marker)
@@ -60,7 +60,7 @@ def is_own_report(path: Path) -> bool:
 def refuse_inputs(path: Path, reads: Iterable[Path] = (), *, sources: Iterable[Path] = (), option: str = "--output",
                   accepted: str = "a new file in an existing folder") -> None:
     """Refuse (one line, exit 2) writing ``path`` when it is a file the command reads, whatever ``--force`` says."""
-    found = input_problem(path, reads, sources)
+    found = input_problem(path, reads, sources) or startup_problem(path)
     if found is not None:
         raise OutputPathError(f"{option} {path}: is a file this command reads ({found}); it is never written "
                               f"over, even with {FORCE_OPTION}; accepted: {accepted}")

@@ -166,7 +166,7 @@ def _main_folder(project_dir: Path) -> list[Path]:
     if not isinstance(main, str) or not main.strip():
         return []
     folder = project_dir / main
-    return [folder if folder.suffix not in (".py",) else folder.parent]
+    return [folder if folder.suffix.lower() != ".py" else folder.parent]
 
 
 def run(args: argparse.Namespace) -> int:

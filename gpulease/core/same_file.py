@@ -1,11 +1,15 @@
 """Whether a path names a file a command reads, under any name: the same path, a symlink to it (resolved), a hard
-link to it (the same device and inode), or a module of a program folder the command runs. A command never writes
-over its own inputs, whatever ``--force`` says."""
+link to it (the same device and inode), a module of a program folder the command runs (under any name Python imports
+it by, in any letter case), or a file every Python start reads (a site directory's ``.pth``, ``sitecustomize``). A
+command never writes over its own inputs, whatever ``--force`` says."""
 
 from __future__ import annotations
 
+import importlib.machinery
 import os
 import re
+import site
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -35,7 +39,7 @@ def input_problem(path: Path, reads: Iterable[Path] = (), sources: Iterable[Path
         if _same_file(path, read) or target == _resolved(read):
             return str(read)
     for folder in sources:
-        if target.suffix in PROGRAM_SUFFIXES and target.is_relative_to(_resolved(Path(folder))):
+        if is_module_name(target.name) and target.is_relative_to(_resolved(Path(folder))):
             return f"a module of the program in {folder}"
         if (module := _linked_module(path, Path(folder))) is not None:
             return str(module)
@@ -62,7 +66,7 @@ def _linked_module(path: Path, folder: Path) -> Path | None:
             walked += 1
             if walked > MAX_WALKED:
                 return None
-            if not name.endswith(PROGRAM_SUFFIXES):
+            if not is_module_name(name):
                 continue
             candidate = Path(root) / name
             try:
@@ -74,8 +78,38 @@ def _linked_module(path: Path, folder: Path) -> Path | None:
     return None
 
 
-PROGRAM_SUFFIXES = (".py", ".pyc", ".pyi", ".pth")
-"""What a Python program's folder holds that the program reads when it runs (its modules)."""
+PROGRAM_SUFFIXES = tuple(dict.fromkeys(s.lower() for s in (*importlib.machinery.all_suffixes(), ".pyi", ".pth")))
+"""What a Python program's folder holds that the program reads when it runs (its modules): every name this Python
+imports a module by (``importlib.machinery.all_suffixes()``: sources, bytecode and extension modules such as
+``plan.abi3.so`` or ``plan.cpython-311-x86_64-linux-gnu.so``, which are found before ``plan.py``), stubs and ``.pth``
+files."""
+STARTUP_MODULES = ("sitecustomize", "usercustomize")
+"""The modules ``site`` imports at every Python start, from the first ``sys.path`` entry that holds them."""
+
+
+def is_module_name(name: str) -> bool:
+    """Whether Python would import a file named ``name`` as a module (or read it as a ``.pth`` file). Letter case is
+    ignored: on a case-insensitive file system (APFS, NTFS) ``plan.PY`` is ``plan.py``."""
+    return name.lower().endswith(PROGRAM_SUFFIXES)
+
+
+def _startup_folders() -> list[Path]:
+    """The site directories and every ``sys.path`` folder: where a Python start looks for ``.pth`` files and
+    ``sitecustomize``/``usercustomize``."""
+    folders = [*getattr(site, "getsitepackages", list)(), site.getusersitepackages(), *sys.path]
+    return [_resolved(Path(f or ".")) for f in folders if isinstance(f, str)]
+
+
+def startup_problem(path: Path) -> str | None:
+    """Why ``path`` must not be written (None: it may): a ``.pth`` file, ``sitecustomize`` or ``usercustomize``
+    module in a site directory or a ``sys.path`` folder is read by every later Python start (a ``.pth`` line
+    starting with ``import`` is run), this command's next run included."""
+    target = _resolved(path)
+    name = target.name.lower()
+    startup = name.endswith(".pth") or any(name == m + s for m in STARTUP_MODULES for s in PROGRAM_SUFFIXES)
+    if startup and target.parent in _startup_folders():
+        return f"a file every Python start reads, in {target.parent}"
+    return None
 
 
 STACK_FILE = re.compile(r"^Pulumi\.[^/]+\.ya?ml\Z", re.IGNORECASE)

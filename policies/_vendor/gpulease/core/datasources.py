@@ -39,6 +39,9 @@ LONGEST_SUFFIX = ".part.json"
 
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\Z")
 _HUB_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}\Z")
+KEY_MAX_BYTES = {"s3": 1024, "oss": 1023}
+"""The longest object key each cloud stores, in bytes of UTF-8 (S3: "Naming Amazon S3 objects"; OSS: "Object naming
+conventions", 1 to 1,023 bytes; docs/workflow.md)."""
 _KEY = re.compile(r"^[A-Za-z0-9!_.'()/+=@,:~-]*\Z")  # no *: the role's read grant on key* would take it as a wildcard
 
 # What a credential looks like when pasted into a URL: user:password@, a signed URL's query (AWS SigV4/V2, OSS,
@@ -144,7 +147,15 @@ def parse_source(uri: str) -> SourceUri:
                              "a wildcard (reading past the key); accepted: an object key or prefix without *")
         if not _KEY.match(key) or "//" in key or any(p in (".", "..") for p in key.split("/")):
             raise ValueError(f"{uri!r}: {key!r} is not an object key or prefix; accepted: letters, digits and "
-                             "! _ . ' ( ) / + = @ , : ~ -, no empty, . or .. part")
+                             "! _ . ' ( ) / + = @ , : ~ -, no // and no . or .. part")
+        if scheme == "oss" and key.startswith("/"):  # Alibaba Cloud, "Object naming conventions"
+            raise ValueError(f"{uri!r}: the OSS object name {key!r} starts with /, which no OSS object name does; "
+                             f"accepted: oss://{bucket}/{key.lstrip('/')} (one / after the bucket)")
+        most = KEY_MAX_BYTES[scheme] - (not key or key.endswith("/"))  # a prefix needs a byte for a name under it
+        if (size := len(key.encode())) > most:
+            raise ValueError(f"{uri!r}: the {'prefix' if most < KEY_MAX_BYTES[scheme] else 'key'} is {size} bytes "
+                             f"of UTF-8; accepted: at most {most} ({scheme.upper()} keys are at most "
+                             f"{KEY_MAX_BYTES[scheme]} bytes)")
         if (problem := source_path_problem(key, encoded=False)) is not None:
             raise ValueError(f"{uri!r}: {problem}")
         return SourceUri(scheme, bucket, key)
