@@ -30,3 +30,24 @@ def test_a_no_break_space_is_neither_a_break_nor_lost():
     out = wrapped(text, 12)
     assert "/srv/runs/a\u00a0b/Pulumi.ab.yaml:" in out, repr(out)
     assert out.count("\u00a0") == 1, repr(out)
+
+
+@pytest.mark.parametrize("space", ["\u2003", "\u202f", "\u3000"])
+def test_other_wide_or_narrow_spaces_stay_inside_their_word(space):
+    text = f"next: gpulease check /srv/a{space}b/Pulumi.ab.yaml now"
+    out = wrapped(text, 16)
+    assert any(line.strip() == f"/srv/a{space}b/Pulumi.ab.yaml" for line in out.splitlines()), repr(out)
+
+
+def test_no_character_is_lost_but_the_blanks_at_a_break():
+    text = "wrote a\u2028line sep and \u0085 next, a\u00a0b, x'y \"q r\" end"
+    for columns in range(8, 60, 3):
+        out = wrapped(text, columns)
+        assert out.replace("\n", "").replace(" ", "") == text.replace(" ", ""), (columns, repr(out))
+
+
+@pytest.mark.parametrize("columns", [20, 30])
+def test_a_prose_apostrophe_opens_no_quote(columns):
+    text = "the stack's file is read and the bucket's objects are kept for later runs"
+    lines = wrapped(text, columns).splitlines()
+    assert all(len(line) <= columns for line in lines), lines

@@ -9,8 +9,8 @@ import subprocess
 import pytest
 
 from gpulease.cli.main import main
-from gpulease.lifecycle.commands import command
 from gpulease.review import stacks
+from gpulease.review.stack_commands import command
 
 EXAMPLE = stacks.PROJECT_ROOT / "stacks" / "Pulumi.aws-lora-7b.yaml"
 FLAGS = ["--params", "8B", "--owner", "a@mylab.org", "--budget", "60", "--no-port", "--no-review"]
@@ -92,3 +92,46 @@ def test_status_of_a_stack_file_outside_every_project_is_refused_as_up_refuses_i
     for verb in ("status", "logs", "ssh"):
         assert _exit([verb, str(loose / "Pulumi.ab.yaml")]) == 2
     assert asked == [], f"the Pulumi CLI was asked for the stacks {asked} (a file path taken for a stack name)"
+
+
+@pytest.mark.parametrize("verb, rest", [("status", ()), ("logs", ()), ("logs", ("--journal",)), ("ssh", ()),
+                                        ("up", ()), ("resume", ()), ("plan", ()), ("down", ("--all",))])
+def test_every_printed_command_of_a_dash_named_stack_parses_to_the_stack(verb, rest, tmp_path, monkeypatch):
+    from gpulease.cli.main import build_parser
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "Pulumi.-ab.yaml").write_text(EXAMPLE.read_text())
+    line = command(verb, "-ab", tmp_path / "Pulumi.-ab.yaml", *rest)
+    argv = _pasted(line)
+    assert argv[0] == verb, line
+    args = build_parser(verb).parse_args(argv)
+    assert (args.stacks if verb == "plan" else [args.stack]) == ["-ab"], line
+    for option in rest:
+        assert option in argv[1:argv.index("--")], line  # its own options still read as options
+
+
+def test_status_of_a_project_folder_of_several_stacks_is_refused_without_asking_the_pulumi_cli(
+        tmp_path, monkeypatch: pytest.MonkeyPatch, capsys):
+    from gpulease.live import target
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "Pulumi.yaml").write_text("name: proj\nruntime: python\n")
+    for name in ("a1", "b2"):
+        (project / f"Pulumi.{name}.yaml").write_text(EXAMPLE.read_text())
+    monkeypatch.chdir(tmp_path)
+    asked: list[str] = []
+    monkeypatch.setattr(target, "OUTPUTS_READER", lambda stack, project_dir: asked.append(stack) or {})
+    assert _exit(["status", str(project)]) == 2
+    assert asked == [] and "names 2 stacks" in capsys.readouterr().err
+
+
+def test_a_stack_named_as_a_plain_folder_here_is_still_asked_of_the_pulumi_cli(tmp_path, monkeypatch, capsys):
+    from gpulease.live import target
+
+    (tmp_path / "ci-123").mkdir()  # a folder beside a stack made elsewhere, of the same name: not a stack file
+    monkeypatch.chdir(tmp_path)
+    asked: list[str] = []
+    monkeypatch.setattr(target, "OUTPUTS_READER", lambda stack, project_dir: asked.append(stack) or {})
+    _exit(["status", "ci-123"])
+    assert asked == ["ci-123"]
