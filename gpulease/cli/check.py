@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from gpulease.cli.envelope import EXIT_FAILED, EXIT_OK, add_parser, envelope, error, guarded, print_json
+from gpulease.cli.stack_arg import CHECK_ACCEPTED, stack_type
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,7 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "quota for the stack's instance family and market, against the vCPUs the stack runs. Each failed line says "
         "how to fix it.",
         codes=((EXIT_OK, "every check passed (or could not be told)"), (EXIT_FAILED, "a check failed: see its fix")))
-    p.add_argument("stack", nargs="?", help="the stack whose cloud, credentials and quota are checked")
+    p.add_argument("stack", nargs="?", type=stack_type(CHECK_ACCEPTED),
+                   help="the stack whose cloud, credentials and quota are checked")
     p.set_defaults(func=guarded(cmd_check))
 
 
@@ -24,12 +26,8 @@ MARK = {True: "ok  ", False: "FAIL", None: "?   "}
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from gpulease.core.errors import UserError
     from gpulease.lifecycle.readiness import check
 
-    if args.stack is not None and not args.stack.strip():  # as plan: never "this machine only" by accident
-        raise UserError("check: an empty stack name; accepted: a stack name in stacks/, a Pulumi.<stack>.yaml file, "
-                        "or no argument to check this machine and the account only")
     doc = check(args.stack)
     code = EXIT_OK if doc["ready"] else EXIT_FAILED
     if args.json:

@@ -17,6 +17,7 @@ from gpulease.cli.conventions import camel_keys, error_entry, print_json
 from gpulease.cli.cost_rounding import experiments_rounded, lines_rounded, node_rounded
 from gpulease.cli.fit_table import Col, distinct_keys, render
 from gpulease.cli.shown import shown
+from gpulease.cli.stack_arg import FOLDER_ACCEPTED, stack_type
 from gpulease.core import clock
 from gpulease.core.catalog.freshness import line_prices, stale
 from gpulease.core.catalog.models import date_label
@@ -37,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "cost",
         help="estimate what stacks cost: per hour, worst case until the deadline, and per month after destroy",
     )
-    p.add_argument("stacks", nargs="+", help="stack names in stacks/, stack files, or Pulumi project directories")
+    p.add_argument("stacks", nargs="+", type=stack_type(FOLDER_ACCEPTED), help="stack names in stacks/, stack files, or Pulumi project directories")
     p.add_argument("--catalog", action="append", metavar="FILE", help="a catalog override file (prices, types)")
     add_config_option(p, " (the same reading as plan --config)")
     add_max_age_option(p)

@@ -21,6 +21,7 @@ from gpulease.cli.envelope import (
     print_json,
 )
 from gpulease.cli.prompt import ask
+from gpulease.cli.stack_arg import stack_type
 from gpulease.core.errors import UserError
 from gpulease.core.money import usd_per_month
 from gpulease.review.stack_commands import command
@@ -43,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                "before anything was deleted, or was refused"),
                (EXIT_INCOMPLETE, "partly torn down: pulumi destroy (or --all) stopped part-way; what is gone and "
                 "what is left, with its monthly cost")))
-    p.add_argument("stack")
+    p.add_argument("stack", type=stack_type())
     p.add_argument("--all", dest="remove_all", action="store_true", help="also remove the data disk and the bucket")
     p.add_argument("--yes", action="store_true", help="do not ask before --all removes (needed without a terminal)")
     p.set_defaults(func=guarded(cmd_down))

@@ -18,6 +18,7 @@ from rich.table import Table
 from gpulease.cli import ephemeral_collect
 from gpulease.cli.conventions import error_entry, print_json
 from gpulease.cli.output_file import refuse_input_folder
+from gpulease.cli.stack_arg import CI_ACCEPTED, stack_type
 from gpulease.core import clock
 from gpulease.core.errors import UserError
 from gpulease.core.flag_numbers import number
@@ -117,7 +118,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     down = esub.add_parser("down", help="destroy an ephemeral stack but its checkpoint buckets (--with-buckets: "
                            "all of it, and remove it)")
-    ci_stack = down.add_argument("stack", nargs="?", help="a ci-* stack name")
+    ci_stack = down.add_argument("stack", nargs="?", type=stack_type(CI_ACCEPTED), help="a ci-* stack name")
     ci_stack.completion_stacks = False  # type: ignore[attr-defined]  # a backend's CI stack: no stack file to offer
     down.add_argument(
         "--current-run", action="store_true", help="the stack of this CI run (from GITHUB_RUN_ID and GITHUB_SHA)"

@@ -15,6 +15,7 @@ from typing import Any
 
 from rich.console import Console
 
+from gpulease.cli.stack_arg import CI_ACCEPTED, stack_type
 from gpulease.core.errors import UserError
 from gpulease.core.printable import printable
 from gpulease.ephemeral import artifact_bounds, naming
@@ -39,7 +40,7 @@ def register(esub: argparse._SubParsersAction, common: Callable[[argparse.Argume
         "<checkpointUri>_gpulease/jobs/<stack>/artifacts/ into --artifacts-dir, within the same bounds as "
         "ephemeral run; nothing is destroyed. Then: gpulease ephemeral down STACK --with-buckets.",
     )
-    ci_stack = q.add_argument("stack", help="a ci-* stack name")
+    ci_stack = q.add_argument("stack", type=stack_type(CI_ACCEPTED), help="a ci-* stack name")
     ci_stack.completion_stacks = False  # type: ignore[attr-defined]  # a backend's CI stack: no stack file to offer
     q.add_argument("--artifacts-dir", type=Path, required=True, help="where artifacts are downloaded")
     q.add_argument("--region", help="the bucket's region (default: from the stack's availabilityZone output)")

@@ -167,6 +167,9 @@ def gather(args: argparse.Namespace) -> object:
     if args.key_name is not None and not args.key_name.strip():
         raise a.AnswerError("--key-name '': an empty key pair name; accepted: the name of a key pair in the "
                             f"region, or leave --key-name out for --public-key (default {a.DEFAULT_PUBLIC_KEY[cloud]})")
+    if args.public_key is not None and not args.public_key.strip():  # never the default key file in its place
+        raise a.AnswerError("--public-key '': an empty file name; accepted: an OpenSSH public key file, or leave "
+                            f"--public-key out for the default ({a.DEFAULT_PUBLIC_KEY[cloud]})")
     if not no_port:
         if args.key_name:
             key_name = args.key_name
@@ -203,7 +206,7 @@ def init_inputs(args: argparse.Namespace, found: object, path: Path) -> list[Pat
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from gpulease.cli.init_next import next_line, plan_command, plan_target, stack_target
+    from gpulease.cli.init_next import next_line, plan_command, plan_words, stack_target
     from gpulease.cli.wrap import say
     from gpulease.lifecycle import answers as a
     from gpulease.lifecycle import stackfile, verdict
@@ -256,7 +259,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     say(f"wrote {printable(str(path))}: {found.params} {found.method} on {found.cloud} {found.region} -> {best.instance.type} "
         f"({data['gpu']}, about {data['neededPerGpuGb']} GB needed per GPU), {found.ssh_mode} access")
     if result is not None:
-        say("\n".join(result.lines(plan_target(path, found.name))))
+        say("\n".join(result.lines(plan_words(path, found.name))))
     for line in lines(advice):
         say(line)
     say(next_line(path, found, blocked=result is not None and result.blocks))

@@ -12,6 +12,7 @@ from gpulease.core.printable import printable
 from gpulease.lifecycle.answers import Answers
 from gpulease.lifecycle.stackfile import target_path
 from gpulease.review import stacks
+from gpulease.review.stack_commands import stack_last
 
 
 def _finds(target: str, path: Path) -> bool:
@@ -36,8 +37,13 @@ def plan_target(path: Path, name: str) -> str:
     return stack_target(path, name) or shlex.quote(str(path))
 
 
+def plan_words(path: Path, name: str) -> str:
+    """``plan_target`` as the words after ``gpulease plan`` (after ``--`` when it begins with a dash)."""
+    return " ".join(stack_last(plan_target(path, name)))
+
+
 def plan_command(path: Path, name: str) -> str:
-    return f"gpulease plan {plan_target(path, name)}"
+    return f"gpulease plan {plan_words(path, name)}"
 
 
 def next_line(path: Path, found: Answers, *, blocked: bool) -> str:
@@ -52,7 +58,8 @@ def next_line(path: Path, found: Answers, *, blocked: bool) -> str:
                     f"{shlex.quote(printable(str(path)))} to a free Pulumi.NAME.yaml there)")
         return (f"next: {printable(str(path))} is where no gpulease command looks for a stack: mv -- "
                 f"{shlex.quote(printable(str(path)))} {where}, then gpulease plan {found.name}")
+    named = " ".join(stack_last(target))  # a dash-named stack after ``--``
     if blocked:
-        return f"next: gpulease plan {target} shows what the review found; fix that first"
-    return f"next: gpulease check {target}, then gpulease up {target}"
+        return f"next: gpulease plan {named} shows what the review found; fix that first"
+    return f"next: gpulease check {named}, then gpulease up {named}"
 

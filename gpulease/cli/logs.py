@@ -18,6 +18,7 @@ from gpulease.cli.envelope import (
     print_json,
 )
 from gpulease.cli.printable import printable
+from gpulease.cli.stack_arg import stack_type
 from gpulease.core.flag_numbers import number
 
 FOLLOW_MINUTES = 30.0
@@ -76,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "units over the stack's access mode (ssh, ssm or cloud-assistant), which only a running instance has.",
         codes=((EXIT_OK, "printed"),
                ("1-255", "with --journal: the remote journal command's own exit code, passed through as is")))
-    p.add_argument("stack")
+    p.add_argument("stack", type=stack_type())
     p.add_argument("--node", type=_rank, default=0, metavar="N", help="a cluster's node N (default 0)")
     p.add_argument("--follow", "-f", action="store_true", help="keep printing what is new, until Ctrl-C or --minutes")
     p.add_argument("--minutes", type=minutes, default=FOLLOW_MINUTES,

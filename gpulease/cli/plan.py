@@ -20,6 +20,7 @@ from typing import Any
 from gpulease.cli.config_option import add_config_option, parse_config
 from gpulease.cli.conventions import error_entry, json_text, one_line, piped_width
 from gpulease.cli.output_file import OutputPathError, add_force_option, check_output, report_marker
+from gpulease.cli.stack_arg import FOLDER_ACCEPTED, stack_type
 from gpulease.core.errors import UserError
 from gpulease.core.flag_numbers import number
 from gpulease.core.terminal import Trimmed
@@ -45,6 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "stacks",
         nargs="+",
+        type=stack_type(FOLDER_ACCEPTED),
         help="stack names in stacks/, Pulumi.<stack>.yaml files, or Pulumi Python project directories (every stack)",
     )
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text",
@@ -56,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="write the report to FILE instead of stdout (a new file or an earlier report; see --force)")
     add_force_option(p)
     add_config_option(p, ". A project without stack files is reviewed with these and the program's own defaults")
-    p.add_argument("--stack", metavar="NAME",
+    p.add_argument("--stack", metavar="NAME", type=stack_type("a stack name of the project folder"),
                    help="for a project folder: review only this stack (its Pulumi.NAME.yaml, or, without one, a "
                    "stack of that name with only --config); default: every stack file, or `dev` when there is none")
     p.add_argument("--org", metavar="NAME",
@@ -170,10 +172,6 @@ def _main_folder(project_dir: Path) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    for target in args.stacks:
-        if not target.strip():
-            raise UserError("plan: an empty stack name; accepted: a stack name in stacks/, a Pulumi.<stack>.yaml "
-                            "file or a project folder (`.` for this one)")
     if args.org is not None:
         check_org_name(args.org)
     if args.output:

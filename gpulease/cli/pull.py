@@ -13,6 +13,7 @@ from rich.console import Console
 from components.spec.text import hidden_character
 from gpulease.cli.conventions import EXIT_INCOMPLETE, error_entry, one_line, print_json
 from gpulease.cli.shown import shown
+from gpulease.cli.stack_arg import stack_type
 from gpulease.core.flag_numbers import number
 from gpulease.transfer.bounded import DEFAULT_DEADLINE_SECONDS, MAX_PAGES, PullBounds
 from gpulease.transfer.run import (
@@ -32,7 +33,7 @@ DEADLINE_SECONDS = number("a number of seconds", 0, 7 * 24 * 3600, above=True,
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("pull", help="download results (final/, logs/) from a stack's bucket, with progress")
-    p.add_argument("stack", help="a stack name in stacks/ or a stack file")
+    p.add_argument("stack", type=stack_type(), help="a stack name in stacks/ or a stack file")
     p.add_argument("prefixes", nargs="*", metavar="PREFIX", type=_prefix,
                    help=f"folders in the bucket (default {' '.join(DEFAULT_PULL_PREFIXES)})")
     p.add_argument("--dest", type=_dest, help="the local folder (default ./<stack>)")

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from gpulease.cli.conventions import print_json
 from gpulease.cli.shown import shown
+from gpulease.cli.stack_arg import stack_type
 from gpulease.core.errors import UserError
 from gpulease.transfer.files import DEFAULT_CHECKPOINT_PREFIX, key_prefix
 from gpulease.transfer.run import add_location_options, located, push, store_for
@@ -43,7 +44,7 @@ def checkpoint_prefixes(target: str) -> tuple[str, ...]:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("push", help="upload local files to a stack's bucket (multipart, resumable, with progress)")
-    p.add_argument("stack", help="a stack name in stacks/ or a stack file")
+    p.add_argument("stack", type=stack_type(), help="a stack name in stacks/ or a stack file")
     p.add_argument("path", type=Path, help="a file or a folder (sent recursively)")
     p.add_argument("--to", default="data/", help="the folder in the bucket (default data/)")
     add_location_options(p)

@@ -16,6 +16,7 @@ from gpulease.cli.envelope import (
     print_json,
 )
 from gpulease.cli.printable import printable
+from gpulease.cli.stack_arg import stack_type
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "the stack is not spot.",
         codes=((EXIT_OK, "started, recreated, or already running"),
                (EXIT_FAILED, "a cloud error (no stock, a price above the cap, throttling, unreachable) or pulumi up failed")))
-    p.add_argument("stack")
+    p.add_argument("stack", type=stack_type())
     p.set_defaults(func=guarded(cmd_resume))
 
 

@@ -7,6 +7,7 @@ import argparse
 
 from gpulease.cli.conventions import OneLineParser, normalise, print_json
 from gpulease.cli.envelope import exit_epilog
+from gpulease.cli.stack_arg import stack_type
 from gpulease.core.flag_numbers import number
 
 
@@ -32,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        epilog=exit_epilog((0, "connected and the session ended well (--print, --json: shown)"),
                                           ("1-255", "the remote session's (or -- COMMAND's) own exit code, passed "
                                            "through as is")))
-    p.add_argument("stack")
+    p.add_argument("stack", type=stack_type())
     _options(p)
     # Everything after STACK: options first, then `--` and the command (argparse alone cannot tell a command's own
     # options from ours once subcommands are involved).

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from gpulease.cli.conventions import EXIT_INTERRUPTED
 from gpulease.cli.printable import printable
+from gpulease.cli.stack_arg import stack_type
 from gpulease.core import clock
 from gpulease.core.flag_numbers import number
 
@@ -24,7 +25,7 @@ _seconds = number("a number of seconds in 5-3600", 5, 3600, example="30")
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("status", help="a running experiment at a glance: deadline, spend, GPU, checkpoints, checks")
-    p.add_argument("stack", help="the stack (its outputs through the Pulumi CLI, its spec from stacks/ when there)")
+    p.add_argument("stack", type=stack_type(), help="the stack (its outputs through the Pulumi CLI, its spec from stacks/ when there)")
     p.add_argument("--experiment", help="which run of a sweep")
     p.add_argument("--outputs", metavar="FILE", help="the stack's outputs as `pulumi stack output --json` prints them")
     p.add_argument("--region", help="the stack's region, when its stack file is not here")

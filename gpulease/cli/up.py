@@ -16,6 +16,7 @@ from gpulease.cli.envelope import (
     minutes,
     print_json,
 )
+from gpulease.cli.stack_arg import stack_type
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "ready (and verify) record in the bucket and print how to connect.",
         codes=((EXIT_OK, "up; the instance reported ready (and verified)"),
                (EXIT_FAILED, "the review refused, pulumi up failed, or the instance did not report in time")))
-    p.add_argument("stack")
+    p.add_argument("stack", type=stack_type())
     p.add_argument("--wait", type=minutes, default=READY_MINUTES, metavar="MINUTES",
                    help=f"how long to wait for the ready record (default {READY_MINUTES:g})")
     p.add_argument("--no-wait", action="store_true", help="return once pulumi up is done")

@@ -13,10 +13,44 @@ import sys
 
 from gpulease.cli.conventions import piped_width
 
-WORD = re.compile(r"(?:(?<![^\s=])'[^']*'|\S)+")
-"""A word: a run of non-blank characters, where a ``'`` that begins a word (or follows ``=``: ``--output='a b'``)
-opens a quoted span that runs to the next ``'``, spaces and all. An apostrophe inside a word (``file's``) opens
-nothing."""
+BLANK = " "
+"""Where a line may break: an ASCII space, as ``textwrap`` breaks (tabs are expanded first). A no-break space
+(U+00A0, U+2003 ...) is part of its word: never a break, never dropped."""
+
+QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+"""A quoted span of a shell word: ``'...'`` (nothing escapes inside) or ``"..."`` (a backslash escapes)."""
+
+
+def _blank(char: str) -> bool:
+    return char == BLANK
+
+
+def _word_end(line: str, start: int) -> int:
+    """Where the word that begins at ``start`` ends: at the first blank outside quotes. A quote opens a span (spaces
+    and all) at the word's start, after ``=`` (``--output='a b'``) and anywhere after a span (a shell word is a run of
+    quoted and unquoted parts: ``'/home/ada/Ada'"'"'s runs/x'``, as ``shlex.quote`` writes an apostrophe); an
+    apostrophe inside a prose word (``file's``) opens nothing."""
+    at, shell = start, False
+    while at < len(line) and not _blank(line[at]):
+        quoted = QUOTED.match(line, at) if (shell or at == start or line[at - 1] == "=") else None
+        if quoted is not None:
+            at, shell = quoted.end(), True
+        else:
+            at += 1
+    return at
+
+
+def words(line: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` of every word of ``line``: runs between blanks, quoted spans kept whole."""
+    found, at = [], 0
+    while at < len(line):
+        if _blank(line[at]):
+            at += 1
+            continue
+        end = _word_end(line, at)
+        found.append((at, end))
+        at = end
+    return found
 
 
 def width() -> int:
@@ -28,20 +62,27 @@ def width() -> int:
 def _wrap_line(line: str, limit: int, indent: str) -> list[str]:
     """``line`` in lines of at most ``limit`` characters, broken only between words (a word longer than that on a
     line of its own); the spaces between two words on one line kept as they were, those at a break dropped."""
-    words = list(WORD.finditer(line))
-    if not words:
+    spans = words(line)
+    if not spans:
         return [line]
     out: list[str] = []
-    current = line[:words[0].end()]  # the line's own indentation kept
-    for before, word in itertools.pairwise(words):
-        gap = line[before.end():word.start()]
-        if len(current) + len(gap) + len(word.group()) <= limit:
-            current += gap + word.group()
+    current = line[:spans[0][1]]  # the line's own indentation kept
+    for (_, before_end), (start, end) in itertools.pairwise(spans):
+        gap, word = line[before_end:start], line[start:end]
+        if len(current) + len(gap) + len(word) <= limit:
+            current += gap + word
         else:
             out.append(current)
-            current = indent + word.group()
+            current = indent + word
     out.append(current)
     return out
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of ``text``, split at newlines only (``str.splitlines`` would also split, and drop, a U+0085 or
+    U+2028 inside a line); a final newline ends the last line, as for ``splitlines``."""
+    lines = text.split("\n")
+    return lines[:-1] if len(lines) > 1 and lines[-1] == "" else lines
 
 
 def wrapped(text: str, columns: int | None = None, *, hang: int | None = None) -> str:
@@ -49,7 +90,7 @@ def wrapped(text: str, columns: int | None = None, *, hang: int | None = None) -
     than the line they continue (``hang``: that many spaces instead, under a column)."""
     limit = columns or width()
     out = []
-    for line in text.expandtabs().splitlines() or [""]:
+    for line in _lines(text.expandtabs()):
         indent = " " * (len(line) - len(line.lstrip(" ")) + 2) if hang is None else " " * hang
         out += _wrap_line(line, limit, indent)
     return "\n".join(out)

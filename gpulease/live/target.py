@@ -8,6 +8,7 @@ stack made elsewhere (an ephemeral CI stack) is described by its outputs and ``-
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping
@@ -121,12 +122,22 @@ class _Found:
     region: str | None
 
 
+def _a_path(stack: str) -> bool:
+    """Whether ``stack`` names a file or folder (never a stack of the Pulumi CLI's): it exists, and is not a bare
+    name that happens to be a plain folder here (``ci-123``, a folder beside a stack made elsewhere)."""
+    if not os.path.lexists(stack):
+        return False
+    return "/" in stack or not os.path.isdir(stack) or stacks.project_file(Path(stack)) is not None
+
+
 def _spec(stack: str) -> _Found:
     try:
         path = stacks.resolve_one(stack)
     except stacks.StackNotFoundError:
         if stacks.nearest_name(stack) is not None:
             raise  # a mistyped name: the nearest one, rather than asking the backend about a stack nobody made
+        if _a_path(stack):
+            raise  # a stack file outside every project (refused as `up` refuses it), a project of several stacks
         return _Found(stack, None, {}, None)  # a stack without a file here (a CI stack, one made elsewhere)
     name = stacks.stack_name(path)
     config = stacks.load_stack_config(path)

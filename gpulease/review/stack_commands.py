@@ -1,6 +1,8 @@
 """The ``gpulease`` commands a message prints for a stack (``connect: gpulease ssh …``, ``gpulease down … --all``,
 ``gpulease plan … shows why``): each names the stack in one shell word that finds the stack file it is about when
-pasted where the command ran: its name when a bare name finds that file, else the file's path, shell-quoted."""
+pasted where the command ran: its name when a bare name finds that file, else the file's path, shell-quoted. A word
+that begins with a dash (a stack named ``-ab``) comes last, after ``--``, so the command's parser takes it as the
+stack and not as an option (``gpulease down --all -- -ab``)."""
 
 from __future__ import annotations
 
@@ -30,5 +32,14 @@ def stack_word(name: str, path: Path | None) -> str:
 
 
 def command(verb: str, name: str, path: Path | None, *rest: str) -> str:
-    """``gpulease VERB STACK REST…`` for the stack ``name`` of the file ``path``."""
-    return " ".join(["gpulease", verb, stack_word(name, path), *rest])
+    """``gpulease VERB STACK REST…`` for the stack ``name`` of the file ``path`` (``gpulease VERB REST… -- STACK`` for
+    a stack word that begins with a dash)."""
+    return " ".join(["gpulease", verb, *stack_last(stack_word(name, path), *rest)])
+
+
+def stack_last(word: str, *rest: str) -> list[str]:
+    """The words after ``gpulease VERB``: the stack ``word`` then ``rest``, or ``rest``, ``--`` and the word when it
+    begins with a dash (argparse reads ``-ab`` as an option; every word after ``--`` is an argument)."""
+    if word.startswith("-"):
+        return [*rest, "--", word]
+    return [word, *rest]

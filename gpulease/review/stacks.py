@@ -139,8 +139,11 @@ def resolve(target: str, project_dir: Path = PROJECT_ROOT) -> list[tuple[Path, P
         for parent in located.parents:
             if project_file(parent) is not None:
                 return [(parent, located)]
-        if located.name.startswith("Pulumi.") and located.parent in {f.parent for f in user_stack_files(project_dir)}:
-            return [(project_dir, located)]  # a stack of the user's folder (gpulease init's): the kit's program
+        # a stack of the user's folder (gpulease init's): the kit's program. Both folders resolved: a stacks/ that
+        # is a symlink holds the file its resolved path names
+        users = {f.parent.resolve() for f in user_stack_files(project_dir)}
+        if located.name.startswith("Pulumi.") and located.parent.resolve() in users:
+            return [(project_dir, located)]
         raise StackNotFoundError(f"{path} is not inside a Pulumi project (no Pulumi.yaml above it)")
     if _is_dir(path):
         files = stack_files(path)

@@ -133,8 +133,10 @@ def test_a_plan_timeout_out_of_range_is_refused(capsys, value):
 @pytest.mark.parametrize("name", ["", "  "])
 def test_an_empty_stack_name_is_an_error_not_every_stack(capsys, monkeypatch, name):
     monkeypatch.setattr("gpulease.cli.plan.review", lambda *a, **k: pytest.fail("a review ran"))
-    err = _one_line_error(capsys, main(["plan", name]))
-    assert "an empty stack name" in err
+    code = _exit_code(["plan", name])  # refused by the parser: a usage mistake
+    _out, err = capsys.readouterr()
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert "argument stacks: an empty stack name" in err
 
 
 @pytest.fixture
