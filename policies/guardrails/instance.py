@@ -145,6 +145,18 @@ SECRET_PATTERNS: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
+ASCII_FORMS: dict[str, str] = {
+    # kind -> the same expression for the lower-cased text of an ASCII text, case-sensitive: a case-insensitive
+    # expression cannot start its scan with a plain substring search, so over a whole user-data it tries every "a"
+    # (the two that run on every gpulease user-data were most of scanning it). Lower-casing an ASCII text keeps
+    # every offset and turns only A-Z into a-z, and each class after the key name takes both cases: the same
+    # matches at the same places (``tests/policies/test_instance.py`` compares them).
+    "an AWS secret access key": r"aws_?secret_?access_?key\s*[=:]\s*['\"]?[A-Za-z0-9/+=]{40}",
+    "an Alibaba Cloud AccessKey secret":
+        r"a(?:ccess_?key_?secret|li(?:baba_cloud_access_key_secret|cloud_secret_key))\s*[=:]\s*['\"]?[A-Za-z0-9]{30}",
+}
+
+
 @lru_cache(maxsize=256)
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
@@ -168,12 +180,16 @@ def find_secrets(text: str, extra: list[str] | None = None) -> list[str]:
     """``"<kind> on line N"`` for each secret found; the secret itself is never repeated."""
     ascii_text = text.isascii()
     lowered = text.lower()
-    candidates = [(kind, pattern) for kind, (literals, pattern) in SECRET_PATTERNS.items()
-                  if not ascii_text or any(literal in lowered for literal in literals)]
-    candidates += [(f"extraPatterns[{i}]", pattern) for i, pattern in enumerate(extra or [])]
+    if ascii_text:
+        candidates = [(kind, ASCII_FORMS[kind], lowered) if kind in ASCII_FORMS else (kind, pattern, text)
+                      for kind, (literals, pattern) in SECRET_PATTERNS.items()
+                      if any(literal in lowered for literal in literals)]
+    else:
+        candidates = [(kind, pattern, text) for kind, (_, pattern) in SECRET_PATTERNS.items()]
+    candidates += [(f"extraPatterns[{i}]", pattern, text) for i, pattern in enumerate(extra or [])]
     found = []
-    for kind, pattern in candidates:
-        for match in _compiled(pattern).finditer(text):
+    for kind, pattern, scanned in candidates:
+        for match in _compiled(pattern).finditer(scanned):
             line = text.count("\n", 0, match.start()) + 1
             found.append(f"{kind} on line {line}")
     return found

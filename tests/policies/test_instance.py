@@ -7,7 +7,7 @@ import gzip
 
 import pytest
 
-from policies.guardrails.instance import SECRET_PATTERNS, find_secrets
+from policies.guardrails.instance import ASCII_FORMS, SECRET_PATTERNS, find_secrets
 from tests.support.policy import (
     ALI_INSTANCE,
     AWS_INSTANCE,
@@ -193,9 +193,17 @@ def test_the_factored_secret_expressions_find_what_the_plain_alternations_find(k
              for prefix, sep, quote in [("", "=", ""), ("  ", ": ", "'"), ("x", " = ", '"'), ("a", ":", "")]]
     texts.append("".join(texts))
     plain, factored = re.compile(PLAIN_FORMS[kind]), re.compile(SECRET_PATTERNS[kind][1])
+    lowered = re.compile(ASCII_FORMS[kind])
     matched = 0
     for text in texts:
         spans = [m.span() for m in plain.finditer(text)]
         assert [m.span() for m in factored.finditer(text)] == spans, text
+        if text.isascii():  # what find_secrets scans an ASCII text with: its lower-cased form
+            assert [m.span() for m in lowered.finditer(text.lower())] == spans, text
         matched += bool(spans)
     assert matched > 100  # the corpus holds many matches, not only misses
+
+
+def test_every_case_sensitive_form_is_of_a_case_insensitive_secret():
+    assert set(ASCII_FORMS) == set(PLAIN_FORMS)
+    assert all("(?i" in SECRET_PATTERNS[kind][1] and "(?i" not in form for kind, form in ASCII_FORMS.items())
