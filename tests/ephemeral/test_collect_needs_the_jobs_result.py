@@ -9,24 +9,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.ephemeral.test_collect import JOB, STACK, _collect, kept  # noqa: F401  (the fixture)
+from tests.support.kept_stack import JOB, collect_kept
 
 RESULT = JOB.removesuffix("artifacts/") + "result.json"
 
 
-def test_without_the_jobs_result_the_collection_is_incomplete(kept, tmp_path: Path, capsys) -> None:  # noqa: F811
-    assert "Contents" not in kept["client"].list_objects_v2(Bucket="kept-bkt", Prefix=RESULT)
-    code = _collect("--artifacts-dir", str(tmp_path / "art"), "--json")
+def test_without_the_jobs_result_the_collection_is_incomplete(kept, tmp_path: Path, capsys) -> None:
+    kept["client"].delete_object(Bucket="kept-bkt", Key=RESULT)
+    code = collect_kept("--artifacts-dir", str(tmp_path / "art"), "--json")
     doc = json.loads(capsys.readouterr().out)
     assert code == 3, doc
     assert "everything collected" not in doc["next"] and "--with-buckets` deletes the bucket" not in doc["next"]
     assert "result.json" in json.dumps(doc)
 
 
-def test_with_the_jobs_result_everything_is_collected(kept, tmp_path: Path, capsys) -> None:  # noqa: F811
-    kept["client"].put_object(Bucket="kept-bkt", Key=RESULT,
-                              Body=b'{"exitCode": 0, "finishedAt": "2026-12-01T10:00:00Z"}')
-    assert _collect("--artifacts-dir", str(tmp_path / "art"), "--json") == 0
+def test_with_the_jobs_result_everything_is_collected(kept, tmp_path: Path, capsys) -> None:
+    assert kept["client"].list_objects_v2(Bucket="kept-bkt", Prefix=RESULT)["KeyCount"] == 1
+    assert collect_kept("--artifacts-dir", str(tmp_path / "art"), "--json") == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["next"].startswith("everything collected")
     assert not (tmp_path / "art" / "result.json").exists()

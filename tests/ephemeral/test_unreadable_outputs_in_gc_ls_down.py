@@ -85,3 +85,12 @@ def test_collect_from_a_stack_with_unreadable_outputs_fails_in_one_line(monkeypa
     code = cli.main(["ephemeral", "collect", BAD, "--artifacts-dir", str(tmp_path / "art")])
     err = capsys.readouterr().err
     assert code != 0 and "cannot read the outputs" in err.strip().splitlines()[-1] and "Traceback" not in err
+
+
+def test_ls_shows_each_stacks_buckets_and_the_unreadable_one(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.setattr(ephemeral, "BACKEND_FACTORY", lambda args: two_expired())
+    monkeypatch.setenv("COLUMNS", "300")
+    assert cli.main(["ephemeral", "ls"]) == 0
+    rows = {line.split()[1]: line for line in capsys.readouterr().out.splitlines() if "ci-" in line}
+    assert "ck-two" in rows[GOOD], "the bucket gc and down keep is named"
+    assert "outputs unreadable" in rows[BAD]
