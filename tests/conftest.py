@@ -10,9 +10,10 @@ from tests.support.clock import FIXED_NOW
 
 pytest_plugins = (
     "tests.support.inventory", "tests.support.alicloud_inventory", "tests.support.prices", "tests.support.clean_tree",
+    "tests.support.kept_stack",
 )
 """moto's server and the ``aws`` clients on it; the Alibaba Cloud stub and the ``ali`` clients on it; the price
-fixtures (catalog, a refreshed price file, the priced example stack); the check that the suite leaves the checkout
+fixtures (catalog, a refreshed price file, the priced example stack); a stack kept with its bucket; the check that the suite leaves the checkout
 as it found it."""
 
 

@@ -10,6 +10,12 @@ AS_MADE = ("tests/ephemeral/test_kept_buckets_stay_as_made.py",)
 DOWN = ("tests/ephemeral/test_down_keeps_buckets.py", "tests/ephemeral/test_kept_buckets_stay_as_made.py")
 UNKNOWN = ("tests/ephemeral/test_gc_keeps_buckets.py", "tests/ephemeral/test_artifacts_kept.py")
 COLLECT = ("tests/ephemeral/test_collect.py",)
+JOB_RAN = ("tests/ephemeral/test_run_keeps_bucket_once_the_job_ran.py",)
+UNREADABLE = ("tests/ephemeral/test_unreadable_outputs_in_gc_ls_down.py",)
+AGAIN = ("tests/ephemeral/test_collect_again.py",)
+REGION = ("tests/ephemeral/test_collect_region.py", "tests/ephemeral/test_kept_bucket_details.py")
+DETAILS = ("tests/ephemeral/test_kept_bucket_details.py",)
+LINE = ("tests/ephemeral/test_kept_bucket_line.py",)
 
 MUTATIONS: list[Mutation] = [
     Mutation("gckept", "gpulease/ephemeral/gc.py", "            keep = () if with_buckets else status.buckets",
@@ -47,6 +53,58 @@ MUTATIONS: list[Mutation] = [
     Mutation("gckept", "gpulease/cli/ephemeral_collect.py", "bounds=artifact_bounds.from_args(args))",
              "bounds=None)", COLLECT, "ephemeral collect holds to the --max-artifacts bounds as run does"),
     Mutation("gckept", "gpulease/ephemeral/orchestrator.py",
-             "if state.failed_artifacts or state.refused_artifacts else ()", "if state.failed_artifacts else ()",
+             "state.collected_all = not (state.failed_artifacts or state.refused_artifacts)",
+             "state.collected_all = not state.failed_artifacts",
              ("tests/ephemeral/test_artifacts_kept.py",), "an artifact refused locally keeps the bucket with its only copy"),
+    Mutation("gckept", "gpulease/ephemeral/orchestrator.py",
+             '                state.failed_artifacts = state.failed_artifacts or [f"(the collection was {exc}: not finished)"]',
+             "                pass", JOB_RAN, "a collection stopped by a signal is named as not finished"),
+    Mutation("gckept", "gpulease/ephemeral/orchestrator.py", "                state.job_started = True\n", "", JOB_RAN,
+             "once the job was started, a run that did not collect all its artifacts keeps the bucket"),
+    Mutation("gckept", "gpulease/ephemeral/orchestrator.py", "        if not state.job_started or state.collected_all:",
+             "        if state.collected_all:", JOB_RAN, "a job never started leaves nothing to keep: all is destroyed"),
+    Mutation("gckept", "gpulease/ephemeral/orchestrator.py", "                    if state.command_exit is None:",
+             "                    if False:", JOB_RAN, "a job that did not finish has not written all its artifacts"),
+    Mutation("gckept", "gpulease/ephemeral/gc.py", '"exitCode": EXIT_TEARDOWN_FAILED if failed or unreadable else EXIT_OK',
+             '"exitCode": EXIT_TEARDOWN_FAILED if failed else EXIT_OK', UNREADABLE,
+             "gc names a stack whose outputs it cannot read and ends with the teardown-failed code"),
+    Mutation("gckept", "gpulease/ephemeral/gc.py", "    except OutputsUnreadableError as exc:\n        # Never destroyed blind",
+             "    except StackMissingError as exc:\n        # Never destroyed blind", UNREADABLE,
+             "one stack's unreadable outputs never stop gc and ls for the others, nor is it destroyed blind"),
+    Mutation("gckept", "gpulease/cli/ephemeral.py", "    return orchestrator.EXIT_INCOMPLETE\n", "    return 1\n",
+             UNREADABLE, "down of a stack whose outputs cannot be read destroys nothing and exits 3"),
+    Mutation("gckept", "gpulease/cli/ephemeral_collect.py", "                    failed.append(UNFINISHED)",
+             "                    pass", ("tests/ephemeral/test_collect_needs_the_jobs_result.py",),
+             "collect without the job's result.json is not everything collected"),
+    Mutation("gckept", "gpulease/transfer/files.py", "if same is not None and same(name, here[0], scratch):",
+             "if False:", AGAIN, "a local file identical to the artifact counts as collected"),
+    Mutation("gckept", "gpulease/ephemeral/channel.py", "and file_digest(local) == etag:", ":", AGAIN,
+             "a local file counts as the artifact only with the artifact's MD5"),
+    Mutation("gckept", "gpulease/ephemeral/channel.py", "return file_digest(Path(scratch)) == file_digest(local)",
+             "return True", AGAIN, "without an MD5 ETag, a local file counts as the artifact only with its bytes"),
+    Mutation("gckept", "gpulease/cli/ephemeral_collect.py", "(rest[0] == \"-\" or rest[0].isalpha())", "True",
+             REGION, "a zone is in a region only when its name goes on past the region's with a letter or -"),
+    Mutation("gckept", "gpulease/cli/ephemeral_collect.py", "            return max(known, key=len)",
+             "            return sorted(known)[0]", REGION, "a zone is in the longest known region its name starts with"),
+    Mutation("gckept", "gpulease/cli/ephemeral_collect.py", 'if cloud == "aws" and (region := os.environ',
+             'if False and (region := os.environ', DETAILS, "without a zone output, AWS falls back to AWS_REGION"),
+    Mutation("gckept", "gpulease/cli/ephemeral_collect.py", "args.region or bucket_region(outputs, cloud)",
+             "bucket_region(outputs, cloud)", DETAILS, "collect --region opens the bucket in that region"),
+    Mutation("gckept", "gpulease/ephemeral/backend.py", "if urn in kept or urn in attached or kind in BUCKET_TYPES:",
+             "if urn in kept or urn in attached:", DETAILS, "another bucket is never kept as a kept bucket's setting"),
+    Mutation("gckept", "gpulease/ephemeral/backend.py",
+             "            *(d for deps in (resource.get(\"propertyDependencies\") or {}).values() for d in deps),\n", "",
+             DETAILS, "a bucket setting bound by its property dependencies only is kept with the bucket"),
+    Mutation("gckept", "gpulease/ephemeral/teardown.py",
+             "                result.destroyed, result.error = True, None\n                record.detail",
+             "                result.destroyed = True\n                record.detail", DETAILS,
+             "a retried destroy that finds the stack gone reports no error"),
+    Mutation("gckept", "gpulease/ephemeral/progress.py", '    if terms.get("existing"):', "    if False:", LINE,
+             "a user's own bucket is never said to be deleted by down --with-buckets"),
+    Mutation("gckept", "gpulease/ephemeral/progress.py", 'price = STORAGE_PRICES.get(str(terms.get("cloud")),',
+             'price = STORAGE_PRICES.get("aws",', LINE, "the kept-bucket line quotes its own cloud's storage price"),
+    Mutation("gckept", "gpulease/ephemeral/progress.py", " {days} days after they were written\" if days else \"\")",
+             "\" if days else \"\")", LINE, "the kept-bucket line names when the lifecycle rule expires the artifacts"),
+    Mutation("gckept", "gpulease/cli/ephemeral.py", 'escape(printable(", ".join(s["buckets"]) or "-"))', '"-"', UNREADABLE,
+             "ls names the buckets gc and down keep of each stack"),
 ]

@@ -14,7 +14,7 @@ MUTATIONS: list[Mutation] = [
              "            problem = None", ARTIFACTS,
              "an artifact whose name pull would refuse (absolute, a//b, U+202E) is refused, not written"),
     Mutation("lost6", "gpulease/transfer/files.py",
-             "                if problem is None and confined_target(dest, name, prefix)[1] is not None:",
+             "                if problem is None and (here := confined_target(dest, name, prefix))[1] is not None:",
              "                if False:", ARTIFACTS, "an artifact never overwrites a file already in --artifacts-dir"),
     Mutation("lost6", "gpulease/ephemeral/channel.py",
              "        written, refused = write_confined(dest, names, prefix,",

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from gpulease.cli import ephemeral_collect
-from gpulease.cli.conventions import error_entry, print_json
+from gpulease.cli.conventions import error_entry, one_line, print_json
 from gpulease.cli.output_file import refuse_input_folder
 from gpulease.cli.stack_arg import CI_ACCEPTED, stack_type
 from gpulease.core import clock
@@ -24,7 +24,7 @@ from gpulease.core.errors import UserError
 from gpulease.core.flag_numbers import number
 from gpulease.core.printable import printable
 from gpulease.ephemeral import artifact_bounds, gc, naming, orchestrator, preflight, rendering
-from gpulease.ephemeral.backend import AutomationBackend, StackBackend
+from gpulease.ephemeral.backend import AutomationBackend, OutputsUnreadableError, StackBackend
 from gpulease.ephemeral.channel import InstanceChannel, open_channel
 from gpulease.ephemeral.config import DEFAULT_MAX_HOURS, EphemeralConfig, build_config
 from gpulease.ephemeral.progress import make_progress, print_summary
@@ -277,9 +277,21 @@ def cmd_down(args: argparse.Namespace) -> int:
     progress = make_progress(args.json)
     try:
         result = orchestrator.take_down(backend, progress, stack, with_buckets=args.with_buckets)
+    except OutputsUnreadableError as exc:
+        return unreadable_outputs(args, stack, exc, "nothing was destroyed (its outputs name the buckets to keep); "
+                                  f"`gpulease ephemeral down {stack} --with-buckets` destroys all of it")
     finally:
         progress.close()
     return _finish(args, result, lambda console: console.print(_teardown_line(result)))
+
+
+def unreadable_outputs(args: argparse.Namespace, stack: str, exc: OutputsUnreadableError, then: str) -> int:
+    """A stack whose outputs cannot be read: one line on stderr (the document too with ``--json``), exit 3."""
+    line = one_line(f"ephemeral {args.ephemeral_command} {stack}: {exc}; {then}")
+    if args.json:
+        _finish(args, {"stack": stack, "exitCode": orchestrator.EXIT_INCOMPLETE, "error": line}, lambda c: None)
+    print(f"gpulease: {line}", file=sys.stderr)
+    return orchestrator.EXIT_INCOMPLETE
 
 
 def _teardown_line(result: dict[str, Any]) -> str:
@@ -303,11 +315,14 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
     def human(console: Console) -> None:
         table = Table(title="ephemeral stacks")
-        for column in ("stack", "last update", "resources", "deadline", "state"):
+        for column in ("stack", "last update", "resources", "deadline", "buckets kept by gc/down", "state"):
             table.add_column(column)
         for s in document["stacks"]:
             state = "EXPIRED" if s["expired"] else s["reason"]
-            table.add_row(s["stack"], s["lastUpdate"] or "-", str(s["resourceCount"] or 0), s["deadline"] or "-", state)
+            if s["outputsUnreadable"]:
+                state = f"{state}: {s['outputsUnreadable']}"
+            table.add_row(s["stack"], s["lastUpdate"] or "-", str(s["resourceCount"] or 0), s["deadline"] or "-",
+                          escape(printable(", ".join(s["buckets"]) or "-")), escape(printable(state)))
         console.print(table)
 
     return _finish(args, document, human)

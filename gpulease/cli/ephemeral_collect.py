@@ -15,11 +15,12 @@ from typing import Any
 
 from rich.console import Console
 
+from components.spec.clouds import SPEC_RULES
 from gpulease.cli.stack_arg import CI_ACCEPTED, stack_type
 from gpulease.core.errors import UserError
 from gpulease.core.printable import printable
 from gpulease.ephemeral import artifact_bounds, naming
-from gpulease.ephemeral.backend import StackMissingError
+from gpulease.ephemeral.backend import OutputsUnreadableError, StackMissingError
 from gpulease.ephemeral.channel import ChannelError, InstanceChannel, location_from_outputs, open_channel
 from gpulease.ephemeral.orchestrator import EXIT_INCOMPLETE, EXIT_OK, stack_buckets
 from gpulease.ephemeral.progress import make_progress
@@ -28,6 +29,9 @@ from gpulease.ephemeral.progress import make_progress
 COLLECT_CHANNEL: Callable[[str, str], InstanceChannel] = open_channel
 
 CLOUDS = {"s3": "aws", "oss": "alicloud"}
+
+UNFINISHED = ("(the job's result.json is not in the bucket: the job never finished, so its artifacts are not known "
+              "to be complete, and what it did not upload is lost)")
 
 
 def register(esub: argparse._SubParsersAction, common: Callable[[argparse.ArgumentParser], None], host: Any) -> None:
@@ -50,16 +54,23 @@ def register(esub: argparse._SubParsersAction, common: Callable[[argparse.Argume
 
 
 def bucket_region(outputs: dict[str, Any], cloud: str) -> str:
-    """The region of the stack's bucket, from its ``availabilityZone`` output (``us-east-1a``, ``cn-hangzhou-h``)."""
+    """The region of the stack's bucket, from its instance's ``availabilityZone`` output: the longest of the cloud's
+    known regions (its spec's list) that the zone's name starts with, followed by the zone's own letter or
+    ``-`` part (``us-east-1a``, a Local Zone ``us-east-1-bos-1a``, ``cn-hangzhou-h``, ``ap-southeast-1b``). Without
+    a zone output, AWS falls back to ``AWS_REGION`` / ``AWS_DEFAULT_REGION``; a zone of no known region needs
+    ``--region``."""
     zone = str(outputs.get("availabilityZone") or "")
-    if cloud == "alicloud" and zone.count("-") >= 2:
-        return zone.rsplit("-", 1)[0]
-    if cloud == "aws" and zone[-1:].isalpha() and zone[:-1][-1:].isdigit():
-        return zone[:-1]
+    if zone:
+        known = [r for r in SPEC_RULES[cloud].regions
+                 if zone.startswith(r) and (rest := zone[len(r):]) and (rest[0] == "-" or rest[0].isalpha())]
+        if known:
+            return max(known, key=len)
+        raise UserError(f"ephemeral collect: the stack's availability zone {zone!r} is in no known {cloud} region "
+                        "(components/<cloud>/spec.py lists them); give --region")
     if cloud == "aws" and (region := os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")):
         return region
-    raise UserError(f"ephemeral collect: the stack's outputs name no availability zone {zone!r} to read a region "
-                    "from; give --region")
+    raise UserError("ephemeral collect: the stack's outputs name no availability zone to read a region from; "
+                    "give --region")
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
@@ -75,6 +86,9 @@ def cmd_collect(args: argparse.Namespace) -> int:
         outputs = backend.outputs(stack)
     except StackMissingError:
         raise UserError(f"ephemeral collect: stack {stack!r} does not exist (nothing kept to collect from)") from None
+    except OutputsUnreadableError as exc:
+        return int(ephemeral.unreadable_outputs(args, stack, exc, "nothing was collected (the outputs say where the "
+                                                "artifacts are); read them with `pulumi stack output --json`"))
     try:
         loc = location_from_outputs(outputs)
     except ChannelError as exc:
@@ -92,6 +106,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
                                                        bounds=artifact_bounds.from_args(args))
                 written, refused = list(collected), list(getattr(collected, "refused", []))
                 failed = list(getattr(collected, "failed", []))
+                if not getattr(collected, "finished", True):
+                    failed.append(UNFINISHED)
             except Exception as exc:
                 failed = [f"(the collection failed: {str(exc).strip()[:300]})"]
             record.detail = f"{len(written)} files into {args.artifacts_dir}" + (
@@ -119,6 +135,9 @@ def next_step(stack: str, failed: list[str], refused: list[str] | None = None) -
                 f"local files away (or choose another --artifacts-dir) and run `gpulease ephemeral collect {stack}` "
                 "again; a name refused as unsafe can only be fetched with the storage's own CLI. `gpulease ephemeral "
                 f"down {stack} --with-buckets` deletes them with the bucket")
+    if failed == [UNFINISHED]:
+        return ("the job never finished (no result.json in the bucket): what it uploaded is collected, the rest never "
+                f"will be; the checkpoints it synced are still in the bucket, kept with stack {stack}")
     if failed:
         return (f"{len(failed)} artifacts not collected, still in the bucket: run `gpulease ephemeral collect {stack} "
                 "--artifacts-dir DIR` again (with a larger --max-artifacts, --max-artifacts-gib or --collect-minutes "

@@ -40,7 +40,7 @@ from gpulease.core import vocabulary as v
 from gpulease.core.errors import UserError
 from gpulease.ephemeral import records
 from gpulease.ephemeral.artifact_bounds import ArtifactBounds
-from gpulease.transfer.files import write_confined
+from gpulease.transfer.files import file_digest, write_confined
 from instance.bounds import PageGuard
 
 CONTROL_DIR = "_gpulease/"
@@ -82,12 +82,15 @@ class InstanceChannel(Protocol):
 
 class Collected(list[Path]):
     """The artifacts written (the list) and those refused, never written (``refused``: ``'name' (reason)``);
-    ``failed``: those of ``refused`` whose fetch failed (still in the bucket, not collected)."""
+    ``failed``: those of ``refused`` whose fetch failed (still in the bucket, not collected); ``finished``: the
+    job's ``result.json`` was there before the listing (written last, it marks the artifacts complete)."""
 
-    def __init__(self, written: list[Path], refused: list[str], failed: list[str] | None = None) -> None:
+    def __init__(self, written: list[Path], refused: list[str], failed: list[str] | None = None,
+                 finished: bool = True) -> None:
         super().__init__(written)
         self.refused = refused
         self.failed = failed or []
+        self.finished = finished
 
 
 @dataclass(frozen=True)
@@ -319,26 +322,55 @@ class BucketChannel:
         prefix = f"{loc.job(job_id)}artifacts/"
         bounds = bounds or ArtifactBounds()
         bounds.start()
+        # result.json is written last: present before the listing, every artifact listed after it is final.
+        finished = self._exists(loc.bucket, f"{loc.job(job_id)}result.json")
         # "Folder" placeholder objects (a key ending in /) hold nothing to write; every other key is written with
         # pull's rules (gpulease.transfer.files.write_confined), or refused and named. The listing stops one past
         # the count: what lies beyond is named as not collected, never listed on.
-        listed, more = self._sized(loc.bucket, prefix, bounds.max_objects + 1, bounds.past)
+        etags: dict[str, tuple[int, str]] = {}
+        listed, more = self._sized(loc.bucket, prefix, bounds.max_objects + 1, bounds.past, etags)
         names, failed = bounds.split([(key[len(prefix):], size) for key, size in listed if not key.endswith("/")])
         if more:
             failed.append(more)
         fetch = bounds.bounded_fetch(self.client, lambda name, path: self.client.download_file(loc.bucket, prefix + name,
                                                                                            path))
-        written, refused = write_confined(dest, names, prefix, fetch, failed, stop=bounds.past)
-        return Collected(written, refused + [f for f in failed if f not in refused], failed)
 
-    def _sized(self, bucket: str, prefix: str, limit: int,
-               stop: Callable[[], str | None]) -> tuple[list[tuple[str, int]], str | None]:
+        def same(name: str, local: Path, scratch: str) -> bool:
+            """A local file already at an artifact's place that is the artifact (collected before): the same size,
+            then the same MD5 as a plain (single-part, MD5) ETag, else the same bytes as a fresh download."""
+            size, etag = etags[prefix + name]
+            if local.stat().st_size != size:
+                return False
+            if len(etag) == 32 and all(c in "0123456789abcdef" for c in etag) and file_digest(local) == etag:
+                return True
+            fetch(name, scratch)
+            try:
+                return file_digest(Path(scratch)) == file_digest(local)
+            finally:
+                Path(scratch).unlink(missing_ok=True)
+
+        written, refused = write_confined(dest, names, prefix, fetch, failed, stop=bounds.past, same=same)
+        return Collected(written, refused + [f for f in failed if f not in refused], failed, finished)
+
+    def _exists(self, bucket: str, key: str) -> bool:
+        """Whether ``key`` is there; an answer that does not say so (a 404, any other error) counts as not there."""
+        try:
+            self.client.head_object(Bucket=bucket, Key=key)
+        except self.client.exceptions.ClientError:
+            return False
+        return True
+
+    def _sized(self, bucket: str, prefix: str, limit: int, stop: Callable[[], str | None],
+               etags: dict[str, tuple[int, str]] | None = None) -> tuple[list[tuple[str, int]], str | None]:
         """Up to ``limit`` (key, size) under ``prefix``, in key order, and what was not listed (None: nothing):
         objects beyond ``limit - 1``, or the rest of a listing that loops, passes the page cap or ``stop()``."""
         found: list[tuple[str, int]] = []
         try:
             for page in self._pages(bucket, prefix, stop):
                 found += [(item["Key"], int(item.get("Size", 0))) for item in page]
+                if etags is not None:
+                    etags.update({item["Key"]: (int(item.get("Size", 0)), str(item.get("ETag", "")).strip('"'))
+                                  for item in page})
                 if len(found) > limit:
                     return sorted(found)[:limit], (f"(more objects under {prefix!r} beyond --max-artifacts "
                                                    f"{limit - 1}: not listed)")

@@ -15,7 +15,7 @@ from typing import Any
 
 from gpulease.core import vocabulary as v
 from gpulease.ephemeral import naming
-from gpulease.ephemeral.backend import StackBackend, StackInfo, StackMissingError
+from gpulease.ephemeral.backend import OutputsUnreadableError, StackBackend, StackInfo, StackMissingError
 from gpulease.ephemeral.orchestrator import EXIT_OK, EXIT_TEARDOWN_FAILED, stack_buckets, stack_deadline, teardown
 from gpulease.ephemeral.progress import Progress
 from gpulease.ephemeral.signals import guard_signals
@@ -29,6 +29,8 @@ class StackStatus:
     expired: bool
     reason: str
     buckets: tuple[str, ...] = ()
+    unreadable: str | None = None
+    """Why its outputs could not be read: its deadline and the buckets to keep are unknown, so it is not touched."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -41,6 +43,7 @@ class StackStatus:
             "expired": self.expired,
             "reason": self.reason,
             "buckets": list(self.buckets),
+            "outputsUnreadable": self.unreadable,
         }
 
 
@@ -54,6 +57,9 @@ def stack_status(backend: StackBackend, info: StackInfo, now: datetime, grace: t
         outputs = backend.outputs(info.name) if info.resource_count else {}
     except StackMissingError:
         outputs = {}
+    except OutputsUnreadableError as exc:
+        # Never destroyed blind: its outputs name the buckets that may hold the only copy of its job's artifacts.
+        return StackStatus(info, None, "unknown", False, "outputs unreadable: not touched", unreadable=str(exc))
     deadline, buckets = stack_deadline(outputs), stack_buckets(outputs)
     if deadline is not None:
         source = "output"
@@ -90,6 +96,10 @@ def collect_garbage(
     statuses = list_ephemeral(backend, now, grace)
     selected = [s for s in statuses if s.expired]
     results = []
+    unreadable = [s for s in statuses if s.unreadable]
+    for status in unreadable:
+        progress.note(f"not touched: {status.unreadable}; read them (`pulumi stack output --json --stack "
+                      f"{status.info.name}`), then `gpulease ephemeral down {status.info.name}`")
     with guard_signals() as guard:
         guard.disarm()
         for status in selected:
@@ -104,8 +114,9 @@ def collect_garbage(
             results.append({"stack": status.info.name, "teardown": tear.as_dict()})
     failed = [r for r in results if (t := r.get("teardown")) and not (t["destroyed"] and (t["removed"] or t["keptBuckets"]))]
     return {
-        "exitCode": EXIT_TEARDOWN_FAILED if failed else EXIT_OK,
+        "exitCode": EXIT_TEARDOWN_FAILED if failed or unreadable else EXIT_OK,
         "checked": [s.as_dict() for s in statuses],
         "collected": results,
         "dryRun": dry_run,
+        "unreadable": [s.info.name for s in unreadable],
     }

@@ -1,7 +1,9 @@
 """run / up / down / ls / gc for ephemeral stacks, over a ``StackBackend`` and an ``InstanceChannel``.
 
 The guarantee of ``run``: once the stack exists, it is destroyed and removed however the run ends: success, a
-failed step, an exception, SIGINT or SIGTERM. Signals raise ``Interrupted`` in the main thread; from the start of
+failed step, an exception, SIGINT or SIGTERM; but once the job was started and its artifacts were not all collected,
+its checkpoint bucket is kept with the stack (``ephemeral collect``, then ``ephemeral down --with-buckets``).
+Signals raise ``Interrupted`` in the main thread; from the start of
 teardown on, further signals are noted and ignored so that a second Ctrl-C cannot leave a GPU running. A stack
 whose destroy fails is NOT removed (removing it would orphan live resources): it keeps its deadline and
 ``ephemeral gc`` retries it. What catches a runner that died outright (SIGKILL, lost machine) is, in order, the
@@ -36,6 +38,9 @@ EXIT_TEARDOWN_FAILED = 3
 """Teardown did not finish: the stack is kept for ``ephemeral gc``; this wins over every other exit code."""
 EXIT_INCOMPLETE = 3
 """Artifacts not all collected (named in the summary; the bucket that holds them is kept)."""
+
+UNFINISHED_JOB = "(the job did not finish: what it left is in the bucket only, its artifacts not all written)"
+"""Named among the artifacts not collected when the collection ran after a job that never ended."""
 
 VERIFY_SLACK_MINUTES = 10
 """Waited for a verification beyond its maxMinutes: tmux and the result's copy to the bucket."""
@@ -85,7 +90,12 @@ class RunState:
     artifacts: list[Path] = field(default_factory=list)
     refused_artifacts: list[str] = field(default_factory=list)
     failed_artifacts: list[str] = field(default_factory=list)
-    """Artifacts not collected (a failed fetch, a bound reached, the collection itself failed): still in the bucket."""
+    """Artifacts not collected (a failed fetch, a bound reached, the collection failed or was interrupted): still in
+    the bucket."""
+    job_started: bool = False
+    """The command was started on the instance: from then on the bucket may hold the job's artifacts."""
+    collected_all: bool = False
+    """The collection ran to its end with every artifact written (nothing failed, refused or interrupted)."""
     error: str | None = None
     failed_step: str | None = None
     instance_started: float | None = None
@@ -172,6 +182,7 @@ class EphemeralRun:
         try:
             with p.step("train") as record:
                 state.failed_step = "train"
+                state.job_started = True
                 state.command_exit = channel.run(
                     state.outputs, cfg.stack, options.command, deadline, lambda line: p.line("train", line)
                 )
@@ -193,12 +204,20 @@ class EphemeralRun:
                     state.artifacts = list(collected)
                     state.refused_artifacts = list(getattr(collected, "refused", []))
                     state.failed_artifacts = list(getattr(collected, "failed", []))
+                    if state.command_exit is None:
+                        # The job did not finish (interrupted, its result never came): it has not written all yet.
+                        state.failed_artifacts.append(UNFINISHED_JOB)
                     if state.failed_artifacts:
                         record.status = "failed"
+                    state.collected_all = not (state.failed_artifacts or state.refused_artifacts)
                     refused = state.refused_artifacts
                     record.detail = f"{len(state.artifacts)} files into {options.artifacts_dir}" + (
                         f"; refused {len(refused)} (never written): {', '.join(refused[:5])}"
                         f"{' ...' if len(refused) > 5 else ''}" if refused else "")
+            except Interrupted as exc:
+                # Stopped mid-way: what was not written yet is only in the bucket (kept by the teardown).
+                state.failed_artifacts = state.failed_artifacts or [f"(the collection was {exc}: not finished)"]
+                raise
             except Exception as exc:
                 state.failed_artifacts = state.failed_artifacts or [f"(the collection failed: {str(exc).strip()[:300]})"]
                 if train_error is None:
@@ -208,8 +227,12 @@ class EphemeralRun:
 
     @staticmethod
     def _buckets_to_keep(state: RunState) -> tuple[str, ...]:
-        """The checkpoint bucket, when artifacts in it were not collected, failed or refused (never destroyed with them)."""
-        return stack_buckets(state.outputs) if state.failed_artifacts or state.refused_artifacts else ()
+        """The checkpoint buckets, whenever the job ran and its artifacts were not all collected (failed, refused,
+        or the collection interrupted or never reached): never destroyed with the only copy. A job never started
+        (up failed, readiness timed out) left nothing of its own there: all is destroyed."""
+        if not state.job_started or state.collected_all:
+            return ()
+        return stack_buckets(state.outputs)
 
     def _summary(
         self,
@@ -264,8 +287,18 @@ class EphemeralRun:
             "failedArtifacts": state.failed_artifacts,
             "artifactsDir": str(options.artifacts_dir),
             "teardown": tear.as_dict() if tear else {},
+            "checkpointBucket": bucket_terms(cfg),
             "steps": [{"name": s.name, "status": s.status, "seconds": s.seconds, "detail": s.detail} for s in self.progress.steps],
         }
+
+
+def bucket_terms(cfg: EphemeralConfig) -> dict[str, Any]:
+    """What a kept checkpoint bucket is: its cloud, the days after which its lifecycle rule expires the objects
+    under the checkpoint prefix (the job's artifacts included), and whether it is the user's own (never deleted)."""
+    checkpoints = cfg.experiment.checkpoints
+    existing = checkpoints.bucket is not None  # the program only refers to it: no lifecycle rule of the stack's
+    return {"cloud": cfg.spec.cloud, "expireDays": None if existing else checkpoints.lifecycle.keep_days,
+            "existing": existing}
 
 
 # -- the steps by hand ------------------------------------------------------------------------------------------

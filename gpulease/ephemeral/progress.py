@@ -155,7 +155,7 @@ def print_summary(summary: dict[str, Any], console: Console) -> None:
         ("estimated cost", _cost(summary.get("estimatedCostUsd"), summary.get("hourlyUsd"), summary.get("worstCaseUsd"))),
         ("artifacts", f"{len(summary.get('artifacts', []))} files in {summary.get('artifactsDir')}"
                       + (f"; {len(summary['refusedArtifacts'])} refused" if summary.get("refusedArtifacts") else "")),
-        ("torn down", _teardown(summary.get("teardown", {}), str(summary.get("stack")))),
+        ("torn down", _teardown(summary.get("teardown", {}), str(summary.get("stack")), summary.get("checkpointBucket"))),
     ]
     if summary.get("failedArtifacts"):
         failed = summary["failedArtifacts"]
@@ -182,14 +182,32 @@ def _shown(value: Any) -> str:
     return escape(printable(str(value)))
 
 
-def _teardown(teardown: dict[str, Any], stack: str) -> str:
+STORAGE_PRICES = {
+    "aws": "S3 Standard: $0.023 per GB-month in us-east-1, https://aws.amazon.com/s3/pricing/",
+    "alicloud": "OSS Standard (LRS): https://www.alibabacloud.com/product/oss/pricing",
+}
+
+
+def kept_terms(stack: str, terms: dict[str, Any]) -> str:
+    """What a kept bucket means: where the artifacts are, how long they stay, what it costs, how it goes."""
+    days = terms.get("expireDays")
+    expiry = (f"; its lifecycle rule expires the objects under the checkpoint prefix, the job's artifacts at "
+              f"<prefix>_gpulease/jobs/{stack}/artifacts/ included, {days} days after they were written" if days else "")
+    collect = (f"(and the stack holding it): artifacts there were not collected "
+               f"(`gpulease ephemeral collect {stack} --artifacts-dir DIR`){expiry}")
+    if terms.get("existing"):
+        return (f"{collect}; it is your own bucket: `gpulease ephemeral down {stack}` removes the stack, never "
+                "the bucket or what it holds")
+    price = STORAGE_PRICES.get(str(terms.get("cloud")), "the storage's own price")
+    return (f"{collect}; it bills for what it stores ({price}) until `gpulease ephemeral down {stack} "
+            "--with-buckets` deletes it")
+
+
+def _teardown(teardown: dict[str, Any], stack: str, terms: dict[str, Any] | None = None) -> str:
     if not teardown:
         return "-"
     if teardown.get("keptBuckets"):
-        return (f"destroyed but bucket {', '.join(teardown['keptBuckets'])} (and the stack holding it): artifacts there "
-                f"were not collected (`gpulease ephemeral collect {stack} --artifacts-dir DIR`); it bills for what it "
-                f"stores (S3 Standard: $0.023 per GB-month in us-east-1) until "
-                f"`gpulease ephemeral down {stack} --with-buckets`")
+        return f"destroyed but bucket {', '.join(teardown['keptBuckets'])} {kept_terms(stack, terms or {})}"
     if teardown.get("removed"):
         return "destroyed and removed"
     if teardown.get("destroyed"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import posixpath
 import stat
@@ -311,16 +312,25 @@ def name_problem(dest: Path, key: str, prefix: str, chosen: dict[str, str], temp
     return problem
 
 
+def file_digest(path: Path) -> str:
+    """The MD5 of a file's bytes, hex (what S3 and OSS report as the ETag of an object put in one part)."""
+    with path.open("rb") as f:
+        return hashlib.file_digest(f, "md5").hexdigest()
+
+
 def write_confined(dest: Path, names: list[str], prefix: str, fetch: Callable[[str, str], None],
                    failed: list[str] | None = None,
-                   stop: Callable[[], str | None] = lambda: None) -> tuple[list[Path], list[str]]:
+                   stop: Callable[[], str | None] = lambda: None,
+                   same: Callable[[str, Path, str], bool] | None = None) -> tuple[list[Path], list[str]]:
     """Each of ``names`` (keys relative to ``dest``) fetched (``fetch(name, local_path)``) into a private folder of
     this call (0700) and renamed into place below ``dest`` by descriptor, with pull's rules: a name that does not
     read as itself or is not canonical, two names on one file, a file where a folder goes, a symlink on the way
     and a file already there are refused (never written, never overwritten). Returns the files written and the
     refused names with why (``'name' (reason)``). An object whose fetch fails (a 404 after the listing, a 5xx
     after the client's retries, a full disk) is refused with its reason and also named in ``failed``; the rest go
-    on. ``stop``: why no further name is fetched (a deadline), each remaining one then named in ``failed``."""
+    on. ``stop``: why no further name is fetched (a deadline), each remaining one then named in ``failed``.
+    ``same(name, local, scratch)``: whether the file already there is the object itself (then it counts as
+    written, untouched); ``scratch`` a path in the private folder it may fetch into to compare."""
     written: list[Path] = []
     refused: list[str] = []
     chosen: dict[str, str] = {}
@@ -334,7 +344,11 @@ def write_confined(dest: Path, names: list[str], prefix: str, fetch: Callable[[s
                 break
             problem = name_problem(dest, name, prefix, chosen) or shapes.conflict(name)
             try:
-                if problem is None and confined_target(dest, name, prefix)[1] is not None:
+                if problem is None and (here := confined_target(dest, name, prefix))[1] is not None:
+                    scratch = os.path.join(own, f"{len(written) + len(refused)}.compare")
+                    if same is not None and same(name, here[0], scratch):
+                        written.append(here[0])
+                        continue
                     problem = "a local file is already there; never overwritten"
                 if problem is None:
                     landed = os.path.join(own, f"{len(written) + len(refused)}.download")

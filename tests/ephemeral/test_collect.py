@@ -7,49 +7,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-import boto3
 import pytest
-from moto import mock_aws
 
 from gpulease import cli
-from gpulease.cli import ephemeral, ephemeral_collect
-from gpulease.ephemeral.backend import StackInfo
-from gpulease.ephemeral.channel import BucketChannel
+from gpulease.cli import ephemeral_collect
 from gpulease.review.stacks import PROJECT_ROOT
-from tests.support.ephemeral import RecordingBackend
-
-STACK = "ci-9001-0123456"
-JOB = f"ckpt/_gpulease/jobs/{STACK}/artifacts/"
-OUTPUTS = {"checkpointUri": "s3://kept-bkt/ckpt/", "availabilityZone": "eu-west-1b", "instanceId": "i-1"}
-
-
-@pytest.fixture
-def kept(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """A stack kept with its bucket, the bucket holding the job's artifacts (and another job's)."""
-    with mock_aws():
-        client = boto3.client("s3", region_name="us-east-1")
-        client.create_bucket(Bucket="kept-bkt")
-        for key, body in (("metrics.json", b'{"loss": 1.2}'), ("ckpt/step-50.safetensors", b"weights")):
-            client.put_object(Bucket="kept-bkt", Key=JOB + key, Body=body)
-        client.put_object(Bucket="kept-bkt", Key="ckpt/_gpulease/jobs/ci-1-other/artifacts/theirs.txt", Body=b"no")
-        backend = RecordingBackend(stacks={STACK: StackInfo(STACK, resource_count=9)},
-                                   outputs_by_stack={STACK: dict(OUTPUTS)})
-        opened: list[tuple[str, str]] = []
-        monkeypatch.setattr(ephemeral, "BACKEND_FACTORY", lambda args: backend)
-        monkeypatch.setattr(ephemeral_collect, "COLLECT_CHANNEL",
-                            lambda cloud, region: opened.append((cloud, region)) or BucketChannel(client))
-        yield {"client": client, "backend": backend, "opened": opened}
-
-
-def _collect(*extra: str) -> int:
-    return cli.main(["ephemeral", "collect", STACK, *extra])
+from tests.support.kept_stack import JOB, STACK, collect_kept
 
 
 def test_collect_downloads_the_jobs_artifacts_as_run_does(kept, tmp_path: Path, capsys) -> None:
     dest = tmp_path / "art"
-    assert _collect("--artifacts-dir", str(dest), "--json") == 0
+    assert collect_kept("--artifacts-dir", str(dest), "--json") == 0
     doc = json.loads(capsys.readouterr().out)
     assert (dest / "metrics.json").read_bytes() == b'{"loss": 1.2}'
     assert (dest / "ckpt" / "step-50.safetensors").read_bytes() == b"weights"
@@ -62,7 +31,7 @@ def test_collect_downloads_the_jobs_artifacts_as_run_does(kept, tmp_path: Path, 
 
 
 def test_what_a_bound_leaves_behind_is_named_and_exits_3(kept, tmp_path: Path, capsys) -> None:
-    code = _collect("--artifacts-dir", str(tmp_path / "art"), "--max-artifacts", "1")
+    code = collect_kept("--artifacts-dir", str(tmp_path / "art"), "--max-artifacts", "1")
     out = capsys.readouterr().out
     assert code == 3
     assert "not collected" in out and "--max-artifacts 1" in out
@@ -73,7 +42,7 @@ def test_an_existing_file_is_never_replaced(kept, tmp_path: Path, capsys) -> Non
     dest = tmp_path / "art"
     dest.mkdir()
     (dest / "metrics.json").write_text("MINE")
-    assert _collect("--artifacts-dir", str(dest), "--json") == 3, "an artifact not written is not collected"
+    assert collect_kept("--artifacts-dir", str(dest), "--json") == 3, "an artifact not written is not collected"
     doc = json.loads(capsys.readouterr().out)
     assert (dest / "metrics.json").read_text() == "MINE"
     assert [r for r in doc["refusedArtifacts"] if "metrics.json" in r]
@@ -84,13 +53,13 @@ def test_a_key_escaping_the_folder_is_refused(kept, tmp_path: Path, capsys) -> N
     dest, victim = tmp_path / "art", tmp_path / "victim.txt"
     victim.write_text("PRECIOUS")
     kept["client"].put_object(Bucket="kept-bkt", Key=JOB + "/" + str(victim).lstrip("/"), Body=b"OWNED")
-    _collect("--artifacts-dir", str(dest))
+    collect_kept("--artifacts-dir", str(dest))
     assert victim.read_text() == "PRECIOUS"
 
 
 def test_a_collection_that_fails_whole_exits_3(kept, tmp_path: Path, capsys) -> None:
     kept["backend"].outputs_by_stack[STACK]["checkpointUri"] = "s3://no-such-bkt/ckpt/"
-    assert _collect("--artifacts-dir", str(tmp_path / "art"), "--json") == 3
+    assert collect_kept("--artifacts-dir", str(tmp_path / "art"), "--json") == 3
     doc = json.loads(capsys.readouterr().out)
     assert doc["failedArtifacts"] and "the collection failed" in doc["failedArtifacts"][0]
 
@@ -100,7 +69,7 @@ def test_collect_refuses_a_stack_it_cannot_read_from(kept, tmp_path: Path, capsy
     assert "not an ephemeral stack" in capsys.readouterr().err
     assert cli.main(["ephemeral", "collect", "ci-1-gone", "--artifacts-dir", str(tmp_path / "a")]) == 2
     assert "does not exist" in capsys.readouterr().err
-    assert _collect("--artifacts-dir", str(PROJECT_ROOT / "stacks")) == 2
+    assert collect_kept("--artifacts-dir", str(PROJECT_ROOT / "stacks")) == 2
     assert "--artifacts-dir" in capsys.readouterr().err and kept["opened"] == []
 
 
