@@ -19,7 +19,7 @@ MUTATIONS: list[Mutation] = [
              ("tests/review/test_mock_registry.py", *_CORPUS),
              "a lookup argument the provider refuses stops the program, named (ami-bad-boolean)"),
     Mutation("review", "gpulease/review/render.py",
-             "        downgrade(request.object)  # a resource as an input", "        pass  # a resource as an input",
+             "        finite = downgrade(request.object)\n", "        finite = non_finite_paths(request.object) == []\n",
              _CORPUS, "a resource used as an input is passed on as its id (resources-as-values)"),
 ]
 

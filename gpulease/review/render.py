@@ -161,25 +161,28 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
             type_ = f"{qualified}${type_}"
         return "urn:pulumi:" + "::".join([settings.get_stack(), settings.get_project(), type_, name])
 
-    def _apply_ignore_changes(self, request) -> None:
-        """What the engine does on an update: an ignored property keeps its value from the previous state."""
+    def _apply_ignore_changes(self, request) -> bool:
+        """What the engine does on an update: an ignored property keeps its value from the previous state; whether
+        the inputs were rewritten."""
         if not self.prior or not request.ignoreChanges:
-            return
+            return False
         old = self.prior.get(self.make_urn(request.parent, request.type, request.name))
         if old is None:
-            return
+            return False
         inputs = rpc.deserialize_properties(request.object)
         for path in request.ignoreChanges:
             copy_path(old.inputs, inputs, path.split("."))
         request.object.CopyFrom(_sync_await(rpc.serialize_properties(inputs, {})))
+        return True
 
     def RegisterResource(self, request):  # noqa: N802 - gRPC method name
         if request.remote:
             return self._register_remote(request)
-        downgrade(request.object)  # a resource as an input: its id (a component: its URN), as the engine sends it
+        # A resource as an input: its id (a component: its URN), as the engine sends it; NaN found in the same walk.
+        finite = downgrade(request.object)
         if request.type != "pulumi:pulumi:Stack":
-            self._apply_ignore_changes(request)
-            if bad := non_finite_paths(request.object):
+            rewritten = self._apply_ignore_changes(request)
+            if (rewritten or not finite) and (bad := non_finite_paths(request.object)):
                 self.duplicates.append(refusal(request.type, request.name, bad,
                                                remote_components.registration_site(request)))
                 return resource_pb2.RegisterResourceResponse(urn=self.make_urn(request.parent, request.type,
@@ -224,6 +227,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
                                    "engine refuses a second resource of one type and name under one parent; "
                                    "accepted: a unique name")
         self._urns.add(response.urn)
+        deps = request.propertyDependencies  # read by key, an empty list made without copying: most have no URN
         captured = CapturedResource(
                 urn=response.urn,
                 type=request.type,
@@ -238,7 +242,7 @@ class CapturingMonitor(pulumi_mocks.MockMonitor):
                 retain_on_delete=bool(request.retainOnDelete) if request.HasField("retainOnDelete") else False,
                 ignore_changes=list(request.ignoreChanges),
                 dependencies=list(request.dependencies),
-                property_dependencies={k: list(v.urns) for k, v in request.propertyDependencies.items()},
+                property_dependencies={k: list(u) if (u := deps[k].urns) else [] for k in deps},
                 delete_before_replace=bool(request.deleteBeforeReplace),
                 replace_on_changes=list(request.replaceOnChanges),
                 input_struct=request.object,

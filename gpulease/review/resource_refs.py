@@ -10,6 +10,7 @@ outside the program's event loop.
 
 from __future__ import annotations
 
+from math import isfinite
 from typing import Any
 
 import pulumi
@@ -22,41 +23,32 @@ _SIG = rpc._special_sig_key
 _RESOURCE = rpc._special_resource_sig
 
 
-def _downgraded(value: struct_pb2.Value) -> bool:
-    """Replace every resource reference inside ``value`` in place; whether any was found."""
-    kind = value.WhichOneof("kind")
-    if kind == "struct_value":
-        fields = value.struct_value.fields
-        sig = fields.get(_SIG)
-        if sig is not None and sig.string_value == _RESOURCE:
-            rid = fields["id"].string_value if "id" in fields else ""
-            value.string_value = rid or fields["urn"].string_value
-            return True
-        return _downgrade_struct(value.struct_value)
-    if kind == "list_value":
-        found = False
-        for item in value.list_value.values:
-            found = _downgraded(item) or found
-        return found
-    return False
-
-
-def _downgrade_struct(struct: struct_pb2.Struct) -> bool:
-    found = False
-    fields = struct.fields
-    for key in fields:  # by key: a map's values() iterates in Python
-        item = fields[key]
-        if item.WhichOneof("kind") in _NESTED:
-            found = _downgraded(item) or found
-    return found
-
-
-_NESTED = frozenset(("struct_value", "list_value"))
-
-
 def downgrade(struct: struct_pb2.Struct) -> bool:
-    """Downgrade the resource references of a properties struct in place; whether there were any."""
-    return _downgrade_struct(struct)
+    """Downgrade the resource references of a properties struct in place; whether every number left in it is
+    finite. NaN and Infinity are found in the same walk (``non_finite``: the wire form cannot carry them), so that
+    a registration's inputs are walked once; ``non_finite.non_finite_paths`` names them when there are any."""
+    finite = True
+    fields = struct.fields
+    pending = [[fields[key] for key in fields]]  # by key: a map's values() iterates in Python
+    while pending:
+        for value in pending.pop():
+            kind = value.WhichOneof("kind")
+            if kind == "string_value":
+                continue
+            if kind == "number_value":
+                if not isfinite(value.number_value):
+                    finite = False
+            elif kind == "struct_value":
+                inner = value.struct_value.fields
+                sig = inner.get(_SIG)
+                if sig is not None and sig.string_value == _RESOURCE:
+                    rid = inner["id"].string_value if "id" in inner else ""
+                    value.string_value = rid or inner["urn"].string_value
+                else:
+                    pending.append([inner[key] for key in inner])
+            elif kind == "list_value":
+                pending.append(value.list_value.values)
+    return finite
 
 
 async def plain_value(value: Any) -> Any:
