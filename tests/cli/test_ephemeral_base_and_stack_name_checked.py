@@ -32,6 +32,8 @@ def test_an_empty_or_folder_base_stack_is_one_line_and_exit_2(ci_env, base, verb
     err = capsys.readouterr().err
     assert code == 2, (argv, code, err[-400:])
     assert "Traceback" not in err and "--base-stack" in err, err[-400:]
+    if not base:
+        assert "empty stack name" in err, err[-400:]  # refused as every stack argument is, not looked up
 
 
 def test_an_empty_stack_name_is_refused_not_defaulted(ci_env, monkeypatch, capsys):
@@ -44,4 +46,4 @@ def test_an_empty_stack_name_is_refused_not_defaulted(ci_env, monkeypatch, capsy
     code = _exit(["ephemeral", "up", "--base-stack", "aws-lora-7b", "--stack-name", "", "--no-wait"])
     err = capsys.readouterr().err
     assert "up" not in backend.ops(), f"--stack-name '' brought up {sorted(backend.stacks)}"
-    assert code == 2 and "--stack-name" in err, (code, err[-400:])
+    assert code == 2 and "--stack-name" in err and "empty stack name" in err, (code, err[-400:])
