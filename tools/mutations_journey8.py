@@ -20,7 +20,7 @@ MUTATIONS = [
              ("tests/cli/test_init_unwritable_output.py",), "an output the system cannot create is one line, exit 2"),
     Mutation("journey8", "gpulease/cli/init_next.py", "looks for a stack: mv -- ", "looks for a stack: mv ",
              ("tests/cli/test_init_next_move_of_dash_name.py",), "the suggested mv of a dash-named file runs"),
-    Mutation("journey8", "gpulease/cli/wrap.py", "        quoted = QUOTED.match(line, at) if", "        quoted = None if",
+    Mutation("journey8", "gpulease/cli/wrap.py", "        end = _span_end(line, at) if opens", "        end = None if opens",
              ("tests/cli/test_next_line_keeps_quoted_paths.py",), "a quoted path is never split across lines"),
     Mutation("journey8", "gpulease/cli/completion.py", 'PRICED_REGION_COMMANDS = ("init", "size")',
              'PRICED_REGION_COMMANDS = ("init",)', ("tests/cli/test_completion_priced_regions.py",),

@@ -2,7 +2,9 @@
 named after ``--``, a stack file in a symlinked ``stacks/`` found by its path, a stack file outside every project
 never sent to the Pulumi CLI as a stack name, empty stack names refused by every command's parser, shell words and
 no-break spaces kept whole when wrapped, an option before its command recognised as its parser reads it, an empty
-``--public-key``. Area ``journey9``: ``python -m tools.mutate --area journey9``."""
+``--public-key``; up's plan line of a dash-named stack, no option completed after ``--``, a symlinked stack file
+found by its path, a missing stack file path refused, ephemeral ``--base-stack``/``--stack-name`` checked as stack
+arguments, linear wrapping of a word of unclosed quotes. Area ``journey9``: ``python -m tools.mutate --area journey9``."""
 
 from __future__ import annotations
 
@@ -31,8 +33,8 @@ MUTATIONS = [
              'p.add_argument("stack", help=', USAGE, "status '' is refused before the Pulumi CLI is asked"),
     Mutation("journey9", "gpulease/cli/ssh.py", '    p.add_argument("stack", type=stack_type())',
              '    p.add_argument("stack")', USAGE, "ssh '' is refused: never the selected stack's instance"),
-    Mutation("journey9", "gpulease/cli/wrap.py", "QUOTED.match(line, at) if (shell or at == start",
-             "QUOTED.match(line, at) if (at == start", WRAP, "a shell word of quoted parts stays whole"),
+    Mutation("journey9", "gpulease/cli/wrap.py", "char not in unclosed and (shell or at == start",
+             "char not in unclosed and (at == start", WRAP, "a shell word of quoted parts stays whole"),
     Mutation("journey9", "gpulease/cli/wrap.py", "    return char == BLANK",
              "    return char.isspace()", WRAP, "a no-break space is no break"),
     Mutation("journey9", "gpulease/cli/wrap.py", '    lines = text.split("\\n")', "    lines = text.splitlines()", WRAP,
@@ -46,4 +48,31 @@ MUTATIONS = [
     Mutation("journey9", "gpulease/cli/init.py",
              "    if args.public_key is not None and not args.public_key.strip():", "    if False:", USAGE,
              "init --public-key '' is refused, never the default key"),
+]
+
+UP_LINE = ("tests/cli/test_up_plan_line_of_dash_named_stack.py",)
+COMPLETION = ("tests/cli/test_completion_after_end_of_options.py",)
+PATHS = ("tests/cli/test_stack_file_paths_symlinked_and_missing.py",)
+EPHEMERAL = ("tests/cli/test_ephemeral_base_and_stack_name_checked.py",)
+
+MUTATIONS += [
+    Mutation("journey9", "gpulease/lifecycle/deploy.py", '    target = " ".join(stack_last(stack_word(stack, st.path)))',
+             "    target = stack", UP_LINE, "up's plan line names a dash-named stack after --"),
+    Mutation("journey9", "gpulease/cli/completion.py", 'if [[ "$w" == -- ]]; then ended=1; break; fi',
+             'if false; then ended=1; break; fi', COMPLETION, "no option completes after --"),
+    Mutation("journey9", "gpulease/cli/completion.py", '    [[ -n "$ended" ]] && words=""', "    true", COMPLETION,
+             "after --, the command's options are not offered"),
+    Mutation("journey9", "gpulease/review/stacks.py",
+             '        if given.name.startswith("Pulumi.") and given.parent.resolve() in users:', "        if False:",
+             PATHS, "a symlinked stack file in stacks/ is found by its path"),
+    Mutation("journey9", TARGET, "        if _a_file_name(stack):  #", "        if False:  #", PATHS,
+             "a missing stack file path is refused without asking the Pulumi CLI"),
+    Mutation("journey9", "gpulease/cli/ephemeral.py", '"--base-stack", required=True, type=stack_type(),',
+             '"--base-stack", required=True,', EPHEMERAL, "ephemeral --base-stack '' is refused by the parser"),
+    Mutation("journey9", "gpulease/cli/ephemeral.py", '"--stack-name", type=stack_type(CI_ACCEPTED),',
+             '"--stack-name",', EPHEMERAL, "ephemeral --stack-name '' is refused, never the default name"),
+    Mutation("journey9", "gpulease/ephemeral/config.py", "    if len(found) != 1:  # a project folder",
+             "    if False:  # a project folder", EPHEMERAL, "a --base-stack folder of several stacks is one line"),
+    Mutation("journey9", "gpulease/cli/wrap.py", "                unclosed.add(char)", "                pass",
+             ("tests/cli/test_wrap_time_on_long_words.py",), "wrapping a word of unclosed quotes takes linear time"),
 ]

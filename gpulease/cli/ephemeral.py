@@ -74,7 +74,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         )
 
     def creating(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--base-stack", required=True, help="the stack in stacks/ whose config is copied")
+        q.add_argument("--base-stack", required=True, type=stack_type(),
+                       help="the stack in stacks/ whose config is copied")
         q.add_argument(
             "--set",
             dest="overrides",
@@ -91,7 +92,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             help=f"cap on maxRuntimeHours, the stack's hard deadline (default {DEFAULT_MAX_HOURS:g})",
         )
         q.add_argument("--keep-data", action="store_true", help="retain the data disk and bucket on destroy")
-        q.add_argument("--stack-name", help="the ephemeral stack's name (default: ci-<run id>-<short sha>)")
+        q.add_argument("--stack-name", type=stack_type(CI_ACCEPTED),
+                       help="the ephemeral stack's name (default: ci-<run id>-<short sha>)")
         q.add_argument(
             "--ready-timeout-minutes", type=number("a number of minutes", 0, 1440, above=True, example="20"), default=20.0, help="how long to wait for the instance (default 20)"
         )
@@ -161,7 +163,7 @@ def _command_text(parts: list[str]) -> str:
 def _prepare(args: argparse.Namespace) -> tuple[StackBackend, EphemeralConfig]:
     """Everything that can refuse the run, in order, before anything is created."""
     env = dict(os.environ)
-    stack = args.stack_name or naming.ephemeral_stack_name(env)
+    stack = naming.ephemeral_stack_name(env) if args.stack_name is None else args.stack_name
     if not naming.STACK_NAME.match(stack):
         raise EphemeralUsageError(
             f"--stack-name {stack!r}: accepted: ci- followed by lowercase letters, digits and hyphens"

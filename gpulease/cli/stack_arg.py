@@ -1,5 +1,6 @@
-"""The stack a command is given on its command line (``gpulease status STACK``, ``plan STACK…``, ``plan --stack``):
-an empty or blank one is a usage mistake, refused by the parser before the command runs. The Pulumi CLI reads
+"""The stack a command is given on its command line (``gpulease status STACK``, ``plan STACK…``, ``plan --stack``,
+``ephemeral up|run --base-stack`` and ``--stack-name``): an empty or blank one is a usage mistake, refused by the
+parser before the command runs (an empty ``--stack-name`` is never replaced by the default name). The Pulumi CLI reads
 ``--stack ''`` as no stack given, that is the selected stack: ``gpulease ssh ''`` would reach another stack's
 instance (docs/provider-facts.md, row 30)."""
 

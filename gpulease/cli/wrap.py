@@ -7,7 +7,6 @@ names the same file, and a continued line is indented under its own."""
 from __future__ import annotations
 
 import itertools
-import re
 import shutil
 import sys
 
@@ -17,37 +16,59 @@ BLANK = " "
 """Where a line may break: an ASCII space, as ``textwrap`` breaks (tabs are expanded first). A no-break space
 (U+00A0, U+2003 ...) is part of its word: never a break, never dropped."""
 
-QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
-"""A quoted span of a shell word: ``'...'`` (nothing escapes inside) or ``"..."`` (a backslash escapes)."""
+QUOTES = "'\""
+"""The quotes that open a span of a shell word: ``'...'`` (nothing escapes inside) or ``"..."`` (a backslash escapes
+the next character)."""
 
 
 def _blank(char: str) -> bool:
     return char == BLANK
 
 
-def _word_end(line: str, start: int) -> int:
+def _span_end(line: str, at: int) -> int | None:
+    """Where the quoted span that opens at ``at`` ends (after its closing quote), None when it never closes."""
+    quote, escaped = line[at], False
+    for i in range(at + 1, len(line)):
+        if escaped:
+            escaped = False
+        elif line[i] == "\\" and quote == '"':
+            escaped = True
+        elif line[i] == quote:
+            return i + 1
+    return None
+
+
+def _word_end(line: str, start: int, unclosed: set[str]) -> int:
     """Where the word that begins at ``start`` ends: at the first blank outside quotes. A quote opens a span (spaces
     and all) at the word's start, after ``=`` (``--output='a b'``) and anywhere after a span (a shell word is a run of
     quoted and unquoted parts: ``'/home/ada/Ada'"'"'s runs/x'``, as ``shlex.quote`` writes an apostrophe); an
-    apostrophe inside a prose word (``file's``) opens nothing."""
+    apostrophe inside a prose word (``file's``) opens nothing, nor does a quote that never closes.
+
+    One scan left to right: a span is read once, and a quote found never to close is put in ``unclosed`` (of the
+    line), for no later quote of its kind closes either: none follows an unclosed ``'``, and a ``"`` after an
+    unclosed ``"`` was read inside it as escaped, so a span opening there reads the same rest of the line."""
     at, shell = start, False
     while at < len(line) and not _blank(line[at]):
-        quoted = QUOTED.match(line, at) if (shell or at == start or line[at - 1] == "=") else None
-        if quoted is not None:
-            at, shell = quoted.end(), True
+        char = line[at]
+        opens = char in QUOTES and char not in unclosed and (shell or at == start or line[at - 1] == "=")
+        end = _span_end(line, at) if opens else None
+        if end is not None:
+            at, shell = end, True
         else:
+            if opens:
+                unclosed.add(char)
             at += 1
     return at
 
 
 def words(line: str) -> list[tuple[int, int]]:
     """The ``(start, end)`` of every word of ``line``: runs between blanks, quoted spans kept whole."""
-    found, at = [], 0
+    found, at, unclosed = [], 0, set()
     while at < len(line):
         if _blank(line[at]):
             at += 1
             continue
-        end = _word_end(line, at)
+        end = _word_end(line, at, unclosed)
         found.append((at, end))
         at = end
     return found

@@ -16,7 +16,7 @@ from components.spec.experiment import ExperimentSpec
 from components.spec.load import CONFIG_NAMESPACE, EXPERIMENT_KEY, SWEEP_KEY, StackSpec, load_stack_spec
 from gpulease.core.errors import UserError
 from gpulease.core.inputfile import StrictLoader
-from gpulease.core.shown import shown_path
+from gpulease.core.shown import echo, shown_path
 from gpulease.review import stacks
 from gpulease.review.render import load_stack_file
 from gpulease.review.stacks import PROJECT_ROOT
@@ -115,7 +115,12 @@ def build_config(
     """Derive and validate the ephemeral stack's config. Raises a ``UserError`` naming the stack and field."""
     if not max_hours > 0:
         raise EphemeralConfigError(f"--max-hours {max_hours:g}: accepted: a number of hours above 0, e.g. 2")
-    [(_, base_file)] = stacks.resolve(base_stack, project_dir)
+    found = stacks.resolve(base_stack, project_dir)
+    if len(found) != 1:  # a project folder of several stacks: one of them is the base
+        names = ", ".join(stacks.stack_name(f) for _, f in found[:8])
+        raise EphemeralConfigError(f"--base-stack {echo(base_stack)} names {len(found)} stacks, not one; accepted: "
+                                   f"one stack name or stack file ({names})")
+    [(_, base_file)] = found
     base_name = stacks.stack_name(base_file)
     try:
         base = load_stack_file(base_file)

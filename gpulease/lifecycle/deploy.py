@@ -23,7 +23,7 @@ from gpulease.ephemeral.channel import ChannelError, InstanceChannel, open_chann
 from gpulease.ephemeral.progress import Progress
 from gpulease.lifecycle import advice, capacity, spot_requests, verdict
 from gpulease.review import stacks
-from gpulease.review.stack_commands import command
+from gpulease.review.stack_commands import command, stack_last, stack_word
 
 READY_MINUTES = 30
 """How long ``up`` waits for the ready record by default (the bootstrap stages data first; ``--wait``)."""
@@ -228,7 +228,8 @@ def up(stack: str, progress: Progress, *, wait_minutes: float = READY_MINUTES, w
     st = load(stack)
     stack = st.name
     found = verdict.REVIEW(st.path, stack)
-    for line in [*found.lines(), *advice.lines(advice.spec_advisories(st.spec))]:
+    target = " ".join(stack_last(stack_word(stack, st.path)))
+    for line in [*found.lines(target), *advice.lines(advice.spec_advisories(st.spec))]:
         progress.note(line)
     if found.blocks:
         raise ReviewRefusedError(f"stack {stack!r}: the review says {found.status.upper()}; nothing was deployed "

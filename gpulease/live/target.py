@@ -23,7 +23,7 @@ from gpulease.core import inputfile
 from gpulease.core import vocabulary as v
 from gpulease.core.child_process import run_bounded
 from gpulease.core.errors import UserError
-from gpulease.core.shown import shown_path
+from gpulease.core.shown import echo, shown_path
 from gpulease.review import stacks
 
 PULUMI_TIMEOUT_SECONDS = 120
@@ -130,6 +130,13 @@ def _a_path(stack: str) -> bool:
     return "/" in stack or not os.path.isdir(stack) or stacks.project_file(Path(stack)) is not None
 
 
+def _a_file_name(stack: str) -> bool:
+    """Whether ``stack`` is written as a file's path (``./Pulumi.zz.yaml``, ``/x/Pulumi.zz.yaml``, ``zz.yml``), never
+    a stack name of the Pulumi CLI, whose names are ``stack``, ``project/stack`` or ``org/project/stack``."""
+    return (stack.endswith((".yaml", ".yml")) or stack.startswith(("/", "./", "../", "~"))
+            or stack.count("/") > 2 or "//" in stack)
+
+
 def _spec(stack: str) -> _Found:
     try:
         path = stacks.resolve_one(stack)
@@ -138,6 +145,9 @@ def _spec(stack: str) -> _Found:
             raise  # a mistyped name: the nearest one, rather than asking the backend about a stack nobody made
         if _a_path(stack):
             raise  # a stack file outside every project (refused as `up` refuses it), a project of several stacks
+        if _a_file_name(stack):  # a stack file that is not there: never a stack to ask the Pulumi CLI about
+            raise stacks.StackNotFoundError(f"{echo(stack)}: no such stack file; accepted: a stack name or the "
+                                            "path of a stack file") from None
         return _Found(stack, None, {}, None)  # a stack without a file here (a CI stack, one made elsewhere)
     name = stacks.stack_name(path)
     config = stacks.load_stack_config(path)

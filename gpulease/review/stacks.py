@@ -139,9 +139,13 @@ def resolve(target: str, project_dir: Path = PROJECT_ROOT) -> list[tuple[Path, P
         for parent in located.parents:
             if project_file(parent) is not None:
                 return [(parent, located)]
-        # a stack of the user's folder (gpulease init's): the kit's program. Both folders resolved: a stacks/ that
-        # is a symlink holds the file its resolved path names
+        # a stack of the user's folder (gpulease init's): the kit's program. The folder of the path as given is
+        # compared, resolved (a stacks/ that is a symlink; a stack file that is a symlink to a shared config is
+        # the user's by where it is linked, as its bare name finds it there)
         users = {f.parent.resolve() for f in user_stack_files(project_dir)}
+        given = Path(os.path.abspath(path))
+        if given.name.startswith("Pulumi.") and given.parent.resolve() in users:
+            return [(project_dir, given)]
         if located.name.startswith("Pulumi.") and located.parent.resolve() in users:
             return [(project_dir, located)]
         raise StackNotFoundError(f"{path} is not inside a Pulumi project (no Pulumi.yaml above it)")
