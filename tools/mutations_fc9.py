@@ -20,7 +20,7 @@ MUTATIONS: list[Mutation] = [
              "            if False and current is not value", STATE, "a replaced namespace value is found"),
     Mutation(AREA, HELPERS, "        if type(space) is not kind:\n            return", "        if False:\n            return",
              STATE, "a module whose class was swapped is found"),
-    Mutation(AREA, HELPERS, "is not value and id(current) not in trusted:", "is not value:", STATE + OUTPUTS,
+    Mutation(AREA, HELPERS, "is not value and id(current) not in trusted \\\n", "is not value \\\n", STATE + OUTPUTS,
              "the review's own stand-ins are no replacement"),
     Mutation(AREA, HELPERS, "                if key not in values and key not in CACHES and not (type(current) is types.ModuleType",
              "                if key not in values and key not in CACHES and not (False", STATE,

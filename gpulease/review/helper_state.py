@@ -13,12 +13,17 @@ child forked after it, ``gpulease/review/isolation.py``): the exact type of each
 class in ``CLASSES``, and the identity of every value in their namespaces (a ``staticmethod`` or ``classmethod``
 by the function it wraps). ``replaced`` compares the namespaces as they are now with it, once per render. What
 changes without replacing anything is no difference: a cache filled in place (``re._cache``) keeps its identity,
-and a submodule imported later is a new attribute of its package that is that submodule. The review's own
+a submodule imported later is a new attribute of its package that is that submodule, a value noted as ``None`` that
+became plain data (a table ``base64`` fills on first use: ``_b85chars``, ``_a85chars``, ``_b85dec``) holds nothing a
+helper calls, and ``builtins._`` added by ``gettext.install()`` as its translations' ``gettext`` (``_gettext_install``)
+is read by no allowed helper. The review's own
 stand-ins for an SDK attribute while a program renders (``static_rule.trust``) are no difference either.
 """
 
 from __future__ import annotations
 
+import builtins
+import gettext
 import importlib
 import json
 import sys
@@ -70,11 +75,35 @@ def replaced(trusted: Mapping[int, Any]) -> str | None:
             if key in CACHES:
                 continue
             current = now.get(key, _MISSING)
-            if current is not value and (current := _unwrap(current)) is not value and id(current) not in trusted:
+            if current is not value and (current := _unwrap(current)) is not value and id(current) not in trusted \
+                    and not (value is None and _plain(current, 3)):
                 return f"{label}.{key}"
         if len(now) != len(values):
             for key, current in now.items():
                 if key not in values and key not in CACHES and not (type(current) is types.ModuleType
-                                              and current.__name__ == f"{label}.{key}"):
+                                              and current.__name__ == f"{label}.{key}") \
+                        and not (space is builtins and key == "_" and _gettext_install(current)):
                     return f"{label}.{key}"
     return None
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """Plain data by exact type: what a module fills in on first use where it noted ``None`` (``base64``'s
+    ``_b85chars = [bytes((i,)) for i in _b85alphabet]``, ``_b85dec``, ``_a85chars``): no helper calls it."""
+    if type(value) in (str, bytes, int, float, bool, type(None)):
+        return True
+    if depth == 0:
+        return False
+    if type(value) in (list, tuple):
+        return all(_plain(item, depth - 1) for item in value)
+    return type(value) is dict and all(_plain(k, depth - 1) and _plain(v, depth - 1) for k, v in value.items())
+
+
+def _gettext_install(value: Any) -> bool:
+    """``gettext.install()`` (also a translations object's ``install``) adds ``builtins._``, the translations'
+    ``gettext`` method (``Lib/gettext.py``: ``builtins.__dict__['_'] = self.gettext``): a bound method of
+    ``gettext``'s own function on an object of exactly ``NullTranslations`` or ``GNUTranslations``. No allowed
+    helper reads ``_``; anything else a program adds to ``builtins`` is a replacement."""
+    kinds = (gettext.NullTranslations, gettext.GNUTranslations)
+    return type(value) is types.MethodType and type(value.__self__) in kinds \
+        and value.__func__ in (kinds[0].gettext, kinds[1].gettext)

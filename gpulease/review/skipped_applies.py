@@ -13,7 +13,8 @@ site recording, with ``rpc.UNKNOWN`` (the sentinel string the capture reads as u
   partial through ``unknown_compute``), and one line goes to the render's errors, which makes the review partial
   (exit 3): "resource aws:ec2/instance:Instance 'gpu' was registered by an apply run offline with an unknown value
   (at file:line of the apply)", since at ``pulumi up`` the callback sees another value;
-- its return value is discarded: the apply's own output stays unknown for the program;
+- its return value is discarded: the apply's own output stays unknown for the program (an ``async def``
+  callback's coroutine, whose body never runs offline, is closed);
 - when it registers nothing, raises, or the budget is spent (each callback once, ``MAX_RUNS`` in all), the static
   rule below decides (a callback that registers nothing for the marker may still register for the real value:
   ``if env == "prod": ...``):
@@ -34,7 +35,9 @@ when it registers nothing the static rule decides too (it may branch on the mark
 never decides for the callback that called it.
 
 The static rule for *may register resources* is ``gpulease/review/static_rule.py``'s: it fails closed (a callback
-may register unless all it can reach is on a small allow-list of pure helpers).
+may register unless all it can reach is on a small allow-list of pure helpers). A callback an SDK module makes and
+applies itself (a provider's ``get_*_output`` building its result object, ``Output.json_loads``'s ``loads``) is
+noted as the SDK's own when it is applied (``static_rule.sdk_made``): the rule reads only what it closes over.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ from pulumi.runtime import rpc
 from gpulease.review.gathered import gathering_all
 from gpulease.review.invoke_sites import failure_site, is_program_file, program_location, site_text
 from gpulease.review.offline_guard import allowing_side_effects, refusing_side_effects
-from gpulease.review.static_rule import may_register, trust, untrust
+from gpulease.review.static_rule import may_register, sdk_made, trust, untrust
 
 __all__ = ["may_register", "recording_skipped_applies"]
 
@@ -144,7 +147,9 @@ class _OfflineRuns:
         before = self.registered
         try:
             with refusing_side_effects():  # offline_guard: a write, a command, a connection raises
-                func(value)  # the return value is discarded: the apply's output stays unknown
+                result = func(value)  # the return value is discarded: the apply's output stays unknown
+            if inspect.iscoroutine(result):  # an ``async def`` callback: its body never runs offline
+                result.close()
         except Exception:
             if may_register(func, value):
                 self.unseen(site)
@@ -206,6 +211,8 @@ def recording_skipped_applies(errors: list[str], rendering: Any = None) -> Itera
         caller = sys._getframe(1)
         # The apply's line is read now (the frame moves on); its text is only made for an apply found unknown.
         location = program_location(caller) if inside or dry_run else None
+        if inside or (dry_run and not run_with_unknowns):  # the SDK's own callback: a lookup's, ``json_loads``'s
+            sdk_made(func, caller)
         if inside:
             called = runs.judged(func, site_text(location))
         elif run_with_unknowns and dry_run and is_program_file(caller.f_code.co_filename):

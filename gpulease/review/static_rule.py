@@ -27,9 +27,12 @@ may register):
   replaced any of it, every callback judged unable to register may register;
 - a harmless value is plain by exact type (``type(v)`` is ``str``, ``int``, ``float``, ``bool``, ``NoneType`` or
   ``bytes``), a ``tuple``, ``list`` or ``dict`` of exact type whose keys and items are harmless (at most
-  ``MAX_ITEMS``), an allowed callable or namespace, a ``pulumi.Config`` of exact type whose attributes are plain,
-  or a function of the program: a plain ``types.FunctionType`` whose ``__code__.co_filename`` is a program file
-  (never judged by ``__module__``), walked the same way with its defaults, closure cells and the globals it loads;
+  ``MAX_ITEMS`` items, a dict's entries), an allowed callable or namespace, a ``pulumi.Config`` of exact type whose
+  attributes are plain, an instance of a provider SDK's output type whose items or attributes are harmless
+  (``sdk_outputs.is_output_value``: a nested resource output, a lookup's result), or a function of the program: a
+  plain ``types.FunctionType`` whose ``__code__.co_filename`` is a program file (never judged by ``__module__``),
+  walked the same way with its defaults, closure cells and the globals it loads; an SDK function known as the
+  SDK's own callback (``SDK_CODES``, ``sdk_made``) is read by its closure cells and defaults only;
 - anything else may register: a subclass of a plain type, an ``Output``, a bound method, a generator, an
   iterator, a ``mappingproxy``, a dict view, a ``functools.partial``, any class (the program's too), any instance
   of a non-plain type, a module off the allow-list, a function compiled from a string (``exec``);
@@ -37,8 +40,8 @@ may register):
   ``METHODS`` (methods of ``str``, ``bytes``, ``list`` and ``dict``, a hash's digests, a match's groups, a
   ``Config``'s getters, an inner ``apply``, which is judged on its own) or a property name of a provider SDK's
   output type (``sdk_outputs``); any attribute with two leading underscores may register;
-- the code may not build a class, store or delete an attribute or a global, or import a module other than an
-  allowed one as the review imported it.
+- the code may not build a class, store or delete an attribute or a global, or import (absolutely) a module other
+  than an allowed one as the review imported it; ``from m import f`` reads ``m``'s allowed ``f`` like ``m.f``.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ import string
 import sys
 import textwrap
 import types
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -62,7 +66,7 @@ import pulumi
 
 from gpulease.review import helper_state
 from gpulease.review.invoke_sites import is_program_file
-from gpulease.review.sdk_outputs import is_output_property
+from gpulease.review.sdk_outputs import is_output_property, is_output_value, is_sdk_file
 
 MAX_DEPTH = 4
 MAX_NODES = 400
@@ -128,6 +132,22 @@ def _nested_codes(code: types.CodeType) -> list[types.CodeType]:
 # known by the identity of its code object; what they close over is still read.
 SDK_CODES = {id(c): c for f in (getattr(pulumi.Output, n) for n in OUTPUT_HELPERS)
              for c in _nested_codes(getattr(f, "__code__", None) or compile("", "", "exec"))}
+_SDK_MADE: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()  # ``sdk_made``: by identity
+
+
+def sdk_made(func: Any, caller: types.FrameType) -> None:
+    """Note ``func``, handed to ``Output.apply`` by the frame ``caller``, as a callback the SDK made for its own
+    apply when both are SDK code of one module: a plain function whose code file is in an installed ``pulumi``,
+    ``pulumi_*`` or ``pulumiverse_*`` package (``sdk_outputs.is_sdk_file``), made in that module (its globals are
+    the caller's) and applied by that module's code. So a provider's ``get_*_output`` lookup (``__ret__.apply(lambda
+    __response__: GetPolicyDocumentResult(...))``, which only builds the lookup's result object) and
+    ``Output.json_loads`` (its ``loads``) are judged like ``SDK_CODES``: their code is the SDK's, what they close
+    over and their defaults are read (a program's ``object_hook`` in ``json_loads`` is judged as the program's). An
+    SDK function a program hands to ``apply`` itself (``U.apply(aws.ec2.Instance)``, ``U.apply(aws.iam.get_role)``)
+    is applied by a frame of the program, never noted: it may register."""
+    if (type(func) is types.FunctionType and func.__code__.co_filename == caller.f_code.co_filename
+            and func.__globals__ is caller.f_globals and is_sdk_file(caller.f_code.co_filename)):
+        _SDK_MADE[id(func)] = func
 _TRUSTED: dict[int, Any] = {}  # the review's own stand-ins for an allowed SDK helper while a program runs
 
 
@@ -220,17 +240,16 @@ class _Walk:
         self.seen.add(id(value))
         self.keep.append(value)
         if type(value) in CONTAINER_TYPES:
-            items = [*value.keys(), *value.values()] if type(value) is dict else list(value)
-            if len(items) > MAX_ITEMS:
-                raise _MayRegisterError
-            for item in items:
-                self.value(item, depth)
+            self.items(value, depth)
+        elif is_output_value(value):  # a provider SDK's output type: what the engine answered (``sdk_outputs``)
+            self.items(dict(dict.items(value)) if isinstance(value, dict) else dict(vars(value)), depth)
         elif type(value) is pulumi.Config:
             if any(type(v) not in PLAIN_TYPES for v in vars(value).values()):
                 raise _MayRegisterError
         elif type(value) is types.FunctionType and is_program_file(value.__code__.co_filename):
             self.function(value, depth)
-        elif type(value) is types.FunctionType and id(value.__code__) in SDK_CODES:
+        elif type(value) is types.FunctionType and (id(value.__code__) in SDK_CODES
+                                                    or _SDK_MADE.get(id(value)) is value):  # the SDK's own
             for cell in value.__closure__ or ():
                 self.value(cell.cell_contents, depth + 1)
             for default in (*(value.__defaults__ or ()), *(value.__kwdefaults__ or {}).values()):
@@ -240,6 +259,13 @@ class _Walk:
             self.value(value.__self__, depth)
         else:  # a class, a module, a bound method, a generator, an iterator, an Output, a subclass of a plain type
             raise _MayRegisterError
+
+    def items(self, value: tuple[Any, ...] | list[Any] | dict[Any, Any], depth: int) -> None:
+        """A container's items (a dict's keys and values), at most ``MAX_ITEMS`` of them (a dict's entries)."""
+        if len(value) > MAX_ITEMS:
+            raise _MayRegisterError
+        for item in [*value.keys(), *value.values()] if type(value) is dict else list(value):
+            self.value(item, depth)
 
     def function(self, func: types.FunctionType, depth: int) -> None:
         for default in (*(func.__defaults__ or ()), *(func.__kwdefaults__ or {}).values()):
@@ -263,7 +289,8 @@ class _Walk:
         ops = list(dis.get_instructions(code))
         imported = _imported_locals(ops)
         chain: list[Any] = []  # the object a global, closure or imported name resolves to, attribute by attribute
-        for op in ops:
+        pushed: Any = _MayRegisterError  # the module the last ``IMPORT_NAME`` pushed
+        for i, op in enumerate(ops):
             name = op.argval
             if op.opname in FORBIDDEN_OPS:
                 raise _MayRegisterError
@@ -285,10 +312,10 @@ class _Walk:
             elif op.opname == "LOAD_FAST" and name in imported:
                 chain.append(imported[name])
             elif op.opname == "IMPORT_NAME":  # ``import json`` of a module the review imported, as it is now
-                if type(module := sys.modules.get(name)) is not types.ModuleType or id(module) not in NAMESPACES:
+                if (pushed := _imported(ops, i)) is _MayRegisterError:
                     raise _MayRegisterError
-            elif op.opname == "IMPORT_FROM":
-                raise _MayRegisterError
+            elif op.opname == "IMPORT_FROM":  # ``from json import dumps``: an allowed name, its value harmless
+                self.value(_attribute(pushed, name), depth + 1)
             elif op.opname == "LOAD_CONST" and isinstance(op.argval, types.CodeType):
                 self.code(op.argval, depth, glob, table, closure)
         self.end(chain, depth)
@@ -307,17 +334,38 @@ def _resolve(name: str, glob: dict[str, Any], table: dict[str, Any]) -> Any:
     return table.get(name, _MayRegisterError)  # a name that resolves to nothing may register
 
 
+def _imported(ops: list[dis.Instruction], at: int) -> Any:
+    """The module the ``IMPORT_NAME`` at ``ops[at]`` pushes, or ``_MayRegisterError``: an absolute import (level 0;
+    ``from .json import dumps`` is the program's) of an allowed module, as the review imported it (``import a.b``
+    pushes the package ``a``, read as any other value; ``from a.b import c`` pushes ``a.b``)."""
+    level, fromlist = ops[at - 2: at] if at >= 2 else (None, None)
+    if level is None or level.opname != "LOAD_CONST" or fromlist.opname != "LOAD_CONST" or level.argval != 0:
+        return _MayRegisterError
+    name = ops[at].argval
+    if type(module := sys.modules.get(name)) is not types.ModuleType or id(module) not in NAMESPACES:
+        return _MayRegisterError
+    return module if fromlist.argval else sys.modules.get(name.partition(".")[0], _MayRegisterError)
+
+
 def _imported_locals(ops: list[dis.Instruction]) -> dict[str, Any]:
-    """Locals bound only by ``import m`` of an allowed module, to the module as the review imported it."""
+    """Locals bound only by ``import m`` of an allowed module, to the module as the review imported it, or by
+    ``from m import f``, to ``m``'s allowed ``f`` (anything else ``_MayRegisterError``, which may register)."""
     bound: dict[str, Any] = {}
     other: set[str] = set()
-    for before, op in zip([None, *ops], ops, strict=False):
+    pushed: Any = _MayRegisterError
+    for at, op in enumerate(ops):
+        if op.opname == "IMPORT_NAME":
+            pushed = _imported(ops, at)
         if op.opname not in ("STORE_FAST", "DELETE_FAST"):
             continue
-        module = sys.modules.get(before.argval) if before is not None and before.opname == "IMPORT_NAME" else None
-        if op.opname == "STORE_FAST" and type(module) is types.ModuleType and id(module) in NAMESPACES \
-                and "." not in before.argval:
-            bound[op.argval] = module
+        before = ops[at - 1].opname if at else None
+        if op.opname == "STORE_FAST" and before == "IMPORT_NAME" and pushed is not _MayRegisterError:
+            bound[op.argval] = pushed
+        elif op.opname == "STORE_FAST" and before == "IMPORT_FROM":
+            try:
+                bound[op.argval] = _attribute(pushed, ops[at - 1].argval)
+            except _MayRegisterError:
+                bound[op.argval] = _MayRegisterError
         else:
             other.add(op.argval)
     return {k: v for k, v in bound.items() if k not in other}

@@ -120,3 +120,12 @@ def test_the_state_is_compared_once_per_render(tmp_path: Path, monkeypatch: pyte
                        now=FIXED_NOW)
     assert rendering.error is None and not rendering.unseen, rendering.error
     assert len(calls) == 1
+
+
+def test_a_replacement_with_no_callback_judged_harmless_is_no_partial(tmp_path: Path) -> None:
+    """The replacement only matters through a callback the rule judged unable to register: a program that sets
+    its own default encoder and has no apply on a value unknown offline is reviewed as it is."""
+    body = (HEAD + "import json\njson._default_encoder = json.JSONEncoder(sort_keys=True)\n"
+            "aws.s3.Bucket('b', tags=tags)\npulumi.export('doc', json.dumps({'b': 1, 'a': 2}))\n")
+    [r] = review([str(_write(tmp_path, "no-callback", body))], now=FIXED_NOW)
+    assert r.rendering.error is None and not r.rendering.unseen and r.exit_code != 3, (r.exit_code, r.rendering.error)
