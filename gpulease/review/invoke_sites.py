@@ -302,11 +302,17 @@ def failure_site(exc: BaseException, base: str | None = None) -> str | None:
     return None
 
 
+LIFTED_SITE = "gpulease_lifted_site"
+"""The attribute of an ``AttributeError`` raised in a lifted attribute read that holds the program's ``file:line``
+of the read (``lifted_sites``)."""
+
+
 def at_program_site(message: str, exc: BaseException, directory: Path) -> str:
-    """A program failure with the program's own ``file:line`` (the innermost program frame it passed through)."""
+    """A program failure with the program's own ``file:line`` (the innermost program frame it passed through, else
+    the lifted attribute read it failed in)."""
     if user_mistake(exc):  # the stack file's own mistake: its message names the file and the field
         return message
-    site = failure_site(exc, str(directory))
+    site = failure_site(exc, str(directory)) or getattr(exc, LIFTED_SITE, None)
     return f"{site}: {message}" if site and site not in message else message
 
 

@@ -33,6 +33,7 @@ from gpulease.review import remote_components
 from gpulease.review.captured_values import InputRecorder, copy_path, plain
 from gpulease.review.engine_config import engine_config, secure_config
 from gpulease.review.invoke_sites import at_program_site, export_problem, recording_sites
+from gpulease.review.lifted_sites import noting_lifted_sites
 from gpulease.review.mock_hooks import HookRecorder, bound_hooks, recording_hooks
 from gpulease.review.mocks import CloudMocks
 from gpulease.review.non_finite import non_finite_paths, refusal
@@ -341,7 +342,8 @@ def render(
                 unknown_stack_outputs(), recording_skipped_applies(monitor.duplicates, rendering), thread_errors(monitor.duplicates, str(directory)), \
                 recording_hooks(getattr(monitor, "hook_recorder", HookRecorder())), recording_secrets(rendering.secrets, sink), \
                 redacting_streams(rendering.secrets), secure_config(secret_keys), \
-                watching_preview_reads(monitor.duplicates, rendering), checking_helper_state(monitor.duplicates, rendering):
+                watching_preview_reads(monitor.duplicates, rendering), checking_helper_state(monitor.duplicates, rendering), \
+                noting_lifted_sites():
             _sync_await(_run_program(run))
         root = settings.get_root_resource()
         exports = getattr(root, "outputs", {}) or {}

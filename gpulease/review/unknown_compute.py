@@ -9,11 +9,13 @@ never a default type and never "no GPU": ``problem`` gives the one line, with th
 A stack reference (``pulumi.StackReference``) is answered offline only for the outputs the mocks know
 (``mocks_images.stack_reference``); the SDK reads any other name as a known ``None``, which the engine form drops,
 so the field would look absent and take a default. ``unknown_stack_outputs`` makes those outputs unknown instead,
-as they are to anyone who cannot read the other stack.
+as they are to anyone who cannot read the other stack; so is the whole output map, ``ref.outputs``, read from a
+program frame (the SDK's own reads see the mocks' answer): the map holds values the review does not have.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -26,6 +28,7 @@ from gpulease.core.compute import UNKNOWN, Registered, form_of, read_all, templa
 from gpulease.core.compute.components import MODELLED_COMPONENTS
 from gpulease.core.compute.scan import MAY_BE_GPU, gpu_mentions
 from gpulease.review.engine_config import secure_keys_read
+from gpulease.review.invoke_sites import is_program_path
 
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 
@@ -273,9 +276,29 @@ def unknown_stack_outputs() -> Iterator[None]:
 
         return pulumi.Output(value.resources(), future(), is_known(), value.is_secret())
 
+    def outputs(ref: pulumi.StackReference) -> Any:
+        real = ref.__dict__.get("outputs")  # set by the SDK's registration (``rpc.transfer_properties``)
+        if real is None or not is_program_path(sys._getframe(1).f_code.co_filename) or not pulumi.runtime.is_dry_run():
+            return real
+        return pulumi.Output(real.resources(), _none(), _false(), real.is_secret())
+
     pulumi.StackReference.get_output = lambda ref, name: unknown_unless_answered(ref, name, original_get)
     pulumi.StackReference.require_output = lambda ref, name: unknown_unless_answered(ref, name, original_require)
+    had = pulumi.StackReference.__dict__.get("outputs")  # only annotated in the SDK
+    pulumi.StackReference.outputs = property(outputs)  # type: ignore[assignment]
     try:
         yield
     finally:
         pulumi.StackReference.get_output, pulumi.StackReference.require_output = original_get, original_require
+        if had is None:
+            del pulumi.StackReference.outputs
+        else:
+            pulumi.StackReference.outputs = had
+
+
+async def _none() -> None:
+    return None
+
+
+async def _false() -> bool:
+    return False

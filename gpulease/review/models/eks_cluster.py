@@ -6,13 +6,19 @@ autoscaling group named after the cluster (``createNodeGroupV2`` with ``nodeGrou
 
 Outputs as the SDK declares them (pulumi_eks/cluster.py): ``kubeconfig`` an object, ``kubeconfigJson`` its JSON,
 ``eksCluster``, ``instanceRoles``, the security groups as resources, ``defaultNodeGroupAsgName`` a string, ``core``
-the cluster's data (``CoreData``). The addons, the aws-auth config map and the OIDC provider are not modelled.
+the cluster's data (``CoreData``). With ``createOidcProvider``, the IAM OIDC provider ``createCore`` makes for the
+cluster's issuer (``aws.iam.OpenIdConnectProvider`` ``<name>-oidcProvider``, ``core.oidcProvider``): the issuer
+is an output of the EKS cluster, unknown at preview, so the provider's ``url`` and ``arn`` and the component's
+``oidcProviderUrl`` and ``oidcProviderArn`` are unknown offline. The addons and the aws-auth config map are not
+modelled.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from pulumi.runtime import rpc
 
 from gpulease.review.mock_ids import _hex
 from gpulease.review.mock_registry import ComponentBuild, ComponentModel, register_model
@@ -73,16 +79,23 @@ def build(b: ComponentBuild) -> dict[str, Any]:
     endpoint = f"https://{_hex('endpoint', name, length=32).upper()}.gr7.{b.region}.eks.amazonaws.com"
     ca = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="
     kubeconfig = _kubeconfig(cluster_name, endpoint, ca)
+    oidc, oidc_url, oidc_arn = None, "", ""
+    if i.get("createOidcProvider"):
+        oidc = b.child("aws:iam/openIdConnectProvider:OpenIdConnectProvider", f"{name}-oidcProvider", {
+            "clientIdLists": ["sts.amazonaws.com"], "url": rpc.UNKNOWN, "thumbprintLists": [rpc.UNKNOWN]},
+            depends={"url": [eks], "thumbprintLists": [eks]}).ref()
+        oidc_url = oidc_arn = rpc.UNKNOWN
     core = {"cluster": eks.ref(), "clusterIamRole": service_role.ref(), "endpoint": endpoint, "vpcId": vpc_id,
             "subnetIds": subnets, "publicSubnetIds": i.get("publicSubnetIds"), "privateSubnetIds": i.get("privateSubnetIds"),
             "instanceRoles": made, "nodeGroupOptions": {}, "kubeconfig": kubeconfig, "tags": i.get("tags") or {},
-            "clusterSecurityGroup": cluster_sg.ref(), "awsProvider": None, "provider": None}
+            "clusterSecurityGroup": cluster_sg.ref(), "awsProvider": None, "provider": None,
+            "oidcProvider": oidc}
     return {
         "kubeconfig": kubeconfig, "kubeconfigJson": json.dumps(kubeconfig), "eksCluster": eks.ref(), "core": core,
         "clusterSecurityGroup": cluster_sg.ref(), "clusterSecurityGroupId": cluster_sg.id,
         "nodeSecurityGroup": node_sg.ref(), "nodeSecurityGroupId": node_sg.id, "instanceRoles": made,
         "defaultNodeGroupAsgName": asg_name, "clusterIngressRuleId": "", "fargateProfileId": "",
-        "fargateProfileStatus": "", "oidcIssuer": "", "oidcProviderArn": "", "oidcProviderUrl": "",
+        "fargateProfileStatus": "", "oidcIssuer": "", "oidcProviderArn": oidc_arn, "oidcProviderUrl": oidc_url,
         "autoModeNodeRoleName": "",
     }
 
