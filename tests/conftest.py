@@ -10,7 +10,7 @@ from tests.support.clock import FIXED_NOW
 
 pytest_plugins = (
     "tests.support.inventory", "tests.support.alicloud_inventory", "tests.support.prices", "tests.support.clean_tree",
-    "tests.support.kept_stack",
+    "tests.support.kept_stack", "tests.support.plan_output",
 )
 """moto's server and the ``aws`` clients on it; the Alibaba Cloud stub and the ``ali`` clients on it; the price
 fixtures (catalog, a refreshed price file, the priced example stack); a stack kept with its bucket; the check that the suite leaves the checkout

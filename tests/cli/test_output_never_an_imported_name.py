@@ -20,19 +20,8 @@ KIT = Path(gpulease.__file__).parent
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "web"
-    folder.mkdir()
-    (folder / "Pulumi.yaml").write_text("name: web\nruntime: python\n")
-    (folder / "__main__.py").write_text("import pulumi\n")
-    (folder / "Pulumi.dev.yaml").write_text("config: {}\n")
-    return folder
-
-
-@pytest.fixture
-def checked_first(monkeypatch):
-    monkeypatch.setattr("gpulease.cli.plan.review",
-                        lambda *a, **k: pytest.fail("the stacks were planned: the output path was accepted"))
+def project(web_project: Path) -> Path:
+    return web_project
 
 
 def _refused(project: Path, target: Path, capsys) -> None:

@@ -14,18 +14,8 @@ from gpulease.core.catalog.loader import BASE_FILES
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    folder = tmp_path / "web"
-    folder.mkdir()
-    (folder / "Pulumi.yaml").write_text("name: web\nruntime: python\n")
-    (folder / "__main__.py").write_text("import pulumi\n")
-    (folder / "Pulumi.dev.yaml").write_text("config: {}\n")
-    return folder
-
-
-@pytest.fixture
-def checked_first(monkeypatch):
-    monkeypatch.setattr("gpulease.cli.plan.review", lambda *a, **k: pytest.fail("the stacks were planned before the output path was checked"))
+def project(web_project: Path) -> Path:
+    return web_project
 
 
 @pytest.mark.parametrize("kind", ["symlink", "hardlink"])

@@ -41,6 +41,15 @@ def _not_spliced(root: Path, result: dict) -> None:
     assert len(set(data)) == 1, f"the staged file joins two versions: bytes {sorted(set(data))}"
 
 
+
+def _staged_whole_or_refused(tmp_path: Path, url: str) -> None:
+    """Staging ``url`` either fails (refused) or stages one version's bytes, never pieces of two."""
+    try:
+        [result] = _engine(tmp_path).run([FileJob(url + "/f", "f", size=SIZE, what="f")])
+    except StagingError:
+        return
+    _not_spliced(tmp_path, result)
+
 def test_a_200_to_the_first_piece_after_a_reboot_does_not_join_the_pieces_on_disk(tmp_path: Path) -> None:
     """After a reboot, pieces 100-399 of version "v1" are on disk; the server now holds "v2" and answers the
     request for bytes 0-99 (``If-Range: "v1"``) with a 200 of the whole new file, as RFC 9110 §13.1.5 says. The
@@ -51,11 +60,7 @@ def test_a_200_to_the_first_piece_after_a_reboot_does_not_join_the_pieces_on_dis
         {"mode": "pieces", "size": SIZE, "etag": '"v1"', "done": [[100, SIZE]], "url": "x"}))
 
     url = serve(lambda _p, headers, _n: _ranged(b"B" * SIZE, '"v2"', headers))
-    try:
-        [result] = _engine(tmp_path).run([FileJob(url + "/f", "f", size=SIZE, what="f")])
-    except StagingError:
-        return
-    _not_spliced(tmp_path, result)
+    _staged_whole_or_refused(tmp_path, url)
 
 
 def test_a_200_to_a_retried_first_piece_does_not_join_the_pieces_already_written(tmp_path: Path) -> None:
@@ -74,11 +79,7 @@ def test_a_200_to_a_retried_first_piece_does_not_join_the_pieces_already_written
         return _ranged(b"A" * SIZE, '"v1"', headers)
 
     url = serve(handler)
-    try:
-        [result] = _engine(tmp_path).run([FileJob(url + "/f", "f", size=SIZE, what="f")])
-    except StagingError:
-        return
-    _not_spliced(tmp_path, result)
+    _staged_whole_or_refused(tmp_path, url)
 
 
 def test_a_first_piece_of_no_validator_is_not_joined_to_pieces_that_bring_one(tmp_path: Path) -> None:
@@ -91,11 +92,7 @@ def test_a_first_piece_of_no_validator_is_not_joined_to_pieces_that_bring_one(tm
         return _ranged(b"B" * SIZE, '"v2"', headers)
 
     url = serve(handler)
-    try:
-        [result] = _engine(tmp_path).run([FileJob(url + "/f", "f", size=SIZE, what="f")])
-    except StagingError:
-        return
-    _not_spliced(tmp_path, result)
+    _staged_whole_or_refused(tmp_path, url)
 
 
 def test_a_modelscope_file_listed_without_sha256_is_not_staged_from_two_versions(tmp_path: Path) -> None:
