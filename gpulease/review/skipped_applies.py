@@ -53,6 +53,7 @@ from typing import Any
 import pulumi
 from pulumi.output import _OutputData
 from pulumi.runtime import rpc
+from pulumi.runtime.settings import is_dry_run as _sdk_is_dry_run  # the SDK's own, not a recorder's stand-in
 
 from gpulease.review.gathered import gathering_all
 from gpulease.review.invoke_sites import failure_site, is_program_file, program_location, site_text
@@ -68,6 +69,11 @@ _offline: contextvars.ContextVar[tuple[str | None] | None] = contextvars.Context
 
 MAX_RUNS = 1000
 """Values ``Output.from_input`` makes a known, plain output of (the value itself): such a part is kept as it is."""
+
+
+def _known(data: asyncio.Future[_OutputData[Any]]) -> bool:
+    """Whether an output's data has resolved to a known value (a value the SDK's ``apply`` runs its callback on)."""
+    return data.done() and not data.cancelled() and data.exception() is None and data.result().is_known
 
 
 def skipped_line(site: str | None) -> str:
@@ -207,7 +213,10 @@ def recording_skipped_applies(errors: list[str], rendering: Any = None) -> Itera
 
     def apply(self: pulumi.Output[Any], func: Callable[[Any], Any], run_with_unknowns: bool = False) -> Any:
         inside = _offline.get() is not None
-        dry_run = pulumi.runtime.is_dry_run()
+        dry_run = _sdk_is_dry_run()
+        if not inside and not run_with_unknowns and _known(self._data):
+            # Its value is known already: the SDK runs the callback, nothing can be skipped, no site is needed.
+            return original(self, func, run_with_unknowns)
         caller = sys._getframe(1)
         # The apply's line is read now (the frame moves on); its text is only made for an apply found unknown.
         location = program_location(caller) if inside or dry_run else None
@@ -227,16 +236,17 @@ def recording_skipped_applies(errors: list[str], rendering: Any = None) -> Itera
         if run_with_unknowns or not dry_run:
             return result
 
-        async def offline() -> _OutputData[None]:
-            runs.run(func, site_text(location), runs.value(self))
-            return _OutputData(resources=set(), value=None, is_known=True, is_secret=False)
-
         def decided(data: asyncio.Future[_OutputData[Any]]) -> None:
             # A done-callback of the output's data (no task per apply): it runs before the apply's own output,
             # which awaits the same data and which the SDK waits for at the program's end, can complete; so the
             # offline run's output is tracked before the SDK can find nothing left to wait for.
             if data.cancelled() or data.exception() is not None or data.result().is_known:
                 return
+
+            async def offline() -> _OutputData[None]:
+                runs.run(func, site_text(location), runs.value(self))
+                return _OutputData(resources=set(), value=None, is_known=True, is_secret=False)
+
             pulumi.Output._from_data(offline())  # type: ignore[attr-defined]
 
         self._data.add_done_callback(decided)

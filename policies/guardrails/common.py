@@ -190,6 +190,12 @@ def _plain_proxied(value: Any) -> Any:
     return value
 
 
+def plain_element(value: Any) -> Any:
+    """``plain`` of one element a proxy holds (a proxy, a scalar, an unknown sentinel), as ``_plain_proxied``
+    reads it inside its parent."""
+    return _plain_proxied(value) if type(value) in _PROXIES else UNKNOWN if type(value) is str and value in _SENTINELS else value
+
+
 _PROXIES = (_DictProxy, _ListProxy)
 _SENTINELS = frozenset((_proxy.UNKNOWN_BOOLEAN_VALUE, _proxy.UNKNOWN_NUMBER_VALUE, _proxy.UNKNOWN_STRING_VALUE,
                         _proxy.UNKNOWN_ARRAY_VALUE, _proxy.UNKNOWN_ASSET_VALUE, _proxy.UNKNOWN_ARCHIVE_VALUE,
@@ -243,6 +249,21 @@ def memoized_by(kind: str, key: Any, compute: Callable[[], Any]) -> Any:
     return memo[full]
 
 
+def plain_props(props: Any) -> Any:
+    """``plain(props)`` of a resource's properties once per request (``memoized``), shared by every rule of the
+    request: callers only read it. The servicer hands over the reading it made with the proxies
+    (``remember_plain``)."""
+    return memoized("plain", (props,), lambda: plain(props))
+
+
+def remember_plain(props: Any, value: Any) -> None:
+    """``plain_props(props)`` is ``value`` for the rest of this request (``value`` is ``plain(props)``, made in the
+    same pass as ``props``); nothing is kept outside a request."""
+    memo = getattr(_REQUEST, "memo", None)
+    if memo is not None:
+        memo[("id", "plain", id(props))] = ((props,), value)
+
+
 def registered(r: Any) -> Registered:
     """A policy resource (``PolicyResource``) as the compute readers take it (``gpulease.core.compute``); converted
     once per request (``one_request``)."""
@@ -252,7 +273,7 @@ def registered(r: Any) -> Registered:
 def _registered(r: Any) -> Registered:
     deps = getattr(r, "property_dependencies", None) or {}
     return Registered(
-        type=r.resource_type, name=r.name, urn=r.urn, props=plain(r.props),
+        type=r.resource_type, name=r.name, urn=r.urn, props=plain_props(r.props),
         dependencies={k: [d.urn for d in v] for k, v in deps.items()},
         default_tags=default_tags(getattr(r, "provider", None)),
     )

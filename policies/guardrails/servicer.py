@@ -60,16 +60,21 @@ def reads(policy: Any, type_: str) -> bool:
     return bool(types(type_)) if callable(types) else type_ in types
 
 
-def _value(value: Any, path: list[str]) -> Any:
-    """One ``google.protobuf.Value`` as the SDK hands it to a rule (see ``properties``); ``path`` is where it is."""
+def _value(value: Any, path: list[str], key: str) -> Any:
+    """One ``google.protobuf.Value`` as the SDK hands it to a rule (see ``properties``), found under ``key`` of
+    ``path`` (an object's or list's own path is made only for an object or a list: a scalar carries none)."""
     which = value.WhichOneof("kind")
     if which == "string_value":
         return value.string_value
     if which == "struct_value":
-        return _fields(value.struct_value.fields, path)
+        return _fields(value.struct_value.fields, [*path, key])
     if which == "list_value":
-        items = [_value(x, [*path, str(i)]) for i, x in enumerate(value.list_value.values)]
-        return _ListProxy(items, path)
+        inner = [*path, key]
+        return _ListProxy([_value(x, inner, str(i)) for i, x in enumerate(value.list_value.values)], inner)
+    return _scalar(value, which)
+
+
+def _scalar(value: Any, which: str | None) -> Any:
     if which == "bool_value":
         return value.bool_value
     if which == "number_value":
@@ -84,9 +89,13 @@ def _value(value: Any, path: list[str]) -> Any:
 
 def _fields(fields: Any, path: list[str]) -> Any:
     if SPECIAL_SIG_KEY in fields:  # an asset, archive or secret: the SDK's own reading of the plain object
-        plain = {key: _plain_value(fields[key]) for key in fields}
-        return _proxy_helper(_deserialize_property(plain), path)
-    return _DictProxy({key: _value(fields[key], [*path, key]) for key in fields}, path)
+        return _special(fields, path)
+    return _DictProxy({key: _value(fields[key], path, key) for key in fields}, path)
+
+
+def _special(fields: Any, path: list[str]) -> Any:
+    plain = {key: _plain_value(fields[key]) for key in fields}
+    return _proxy_helper(_deserialize_property(plain), path)
 
 
 def _plain_value(value: Any) -> Any:
@@ -95,7 +104,7 @@ def _plain_value(value: Any) -> Any:
         return {key: _plain_value(x) for key, x in value.struct_value.fields.items()}
     if which == "list_value":
         return [_plain_value(x) for x in value.list_value.values]
-    return _value(value, [])
+    return _value(value, [], "")
 
 
 def properties(struct: Any) -> Any:
@@ -106,7 +115,59 @@ def properties(struct: Any) -> Any:
     archive, secret) is read by the SDK's own deserializer. ``tests/policies/test_servicer_speed.py`` compares the
     two on every example stack and on hand-made values."""
     fields = struct.fields
-    return _DictProxy({key: _value(fields[key], [key]) for key in fields}, [])
+    return _DictProxy({key: _value(fields[key], [], key) for key in fields}, [])
+
+
+def properties_and_plain(struct: Any) -> tuple[Any, dict[str, Any]]:
+    """``properties(struct)`` and, from the same pass, ``common.plain`` of it (what a stack rule reads through
+    ``common.registered``): each object and list built twice over, not read back through its proxies."""
+    return _both_fields(struct.fields, [])
+
+
+def _both_fields(fields: Any, path: list[str]) -> tuple[Any, Any]:
+    if SPECIAL_SIG_KEY in fields:
+        proxied = _special(fields, path)
+        return proxied, common.plain_element(proxied)
+    target: dict[str, Any] = {}
+    flat: dict[str, Any] = {}
+    for key in fields:
+        value = fields[key]
+        which = value.WhichOneof("kind")
+        if which == "string_value":
+            target[key] = text = value.string_value
+            flat[key] = common.UNKNOWN if text in _SENTINELS else text
+        elif which == "struct_value":
+            target[key], flat[key] = _both_fields(value.struct_value.fields, [*path, key])
+        elif which == "list_value":
+            target[key], flat[key] = _both_items(value.list_value.values, [*path, key])
+        else:
+            target[key] = flat[key] = _scalar(value, which)
+    return _DictProxy(target, path), flat
+
+
+def _both_items(values: Any, path: list[str]) -> tuple[Any, Any]:
+    target: list[Any] = []
+    flat: list[Any] = []
+    for i, value in enumerate(values):
+        which = value.WhichOneof("kind")
+        if which == "string_value":
+            text = value.string_value
+            target.append(text)
+            flat.append(common.UNKNOWN if text in _SENTINELS else text)
+        elif which == "struct_value" or which == "list_value":
+            inner = [*path, str(i)]
+            proxied, plain = (_both_fields(value.struct_value.fields, inner) if which == "struct_value"
+                              else _both_items(value.list_value.values, inner))
+            target.append(proxied)
+            flat.append(plain)
+        else:
+            scalar = _scalar(value, which)
+            target.append(scalar)
+            flat.append(scalar)
+    return _ListProxy(target, path), flat
+
+
+_SENTINELS = common._SENTINELS
 
 
 def _run(policy: Any, args: Any, report: Callable[..., None]) -> None:
@@ -268,7 +329,8 @@ class SharedConversionServicer(_BASE):
         by_urn: dict[str, Any] = {}
         links = []
         for r in request.resources:
-            props = properties(r.properties)
+            props, flat = properties_and_plain(r.properties)
+            common.remember_plain(props, flat)
             resource = sdk.PolicyResource(r.type, props, r.urn, r.name, self._get_resource_options(r),
                                           self._get_provider_resource(r), None, [], {})
             resources.append(resource)
