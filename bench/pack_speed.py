@@ -172,7 +172,7 @@ def requests_for(rendering: Rendering) -> tuple[list, analyzer_pb2.AnalyzeStackR
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--passes", type=int, default=5, help="analyses of every stack per CPU reading")
+    parser.add_argument("--passes", type=int, default=30, help="analyses of every stack per CPU reading")
     args = parser.parse_args(argv)
 
     renderings = [render_stack_file(p) for p in sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))]
