@@ -107,4 +107,8 @@ MUTATIONS: list[Mutation] = [
              "\" if days else \"\")", LINE, "the kept-bucket line names when the lifecycle rule expires the artifacts"),
     Mutation("gckept", "gpulease/cli/ephemeral.py", 'escape(printable(", ".join(s["buckets"]) or "-"))', '"-"', UNREADABLE,
              "ls names the buckets gc and down keep of each stack"),
+    Mutation("gckept", "gpulease/ephemeral/gc.py",
+             "if info.resource_count != 0 else {}", "if info.resource_count else {}",
+             ("tests/ephemeral/test_gc_unknown_resource_count.py",),
+             "gc reads the outputs (and keeps their buckets) of a stack whose resource count is unknown"),
 ]

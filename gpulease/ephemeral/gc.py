@@ -54,7 +54,7 @@ def stack_status(backend: StackBackend, info: StackInfo, now: datetime, grace: t
     died during it, or it failed): it counts as expired ``grace`` after its last update. A stack that was never
     updated holds no resources and costs nothing; it is reported, not touched."""
     try:
-        outputs = backend.outputs(info.name) if info.resource_count else {}
+        outputs = backend.outputs(info.name) if info.resource_count != 0 else {}  # an unknown count (None) is read
     except StackMissingError:
         outputs = {}
     except OutputsUnreadableError as exc:
