@@ -30,7 +30,7 @@ MUTATIONS: list[Mutation] = [
     Mutation(AREA, RULE, "            for cell in value.__closure__ or ():\n                self.value(cell.cell_contents, depth + 1)",
              "            for cell in ():\n                self.value(cell.cell_contents, depth + 1)", LOOKUPS,
              "what an SDK callback closes over (json_loads's object_hook) is read"),
-    Mutation(AREA, OUTPUTS, 'sep and (top == "pulumi" or top.startswith(PREFIXES))', "sep and top.startswith(PREFIXES)",
+    Mutation(AREA, OUTPUTS, 'sep and (top == "pulumi" or (top.startswith(PREFIXES)', 'sep and ((top.startswith(PREFIXES)',
              LOOKUPS, "the pulumi SDK's own files are SDK code"),
     Mutation(AREA, SKIPPED, "            if inspect.iscoroutine(result):", "            if False:", LOOKUPS,
              "an async callback's coroutine run offline is closed"),
@@ -71,4 +71,8 @@ MUTATIONS: list[Mutation] = [
              "a replacement matters only when a callback was judged unable to register"),
     Mutation(AREA, "gpulease/review/gathered.py", "        token = GATHERING.set(True)", "        token = GATHERING.set(False)",
              ("tests/review/test_secrets_gathered.py",), "a plain part gathered with a secret stays unredacted"),
+    Mutation(AREA, "gpulease/review/sdk_outputs.py", "                                                                         and _generated(filename)))",
+             "                                                                         and True))",
+             ("tests/review/test_sdk_trust_needs_generated_code.py",),
+             "a pulumi_-named package is a provider SDK only when its code is Pulumi's generated code"),
 ]
