@@ -24,7 +24,7 @@ from typing import Any
 from gpulease.core import vocabulary as v
 from gpulease.ephemeral.artifact_bounds import ArtifactBounds
 from gpulease.ephemeral.backend import StackBackend, StackExistsError, StackMissingError
-from gpulease.ephemeral.channel import InstanceChannel
+from gpulease.ephemeral.channel import ChannelError, InstanceChannel, parse_bucket_uri
 from gpulease.ephemeral.config import EphemeralConfig
 from gpulease.ephemeral.progress import Progress
 from gpulease.ephemeral.signals import Interrupted, SignalGuard, guard_signals
@@ -68,8 +68,13 @@ def stack_buckets(outputs: Mapping[str, Any]) -> tuple[str, ...]:
     experiments = outputs.get("experiments")
     if isinstance(experiments, Mapping):
         uris += [e.get("checkpointUri") for e in experiments.values() if isinstance(e, Mapping)]
-    names = (str(u).partition("://")[2].partition("/")[0] for u in uris if isinstance(u, str))
-    return tuple(sorted({n for n in names if n}))
+    names = set()
+    for uri in (u for u in uris if isinstance(u, str)):
+        try:
+            names.add(parse_bucket_uri(uri).bucket)
+        except ChannelError:  # no s3:// or oss:// location (``none``: no checkpoints): no bucket of the stack's
+            continue
+    return tuple(sorted(n for n in names if n))
 
 
 @dataclass
